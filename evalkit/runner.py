@@ -1,0 +1,149 @@
+"""Batch runs: execute the chapter notebooks with a named parameter set, then build the book.
+
+Parameter sets are YAML files (``params/smoke.yml``, ``params/full.yml`` or any path)::
+
+    defaults:            # given to every notebook
+      seed: 13
+    notebooks:
+      01_dataset_building:
+        sample_size: 6
+
+Each notebook also receives ``output_dir`` (its folder in the build) and ``results_path`` (the JSON
+its key results go to, beside the executed copy).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+import yaml
+
+__all__ = ["PROJECT_ROOT", "NotebookFailure", "NotebookRun", "load_params", "notebook_sources",
+           "run_notebooks", "build_book"]
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOK_DIR = PROJECT_ROOT / "notebooks"
+PARAMS_DIR = PROJECT_ROOT / "params"
+BOOK_FILES = ("_config.yml", "_toc.yml", "references.bib", "book")
+
+
+class NotebookFailure(RuntimeError):
+    """One or more notebooks failed; the message names each notebook and cell."""
+
+
+@dataclass(frozen=True)
+class NotebookRun:
+    """Where a notebook's executed copy and recorded results went, and whether it failed."""
+
+    name: str
+    executed: Path
+    results: Path
+    error: str | None = None
+
+
+def load_params(name_or_path: str | Path) -> dict:
+    """A parameter set by name (``smoke``, ``full``) or by path to a YAML file."""
+    path = Path(name_or_path)
+    if not path.suffix:
+        path = PARAMS_DIR / f"{name_or_path}.yml"
+    if not path.is_file():
+        known = sorted(p.stem for p in PARAMS_DIR.glob("*.yml"))
+        raise FileNotFoundError(f"no parameter set {str(name_or_path)!r}: {path} does not exist "
+                                f"(named sets: {', '.join(known)})")
+    params = yaml.safe_load(path.read_text()) or {}
+    unknown = set(params) - {"defaults", "notebooks"}
+    if unknown:
+        raise ValueError(f"{path}: unknown top-level keys {sorted(unknown)} (allowed: defaults, notebooks)")
+    return {"defaults": params.get("defaults") or {}, "notebooks": params.get("notebooks") or {},
+            "name": path.stem}
+
+
+def notebook_sources(only: Iterable[str] | None = None) -> list[Path]:
+    """Source notebooks in order, optionally only those whose name starts with one of ``only``."""
+    sources = sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))
+    if only:
+        wanted = [prefix.strip() for prefix in only if prefix.strip()]
+        sources = [s for s in sources if any(s.stem.startswith(prefix) for prefix in wanted)]
+        if not sources:
+            raise ValueError(f"no notebook matches {wanted}")
+    return sources
+
+
+def _describe_failure(error: Exception) -> str:
+    cell = getattr(error, "cell_index", None)
+    count = getattr(error, "exec_count", None)
+    ename, evalue = getattr(error, "ename", type(error).__name__), getattr(error, "evalue", str(error))
+    where = f"cell {cell}" if cell is not None else "before any cell ran"
+    if count is not None:
+        where += f" (execution count {count})"
+    return f"{where}: {ename}: {evalue}"
+
+
+def run_notebooks(params: str | Path | dict, *, only: Iterable[str] | None = None,
+                  out_dir: str | Path = PROJECT_ROOT / "_build" / "executed", raise_on_failure: bool = True,
+                  progress: bool = False) -> list[NotebookRun]:
+    """Execute the notebooks with papermill; every notebook runs, failures are collected and raised together."""
+    import papermill
+
+    # Kernels run in notebooks/, so a relative data directory must be made absolute first.
+    if os.environ.get("EVALKIT_DATA_DIR"):
+        os.environ["EVALKIT_DATA_DIR"] = str(Path(os.environ["EVALKIT_DATA_DIR"]).resolve())
+    chosen = params if isinstance(params, dict) else load_params(params)
+    out = Path(out_dir).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    runs = []
+    for source in notebook_sources(only):
+        executed, results = out / source.name, out / f"{source.stem}.results.json"
+        results.unlink(missing_ok=True)
+        parameters = {**chosen["defaults"], **(chosen["notebooks"].get(source.stem) or {}),
+                      "output_dir": str(out / source.stem), "results_path": str(results)}
+        error = None
+        try:
+            papermill.execute_notebook(str(source), str(executed), parameters=parameters, cwd=str(NOTEBOOK_DIR),
+                                       kernel_name="python3", progress_bar=progress, log_output=False)
+        except Exception as failure:  # papermill raises its own error type for a failing cell
+            error = f"{source.name} failed in {_describe_failure(failure)}"
+        runs.append(NotebookRun(source.stem, executed, results, error))
+    failures = [run.error for run in runs if run.error]
+    if failures and raise_on_failure:
+        raise NotebookFailure("\n".join(failures))
+    return runs
+
+
+def build_book(executed_dir: str | Path, build_dir: str | Path = PROJECT_ROOT / "_build" / "book") -> Path:
+    """Stage the book sources with the executed notebooks and build the HTML with ``-W --keep-going``.
+
+    Returns the built ``index.html``. Raises ``RuntimeError`` with the builder's output on any warning.
+    """
+    executed, build = Path(executed_dir).resolve(), Path(build_dir).resolve()
+    source = build / "src"
+    shutil.rmtree(source, ignore_errors=True)
+    source.mkdir(parents=True)
+    for name in BOOK_FILES:
+        origin = PROJECT_ROOT / name
+        if origin.is_dir():
+            shutil.copytree(origin, source / name)
+        elif origin.exists():
+            shutil.copy2(origin, source / name)
+    (source / "notebooks").mkdir()
+    for notebook in sorted(executed.glob("[0-9][0-9]_*.ipynb")):
+        shutil.copy2(notebook, source / "notebooks" / notebook.name)
+        figures = executed / notebook.stem
+        if figures.is_dir():
+            shutil.copytree(figures, source / "notebooks" / notebook.stem)
+    jupyter_book = Path(sys.executable).parent / "jupyter-book"
+    command = [str(jupyter_book if jupyter_book.exists() else "jupyter-book"), "build", str(source),
+               "--path-output", str(build), "-W", "--keep-going", "--all"]
+    completed = subprocess.run(command, capture_output=True, text=True)
+    if completed.returncode != 0:
+        raise RuntimeError(f"jupyter-book build failed ({completed.returncode}):\n"
+                           f"{completed.stdout[-6000:]}\n{completed.stderr[-6000:]}")
+    index = build / "_build" / "html" / "index.html"
+    if not index.is_file():
+        raise RuntimeError(f"jupyter-book reported success but {index} is missing:\n{completed.stdout[-3000:]}")
+    return index

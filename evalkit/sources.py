@@ -1,0 +1,212 @@
+"""Where datasets come from: a local directory or a checksum-verified download.
+
+Resolution order for every dataset:
+
+1. ``$EVALKIT_DATA_DIR/<name>/`` (the layout of ``../shared/data``; large files may be gzipped);
+2. ``data/<name>/`` in the project (the download cache);
+3. a download from the dataset's public source into that cache, each file checked against its sha256.
+
+Offline with neither, :func:`dataset_dir` raises :class:`DataUnavailable` explaining how to set
+``EVALKIT_DATA_DIR``.
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import tempfile
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["DataUnavailable", "ChecksumMismatch", "Dataset", "DATASETS", "dataset_dir", "find_file",
+           "project_data_dir", "sha256_of"]
+
+
+class DataUnavailable(RuntimeError):
+    """Neither a local copy nor a download of a dataset could be had."""
+
+
+class ChecksumMismatch(RuntimeError):
+    """A file's sha256 differs from the pinned one."""
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A dataset's public source: a base URL and the files (relative paths) with pinned sha256.
+
+    ``metadata_file`` names a Croissant ``metadata.json`` whose ``distribution[].sha256`` values
+    are checked too (they must agree with the pins).
+    """
+
+    name: str
+    base_url: str
+    files: dict[str, str]
+    licence: str
+    attribution: str
+    metadata_file: str | None = None
+
+
+_UPHELD_COMMIT = "b3da39f75fcc2544d4c43887fedb5ed2dba2edcb"
+_LA = "additional_resources/llm_arena_annotated/"
+_TC = "additional_resources/topical_chat_annotated/"
+
+UPHELD = Dataset(
+    name="upheld",
+    base_url=f"https://raw.githubusercontent.com/upwork/upwork-ai-research/{_UPHELD_COMMIT}/data/upheld/",
+    metadata_file="metadata.json",
+    licence="CC-BY-4.0 (labels and Upwork dialogues); LLM-Arena model outputs CC-BY-NC-4.0; "
+            "Topical-Chat part CDLA-Sharing-1.0",
+    attribution="UPHELD, Upwork AI Research (github.com/upwork/upwork-ai-research, data/upheld)",
+    files={
+        "metadata.json": "c0a2b6e49a7b02d26f133f7d0b0b2b69b8bce6ae6bdc8b4e2324806c36f6ebb5",
+        "annotator_1.csv": "72c3aefc5a3f14cc8c16b18641c055a97173fa5854e69fe39acd59d884afe44e",
+        "annotator_2.csv": "c9365bb8689e9be7a40d894a616bc60b290aa577ebe6e69e5808550d14539a7f",
+        "annotator_3.csv": "b15085a48aa66bbce92053ffb4aae74778096a499208f2bfb1345a3af1928673",
+        "annotator_4.csv": "734e6e4d25c77deecc04e9c1b18379e9d7737dea8b9672ca3c25f9bfe8d90ef8",
+        "annotator_5.csv": "734e6e4d25c77deecc04e9c1b18379e9d7737dea8b9672ca3c25f9bfe8d90ef8",
+        "annotator_6.csv": "f575729e2cd68d9fadb58c391d6e0fad8a6073fd972e436d6c839c0027399a20",
+        "annotator_7.csv": "363acfb6c378cbfcdf302347a6d3801f8ac8554b22225f9e67bb43dffdd00a90",
+        "annotator_8.csv": "91c011de5f3d06a491cb14a2699374454377cc0f34cf0a450bfc8563ee927b8c",
+        "annotator_9.csv": "bfb39fc5e734e15483ee600197bfb8d1838586e73734fea3527df34fa1d34815",
+        "annotator_10.csv": "4bb9fe1f92bd1f422a53f28a9b0763039e15981ed3be9655288a152ce1ef7cf0",
+        _LA + "annotator_1.csv": "462112d24b410508657e995e312f5e8d9a0163c0fa0ac909ed24b2394f9075a0",
+        _LA + "annotator_2.csv": "462112d24b410508657e995e312f5e8d9a0163c0fa0ac909ed24b2394f9075a0",
+        _LA + "annotator_3.csv": "3397313343bc488827e62c0205bafacb201c7886d6586e3e8bb4981803346d2a",
+        _LA + "annotator_4.csv": "407d96a61f0d37fec6856d336f7d53e6cea69706c5459e10558cf026840a3c9c",
+        _LA + "annotator_5.csv": "5d29e31d8b522b473f90e10a7ae5dd5b06ddca5818bc9abb8012ff23ad86449b",
+        _LA + "annotator_6.csv": "8d9bf4fd4aeb5689b957065b3bae37a5a3b063e88fb4337ff96fe4bdc0e2f635",
+        _LA + "annotator_7.csv": "ff03c0e987822f33bdd2da937d3dbe65ea91af8e6e6a86050f2577ae2626d486",
+        _LA + "annotator_8.csv": "42ed619ff1f75376ce73a215ca81b0ecf9853867d09cfb153086139eb3ee8615",
+        _LA + "annotator_9.csv": "a0dd506d8a0b52b791c2fda351624122cdfba79d5cfd1be1ba0a729cc4980fda",
+        _LA + "annotator_10.csv": "26a58e5afcf088e584569a92c0a4bfc552eed4395962afe2b75980642199506d",
+        _TC + "annotator_1.csv": "183d73bf03df57f8c6fb1d7ef7d0c0883c851268cb6236c891375932ccd1829b",
+        _TC + "annotator_2.csv": "183d73bf03df57f8c6fb1d7ef7d0c0883c851268cb6236c891375932ccd1829b",
+        _TC + "annotator_3.csv": "148f37bad178ad1b8ea0383f56eadd74a9fc88c89b15cfa258f49c46af2d78ab",
+        _TC + "annotator_4.csv": "8399c86395d3a01ab653d3c926d22d00fab5e55455f5c6b80394930ddd6411fc",
+        _TC + "annotator_5.csv": "769e606c8444375f7f156e58c8beeca72e300a17f83d25e79a6f2a85fe7855ae",
+        _TC + "annotator_6.csv": "620802c681fe46e513ad61d972e3a41da5f7fce6bd1aac42fb2b46230ff5ff98",
+        _TC + "annotator_7.csv": "31205bd61699ab2c26e19fccbbaa539d28f19ebc163eb0b367a5776dac2d0c59",
+        _TC + "annotator_8.csv": "5f2241b78d8afcbf7b860718f9a6853e1547da2c934cfddaea64143553a5a120",
+        _TC + "annotator_9.csv": "adccf2b510ba42117b722134ca46b75dd6873d3af70badb5865785d1a5cf5f44",
+        _TC + "annotator_10.csv": "5567a79e0e506ca1227535a409847c85cbe1b4f9bf3bfd90c1fe51164f05d36d",
+    },
+)
+
+DATASETS: dict[str, Dataset] = {UPHELD.name: UPHELD}
+
+_ENV_VAR = "EVALKIT_DATA_DIR"
+
+
+def project_data_dir() -> Path:
+    """The download cache: ``$EVALKIT_CACHE_DATA`` if set, else ``data/`` beside the package."""
+    override = os.environ.get("EVALKIT_CACHE_DATA")
+    return Path(override) if override else Path(__file__).resolve().parent.parent / "data"
+
+
+def sha256_of(path: Path) -> str:
+    """sha256 of a file's *uncompressed* bytes (``.gz`` files are read through gzip)."""
+    digest = hashlib.sha256()
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def find_file(root: Path, relative: str) -> Path | None:
+    """The file ``relative`` under ``root``, plain or gzipped (``name.gz``), or None."""
+    for candidate in (root / relative, root / (relative + ".gz")):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _verify(root: Path, dataset: Dataset, check: bool) -> None:
+    missing = [rel for rel in dataset.files if find_file(root, rel) is None]
+    if missing:
+        raise DataUnavailable(
+            f"{dataset.name}: {root} lacks {len(missing)} file(s), e.g. {missing[0]!r}. "
+            f"Point {_ENV_VAR} at a directory with the layout of ../shared/data, or unset it to download.")
+    if not check:
+        return
+    for rel, expected in dataset.files.items():
+        path = find_file(root, rel)
+        assert path is not None
+        actual = sha256_of(path)
+        if actual != expected:
+            raise ChecksumMismatch(
+                f"{path}: sha256 {actual[:16]}… differs from the pinned {expected[:16]}… of the public "
+                f"release. Restore the file, or pass verify=False to use a modified copy knowingly.")
+
+
+def _download(dataset: Dataset, target: Path, base_url: str | None = None, timeout: float = 60.0) -> None:
+    """Download every missing file of ``dataset`` into ``target``, verifying each before it lands."""
+    base = base_url or dataset.base_url
+    target.mkdir(parents=True, exist_ok=True)
+    for rel, expected in dataset.files.items():
+        if find_file(target, rel) is not None:
+            continue
+        url = base + rel
+        try:
+            with urllib.request.urlopen(url, timeout=timeout) as response:
+                payload = response.read()
+        except (urllib.error.URLError, OSError) as error:
+            raise DataUnavailable(
+                f"{dataset.name}: could not download {url} ({error}). This machine may be offline: set "
+                f"{_ENV_VAR} to a directory holding '{dataset.name}/' (layout of ../shared/data), e.g. "
+                f"export {_ENV_VAR}=../shared/data") from error
+        actual = hashlib.sha256(payload).hexdigest()
+        if actual != expected:
+            raise ChecksumMismatch(f"{url}: downloaded sha256 {actual[:16]}… differs from pinned {expected[:16]}…")
+        destination = target / rel
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        # Write to a temporary name first so an interrupted download never leaves a partial file.
+        with tempfile.NamedTemporaryFile(dir=destination.parent, delete=False) as handle:
+            handle.write(payload)
+        Path(handle.name).replace(destination)
+    if dataset.metadata_file:
+        _check_croissant(dataset, target)
+
+
+def _check_croissant(dataset: Dataset, root: Path) -> None:
+    """The Croissant metadata's sha256 values must agree with the pins for the files it lists."""
+    meta_path = find_file(root, dataset.metadata_file or "")
+    if meta_path is None:
+        return
+    opener = gzip.open if meta_path.suffix == ".gz" else open
+    with opener(meta_path, "rt", encoding="utf-8") as handle:
+        meta = json.load(handle)
+    for entry in meta.get("distribution", []):
+        name, digest = entry.get("contentUrl"), entry.get("sha256")
+        if name in dataset.files and digest and digest != dataset.files[name]:
+            raise ChecksumMismatch(f"{meta_path}: sha256 of {name} in the Croissant metadata ({digest[:16]}…) "
+                                   f"differs from the pinned {dataset.files[name][:16]}…")
+
+
+def dataset_dir(name: str, *, data_dir: str | os.PathLike | None = None, verify: bool = True,
+                download: bool = True, base_url: str | None = None) -> Path:
+    """The directory holding dataset ``name``, fetching it first when needed.
+
+    ``data_dir`` (or ``$EVALKIT_DATA_DIR``) is a directory that contains ``<name>/``. Without one,
+    the project cache ``data/<name>/`` is used and filled from the public source when incomplete.
+    ``verify`` checks every file's sha256 against the pinned release.
+    """
+    dataset = DATASETS[name]
+    given = data_dir if data_dir is not None else os.environ.get(_ENV_VAR)
+    if given:
+        root = Path(given).expanduser() / name
+        if not root.is_dir():
+            raise DataUnavailable(f"{_ENV_VAR}/data_dir is {given!r} but {root} is not a directory.")
+        _verify(root, dataset, verify)
+        return root
+    root = project_data_dir() / name
+    if not all(find_file(root, rel) for rel in dataset.files):
+        if not download:
+            raise DataUnavailable(f"{dataset.name} is not in {root}; set {_ENV_VAR} or allow the download.")
+        _download(dataset, root, base_url=base_url)
+    _verify(root, dataset, verify)
+    return root
+

@@ -1,0 +1,212 @@
+"""Writes the source notebooks from the cell lists below (kept so the notebooks' text can be reviewed as
+code). Run: .venv/bin/python tools/make_notebooks.py — then commit notebooks/*.ipynb (stored without outputs)."""
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def notebook(cells):
+    nb = new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["language_info"] = {"name": "python"}
+    for kind, source, *tags in cells:
+        cell = new_markdown_cell(source.strip()) if kind == "md" else new_code_cell(source.strip())
+        if tags:
+            cell.metadata["tags"] = tags[0]
+        nb.cells.append(cell)
+    return nb
+
+
+CH1 = [
+("md", """
+# 1. Building the dataset: UPHELD
+
+UPHELD (*Upwork Human Evaluated Longer Dialogues*) asks a simple question of every turn of a long,
+human-written conversation: if we hide the real next utterance and let a language model write one, how close
+does the model come? Professional writers wrote the dialogues; candidate continuations came from several
+LLMs plus two calibration sources (a GPT-4o paraphrase of the real turn, and a random utterance from another
+dialogue); five annotators compared each candidate (**Option B**) with the human reference (**Option A**) on
+
+* **content** — does B say the same thing as A? (1-5)
+* **style** — does B sound like A? (1, 3 or 5)
+* **reasonableness** — is B a sensible next turn at all, reference aside? (1 or 5)
+
+This chapter loads the public release into tidy tables, checks it against what the paper describes, and
+looks at what is in it. Chapters 2 and 3 build on these tables. All loading logic lives in
+`evalkit.upheld`; all summaries in `evalkit.datacard`.
+"""),
+("code", """
+data_dir = None      # a directory holding upheld/ (None: $EVALKIT_DATA_DIR, else download into data/)
+sample_size = 6      # example items shown at the end
+seed = 13            # picks the examples
+output_dir = "."     # where figures and tables are written
+results_path = None  # JSON of key results (set by `evalkit run-notebooks`)
+""", ["parameters"]),
+("code", """
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pandas as pd
+from IPython.display import HTML, display
+
+from evalkit.datacard import (data_card, examples_table, label_distribution, length_statistics,
+                              paper_reading_checks, plot_aggregate_scores, plot_label_distribution)
+from evalkit.results import record_results
+from evalkit.upheld import SUBSETS, aggregate_scores, load_upheld
+
+pd.set_option("display.max_colwidth", 80)
+output = Path(output_dir)
+output.mkdir(parents=True, exist_ok=True)
+"""),
+("md", """
+## Loading the release
+
+The release holds one CSV per annotator for the main set and for each of two check sets built from
+LLM-Arena and Topical-Chat. `load_upheld` reads them into one row per (item, annotator), where an *item* is
+a turn id together with the source of its candidate. The loader does not guess: blank labels stay missing,
+a label cell that holds another question's answer is set missing and logged, a history that cannot be read
+drops its row with the file and row noted, and byte-identical annotator files (the same person counted
+twice) are detected and, by default, dropped. An unreadable label or a missing column stops the load with
+the file, row and column in the message.
+"""),
+("code", """
+data = {subset: load_upheld(subset, data_dir=data_dir) for subset in SUBSETS}
+main = data["main"]
+main.labels.head(3)
+"""),
+("md", """
+What the loader had to deal with, per subset. Every number is a count over the files just read; the
+individual faults (file, row, column, raw text) are in `report.faults`.
+"""),
+("code", """
+reports = pd.concat({name: subset.report.summary().set_index("what")["count"] for name, subset in data.items()},
+                    axis=1).fillna("")
+reports
+"""),
+("code", """
+faults = pd.DataFrame([f.__dict__ | {"subset": name} for name, subset in data.items()
+                       for f in subset.report.faults if f.kind != "blank"])
+faults
+"""),
+("md", """
+## Data card: the release against the paper
+
+The paper describes a much larger collection than the public release. The table below counts what the
+files hold (*label set* = one annotator's three labels for one item) beside the figures the paper reports.
+Read it before quoting any number from later chapters: conclusions drawn here are about the release, not
+about the paper's full dataset. In particular there is no split column, so the paper's held-out evaluation
+subset cannot be reconstructed, and the release keeps only six candidate sources.
+"""),
+("code", """
+card = data_card(data)
+card.to_csv(output / "data_card.csv")
+card
+"""),
+("md", """
+## Conversations, turns and lengths
+
+A *turn* here is one point in a conversation where the next utterance was hidden; its history is everything
+said before. Turn ids like `87-15` name conversation 87; bare five-digit ids are global turn numbers, which
+the loader groups into conversations by their opening utterance. The paper reports histories of about 560
+characters and judged turns of about 245 characters on average.
+"""),
+("code", """
+lengths = length_statistics(main.items)
+lengths
+"""),
+("md", """
+## Label distributions
+
+How often each score was given, per candidate source (paper, App. K). The calibration sources should sit at
+the two ends: the paraphrase should look like the reference, the random utterance should not.
+"""),
+("code", """
+fig = plot_label_distribution(main.labels, by="model")
+fig.savefig(output / "label_distribution.png", dpi=120)
+plt.show()
+"""),
+("code", """
+label_distribution(main.labels, by="model")
+"""),
+("md", """
+The check sets have a single candidate source (GPT-4o) and a very different profile: on Topical-Chat most
+GPT-4o turns share almost nothing with what the human actually said next, yet nearly all are judged
+reasonable — the open-domain chit-chat has many good continuations.
+"""),
+("code", """
+pd.concat({name: label_distribution(data[name].labels)["all"] for name in ("llm_arena", "topical_chat")}, axis=1)
+"""),
+("md", """
+## Aggregate score per source (the paper's Figure 1)
+
+The paper's Figure 1 turns all annotations of a source into one number per label: the sum of the scores
+divided by the sum of the maxima (App. D.1; every label's maximum is 5, so a source that always gets the
+lowest score still has 0.2). Its reading: the paraphrase of the reference scores highest and the random
+utterance lowest, which shows the annotators can be trusted; the fine-tuned `uma-V0.5` gains roughly 40% in
+content and style over its base models; reasonableness barely separates the real models.
+"""),
+("code", """
+fig = plot_aggregate_scores(main.labels)
+fig.savefig(output / "aggregate_scores.png", dpi=120)
+plt.show()
+aggregate = aggregate_scores(main.labels).set_index("model").sort_values("content")
+aggregate.round(3)
+"""),
+("md", """
+Each claim of the paper tested on the release — measured, not asserted:
+"""),
+("code", """
+checks = paper_reading_checks(main.labels)
+checks
+"""),
+("md", """
+## Agreement at a glance
+
+Chapter 2 studies agreement properly. As a first look, the strongest agreement level each item reaches:
+*perfect* (all annotators equal), *majority* (one score from more than half), *plurality* (one score more
+frequent than any other), *none*, or *single* for an item with fewer than two ratings.
+"""),
+("code", """
+bins = pd.concat({name: main.items[f"{name}_bin"].value_counts(normalize=True)
+                  for name in ("content", "style", "reasonable")}, axis=1).fillna(0)
+bins.reindex(["perfect", "majority", "plurality", "none", "single"]).round(3)
+"""),
+("md", """
+## Examples
+
+A few items drawn at random (one per source, `seed` fixed), with the end of their history. Dialogue text is
+HTML-escaped, so markup inside a conversation shows as text.
+"""),
+("code", """
+display(HTML(examples_table(main.items, n=sample_size, seed=seed)))
+"""),
+("md", """
+## What we record
+
+The key numbers go to a small JSON beside the executed notebook; the tests compare them with the loader.
+"""),
+("code", """
+recorded = record_results(
+    results_path,
+    label_sets_released=main.report.rows_read,
+    label_sets_used=len(main.labels),
+    items=len(main.items),
+    turns=main.labels["turn_id"].nunique(),
+    conversations=main.labels["conversation_id"].nunique(),
+    models=sorted(main.labels["model"].unique()),
+    duplicate_raters={name: subset.report.duplicate_raters for name, subset in data.items()},
+    check_sets={name: {"label_sets_released": data[name].report.rows_read, "items": len(data[name].items)}
+                for name in ("llm_arena", "topical_chat")},
+    aggregate_scores=aggregate.round(4).to_dict(orient="index"),
+    paper_claims_holding=int(checks["holds"].sum()),
+    paper_claims_tested=len(checks),
+)
+{key: recorded[key] for key in ("label_sets_released", "items", "turns", "models")}
+"""),
+]
+
+if __name__ == "__main__":
+    nbformat.write(notebook(CH1), ROOT / "notebooks" / "01_dataset_building.ipynb")
