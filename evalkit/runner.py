@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
+import nbformat
 import yaml
 
 __all__ = ["PROJECT_ROOT", "NotebookFailure", "NotebookRun", "load_params", "notebook_sources",
@@ -74,13 +75,27 @@ def notebook_sources(only: Iterable[str] | None = None) -> list[Path]:
     return sources
 
 
-def _describe_failure(error: Exception) -> str:
-    cell = getattr(error, "cell_index", None)
-    count = getattr(error, "exec_count", None)
+_ADDED_TAGS = ("injected-parameters", "papermill-error-cell-tag")
+
+
+def _describe_failure(error: Exception, executed: Path) -> str:
+    """'cell N (first line of its source): Error: message', N counted in the *source* notebook (papermill
+    adds a parameters cell and error banners to the executed copy, which would shift the index)."""
     ename, evalue = getattr(error, "ename", type(error).__name__), getattr(error, "evalue", str(error))
-    where = f"cell {cell}" if cell is not None else "before any cell ran"
-    if count is not None:
-        where += f" (execution count {count})"
+    where = "before any cell ran"
+    try:
+        cells = nbformat.read(executed, as_version=4).cells
+    except (OSError, ValueError):
+        cells = []  # the executed copy is missing when the kernel never started
+    source_index = 0
+    for cell in cells:
+        if any(tag in cell.metadata.get("tags", []) for tag in _ADDED_TAGS):
+            continue
+        if cell.metadata.get("papermill", {}).get("exception"):
+            first_line = (cell.source.strip().splitlines() or [""])[0][:80]
+            where = f"cell {source_index} ({first_line!r})"
+            break
+        source_index += 1
     return f"{where}: {ename}: {evalue}"
 
 
@@ -100,6 +115,7 @@ def run_notebooks(params: str | Path | dict, *, only: Iterable[str] | None = Non
     for source in notebook_sources(only):
         executed, results = out / source.name, out / f"{source.stem}.results.json"
         results.unlink(missing_ok=True)
+        executed.unlink(missing_ok=True)
         parameters = {**chosen["defaults"], **(chosen["notebooks"].get(source.stem) or {}),
                       "output_dir": str(out / source.stem), "results_path": str(results)}
         error = None
@@ -107,7 +123,7 @@ def run_notebooks(params: str | Path | dict, *, only: Iterable[str] | None = Non
             papermill.execute_notebook(str(source), str(executed), parameters=parameters, cwd=str(NOTEBOOK_DIR),
                                        kernel_name="python3", progress_bar=progress, log_output=False)
         except Exception as failure:  # papermill raises its own error type for a failing cell
-            error = f"{source.name} failed in {_describe_failure(failure)}"
+            error = f"{source.name} failed in {_describe_failure(failure, executed)}"
         runs.append(NotebookRun(source.stem, executed, results, error))
     failures = [run.error for run in runs if run.error]
     if failures and raise_on_failure:

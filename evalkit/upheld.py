@@ -352,12 +352,15 @@ def _rows_of_file(path: Path, annotator: int, subset: str, report: LoadReport) -
 
 
 def _strip_leaked_reference(labels: pd.DataFrame, report: LoadReport) -> None:
-    """Drop a final assistant turn equal to the reference (the release appends it for two sources)."""
+    """Drop final assistant turns equal to the reference (the release appends it for two sources, in one
+    item twice); other models' histories end with the user turn."""
     stripped: Counter[str] = Counter()
     histories = []
     for history, reference, model in zip(labels["history"], labels["reference"], labels["model"]):
-        if history and history[-1][0] == "assistant" and _same_text(history[-1][1], reference):
+        length = len(history)
+        while history and history[-1][0] == "assistant" and _same_text(history[-1][1], reference):
             history = history[:-1]
+        if len(history) < length:
             stripped[model] += 1
         elif model in ("random", "gpt4_rephrase"):
             report.leak_expected_not_found += 1

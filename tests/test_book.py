@@ -1,0 +1,95 @@
+"""Notebook 01 with the smoke parameters, the book built from it, and the pages checked in a real browser."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from evalkit import runner
+from evalkit.results import read_results
+from evalkit.upheld import load_upheld
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def executed(tmp_path_factory, real_data_dir) -> Path:
+    out = tmp_path_factory.mktemp("executed")
+    runner.run_notebooks("smoke", out_dir=out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def book_index(executed, tmp_path_factory) -> Path:
+    return runner.build_book(executed, tmp_path_factory.mktemp("book"))
+
+
+def test_every_notebook_ran_and_recorded_results(executed):
+    for source in runner.notebook_sources():
+        assert (executed / source.name).is_file()
+        assert (executed / f"{source.stem}.results.json").is_file()
+
+
+def test_chapter1_results_match_the_loader(executed, real_data_dir):
+    recorded = read_results(executed / "01_dataset_building.results.json")
+    main = load_upheld("main", data_dir=real_data_dir)
+    assert recorded["label_sets_released"] == main.report.rows_read == 12291
+    assert recorded["items"] == len(main.items) == 2462
+    assert len(recorded["models"]) == main.labels["model"].nunique() == 6
+    assert recorded["label_sets_used"] == len(main.labels)
+    assert recorded["check_sets"]["topical_chat"]["label_sets_released"] == 10780
+    aggregate = recorded["aggregate_scores"]
+    # Calibration: the paraphrased reference beats the random utterance on content and style.
+    assert aggregate["gpt4_rephrase"]["content"] > aggregate["random"]["content"]
+    assert 0.2 <= aggregate["random"]["content"] < 0.3  # 0.2 is the floor: every label's minimum is 1 of 5
+    assert (executed / "01_dataset_building" / "aggregate_scores.png").stat().st_size > 10_000
+
+
+def _chromium() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found:
+        return found
+    if os.geteuid() != 0 or not shutil.which("apt-get"):
+        pytest.skip("chromium is missing and cannot be installed here (not root or no apt-get)")
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for command in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "chromium"]):
+        done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=900)
+        if done.returncode != 0:
+            pytest.skip(f"could not install chromium ({' '.join(command)}): {done.stderr[-500:]}")
+    found = shutil.which("chromium")
+    if not found:
+        pytest.skip("apt-get installed chromium but no 'chromium' is on PATH")
+    return found
+
+
+def _render(chromium: str, page: Path, profile: Path) -> str:
+    """The page's DOM after its scripts ran, from headless Chromium."""
+    command = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+               "--disable-background-networking", "--disable-component-update", "--disable-sync",
+               f"--user-data-dir={profile}", "--virtual-time-budget=3000", "--dump-dom", page.as_uri()]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def test_book_pages_render_in_a_browser(book_index, tmp_path):
+    chromium = _chromium()
+    html_root = book_index.parent
+    pages = sorted(html_root.glob("**/*.html"))
+    chapter = html_root / "notebooks" / "01_dataset_building.html"
+    assert chapter in pages and (html_root / "book" / "data_card.html") in pages
+    for page in pages:
+        if page.name in ("search.html", "genindex.html"):
+            continue
+        dom = _render(chromium, page, tmp_path / "profile")
+        assert "Traceback (most recent call last)" not in dom, page
+        title = dom.split("<title>")[1].split("</title>")[0] if "<title>" in dom else ""
+        assert "Error" not in title, page
+        if page == chapter:
+            assert dom.count("<img") >= 2, "chapter 1's figures did not render"
+            assert dom.count("<table") >= 6, "chapter 1's tables did not render"
+            assert "evalkit-examples" in dom and "Aggregate score per source" in dom
+            assert "gpt4_rephrase" in dom

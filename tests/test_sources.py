@@ -1,0 +1,99 @@
+"""Dataset resolution: local directory, verified download from a loopback server, clear offline errors."""
+from __future__ import annotations
+
+import functools
+import hashlib
+import http.server
+import threading
+from pathlib import Path
+
+import pytest
+
+from evalkit import sources
+from evalkit.sources import ChecksumMismatch, DataUnavailable, Dataset, dataset_dir
+
+PAYLOAD = {"a.csv": b"x,y\n1,2\n", "sub/b.csv": b"z\n3\n"}
+
+
+def _dataset(base_url: str, corrupt: bool = False) -> Dataset:
+    files = {name: hashlib.sha256(body).hexdigest() for name, body in PAYLOAD.items()}
+    if corrupt:
+        files["sub/b.csv"] = "0" * 64
+    return Dataset(name="toy", base_url=base_url, files=files, licence="test", attribution="test")
+
+
+@pytest.fixture
+def server(tmp_path):
+    """A static file server on loopback holding PAYLOAD; yields its base URL and a request log."""
+    root = tmp_path / "served"
+    for name, body in PAYLOAD.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(body)
+    requests: list[str] = []
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            requests.append(self.path)
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(root)))
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_port}/", requests
+    httpd.shutdown()
+
+
+@pytest.fixture
+def isolated(monkeypatch, tmp_path):
+    monkeypatch.delenv("EVALKIT_DATA_DIR", raising=False)
+    monkeypatch.setenv("EVALKIT_CACHE_DATA", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def test_download_verifies_and_caches(server, isolated, monkeypatch):
+    base, requests = server
+    monkeypatch.setitem(sources.DATASETS, "toy", _dataset(base))
+    folder = dataset_dir("toy")
+    assert folder == isolated / "toy"
+    assert (folder / "sub" / "b.csv").read_bytes() == PAYLOAD["sub/b.csv"]
+    served = len(requests)
+    assert dataset_dir("toy") == folder and len(requests) == served  # second call: cache, no request
+
+
+def test_checksum_mismatch_keeps_nothing(server, isolated, monkeypatch):
+    base, _ = server
+    monkeypatch.setitem(sources.DATASETS, "toy", _dataset(base, corrupt=True))
+    with pytest.raises(ChecksumMismatch, match="sub/b.csv"):
+        dataset_dir("toy")
+    assert not (isolated / "toy" / "sub" / "b.csv").exists()
+
+
+def test_offline_without_data_dir_says_how_to_set_it(isolated, monkeypatch):
+    monkeypatch.setitem(sources.DATASETS, "toy", _dataset("http://127.0.0.1:9/"))
+    with pytest.raises(DataUnavailable, match="EVALKIT_DATA_DIR"):
+        dataset_dir("toy")
+
+
+def test_local_directory_is_verified(tmp_path, monkeypatch):
+    monkeypatch.setitem(sources.DATASETS, "toy", _dataset("http://127.0.0.1:9/"))
+    local = tmp_path / "local" / "toy"
+    for name, body in PAYLOAD.items():
+        (local / name).parent.mkdir(parents=True, exist_ok=True)
+        (local / name).write_bytes(body)
+    monkeypatch.setenv("EVALKIT_DATA_DIR", str(tmp_path / "local"))
+    assert dataset_dir("toy") == local
+    (local / "a.csv").write_bytes(b"changed")
+    with pytest.raises(ChecksumMismatch, match="a.csv"):
+        dataset_dir("toy")
+    assert dataset_dir("toy", verify=False) == local
+    (local / "a.csv").unlink()
+    with pytest.raises(DataUnavailable, match="a.csv"):
+        dataset_dir("toy", verify=False)
+
+
+def test_real_upheld_matches_pinned_checksums(real_data_dir):
+    assert dataset_dir("upheld", data_dir=real_data_dir) == real_data_dir / "upheld"
+
+
+def test_pins_agree_with_croissant_metadata(real_data_dir):
+    sources._check_croissant(sources.UPHELD, real_data_dir / "upheld")  # raises on any disagreement
+    assert sum(1 for name in sources.UPHELD.files if "/" not in name and name.endswith(".csv")) == 10
