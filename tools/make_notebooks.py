@@ -75,7 +75,7 @@ the file, row and column in the message.
 ("code", """
 data = {subset: load_upheld(subset, data_dir=data_dir) for subset in SUBSETS}
 main = data["main"]
-main.labels.head(3)
+main.labels.drop(columns=["history"]).head(3)
 """),
 ("md", """
 What the loader had to deal with, per subset. Every number is a count over the files just read; the
