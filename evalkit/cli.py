@@ -49,6 +49,20 @@ def _models(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cache(args: argparse.Namespace) -> int:
+    from .cache import CallCache
+
+    cache = CallCache(args.path)
+    if args.action == "stats":
+        rows = cache.stats()
+        print(f"{cache.path}: {sum(r['entries'] for r in rows)} cached calls")
+        for row in rows:
+            print(f"  {row['entries']:8d}  {row['bytes'] or 0:10d} B  {row['operation']:12}  {row['backend']}")
+    else:
+        print(f"{cache.path}: purged {cache.purge(args.backend)} cached calls")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="evalkit", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -72,6 +86,12 @@ def main(argv: list[str] | None = None) -> int:
 
     models = commands.add_parser("models", help="prepare the default models (converts SmolLM2 once)")
     models.set_defaults(handler=_models)
+
+    cache = commands.add_parser("cache", help="inspect or empty the model-call cache")
+    cache.add_argument("action", choices=["stats", "purge"])
+    cache.add_argument("--path", help="cache file (default: $EVALKIT_CACHE_DIR/calls.sqlite)")
+    cache.add_argument("--backend", help="purge only this backend's entries")
+    cache.set_defaults(handler=_cache)
 
     args = parser.parse_args(argv)
     try:

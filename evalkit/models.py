@@ -196,9 +196,14 @@ class TransformersBackend:
         results: list[LabelResult | None] = [None] * len(prompts)
         for batch in self._batches(encoded):
             ids, mask = self._padded([encoded[i] for i in batch])
+            # Positions count real tokens only, so a left-padded prompt scores as it would alone.
+            positions = (mask.cumsum(-1) - 1).clamp(min=0)
             with torch.no_grad():
-                logits = self.model(input_ids=ids, attention_mask=mask).logits[:, -1, :].float()
-            probabilities = torch.softmax(logits, dim=-1)
+                # Only the last position's logits are needed: skipping the vocabulary projection elsewhere
+                # saves about a fifth of the work for a small model with a large vocabulary.
+                logits = self.model(input_ids=ids, attention_mask=mask, position_ids=positions,
+                                    logits_to_keep=1).logits[:, -1, :]
+            probabilities = torch.softmax(logits.float(), dim=-1)
             for row, index in enumerate(batch):
                 mass = {label: float(probabilities[row, tokens].sum()) for label, tokens in token_ids.items()}
                 total = sum(mass.values())

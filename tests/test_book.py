@@ -48,6 +48,14 @@ def test_chapter1_results_match_the_loader(executed, real_data_dir):
     assert (executed / "01_dataset_building" / "aggregate_scores.png").stat().st_size > 10_000
 
 
+def test_models_page_records_probe_results(executed):
+    recorded = read_results(executed / "00_models_and_backends.results.json")
+    assert recorded["facts"] == 8 and 0 <= recorded["facts_correct"] <= 8
+    assert recorded["pairwise"] == 6
+    assert recorded["cache_hits"] >= 8  # the repeated questions were answered by the cache
+    assert recorded["backend"].startswith("transformers:SmolLM2-135M-Instruct")
+
+
 def _chromium() -> str:
     found = shutil.which("chromium") or shutil.which("chromium-browser")
     if found:
@@ -81,6 +89,7 @@ def test_book_pages_render_in_a_browser(book_index, tmp_path):
     pages = sorted(html_root.glob("**/*.html"))
     chapter = html_root / "notebooks" / "01_dataset_building.html"
     assert chapter in pages and (html_root / "book" / "data_card.html") in pages
+    assert html_root / "notebooks" / "00_models_and_backends.html" in pages
     for page in pages:
         if page.name in ("search.html", "genindex.html"):
             continue

@@ -13,7 +13,7 @@ def test_named_parameter_sets_exist_and_cover_notebooks():
     for name in ("smoke", "full"):
         params = runner.load_params(name)
         assert set(params["notebooks"]) <= names
-        assert "seed" in params["defaults"]
+        assert params["notebooks"]["01_dataset_building"]["seed"] == 13
 
 
 def test_unknown_parameter_set_lists_the_known_ones():

