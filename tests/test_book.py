@@ -56,6 +56,16 @@ def test_models_page_records_probe_results(executed):
     assert recorded["backend"].startswith("transformers:SmolLM2-135M-Instruct")
 
 
+def test_chapter2_agreement_results(executed):
+    recorded = read_results(executed / "02_agreement.results.json")
+    assert 0.2 < recorded["mean_kappa_main"] < 0.6
+    # The check sets are noisier than the main set on every label, so their ceilings are lower.
+    for label in ("content", "style", "reasonable"):
+        assert recorded["ceiling"][f"topical_chat/{label}"] < recorded["ceiling"][f"main/{label}"] <= 1
+    assert recorded["near_duplicates"]["topical_chat"] == [[5, 9]]
+    assert recorded["near_duplicates"]["main"] == []
+
+
 def _chromium() -> str:
     found = shutil.which("chromium") or shutil.which("chromium-browser")
     if found:
@@ -102,3 +112,5 @@ def test_book_pages_render_in_a_browser(book_index, tmp_path):
             assert dom.count("<table") >= 6, "chapter 1's tables did not render"
             assert "evalkit-examples" in dom and "Aggregate score per source" in dom
             assert "gpt4_rephrase" in dom
+        if page.name == "02_agreement.html":
+            assert dom.count("<img") >= 1 and dom.count("<table") >= 4

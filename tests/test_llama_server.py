@@ -6,6 +6,7 @@ cannot be installed the test is skipped and says why.
 from __future__ import annotations
 
 import importlib.util
+import os
 import socket
 import subprocess
 import sys
@@ -16,7 +17,7 @@ import pytest
 import requests
 
 from evalkit.cache import CallCache
-from evalkit.defaults import smollm2_gguf_file
+from evalkit.defaults import cache_dir, smollm2_gguf_file
 from evalkit.judges import judge
 from evalkit.models import CachedBackend, OpenAICompatibleBackend
 
@@ -25,10 +26,24 @@ LLAMA_CPP = "llama-cpp-python[server]==0.3.36"
 
 
 def _ensure_llama_cpp() -> None:
+    """Install llama.cpp's server from a wheel we build once and keep in the evalkit cache.
+
+    The build is portable (GGML_NATIVE=OFF): a native build can use instructions (AMX, some AVX-512) that a
+    virtual machine advertises but traps on, which kills the server at its first request.
+    """
     if importlib.util.find_spec("llama_cpp") and importlib.util.find_spec("uvicorn"):
         return
-    done = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", LLAMA_CPP],
-                          capture_output=True, text=True, timeout=1800)
+    wheels = cache_dir() / "wheels"
+    wheels.mkdir(parents=True, exist_ok=True)
+    if not list(wheels.glob("llama_cpp_python-0.3.36-*.whl")):
+        env = {**os.environ, "CMAKE_ARGS": "-DGGML_NATIVE=OFF"}
+        built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-cache-dir", "-w",
+                                str(wheels), LLAMA_CPP.replace("[server]", "")],
+                               capture_output=True, text=True, timeout=2400, env=env)
+        if built.returncode != 0:
+            pytest.skip(f"could not build {LLAMA_CPP}: {built.stderr[-800:]}")
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--find-links", str(wheels), LLAMA_CPP],
+                          capture_output=True, text=True, timeout=1200)
     if done.returncode != 0:
         pytest.skip(f"could not install {LLAMA_CPP}: {done.stderr[-800:]}")
     importlib.invalidate_caches()
@@ -41,18 +56,21 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def server_url():
+def server_url(tmp_path_factory):
     _ensure_llama_cpp()
     port = _free_port()
+    # The server logs a lot while loading: to a file, since an unread pipe would fill up and block it.
+    log_path = tmp_path_factory.mktemp("llama") / "server.log"
+    log = log_path.open("w")
     process = subprocess.Popen(
         [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_gguf_file()), "--host", "127.0.0.1",
          "--port", str(port), "--n_ctx", "4096", "--model_alias", "smollm2"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        stdout=log, stderr=subprocess.STDOUT, text=True)
     base = f"http://127.0.0.1:{port}/v1"
     deadline = time.time() + 180
     while time.time() < deadline:
         if process.poll() is not None:
-            pytest.fail(f"llama.cpp server exited: {process.stderr.read()[-1500:]}")
+            pytest.fail(f"llama.cpp server exited: {log_path.read_text()[-1500:]}")
         try:
             if requests.get(f"{base}/models", timeout=2).status_code == 200:
                 break
@@ -64,6 +82,7 @@ def server_url():
     yield base
     process.terminate()
     process.wait(timeout=30)
+    log.close()
 
 
 @pytest.fixture

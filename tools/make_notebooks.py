@@ -333,6 +333,139 @@ record_results(results_path, backend=door.name, facts_correct=int(probe["correct
 """),
 ]
 
+CH2 = [
+("md", """
+# 2. Annotator agreement
+
+Five people rated every UPHELD item. When they disagree, what is the "right" score a metric should match?
+Agreement statistics answer two practical questions before any metric is tested: *how noisy is the target*,
+and *how high could a perfect metric possibly correlate with it*? This chapter measures agreement with
+Cohen's kappa and Krippendorff's alpha, bins items by how strongly the annotators agree (the paper's
+Appendix H), and computes two human ceilings that chapter 3 prints beside every metric. Code:
+`evalkit.agreement`.
+"""),
+("code", """
+data_dir = None
+drop_duplicate_raters = True   # drop byte-identical annotator files (see chapter 1)
+split_half_repeats = 200       # random splits averaged for the split-half reliability
+seed = 13
+output_dir = "."
+results_path = None
+""", ["parameters"]),
+("code", """
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from evalkit import agreement
+from evalkit.results import record_results
+from evalkit.upheld import LABEL_NAMES, SUBSETS, load_upheld
+
+output = Path(output_dir)
+output.mkdir(parents=True, exist_ok=True)
+data = {name: load_upheld(name, data_dir=data_dir, drop_duplicate_raters=drop_duplicate_raters) for name in SUBSETS}
+labels = {name: subset.labels for name, subset in data.items()}
+"""),
+("md", """
+## Kappa, alpha and the human ceilings
+
+* **Mean pairwise Cohen's kappa** — every pair of annotators compared on the items both rated, chance
+  agreement removed, averaged over pairs. The paper reports an average of 0.33.
+* **Krippendorff's alpha** — one coefficient for all annotators at once, tolerant of missing ratings; the
+  *ordinal* version respects the order of the scores, the *interval* version their distances.
+* **One annotator vs the others** — each annotator's scores correlated with the mean of the remaining
+  annotators on the same items (leave-one-annotator-out): roughly how well a single careful human predicts
+  the crowd.
+* **Split-half reliability** — the ratings of each item split at random into two halves; the correlation of
+  the half-means, stepped up to full length with the Spearman-Brown formula, is the reliability of the item
+  means. Its square root bounds the Pearson correlation *any* metric can reach against the item means.
+"""),
+("code", """
+summary = agreement.agreement_summary(labels, LABEL_NAMES, repeats=split_half_repeats, seed=seed)
+summary.to_csv(output / "agreement_summary.csv")
+summary.round(3)
+"""),
+("md", """
+The main set's content label is the most reliable target; style and reasonableness are noisier. The two
+check sets are far noisier still — style and reasonableness there barely exceed chance — which caps what a
+metric can show on them, whatever its quality. Keep these ceilings in mind when reading chapter 3.
+
+## Agreement by candidate source
+
+The paper observes that annotators agree most on the two calibration sources (the paraphrased reference and
+the random utterance), which are easy calls, and about equally on the real models.
+"""),
+("code", """
+by_source = pd.concat({name: agreement.kappa_by_group(labels["main"], name, "model") for name in LABEL_NAMES}, axis=1)
+by_source.round(3)
+"""),
+("md", """
+## Agreement levels (the paper's Figure 5)
+
+For every item we find the strictest level its ratings reach: *perfect* (all equal), *majority* (one score
+from more than half), *plurality* (one score more frequent than any other). The bars show how much of the
+data is kept when one keeps only the items at or above each level — the shares are cumulative.
+"""),
+("code", """
+shares = pd.DataFrame({(subset, name): agreement.agreement_shares(labels[subset], name)
+                       for subset in SUBSETS for name in LABEL_NAMES}).T
+fig = agreement.plot_agreement_shares(shares.loc["main"], "UPHELD main set")
+fig.savefig(output / "agreement_shares.png", dpi=120)
+plt.show()
+shares.round(3)
+"""),
+("md", """
+## Duplicate and near-duplicate raters
+
+Chapter 1 found byte-identical annotator files. Beyond those, a pair of annotators whose kappa exceeds 0.9 on
+a label is suspicious: two independent people rarely agree that well on a subjective 5-point scale. Such
+pairs inflate every agreement statistic. The table lists the flagged pairs in the data as loaded (identical
+files already dropped when `drop_duplicate_raters` is on).
+"""),
+("code", """
+flags = pd.concat({name: agreement.near_duplicate_raters(labels[name]) for name in SUBSETS}, names=["subset", "row"])
+flags.round(3)
+"""),
+("md", """
+What keeping the identical copies would do to the headline numbers:
+"""),
+("code", """
+with_copies = {name: load_upheld(name, data_dir=data_dir, drop_duplicate_raters=False).labels for name in SUBSETS}
+effect = pd.DataFrame({
+    "kappa, copies dropped": [agreement.mean_pairwise_kappa(labels[n], "content") for n in SUBSETS],
+    "kappa, copies kept": [agreement.mean_pairwise_kappa(with_copies[n], "content") for n in SUBSETS],
+    "alpha, copies dropped": [agreement.alpha(labels[n], "content") for n in SUBSETS],
+    "alpha, copies kept": [agreement.alpha(with_copies[n], "content") for n in SUBSETS],
+}, index=list(SUBSETS))
+effect.round(3)
+"""),
+("md", """
+## What this means for metrics
+
+A metric is compared with the item means. Where the annotators disagree, the item mean is a blurred target
+and even a perfect metric cannot correlate with it beyond the ceiling above. Chapter 3 therefore reports
+every correlation beside the ceiling, and breaks correlations down by agreement level (the paper's Tables 5
+and 9) — items with perfect agreement are the easy, clean part of the data.
+"""),
+("code", """
+main_summary = summary.loc["main"]
+recorded = record_results(
+    results_path,
+    kappa={f"{s}/{l}": summary.loc[(s, l), "mean pairwise kappa"] for s, l in summary.index},
+    alpha_ordinal={f"{s}/{l}": summary.loc[(s, l), "alpha (ordinal)"] for s, l in summary.index},
+    ceiling={f"{s}/{l}": summary.loc[(s, l), "ceiling vs item means (r)"] for s, l in summary.index},
+    loo={f"{s}/{l}": summary.loc[(s, l), "one annotator vs the others (r)"] for s, l in summary.index},
+    mean_kappa_main=float(main_summary["mean pairwise kappa"].mean()),
+    shares_main=shares.loc["main"].to_dict(orient="index"),
+    near_duplicates={name: flags.loc[name][["annotator_a", "annotator_b"]].values.tolist()
+                     if name in flags.index.get_level_values(0) else [] for name in SUBSETS},
+)
+recorded["mean_kappa_main"]
+"""),
+]
+
 if __name__ == "__main__":
     nbformat.write(notebook(MODELS), ROOT / "notebooks" / "00_models_and_backends.ipynb")
     nbformat.write(notebook(CH1), ROOT / "notebooks" / "01_dataset_building.ipynb")
+    nbformat.write(notebook(CH2), ROOT / "notebooks" / "02_agreement.ipynb")
