@@ -29,7 +29,7 @@ import pandas as pd
 
 from .models import Backend, parse_label
 
-__all__ = ["JudgeSpec", "JUDGES", "format_history", "judge_messages", "judge", "parse_verdict"]
+__all__ = ["JudgeSpec", "JUDGES", "format_history", "judge_messages", "judge", "judge_columns", "parse_verdict"]
 
 
 @dataclass(frozen=True)
@@ -219,4 +219,17 @@ def judge(items: pd.DataFrame, name: str, backend: Backend, *, max_tokens: int =
     frame.insert(2, "target", spec.target)
     frame.insert(4, "status", frame["score"].isna().map({True: "abstain", False: "ok"}))
     frame["score"] = frame["score"].astype(float)
+    return frame
+
+
+def judge_columns(items: pd.DataFrame, names: Sequence[str], backend: Backend, **options) -> pd.DataFrame:
+    """Scores of several judges as columns ``judge_<name>`` indexed by ``item_id`` (abstentions missing),
+    plus ``judge_<name>_abstained`` counts in ``.attrs``."""
+    columns, abstained = {}, {}
+    for name in names:
+        result = judge(items, name, backend, **options).set_index("item_id")
+        columns[f"judge_{name}"] = result["score"]
+        abstained[name] = int(result["status"].eq("abstain").sum())
+    frame = pd.DataFrame(columns)
+    frame.attrs["abstained"] = abstained
     return frame

@@ -1,0 +1,191 @@
+"""Chapter 3 — reference metrics: the candidate (Option B) scored against the human reference (Option A).
+
+* ROUGE-1/2/L/Lsum F-measures (``rouge-score``; for Lsum we split sentences ourselves — nltk's punkt data is
+  not available offline);
+* embedding cosine with a sentence encoder (default all-MiniLM-L6-v2; the paper used mxbai-embed-large);
+* BERTScore precision / recall / F1 (``bert-score``) with the same local encoder, 6 layers.
+
+:class:`ReferenceMetrics` computes each metric once per unique (reference, candidate) pair, embeds each unique
+text once, in batches, and keeps every result in an on-disk cache keyed by text hash and metric config, so a
+second call recomputes nothing (``hits`` / ``computed`` count it).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sqlite3
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .defaults import cache_dir, default_encoder_path
+
+__all__ = ["ROUGE_TYPES", "split_sentences", "ReferenceMetrics", "MetricStore"]
+
+ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])|\n+")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of ``text`` (a regex splitter: end punctuation followed by a capital, or a newline).
+
+    >>> split_sentences("Sure. What time? 8 pm works.\\nSee you!")
+    ['Sure.', 'What time?', '8 pm works.', 'See you!']
+    """
+    return [part.strip() for part in _SENTENCE_END.split(text) if part and part.strip()]
+
+
+def _digest(*parts: str) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part.encode("utf-8"))
+        digest.update(b"\x00")
+    return digest.hexdigest()
+
+
+class MetricStore:
+    """SQLite key-value store for metric values (JSON) and embeddings (float32 bytes)."""
+
+    def __init__(self, path: str | Path | None = None):
+        self.path = Path(path) if path is not None else cache_dir() / "metrics.sqlite"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=60)
+        with self._lock, self._db:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("CREATE TABLE IF NOT EXISTS scores (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            self._db.execute("CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, value BLOB NOT NULL)")
+
+    def _get(self, table: str, keys: Sequence[str]) -> dict[str, object]:
+        found = {}
+        with self._lock:
+            for start in range(0, len(keys), 500):
+                chunk = list(keys[start:start + 500])
+                marks = ",".join("?" * len(chunk))
+                found.update(self._db.execute(f"SELECT key, value FROM {table} WHERE key IN ({marks})", chunk))
+        return found
+
+    def _put(self, table: str, rows: list[tuple[str, object]]) -> None:
+        if rows:
+            with self._lock, self._db:
+                self._db.executemany(f"INSERT OR REPLACE INTO {table} VALUES (?, ?)", rows)
+
+    def get_scores(self, keys: Sequence[str]) -> dict[str, dict]:
+        return {key: json.loads(value) for key, value in self._get("scores", keys).items()}
+
+    def put_scores(self, items: dict[str, dict]) -> None:
+        self._put("scores", [(key, json.dumps(value)) for key, value in items.items()])
+
+    def get_vectors(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
+        return {key: np.frombuffer(value, dtype=np.float32) for key, value in self._get("vectors", keys).items()}
+
+    def put_vectors(self, items: dict[str, np.ndarray]) -> None:
+        self._put("vectors", [(key, np.asarray(value, dtype=np.float32).tobytes()) for key, value in items.items()])
+
+
+@dataclass
+class ReferenceMetrics:
+    """Scorer object: build once, call :meth:`score` on many (reference, candidate) pairs.
+
+    ``encoder`` is a local sentence-transformers folder (default: all-MiniLM-L6-v2 from its package);
+    ``bertscore_layers`` the layer whose token embeddings BERTScore compares.
+    """
+
+    encoder: str | Path | None = None
+    bertscore_layers: int = 6
+    batch_size: int = 64
+    store: MetricStore | None = None
+    use_stemmer: bool = True
+    hits: int = 0
+    computed: int = 0
+    _models: dict = field(default_factory=dict, repr=False)
+
+    def __post_init__(self):
+        self.encoder = str(self.encoder or default_encoder_path())
+        if self.store is None:
+            self.store = MetricStore()
+
+    @property
+    def config(self) -> str:
+        """Identity of the metric settings; part of every cache key."""
+        return json.dumps({"encoder": Path(self.encoder).name, "bertscore_layers": self.bertscore_layers,
+                           "stemmer": self.use_stemmer, "rouge": ROUGE_TYPES, "version": 1})
+
+    # -- the three metric families, each on unique pairs/texts only -------------------------------
+    def _rouge(self, pairs: list[tuple[str, str]]) -> list[dict[str, float]]:
+        from rouge_score import rouge_scorer
+
+        scorer = self._models.setdefault("rouge", rouge_scorer.RougeScorer(list(ROUGE_TYPES),
+                                                                            use_stemmer=self.use_stemmer))
+        results = []
+        for reference, candidate in pairs:
+            scores = scorer.score("\n".join(split_sentences(reference)), "\n".join(split_sentences(candidate)))
+            results.append({name: float(scores[name].fmeasure) for name in ROUGE_TYPES})
+        return results
+
+    def _sentence_model(self):
+        if "encoder" not in self._models:
+            from sentence_transformers import SentenceTransformer
+
+            self._models["encoder"] = SentenceTransformer(self.encoder, device="cpu")
+        return self._models["encoder"]
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit-length embeddings of ``texts``; each unique text is encoded once and cached on disk."""
+        keys = [_digest(self.config, "embed", text) for text in texts]
+        unique = dict(zip(keys, texts))
+        cached = self.store.get_vectors(list(unique))
+        missing = [key for key in unique if key not in cached]
+        if missing:
+            vectors = self._sentence_model().encode([unique[key] for key in missing], batch_size=self.batch_size,
+                                                    normalize_embeddings=True, convert_to_numpy=True)
+            fresh = dict(zip(missing, vectors.astype(np.float32)))
+            self.store.put_vectors(fresh)
+            cached.update(fresh)
+        return np.stack([cached[key] for key in keys])
+
+    def _bertscore(self, pairs: list[tuple[str, str]]) -> list[dict[str, float]]:
+        if "bertscore" not in self._models:
+            from bert_score import BERTScorer
+
+            self._models["bertscore"] = BERTScorer(model_type=self.encoder, num_layers=self.bertscore_layers,
+                                                   batch_size=self.batch_size, device="cpu")
+        # Sorting by length keeps BERTScore's padded batches short.
+        order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
+        precision, recall, f1 = self._models["bertscore"].score([pairs[i][1] for i in order],
+                                                                [pairs[i][0] for i in order])
+        results: list[dict[str, float]] = [{}] * len(pairs)
+        for position, index in enumerate(order):
+            results[index] = {"bertscore_precision": float(precision[position]),
+                              "bertscore_recall": float(recall[position]), "bertscore_f1": float(f1[position])}
+        return results
+
+    # -- the public call ---------------------------------------------------------------------------
+    def score(self, references: Sequence[str], candidates: Sequence[str]) -> pd.DataFrame:
+        """One row per input pair: rouge1, rouge2, rougeL, rougeLsum, embedding_cosine, bertscore_*."""
+        if len(references) != len(candidates):
+            raise ValueError(f"{len(references)} references but {len(candidates)} candidates")
+        keys = [_digest(self.config, "pair", reference, candidate)
+                for reference, candidate in zip(references, candidates)]
+        unique = dict(zip(keys, zip(references, candidates)))
+        cached = self.store.get_scores(list(unique))
+        missing = [key for key in unique if key not in cached]
+        self.hits += len(unique) - len(missing)
+        self.computed += len(missing)
+        if missing:
+            pairs = [unique[key] for key in missing]
+            rouge = self._rouge(pairs)
+            reference_vectors = self.embed([reference for reference, _ in pairs])
+            candidate_vectors = self.embed([candidate for _, candidate in pairs])
+            cosine = (reference_vectors * candidate_vectors).sum(axis=1)
+            bertscore = self._bertscore(pairs)
+            fresh = {key: {**rouge[i], "embedding_cosine": float(cosine[i]), **bertscore[i]}
+                     for i, key in enumerate(missing)}
+            self.store.put_scores(fresh)
+            cached.update(fresh)
+        return pd.DataFrame([cached[key] for key in keys])
