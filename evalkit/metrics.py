@@ -23,7 +23,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .defaults import cache_dir, default_encoder_path
+from .defaults import cache_dir, default_encoder_path, quiet_model_loading
 
 __all__ = ["ROUGE_TYPES", "split_sentences", "ReferenceMetrics", "MetricStore"]
 
@@ -106,6 +106,7 @@ class ReferenceMetrics:
     _models: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self):
+        quiet_model_loading()
         self.encoder = str(self.encoder or default_encoder_path())
         if self.store is None:
             self.store = MetricStore()

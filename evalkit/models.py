@@ -124,8 +124,9 @@ class TransformersBackend:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        from .defaults import default_lm_path
+        from .defaults import default_lm_path, quiet_model_loading
 
+        quiet_model_loading()
         location = str(model) if model is not None else str(default_lm_path())
         self.tokenizer = AutoTokenizer.from_pretrained(location)
         self.tokenizer.padding_side = "left"

@@ -51,10 +51,12 @@ def stratified_sample(items: pd.DataFrame, n: int | None, *, by: str = "model", 
     """
     if n is None or n >= len(items):
         return items
-    groups = items.groupby(by, group_keys=False)
-    per_group = max(1, n // groups.ngroups)
-    taken = groups.apply(lambda g: g.sample(min(len(g), per_group), random_state=seed))
-    return taken.sort_index()
+    rng = np.random.default_rng(seed)
+    groups = items.groupby(by).groups
+    per_group = max(1, n // len(groups))
+    chosen = [label for members in groups.values()
+              for label in rng.choice(np.asarray(members), size=min(len(members), per_group), replace=False)]
+    return items.loc[sorted(chosen)]
 
 
 def metric_table(frames: Mapping[str, pd.DataFrame], columns: list[str], *, n_splits: int = 5, seed: int = 0,
