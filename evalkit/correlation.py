@@ -50,7 +50,8 @@ def evaluation_frame(items: pd.DataFrame, labels: pd.DataFrame, scores: pd.DataF
         frame = frame[~frame["model"].isin(CALIBRATION_SOURCES)]
     elif sources != "all":
         raise ValueError(f"sources must be 'all' or 'real', not {sources!r}")
-    return frame.join(scores, on="item_id").reset_index(drop=True)
+    # Only items that were scored take part (a sample may score fewer items than the set holds).
+    return frame.join(scores, on="item_id", how="inner").reset_index(drop=True)
 
 
 def cramers_v(first, second) -> float:

@@ -188,15 +188,6 @@ display(HTML(examples_table(main.items, n=sample_size, seed=seed)))
 
 The key numbers go to a small JSON beside the executed notebook; the tests compare them with the loader.
 """),
-("md", """
-Scoring the UPHELD pairs again with a fresh scorer object reaches no model: every value comes from the
-on-disk cache.
-"""),
-("code", """
-rerun = ReferenceMetrics()
-rerun.score(scored_items["upheld"]["reference"].tolist(), scored_items["upheld"]["candidate"].tolist())
-print(f"computed again: {rerun.computed}, from the cache: {rerun.hits}")
-"""),
 ("code", """
 recorded = record_results(
     results_path,
