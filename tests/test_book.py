@@ -66,6 +66,19 @@ def test_chapter2_agreement_results(executed):
     assert recorded["near_duplicates"]["main"] == []
 
 
+def test_chapter3_results(executed):
+    recorded = read_results(executed / "03_metric_correlation.results.json")
+    assert recorded["items_scored"]["upheld"] == 240 and recorded["items_judged"]["upheld"] == 12
+    protocols = recorded["protocols"]
+    # Dropping the calibration items makes correlation harder (MISSION: 0.79 -> 0.64 on the full set).
+    assert protocols["item_mean/real"] < protocols["item_mean/all"]
+    for name, table in recorded["content_table"].items():
+        assert table["bertscore_f1"] < recorded["ceilings"][f"{name}/content"] + 0.05
+    linear = recorded["ensembles"]["content/linear"]
+    assert 0.5 < linear["upheld cv"] <= 1 and -1 <= linear["topical_chat transfer"] <= 1
+    assert recorded["metric_rerun"] == {"hits": 240, "computed": 0}
+
+
 def _chromium() -> str:
     found = shutil.which("chromium") or shutil.which("chromium-browser")
     if found:
@@ -112,5 +125,7 @@ def test_book_pages_render_in_a_browser(book_index, tmp_path):
             assert dom.count("<table") >= 6, "chapter 1's tables did not render"
             assert "evalkit-examples" in dom and "Aggregate score per source" in dom
             assert "gpt4_rephrase" in dom
+        if page.name == "03_metric_correlation.html":
+            assert dom.count("<img") >= 3 and dom.count("<table") >= 8
         if page.name == "02_agreement.html":
             assert dom.count("<img") >= 1 and dom.count("<table") >= 4

@@ -1,0 +1,100 @@
+"""Chapter 3 statistics, folds, ensembles and the metric cache."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from evalkit import ensemble
+from evalkit.correlation import (bootstrap_ci, correlation, cramers_v, evaluation_frame, fold_correlations, folds)
+from evalkit.paper_tables import by_agreement_level, judge_accuracy_by_bin, stratified_sample
+
+
+@pytest.fixture
+def frame() -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    n = 300
+    target = rng.normal(size=n)
+    return pd.DataFrame({
+        "item_id": [f"i{i}" for i in range(n)], "conversation_id": [f"c{i // 6}" for i in range(n)],
+        "model": ["m"] * n, "target": target, "target_std": rng.uniform(0, 2, n),
+        "good": target + rng.normal(scale=0.5, size=n), "noise": rng.normal(size=n),
+        "agreement_bin": rng.choice(["perfect", "majority", "plurality", "none"], n)})
+
+
+def test_correlations_agree_with_scipy(frame):
+    x, y = frame["good"], frame["target"]
+    assert correlation(x, y) == pytest.approx(stats.pearsonr(x, y)[0])
+    assert correlation(x, y, "spearman") == pytest.approx(stats.spearmanr(x, y)[0])
+    assert correlation(x, y, "kendall") == pytest.approx(stats.kendalltau(x, y)[0])
+    binary = (x > 0).astype(float)
+    assert correlation(binary, y, "pointbiserial") == pytest.approx(stats.pointbiserialr(binary, y)[0])
+    with pytest.raises(ValueError, match="binary"):
+        correlation(x, y, "pointbiserial")
+
+
+def test_cramers_v_hand_case():
+    # 2x2 table [[10, 0], [0, 10]] -> V = 1; [[5, 5], [5, 5]] -> V = 0.
+    assert cramers_v([0] * 10 + [1] * 10, ["a"] * 10 + ["b"] * 10) == pytest.approx(1.0)
+    assert cramers_v([0] * 10 + [1] * 10, (["a"] * 5 + ["b"] * 5) * 2) == pytest.approx(0.0)
+
+
+def test_grouped_folds_share_no_conversation(frame):
+    seen = 0
+    for train, test in folds(frame, grouped=True, seed=3):
+        assert not set(frame["conversation_id"].iloc[train]) & set(frame["conversation_id"].iloc[test])
+        seen += len(test)
+    assert seen == len(frame)
+    plain = list(folds(frame, grouped=False, seed=3))
+    leaked = sum(bool(set(frame["conversation_id"].iloc[tr]) & set(frame["conversation_id"].iloc[te])) for tr, te in plain)
+    assert leaked == len(plain)  # shuffled folds do split conversations
+
+
+def test_fold_correlations_and_bootstrap(frame):
+    mean, sd = fold_correlations(frame, "good")
+    assert 0.8 < mean < 0.95 and 0 < sd < 0.1
+    low, high = bootstrap_ci(frame, "good", n=200, seed=1)
+    assert low < correlation(frame["good"], frame["target"]) < high
+
+
+def test_ensemble_cv_is_reproducible_and_uses_the_signal(frame):
+    first = ensemble.cross_validate(frame, ["good", "noise"], "random_forest", seed=5, grouped=True)
+    second = ensemble.cross_validate(frame, ["good", "noise"], "random_forest", seed=5, grouped=True)
+    assert first["folds"] == second["folds"]
+    assert first["mean"] > 0.7
+    linear = ensemble.cross_validate(frame, ["good", "noise"], "linear")
+    weighted = ensemble.cross_validate(frame, ["good", "noise"], "linear", weighted=True)
+    assert linear["mean"] > 0.8 and weighted["mean"] > 0.8
+    regressions = ensemble.single_feature_regressions(frame, ["good", "noise"])
+    assert regressions.loc["good", "p-value"] < 1e-10 < regressions.loc["noise", "p-value"]
+
+
+def test_evaluation_frame_protocols():
+    items = pd.DataFrame({"item_id": ["a|gpt4", "b|random", "c|gpt4"], "conversation_id": ["1", "1", "2"],
+                          "model": ["gpt4", "random", "gpt4"], "content_mean": [4.0, 1.0, 2.0],
+                          "content_std": [0.0, 0.0, 1.0], "content_bin": ["perfect"] * 3})
+    labels = pd.DataFrame({"item_id": ["a|gpt4", "a|gpt4", "b|random", "c|gpt4"], "content": [4, 4, 1, 2]})
+    scores = pd.DataFrame({"metric": [0.9, 0.1]}, index=["a|gpt4", "b|random"])
+    assert evaluation_frame(items, labels, scores, "content")["item_id"].tolist() == ["a|gpt4", "b|random"]
+    assert len(evaluation_frame(items, labels, scores, "content", target="annotations")) == 3
+    assert evaluation_frame(items, labels, scores, "content", sources="real")["model"].tolist() == ["gpt4"]
+
+
+def test_tables_by_agreement(frame):
+    table = by_agreement_level(frame, ["good"])
+    assert list(table.columns[:4]) == ["all", "plurality", "majority", "perfect"]
+    labels = pd.DataFrame({"item_id": ["i0"] * 3 + ["i1"] * 3, "content": [5, 5, 4, 1, 1, 1]})
+    data = pd.DataFrame({"item_id": ["i0", "i1"], "agreement_bin": ["majority", "perfect"],
+                         "judge_likert": [4.8, 3.0], "judge_yes_no": [0.9, 0.2]})
+    result = judge_accuracy_by_bin(data, labels, "content", {"judge_likert": "likert", "judge_yes_no": "binary"})
+    assert result.loc["majority", "Human"] == pytest.approx(2 / 3)
+    assert result.loc["majority", "judge_likert"] == 1.0 and result.loc["perfect", "judge_likert"] == 0.0
+    assert result.loc["perfect", "judge_yes_no"] == 1.0
+
+
+def test_stratified_sample_is_seeded(frame):
+    data = frame.assign(model=np.repeat(["a", "b", "c"], 100))
+    first, second = stratified_sample(data, 30, seed=2), stratified_sample(data, 30, seed=2)
+    assert first.index.tolist() == second.index.tolist()
+    assert first["model"].value_counts().tolist() == [10, 10, 10]

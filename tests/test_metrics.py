@@ -1,0 +1,32 @@
+"""Reference metrics: values against the libraries' direct use, and the on-disk cache."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from evalkit.metrics import MetricStore, ReferenceMetrics
+
+pytestmark = pytest.mark.slow
+REFERENCES = ["Sure, what time would you like the table?", "It is sunny today.", "Sure, what time would you like the table?"]
+CANDIDATES = ["Of course. At what time?", "I like turtles.", "Of course. At what time?"]
+
+
+def test_scores_match_direct_library_calls_and_cache(tmp_path):
+    from rouge_score import rouge_scorer
+    from sentence_transformers import SentenceTransformer
+
+    scorer = ReferenceMetrics(store=MetricStore(tmp_path / "m.sqlite"))
+    first = scorer.score(REFERENCES, CANDIDATES)
+    assert scorer.computed == 2 and scorer.hits == 0  # the repeated pair is scored once
+    direct = rouge_scorer.RougeScorer(["rouge1"], use_stemmer=True).score(REFERENCES[0], CANDIDATES[0])
+    assert first.loc[0, "rouge1"] == pytest.approx(direct["rouge1"].fmeasure)
+    encoder = SentenceTransformer(scorer.encoder, device="cpu")
+    vectors = encoder.encode([REFERENCES[1], CANDIDATES[1]], normalize_embeddings=True)
+    assert first.loc[1, "embedding_cosine"] == pytest.approx(float(vectors[0] @ vectors[1]), abs=1e-5)
+    assert first.loc[0, "bertscore_f1"] > first.loc[1, "bertscore_f1"]
+    assert first.loc[0].equals(first.loc[2])
+
+    again = ReferenceMetrics(store=MetricStore(tmp_path / "m.sqlite"))
+    second = again.score(REFERENCES, CANDIDATES)
+    assert (again.computed, again.hits) == (0, 2)
+    assert np.allclose(first.to_numpy(), second.to_numpy())
