@@ -50,49 +50,30 @@ class JudgeSpec:
 
 _SYSTEM = "You are a careful evaluator of dialogue. Follow the output format exactly."
 
-_YES_NO = """Below is a conversation, the reply that really came next (the reference), and a predicted reply.
+_COMPARE_INTRO = """Below is a conversation, the reply that really came next (the reference), and a predicted reply.
 
 Conversation:
 {history}
 
 Reference reply: {reference}
 Predicted reply: {candidate}
+"""
 
+_YES_NO = _COMPARE_INTRO + """
 Given the conversation, does the predicted reply carry the same information as the reference reply?
 Answer with a single word: Yes or No."""
 
-_YES_NO_EXPLAIN = """Below is a conversation, the reply that really came next (the reference), and a predicted reply.
-
-Conversation:
-{history}
-
-Reference reply: {reference}
-Predicted reply: {candidate}
-
+_YES_NO_EXPLAIN = _COMPARE_INTRO + """
 Given the conversation, does the predicted reply carry the same information as the reference reply?
 Write your answer on the first line as "Verdict: Yes" or "Verdict: No", then one line starting with
 "Reason:" that says why."""
 
-_LIKERT = """Below is a conversation, the reply that really came next (the reference), and a predicted reply.
-
-Conversation:
-{history}
-
-Reference reply: {reference}
-Predicted reply: {candidate}
-
+_LIKERT = _COMPARE_INTRO + """
 Rate how much of the reference reply's information the predicted reply conveys, from 1 to 5:
 1 = none of it, 5 = the two replies mean the same thing.
 Answer with a single integer from 1 to 5."""
 
-_LIKERT_EXPLAIN = """Below is a conversation, the reply that really came next (the reference), and a predicted reply.
-
-Conversation:
-{history}
-
-Reference reply: {reference}
-Predicted reply: {candidate}
-
+_LIKERT_EXPLAIN = _COMPARE_INTRO + """
 Rate how closely the predicted reply matches the reference reply as a response, from 1 (not at all) to
 5 (equivalent). Write "Score: <1-5>" on the first line, then one line starting with "Reason:" that says why."""
 
