@@ -77,6 +77,8 @@ def test_chapter3_results(executed):
     linear = recorded["ensembles"]["content/linear"]
     assert 0.5 < linear["upheld cv"] <= 1 and -1 <= linear["topical_chat transfer"] <= 1
     assert recorded["metric_rerun"] == {"hits": 240, "computed": 0}
+    assert set(recorded["multiplicity"]) == {"UPHELD first turn", "UPHELD random turn", "Topical-Chat (open-ended)"}
+    assert all(0 <= row["same content (cosine)"] <= 1 for row in recorded["multiplicity"].values())
 
 
 def _chromium() -> str:

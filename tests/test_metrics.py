@@ -30,3 +30,19 @@ def test_scores_match_direct_library_calls_and_cache(tmp_path):
     second = again.score(REFERENCES, CANDIDATES)
     assert (again.computed, again.hits) == (0, 2)
     assert np.allclose(first.to_numpy(), second.to_numpy())
+
+
+def test_multiplicity_pairs_and_consistency(tmp_path):
+    import pandas as pd
+
+    from evalkit.multiplicity import multiplicity
+    from fakes import ScriptedBackend
+
+    replies = iter(["The blue one suits you.", "Blue fits you best.", "Bananas are yellow.", "I like trains."] * 2)
+    backend = ScriptedBackend(lambda prompt: "Yes" if "Predicted reply" in prompt else next(replies))
+    contexts = pd.DataFrame({"set": ["a", "b"], "history": [[("user", "Which phone?")], [("user", "Hi")]]})
+    pairs = multiplicity(contexts, backend, ReferenceMetrics(store=MetricStore(tmp_path / "m.sqlite")), seed=1)
+    assert pairs["first"].tolist() == ["The blue one suits you.", "Blue fits you best."]
+    assert pairs["second"].tolist() == ["Bananas are yellow.", "I like trains."]
+    assert pairs["P(Yes) judge"].tolist() == pytest.approx([0.9, 0.9])
+    assert pairs["embedding_cosine"].between(-1, 1).all()

@@ -483,6 +483,7 @@ metric_items = None          # items per dataset scored with reference metrics (
 judge_items = 300            # UPHELD items judged by the LLM judges (stratified by source)
 judge_check_items = 100      # items judged per check set
 judges = ["yes_no", "likert"]
+multiplicity_items = 40      # contexts per set in the multiplicity experiment
 backend = "transformers"     # the model door: "transformers" or "openai"
 model = None                 # None: the default SmolLM2-135M-Instruct
 base_url = None
@@ -592,15 +593,35 @@ COLUMNS = METRICS + JUDGE_COLUMNS
 tables = {}
 for label in LABEL_NAMES:
     ours = metric_table(frames[label], COLUMNS, n_splits=n_splits, seed=seed)
-    paper = PAPER_TABLES[label].rename(index={f"judge_{j}": f"judge_{j}" for j in judges})
+    grouped = metric_table(frames[label], COLUMNS, n_splits=n_splits, seed=seed, grouped=True)
     view = pd.DataFrame(index=COLUMNS)
     for name in scores:
         view[f"{name}"] = ours[name].round(2).astype(str) + " ± " + ours[f"{name} sd"].round(3).astype(str)
-        view[f"{name} (paper)"] = paper[name].reindex(COLUMNS)
+        view[f"{name} grouped"] = grouped[name].round(2).astype(str) + " ± " + grouped[f"{name} sd"].round(3).astype(str)
+        view[f"{name} (paper)"] = PAPER_TABLES[label][name].reindex(COLUMNS)
     tables[label] = (ours, view)
 ceiling_row = {name: ceilings[(name, "content")] for name in scores}
 print("human ceiling (content):", {k: round(v, 3) for k, v in ceiling_row.items()})
 tables["content"][1]
+"""),
+("md", """
+The same content correlations as a picture: fold mean with the fold sd as error bar, per dataset, with each
+dataset's human ceiling as a dashed line.
+"""),
+("code", """
+ours = tables["content"][0]
+fig, ax = plt.subplots(figsize=(9, 3.8))
+positions = np.arange(len(COLUMNS))
+for offset, name in enumerate(scores):
+    ax.bar(positions + (offset - 1) * 0.27, ours[name], 0.27, yerr=ours[f"{name} sd"], capsize=2, label=name)
+    ax.axhline(ceilings[(name, "content")], ls="--", lw=1, color=f"C{offset}")
+ax.set_xticks(positions, COLUMNS, rotation=35, ha="right")
+ax.set_ylabel("Pearson r (5-fold mean ± sd)")
+ax.set_title("Content: metric vs human item means; dashed = human ceiling")
+ax.legend(loc="lower left", fontsize=8)
+fig.tight_layout()
+fig.savefig(output / "content_correlations.png", dpi=120)
+plt.show()
 """),
 ("code", """
 print("human ceiling (style):", {name: round(ceilings[(name, "style")], 3) for name in scores})
@@ -755,6 +776,39 @@ intervals = pd.DataFrame({column: bootstrap_ci(upheld_content.dropna(subset=[col
 intervals.round(3)
 """),
 ("md", """
+## Conversational multiplicity (the paper's Table 2)
+
+Is one human reference a fair target? If a turn admits many good continuations, two samples from the same
+model will often say different things, and any reference-based metric punishes valid answers. The paper
+sampled two GPT-4o continuations (temperature 1) for open-ended questions and for UPHELD turns and found the
+pair carried the same content 74% vs 93% of the time. We do the same with the kit's model on UPHELD first
+turns, random UPHELD turns and — as the open-ended set — Topical-Chat's free chit-chat, measuring "same
+content" by embedding cosine (threshold 0.7) and by the yes/no judge.
+"""),
+("code", """
+from evalkit.multiplicity import multiplicity
+
+first_turns = main.items[main.items["turn"] <= 1].drop_duplicates("turn_id")
+random_turns = main.items.drop_duplicates("turn_id")
+open_ended = data["topical_chat"].items
+contexts = pd.concat([
+    first_turns.sample(min(multiplicity_items, len(first_turns)), random_state=seed).assign(set="UPHELD first turn"),
+    random_turns.sample(multiplicity_items, random_state=seed).assign(set="UPHELD random turn"),
+    open_ended.sample(multiplicity_items, random_state=seed).assign(set="Topical-Chat (open-ended)"),
+])
+pairs = multiplicity(contexts, door, scorer, seed=seed)
+consistency = pairs.groupby("set", sort=False)[["same content (cosine)", "embedding_cosine", "P(Yes) judge"]].mean()
+consistency["paper (same content)"] = pd.Series({"UPHELD first turn": 0.93, "UPHELD random turn": 0.93,
+                                                 "Topical-Chat (open-ended)": 0.74})
+consistency.round(3)
+"""),
+("md", """
+Two sampled continuations and their similarity, a few per set:
+"""),
+("code", """
+pairs.groupby("set", sort=False).head(2)[["set", "first", "second", "embedding_cosine"]]
+"""),
+("md", """
 Scoring the UPHELD pairs again with a fresh scorer object reaches no model: every value comes from the
 on-disk cache.
 """),
@@ -774,6 +828,7 @@ recorded = record_results(
     ceilings={f"{name}/{label}": value for (name, label), value in ceilings.items()},
     abstentions={name: frame.attrs["abstained"] for name, frame in judge_scores.items()},
     metric_rerun={"hits": rerun.hits, "computed": rerun.computed},
+    multiplicity=consistency.drop(columns="paper (same content)").to_dict(orient="index"),
 )
 {key: recorded[key] for key in ("items_scored", "items_judged", "protocols")}
 """),
