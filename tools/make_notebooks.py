@@ -268,9 +268,9 @@ door.name
 ("md", """
 ## What the default model can and cannot do
 
-SmolLM2-135M is small enough to run anywhere, and that is its only strength. Two quick probes show why
-chapter 4 fine-tunes it before using it as a judge. First, simple true/false statements, scored by the
-probability of "Yes":
+SmolLM2-135M is small enough to run anywhere, and that is its only strength. Two quick probes show why a
+model this size must be fine-tuned (PairEval, chapter 4 — planned) before it can serve as a judge. First,
+simple true/false statements, scored by the probability of "Yes":
 """),
 ("code", """
 facts = [("Paris is the capital of France.", True), ("Water boils at 100 degrees Celsius at sea level.", True),
@@ -541,8 +541,8 @@ scores["upheld"].describe().T.round(3)
 
 The judges of `evalkit.judges` (yes/no and Likert, read from next-token probabilities) run through the model
 door on a stratified sample — equal numbers of items per candidate source — because a CPU-sized model is
-slow on long dialogues. With the default 135M-parameter model expect little: chapter 4 shows what
-fine-tuning changes. Point `backend`/`model`/`base_url` at a larger model to see the paper's setting.
+slow on long dialogues. With the default 135M-parameter model expect little (see "Models and backends").
+Point `backend`/`model`/`base_url` at a larger model to see the paper's setting.
 """),
 ("code", """
 door = open_backend(backend, model, base_url=base_url)
