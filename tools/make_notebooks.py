@@ -634,8 +634,17 @@ tables["reasonable"][1]
 ("md", """
 On UPHELD our reference metrics correlate far more strongly than the paper's: the release's calibration
 items (the random utterance and the paraphrase) spread the scores, and we correlate with item means rather
-than single annotations (see the protocol table). The order is similar — BERTScore and embedding cosine lead,
-bigrams trail — and reasonableness, a reference-free notion, is the hardest label for reference metrics.
+than single annotations (see the protocol table). Which metric leads, and which trails, per label and
+dataset (reference metrics only):
+"""),
+("code", """
+pd.DataFrame({(label, name): {"best": tables[label][0][name].loc[METRICS].idxmax(),
+                              "best r": tables[label][0][name].loc[METRICS].max(),
+                              "worst": tables[label][0][name].loc[METRICS].idxmin(),
+                              "worst r": tables[label][0][name].loc[METRICS].min()}
+              for label in LABEL_NAMES for name in scores}).T.round(3)
+"""),
+("md", """
 
 ## The Mixture-of-Judges
 
