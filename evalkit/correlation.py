@@ -21,10 +21,11 @@ import pandas as pd
 from scipy import stats
 from sklearn.model_selection import GroupKFold, KFold
 
+from .upheld import CALIBRATION_SOURCES
+
 __all__ = ["CALIBRATION_SOURCES", "evaluation_frame", "correlation", "cramers_v", "paper_kind", "folds",
            "fold_correlations", "bootstrap_ci", "correlation_table"]
 
-CALIBRATION_SOURCES = ("random", "gpt4_rephrase")
 Kind = Literal["pearson", "spearman", "kendall", "pointbiserial", "cramers_v"]
 
 

@@ -183,9 +183,9 @@ class TransformersBackend:
             variants = set()
             for text in (label, " " + label):
                 first = self.tokenizer.encode(text, add_special_tokens=False)[0]
+                piece = self.tokenizer.decode([first]).strip().lower()
                 # Some tokenizers split " 4" into " " + "4": a bare space token says nothing about the label.
-                if self.tokenizer.decode([first]).strip().lower() == label.lower()[:len(
-                        self.tokenizer.decode([first]).strip())] and self.tokenizer.decode([first]).strip():
+                if piece and label.lower().startswith(piece):
                     variants.add(first)
             if not variants:
                 raise ValueError(f"label {label!r} has no token of its own in this tokenizer")

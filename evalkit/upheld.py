@@ -31,14 +31,16 @@ import pandas as pd
 from .sources import dataset_dir, find_file, sha256_of
 
 __all__ = [
-    "LABELS", "SUBSETS", "UpheldFormatError", "Fault", "LoadReport", "UpheldData", "load_upheld",
-    "read_subset", "parse_history", "agreement_bin", "item_table", "aggregate_scores",
+    "LABELS", "SUBSETS", "CALIBRATION_SOURCES", "UpheldFormatError", "Fault", "LoadReport", "UpheldData",
+    "load_upheld", "read_subset", "parse_history", "agreement_bin", "item_table", "aggregate_scores",
 ]
 
 Subset = Literal["main", "llm_arena", "topical_chat"]
 SUBSETS: dict[str, str] = {"main": "", "llm_arena": "additional_resources/llm_arena_annotated/",
                            "topical_chat": "additional_resources/topical_chat_annotated/"}
 DATASET_NAMES = {"main": "upheld", "llm_arena": "llm_arena", "topical_chat": "topical_chat"}
+#: The two calibration sources of the main set: a paraphrase of the reference and a random utterance.
+CALIBRATION_SOURCES = ("gpt4_rephrase", "random")
 #: Option B of both check sets was written by GPT-4o (paper §3.1.5); the files have no model column.
 CHECK_SET_MODEL = "gpt-4o"
 N_ANNOTATOR_FILES = 10
@@ -362,7 +364,7 @@ def _strip_leaked_reference(labels: pd.DataFrame, report: LoadReport) -> None:
             history = history[:-1]
         if len(history) < length:
             stripped[model] += 1
-        elif model in ("random", "gpt4_rephrase"):
+        elif model in CALIBRATION_SOURCES:
             report.leak_expected_not_found += 1
         histories.append(history)
     labels["history"] = histories
