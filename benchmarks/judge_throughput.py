@@ -26,7 +26,7 @@ from evalkit.upheld import load_upheld
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--items", type=int, default=24)
-    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--batch-size", type=int, default=None, help="default: the backend's (1 on a CPU)")
     parser.add_argument("--max-tokens", type=int, default=16, help="generation length in (a)")
     parser.add_argument("--model", default=None, help="local folder or HF id (default: SmolLM2-135M)")
     parser.add_argument("--seed", type=int, default=0)

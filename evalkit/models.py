@@ -116,11 +116,12 @@ class TransformersBackend:
     """A local causal LM through transformers: fp32 on CPU by default, chat template applied.
 
     ``model`` is a folder or a Hugging Face id (None: the default SmolLM2-135M-Instruct); ``adapter`` an
-    optional PEFT/LoRA folder. Prompts are sorted by length and run in left-padded batches.
+    optional PEFT/LoRA folder. Prompts are sorted by length and run in left-padded batches of near-equal
+    length (``batch_size``: 1 on a CPU, 8 elsewhere, unless given).
     """
 
     def __init__(self, model: str | Path | None = None, *, adapter: str | Path | None = None,
-                 batch_size: int = 8, dtype: str = "float32", device: str = "cpu"):
+                 batch_size: int | None = None, dtype: str = "float32", device: str = "cpu"):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -141,7 +142,10 @@ class TransformersBackend:
             self.model = PeftModel.from_pretrained(self.model, str(adapter))
             fingerprint += "+" + _folder_fingerprint(Path(adapter))
         self.model.eval()
-        self.device, self.batch_size = device, batch_size
+        # On a CPU a batch costs as much as its prompts one by one, plus its padding (measured, see
+        # docs/DEVELOPMENT.md), so the default there is 1; accelerators batch.
+        self.device = device
+        self.batch_size = batch_size if batch_size is not None else (1 if device == "cpu" else 8)
         self.name = f"transformers:{Path(location).name}:{fingerprint}"
 
     def _encode(self, prompts: Sequence[Messages]) -> list[list[int]]:
