@@ -95,7 +95,21 @@ UPHELD = Dataset(
     },
 )
 
-DATASETS: dict[str, Dataset] = {UPHELD.name: UPHELD}
+DAILYDIALOG = Dataset(
+    name="dailydialog",
+    # A re-host of the official ijcnlp_dailydialog split archives (file dates 2017-04-15), pinned by commit.
+    base_url="https://raw.githubusercontent.com/kent-ai-dev/engram/9874fe15199f13692201faa5b530a78786192b5f/"
+             "dailydialog_raw/EMNLP_dataset/",
+    licence="CC BY-NC-SA 4.0 (per the DailyDialog authors)",
+    attribution="DailyDialog, Li et al. 2017 (IJCNLP)",
+    files={
+        "train.zip": "6191257f8250da0e045bfd1d017645e15b2358df975ec4c5c431a5a1f99662a4",
+        "validation.zip": "f068cf7526a56ab5f26e99b74ce9edbc2766f7b060a3c6cef035920b0dd28153",
+        "test.zip": "5f9526a5ce4b8af4ca237aa3ff38cbf03becbc596c70b0974d7f5f9af2ea0615",
+    },
+)
+
+DATASETS: dict[str, Dataset] = {UPHELD.name: UPHELD, DAILYDIALOG.name: DAILYDIALOG}
 
 _ENV_VAR = "EVALKIT_DATA_DIR"
 
