@@ -124,14 +124,13 @@ def split_half_reliability(labels: pd.DataFrame, label: str, *, repeats: int = 5
     matrix, counts = matrix[counts >= 2], counts[counts >= 2]
     halves = counts // 2
     estimates = []
+    rated, values = ~np.isnan(matrix), np.nan_to_num(matrix)
     for _ in range(repeats):
         # A random order of each item's ratings (unrated cells sorted last); the first half goes to one side.
-        keys = np.where(np.isnan(matrix), np.inf, rng.random(matrix.shape))
+        keys = np.where(rated, rng.random(matrix.shape), np.inf)
         ranks = keys.argsort(axis=1).argsort(axis=1)
-        rated = ~np.isnan(matrix)
         first = rated & (ranks < halves[:, None])
         second = rated & ~first
-        values = np.nan_to_num(matrix)
         first_mean = (values * first).sum(axis=1) / first.sum(axis=1)
         second_mean = (values * second).sum(axis=1) / second.sum(axis=1)
         estimates.append(stats.pearsonr(first_mean, second_mean)[0])

@@ -14,7 +14,6 @@ the usual stack from a few settings.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import os
 import re

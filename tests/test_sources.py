@@ -5,7 +5,6 @@ import functools
 import hashlib
 import http.server
 import threading
-from pathlib import Path
 
 import pytest
 
