@@ -14,6 +14,7 @@ the usual stack from a few settings.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import os
 import re
@@ -115,12 +116,15 @@ class TransformersBackend:
     """A local causal LM through transformers: fp32 on CPU by default, chat template applied.
 
     ``model`` is a folder or a Hugging Face id (None: the default SmolLM2-135M-Instruct); ``adapter`` an
-    optional PEFT/LoRA folder. Prompts are sorted by length and run in left-padded batches of near-equal
-    length (``batch_size``: 1 on a CPU, 8 elsewhere, unless given).
+    optional PEFT/LoRA folder. With ``batch_size`` 1 (the CPU default) label probabilities are computed
+    one prompt at a time, reusing the key/value cache of a prefix shared with the previous prompt
+    (``share_prefixes``); with larger batches prompts are sorted by length and run in left-padded batches of
+    near-equal length (8 on an accelerator unless given).
     """
 
     def __init__(self, model: str | Path | None = None, *, adapter: str | Path | None = None,
-                 batch_size: int | None = None, dtype: str = "float32", device: str = "cpu"):
+                 batch_size: int | None = None, dtype: str = "float32", device: str = "cpu",
+                 share_prefixes: bool = True, min_shared_prefix: int = 8):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -145,6 +149,9 @@ class TransformersBackend:
         # docs/DEVELOPMENT.md), so the default there is 1; accelerators batch.
         self.device = device
         self.batch_size = batch_size if batch_size is not None else (1 if device == "cpu" else 8)
+        # One prompt at a time, prompts that open alike reuse the cached keys/values of their common
+        # prefix (measured in benchmarks/judge_throughput.py); batched runs compute every prompt whole.
+        self.share_prefixes, self.min_shared_prefix = share_prefixes, min_shared_prefix
         self.name = f"transformers:{Path(location).name}:{fingerprint}"
 
     def _encode(self, prompts: Sequence[Messages]) -> list[list[int]]:
@@ -201,12 +208,10 @@ class TransformersBackend:
                 seen[token] = label
         return ids
 
-    def label_probs(self, prompts: Sequence[Messages], labels: Sequence[str]) -> list[LabelResult]:
+    def _last_logits_batched(self, encoded: list[list[int]]):
+        """(indices, last-position logits) per left-padded batch of near-equal length."""
         import torch
 
-        token_ids = self.label_token_ids(labels)
-        encoded = self._encode(prompts)
-        results: list[LabelResult | None] = [None] * len(prompts)
         for batch in self._batches(encoded):
             ids, mask = self._padded([encoded[i] for i in batch])
             # Positions count real tokens only, so a left-padded prompt scores as it would alone.
@@ -216,6 +221,44 @@ class TransformersBackend:
                 # saves about a fifth of the work for a small model with a large vocabulary.
                 logits = self.model(input_ids=ids, attention_mask=mask, position_ids=positions,
                                     logits_to_keep=1).logits[:, -1, :]
+            yield batch, logits
+
+    def _last_logits_sharing_prefixes(self, encoded: list[list[int]]):
+        """(indices, last-position logits) one prompt at a time, reusing the key/value cache of the longest
+        prefix shared with the previous prompt. Prompts run in lexicographic token order, so prompts that
+        open alike (same instructions, same first conversation) follow each other and only their
+        differing tails are computed."""
+        import torch
+        from transformers import DynamicCache
+
+        cache, previous = None, []
+        for index in sorted(range(len(encoded)), key=lambda i: encoded[i]):
+            ids = encoded[index]
+            shared = 0
+            for a, b in zip(previous, ids):
+                if a != b:
+                    break
+                shared += 1
+            shared = min(shared, len(ids) - 1)  # at least one token must run to give the next-token logits
+            if cache is None or shared < self.min_shared_prefix:
+                cache, shared = DynamicCache(config=self.model.config), 0
+            else:
+                cache.crop(shared - cache.get_seq_length())  # a negative count: drop the previous tail
+            with torch.no_grad():
+                output = self.model(input_ids=torch.tensor([ids[shared:]], device=self.device),
+                                    cache=cache, use_cache=True, logits_to_keep=1)
+            previous = ids  # the cache grew in place to cover this whole prompt
+            yield [index], output.logits[:, -1, :]
+
+    def label_probs(self, prompts: Sequence[Messages], labels: Sequence[str]) -> list[LabelResult]:
+        import torch
+
+        token_ids = self.label_token_ids(labels)
+        encoded = self._encode(prompts)
+        results: list[LabelResult | None] = [None] * len(prompts)
+        chunks = (self._last_logits_sharing_prefixes(encoded) if self.batch_size == 1 and self.share_prefixes
+                  else self._last_logits_batched(encoded))
+        for batch, logits in chunks:
             probabilities = torch.softmax(logits.float(), dim=-1)
             for row, index in enumerate(batch):
                 mass = {label: float(probabilities[row, tokens].sum()) for label, tokens in token_ids.items()}
@@ -368,6 +411,7 @@ class CachedBackend:
     backend: Backend
     cache: CallCache | None = None
     telemetry: Telemetry = field(default_factory=Telemetry)
+    chunk_size: int = 256
 
     @property
     def name(self) -> str:
@@ -376,16 +420,20 @@ class CachedBackend:
     def _cached(self, operation: str, prompts: Sequence[Messages], parameters: dict[str, Any], call, build):
         keys = [call_key(self.name, operation, list(map(dict, p)), parameters) for p in prompts]
         found = self.cache.get_many(keys) if self.cache is not None else {}
-        missing = [i for i, key in enumerate(keys) if key not in found]
+        # Missing prompts run in chunks, each stored as soon as it is done, so an interrupted run resumes
+        # from the last finished chunk; sorting by text keeps prompts that open alike in the same chunk.
+        missing = sorted((i for i, key in enumerate(keys) if key not in found),
+                         key=lambda i: json.dumps(list(map(dict, prompts[i]))))
         fresh: dict[int, Any] = {}
         elapsed = 0.0
-        if missing:
+        for start in range(0, len(missing), self.chunk_size):
+            chunk = missing[start:start + self.chunk_size]
             started = time.perf_counter()
-            answers = call([prompts[i] for i in missing])
-            elapsed = time.perf_counter() - started
-            fresh = dict(zip(missing, answers))
+            answers = call([prompts[i] for i in chunk])
+            elapsed += time.perf_counter() - started
+            fresh.update(zip(chunk, answers))
             if self.cache is not None:
-                self.cache.put_many((keys[i], self.name, operation, asdict(answer)) for i, answer in fresh.items())
+                self.cache.put_many((keys[i], self.name, operation, asdict(answer)) for i, answer in zip(chunk, answers))
         results, records = [], []
         for i, key in enumerate(keys):
             hit = i not in fresh

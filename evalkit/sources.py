@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import io
 import json
 import os
 import tempfile
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["DataUnavailable", "ChecksumMismatch", "Dataset", "DATASETS", "dataset_dir", "find_file",
-           "project_data_dir", "sha256_of"]
+           "project_data_dir", "sha256_of", "GitTree", "git_blob_sha1"]
 
 
 class DataUnavailable(RuntimeError):
@@ -47,6 +48,23 @@ class Dataset:
     licence: str
     attribution: str
     metadata_file: str | None = None
+    tree: "GitTree | None" = None
+
+
+@dataclass(frozen=True)
+class GitTree:
+    """A folder of many small files in a GitHub repository, fetched file by file and packed into one tar.
+
+    ``manifest_sha256`` pins the content: the sha256 of the sorted lines ``<path>\t<git blob sha1>\n``
+    over every file under ``folder``. Each downloaded file is checked against its blob hash from the git
+    tree, the tree against the manifest, and a local tarball (``archive``) against the same manifest.
+    """
+
+    repo: str
+    commit: str
+    folder: str
+    archive: str
+    manifest_sha256: str
 
 
 _UPHELD_COMMIT = "b3da39f75fcc2544d4c43887fedb5ed2dba2edcb"
@@ -109,7 +127,33 @@ DAILYDIALOG = Dataset(
     },
 )
 
-DATASETS: dict[str, Dataset] = {UPHELD.name: UPHELD, DAILYDIALOG.name: DAILYDIALOG}
+_DDPP_COMMIT = "4b02f9ff671e7e27d8e6b8a1925158bd5729abda"
+
+DAILYDIALOG_PLUSPLUS = Dataset(
+    name="dailydialog_plusplus",
+    base_url=f"https://raw.githubusercontent.com/iitmnlp/DailyDialog-plusplus/{_DDPP_COMMIT}/dataset/",
+    licence="MIT (repository licence; no separate data licence stated)",
+    attribution="DailyDialog++, Sai et al. 2020 (TACL), github.com/iitmnlp/DailyDialog-plusplus",
+    files={
+        "dev.json": "afbdee92c9ab372f599c605609676fceba517f83286d58555f0404f4364b5bfa",
+        "test.json": "e8202c3d4b11008a13061b15c4d8ce1f6d05baa9104a9c1f5caa5450134522fa",
+    },
+)
+
+KHALID_LEE = Dataset(
+    name="khalid_lee_2022",
+    base_url="https://raw.githubusercontent.com/baber-sos/"
+             "Explaining-Dialogue-Evaluation-Metrics-using-Adversarial-Behavioral-Analysis/",
+    licence="none stated by the authors (research use)",
+    attribution="Khalid & Lee 2022 (NAACL), adversarial test suite, DailyDialog part",
+    files={},
+    tree=GitTree(repo="baber-sos/Explaining-Dialogue-Evaluation-Metrics-using-Adversarial-Behavioral-Analysis",
+                 commit="561467992f7d83fe36e43b9e61c56c53e870b75c", folder="daily_dialogue/test_conversations/",
+                 archive="daily_dialogue_test_conversations.tar.gz",
+                 manifest_sha256="6f5acec4230891bcb94178e26df48f874c0e0ca82101a2e8607634599af9d5fd"),
+)
+
+DATASETS: dict[str, Dataset] = {d.name: d for d in (UPHELD, DAILYDIALOG, DAILYDIALOG_PLUSPLUS, KHALID_LEE)}
 
 _ENV_VAR = "EVALKIT_DATA_DIR"
 
@@ -138,7 +182,87 @@ def find_file(root: Path, relative: str) -> Path | None:
     return None
 
 
+def git_blob_sha1(data: bytes) -> str:
+    """The git object id of a file's bytes (what a git tree lists for it).
+
+    >>> git_blob_sha1(b"")
+    'e69de29bb2d1d6434b8b29ae775ad8c2e48c5391'
+    """
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def _manifest_digest(entries: dict[str, str]) -> str:
+    return hashlib.sha256("".join(f"{path}\t{sha}\n" for path, sha in sorted(entries.items())).encode()).hexdigest()
+
+
+def _tar_manifest(archive: Path) -> dict[str, str]:
+    import tarfile
+
+    with tarfile.open(archive) as bundle:
+        return {m.name: git_blob_sha1(bundle.extractfile(m).read())  # type: ignore[union-attr]
+                for m in bundle.getmembers() if m.isfile()}
+
+
+def _verify_tree(root: Path, dataset: Dataset, check: bool) -> None:
+    tree = dataset.tree
+    assert tree is not None
+    archive = find_file(root, tree.archive)
+    if archive is None:
+        raise DataUnavailable(f"{dataset.name}: {root} lacks {tree.archive!r}. Point {_ENV_VAR} at a directory "
+                              f"with the layout of ../shared/data, or unset it to download.")
+    if check:
+        actual = _manifest_digest(_tar_manifest(archive))
+        if actual != tree.manifest_sha256:
+            raise ChecksumMismatch(f"{archive}: content manifest sha256 {actual[:16]}… differs from the pinned "
+                                   f"{tree.manifest_sha256[:16]}… of {tree.repo}@{tree.commit[:12]}.")
+
+
+def _fetch(url: str, dataset: Dataset, timeout: float) -> bytes:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
+            return response.read()
+    except (urllib.error.URLError, OSError) as error:
+        raise DataUnavailable(
+            f"{dataset.name}: could not download {url} ({error}). This machine may be offline: set "
+            f"{_ENV_VAR} to a directory holding '{dataset.name}/' (layout of ../shared/data), e.g. "
+            f"export {_ENV_VAR}=../shared/data") from error
+
+
+def _download_tree(dataset: Dataset, target: Path, timeout: float = 60.0, api_url: str | None = None,
+                   raw_url: str | None = None) -> None:
+    """Fetch a pinned git folder file by file, verify it and pack it into ``target/<archive>``."""
+    import tarfile
+
+    tree = dataset.tree
+    assert tree is not None
+    api = api_url or f"https://api.github.com/repos/{tree.repo}/git/trees/{tree.commit}?recursive=1"
+    listing = json.loads(_fetch(api, dataset, timeout))
+    entries = {item["path"]: item["sha"] for item in listing.get("tree", [])
+               if item.get("type") == "blob" and item["path"].startswith(tree.folder)}
+    if listing.get("truncated") or _manifest_digest(entries) != tree.manifest_sha256:
+        raise ChecksumMismatch(f"{api}: the listed files do not match the pinned manifest of {dataset.name}")
+    raw = raw_url or f"https://raw.githubusercontent.com/{tree.repo}/{tree.commit}/"
+    target.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=target, suffix=".partial", delete=False) as handle:
+        try:
+            with tarfile.open(fileobj=handle, mode="w:gz") as bundle:
+                for path, expected in sorted(entries.items()):
+                    payload = _fetch(raw + urllib.request.quote(path), dataset, timeout)
+                    if git_blob_sha1(payload) != expected:
+                        raise ChecksumMismatch(f"{raw}{path}: content differs from git blob {expected[:12]}…")
+                    info = tarfile.TarInfo(path)
+                    info.size = len(payload)
+                    bundle.addfile(info, io.BytesIO(payload))
+        except BaseException:
+            Path(handle.name).unlink(missing_ok=True)
+            raise
+    Path(handle.name).replace(target / tree.archive)
+
+
 def _verify(root: Path, dataset: Dataset, check: bool) -> None:
+    if dataset.tree is not None:
+        _verify_tree(root, dataset, check)
+        return
     missing = [rel for rel in dataset.files if find_file(root, rel) is None]
     if missing:
         raise DataUnavailable(
@@ -217,7 +341,12 @@ def dataset_dir(name: str, *, data_dir: str | os.PathLike | None = None, verify:
         _verify(root, dataset, verify)
         return root
     root = project_data_dir() / name
-    if not all(find_file(root, rel) for rel in dataset.files):
+    if dataset.tree is not None:
+        if find_file(root, dataset.tree.archive) is None:
+            if not download:
+                raise DataUnavailable(f"{dataset.name} is not in {root}; set {_ENV_VAR} or allow the download.")
+            _download_tree(dataset, root)
+    elif not all(find_file(root, rel) for rel in dataset.files):
         if not download:
             raise DataUnavailable(f"{dataset.name} is not in {root}; set {_ENV_VAR} or allow the download.")
         _download(dataset, root, base_url=base_url)

@@ -65,13 +65,195 @@ def test_training_pairs_balance_slots_and_draw_negatives_elsewhere():
     dialogues = [[f"d{d} t{t}" for t in range(5)] for d in range(20)]
     pairs = training_pairs(dialogues, 400, seed=3)
     assert 0.4 < (pairs["better"] == "A").mean() < 0.6
+    assert set(pairs["negative"]) == {"random"}
     for row in pairs.itertuples():
-        positive = row.first if row.better == "A" else row.second
-        negative = row.second if row.better == "A" else row.first
-        source = int(positive.split()[0][1:])
-        assert row.context == [f"d{source} t{t}" for t in range(int(positive.split()[1][1:]))][-4:]
-        assert not negative.startswith(f"d{source} ")
+        good = (row.context_a, row.response_a) if row.better == "A" else (row.context_b, row.response_b)
+        bad = (row.context_b, row.response_b) if row.better == "A" else (row.context_a, row.response_a)
+        source, turn = (int(part[1:]) for part in good[1].split())
+        assert good[0] == [f"d{source} t{t}" for t in range(turn)]  # the real next utterance of its context
+        bad_context_source = int(bad[0][0].split()[0][1:])
+        assert bad_context_source != source
+        assert not bad[1].startswith((f"d{source} ", f"d{bad_context_source} "))  # a reply from a third dialogue
     assert training_pairs(dialogues, 50, seed=3).equals(training_pairs(dialogues, 50, seed=3))
+
+
+def test_hard_negatives_come_from_dailydialog_plusplus_records():
+    dialogues = [[f"d{d} t{t}" for t in range(5)] for d in range(20)]
+    records = [{"context": ["ctx q"], "positive_responses": ["fine"], "adversarial_negative_responses": ["sly"]}]
+    pairs = training_pairs(dialogues, 300, seed=1, hard_negatives=records, hard_share=0.5)
+    hard = pairs[pairs["negative"] == "adversarial"]
+    assert 0.4 < len(hard) / len(pairs) < 0.6
+    for row in hard.itertuples():
+        assert (["ctx q"], "sly") in [(row.context_a, row.response_a), (row.context_b, row.response_b)]
+
+
+def test_compare_responses_and_directeval_read_the_right_labels():
+    from evalkit.paireval import compare_responses, directeval_scores
+    from tests.fakes import ScriptedBackend
+
+    assert compare_responses([["Hi"]], ["x"], ["y"], PositionBiased(0.8)) == pytest.approx([0.5])
+    assert compare_responses([["Hi"]], ["a good one"], ["a bad one"], KnowsQuality())[0] > 0.8
+    backend = ScriptedBackend(lambda prompt: "Yes" if "kind" in prompt else "No")
+    assert directeval_scores([["Hi"], ["Hi"]], ["a kind reply", "rude"], backend).tolist() == [0.9, 0.1]
+
+
+def test_prompt_limits_clip_contexts_and_replies():
+    from evalkit.paireval import PromptLimits, pair_messages
+
+    text = pair_messages(["t1", "t2", "t3 is long here"], "w " * 100, ["u"], "r",
+                         limits=PromptLimits(turns=2, words=3))[0]["content"]
+    assert "t1" not in text and "t3 is long …" in text and "w w w …" in text
+
+
+def test_comparison_runs_positions_and_exhaustive():
+    from evalkit.paireval import comparison_runs, exhaustive_matrix, ranking_accuracy
+
+    matrix = paireval_matrix = np.array([[[0.9, 0.1], [0.6, 0.4]]])
+    assert comparison_runs(matrix, 2, 1)[0] == pytest.approx([0.5])
+    assert comparison_runs(paireval_matrix, 1, 2, positions="first")[1] == pytest.approx([0.6])
+    assert comparison_runs(matrix, 1, 2, positions="second")[0] == pytest.approx([0.1])
+    with pytest.raises(ValueError):
+        comparison_runs(matrix, 3, 1)
+    full = exhaustive_matrix([["a"], ["b"], ["c"]], ["a good", "a meh", "a bad"], KnowsQuality())
+    assert np.isnan(full[np.arange(3), np.arange(3)]).all()
+    scores = np.nanmean(full, axis=(1, 2))
+    assert scores[0] > scores[1] > scores[2]
+    assert ranking_accuracy(scores[:2], scores[1:]) == 1.0
+
+
+def test_lora_training_lowers_the_loss_and_the_adapter_reloads(tmp_path, monkeypatch):
+    from evalkit.models import TransformersBackend
+    from evalkit.paireval import train_lora
+
+    monkeypatch.setenv("EVALKIT_CACHE_DIR", str(tmp_path / "cache"))
+    words = ["apple", "river", "stone", "cloud", "lamp", "tiger", "piano", "maple"]
+    prompts = [[{"role": "user", "content": f"Word: {w}. Answer A or B."}] for w in words]
+    targets = ["B" if i % 2 else "A" for i in range(len(words))]
+    run = train_lora(prompts, targets, steps=12, batch_size=4, learning_rate=2e-3, seed=5,
+                     output_dir=tmp_path / "adapter")
+    assert np.mean(run.losses[-3:]) < np.mean(run.losses[:3])
+    assert (tmp_path / "adapter" / "adapter_config.json").is_file() and run.seconds_per_step > 0
+    again = train_lora(prompts, targets, steps=12, batch_size=4, learning_rate=2e-3, seed=5,
+                       output_dir=tmp_path / "adapter")
+    assert again.from_cache and again.losses == run.losses  # the saved run is reused, not retrained
+    tuned = TransformersBackend(adapter=tmp_path / "adapter").label_probs(prompts, ["A", "B"])
+    base = TransformersBackend().label_probs(prompts, ["A", "B"])
+    gain = [t.probs[y] - b.probs[y] for t, b, y in zip(tuned, base, targets)]
+    assert np.mean(gain) > 0.05  # the reloaded adapter moved the answers toward the targets
+    rerun = train_lora(prompts, targets, steps=12, batch_size=4, learning_rate=2e-3, seed=5,
+                       output_dir=tmp_path / "other", reuse=False)
+    assert rerun.losses == pytest.approx(run.losses, rel=1e-4)  # seeded: the same run twice
+
+
+def test_temperature_scaling_fixes_overconfidence():
+    from evalkit.paireval import apply_temperature, expected_calibration_error, fit_temperature
+
+    rng = np.random.default_rng(0)
+    true = rng.uniform(0.05, 0.95, 4000)
+    outcomes = rng.random(4000) < true
+    overconfident = apply_temperature(true, 0.4)  # log-odds stretched 2.5x
+    temperature = fit_temperature(overconfident, outcomes)
+    assert temperature == pytest.approx(2.5, rel=0.15)
+    before = expected_calibration_error(overconfident, outcomes)
+    after = expected_calibration_error(apply_temperature(overconfident, temperature), outcomes)
+    assert after < before / 2
+
+
+def test_meta_eval_schema_round_trip_and_errors(tmp_path):
+    import pandas as pd
+
+    from evalkit.paireval import MetaEvalFormatError, meta_evaluate, read_meta_eval, write_meta_eval
+
+    frame = pd.DataFrame({"context": [["Hi", "Hello, how can I help?"], ["Bye"], ["Yo"]],
+                          "response": ["I need a plumber.", "See you", "Sup"], "reference": ["x", None, "z"],
+                          "score": [5.0, 1.0, 3.0], "dataset": "toy", "system": ["a", "b", "a"]})
+    for suffix in (".jsonl", ".csv"):
+        back = read_meta_eval(write_meta_eval(frame, tmp_path / f"set{suffix}"))
+        assert back["context"].tolist() == frame["context"].tolist()
+        assert back["score"].tolist() == [5.0, 1.0, 3.0]
+        assert back["reference"][0] == "x" and pd.isna(back["reference"][1])  # an absent reference stays absent
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"context": ["Hi"], "response": "x", "score": 2}\n{"context": "Hi", "response": "y", "score": 1}\n')
+    with pytest.raises(MetaEvalFormatError, match=r"bad.jsonl, line 2, field 'context'"):
+        read_meta_eval(bad)
+    bad.write_text('{"context": ["Hi"], "response": "x", "score": "high"}\n')
+    with pytest.raises(MetaEvalFormatError, match=r"line 1, field 'score'"):
+        read_meta_eval(bad)
+    bad.write_text('{"context": ["Hi"], "response": "x", "score": 2}\nnot json\n')
+    with pytest.raises(MetaEvalFormatError, match=r"line 2: not JSON"):
+        read_meta_eval(bad)
+    csv = tmp_path / "bad.csv"
+    csv.write_text('context,response,score\n"[""Hi""]",x,2\n"[""Hi""]",,3\n')
+    with pytest.raises(MetaEvalFormatError, match=r"bad.csv, line 3, field 'response'"):
+        read_meta_eval(csv)
+    frame["metric"] = [0.9, 0.1, 0.5]
+    result = meta_evaluate(frame, "metric")
+    assert result["pearson"] > 0.9 and result["spearman"] == pytest.approx(1.0) and result["n"] == 3
+
+
+def test_cli_score_and_meta_eval_round_trip(tmp_path, monkeypatch, capsys, real_data_dir):
+    import pandas as pd
+
+    from evalkit.cli import main
+    from evalkit.paireval import read_meta_eval, write_meta_eval
+
+    monkeypatch.setenv("EVALKIT_CACHE_DIR", str(tmp_path / "cache"))
+    frame = pd.DataFrame({"context": [["Where is the station?"], ["Do you like tea?"], ["What time is it?"],
+                                      ["Can you help me?"]],
+                          "response": ["Two blocks north.", "Purple elephants sing.", "It is noon.", "Sure, how?"],
+                          "score": [5, 1, 5, 4]})
+    source = write_meta_eval(frame, tmp_path / "set.jsonl")
+    assert main(["paireval", "score", "--input", str(source), "--output", str(tmp_path / "out.csv"),
+                 "--comparisons", "1"]) == 0
+    scored = read_meta_eval(tmp_path / "out.csv")
+    assert scored["paireval"].between(0, 1).all() and len(scored) == 4
+    capsys.readouterr()
+    assert main(["paireval", "meta-eval", "--input", str(tmp_path / "out.csv")]) == 0
+    printed = capsys.readouterr().out
+    assert "pearson r = " in printed and "spearman rho = " in printed and "n = 4" in printed
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"context": ["Hi"], "response": "x"}\n')
+    assert main(["paireval", "meta-eval", "--input", str(broken)]) == 2
+    assert "broken.jsonl, line 1, field 'score': missing" in capsys.readouterr().err
+
+
+def test_khalid_lee_cases_parse_and_malformed_case_is_named(tmp_path):
+    import io
+    import tarfile
+
+    from evalkit.paireval import read_khalid_lee
+
+    def case(original, modified):
+        return "original_conversation\n" + "\n".join(original) + "\nmodified_conversation\n" + "\n".join(modified) + "\n"
+
+    archive = tmp_path / "attacks.tar.gz"
+    with tarfile.open(archive, "w:gz") as bundle:
+        for name, text in {"t/dullness/case_1": case(["Hi", "How are you?"], ["Hi", "OK."]),
+                           "t/entrainment/case_2": case(["Hi", "Yo", "Bye"], ["Hey", "Yo", "Bye now"]),
+                           "t/dullness/prob_cases_usr": "1 0.5 0.4\n"}.items():
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            bundle.addfile(info, io.BytesIO(data))
+    cases = read_khalid_lee(archive)
+    assert cases[["attack", "case", "original", "modified"]].values.tolist() == [
+        ["dullness", 1, "How are you?", "OK."], ["entrainment", 2, "Bye", "Bye now"]]
+    assert cases["context_changed"].tolist() == [False, True] and cases["context"][1] == ["Hi", "Yo"]
+    folder = tmp_path / "unpacked" / "pronoun"
+    folder.mkdir(parents=True)
+    (folder / "case_7").write_text("original_conversation\nHi\n")  # no modified_conversation marker
+    with pytest.raises(ValueError, match="pronoun/case_7"):
+        read_khalid_lee(tmp_path / "unpacked")
+
+
+def test_dailydialog_plusplus_malformed_line_is_named(tmp_path):
+    from evalkit.paireval import read_dailydialog_plusplus
+
+    path = tmp_path / "dev.json"
+    path.write_text('{"context": ["a"], "positive_responses": ["b"], "adversarial_negative_responses": ["c"]}\n'
+                    '{"context": ["a"], "positive_responses": ["b"], "adversarial_negative_responses": []}\n')
+    with pytest.raises(ValueError, match="line 2, field 'adversarial_negative_responses'"):
+        read_dailydialog_plusplus(path)
 
 
 def test_read_dailydialog_and_malformed_line(tmp_path):
@@ -93,3 +275,12 @@ def test_real_dailydialog(real_data_dir):
     dialogues = load_dailydialog("validation", data_dir=real_data_dir)  # checksums verified on the way
     assert len(dialogues) == 1000 and all(len(d) >= 2 for d in dialogues)
     assert np.mean([len(d) for d in dialogues]) > 5
+
+
+def test_real_attack_suite_and_dailydialog_plusplus(real_data_dir):
+    from evalkit.paireval import KHALID_LEE_ATTACKS, load_dailydialog_plusplus, load_khalid_lee
+
+    cases = load_khalid_lee(data_dir=real_data_dir)  # the content manifest is verified on the way
+    assert len(cases) == 7417 and set(cases["attack"]) == set(KHALID_LEE_ATTACKS)
+    assert cases.groupby("attack").size()["pronoun"] == 1419
+    assert len(load_dailydialog_plusplus("test", data_dir=real_data_dir)) == 1142

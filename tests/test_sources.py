@@ -96,3 +96,32 @@ def test_real_upheld_matches_pinned_checksums(real_data_dir):
 def test_pins_agree_with_croissant_metadata(real_data_dir):
     sources._check_croissant(sources.UPHELD, real_data_dir / "upheld")  # raises on any disagreement
     assert sum(1 for name in sources.UPHELD.files if "/" not in name and name.endswith(".csv")) == 10
+
+
+def test_git_tree_download_packs_verified_files_and_checks_the_manifest(server, isolated, tmp_path):
+    base, _ = server
+    served = tmp_path / "served"
+    entries = {"folder/" + name: sources.git_blob_sha1(body) for name, body in PAYLOAD.items()}
+    for path, body in zip(entries, PAYLOAD.values()):
+        (served / "raw" / path).parent.mkdir(parents=True, exist_ok=True)
+        (served / "raw" / path).write_bytes(body)
+    listing = {"tree": [{"path": p, "type": "blob", "sha": sha} for p, sha in entries.items()]
+               + [{"path": "elsewhere/c.txt", "type": "blob", "sha": "0" * 40}], "truncated": False}
+    (served / "tree.json").write_text(__import__("json").dumps(listing))
+    manifest = sources._manifest_digest(entries)
+    tree = sources.GitTree(repo="o/r", commit="c" * 40, folder="folder/", archive="all.tar.gz",
+                           manifest_sha256=manifest)
+    toy = Dataset(name="toytree", base_url="", files={}, licence="t", attribution="t", tree=tree)
+    sources._download_tree(toy, isolated / "toytree", api_url=base + "tree.json", raw_url=base + "raw/")
+    sources._verify_tree(isolated / "toytree", toy, True)  # the packed tar carries the pinned content
+    import tarfile
+    with tarfile.open(isolated / "toytree" / "all.tar.gz") as bundle:
+        assert sorted(bundle.getnames()) == sorted(entries)
+    (served / "raw" / "folder" / "a.csv").write_bytes(b"tampered\n")
+    with pytest.raises(ChecksumMismatch, match="a.csv"):
+        sources._download_tree(toy, isolated / "again", api_url=base + "tree.json", raw_url=base + "raw/")
+    assert not any((isolated / "again").iterdir())  # nothing half-written is kept
+    wrong = Dataset(name="w", base_url="", files={}, licence="t", attribution="t",
+                    tree=sources.GitTree("o/r", "c" * 40, "folder/", "all.tar.gz", "0" * 64))
+    with pytest.raises(ChecksumMismatch, match="manifest"):
+        sources._download_tree(wrong, isolated / "w", api_url=base + "tree.json", raw_url=base + "raw/")
