@@ -29,6 +29,8 @@ def quiet_model_loading() -> None:
     import warnings
 
     warnings.filterwarnings("ignore", message="IProgress not found")  # before tqdm.auto is first imported
+    # peft 0.21 asks transformers 5 a deprecated question when it wraps a model; nothing for a user to do.
+    warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*deprecated", category=FutureWarning)
     from transformers.utils import logging as transformers_logging
 
     transformers_logging.disable_progress_bar()

@@ -131,3 +131,22 @@ def test_book_pages_render_in_a_browser(book_index, tmp_path):
             assert dom.count("<img") >= 3 and dom.count("<table") >= 8
         if page.name == "02_agreement.html":
             assert dom.count("<img") >= 1 and dom.count("<table") >= 4
+
+
+def test_chapter4_results(executed):
+    from evalkit.paireval import read_meta_eval
+
+    recorded = read_results(executed / "04_pairwise_judge.results.json")
+    assert recorded["corpus"] == "DailyDialog" and recorded["meta_items"] == {"UPHELD": 6, "Topical-Chat": 6}
+    assert set(recorded["training"]) == {"PairEval", "PairEval, random negatives only", "DirectEval"}
+    assert all(run["steps"] == 2 and run["seconds_per_step"] > 0 for run in recorded["training"].values())
+    assert recorded["training"]["DirectEval"]["examples"] == 2 * recorded["training"]["PairEval"]["examples"]
+    # The base SmolLM2 prefers slot A: a target wins far more often when it is shown first.
+    assert recorded["position_bias"]["zero-shot/UPHELD"] > 0.5
+    for row in recorded["heldout"].values():
+        assert 0 <= row["accuracy"] <= 1 and 0 <= row["ECE after"] <= 1 and row["temperature"] > 0
+    assert recorded["attack_cases"] == 12 and "PairEval (paper)" in recorded["attacks"]
+    folder = executed / "04_pairwise_judge"
+    assert (folder / "loss_curves.png").stat().st_size > 10_000
+    written = read_meta_eval(folder / "meta_eval_upheld.jsonl")  # the schema files the CLI reads
+    assert len(written) == 6 and written["system"].nunique() == 6

@@ -1,0 +1,36 @@
+"""Chapter 4 — PairEval: score a response by comparing it with responses from other conversations.
+
+    s(h, r) = mean over comparison examples (h_j, r_j) of P(r is the better reply),
+
+each comparison asked in both orders (target shown as A, then as B) and averaged, which cancels a judge's
+position bias. The judge is a small LM fine-tuned with LoRA on synthetic pairs: the real next utterance of a
+conversation against a random utterance of another dialogue or a human-written adversarial reply
+(DailyDialog++). DirectEval, the pointwise baseline, asks P("Yes") to "is this a good reply?" after training
+on the same data.
+
+Modules: :mod:`.data` (corpora, attack cases, training pairs), :mod:`.prompts`, :mod:`.scoring`,
+:mod:`.training` (LoRA), :mod:`.calibration`, :mod:`.schema` (the meta-evaluation file format) and
+:mod:`.analysis` (the paper's ablations as averages over the pairwise matrix). Everything public is
+importable from ``evalkit.paireval``.
+"""
+from .analysis import (PAPER, accuracy_by_group, comparison_runs, correlations, enriched_sample, exhaustive_matrix,
+                       ranking_accuracy, restrict_positions, summarise_runs)
+from .calibration import apply_temperature, expected_calibration_error, fit_temperature, reliability_table
+from .data import (KHALID_LEE_ATTACKS, chitchat_dialogues, corpus_comparisons, load_dailydialog,
+                   load_dailydialog_plusplus, load_khalid_lee, pointwise_examples, read_dailydialog,
+                   read_dailydialog_plusplus, read_khalid_lee, training_corpus, training_pairs)
+from .prompts import PROMPT_LIMITS, PromptLimits, direct_messages, pair_messages
+from .schema import (META_EVAL_COLUMNS, MetaEvalFormatError, meta_evaluate, read_meta_eval, upheld_meta_eval,
+                     write_meta_eval)
+from .scoring import bleu2, compare_responses, directeval_scores, paireval_scores, pairwise_matrix, score_frame
+from .training import TrainingRun, train_lora
+
+__all__ = ["PROMPT_LIMITS", "PromptLimits", "read_dailydialog", "load_dailydialog", "chitchat_dialogues",
+           "training_corpus", "read_dailydialog_plusplus", "load_dailydialog_plusplus", "training_pairs",
+           "pointwise_examples", "pair_messages", "direct_messages", "pairwise_matrix", "paireval_scores",
+           "compare_responses", "directeval_scores", "TrainingRun", "train_lora", "fit_temperature",
+           "apply_temperature", "expected_calibration_error", "reliability_table", "MetaEvalFormatError",
+           "META_EVAL_COLUMNS", "read_meta_eval", "write_meta_eval", "upheld_meta_eval", "meta_evaluate",
+           "read_khalid_lee", "load_khalid_lee", "KHALID_LEE_ATTACKS", "bleu2", "restrict_positions",
+           "comparison_runs", "exhaustive_matrix", "correlations", "ranking_accuracy", "enriched_sample",
+           "corpus_comparisons", "score_frame", "summarise_runs", "accuracy_by_group", "PAPER"]

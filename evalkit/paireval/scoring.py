@@ -1,0 +1,124 @@
+"""PairEval and DirectEval scores through the model door, and the BLEU-2 reference baseline.
+
+    s(h, r) = mean over comparison examples (h_j, r_j) of P(r is the better reply),
+
+each comparison asked in both orders (target shown as A, then as B) and averaged, which cancels a judge's
+position bias."""
+from __future__ import annotations
+
+import re
+from typing import Literal, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..models import Backend
+from .prompts import PROMPT_LIMITS, PromptLimits, direct_messages, pair_messages
+
+Turns = Sequence[str]
+Position = Literal["both", "first", "second"]
+
+
+# --------------------------------------------------------------------------- scoring
+
+def pairwise_matrix(contexts: Sequence[Turns], responses: Sequence[str], comparisons: Sequence[tuple[Turns, str]],
+                    backend: Backend, *, positions: Position = "both",
+                    limits: PromptLimits = PROMPT_LIMITS) -> np.ndarray:
+    """P(target is better) for every target x comparison example x order, shape ``(targets, N, 2)``.
+
+    Order 0 shows the target as A, order 1 as B; an order left out by ``positions`` (or an abstention)
+    is NaN. Every score and ablation of the chapter is an average over parts of this array, and all its
+    prompts go to the backend in one batched label-probability request.
+    """
+    if len(contexts) != len(responses):
+        raise ValueError(f"{len(contexts)} contexts but {len(responses)} responses")
+    if not comparisons:
+        raise ValueError("PairEval needs at least one comparison example")
+    prompts, slots = [], []
+    for target, (context, response) in enumerate(zip(contexts, responses)):
+        for j, (other_context, other_response) in enumerate(comparisons):
+            if positions in ("both", "first"):
+                prompts.append(pair_messages(context, response, other_context, other_response, limits=limits))
+                slots.append((target, j, 0))
+            if positions in ("both", "second"):
+                prompts.append(pair_messages(other_context, other_response, context, response, limits=limits))
+                slots.append((target, j, 1))
+    matrix = np.full((len(contexts), len(comparisons), 2), np.nan)
+    for (target, j, order), result in zip(slots, backend.label_probs(prompts, ["A", "B"])):
+        if result.probs is not None:  # an abstention stays NaN rather than a guess
+            matrix[target, j, order] = result.probs["A" if order == 0 else "B"]
+    return matrix
+
+
+def _mean_over(matrix: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    counts = np.sum(~np.isnan(matrix), axis=axes)
+    totals = np.nansum(matrix, axis=axes)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counts > 0, totals / np.maximum(counts, 1), np.nan)
+
+
+def paireval_scores(contexts: Sequence[Turns], responses: Sequence[str], comparisons: Sequence[tuple[Turns, str]],
+                    backend: Backend, *, positions: Position = "both",
+                    limits: PromptLimits = PROMPT_LIMITS) -> np.ndarray:
+    """PairEval score of each (context, response): P(better) averaged over comparisons and orders.
+
+    ``positions``: "both" (the paper's setting), or "first"/"second" for one order only (its Table 5).
+    """
+    matrix = pairwise_matrix(contexts, responses, comparisons, backend, positions=positions, limits=limits)
+    return _mean_over(matrix, (1, 2))
+
+
+def compare_responses(contexts: Sequence[Turns], first: Sequence[str], second: Sequence[str], backend: Backend, *,
+                      limits: PromptLimits = PROMPT_LIMITS) -> np.ndarray:
+    """P(``first`` reply is better than ``second``) for the same context, both orders averaged — how
+    PairEval judges an original reply against its corrupted version in one prompt."""
+    prompts = []
+    for context, a, b in zip(contexts, first, second):
+        prompts.append(pair_messages(context, a, context, b, limits=limits))
+        prompts.append(pair_messages(context, b, context, a, limits=limits))
+    results = backend.label_probs(prompts, ["A", "B"])
+    values = np.full((len(contexts), 2), np.nan)
+    for index, result in enumerate(results):
+        if result.probs is not None:
+            values[index // 2, index % 2] = result.probs["A" if index % 2 == 0 else "B"]
+    return _mean_over(values, (1,))
+
+
+def directeval_scores(contexts: Sequence[Turns], responses: Sequence[str], backend: Backend, *,
+                      limits: PromptLimits = PROMPT_LIMITS) -> np.ndarray:
+    """DirectEval: P("Yes") that each reply is a good next turn (NaN where the judge abstains)."""
+    results = backend.label_probs([direct_messages(c, r, limits=limits) for c, r in zip(contexts, responses)],
+                                  ["Yes", "No"])
+    return np.array([r.probs["Yes"] if r.probs is not None else np.nan for r in results])
+
+
+# --------------------------------------------------------------------------- reference baseline
+
+_WORD = re.compile(r"\w+|[^\w\s]")
+
+
+def bleu2(references: Sequence[str], candidates: Sequence[str]) -> np.ndarray:
+    """Sentence BLEU-2 (uniform 1- and 2-gram weights, smoothing method 1, lower-cased word tokens).
+
+    >>> bleu2(["the cat sat"], ["the cat sat"]).round(3).tolist()
+    [1.0]
+    """
+    from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
+
+    smooth = SmoothingFunction().method1
+    scores = []
+    for reference, candidate in zip(references, candidates):
+        ref, cand = _WORD.findall(str(reference).lower()), _WORD.findall(str(candidate).lower())
+        scores.append(sentence_bleu([ref], cand, weights=(0.5, 0.5), smoothing_function=smooth) if cand and ref
+                      else 0.0)
+    return np.array(scores)
+
+
+def score_frame(frame: pd.DataFrame, backend: Backend, *, method: Literal["paireval", "directeval"] = "paireval",
+                comparisons: Sequence[tuple[Turns, str]] = (), limits: PromptLimits = PROMPT_LIMITS) -> np.ndarray:
+    """Scores for every row of a meta-evaluation frame (``context``, ``response``) by one method."""
+    if method == "paireval":
+        return paireval_scores(list(frame["context"]), list(frame["response"]), comparisons, backend, limits=limits)
+    if method == "directeval":
+        return directeval_scores(list(frame["context"]), list(frame["response"]), backend, limits=limits)
+    raise ValueError(f"unknown method {method!r} (paireval or directeval)")

@@ -1,0 +1,122 @@
+"""LoRA fine-tuning of a judge on label-word targets (peft), seeded, with saved and reusable adapters."""
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..models import Messages
+
+
+# --------------------------------------------------------------------------- LoRA training
+
+@dataclass
+class TrainingRun:
+    """A trained (or cached) LoRA adapter and how its training went."""
+
+    adapter: Path
+    losses: list[float]
+    seconds_per_step: float
+    config: dict[str, Any]
+    from_cache: bool = False
+    examples: int = 0
+
+    def loss_curve(self, window: int = 5) -> pd.DataFrame:
+        """Per-step loss with a trailing moving average (the curve the notebook plots)."""
+        frame = pd.DataFrame({"step": np.arange(1, len(self.losses) + 1), "loss": self.losses})
+        frame["smoothed"] = frame["loss"].rolling(window, min_periods=1).mean()
+        return frame
+
+
+def _training_key(config: dict[str, Any], prompts: list[Messages], targets: list[str]) -> str:
+    digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode())
+    for messages, target in zip(prompts, targets):
+        digest.update(json.dumps([messages, target]).encode())
+    return digest.hexdigest()[:20]
+
+
+def train_lora(prompts: Sequence[Messages], targets: Sequence[str], *, steps: int, batch_size: int = 4,
+               learning_rate: float = 1e-4, r: int = 16, alpha: int = 8, dropout: float = 0.05, seed: int = 0,
+               model: str | Path | None = None, target_modules: Sequence[str] = ("q_proj", "v_proj"),
+               output_dir: str | Path | None = None, reuse: bool = True, progress: bool = False) -> TrainingRun:
+    """Fine-tune a LoRA adapter so the model answers each prompt with its target label word.
+
+    The loss is the cross-entropy of the target's first token at the answer position (the label words
+    "A"/"B" or "Yes"/"No" are one token each) — exactly the probability the judge is later read from.
+    Examples are shuffled with ``seed`` and taken ``batch_size`` at a time, cycling when ``steps`` asks for
+    more; fp32 AdamW. The adapter lands in ``output_dir`` (default: the evalkit cache, keyed by model,
+    settings and data); with ``reuse`` an adapter already trained on the same inputs is loaded instead.
+    """
+    from ..defaults import cache_dir, default_lm_path, quiet_model_loading
+
+    quiet_model_loading()  # before peft and transformers import tqdm
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from ..models import _folder_fingerprint
+
+    if len(prompts) != len(targets) or not prompts:
+        raise ValueError(f"need as many targets as prompts (got {len(prompts)} prompts, {len(targets)} targets)")
+    location = str(model) if model is not None else str(default_lm_path())
+    config = {"model": Path(location).name, "model_fingerprint": _folder_fingerprint(Path(location))
+              if Path(location).is_dir() else location, "steps": steps, "batch_size": batch_size,
+              "learning_rate": learning_rate, "r": r, "alpha": alpha, "dropout": dropout, "seed": seed,
+              "target_modules": list(target_modules)}
+    key = _training_key(config, list(map(list, prompts)), list(targets))
+    folder = Path(output_dir) if output_dir is not None else cache_dir() / "adapters" / key
+    record = folder / "evalkit-training.json"
+    if reuse and record.is_file():
+        saved = json.loads(record.read_text())
+        if saved.get("key") == key:
+            return TrainingRun(folder, saved["losses"], saved["seconds_per_step"], saved["config"], True,
+                               saved["examples"])
+
+    torch.manual_seed(seed)
+    tokenizer = AutoTokenizer.from_pretrained(location)
+    tokenizer.padding_side = "left"
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    base = AutoModelForCausalLM.from_pretrained(location, dtype=torch.float32)
+    lora = LoraConfig(r=r, lora_alpha=alpha, lora_dropout=dropout, target_modules=list(target_modules),
+                      task_type="CAUSAL_LM")
+    peft_model = get_peft_model(base, lora)
+    encoded = [list(tokenizer.apply_chat_template(list(map(dict, m)), add_generation_prompt=True, tokenize=True,
+                                                  return_dict=True)["input_ids"]) for m in prompts]
+    target_ids = [tokenizer.encode(t, add_special_tokens=False)[0] for t in targets]
+    order = np.random.default_rng(seed).permutation(len(encoded))
+    optimizer = torch.optim.AdamW([p for p in peft_model.parameters() if p.requires_grad], lr=learning_rate)
+    peft_model.train()
+    losses: list[float] = []
+    started = time.perf_counter()
+    iterator: Iterable[int] = range(steps)
+    if progress:
+        from tqdm.auto import tqdm
+
+        iterator = tqdm(iterator, desc="LoRA steps")
+    for step in iterator:
+        batch = [int(order[(step * batch_size + k) % len(order)]) for k in range(batch_size)]
+        width = max(len(encoded[i]) for i in batch)
+        ids = torch.tensor([[tokenizer.pad_token_id] * (width - len(encoded[i])) + encoded[i] for i in batch])
+        mask = torch.tensor([[0] * (width - len(encoded[i])) + [1] * len(encoded[i]) for i in batch])
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        logits = peft_model(input_ids=ids, attention_mask=mask, position_ids=positions, logits_to_keep=1).logits
+        loss = torch.nn.functional.cross_entropy(logits[:, -1, :].float(),
+                                                 torch.tensor([target_ids[i] for i in batch]))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(float(loss.detach()))
+    seconds_per_step = (time.perf_counter() - started) / max(steps, 1)
+    folder.mkdir(parents=True, exist_ok=True)
+    peft_model.save_pretrained(str(folder))
+    # The record is written last: a folder without it is an interrupted run and is trained again.
+    record.write_text(json.dumps({"key": key, "losses": losses, "seconds_per_step": seconds_per_step,
+                                  "config": config, "examples": len(encoded)}, indent=1))
+    return TrainingRun(folder, losses, seconds_per_step, config, False, len(encoded))
