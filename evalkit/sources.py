@@ -153,7 +153,29 @@ KHALID_LEE = Dataset(
                  manifest_sha256="6f5acec4230891bcb94178e26df48f874c0e0ca82101a2e8607634599af9d5fd"),
 )
 
-DATASETS: dict[str, Dataset] = {d.name: d for d in (UPHELD, DAILYDIALOG, DAILYDIALOG_PLUSPLUS, KHALID_LEE)}
+_HC = "human_corr/runs/chatbot_arena_mirror-gemini-2.5-pro-user-gpt-4o-assistant-claude-4-sonnet-judge/"
+
+MIRRORBENCH = Dataset(
+    name="mirrorbench",
+    base_url="https://raw.githubusercontent.com/SAP/mirrorbench/2d4b802fc89948cf15d4ac6dfbabd8b18daf8f9a/scratch_pad/",
+    licence="Apache-2.0 (MirrorBench); the underlying conversations keep their own licences (OASST1 Apache-2.0, "
+            "Chatbot Arena CC-BY-NC-4.0 outputs / CC-BY-4.0 prompts, Qulac MIT, ClariQ unstated)",
+    attribution="MirrorBench, SAP (github.com/SAP/mirrorbench), processed QULAC / ClariQ / OASST1 / ChatbotArena sets",
+    files={
+        "data/chatbot_arena/chatbot_arena_mirror.jsonl": "3728861c22ee58b8b7bd26f26c21fbde0606a03678d0f586377d098a54bec44f",
+        "data/clariq/clariq_mirror.jsonl": "ebbe89f149e258a4296e762576f27ad5cbec842e46305ac6602f441690e1308d",
+        "data/oasst1/oasst1_mirror.jsonl": "875f4a4db98fdd24d5ffb1b5f405fbfba7d8739c107031d70883b6ddadff6a3e",
+        "data/qulac/qulac_mirror.jsonl": "68b5acb97748e9f3e83a9c4f0a8091030dcdb9ef4786a023ba19f98a63338a97",
+        _HC + "correlation_report.json": "36f53285480c639253b432d4dd5e556300edaa2561b1c2779ad1fa611154e0a7",
+        _HC + "gteval_judge_scores.json": "8993a2498864b77351ac0a685979f03da7898180cfd00e9d51f6bd88897536b5",
+        _HC + "gteval_labeled.json": "667dcb73417eb17d03da5eaf2d02313a59551cc80df5c4ecd2709976dc5f9c46",
+        _HC + "pi_pairwise_judge_scores.json": "aa25cff9fa52001f6f34b79f09b1b43e20d54d36e6a5e4111928de8804e713c2",
+        _HC + "pi_pairwise_labeled.json": "48be6958458bf854ac608ef2254757efa1c07d605154e10637ff658b64fc322f",
+    },
+)
+
+DATASETS: dict[str, Dataset] = {d.name: d for d in (UPHELD, DAILYDIALOG, DAILYDIALOG_PLUSPLUS, KHALID_LEE,
+                                                     MIRRORBENCH)}
 
 _ENV_VAR = "EVALKIT_DATA_DIR"
 

@@ -17,7 +17,7 @@ class PromptLimits:
     """How much of a conversation a prompt shows: the last ``turns`` turns, each cut to ``words`` words."""
 
     turns: int = 3
-    words: int = 60
+    words: int = 50
 
     def clip(self, text: str) -> str:
         """``text`` cut to the word budget, an ellipsis marking the cut.

@@ -1,0 +1,142 @@
+"""Lexical diversity of user turns: MATTR, HD-D and Yule's K as pure functions of a token list, and
+human-anchored z-scores.
+
+All three take the concatenated user turns of one episode, tokenised the same way for the human and the
+proxy (the tokenizer is a parameter; default: the default LM's tokenizer, see :func:`lm_tokenizer`).
+"""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+__all__ = ["mattr", "hdd", "yules_k", "lexical_profile", "human_anchored_z", "lm_tokenizer", "word_tokenizer",
+           "LEXICAL_METRICS"]
+
+Tokenizer = Callable[[str], list[str]]
+
+
+def mattr(tokens: Sequence[str], window: int = 50) -> float:
+    """Moving-average type-token ratio: the mean type/token ratio over every window of ``window`` tokens,
+    sliding by one; the plain type/token ratio when the text is shorter than the window.
+
+    >>> mattr(["a", "a", "b"], window=2)   # windows "a a" (1/2) and "a b" (2/2)
+    0.75
+    >>> mattr(["a", "b", "a", "b"], window=2)
+    1.0
+    >>> mattr(["a", "a", "b"], window=50)  # shorter than the window: TTR = 2/3
+    0.6666666666666666
+    """
+    n = len(tokens)
+    if n == 0:
+        return float("nan")
+    if n < window:
+        return len(set(tokens)) / n
+    counts = Counter(tokens[:window])
+    distinct = [len(counts)]
+    for leaving, entering in zip(tokens[:n - window], tokens[window:]):
+        counts[leaving] -= 1
+        if counts[leaving] == 0:
+            del counts[leaving]
+        counts[entering] += 1
+        distinct.append(len(counts))
+    return float(np.mean(distinct) / window)
+
+
+def hdd(tokens: Sequence[str], sample: int = 42) -> float:
+    """HD-D: for each type, the probability that a random draw of ``sample`` tokens (without replacement)
+    contains it at least once, summed over types and divided by the draw size; the draw is the whole text
+    when it is shorter than ``sample``.
+
+    >>> round(hdd(["a", "a", "b"]), 4)    # N = 3 < 42: both types are always drawn -> 2/3
+    0.6667
+    >>> round(hdd(["a", "a", "b", "c"], sample=2), 4)   # (5/6 + 1/2 + 1/2) / 2
+    0.9167
+    """
+    n_tokens = len(tokens)
+    if n_tokens == 0:
+        return float("nan")
+    draw = min(sample, n_tokens)
+    frequencies = np.array(list(Counter(tokens).values()))
+    never = stats.hypergeom(n_tokens, frequencies, draw).pmf(0)  # P(a type is missing from the draw)
+    return float(np.sum(1 - never) / draw)
+
+
+def yules_k(tokens: Sequence[str]) -> float:
+    """Yule's K = 10^4 * (sum_i i^2 V_i - N) / N^2, with V_i the number of types seen exactly i times;
+    lower is more diverse.
+
+    >>> round(yules_k(["a", "a", "b"]), 2)   # V_1 = 1, V_2 = 1: (1 + 4 - 3) / 9 * 10^4
+    2222.22
+    >>> yules_k(["a", "b", "c"])             # every type once: K = 0
+    0.0
+    """
+    n = len(tokens)
+    if n == 0:
+        return float("nan")
+    spectrum = Counter(Counter(tokens).values())
+    return float(1e4 * (sum(i * i * v for i, v in spectrum.items()) - n) / (n * n))
+
+
+LEXICAL_METRICS = {"mattr": mattr, "hdd": hdd, "yules_k": yules_k}
+
+
+def word_tokenizer(text: str) -> list[str]:
+    """Lower-cased word tokens (letters, digits, apostrophes) — the tokenizer ``lexicalrichness`` uses.
+
+    >>> word_tokenizer("Don't stop, Bob!")
+    ["don't", 'stop', 'bob']
+    """
+    import re
+
+    return re.findall(r"[\w']+", text.lower())
+
+
+def lm_tokenizer(model: str | None = None) -> Tokenizer:
+    """A tokenizer function from a language model's tokenizer (default: the default LM's), returning
+    lower-cased token strings with the word-boundary marker stripped."""
+    from transformers import AutoTokenizer
+
+    from ..defaults import default_lm_path
+
+    tokenizer = AutoTokenizer.from_pretrained(str(model) if model is not None else str(default_lm_path()))
+
+    def tokenize(text: str) -> list[str]:
+        pieces = tokenizer.convert_ids_to_tokens(tokenizer.encode(text, add_special_tokens=False))
+        return [p.replace("Ġ", "").replace("▁", "").lower() for p in pieces if p.replace("Ġ", "").replace("▁", "").strip()]
+
+    return tokenize
+
+
+def lexical_profile(texts: Sequence[str], tokenizer: Tokenizer, *, min_tokens: int = 5, window: int = 50,
+                    sample: int = 42) -> pd.DataFrame:
+    """MATTR, HD-D and Yule's K for each text (an episode's user turns joined), with its token count and
+    an ``unstable`` flag for texts under ``min_tokens`` tokens (their values are left missing)."""
+    rows = []
+    for text in texts:
+        tokens = tokenizer(text)
+        if len(tokens) < min_tokens:
+            rows.append({"tokens": len(tokens), "unstable": True, "mattr": np.nan, "hdd": np.nan, "yules_k": np.nan})
+        else:
+            rows.append({"tokens": len(tokens), "unstable": False, "mattr": mattr(tokens, window),
+                         "hdd": hdd(tokens, sample), "yules_k": yules_k(tokens)})
+    return pd.DataFrame(rows)
+
+
+def human_anchored_z(proxy: pd.Series | Sequence[float], human: pd.Series | Sequence[float]) -> float:
+    """z = (mean proxy value - mean human value) / sd of the human values on the same dataset; 0 is
+    human-like, the sign says in which direction the proxy departs.
+
+    >>> round(human_anchored_z([0.8, 0.8], [0.5, 0.7, 0.9]), 6)
+    0.5
+    """
+    proxy_values = np.asarray(proxy, dtype=float)
+    human_values = np.asarray(human, dtype=float)
+    proxy_values, human_values = proxy_values[~np.isnan(proxy_values)], human_values[~np.isnan(human_values)]
+    spread = human_values.std(ddof=1) if len(human_values) > 1 else float("nan")
+    if not spread or np.isnan(spread):
+        return float("nan")
+    return float((proxy_values.mean() - human_values.mean()) / spread)

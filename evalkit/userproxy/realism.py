@@ -1,0 +1,218 @@
+"""Judge-based realism of a proxy's user turns: GTEval, pairwise indistinguishability (PI) and
+rubric-and-reason (RNR), with human-human (HH) and proxy-proxy (PP) controls and the calibrated score.
+
+Each judge reads only the USER side of conversations. Two ways to ask, through the same model door:
+
+* ``mode="json"`` (the paper's way): the judge reasons briefly and answers with a JSON verdict; ``samples``
+  > 1 repeats the question at temperature 0.7 and averages (self-consistency). Output that cannot be parsed
+  is kept as an abstention with its raw text.
+* ``mode="probs"``: the verdict is read from next-token probabilities of the label words (GTEval on a 0-9
+  scale, PI as A/B/T, RNR as YES/NO) — deterministic, one forward pass, and what a small local model can do.
+
+Scores: GTEval in [0, 1]; PI per sample 1 when the judge takes the proxy for the human, 0.5 for a tie, 0
+otherwise (reported as Δw = mean − 0.5); RNR 1 for YES.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Literal, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..models import Backend, Messages
+from .data import render
+
+__all__ = ["gteval_messages", "pi_messages", "rnr_messages", "parse_json_verdict", "proxy_slots", "gteval",
+           "pairwise_indistinguishability", "rubric_and_reason", "control_pairs", "calibrated", "Verdicts"]
+
+Turn = dict[str, str]
+Mode = Literal["json", "probs"]
+
+_WORDS = 70  # each turn cut to this many words: keeps prompts inside a small model's budget
+
+
+def _user_only_note() -> str:
+    return "Judge only the USER turns (how the person writes and behaves); ignore the quality of the ASSISTANT."
+
+
+def gteval_messages(real: Sequence[Turn], proxy: Sequence[Turn], mode: Mode = "json") -> Messages:
+    """GTEval: how close are the proxy conversation's user turns to the real user's in style, tone and realism?"""
+    ask = ('Answer with JSON only: {"reasoning": "<two sentences>", "score": <number from 0.0 to 1.0>}, where 0 '
+           "means nothing alike and 1 means indistinguishable in style and realism." if mode == "json" else
+           "Rate the similarity with one digit from 0 (nothing alike) to 9 (indistinguishable). Digit:")
+    prompt = (f"{_user_only_note()} Compare the user in conversation 1 (a real person) with the user in "
+              "conversation 2 on style, tone, naturalness and fit to the context — not on content.\n\n"
+              f"Conversation 1:\n{render(real, _WORDS)}\n\nConversation 2:\n{render(proxy, _WORDS)}\n\n{ask}")
+    return [{"role": "user", "content": prompt}]
+
+
+def pi_messages(first: Sequence[Turn], second: Sequence[Turn], mode: Mode = "json") -> Messages:
+    """PI: two conversations; in which one is the USER a real person? (A, B, or T for cannot tell)"""
+    ask = ('Answer with JSON only: {"reasoning": "<two sentences>", "verdict": "A" or "B" or "Tie"}.'
+           if mode == "json" else "Answer with one letter: A, B, or T if you cannot tell. Letter:")
+    prompt = (f"{_user_only_note()} In one of these conversations the USER is a real person; in the other the "
+              "USER is simulated by a program. Which conversation has the real person?\n\n"
+              f"Conversation A:\n{render(first, _WORDS)}\n\nConversation B:\n{render(second, _WORDS)}\n\n{ask}")
+    return [{"role": "user", "content": prompt}]
+
+
+def rnr_messages(conversation: Sequence[Turn], mode: Mode = "json") -> Messages:
+    """RNR: does the USER read as a real person by a three-point rubric? (YES/NO)"""
+    ask = ('Answer with JSON only: {"reasoning": "<one or two sentences>", "verdict": "YES" or "NO"}.'
+           if mode == "json" else "Answer YES or NO. Answer:")
+    prompt = (f"{_user_only_note()} Rubric — a real user: (1) writes concisely, as people type to an assistant; "
+              "(2) does not sound scripted or artificial; (3) has a natural tone and style. Does the USER below "
+              f"meet the rubric?\n\nConversation:\n{render(conversation, _WORDS)}\n\n{ask}")
+    return [{"role": "user", "content": prompt}]
+
+
+_OBJECT = re.compile(r"\{.*?\}", re.DOTALL)
+
+
+def parse_json_verdict(text: str, key: str) -> object | None:
+    """The value of ``key`` in the first JSON object of a judge's answer, or None when there is none.
+
+    >>> parse_json_verdict('Sure! {"reasoning": "terse, human", "score": 0.8} done', "score")
+    0.8
+    >>> parse_json_verdict("I think A", "verdict") is None
+    True
+    """
+    for candidate in _OBJECT.findall(text):
+        try:
+            value = json.loads(candidate)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, dict) and key in value:
+            return value[key]
+    return None
+
+
+def proxy_slots(n: int, seed: int) -> list[str]:
+    """Where the proxy conversation goes in each PI sample ("A" or "B"): a seeded coin flip per sample,
+    the same for the same seed and sample whatever else is asked.
+
+    >>> proxy_slots(4, seed=1) == proxy_slots(4, seed=1)
+    True
+    """
+    return ["A" if np.random.default_rng([seed, i]).random() < 0.5 else "B" for i in range(n)]
+
+
+@dataclass
+class Verdicts:
+    """Per-sample scores (NaN = abstention), the raw answers, and the mode."""
+
+    scores: np.ndarray
+    raw: list[str]
+    mode: str
+
+    @property
+    def abstentions(self) -> int:
+        return int(np.isnan(self.scores).sum())
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame({"score": self.scores, "raw": self.raw})
+
+
+def _ask_json(prompts: list[Messages], backend: Backend, key: str, convert, samples: int,
+              max_tokens: int) -> Verdicts:
+    temperature = 0.0 if samples == 1 else 0.7
+    results = backend.generate(prompts, max_tokens=max_tokens, temperature=temperature, n=samples)
+    scores, raw = [], []
+    for result in results:
+        values = [convert(parse_json_verdict(text, key)) for text in result.texts]
+        values = [v for v in values if v is not None]
+        scores.append(float(np.mean(values)) if values else np.nan)
+        raw.append(" ||| ".join(result.texts))
+    return Verdicts(np.array(scores), raw, "json")
+
+
+def _number(value) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return min(max(number, 0.0), 1.0) if np.isfinite(number) else None
+
+
+def gteval(pairs: Sequence[tuple[Sequence[Turn], Sequence[Turn]]], backend: Backend, *, mode: Mode = "probs",
+           samples: int = 1, max_tokens: int = 96) -> Verdicts:
+    """GTEval score per (real, proxy) pair, in [0, 1]."""
+    prompts = [gteval_messages(real, proxy, mode) for real, proxy in pairs]
+    if mode == "json":
+        return _ask_json(prompts, backend, "score", _number, samples, max_tokens)
+    digits = [str(d) for d in range(10)]
+    results = backend.label_probs(prompts, digits)
+    scores = [sum(int(d) * p for d, p in r.probs.items()) / 9 if r.probs else np.nan for r in results]
+    return Verdicts(np.array(scores), [r.text for r in results], "probs")
+
+
+def pairwise_indistinguishability(pairs: Sequence[tuple[Sequence[Turn], Sequence[Turn]]], backend: Backend, *,
+                                  seed: int = 0, mode: Mode = "probs", samples: int = 1,
+                                  max_tokens: int = 96) -> Verdicts:
+    """PI per (real, proxy) pair: 1 if the judge takes the proxy for the real person, 0.5 for a tie, else 0
+    (in ``probs`` mode the expected value of that under the judge's A/B/T probabilities)."""
+    slots = proxy_slots(len(pairs), seed)
+    prompts = [pi_messages(proxy, real, mode) if slot == "A" else pi_messages(real, proxy, mode)
+               for (real, proxy), slot in zip(pairs, slots)]
+    if mode == "json":
+        temperature = 0.0 if samples == 1 else 0.7
+        results = backend.generate(prompts, max_tokens=max_tokens, temperature=temperature, n=samples)
+        scores, raw = [], []
+        for slot, result in zip(slots, results):
+            wins = []
+            for text in result.texts:
+                verdict = str(parse_json_verdict(text, "verdict") or "").strip().upper()
+                if verdict in ("A", "B"):
+                    wins.append(1.0 if verdict == slot else 0.0)
+                elif verdict in ("TIE", "T"):
+                    wins.append(0.5)
+            scores.append(float(np.mean(wins)) if wins else np.nan)
+            raw.append(" ||| ".join(result.texts))
+        return Verdicts(np.array(scores), raw, "json")
+    results = backend.label_probs(prompts, ["A", "B", "T"])
+    scores = [(r.probs[slot] + 0.5 * r.probs["T"]) if r.probs else np.nan for r, slot in zip(results, slots)]
+    return Verdicts(np.array(scores), [r.text for r in results], "probs")
+
+
+def rubric_and_reason(conversations: Sequence[Sequence[Turn]], backend: Backend, *, mode: Mode = "probs",
+                      samples: int = 1, max_tokens: int = 80) -> Verdicts:
+    """RNR per conversation: 1 when the judge says the USER reads as real (P(YES) in ``probs`` mode)."""
+    prompts = [rnr_messages(conversation, mode) for conversation in conversations]
+    if mode == "json":
+        convert = {"YES": 1.0, "NO": 0.0}
+        return _ask_json(prompts, backend, "verdict", lambda v: convert.get(str(v).strip().upper()), samples,
+                         max_tokens)
+    results = backend.label_probs(prompts, ["YES", "NO"])
+    return Verdicts(np.array([r.probs["YES"] if r.probs else np.nan for r in results]), [r.text for r in results],
+                    "probs")
+
+
+def control_pairs(conversations: Sequence[Sequence[Turn]], seed: int = 0) -> list[tuple[Sequence[Turn], Sequence[Turn]]]:
+    """Pairs of two *different* conversations from one side — human with human (HH) or proxy with proxy (PP):
+    each conversation paired with another chosen by a seeded derangement.
+
+    >>> [a for a, b in control_pairs(["x", "y", "z"], seed=3)] == ["x", "y", "z"]
+    True
+    """
+    n = len(conversations)
+    if n < 2:
+        raise ValueError("controls need at least two conversations")
+    shift = 1 + int(np.random.default_rng(seed).integers(n - 1))
+    return [(conversations[i], conversations[(i + shift) % n]) for i in range(n)]
+
+
+def calibrated(score: float, hh: float, pp: float) -> float:
+    """clip((score − PP) / (HH − PP), 0, 1): 0 at the proxy-proxy control, 1 at the human-human one (NaN when
+    the two controls coincide, where the scale is undefined).
+
+    >>> calibrated(0.75, hh=1.0, pp=0.5)
+    0.5
+    >>> calibrated(0.9, hh=0.8, pp=0.4)
+    1.0
+    """
+    if not np.isfinite(hh - pp) or abs(hh - pp) < 1e-9:
+        return float("nan")
+    return float(np.clip((score - pp) / (hh - pp), 0.0, 1.0))

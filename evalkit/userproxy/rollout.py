@@ -1,0 +1,111 @@
+"""Goals and rollouts: a user proxy re-plays real conversations.
+
+Goal synthesis: an auxiliary model reads a real conversation and writes what the user wants at one of three
+levels — ``full`` (2-4 sentences: intent, tone, the kind of person), ``topic`` (3-8 words) or ``none``.
+
+The mirror driver then lets the proxy write every user turn of the conversation from the goal and the
+conversation so far, while the assistant — shown the real assistant reply of that point — answers in its
+spirit, so the rollout follows the real trajectory. The single-turn driver stops after the first exchange.
+Small models asked to "be the user" tend to answer as the assistant, so the proxy is told about the user in
+the third person and asked to continue a transcript whose next line starts with ``USER:``.
+"""
+from __future__ import annotations
+
+import re
+from typing import Literal, Sequence
+
+from ..models import Backend, Messages
+from .data import render
+
+__all__ = ["GoalLevel", "goal_messages", "synthesize_goals", "proxy_messages", "assistant_messages",
+           "clean_user_turn", "mirror_rollouts"]
+
+GoalLevel = Literal["full", "topic", "none"]
+Turn = dict[str, str]
+
+_GOAL_ASK = {
+    "full": ("In two to four sentences, written in the third person, describe what the USER in this conversation "
+             "is trying to get, the tone they use, and what kind of person they come across as. Do not quote them."),
+    "topic": "In three to eight words, name what the USER in this conversation wants help with. Give only the words.",
+}
+
+
+def goal_messages(turns: Sequence[Turn], level: GoalLevel) -> Messages:
+    """The auxiliary model's prompt for a goal of ``level`` (``none`` needs no prompt)."""
+    if level == "none":
+        raise ValueError("a 'none' goal is empty; nothing to synthesise")
+    return [{"role": "user", "content": f"{render(turns, max_words=80)}\n\n{_GOAL_ASK[level]}"}]
+
+
+def synthesize_goals(episodes: Sequence[Sequence[Turn]], level: GoalLevel, backend: Backend, *,
+                     max_tokens: int = 96) -> list[str]:
+    """A goal per episode at ``level`` (empty strings for ``none``), written by ``backend`` at temperature 0."""
+    if level == "none":
+        return [""] * len(episodes)
+    results = backend.generate([goal_messages(turns, level) for turns in episodes], max_tokens=max_tokens)
+    return [r.texts[0].strip() for r in results]
+
+
+def proxy_messages(goal: str, level: GoalLevel, so_far: Sequence[Turn], *, max_words: int = 60) -> Messages:
+    """The proxy's prompt: who the user is (third person) and the transcript so far, ending at ``USER:``."""
+    about = {"full": f"About the person: {goal}\n", "topic": f"The person wants help with: {goal}\n",
+             "none": ""}[level] if goal or level == "none" else ""
+    transcript = render(so_far, max_words=max_words) if so_far else "(the conversation has not started yet)"
+    prompt = ("Below is a chat between a person (USER) and an AI assistant (ASSISTANT).\n" + about +
+              "Write the USER's next message the way this person would type it: plain, in their own words, "
+              "usually short. Write only that message.\n\n" + transcript + "\nUSER:")
+    return [{"role": "user", "content": prompt}]
+
+
+def assistant_messages(so_far: Sequence[Turn], reference: str | None, *, max_words: int = 80) -> Messages:
+    """The assistant's prompt: the rollout so far as chat turns, guided by the real reply at this point."""
+    guide = ("You are a helpful AI assistant." if reference is None else
+             "You are a helpful AI assistant. In the original conversation the assistant replied at this point: "
+             f"\"{' '.join(reference.split()[:max_words])}\". Answer the user's latest message in the same spirit.")
+    return [{"role": "system", "content": guide}] + [{"role": t["role"], "content": t["content"]} for t in so_far]
+
+
+_SPEAKER = re.compile(r"^\s*(USER|User|user)\s*:\s*")
+_NEXT_SPEAKER = re.compile(r"\n\s*(ASSISTANT|Assistant|USER|User)\s*:|\bASSISTANT\s*:")
+
+
+def clean_user_turn(text: str) -> str:
+    """The proxy's output cut to one user message: a leading ``USER:`` removed, anything after the next
+    speaker label dropped, quotes around the whole message stripped.
+
+    >>> clean_user_turn('USER: "where is it?"\\nASSISTANT: It is here.')
+    'where is it?'
+    """
+    text = _SPEAKER.sub("", text.strip())
+    text = _NEXT_SPEAKER.split(text, maxsplit=1)[0].strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
+        text = text[1:-1].strip()
+    return text
+
+
+def mirror_rollouts(episodes: Sequence[Sequence[Turn]], goals: Sequence[str], level: GoalLevel, proxy: Backend,
+                    assistant: Backend, *, mode: Literal["multi", "single"] = "multi", user_tokens: int = 48,
+                    assistant_tokens: int = 64) -> list[list[Turn]]:
+    """Replay each real conversation with the proxy writing the user turns (temperature 0).
+
+    ``multi`` writes as many user turns as the real conversation has, each followed by an assistant reply
+    guided by the real one; ``single`` stops after the first exchange. Turns are generated one position at a
+    time across all episodes, so every step is one batched call per model (and cached by the model door).
+    """
+    if len(episodes) != len(goals):
+        raise ValueError(f"{len(episodes)} episodes but {len(goals)} goals")
+    real_users = [[t for t in turns if t["role"] == "user"] for turns in episodes]
+    real_replies = [[t["content"] for t in turns if t["role"] == "assistant"] for turns in episodes]
+    rounds = [1 if mode == "single" else len(users) for users in real_users]
+    rollouts: list[list[Turn]] = [[] for _ in episodes]
+    for step in range(max(rounds, default=0)):
+        active = [i for i, n in enumerate(rounds) if step < n]
+        prompts = [proxy_messages(goals[i], level, rollouts[i]) for i in active]
+        for i, result in zip(active, proxy.generate(prompts, max_tokens=user_tokens)):
+            rollouts[i].append({"role": "user", "content": clean_user_turn(result.texts[0]) or "…"})
+        answering = [i for i in active if step < len(real_replies[i])]
+        replies = assistant.generate([assistant_messages(rollouts[i], real_replies[i][step]) for i in answering],
+                                     max_tokens=assistant_tokens)
+        for i, result in zip(answering, replies):
+            rollouts[i].append({"role": "assistant", "content": result.texts[0].strip() or "…"})
+    return rollouts

@@ -1,0 +1,180 @@
+"""Chapter 5 package: lexical metrics, mirror data, rollouts, realism judges, controls and statistics."""
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalkit.userproxy import lexical, realism
+from evalkit.userproxy.data import MirrorFormatError, read_mirror_set, stratified_episodes
+from evalkit.userproxy.rollout import mirror_rollouts
+from evalkit.userproxy.stats import judge_human_correlation, summarise
+from tests.fakes import ScriptedBackend
+
+WORDS = ("the cat sat on a mat and the dog ran to the red barn while a bird sang over the old "
+         "green hill near the river where children played every summer").split()
+
+
+def _text(seed: int, n: int) -> list[str]:
+    rng = np.random.default_rng(seed)
+    return [WORDS[i] for i in rng.integers(0, len(WORDS), size=n)]
+
+
+def test_mattr_matches_the_definition_window_by_window():
+    tokens = _text(1, 140)
+    naive = np.mean([len(set(tokens[i:i + 50])) / 50 for i in range(len(tokens) - 49)])
+    assert lexical.mattr(tokens, 50) == pytest.approx(naive)
+
+
+def test_hdd_matches_the_hypergeometric_formula():
+    tokens = _text(2, 90)
+    n = len(tokens)
+    expected = sum(1 - math.comb(n - f, 42) / math.comb(n, 42) for f in Counter(tokens).values()) / 42
+    assert lexical.hdd(tokens, 42) == pytest.approx(expected)
+
+
+def test_lexical_metrics_agree_with_lexicalrichness_where_definitions_coincide():
+    lr = pytest.importorskip("lexicalrichness")
+    text = " ".join(_text(3, 120))
+    reference = lr.LexicalRichness(text)
+    tokens = lexical.word_tokenizer(text)
+    assert len(tokens) == reference.words
+    assert lexical.mattr(tokens, 50) == pytest.approx(reference.mattr(window_size=50))
+    assert lexical.hdd(tokens, 42) == pytest.approx(reference.hdd(draws=42))
+    assert lexical.yules_k(tokens) == pytest.approx(reference.yulek)
+
+
+def test_repetitive_text_scores_less_diverse_on_every_metric():
+    varied, repetitive = _text(4, 80), ["the", "cat"] * 40
+    assert lexical.mattr(varied) > lexical.mattr(repetitive)
+    assert lexical.hdd(varied) > lexical.hdd(repetitive)
+    assert lexical.yules_k(varied) < lexical.yules_k(repetitive)  # Yule's K grows with repetition
+
+
+def test_lexical_profile_flags_short_texts_and_z_scores_anchor_on_humans():
+    profile = lexical.lexical_profile(["hi", " ".join(_text(5, 60))], lexical.word_tokenizer, min_tokens=5)
+    assert profile["unstable"].tolist() == [True, False] and np.isnan(profile["mattr"][0])
+    assert lexical.human_anchored_z([1.0, 1.0], [1.0, 1.0, 1.0]) != lexical.human_anchored_z([2.0], [1.0, 3.0])
+    assert lexical.human_anchored_z([2.0], [1.0, 3.0]) == pytest.approx(0.0)
+    assert lexical.human_anchored_z([3.0], [1.0, 3.0]) == pytest.approx(1 / np.std([1.0, 3.0], ddof=1))
+
+
+def _write_jsonl(path, records):
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in records))
+    return path
+
+
+def test_mirror_set_normalisation_is_counted(tmp_path):
+    path = _write_jsonl(tmp_path / "toy_mirror.jsonl", [
+        {"dataset": "toy", "conversation_id": "q1", "task_description": "wants a map",
+         "turns": [{"role": "assistant", "content": "do you want a map?"}, {"role": "user", "content": "yes"}],
+         "metadata": {"topic": "library map"}},
+        {"dataset": "toy", "conversation_id": "q2", "task_description": "",
+         "turns": [{"role": "user", "content": "hi"}, {"role": "user", "content": "anyone?"},
+                   {"role": "assistant", "content": ""}, {"role": "assistant", "content": "hello"}]},
+        {"dataset": "toy", "conversation_id": "q3", "turns": [{"role": "user", "content": "hola"}],
+         "metadata": {"language": "es"}},
+    ])
+    episodes, report = read_mirror_set(path)
+    assert episodes["conversation_id"].tolist() == ["q1", "q2"]
+    assert episodes["turns"][0][0] == {"role": "user", "content": "library map"}
+    assert episodes["turns"][1][0]["content"] == "hi\nanyone?" and episodes["user_turns"].tolist() == [2, 1]
+    assert report.counts == {"opening user query restored from metadata": 1, "same-role turns merged": 1,
+                             "empty turns dropped": 1, "conversations dropped": 1}
+    assert report.dropped == [(3, "language es")]
+
+
+def test_malformed_mirror_line_names_file_line_and_field(tmp_path):
+    good = {"conversation_id": "a", "turns": [{"role": "user", "content": "x"}, {"role": "assistant", "content": "y"}]}
+    with pytest.raises(MirrorFormatError, match=r"bad.jsonl, line 2: not JSON"):
+        read_mirror_set(_write_jsonl(tmp_path / "bad.jsonl", [good, "{oops"]))
+    bad_turn = {"conversation_id": "b", "turns": [{"role": "system", "content": "x"}]}
+    with pytest.raises(MirrorFormatError, match=r"line 2, field 'turns\[0\]'"):
+        read_mirror_set(_write_jsonl(tmp_path / "bad.jsonl", [good, bad_turn]))
+
+
+def test_stratified_sampling_keeps_a_minimum_per_stratum_and_is_seeded():
+    frame = pd.DataFrame({"stratum": ["big"] * 50 + ["mid"] * 10 + ["rare"] * 2, "x": range(62)})
+    sample = stratified_episodes(frame, 12, minimum=3, seed=4)
+    counts = sample["stratum"].value_counts().to_dict()
+    assert len(sample) == 12 and counts["rare"] == 2 and counts["mid"] >= 3
+    assert sample.equals(stratified_episodes(frame, 12, minimum=3, seed=4))
+
+
+def test_mirror_driver_writes_as_many_user_turns_as_the_real_conversation():
+    real = [[{"role": "user", "content": "a"}, {"role": "assistant", "content": "REF1"},
+             {"role": "user", "content": "b"}, {"role": "assistant", "content": "REF2"}],
+            [{"role": "user", "content": "c"}, {"role": "assistant", "content": "REF3"}]]
+    proxy = ScriptedBackend(lambda prompt: 'USER: "my question"\nASSISTANT: an answer it should not write')
+    seen = []
+    assistant = ScriptedBackend(lambda prompt: seen.append(prompt) or "sure")
+    multi = mirror_rollouts(real, ["goal one", "goal two"], "full", proxy, assistant)
+    assert [[t["role"] for t in r] for r in multi] == [["user", "assistant"] * 2, ["user", "assistant"]]
+    assert multi[0][0]["content"] == "my question"  # cut to one user message, quotes stripped
+    single = mirror_rollouts(real, ["goal one", "goal two"], "full", proxy, assistant, mode="single")
+    assert [len(r) for r in single] == [2, 2]
+
+
+def test_pi_order_flips_are_seeded_and_balanced():
+    slots = realism.proxy_slots(400, seed=7)
+    assert slots == realism.proxy_slots(400, seed=7) and slots != realism.proxy_slots(400, seed=8)
+    assert 0.4 < slots.count("A") / 400 < 0.6
+
+
+def test_pi_scores_follow_the_judge_and_the_slot():
+    real = [{"role": "user", "content": "real person here"}, {"role": "assistant", "content": "ok"}]
+    proxy = [{"role": "user", "content": "simulated text"}, {"role": "assistant", "content": "ok"}]
+    pairs = [(real, proxy)] * 40
+
+    def spots_the_human(prompt: str) -> str:  # answers with the slot holding "real person"
+        a, b = prompt.split("Conversation A:")[1].split("Conversation B:")
+        return "A" if "real person" in a else "B"
+
+    fooled = realism.pairwise_indistinguishability(pairs, ScriptedBackend(spots_the_human), seed=3)
+    assert np.all(fooled.scores < 0.1)  # the judge is never fooled: the proxy loses every time
+    always_a = realism.pairwise_indistinguishability(pairs, ScriptedBackend(lambda p: "A"), seed=3)
+    assert 0.3 < always_a.scores.mean() < 0.7  # a position-biased judge averages out over seeded flips
+    as_json = realism.pairwise_indistinguishability(
+        pairs[:2], ScriptedBackend(lambda p: '{"reasoning": "hmm", "verdict": "Tie"}'), seed=3, mode="json")
+    assert as_json.scores.tolist() == [0.5, 0.5]
+
+
+def test_json_judges_keep_abstentions_with_raw_text():
+    conversation = [{"role": "user", "content": "hey"}, {"role": "assistant", "content": "hi"}]
+    verdicts = realism.rubric_and_reason([conversation], ScriptedBackend(lambda p: "looks human to me"), mode="json")
+    assert np.isnan(verdicts.scores[0]) and verdicts.abstentions == 1 and verdicts.raw == ["looks human to me"]
+    scored = realism.gteval([(conversation, conversation)], ScriptedBackend(lambda p: '{"score": 1.7}'), mode="json")
+    assert scored.scores.tolist() == [1.0]  # clipped into [0, 1]
+
+
+def test_controls_pair_different_conversations_and_calibration_uses_them():
+    pairs = realism.control_pairs(list("abcdef"), seed=2)
+    assert all(a != b for a, b in pairs) and sorted(b for _, b in pairs) == list("abcdef")
+    assert realism.calibrated(0.65, hh=0.9, pp=0.4) == pytest.approx(0.5)
+    assert realism.calibrated(0.2, hh=0.9, pp=0.4) == 0.0 and np.isnan(realism.calibrated(0.5, 0.5, 0.5))
+
+
+def test_summary_intervals_and_judge_human_correlation():
+    rng = np.random.default_rng(0)
+    values = rng.normal(0.6, 0.1, 200)
+    result = summarise(values, bootstrap=500)
+    assert result["t_low"] < 0.6 < result["t_high"] and result["boot_low"] < result["mean"] < result["boot_high"]
+    assert result["t_high"] - result["t_low"] == pytest.approx(result["boot_high"] - result["boot_low"], rel=0.25)
+    human = rng.random(50)
+    correlation = judge_human_correlation(human + rng.normal(0, 0.05, 50), human)
+    assert correlation["spearman"] > 0.9 and correlation["kendall"] > 0.7 and correlation["n"] == 50
+
+
+def test_real_mirror_sets_and_human_labels(real_data_dir):
+    from evalkit.userproxy.data import MIRROR_SETS, load_human_labels, load_mirror_set
+
+    sizes = {name: len(load_mirror_set(name, data_dir=real_data_dir)[0]) for name in MIRROR_SETS}
+    assert sizes == {"chatbot_arena": 195, "clariq": 200, "oasst1": 200, "qulac": 200}
+    labels = load_human_labels(data_dir=real_data_dir)
+    assert len(labels["gteval"]) == 100 and set(labels["pi"]["human_label"]) <= {"A", "B", "Tie"}
+    published = {r["metric_name"]: r["spearman_rho"] for r in labels["published"]}
+    assert published["metric:judge/gteval"] == pytest.approx(0.697, abs=1e-3)
