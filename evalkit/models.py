@@ -157,8 +157,12 @@ class TransformersBackend:
     def _encode(self, prompts: Sequence[Messages]) -> list[list[int]]:
         encoded = []
         for messages in prompts:
-            ids = self.tokenizer.apply_chat_template(list(map(dict, messages)), add_generation_prompt=True,
-                                                     tokenize=True, return_dict=True)["input_ids"]
+            # A prompt ending with an assistant message is a prefill: the model continues that message
+            # (e.g. a user proxy whose answer must start with "USER:") instead of opening a new one.
+            prefill = bool(messages) and messages[-1]["role"] == "assistant"
+            ids = self.tokenizer.apply_chat_template(list(map(dict, messages)), add_generation_prompt=not prefill,
+                                                     continue_final_message=prefill, tokenize=True,
+                                                     return_dict=True)["input_ids"]
             encoded.append(list(ids))
         return encoded
 

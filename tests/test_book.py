@@ -150,3 +150,15 @@ def test_chapter4_results(executed):
     assert (folder / "loss_curves.png").stat().st_size > 10_000
     written = read_meta_eval(folder / "meta_eval_upheld.jsonl")  # the schema files the CLI reads
     assert len(written) == 6 and written["system"].nunique() == 6
+
+
+def test_chapter5_results(executed):
+    recorded = read_results(executed / "05_user_proxy_eval.results.json")
+    assert recorded["episodes"] == {"oasst1": 3, "qulac": 3}
+    # The mirror driver writes exactly as many user turns as the real conversations had.
+    assert recorded["proxy_user_turns"] == recorded["real_user_turns"]
+    for key, row in recorded["realism"].items():
+        assert 0 <= row["mean"] <= 1 and 0 <= row["HH"] <= 1 and 0 <= row["PP"] <= 1, key
+    assert set(recorded["ablation"]) == {"full", "topic", "none"}
+    assert recorded["human_agreement"]["GTEval, our judge"]["n"] == 5
+    assert (executed / "05_user_proxy_eval" / "realism_and_diversity.png").stat().st_size > 10_000

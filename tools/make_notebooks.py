@@ -1270,7 +1270,7 @@ table5 = pd.DataFrame(table5).T.unstack(-1)
 table5.columns = [f"{s} {stat}" for stat, s in table5.columns]
 paper5 = pd.DataFrame({(("zero-shot" if lm == "zero-shot" else "PairEval"), pos): v for (lm, pos), v in
                        pe.PAPER["table5_topicalchat"].items()}, index=["paper TC-USR r", "paper TC-USR rho"]).T / 100
-bias = {name: float(np.nanmean(matrices[name, s][..., 0]) - np.nanmean(matrices[name, s][..., 1]))
+bias = {(name, s): float(np.nanmean(matrices[name, s][..., 0]) - np.nanmean(matrices[name, s][..., 1]))
         for name in ("zero-shot", "PairEval") for s in meta}
 print("P(target wins) when shown first minus when shown second:", {k: round(v, 3) for k, v in bias.items()})
 table5.join(paper5).round(3)
@@ -1355,7 +1355,11 @@ lines = [
     f"({training['PairEval'].seconds_per_step:.1f} s/step on this machine).",
     f"- Held-out pairs: accuracy {held['zero-shot']['accuracy']:.2f} zero-shot vs {held['PairEval']['accuracy']:.2f} "
     f"fine-tuned; ECE {held['PairEval']['ECE before']:.3f} -> {held['PairEval']['ECE after']:.3f} after temperature "
-    f"scaling (T = {held['PairEval']['temperature']:.2f}).",
+    f"scaling (T = {held['PairEval']['temperature']:.2f}"
+    + ("; at the upper limit of the search: on the calibration pairs the probabilities carried no usable signal, "
+       "so the best fit flattens them to 0.5)." if held['PairEval']['temperature'] > 100 else ")."),
+    f"- Position bias (P(target wins) shown first minus shown second, UPHELD): zero-shot "
+    f"{bias['zero-shot', 'UPHELD']:.2f}, fine-tuned {bias['PairEval', 'UPHELD']:.2f}.",
     f"- DailyDialog++: the real reply beats the adversarial one in "
     f"{ddpp_table.loc['PairEval (pairwise)', 'beats adversarial reply']:.0%} of contexts (zero-shot "
     f"{ddpp_table.loc['zero-shot (pairwise)', 'beats adversarial reply']:.0%}).",
@@ -1381,12 +1385,253 @@ recorded = record_results(
     meta_items={name: len(frame) for name, frame in meta.items()},
     main_table=main_table.to_dict(orient="index"),
     table2={name: row.to_dict() for name, row in table2.iterrows()},
-    position_bias={f"{k[0]}/{k[1]}": v for k, v in bias.items()},
+    position_bias={f"{name}/{s}": v for (name, s), v in bias.items()},
     attacks={name: row.dropna().to_dict() for name, row in table7.iterrows()},
     attack_cases=int(len(sampled)),
     calls={name: backend.telemetry.summary().to_dict(orient="records") for name, backend in judges.items()},
 )
 {key: recorded[key] for key in ("corpus", "meta_items", "attack_cases")}
+"""),
+]
+
+CH5 = [
+("md", """
+# 5. How human is a simulated user? MirrorBench
+
+Assistants are increasingly tested against *user proxies*: language models that play the user. A proxy that
+writes like an assistant — polished, verbose, endlessly agreeable — makes an evaluation look better than real
+use would. MirrorBench {cite}`mirrorbench2025` measures the proxy itself: it re-plays real conversations with
+the proxy writing the user turns and asks how close those turns come to the real users', with two families
+of metrics:
+
+* **lexical diversity** of the user turns — MATTR, HD-D and Yule's K — reported as a *z-score against the real
+  users of the same dataset* (0 = human-like; the sign says which way the proxy departs);
+* **judge-based realism** — GTEval (how close in style to the real user, 0-1), pairwise indistinguishability
+  (PI: shown both conversations, does the judge take the proxy for the human? reported as Δw = win rate −
+  0.5) and rubric-and-reason (RNR: does the user read as real?), each beside two controls: the same judge on
+  two *human* conversations (HH) and on two *proxy* conversations (PP). The calibrated score
+  clip((score − PP)/(HH − PP), 0, 1) places the proxy between those two.
+
+```{admonition} Scale of this chapter
+:class: note
+The paper's proxies are frontier models, its assistant GPT-4o and its judge Claude-4-Sonnet. Here proxy,
+assistant, goal writer and judge default to SmolLM2-135M on two CPU cores, with a few episodes per dataset:
+the machinery is the paper's, the numbers are those of a very small model. Every role takes any backend of
+the model door (a local folder, a Hugging Face id or an OpenAI-compatible endpoint) — set `proxy_model`,
+`assistant_model`, `judge_model` and `base_url`.
+```
+"""),
+("code", """
+data_dir = None                 # directory holding mirrorbench/ (None: $EVALKIT_DATA_DIR, else download)
+datasets = ["chatbot_arena", "clariq", "oasst1", "qulac"]
+episodes_per_dataset = 6        # stratified by number of user turns, at least `minimum_per_stratum` each
+minimum_per_stratum = 1
+goal_level = "full"             # full | topic | none: what the proxy is told about the user
+ablation_dataset = "oasst1"     # where the goal-conditioning ablation runs
+ablation_episodes = 4
+human_label_items = 40          # MirrorBench's human-labelled judge items re-scored by our judge (of 100)
+backend = "transformers"        # or "openai" with base_url
+proxy_model = None
+assistant_model = None
+judge_model = None
+base_url = None
+judge_mode = "probs"            # probs (label probabilities) or json (the paper's JSON verdicts)
+judge_samples = 1               # self-consistency samples in json mode
+user_tokens = 40                # max tokens of a proxy turn
+assistant_tokens = 48           # max tokens of an assistant turn
+min_tokens = 5                  # episodes with fewer user tokens are unstable for lexical metrics
+seed = 13
+output_dir = "."
+results_path = None
+""", ["parameters"]),
+("code", """
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from evalkit.models import open_backend
+from evalkit.results import record_results
+from evalkit.userproxy import evaluate, lexical, realism
+from evalkit.userproxy.data import load_human_labels, load_mirror_set, render, stratified_episodes
+from evalkit.userproxy.rollout import mirror_rollouts, synthesize_goals
+from evalkit.userproxy.stats import judge_human_correlation
+
+output = Path(output_dir)
+output.mkdir(parents=True, exist_ok=True)
+
+
+def door(model):
+    return open_backend(backend, model, base_url=base_url) if backend == "openai" else open_backend(backend, model)
+
+
+proxy, assistant, judge = door(proxy_model), door(assistant_model), door(judge_model)
+tokenize = lexical.lm_tokenizer(proxy_model if backend == "transformers" else None)
+loaded = {name: load_mirror_set(name, data_dir=data_dir) for name in datasets}
+pd.DataFrame({name: {"conversations": len(frame), "median user words": frame["user_tokens"].median(),
+                     **report.counts} for name, (frame, report) in loaded.items()}).T.fillna(0)
+"""),
+("md", """
+Each set was normalised on loading: the user speaks first (QULAC's stored conversations open with the
+assistant's clarifying question; the user's query is restored from its metadata), turns of one role in a row
+are merged, and conversations that are not English or lack a side are dropped — all counted above. The
+sample takes episodes from every stratum (number of user turns) with a fixed seed.
+
+## Rollouts
+
+The proxy writes each user turn from the goal and the conversation so far; the assistant sees the real
+assistant reply at that point and answers in its spirit, so the rollout stays on the real trajectory. Goals
+are MirrorBench's own descriptions of each user (`full`), or written here by the auxiliary model (`topic`).
+"""),
+("code", """
+samples, rollouts = {}, {}
+for name, (frame, _) in loaded.items():
+    sample = stratified_episodes(frame, episodes_per_dataset, minimum=minimum_per_stratum, seed=seed)
+    goals = (list(sample["goal"]) if goal_level == "full"
+             else synthesize_goals(list(sample["turns"]), goal_level, assistant))
+    samples[name] = sample
+    rollouts[name] = mirror_rollouts(list(sample["turns"]), goals, goal_level, proxy, assistant,
+                                     user_tokens=user_tokens, assistant_tokens=assistant_tokens)
+example = samples[datasets[0]].iloc[0]
+print("REAL\\n" + render(example["turns"], 40) + "\\n\\nPROXY\\n" + render(rollouts[datasets[0]][0], 40))
+"""),
+("md", """
+## Lexical diversity, anchored on the humans
+
+MATTR (window 50), HD-D (draws of 42) and Yule's K over each episode's user turns, tokenised with the
+proxy model's tokenizer for humans and proxy alike. Episodes with fewer than `min_tokens` user tokens are
+left out as unstable. The z-score divides the proxy's distance from the human mean by the human spread.
+"""),
+("code", """
+lexical_tables = {}
+for name in datasets:
+    z = evaluate.lexical_z_scores(list(samples[name]["turns"]), rollouts[name], tokenize, min_tokens=min_tokens)
+    lexical_tables[name] = evaluate.lexical_table(z)
+lexical_frame = pd.concat(lexical_tables, names=["dataset", "metric"])
+lexical_frame.round(2)
+"""),
+("md", """
+## Judge-based realism, with human-human and proxy-proxy controls
+
+The judge reads only the user side. In `probs` mode its verdict is read from next-token probabilities of
+the label words (GTEval on a 0-9 scale); in `json` mode it answers with the paper's JSON verdicts, and
+unparseable answers are kept as abstentions. PI places the proxy in slot A or B by a seeded coin flip per
+sample, so a judge that always says "A" scores 0.5 on average rather than a spurious win.
+"""),
+("code", """
+realism_tables, episode_scores = {}, {}
+for name in datasets:
+    human_side = list(samples[name]["turns"])
+    scores = evaluate.judge_scores(human_side, rollouts[name], judge, seed=seed, mode=judge_mode, samples=judge_samples)
+    controls = evaluate.control_scores(human_side, rollouts[name], judge, seed=seed, mode=judge_mode,
+                                       samples=judge_samples)
+    episode_scores[name] = scores
+    realism_tables[name] = evaluate.realism_table(scores, controls)
+realism_frame = pd.concat(realism_tables, names=["dataset", "metric"])
+realism_frame.round(3)
+"""),
+("code", """
+fig, axes = plt.subplots(1, 6, figsize=(14, 3.2))
+for ax, metric in zip(axes[:3], ["gteval", "pi", "rnr"]):
+    table = realism_frame.xs(metric, level="metric")
+    y = np.arange(len(table))
+    ax.errorbar(table["mean"], y, xerr=[table["mean"] - table["low"], table["high"] - table["mean"]], fmt="o")
+    ax.scatter(table["HH"], y, marker="|", s=200, color="tab:red", label="HH")
+    ax.scatter(table["PP"], y, marker="|", s=200, color="tab:green", label="PP")
+    ax.set_yticks(y, table.index if metric == "gteval" else [""] * len(y))
+    ax.set_title(metric.upper() if metric != "gteval" else "GTEval")
+axes[0].legend(fontsize=7)
+for ax, metric in zip(axes[3:], ["mattr", "hdd", "yules_k"]):
+    table = lexical_frame.xs(metric, level="metric")
+    y = np.arange(len(table))
+    ax.errorbar(table["z"], y, xerr=[table["z"] - table["low"], table["high"] - table["z"]], fmt="s", color="tab:purple")
+    ax.axvline(0, ls=":", color="grey")
+    ax.set_yticks(y, [""] * len(y))
+    ax.set_title({"mattr": "MATTR z", "hdd": "HD-D z", "yules_k": "Yule's K z"}[metric])
+fig.tight_layout()
+fig.savefig(output / "realism_and_diversity.png", dpi=120)
+"""),
+("md", """
+The figure follows the layout of the paper's Figure 2: judge metrics on the left (higher is more human-like;
+red and green ticks mark the HH and PP controls), lexical z-scores on the right (0 is human-like), 95%
+t-intervals as bars. With a handful of episodes per dataset the intervals are wide.
+
+## Goal conditioning
+
+The same episodes re-played with the three goal levels; the paper found that without a goal the proxy
+collapses into generic turns, and that a bare topic keeps turns fluent while losing the user's intent.
+"""),
+("code", """
+frame = samples[ablation_dataset].iloc[:ablation_episodes]
+human_side = list(frame["turns"])
+ablation = {}
+for level in ("full", "topic", "none"):
+    goals = list(frame["goal"]) if level == "full" else synthesize_goals(human_side, level, assistant)
+    replayed = mirror_rollouts(human_side, goals, level, proxy, assistant, user_tokens=user_tokens,
+                               assistant_tokens=assistant_tokens)
+    scores = evaluate.judge_scores(human_side, replayed, judge, seed=seed, mode=judge_mode, samples=judge_samples,
+                                   metrics=("gteval", "pi"))
+    words = np.mean([sum(len(t["content"].split()) for t in r if t["role"] == "user") for r in replayed])
+    ablation[level] = {"GTEval": scores["gteval"].mean(), "PI Δw": scores["pi"].mean() - 0.5,
+                       "user words per episode": words}
+pd.DataFrame(ablation).T.round(3)
+"""),
+("md", """
+## Does the judge agree with people?
+
+MirrorBench published human labels for 100 GTEval items and 100 PI items (ChatbotArena, Gemini-2.5-Pro as
+proxy, Claude-4-Sonnet as judge). Our judge scores a sample of the same items; its agreement with the human
+labels is set beside the published judge's. For PI the human label says which conversation's user seems
+human (A, B or Tie), scored as the proxy's win like the judge's.
+"""),
+("code", """
+labels = load_human_labels(data_dir=data_dir)
+gt_items = labels["gteval"].sample(min(human_label_items, len(labels["gteval"])), random_state=seed)
+ours_gt = realism.gteval(list(zip(gt_items["real_conversation"], gt_items["synthetic_conversation"])), judge,
+                         mode=judge_mode, samples=judge_samples).scores
+pi_items = labels["pi"].sample(min(human_label_items, len(labels["pi"])), random_state=seed)
+slot_of_proxy = pi_items["ground_truth_synthetic_slot"].tolist()
+pi_pairs = [(b, a) if slot == "A" else (a, b)  # (real, proxy) as labelled
+            for a, b, slot in zip(pi_items["conversation_a"], pi_items["conversation_b"], slot_of_proxy)]
+ours_pi = realism.pairwise_indistinguishability(pi_pairs, judge, mode=judge_mode, samples=judge_samples,
+                                                slots=slot_of_proxy).scores
+human_pi = np.array([1.0 if h == s else 0.5 if h == "Tie" else 0.0
+                     for h, s in zip(pi_items["human_label"], slot_of_proxy)])
+published = {r["metric_name"].split("/")[-1]: r for r in labels["published"]}
+agreement = pd.DataFrame({
+    "GTEval, our judge": judge_human_correlation(ours_gt, gt_items["human_label"]),
+    "GTEval, published judge (same items)": judge_human_correlation(gt_items["judge_score"], gt_items["human_label"]),
+    "PI, our judge": judge_human_correlation(ours_pi, human_pi),
+    "PI, published judge (same items)": judge_human_correlation(pi_items["judge_score"], human_pi),
+}).T
+agreement["paper (all 100)"] = [published["gteval"]["spearman_rho"]] * 2 + [published["pi_pairwise"]["spearman_rho"]] * 2
+agreement[["spearman", "spearman_p", "pearson", "kendall", "n", "paper (all 100)"]].round(3)
+"""),
+("md", """
+## What it cost
+
+Every model call went through the cached model door; its telemetry counts calls, cache hits, tokens and model
+seconds per role. A rerun of this notebook answers every call from the cache.
+"""),
+("code", """
+telemetry = pd.concat({role: b.telemetry.summary() for role, b in
+                       {"proxy": proxy, "assistant": assistant, "judge": judge}.items()}, names=["role"])
+telemetry
+"""),
+("code", """
+recorded = record_results(
+    results_path,
+    episodes={name: len(sample) for name, sample in samples.items()},
+    lexical={f"{d}/{m}": row["z"] for (d, m), row in lexical_frame.iterrows()},
+    realism={f"{d}/{m}": {k: row[k] for k in ("mean", "HH", "PP", "calibrated", "abstained")}
+             for (d, m), row in realism_frame.iterrows()},
+    ablation=ablation,
+    human_agreement=agreement[["spearman", "n"]].to_dict(orient="index"),
+    proxy_user_turns={name: int(sum(t["role"] == "user" for r in rs for t in r)) for name, rs in rollouts.items()},
+    real_user_turns={name: int(samples[name]["user_turns"].sum()) for name in datasets},
+)
+{key: recorded[key] for key in ("episodes", "proxy_user_turns", "real_user_turns")}
 """),
 ]
 
@@ -1396,3 +1641,4 @@ if __name__ == "__main__":
     nbformat.write(notebook(CH2), ROOT / "notebooks" / "02_agreement.ipynb")
     nbformat.write(notebook(CH3), ROOT / "notebooks" / "03_metric_correlation.ipynb")
     nbformat.write(notebook(CH4), ROOT / "notebooks" / "04_pairwise_judge.ipynb")
+    nbformat.write(notebook(CH5), ROOT / "notebooks" / "05_user_proxy_eval.ipynb")

@@ -150,11 +150,14 @@ def gteval(pairs: Sequence[tuple[Sequence[Turn], Sequence[Turn]]], backend: Back
 
 
 def pairwise_indistinguishability(pairs: Sequence[tuple[Sequence[Turn], Sequence[Turn]]], backend: Backend, *,
-                                  seed: int = 0, mode: Mode = "probs", samples: int = 1,
-                                  max_tokens: int = 96) -> Verdicts:
+                                  seed: int = 0, mode: Mode = "probs", samples: int = 1, max_tokens: int = 96,
+                                  slots: Sequence[str] | None = None) -> Verdicts:
     """PI per (real, proxy) pair: 1 if the judge takes the proxy for the real person, 0.5 for a tie, else 0
-    (in ``probs`` mode the expected value of that under the judge's A/B/T probabilities)."""
-    slots = proxy_slots(len(pairs), seed)
+    (in ``probs`` mode the expected value of that under the judge's A/B/T probabilities). The proxy's slot
+    is a seeded coin flip per sample unless ``slots`` fixes it (e.g. to replay labelled items)."""
+    slots = list(slots) if slots is not None else proxy_slots(len(pairs), seed)
+    if len(slots) != len(pairs):
+        raise ValueError(f"{len(slots)} slots for {len(pairs)} pairs")
     prompts = [pi_messages(proxy, real, mode) if slot == "A" else pi_messages(real, proxy, mode)
                for (real, proxy), slot in zip(pairs, slots)]
     if mode == "json":

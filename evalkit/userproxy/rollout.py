@@ -47,14 +47,17 @@ def synthesize_goals(episodes: Sequence[Sequence[Turn]], level: GoalLevel, backe
 
 
 def proxy_messages(goal: str, level: GoalLevel, so_far: Sequence[Turn], *, max_words: int = 60) -> Messages:
-    """The proxy's prompt: who the user is (third person) and the transcript so far, ending at ``USER:``."""
+    """The proxy's prompt: who the user is (third person) and the transcript so far; the answer is prefilled
+    with ``USER:`` (a local model continues it; an OpenAI-compatible server treats a final assistant message
+    as its own, which some servers continue and others answer)."""
     about = {"full": f"About the person: {goal}\n", "topic": f"The person wants help with: {goal}\n",
              "none": ""}[level] if goal or level == "none" else ""
     transcript = render(so_far, max_words=max_words) if so_far else "(the conversation has not started yet)"
     prompt = ("Below is a chat between a person (USER) and an AI assistant (ASSISTANT).\n" + about +
               "Write the USER's next message the way this person would type it: plain, in their own words, "
-              "usually short. Write only that message.\n\n" + transcript + "\nUSER:")
-    return [{"role": "user", "content": prompt}]
+              "usually short. Write only that message.\n\n" + transcript)
+    # The answer is prefilled with the speaker label, so the model writes as the user, not as an assistant.
+    return [{"role": "user", "content": prompt}, {"role": "assistant", "content": "USER:"}]
 
 
 def assistant_messages(so_far: Sequence[Turn], reference: str | None, *, max_words: int = 80) -> Messages:

@@ -1,0 +1,92 @@
+"""Scoring a proxy against the humans it replaces: per-episode lexical z-scores and judge scores, the HH/PP
+controls, and the tables the chapter reports (mean, 95% t-interval, controls, calibrated score)."""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..models import Backend
+from . import realism
+from .data import user_text
+from .lexical import LEXICAL_METRICS, lexical_profile
+from .stats import summarise
+
+__all__ = ["lexical_z_scores", "lexical_table", "judge_scores", "control_scores", "realism_table", "JUDGE_METRICS"]
+
+Turn = dict[str, str]
+JUDGE_METRICS = ("gteval", "pi", "rnr")
+
+
+def lexical_z_scores(human: Sequence[Sequence[Turn]], proxy: Sequence[Sequence[Turn]],
+                     tokenizer: Callable[[str], list[str]], *, min_tokens: int = 5) -> pd.DataFrame:
+    """Per proxy episode and metric, z = (proxy value − human mean) / human sd, the human statistics taken
+    over the real episodes of the same dataset with the same tokenizer. Episodes under ``min_tokens`` user
+    tokens are unstable and left out (their z is missing); ``unstable`` marks them."""
+    humans = lexical_profile([user_text(t) for t in human], tokenizer, min_tokens=min_tokens)
+    proxies = lexical_profile([user_text(t) for t in proxy], tokenizer, min_tokens=min_tokens)
+    out = pd.DataFrame({"tokens": proxies["tokens"], "unstable": proxies["unstable"]})
+    for metric in LEXICAL_METRICS:
+        mean, sd = humans[metric].mean(), humans[metric].std(ddof=1)
+        out[metric] = (proxies[metric] - mean) / sd if sd and np.isfinite(sd) else np.nan
+        out[f"{metric}_proxy"], out[f"{metric}_human_mean"] = proxies[metric], mean
+    out.attrs["human_unstable"] = int(humans["unstable"].sum())
+    return out
+
+
+def lexical_table(z_scores: pd.DataFrame) -> pd.DataFrame:
+    """Mean human-anchored z per metric with its 95% t-interval (0 is human-like)."""
+    rows = {}
+    for metric in LEXICAL_METRICS:
+        result = summarise(z_scores[metric])
+        rows[metric] = {"z": result["mean"], "low": result["t_low"], "high": result["t_high"], "n": result["n"],
+                        "proxy value": z_scores[f"{metric}_proxy"].mean(),
+                        "human value": z_scores[f"{metric}_human_mean"].iloc[0] if len(z_scores) else np.nan}
+    return pd.DataFrame(rows).T
+
+
+def judge_scores(human: Sequence[Sequence[Turn]], proxy: Sequence[Sequence[Turn]], judge: Backend, *,
+                 seed: int = 0, mode: realism.Mode = "probs", samples: int = 1,
+                 metrics: Sequence[str] = JUDGE_METRICS) -> pd.DataFrame:
+    """Per episode: GTEval (real vs proxy), PI (1 = proxy taken for the human) and RNR (of the proxy
+    conversation), each NaN where the judge abstained."""
+    pairs = list(zip(human, proxy))
+    out = pd.DataFrame(index=range(len(pairs)))
+    if "gteval" in metrics:
+        out["gteval"] = realism.gteval(pairs, judge, mode=mode, samples=samples).scores
+    if "pi" in metrics:
+        out["pi"] = realism.pairwise_indistinguishability(pairs, judge, seed=seed, mode=mode, samples=samples).scores
+    if "rnr" in metrics:
+        out["rnr"] = realism.rubric_and_reason(list(proxy), judge, mode=mode, samples=samples).scores
+    return out
+
+
+def control_scores(human: Sequence[Sequence[Turn]], proxy: Sequence[Sequence[Turn]], judge: Backend, *,
+                   seed: int = 0, mode: realism.Mode = "probs", samples: int = 1,
+                   metrics: Sequence[str] = JUDGE_METRICS) -> dict[str, dict[str, float]]:
+    """The same judges on human-human (HH) and proxy-proxy (PP) pairs of different conversations: the score
+    a genuinely human "proxy" gets, and the score of one proxy conversation measured against another."""
+    controls: dict[str, dict[str, float]] = {}
+    for name, side in (("HH", list(human)), ("PP", list(proxy))):
+        pairs = realism.control_pairs(side, seed=seed)
+        reference, candidate = [a for a, _ in pairs], [b for _, b in pairs]
+        scores = judge_scores(reference, candidate, judge, seed=seed, mode=mode, samples=samples, metrics=metrics)
+        for metric in metrics:
+            controls.setdefault(metric, {})[name] = float(np.nanmean(scores[metric]))
+    return controls
+
+
+def realism_table(scores: pd.DataFrame, controls: dict[str, dict[str, float]]) -> pd.DataFrame:
+    """Per judge metric: mean with 95% t-interval, the HH and PP controls and the calibrated score
+    clip((score − PP) / (HH − PP), 0, 1). PI is also given as Δw = mean − 0.5."""
+    rows = {}
+    for metric in scores.columns:
+        result = summarise(scores[metric])
+        hh, pp = controls.get(metric, {}).get("HH", np.nan), controls.get(metric, {}).get("PP", np.nan)
+        rows[metric] = {"mean": result["mean"], "low": result["t_low"], "high": result["t_high"],
+                        "n": result["n"], "abstained": result["missing"], "HH": hh, "PP": pp,
+                        "calibrated": realism.calibrated(result["mean"], hh, pp)}
+        if metric == "pi":
+            rows[metric]["delta_w"] = result["mean"] - 0.5
+    return pd.DataFrame(rows).T
