@@ -68,7 +68,7 @@ def _convert_gguf(gguf: Path, target: Path) -> None:
     quantised = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
     config = AutoConfig.from_pretrained(gguf.parent, gguf_file=gguf.name)
     # The GGUF config carries a quantization_config that blocks save_pretrained; a plain model built from
-    # the same config without it, holding the de-quantised weights, gives identical logits.
+    # the same config without it, holding the de-quantised weights, gives the same weights and logits.
     if hasattr(config, "quantization_config"):
         del config.quantization_config
     plain = AutoModelForCausalLM.from_config(config, dtype=torch.float32)

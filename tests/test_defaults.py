@@ -27,9 +27,14 @@ def test_converted_lm_matches_gguf_logits(tmp_path, monkeypatch):
     gguf = defaults.smollm2_gguf_file()
     reference = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
     converted = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
+    for name, parameter in converted.state_dict().items():  # the weights themselves are copied exactly
+        assert torch.equal(parameter, reference.state_dict()[name]), name
     with torch.no_grad():
         expected, actual = reference(**inputs).logits, converted(**inputs).logits
-    assert torch.equal(expected, actual)
+    # Same weights, but the CPU kernels may sum in another order for differently laid-out tensors (seen:
+    # |delta logit| ~ 1e-3 on one run), so the outputs are compared to float tolerance, the prediction exactly.
+    torch.testing.assert_close(actual, expected, rtol=1e-4, atol=1e-2)
+    assert torch.equal(actual.argmax(-1), expected.argmax(-1))
 
 
 def test_default_encoder_embeds_offline():
