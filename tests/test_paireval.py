@@ -284,3 +284,18 @@ def test_real_attack_suite_and_dailydialog_plusplus(real_data_dir):
     assert len(cases) == 7417 and set(cases["attack"]) == set(KHALID_LEE_ATTACKS)
     assert cases.groupby("attack").size()["pronoun"] == 1419
     assert len(load_dailydialog_plusplus("test", data_dir=real_data_dir)) == 1142
+
+
+def test_training_corpus_falls_back_to_the_embedded_chitchat_conversations(monkeypatch):
+    from evalkit.paireval import data
+    from evalkit.sources import DataUnavailable
+
+    def offline(*args, **kwargs):
+        raise DataUnavailable("no DailyDialog here")
+
+    monkeypatch.setattr(data, "load_dailydialog", offline)
+    name, train = data.training_corpus("train")
+    _, held_out = data.training_corpus("validation")
+    assert name == "chitchat-dataset" and len(train) > 3000 and len(held_out) > 300
+    assert all(len(d) >= 2 and all(t.strip() for t in d) for d in train[:200])
+    assert not {tuple(d) for d in held_out[:200]} & {tuple(d) for d in train}  # splits do not overlap

@@ -52,15 +52,19 @@ def load_dailydialog(split: Literal["train", "validation", "test"] = "train", *,
 
 def chitchat_dialogues() -> list[list[str]]:
     """The human conversations shipped inside the ``chitchat-dataset`` wheel, one list of turns each
-    (a speaker's consecutive messages joined into one turn) — the embedded fallback corpus."""
+    (a speaker's consecutive messages joined into one turn; single-turn and repeated conversations left
+    out) — the embedded fallback corpus."""
     import chitchat_dataset
 
-    dialogues = []
+    dialogues, seen = [], set()
     for conversation in chitchat_dataset.Dataset().values():
         turns = [" ".join(m["text"].strip() for m in turn if m.get("text", "").strip())
                  for turn in conversation["messages"]]
         turns = [t for t in turns if t]
-        if len(turns) >= 2:
+        # Nearly half the conversations have a single turn, and some appear twice; neither can be a
+        # training example or may straddle the train/held-out cut.
+        if len(turns) >= 2 and tuple(turns) not in seen:
+            seen.add(tuple(turns))
             dialogues.append(turns)
     return dialogues
 
