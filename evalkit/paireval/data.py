@@ -2,9 +2,7 @@
 adversarial replies, the Khalid & Lee attack cases, and the synthetic training pairs built from them."""
 from __future__ import annotations
 
-import gzip
 import io
-import json
 import tarfile
 import zipfile
 from pathlib import Path
@@ -13,6 +11,7 @@ from typing import Any, Literal, Sequence
 import numpy as np
 import pandas as pd
 
+from ..jsonl import json_lines
 from ..sources import DataUnavailable, dataset_dir, find_file
 
 Turns = Sequence[str]
@@ -88,23 +87,14 @@ def read_dailydialog_plusplus(path: str | Path) -> list[dict[str, Any]]:
     """Records of one DailyDialog++ file (JSON Lines despite the ``.json`` name; ``.gz`` accepted):
     ``context``, ``positive_responses``, ``adversarial_negative_responses``, ``random_negative_responses``.
     A line that is not JSON or lacks a field raises, naming the file, line and field."""
-    path = Path(path)
-    opener = gzip.open if path.suffix == ".gz" else open
     needed = ("context", "positive_responses", "adversarial_negative_responses")
     records = []
-    with opener(path, "rt", encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise ValueError(f"{path}, line {number}: not JSON ({error.msg})") from error
-            for name in needed:
-                value = record.get(name)
-                if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
-                    raise ValueError(f"{path}, line {number}, field {name!r}: expected a non-empty list of strings")
-            records.append(record)
+    for number, record in json_lines(path):
+        for name in needed:
+            value = record.get(name) if isinstance(record, dict) else None
+            if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+                raise ValueError(f"{path}, line {number}, field {name!r}: expected a non-empty list of strings")
+        records.append(record)
     return records
 
 

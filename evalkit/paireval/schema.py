@@ -11,6 +11,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..jsonl import json_lines
+
 
 # --------------------------------------------------------------------------- meta-evaluation schema
 
@@ -62,15 +64,7 @@ def read_meta_eval(path: str | Path) -> pd.DataFrame:
     path = Path(path)
     records = []
     if path.suffix.lower() in (".jsonl", ".json"):
-        with open(path, encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as error:
-                    raise MetaEvalFormatError(f"{path}, line {number}: not JSON ({error.msg})") from error
-                records.append(_check_record(record, path, number))
+        records = [_check_record(record, path, number) for number, record in json_lines(path, MetaEvalFormatError)]
     elif path.suffix.lower() == ".csv":
         frame = pd.read_csv(path, dtype=str, keep_default_na=False)
         missing = [c for c in _REQUIRED if c not in frame.columns]

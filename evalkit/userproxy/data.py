@@ -18,6 +18,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from ..jsonl import json_lines
 from ..sources import dataset_dir, find_file
 
 __all__ = ["MIRROR_SETS", "MirrorFormatError", "MirrorReport", "read_mirror_set", "load_mirror_set",
@@ -87,34 +88,27 @@ def read_mirror_set(path: str | Path) -> tuple[pd.DataFrame, MirrorReport]:
     path = Path(path)
     report = MirrorReport(str(path))
     rows = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            report.lines += 1
-            where = f"{path}, line {number}"
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise MirrorFormatError(f"{where}: not JSON ({error.msg})") from error
-            if not isinstance(record, dict) or not isinstance(record.get("conversation_id"), (str, int)):
-                raise MirrorFormatError(f"{where}, field 'conversation_id': missing")
-            turns = _normalise(record, _turns(record, where), report)
-            language = str((record.get("metadata") or {}).get("language", "en"))
-            if language != "en":
-                report.dropped.append((number, f"language {language}"))
-                continue
-            roles = {t["role"] for t in turns}
-            if len(turns) < 2 or roles != set(ROLES):
-                report.dropped.append((number, "fewer than two turns or one side missing"))
-                continue
-            user_turns = sum(t["role"] == "user" for t in turns)
-            rows.append({"dataset": str(record.get("dataset") or path.stem.replace("_mirror", "")),
-                         "conversation_id": str(record["conversation_id"]),
-                         "goal": str(record.get("task_description") or ""), "turns": turns,
-                         "user_turns": user_turns,
-                         "user_tokens": sum(len(t["content"].split()) for t in turns if t["role"] == "user"),
-                         "stratum": f"{min(user_turns, 3)}{'+' if user_turns >= 3 else ''} user turns"})
+    for number, record in json_lines(path, MirrorFormatError):
+        report.lines += 1
+        where = f"{path}, line {number}"
+        if not isinstance(record, dict) or not isinstance(record.get("conversation_id"), (str, int)):
+            raise MirrorFormatError(f"{where}, field 'conversation_id': missing")
+        turns = _normalise(record, _turns(record, where), report)
+        language = str((record.get("metadata") or {}).get("language", "en"))
+        if language != "en":
+            report.dropped.append((number, f"language {language}"))
+            continue
+        roles = {t["role"] for t in turns}
+        if len(turns) < 2 or roles != set(ROLES):
+            report.dropped.append((number, "fewer than two turns or one side missing"))
+            continue
+        user_turns = sum(t["role"] == "user" for t in turns)
+        rows.append({"dataset": str(record.get("dataset") or path.stem.replace("_mirror", "")),
+                     "conversation_id": str(record["conversation_id"]),
+                     "goal": str(record.get("task_description") or ""), "turns": turns,
+                     "user_turns": user_turns,
+                     "user_tokens": sum(len(t["content"].split()) for t in turns if t["role"] == "user"),
+                     "stratum": f"{min(user_turns, 3)}{'+' if user_turns >= 3 else ''} user turns"})
     if report.dropped:
         report.count("conversations dropped", len(report.dropped))
     return pd.DataFrame(rows), report
