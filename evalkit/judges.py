@@ -27,7 +27,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from .models import Backend, parse_label
+from .models import Backend, one_hot, parse_label
 
 __all__ = ["JudgeSpec", "JUDGES", "format_history", "judge_messages", "judge", "judge_columns", "parse_verdict"]
 
@@ -188,7 +188,7 @@ def judge(items: pd.DataFrame, name: str, backend: Backend, *, max_tokens: int =
             text = result.texts[0]
             label = parse_verdict(text, spec.labels)
             rows.append((item_id, None if label is None else spec.value_of(label), "generated",
-                         None if label is None else {l: float(l == label) for l in spec.labels}, text))
+                         one_hot(label, spec.labels), text))
     else:
         for item_id, result in zip(items["item_id"], backend.label_probs(prompts, spec.labels)):
             score = None

@@ -93,9 +93,18 @@ def parse_label(text: str, labels: Sequence[str]) -> str | None:
     return next(label for label in labels if label.lower() == found)
 
 
+def one_hot(label: str | None, labels: Sequence[str]) -> dict[str, float] | None:
+    """The label distribution of a generated (parsed) verdict: all mass on ``label``; None for an abstention.
+
+    >>> one_hot("No", ["Yes", "No"])
+    {'Yes': 0.0, 'No': 1.0}
+    """
+    return None if label is None else {name: float(name == label) for name in labels}
+
+
 def _parsed_result(text: str, labels: Sequence[str], prompt_tokens: int, completion_tokens: int) -> LabelResult:
     label = parse_label(text, labels)
-    probs = None if label is None else {name: float(name == label) for name in labels}
+    probs = one_hot(label, labels)
     return LabelResult(probs, text, "generated", 1.0 if label else 0.0, prompt_tokens, completion_tokens)
 
 
