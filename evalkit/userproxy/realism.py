@@ -118,11 +118,14 @@ class Verdicts:
 
 def _ask_json(prompts: list[Messages], backend: Backend, key: str, convert, samples: int,
               max_tokens: int) -> Verdicts:
+    """Ask for JSON verdicts, convert each sample's ``key`` value to a score (``convert``: one function, or
+    one per prompt) and average the samples; a prompt with no usable sample is an abstention."""
+    converters = convert if isinstance(convert, list) else [convert] * len(prompts)
     temperature = 0.0 if samples == 1 else 0.7
     results = backend.generate(prompts, max_tokens=max_tokens, temperature=temperature, n=samples)
     scores, raw = [], []
-    for result in results:
-        values = [convert(parse_json_verdict(text, key)) for text in result.texts]
+    for result, to_score in zip(results, converters):
+        values = [to_score(parse_json_verdict(text, key)) for text in result.texts]
         values = [v for v in values if v is not None]
         scores.append(float(np.mean(values)) if values else np.nan)
         raw.append(" ||| ".join(result.texts))
@@ -149,6 +152,14 @@ def gteval(pairs: Sequence[tuple[Sequence[Turn], Sequence[Turn]]], backend: Back
     return Verdicts(np.array(scores), [r.text for r in results], "probs")
 
 
+def _proxy_win(verdict, proxy_slot: str) -> float | None:
+    """1 when the judge names the proxy's slot as the real person, 0 for the other slot, 0.5 for a tie."""
+    answer = str(verdict or "").strip().upper()
+    if answer in ("A", "B"):
+        return 1.0 if answer == proxy_slot else 0.0
+    return 0.5 if answer in ("TIE", "T") else None
+
+
 def pairwise_indistinguishability(pairs: Sequence[tuple[Sequence[Turn], Sequence[Turn]]], backend: Backend, *,
                                   seed: int = 0, mode: Mode = "probs", samples: int = 1, max_tokens: int = 96,
                                   slots: Sequence[str] | None = None) -> Verdicts:
@@ -161,20 +172,8 @@ def pairwise_indistinguishability(pairs: Sequence[tuple[Sequence[Turn], Sequence
     prompts = [pi_messages(proxy, real, mode) if slot == "A" else pi_messages(real, proxy, mode)
                for (real, proxy), slot in zip(pairs, slots)]
     if mode == "json":
-        temperature = 0.0 if samples == 1 else 0.7
-        results = backend.generate(prompts, max_tokens=max_tokens, temperature=temperature, n=samples)
-        scores, raw = [], []
-        for slot, result in zip(slots, results):
-            wins = []
-            for text in result.texts:
-                verdict = str(parse_json_verdict(text, "verdict") or "").strip().upper()
-                if verdict in ("A", "B"):
-                    wins.append(1.0 if verdict == slot else 0.0)
-                elif verdict in ("TIE", "T"):
-                    wins.append(0.5)
-            scores.append(float(np.mean(wins)) if wins else np.nan)
-            raw.append(" ||| ".join(result.texts))
-        return Verdicts(np.array(scores), raw, "json")
+        return _ask_json(prompts, backend, "verdict", [lambda v, s=slot: _proxy_win(v, s) for slot in slots],
+                         samples, max_tokens)
     results = backend.label_probs(prompts, ["A", "B", "T"])
     scores = [(r.probs[slot] + 0.5 * r.probs["T"]) if r.probs else np.nan for r, slot in zip(results, slots)]
     return Verdicts(np.array(scores), [r.text for r in results], "probs")
