@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -90,18 +91,8 @@ def _paireval(args: argparse.Namespace) -> int:
     from . import paireval
 
     if args.action == "train":
-        name, dialogues = paireval.training_corpus("train")
-        hard = [] if args.hard_share == 0 else paireval.load_dailydialog_plusplus("dev")
-        pairs = paireval.training_pairs(dialogues, args.pairs, seed=args.seed, hard_negatives=hard,
-                                        hard_share=args.hard_share)
-        if args.kind == "pairwise":
-            prompts = [paireval.pair_messages(r.context_a, r.response_a, r.context_b, r.response_b)
-                       for r in pairs.itertuples()]
-            targets = list(pairs["better"])
-        else:
-            points = paireval.pointwise_examples(pairs)
-            prompts = [paireval.direct_messages(r.context, r.response) for r in points.itertuples()]
-            targets = list(points["label"])
+        prompts, targets, name = paireval.judge_training_examples(args.kind, pairs=args.pairs, seed=args.seed,
+                                                                  hard_share=args.hard_share)
         run = paireval.train_lora(prompts, targets, steps=args.steps, batch_size=args.batch_size,
                                   learning_rate=args.lr, r=args.r, alpha=args.alpha, seed=args.seed,
                                   model=args.model, output_dir=args.output, progress=True)
@@ -124,6 +115,34 @@ def _paireval(args: argparse.Namespace) -> int:
     print(f"{args.input} ({metric} vs score): pearson r = {result['pearson']:.3f} (p = {result['pearson_p']:.2g}), "
           f"spearman rho = {result['spearman']:.3f} (p = {result['spearman_p']:.2g}), n = {result['n']}"
           + (f", {result['missing']} rows without a score left out" if result["missing"] else ""))
+    return 0
+
+
+def _userproxy(args: argparse.Namespace) -> int:
+    from .userproxy import job
+
+    config = job.load_job(args.config)
+    if args.action == "plan":
+        units = job.plan(config)
+        print(f"run {config.run_id()} -> {config.store}: {len(units)} units")
+        for unit in units:
+            print(f"  {unit.kind:8} {unit.unit_id}")
+        return 0
+    if args.action == "run":
+        outcome = job.execute(config, progress=args.progress)
+        print(f"run {outcome.run_id}: {len(outcome.ran)} units run, {len(outcome.skipped)} skipped (already done), "
+              f"{len(outcome.failed)} failed; store {outcome.store}")
+        for unit_id, error in outcome.failed.items():
+            print(f"FAILED {unit_id}: {error}", file=sys.stderr)
+        return 1 if outcome.failed else 0
+    data = job.report(config.store, config.run_id())
+    if args.json:
+        Path(args.json).write_text(json.dumps(data, indent=2))
+        print(f"report: {args.json}")
+    if args.html:
+        print(f"report: {job.write_html(data, args.html)}")
+    if not args.json and not args.html:
+        print(json.dumps(data["scores"], indent=1))
     return 0
 
 
@@ -183,6 +202,14 @@ def main(argv: list[str] | None = None) -> int:
                       help="train: share of DailyDialog++ adversarial negatives (0 = random negatives only)")
     pair.set_defaults(handler=_paireval)
 
+    proxy = commands.add_parser("userproxy", help="plan, run (or resume) and report a user-proxy evaluation job")
+    proxy.add_argument("action", choices=["plan", "run", "report"])
+    proxy.add_argument("--config", required=True, help="the job file (YAML; see jobs/userproxy_example.yml)")
+    proxy.add_argument("--json", help="report: write the report as JSON here")
+    proxy.add_argument("--html", help="report: write the report as an HTML page here")
+    proxy.add_argument("--progress", action="store_true")
+    proxy.set_defaults(handler=_userproxy)
+
     args = parser.parse_args(argv)
     if args.command == "paireval":
         needs = {"train": ["output"], "score": ["input", "output"], "meta-eval": ["input"]}[args.action]
@@ -191,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"paireval {args.action} needs {' and '.join(missing)}")
     try:
         return args.handler(args)
-    except (FileNotFoundError, ValueError, RuntimeError) as error:
+    except (FileNotFoundError, KeyError, ValueError, RuntimeError) as error:
         print(f"evalkit: {error}", file=sys.stderr)
         return 2
 

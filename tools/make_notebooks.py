@@ -1,5 +1,6 @@
 """Writes the source notebooks from the cell lists below (kept so the notebooks' text can be reviewed as
 code). Run: .venv/bin/python tools/make_notebooks.py — then commit notebooks/*.ipynb (stored without outputs)."""
+import hashlib
 from pathlib import Path
 
 import nbformat
@@ -12,8 +13,10 @@ def notebook(cells):
     nb = new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.metadata["language_info"] = {"name": "python"}
-    for kind, source, *tags in cells:
+    for index, (kind, source, *tags) in enumerate(cells):
         cell = new_markdown_cell(source.strip()) if kind == "md" else new_code_cell(source.strip())
+        # Ids from position and text, so regenerating an unchanged cell leaves it unchanged in git.
+        cell["id"] = f"c{index:02d}-" + hashlib.sha1(source.strip().encode()).hexdigest()[:8]
         if tags:
             cell.metadata["tags"] = tags[0]
         nb.cells.append(cell)
@@ -921,10 +924,8 @@ _, validation_dialogues = pe.training_corpus("validation", data_dir=data_dir)
 _, test_dialogues = pe.training_corpus("test", data_dir=data_dir)
 ddpp_dev = pe.load_dailydialog_plusplus("dev", data_dir=data_dir)
 ddpp_test = pe.load_dailydialog_plusplus("test", data_dir=data_dir)
-shuffled = rng.permutation(len(ddpp_dev))
-cut = int(0.8 * len(shuffled))
-ddpp_train = [ddpp_dev[i] for i in shuffled[:cut]]          # hard negatives for training
-ddpp_calibration = [ddpp_dev[i] for i in shuffled[cut:]]    # held out: temperature fitting
+# 80% of the dev file: hard negatives for training; 20% held out for temperature fitting
+ddpp_train, ddpp_calibration = pe.split_dailydialog_plusplus_dev(ddpp_dev, seed)
 attacks = pe.load_khalid_lee(data_dir=data_dir)
 
 pd.DataFrame([
@@ -1426,48 +1427,66 @@ data_dir = None                 # directory holding mirrorbench/ (None: $EVALKIT
 datasets = ["chatbot_arena", "clariq", "oasst1", "qulac"]
 episodes_per_dataset = 6        # stratified by number of user turns, at least `minimum_per_stratum` each
 minimum_per_stratum = 1
-goal_level = "full"             # full | topic | none: what the proxy is told about the user
-ablation_dataset = "oasst1"     # where the goal-conditioning ablation runs
-ablation_episodes = 4
-human_label_items = 40          # MirrorBench's human-labelled judge items re-scored by our judge (of 100)
+goal_level = "full"             # full | topic | none: what the main proxy is told about the user
+stability_dataset = "oasst1"    # where goal levels x seeds run (goal ablation and rank stability)
+stability_episodes = 4
+stability_seeds = 3
+assistant_dataset = "chatbot_arena"  # where the unguided assistant is compared with the guided one
+human_label_items = 40          # MirrorBench's human-labelled judge items re-scored by our judges (of 100)
 backend = "transformers"        # or "openai" with base_url
 proxy_model = None
 assistant_model = None
 judge_model = None
 base_url = None
+lora_judge = True               # add the chapter-4 PairEval judge (local backend only; trained or reused)
+lora_train_pairs = 96           # its training settings: the same as chapter 4's reuse chapter 4's adapter
+lora_steps = 24
+lora_batch_size = 4
+lora_learning_rate = 2e-3
+lora_hard_share = 0.5
 judge_mode = "probs"            # probs (label probabilities) or json (the paper's JSON verdicts)
 judge_samples = 1               # self-consistency samples in json mode
 user_tokens = 40                # max tokens of a proxy turn
 assistant_tokens = 48           # max tokens of an assistant turn
 min_tokens = 5                  # episodes with fewer user tokens are unstable for lexical metrics
+human_anchor = 200              # real conversations per dataset anchoring the lexical z-scores
+bootstrap = 1000                # bootstrap resamples for the second interval
 seed = 13
 output_dir = "."
+store_path = None               # the run store (None: userproxy-runs.sqlite in output_dir)
 results_path = None
 """, ["parameters"]),
 ("code", """
+import json
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from evalkit import paireval as pe
 from evalkit.models import open_backend
 from evalkit.results import record_results
-from evalkit.userproxy import evaluate, lexical, realism
-from evalkit.userproxy.data import load_human_labels, load_mirror_set, render, stratified_episodes
-from evalkit.userproxy.rollout import mirror_rollouts, synthesize_goals
+from evalkit.userproxy import job, realism
+from evalkit.userproxy.data import load_human_labels, load_mirror_set, render
+from evalkit.userproxy.runstore import RunStore
 from evalkit.userproxy.stats import judge_human_correlation
 
 output = Path(output_dir)
 output.mkdir(parents=True, exist_ok=True)
+store_file = Path(store_path) if store_path else output / "userproxy-runs.sqlite"
+pd.set_option("display.max_colwidth", 80)
 
 
-def door(model):
-    return open_backend(backend, model, base_url=base_url) if backend == "openai" else open_backend(backend, model)
+def spec(model):
+    return job.ModelSpec(kind=backend, model=model, base_url=base_url if backend == "openai" else None)
 
 
-proxy, assistant, judge = door(proxy_model), door(assistant_model), door(judge_model)
-tokenize = lexical.lm_tokenizer(proxy_model if backend == "transformers" else None)
+def real_episode(dataset, conversation_id):
+    frame = loaded[dataset][0]
+    return frame[frame["conversation_id"] == conversation_id].iloc[0]
+
+
 loaded = {name: load_mirror_set(name, data_dir=data_dir) for name in datasets}
 pd.DataFrame({name: {"conversations": len(frame), "median user words": frame["user_tokens"].median(),
                      **report.counts} for name, (frame, report) in loaded.items()}).T.fillna(0)
@@ -1475,40 +1494,84 @@ pd.DataFrame({name: {"conversations": len(frame), "median user words": frame["us
 ("md", """
 Each set was normalised on loading: the user speaks first (QULAC's stored conversations open with the
 assistant's clarifying question; the user's query is restored from its metadata), turns of one role in a row
-are merged, and conversations that are not English or lack a side are dropped — all counted above. The
-sample takes episodes from every stratum (number of user turns) with a fixed seed.
+are merged, and conversations that are not English or lack a side are dropped — all counted above.
 
+## Two judges
+
+The default judge is SmolLM2 zero-shot. The second is the same model with chapter 4's PairEval adapter —
+fine-tuned to tell a conversation's real reply from a wrong one, a skill near to telling a real user from a
+simulated one. Its training data and settings are chapter 4's, so when chapter 4 ran first with the same
+settings its saved adapter is loaded, not trained again. MirrorBench found judges disagree a lot (its GTEval
+means ranged 0.45-0.81 across five judges); reporting more than one judge is part of the protocol.
+"""),
+("code", """
+judges = {"smollm2": spec(judge_model)}
+if lora_judge and backend == "transformers":
+    prompts, targets, corpus = pe.judge_training_examples("pairwise", pairs=lora_train_pairs, seed=seed,
+                                                          hard_share=lora_hard_share, data_dir=data_dir)
+    lora_run = pe.train_lora(prompts, targets, steps=lora_steps, batch_size=lora_batch_size,
+                             learning_rate=lora_learning_rate, seed=seed, model=judge_model)
+    judges["paireval-lora"] = job.ModelSpec(model=judge_model, adapter=str(lora_run.adapter))
+    print(f"PairEval judge: {len(prompts)} {corpus} pairs, {lora_steps} steps, "
+          f"{'reused from chapter 4' if lora_run.from_cache else 'trained now'}")
+list(judges)
+"""),
+("md", """
+## A job, its plan and the run store
+
+The evaluation is declared as a *job* — proxies, datasets, metrics, judges, seeds — exactly what
+`evalkit userproxy run --config job.yml` reads from a file (see `jobs/userproxy_example.yml`). The plan
+expands it into units: for each seed, dataset and proxy one *rollout* unit (the proxy's conversations) and
+one unit per metric and judge. Units and their episodes go into a SQLite run store as they finish, with the
+telemetry of every model call. A run stopped at any point and started again skips what is stored, and the
+model door's cache answers any call already made, so nothing is computed twice and the numbers equal those
+of an uninterrupted run (tested by killing a run mid-way).
+"""),
+("code", """
+main_job = job.JobConfig(
+    name="mirror", datasets=datasets, episodes=episodes_per_dataset, minimum_per_stratum=minimum_per_stratum,
+    seeds=[seed], proxies={"smollm2": job.ProxySpec(spec(proxy_model), goal_level)},
+    assistant=spec(assistant_model), goal_writer=spec(assistant_model), judges=judges,
+    judge_mode=judge_mode, judge_samples=judge_samples, user_tokens=user_tokens, assistant_tokens=assistant_tokens,
+    min_tokens=min_tokens, human_anchor=human_anchor, bootstrap=bootstrap, data_dir=data_dir, store=str(store_file))
+units = job.plan(main_job)
+print(f"run {main_job.run_id()}: {len(units)} units -", pd.Series([u.metric for u in units]).value_counts().to_dict())
+outcome = job.execute(main_job, stop_on_error=True)
+store = RunStore(store_file)
+unit_table = store.units(main_job.run_id())
+unit_table.groupby("metric").agg(units=("unit_id", "size"), done=("status", lambda s: (s == "done").sum()),
+                                 seconds=("seconds", "sum")).round(1)
+"""),
+("md", """
 ## Rollouts
 
 The proxy writes each user turn from the goal and the conversation so far; the assistant sees the real
 assistant reply at that point and answers in its spirit, so the rollout stays on the real trajectory. Goals
 are MirrorBench's own descriptions of each user (`full`), or written here by the auxiliary model (`topic`).
+The episodes of every dataset were drawn from each stratum (number of user turns) with the run's seed. One
+episode as the store keeps it:
 """),
 ("code", """
-samples, rollouts = {}, {}
-for name, (frame, _) in loaded.items():
-    sample = stratified_episodes(frame, episodes_per_dataset, minimum=minimum_per_stratum, seed=seed)
-    goals = (list(sample["goal"]) if goal_level == "full"
-             else synthesize_goals(list(sample["turns"]), goal_level, assistant))
-    samples[name] = sample
-    rollouts[name] = mirror_rollouts(list(sample["turns"]), goals, goal_level, proxy, assistant,
-                                     user_tokens=user_tokens, assistant_tokens=assistant_tokens)
-example = samples[datasets[0]].iloc[0]
-print("REAL\\n" + render(example["turns"], 40) + "\\n\\nPROXY\\n" + render(rollouts[datasets[0]][0], 40))
+first = unit_table[unit_table["kind"] == "rollout"].iloc[0]
+episode = store.episodes(first["unit_id"])[0]
+real = real_episode(first["dataset"], episode["episode_id"])["turns"]
+print(f"GOAL: {episode['payload']['goal']}\\n\\nREAL\\n{render(real, 40)}\\n\\nPROXY\\n{render(episode['payload']['turns'], 40)}")
 """),
 ("md", """
 ## Lexical diversity, anchored on the humans
 
 MATTR (window 50), HD-D (draws of 42) and Yule's K over each episode's user turns, tokenised with the
-proxy model's tokenizer for humans and proxy alike. Episodes with fewer than `min_tokens` user tokens are
-left out as unstable. The z-score divides the proxy's distance from the human mean by the human spread.
+default LM's tokenizer for humans and proxy alike. Episodes with fewer than `min_tokens` user tokens are
+left out as unstable. The z-score divides the proxy's distance from the human mean by the human spread;
+the human mean and spread come from `human_anchor` real conversations of the dataset (a stratified sample
+drawn with the run's seed — the human side needs no model call, so it can be much larger than the proxy
+side).
 """),
 ("code", """
-lexical_tables = {}
-for name in datasets:
-    z = evaluate.lexical_z_scores(list(samples[name]["turns"]), rollouts[name], tokenize, min_tokens=min_tokens)
-    lexical_tables[name] = evaluate.lexical_table(z)
-lexical_frame = pd.concat(lexical_tables, names=["dataset", "metric"])
+scores = job.scores(store, main_job.run_id())
+lexical_frame = (scores[scores["judge"] == ""].set_index(["dataset", "metric"])
+                 [["mean", "t_low", "t_high", "n", "proxy_value", "human_value"]]
+                 .rename(columns={"mean": "z", "t_low": "low", "t_high": "high"}))
 lexical_frame.round(2)
 """),
 ("md", """
@@ -1517,18 +1580,13 @@ lexical_frame.round(2)
 The judge reads only the user side. In `probs` mode its verdict is read from next-token probabilities of
 the label words (GTEval on a 0-9 scale); in `json` mode it answers with the paper's JSON verdicts, and
 unparseable answers are kept as abstentions. PI places the proxy in slot A or B by a seeded coin flip per
-sample, so a judge that always says "A" scores 0.5 on average rather than a spurious win.
+episode, so a judge that always says "A" scores 0.5 on average rather than a spurious win. Intervals: 95%
+Student-t (`t_low`, `t_high`) and bootstrap (`boot_low`, `boot_high`).
 """),
 ("code", """
-realism_tables, episode_scores = {}, {}
-for name in datasets:
-    human_side = list(samples[name]["turns"])
-    scores = evaluate.judge_scores(human_side, rollouts[name], judge, seed=seed, mode=judge_mode, samples=judge_samples)
-    controls = evaluate.control_scores(human_side, rollouts[name], judge, seed=seed, mode=judge_mode,
-                                       samples=judge_samples)
-    episode_scores[name] = scores
-    realism_tables[name] = evaluate.realism_table(scores, controls)
-realism_frame = pd.concat(realism_tables, names=["dataset", "metric"])
+judged = scores[scores["judge"] != ""]
+realism_frame = (judged[judged["judge"] == "smollm2"].set_index(["dataset", "metric"])
+                 [["mean", "t_low", "t_high", "boot_low", "boot_high", "n", "missing", "HH", "PP", "calibrated"]])
 realism_frame.round(3)
 """),
 ("code", """
@@ -1536,7 +1594,7 @@ fig, axes = plt.subplots(1, 6, figsize=(14, 3.2))
 for ax, metric in zip(axes[:3], ["gteval", "pi", "rnr"]):
     table = realism_frame.xs(metric, level="metric")
     y = np.arange(len(table))
-    ax.errorbar(table["mean"], y, xerr=[table["mean"] - table["low"], table["high"] - table["mean"]], fmt="o")
+    ax.errorbar(table["mean"], y, xerr=[table["mean"] - table["t_low"], table["t_high"] - table["mean"]], fmt="o")
     ax.scatter(table["HH"], y, marker="|", s=200, color="tab:red", label="HH")
     ax.scatter(table["PP"], y, marker="|", s=200, color="tab:green", label="PP")
     ax.set_yticks(y, table.index if metric == "gteval" else [""] * len(y))
@@ -1557,81 +1615,151 @@ The figure follows the layout of the paper's Figure 2: judge metrics on the left
 red and green ticks mark the HH and PP controls), lexical z-scores on the right (0 is human-like), 95%
 t-intervals as bars. With a handful of episodes per dataset the intervals are wide.
 
-## Goal conditioning
+## Judge sensitivity
 
-The same episodes re-played with the three goal levels; the paper found that without a goal the proxy
-collapses into generic turns, and that a bare topic keeps turns fluent while losing the user's intent.
+The same rollouts scored by both judges. A wide spread between judges on one metric means its absolute
+value says as much about the judge as about the proxy — the reason the paper calibrates against HH/PP and
+reports several judges.
 """),
 ("code", """
-frame = samples[ablation_dataset].iloc[:ablation_episodes]
-human_side = list(frame["turns"])
-ablation = {}
-for level in ("full", "topic", "none"):
-    goals = list(frame["goal"]) if level == "full" else synthesize_goals(human_side, level, assistant)
-    replayed = mirror_rollouts(human_side, goals, level, proxy, assistant, user_tokens=user_tokens,
-                               assistant_tokens=assistant_tokens)
-    scores = evaluate.judge_scores(human_side, replayed, judge, seed=seed, mode=judge_mode, samples=judge_samples,
-                                   metrics=("gteval", "pi"))
-    words = np.mean([sum(len(t["content"].split()) for t in r if t["role"] == "user") for r in replayed])
-    ablation[level] = {"GTEval": scores["gteval"].mean(), "PI Δw": scores["pi"].mean() - 0.5,
-                       "user words per episode": words}
-pd.DataFrame(ablation).T.round(3)
+sensitivity = job.judge_sensitivity(scores)
+calibrated_by_judge = judged.pivot_table(index=["dataset", "metric"], columns="judge", values="calibrated")
+sensitivity.round(3) if not sensitivity.empty else "one judge only"
+"""),
+("code", """
+calibrated_by_judge.round(3)
+"""),
+("md", """
+## Goal conditioning and rank stability over seeds
+
+A second job re-plays one dataset with three proxies that differ only in what they are told about the user
+— MirrorBench's goal (`full`), a topic written by the auxiliary model (`topic`), nothing (`none`) — each
+with several seeds. A seed draws its own stratified episodes and its own PI order flips, so the seeds show
+how much a proxy's score moves from one sample of conversations to the next, and whether the proxies keep
+their order. Kendall's W is 1 when every seed ranks the proxies alike.
+"""),
+("code", """
+stability_job = job.JobConfig(
+    name="goal-levels", datasets=[stability_dataset], episodes=stability_episodes,
+    minimum_per_stratum=minimum_per_stratum, seeds=[seed + k for k in range(stability_seeds)],
+    proxies={f"goal: {level}": job.ProxySpec(spec(proxy_model), level) for level in ("full", "topic", "none")},
+    assistant=spec(assistant_model), goal_writer=spec(assistant_model), judges={"smollm2": spec(judge_model)},
+    metrics=["mattr", "gteval", "pi"], judge_mode=judge_mode, judge_samples=judge_samples,
+    user_tokens=user_tokens, assistant_tokens=assistant_tokens, min_tokens=min_tokens, human_anchor=human_anchor,
+    bootstrap=bootstrap, data_dir=data_dir, store=str(store_file))
+job.execute(stability_job, stop_on_error=True)
+stability_scores = job.scores(store, stability_job.run_id())
+rollout_words = {row["proxy"]: row["summary"]["proxy_user_words"] for _, row in
+                 store.units(stability_job.run_id()).query("kind == 'rollout'").iterrows()}
+ablation = stability_scores.pivot_table(index="proxy", columns="metric", values="mean", aggfunc="mean")
+ablation["PI Δw"] = ablation["pi"] - 0.5
+ablation["user words per episode"] = pd.Series(rollout_words)
+ablation.round(3)
+"""),
+("code", """
+stability = job.rank_stability(stability_scores)
+stability.drop(columns=["orders"], errors="ignore").round(3).T
+"""),
+("md", """
+## Assistant sensitivity
+
+The proxy's score can depend on the assistant it talks to. MirrorBench swaps the assistant model; here the
+same model answers either guided by the real assistant reply (the mirror protocol) or unguided, on one
+dataset, with everything else fixed.
+"""),
+("code", """
+unguided_job = job.JobConfig(**{**main_job.__dict__, "name": "unguided-assistant", "datasets": [assistant_dataset],
+                                "guided": False, "judges": {"smollm2": spec(judge_model)},
+                                "metrics": ["mattr", "gteval", "pi", "rnr"]})
+job.execute(unguided_job, stop_on_error=True)
+guided_scores = scores[(scores["dataset"] == assistant_dataset) & scores["judge"].isin(["", "smollm2"])]
+assistant_table = pd.concat({"guided (real reply shown)": guided_scores.set_index("metric")["mean"],
+                             "unguided": job.scores(store, unguided_job.run_id()).set_index("metric")["mean"]},
+                            axis=1).dropna()
+assistant_table["difference"] = assistant_table["unguided"] - assistant_table["guided (real reply shown)"]
+assistant_table.round(3)
 """),
 ("md", """
 ## Does the judge agree with people?
 
 MirrorBench published human labels for 100 GTEval items and 100 PI items (ChatbotArena, Gemini-2.5-Pro as
-proxy, Claude-4-Sonnet as judge). Our judge scores a sample of the same items; its agreement with the human
-labels is set beside the published judge's. For PI the human label says which conversation's user seems
-human (A, B or Tie), scored as the proxy's win like the judge's.
+proxy, Claude-4-Sonnet as judge). Our judges score a sample of the same items; their agreement with the
+human labels is set beside the published judge's. For PI the human label says which conversation's user
+seems human (A, B or Tie), scored as the proxy's win like the judge's.
 """),
 ("code", """
 labels = load_human_labels(data_dir=data_dir)
 gt_items = labels["gteval"].sample(min(human_label_items, len(labels["gteval"])), random_state=seed)
-ours_gt = realism.gteval(list(zip(gt_items["real_conversation"], gt_items["synthetic_conversation"])), judge,
-                         mode=judge_mode, samples=judge_samples).scores
 pi_items = labels["pi"].sample(min(human_label_items, len(labels["pi"])), random_state=seed)
 slot_of_proxy = pi_items["ground_truth_synthetic_slot"].tolist()
 pi_pairs = [(b, a) if slot == "A" else (a, b)  # (real, proxy) as labelled
             for a, b, slot in zip(pi_items["conversation_a"], pi_items["conversation_b"], slot_of_proxy)]
-ours_pi = realism.pairwise_indistinguishability(pi_pairs, judge, mode=judge_mode, samples=judge_samples,
-                                                slots=slot_of_proxy).scores
 human_pi = np.array([1.0 if h == s else 0.5 if h == "Tie" else 0.0
                      for h, s in zip(pi_items["human_label"], slot_of_proxy)])
+rows = {}
+for name, model_spec in judges.items():
+    door = open_backend(model_spec.kind, model_spec.model, base_url=model_spec.base_url, adapter=model_spec.adapter)
+    ours_gt = realism.gteval(list(zip(gt_items["real_conversation"], gt_items["synthetic_conversation"])), door,
+                             mode=judge_mode, samples=judge_samples).scores
+    ours_pi = realism.pairwise_indistinguishability(pi_pairs, door, mode=judge_mode, samples=judge_samples,
+                                                    slots=slot_of_proxy).scores
+    rows[f"GTEval, {name}"] = judge_human_correlation(ours_gt, gt_items["human_label"])
+    rows[f"PI, {name}"] = judge_human_correlation(ours_pi, human_pi)
+rows["GTEval, published judge (same items)"] = judge_human_correlation(gt_items["judge_score"], gt_items["human_label"])
+rows["PI, published judge (same items)"] = judge_human_correlation(pi_items["judge_score"], human_pi)
 published = {r["metric_name"].split("/")[-1]: r for r in labels["published"]}
-agreement = pd.DataFrame({
-    "GTEval, our judge": judge_human_correlation(ours_gt, gt_items["human_label"]),
-    "GTEval, published judge (same items)": judge_human_correlation(gt_items["judge_score"], gt_items["human_label"]),
-    "PI, our judge": judge_human_correlation(ours_pi, human_pi),
-    "PI, published judge (same items)": judge_human_correlation(pi_items["judge_score"], human_pi),
-}).T
-agreement["paper (all 100)"] = [published["gteval"]["spearman_rho"]] * 2 + [published["pi_pairwise"]["spearman_rho"]] * 2
+agreement = pd.DataFrame(rows).T
+agreement["paper (all 100)"] = [published["gteval" if key.startswith("GTEval") else "pi_pairwise"]["spearman_rho"]
+                                for key in agreement.index]
 agreement[["spearman", "spearman_p", "pearson", "kendall", "n", "paper (all 100)"]].round(3)
 """),
 ("md", """
 ## What it cost
 
-Every model call went through the cached model door; its telemetry counts calls, cache hits, tokens and model
-seconds per role. A rerun of this notebook answers every call from the cache.
+The run store keeps the telemetry of every model call per unit and role: calls, cache hits, tokens and model
+seconds. A rerun of this notebook finds every unit done and runs nothing; a fresh store over a warm cache
+recomputes the units from cached calls alone. The whole store is also written as a report (JSON and a
+self-contained HTML page) — the same one `evalkit userproxy report` writes.
 """),
 ("code", """
-telemetry = pd.concat({role: b.telemetry.summary() for role, b in
-                       {"proxy": proxy, "assistant": assistant, "judge": judge}.items()}, names=["role"])
+columns = ["calls", "cache_hits", "prompt_tokens", "completion_tokens", "model_seconds"]
+telemetry = pd.concat({run.name: store.telemetry(run.run_id()).groupby("role")[columns].sum()
+                       for run in (main_job, stability_job, unguided_job)}, names=["job"])
+report = job.report(store_file, main_job.run_id())
+(output / "userproxy_report.json").write_text(json.dumps(report, indent=1))
+job.write_html(report, output / "userproxy_report.html")
 telemetry
 """),
 ("code", """
+episodes = {name: int(unit_table[(unit_table["dataset"] == name) & (unit_table["kind"] == "rollout")]
+                      .iloc[0]["summary"]["episodes"]) for name in datasets}
+proxy_turns, real_turns = {}, {}
+for _, row in unit_table[unit_table["kind"] == "rollout"].iterrows():
+    stored = store.episodes(row["unit_id"]).values()
+    proxy_turns[row["dataset"]] = sum(t["role"] == "user" for e in stored for t in e["payload"]["turns"])
+    real_turns[row["dataset"]] = int(sum(real_episode(row["dataset"], e["episode_id"])["user_turns"] for e in stored))
 recorded = record_results(
     results_path,
-    episodes={name: len(sample) for name, sample in samples.items()},
+    episodes=episodes,
     lexical={f"{d}/{m}": row["z"] for (d, m), row in lexical_frame.iterrows()},
-    realism={f"{d}/{m}": {k: row[k] for k in ("mean", "HH", "PP", "calibrated", "abstained")}
+    realism={f"{d}/{m}": {k: row[k] for k in ("mean", "HH", "PP", "calibrated", "missing")}
              for (d, m), row in realism_frame.iterrows()},
-    ablation=ablation,
+    judges=list(judges),
+    lora_judge_reused=bool(lora_judge and backend == "transformers" and lora_run.from_cache),
+    judge_spread={f"{p}/{d}/{m}": row["spread"] for (p, d, m), row in sensitivity.iterrows()}
+    if not sensitivity.empty else {},
+    ablation={proxy: {"GTEval": row["gteval"], "PI Δw": row["PI Δw"], "MATTR z": row["mattr"]}
+              for proxy, row in ablation.iterrows()},
+    rank_stability=stability.drop(columns=["orders"], errors="ignore").to_dict(orient="records"),
+    assistant_sensitivity=assistant_table["difference"].to_dict(),
     human_agreement=agreement[["spearman", "n"]].to_dict(orient="index"),
-    proxy_user_turns={name: int(sum(t["role"] == "user" for r in rs for t in r)) for name, rs in rollouts.items()},
-    real_user_turns={name: int(samples[name]["user_turns"].sum()) for name in datasets},
+    proxy_user_turns=proxy_turns, real_user_turns=real_turns,
+    units={run.name: len(job.plan(run)) for run in (main_job, stability_job, unguided_job)},
+    stored_units_done=int(sum((store.units(run.run_id())["status"] == "done").sum()
+                              for run in (main_job, stability_job, unguided_job))),
 )
-{key: recorded[key] for key in ("episodes", "proxy_user_turns", "real_user_turns")}
+store.close()
+{key: recorded[key] for key in ("episodes", "units", "stored_units_done", "judges")}
 """),
 ]
 

@@ -23,7 +23,7 @@ from .prompts import PROMPT_LIMITS, PromptLimits, direct_messages, pair_messages
 from .schema import (META_EVAL_COLUMNS, MetaEvalFormatError, meta_evaluate, read_meta_eval, upheld_meta_eval,
                      write_meta_eval)
 from .scoring import bleu2, compare_responses, directeval_scores, paireval_scores, pairwise_matrix, score_frame
-from .training import TrainingRun, train_lora
+from .training import TrainingRun, judge_training_examples, split_dailydialog_plusplus_dev, train_lora
 
 __all__ = ["PROMPT_LIMITS", "PromptLimits", "read_dailydialog", "load_dailydialog", "chitchat_dialogues",
            "training_corpus", "read_dailydialog_plusplus", "load_dailydialog_plusplus", "training_pairs",
@@ -33,4 +33,5 @@ __all__ = ["PROMPT_LIMITS", "PromptLimits", "read_dailydialog", "load_dailydialo
            "META_EVAL_COLUMNS", "read_meta_eval", "write_meta_eval", "upheld_meta_eval", "meta_evaluate",
            "read_khalid_lee", "load_khalid_lee", "KHALID_LEE_ATTACKS", "bleu2", "restrict_positions",
            "comparison_runs", "exhaustive_matrix", "correlations", "ranking_accuracy", "enriched_sample",
-           "corpus_comparisons", "score_frame", "summarise_runs", "accuracy_by_group", "PAPER"]
+           "corpus_comparisons", "score_frame", "summarise_runs", "accuracy_by_group", "PAPER",
+           "judge_training_examples", "split_dailydialog_plusplus_dev"]

@@ -88,12 +88,15 @@ def clean_user_turn(text: str) -> str:
 
 def mirror_rollouts(episodes: Sequence[Sequence[Turn]], goals: Sequence[str], level: GoalLevel, proxy: Backend,
                     assistant: Backend, *, mode: Literal["multi", "single"] = "multi", user_tokens: int = 48,
-                    assistant_tokens: int = 64) -> list[list[Turn]]:
-    """Replay each real conversation with the proxy writing the user turns (temperature 0).
+                    assistant_tokens: int = 64, guided: bool = True, temperature: float = 0.0,
+                    seed: int = 0) -> list[list[Turn]]:
+    """Replay each real conversation with the proxy writing the user turns.
 
     ``multi`` writes as many user turns as the real conversation has, each followed by an assistant reply
-    guided by the real one; ``single`` stops after the first exchange. Turns are generated one position at a
-    time across all episodes, so every step is one batched call per model (and cached by the model door).
+    (guided by the real one unless ``guided`` is False — the assistant-sensitivity study); ``single`` stops
+    after the first exchange. The proxy samples at ``temperature`` (0: greedy) with ``seed``; the assistant
+    is greedy. Turns are generated one position at a time across all episodes, so every step is one
+    batched call per model (and cached by the model door).
     """
     if len(episodes) != len(goals):
         raise ValueError(f"{len(episodes)} episodes but {len(goals)} goals")
@@ -104,11 +107,14 @@ def mirror_rollouts(episodes: Sequence[Sequence[Turn]], goals: Sequence[str], le
     for step in range(max(rounds, default=0)):
         active = [i for i, n in enumerate(rounds) if step < n]
         prompts = [proxy_messages(goals[i], level, rollouts[i]) for i in active]
-        for i, result in zip(active, proxy.generate(prompts, max_tokens=user_tokens)):
+        # Greedy output does not depend on the seed; leaving it out of the call keeps one cache entry.
+        written = proxy.generate(prompts, max_tokens=user_tokens, temperature=temperature,
+                                 seed=seed if temperature > 0 else 0)
+        for i, result in zip(active, written):
             rollouts[i].append({"role": "user", "content": clean_user_turn(result.texts[0]) or "…"})
         answering = [i for i in active if step < len(real_replies[i])]
-        replies = assistant.generate([assistant_messages(rollouts[i], real_replies[i][step]) for i in answering],
-                                     max_tokens=assistant_tokens)
+        replies = assistant.generate([assistant_messages(rollouts[i], real_replies[i][step] if guided else None)
+                                      for i in answering], max_tokens=assistant_tokens)
         for i, result in zip(answering, replies):
             rollouts[i].append({"role": "assistant", "content": result.texts[0].strip() or "…"})
     return rollouts
