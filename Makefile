@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.evalkit-installed
 PARAMS ?= smoke
 ONLY   ?=
 
-.PHONY: install book test run-notebooks models clean
+.PHONY: install book test bench run-notebooks models clean
 
 install: $(STAMP)
 
@@ -23,6 +23,10 @@ $(STAMP): pyproject.toml constraints.txt
 
 book: install
 	HF_HUB_OFFLINE=1 $(VENV)/bin/evalkit book --params full
+
+# Every script in benchmarks/, one after the other, alone; rewrites book/performance.md (commit it).
+bench: install
+	HF_HUB_OFFLINE=1 $(VENV)/bin/evalkit bench
 
 run-notebooks: install
 	HF_HUB_OFFLINE=1 $(VENV)/bin/evalkit run-notebooks --params $(PARAMS) $(if $(ONLY),--only $(ONLY))

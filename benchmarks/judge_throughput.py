@@ -17,6 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from evalkit.benchpage import write_measurement
 from evalkit.cache import CallCache
 from evalkit.judges import JUDGES, judge, judge_messages, parse_verdict
 from evalkit.models import CachedBackend, TransformersBackend
@@ -30,6 +31,7 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=16, help="generation length in (a)")
     parser.add_argument("--model", default=None, help="local folder or HF id (default: SmolLM2-135M)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", help="also write the measurement here (for the book's Performance page)")
     args = parser.parse_args()
 
     items = load_upheld("main").items.sample(args.items, random_state=args.seed)
@@ -61,6 +63,12 @@ def main() -> None:
         print(f"{label:40s} {seconds:8.3f} s  {args.items / seconds:10.1f} items/s")
     print(f"(a) parsed a verdict for {parsed}/{args.items} items; (b) scored {cold['status'].eq('ok').sum()}")
     print(f"ratio b/a: {naive / batched:.1f}x   ratio c/b: {batched / rerun:.0f}x")
+    write_measurement(args.json, title="LLM judge: one prompt at a time vs batched label probabilities",
+                      workload=f"{args.items} UPHELD items, yes/no judge, {backend.name.split(':')[1]}",
+                      rows=[{"way": label, "seconds": seconds, "items/s": args.items / seconds}
+                            for label, seconds in rows],
+                      ratios={"(b) vs (a)": naive / batched, "(c) vs (b)": batched / rerun},
+                      notes=[f"(a) parsed a verdict for {parsed} of {args.items} items"])
 
 
 if __name__ == "__main__":

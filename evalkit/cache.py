@@ -125,6 +125,12 @@ class Telemetry:
         with self._lock:
             self.records.extend(records)
 
+    def drain(self) -> list[CallRecord]:
+        """Take the records gathered so far, leaving none (for a store that files them per unit of work)."""
+        with self._lock:
+            records, self.records = self.records, []
+        return records
+
     def summary(self):
         """DataFrame: calls, cache hits, tokens and latency per backend and operation."""
         import pandas as pd

@@ -146,6 +146,31 @@ def _userproxy(args: argparse.Namespace) -> int:
     return 0
 
 
+def _grid(args: argparse.Namespace) -> int:
+    from . import grid
+
+    spec = grid.load_grid(args.spec)
+    engine = "ray" if args.ray_address or args.engine == "ray" else "local"
+    outcome = grid.run_grid(spec, engine=engine, ray_address=args.ray_address, workers=args.workers,
+                            progress=True)
+    if not outcome.table.empty:
+        shown = [c for c in outcome.table.columns if c != "error"][:12]
+        print(outcome.table[shown].to_string(index=False, max_colwidth=40))
+    print(outcome.summary())
+    return 1 if outcome.failed else 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from . import benchpage
+
+    results = benchpage.run_benchmarks(only=args.only.split(",") if args.only else ())
+    page = benchpage.write_page(results, args.page or benchpage.PAGE)
+    for result in results:
+        print(f"{'FAILED' if 'error' in result else 'ok':6} {result['script']} ({result['wall_s']:.0f} s)")
+    print(f"page: {page}")
+    return 1 if any("error" in r for r in results) else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="evalkit", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -209,6 +234,18 @@ def main(argv: list[str] | None = None) -> int:
     proxy.add_argument("--html", help="report: write the report as an HTML page here")
     proxy.add_argument("--progress", action="store_true")
     proxy.set_defaults(handler=_userproxy)
+
+    grid = commands.add_parser("grid", help="run a parameter grid of notebooks or commands (process pool or Ray)")
+    grid.add_argument("--spec", required=True, help="the grid file (YAML; see jobs/grid_example.yml)")
+    grid.add_argument("--engine", choices=["local", "ray"], default="local")
+    grid.add_argument("--ray-address", help="a Ray cluster: auto, or ray://host:10001 (implies --engine ray)")
+    grid.add_argument("--workers", type=int, help="local process-pool size (default: the spec's workers)")
+    grid.set_defaults(handler=_grid)
+
+    bench = commands.add_parser("bench", help="run every benchmark and rewrite the book's Performance page")
+    bench.add_argument("--only", help="comma-separated script-name prefixes")
+    bench.add_argument("--page", help="where to write the page (default: book/performance.md)")
+    bench.set_defaults(handler=_bench)
 
     args = parser.parse_args(argv)
     if args.command == "paireval":

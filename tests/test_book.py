@@ -79,6 +79,12 @@ def test_chapter3_results(executed):
     assert recorded["metric_rerun"] == {"hits": 240, "computed": 0}
     assert set(recorded["multiplicity"]) == {"UPHELD first turn", "UPHELD random turn", "Topical-Chat (open-ended)"}
     assert all(0 <= row["same content (cosine)"] <= 1 for row in recorded["multiplicity"].values())
+    # Chapter 4's fine-tuned judges and the lexical features join the ensemble comparison.
+    assert recorded["finetuned_features"] == ["directeval", "paireval"]
+    groups = recorded["feature_groups"]
+    assert {"content/metrics", "content/metrics + fine-tuned judges", "content/metrics + lexical diversity",
+            "content/all"} <= set(groups)
+    assert all(-1 <= row["upheld grouped cv"] <= 1 for row in groups.values())
 
 
 def _chromium() -> str:

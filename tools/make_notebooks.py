@@ -487,6 +487,14 @@ judge_items = 300            # UPHELD items judged by the LLM judges (stratified
 judge_check_items = 100      # items judged per check set
 judges = ["yes_no", "likert"]
 multiplicity_items = 40      # contexts per set in the multiplicity experiment
+finetuned_judges = True      # chapter 4's DirectEval and PairEval judges as features (local backend only)
+paireval_comparisons = 1     # corpus comparison examples per PairEval score (each asked in both orders)
+lora_train_pairs = 96        # their training — chapter 4's settings, so chapter 4 reuses the adapters
+lora_steps = 24
+lora_batch_size = 4
+lora_direct_batch_size = 8
+lora_learning_rate = 2e-3
+lora_hard_share = 0.5
 backend = "transformers"     # the model door: "transformers" or "openai"
 model = None                 # None: the default SmolLM2-135M-Instruct
 base_url = None
@@ -505,6 +513,7 @@ import pandas as pd
 from sklearn.tree import plot_tree
 
 from evalkit import agreement, ensemble
+from evalkit import paireval as pe
 from evalkit.correlation import bootstrap_ci, correlation, evaluation_frame
 from evalkit.judges import judge_columns
 from evalkit.metrics import ReferenceMetrics
@@ -513,6 +522,7 @@ from evalkit.paper_tables import (PAPER_TABLES, by_agreement_level, judge_accura
                                   stratified_sample)
 from evalkit.results import record_results
 from evalkit.upheld import LABEL_NAMES, SUBSETS, load_upheld
+from evalkit.userproxy.lexical import LEXICAL_METRICS, word_tokenizer
 
 output = Path(output_dir)
 output.mkdir(parents=True, exist_ok=True)
@@ -560,6 +570,48 @@ print({name: frame.attrs["abstained"] for name, frame in judge_scores.items()}, 
 door.telemetry.summary()
 """),
 ("md", """
+## Features from the later chapters
+
+Two more kinds of feature join the judged sample, to test later whether they help where metrics fall short:
+
+* **chapter 4's fine-tuned judges** — DirectEval (P("Yes") that the candidate is a good next turn) and
+  PairEval (P(the candidate is the better reply) against `paireval_comparisons` corpus examples, both
+  orders), each a LoRA adapter on the default model trained on DailyDialog. They are trained here with
+  chapter 4's settings (or loaded, when those adapters exist), and chapter 4 then reuses them;
+* **lexical diversity of the candidate** (chapter 5's MATTR, HD-D and Yule's K on its words) — cheap, so
+  computed for every item. A short reply rarely repeats a word, so expect little from them.
+"""),
+("code", """
+LEXICAL_COLUMNS = [f"candidate_{name}" for name in LEXICAL_METRICS]
+for name, items in scored_items.items():
+    tokens = [word_tokenizer(text) for text in items["candidate"].astype(str)]
+    scores[name] = scores[name].join(pd.DataFrame(
+        {f"candidate_{metric}": [function(t) for t in tokens] for metric, function in LEXICAL_METRICS.items()},
+        index=items["item_id"].to_numpy()))
+FINETUNED_COLUMNS = []
+if finetuned_judges and backend == "transformers":
+    settings = dict(steps=lora_steps, learning_rate=lora_learning_rate, seed=seed, model=model)
+    adapters = {}
+    for kind, batch in (("direct", lora_direct_batch_size), ("pairwise", lora_batch_size)):
+        prompts, targets, corpus = pe.judge_training_examples(kind, pairs=lora_train_pairs, seed=seed,
+                                                              hard_share=lora_hard_share, data_dir=data_dir)
+        adapters[kind] = pe.train_lora(prompts, targets, batch_size=batch, **settings)
+    direct_door = open_backend("transformers", model, adapter=adapters["direct"].adapter)
+    pair_door = open_backend("transformers", model, adapter=adapters["pairwise"].adapter)
+    comparisons = pe.corpus_comparisons(pe.training_corpus("validation", data_dir=data_dir)[1], paireval_comparisons,
+                                        seed=seed)
+    for name, items in judged.items():
+        contexts, candidates = pe.upheld_contexts(items["history"]), items["candidate"].astype(str).tolist()
+        scores[name] = scores[name].join(pd.DataFrame(
+            {"directeval": pe.directeval_scores(contexts, candidates, direct_door),
+             "paireval": pe.paireval_scores(contexts, candidates, comparisons, pair_door)},
+            index=items["item_id"].to_numpy()))
+    FINETUNED_COLUMNS = ["directeval", "paireval"]
+    print({kind: f"{run.examples} {corpus} examples, {len(run.losses)} steps, "
+                 f"{'reused' if run.from_cache else 'trained now'}" for kind, run in adapters.items()})
+scores["upheld"][LEXICAL_COLUMNS + FINETUNED_COLUMNS].describe().T.round(3)
+"""),
+("md", """
 ## The protocol changes the answer
 
 Before any table, one metric under three protocols. *Item mean* correlates with the mean of an item's
@@ -592,7 +644,7 @@ shows our value, the paper's, and the ceiling.
 ("code", """
 frames = {label: {name: evaluation_frame(scored_items[name], data[name].labels, scores[name], label)
                   for name in scores} for label in LABEL_NAMES}
-COLUMNS = METRICS + JUDGE_COLUMNS
+COLUMNS = METRICS + JUDGE_COLUMNS + FINETUNED_COLUMNS + LEXICAL_COLUMNS
 tables = {}
 for label in LABEL_NAMES:
     ours = metric_table(frames[label], COLUMNS, n_splits=n_splits, seed=seed)
@@ -708,14 +760,21 @@ plt.show()
 gap.round(3)
 """),
 ("md", """
-Can the LLM judges close that gap? On the judged sample we add the judge columns as features and compare the
-same ensemble with and without them (grouped folds on UPHELD; transfer to the judged check-set items).
+Can the other features close that gap? On the judged sample we add each group of features to the metrics
+and compare the same linear ensemble with and without it (grouped folds on UPHELD; transfer to the judged
+check-set items): the zero-shot judges, chapter 4's fine-tuned judges, the candidate's lexical diversity,
+and everything together.
 """),
 ("code", """
+feature_sets = {"metrics": METRICS, "metrics + zero-shot judges": METRICS + JUDGE_COLUMNS,
+                "metrics + lexical diversity": METRICS + LEXICAL_COLUMNS}
+if FINETUNED_COLUMNS:
+    feature_sets["metrics + fine-tuned judges"] = METRICS + FINETUNED_COLUMNS
+feature_sets["all"] = METRICS + JUDGE_COLUMNS + FINETUNED_COLUMNS + LEXICAL_COLUMNS
 with_judges = []
 for label in ("content", "style"):
-    upheld = frames[label]["upheld"].dropna(subset=JUDGE_COLUMNS)
-    for features, title in ((METRICS, "metrics"), (METRICS + JUDGE_COLUMNS, "metrics + judges")):
+    upheld = frames[label]["upheld"].dropna(subset=JUDGE_COLUMNS + FINETUNED_COLUMNS)
+    for title, features in feature_sets.items():
         cv = ensemble.cross_validate(upheld, features, "linear", n_splits=n_splits, seed=seed, grouped=True)
         fitted = ensemble.fit(upheld, features, "linear", seed=seed)
         row = {"label": label, "features": title, "judged UPHELD items": len(upheld), "upheld grouped cv": cv["mean"]}
@@ -733,7 +792,8 @@ random forest's feature importances and one shallow decision tree (paper Fig. 4)
 """),
 ("code", """
 upheld_content = frames["content"]["upheld"]
-significance = ensemble.single_feature_regressions(upheld_content, METRICS + JUDGE_COLUMNS)
+significance = ensemble.single_feature_regressions(upheld_content, METRICS + JUDGE_COLUMNS + FINETUNED_COLUMNS +
+                                                   LEXICAL_COLUMNS)
 forest = ensemble.fit(upheld_content, METRICS, "random_forest", seed=seed)
 importance = pd.Series(forest.steps[-1][1].feature_importances_, index=METRICS).sort_values()
 fig, ax = plt.subplots(figsize=(6, 3.4))
@@ -841,6 +901,9 @@ recorded = record_results(
     abstentions={name: frame.attrs["abstained"] for name, frame in judge_scores.items()},
     metric_rerun={"hits": rerun.hits, "computed": rerun.computed},
     multiplicity=consistency.drop(columns="paper (same content)").to_dict(orient="index"),
+    feature_groups={f"{label}/{features}": row.to_dict() for (label, features), row in
+                    pd.DataFrame(with_judges).set_index(["label", "features"]).iterrows()},
+    finetuned_features=FINETUNED_COLUMNS,
 )
 {key: recorded[key] for key in ("items_scored", "items_judged", "protocols")}
 """),
@@ -1636,7 +1699,8 @@ A second job re-plays one dataset with three proxies that differ only in what th
 — MirrorBench's goal (`full`), a topic written by the auxiliary model (`topic`), nothing (`none`) — each
 with several seeds. A seed draws its own stratified episodes and its own PI order flips, so the seeds show
 how much a proxy's score moves from one sample of conversations to the next, and whether the proxies keep
-their order. Kendall's W is 1 when every seed ranks the proxies alike.
+their order. Kendall's W is 1 when every seed ranks the proxies alike. (Only means are compared here, so
+this job skips the HH/PP controls.)
 """),
 ("code", """
 stability_job = job.JobConfig(
@@ -1644,7 +1708,7 @@ stability_job = job.JobConfig(
     minimum_per_stratum=minimum_per_stratum, seeds=[seed + k for k in range(stability_seeds)],
     proxies={f"goal: {level}": job.ProxySpec(spec(proxy_model), level) for level in ("full", "topic", "none")},
     assistant=spec(assistant_model), goal_writer=spec(assistant_model), judges={"smollm2": spec(judge_model)},
-    metrics=["mattr", "gteval", "pi"], judge_mode=judge_mode, judge_samples=judge_samples,
+    metrics=["mattr", "gteval", "pi"], controls=False, judge_mode=judge_mode, judge_samples=judge_samples,
     user_tokens=user_tokens, assistant_tokens=assistant_tokens, min_tokens=min_tokens, human_anchor=human_anchor,
     bootstrap=bootstrap, data_dir=data_dir, store=str(store_file))
 job.execute(stability_job, stop_on_error=True)
@@ -1712,6 +1776,42 @@ agreement = pd.DataFrame(rows).T
 agreement["paper (all 100)"] = [published["gteval" if key.startswith("GTEval") else "pi_pairwise"]["spearman_rho"]
                                 for key in agreement.index]
 agreement[["spearman", "spearman_p", "pearson", "kendall", "n", "paper (all 100)"]].round(3)
+"""),
+("md", """
+## In short
+
+The paragraph below is written from this run's numbers.
+"""),
+("code", """
+from IPython.display import Markdown
+
+mattr_z = lexical_frame.xs("mattr", level="metric")["z"]
+gteval = realism_frame.xs("gteval", level="metric")["mean"]
+pi_mean = realism_frame.xs("pi", level="metric")["mean"]
+lines = [
+    f"- **Diversity.** The proxy's user turns are less varied than the real users' on {int((mattr_z < 0).sum())} "
+    f"of {len(mattr_z)} datasets (mean MATTR z {mattr_z.mean():+.2f}; 0 would be human-like).",
+    f"- **Realism.** With the default judge, GTEval runs from {gteval.min():.2f} to {gteval.max():.2f}; in PI the "
+    f"judge takes the proxy for the human with a mean win of {pi_mean.mean():.2f} (Δw {pi_mean.mean() - 0.5:+.2f}).",
+]
+if not sensitivity.empty:
+    lines.append(f"- **Judges.** The two judges differ by up to {sensitivity['spread'].max():.2f} on the same rollouts "
+                 f"(median {sensitivity['spread'].median():.2f}): absolute scores say as much about the judge as "
+                 "about the proxy.")
+if not stability.empty:
+    w = {row["metric"]: row["kendalls_w"] for _, row in stability.iterrows()}
+    lines.append(f"- **Goal levels over {stability_seeds} seeds.** Highest GTEval: `{ablation['gteval'].idxmax()}`; "
+                 "Kendall's W of the proxies' order across seeds: "
+                 + ", ".join(f"{metric} {value:.2f}" for metric, value in w.items()) + ".")
+if "gteval" in assistant_table.index:
+    lines.append(f"- **Assistant.** Without the real reply to guide the assistant, GTEval moves by "
+                 f"{assistant_table.loc['gteval', 'difference']:+.3f} on {assistant_dataset}.")
+ours = agreement.loc[[k for k in agreement.index if "published" not in k], "spearman"]
+theirs = agreement.loc[[k for k in agreement.index if "published" in k], "spearman"]
+lines.append(f"- **Agreement with people.** Spearman with MirrorBench's human labels: our judges "
+             f"{ours.min():.2f} to {ours.max():.2f}, the published judge on the same items {theirs.min():.2f} to "
+             f"{theirs.max():.2f} — a 135M judge is far from a usable human proxy.")
+Markdown("\\n".join(lines))
 """),
 ("md", """
 ## What it cost

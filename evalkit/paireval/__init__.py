@@ -20,8 +20,8 @@ from .data import (KHALID_LEE_ATTACKS, chitchat_dialogues, corpus_comparisons, l
                    load_dailydialog_plusplus, load_khalid_lee, pointwise_examples, read_dailydialog,
                    read_dailydialog_plusplus, read_khalid_lee, training_corpus, training_pairs)
 from .prompts import PROMPT_LIMITS, PromptLimits, direct_messages, pair_messages
-from .schema import (META_EVAL_COLUMNS, MetaEvalFormatError, meta_evaluate, read_meta_eval, upheld_meta_eval,
-                     write_meta_eval)
+from .schema import (META_EVAL_COLUMNS, MetaEvalFormatError, meta_evaluate, read_meta_eval, upheld_contexts,
+                     upheld_meta_eval, write_meta_eval)
 from .scoring import bleu2, compare_responses, directeval_scores, paireval_scores, pairwise_matrix, score_frame
 from .training import TrainingRun, judge_training_examples, split_dailydialog_plusplus_dev, train_lora
 
@@ -34,4 +34,4 @@ __all__ = ["PROMPT_LIMITS", "PromptLimits", "read_dailydialog", "load_dailydialo
            "read_khalid_lee", "load_khalid_lee", "KHALID_LEE_ATTACKS", "bleu2", "restrict_positions",
            "comparison_runs", "exhaustive_matrix", "correlations", "ranking_accuracy", "enriched_sample",
            "corpus_comparisons", "score_frame", "summarise_runs", "accuracy_by_group", "PAPER",
-           "judge_training_examples", "split_dailydialog_plusplus_dev"]
+           "judge_training_examples", "split_dailydialog_plusplus_dev", "upheld_contexts"]

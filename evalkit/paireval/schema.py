@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 import numpy as np
 import pandas as pd
@@ -106,17 +106,24 @@ def write_meta_eval(frame: pd.DataFrame, path: str | Path) -> Path:
     return path
 
 
+def upheld_contexts(histories: Iterable[Any]) -> list[list[str]]:
+    """UPHELD dialogue histories (stored text or parsed (speaker, text) pairs) as the meta-evaluation
+    ``context``: the list of turn texts."""
+    from ..upheld import parse_history
+
+    return [[text for _, text in (parse_history(h) if isinstance(h, str) else h)] for h in histories]
+
+
 def upheld_meta_eval(subset: str = "main", *, label: str = "reasonable",
                      data_dir: str | Path | None = None) -> pd.DataFrame:
     """UPHELD items in the meta-evaluation schema: the dialogue so far as ``context``, the candidate as
     ``response``, the human reference, and the mean annotator ``label`` score (default reasonableness)."""
-    from ..upheld import load_upheld, parse_history
+    from ..upheld import load_upheld
 
     items = load_upheld(subset, data_dir=data_dir).items
     score = pd.to_numeric(items[f"{label}_mean"], errors="coerce")
     keep = score.notna()
-    contexts = [[text for _, text in (parse_history(h) if isinstance(h, str) else h)]
-                for h in items.loc[keep, "history"]]
+    contexts = upheld_contexts(items.loc[keep, "history"])
     return pd.DataFrame({"context": contexts, "response": items.loc[keep, "candidate"].astype(str).values,
                          "reference": items.loc[keep, "reference"].astype(str).values,
                          "score": score[keep].values, "dataset": f"upheld:{subset}",

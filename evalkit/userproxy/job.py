@@ -280,8 +280,7 @@ class _Roles:
     def drain(self, store: RunStore, unit: Unit) -> None:
         """Move every door's new call records into the store, under the unit and the door's role."""
         for (role, _), door in self._doors.items():
-            with door.telemetry._lock:
-                records, door.telemetry.records = door.telemetry.records, []
+            records = door.telemetry.drain()
             if records:
                 store.add_calls(unit, role, records)
 

@@ -217,4 +217,4 @@ def calibrated(score: float, hh: float, pp: float) -> float:
     """
     if not np.isfinite(hh - pp) or abs(hh - pp) < 1e-9:
         return float("nan")
-    return float(np.clip((score - pp) / (hh - pp), 0.0, 1.0))
+    return float(np.clip((score - pp) / (hh - pp), 0.0, 1.0)) + 0.0  # + 0.0: no "-0.0" in tables

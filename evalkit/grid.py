@@ -1,0 +1,357 @@
+"""Batch grids: a parameter grid expanded into units, run in a local process pool or on a Ray cluster.
+
+A grid file (YAML) names what each unit runs — a notebook through papermill, or a command line — and the
+grid of parameters: every combination of the listed values is one unit (``fixed`` values go to all).
+
+.. code-block:: yaml
+
+    name: judges-by-seed
+    kind: notebook                 # or: command
+    notebook: 03_metric_correlation
+    base_params: smoke             # the parameter set the grid's values override (smoke, full or a file)
+    grid: {seed: [1, 2], judges: [[yes_no], [likert]]}
+    fixed: {judge_items: 12}
+    out: runs/judges-by-seed       # relative to the grid file
+    retries: 1
+    workers: 2                     # local process pool size
+
+A command unit fills ``{name}`` in its arguments with the unit's parameters (``"--seed={seed}"``); when the last line of
+its standard output is a JSON object, that object is its result. Every unit writes ``unit.json`` (its
+parameters, status, attempts, seconds, result or error) into ``out/units/<unit id>/``; a unit already
+finished there is skipped on the next run. A failing unit is retried ``retries`` times and then reported;
+the others finish. The results of all units are gathered into ``out/results.csv`` (and ``results.parquet``
+when pyarrow is installed), one row per unit with its parameters and numeric results.
+
+Ray is the distributed engine: with ``ray_address`` (``auto``, ``ray://host:10001``) or an initialised Ray
+the units are Ray tasks; no scheduler of our own. Judge and proxy calls inside units go through the model
+door, so a shared OpenAI-compatible server (vLLM) with its bounded concurrency serves them all.
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import re
+import subprocess
+import sys
+import time
+import traceback
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import pandas as pd
+
+__all__ = ["GridSpec", "GridUnit", "GridSpecError", "GridOutcome", "load_grid", "expand", "run_unit", "run_grid",
+           "results_table"]
+
+
+class GridSpecError(ValueError):
+    """A grid file that cannot run; the message names the file and field."""
+
+
+@dataclass(frozen=True)
+class GridUnit:
+    """One combination of the grid: what it runs and with which parameters."""
+
+    kind: str
+    target: str
+    params: dict[str, Any]
+    base_params: str = "smoke"
+    timeout_s: float | None = None
+
+    @property
+    def unit_id(self) -> str:
+        """A readable, stable id: the parameter values, then a hash of the whole unit.
+
+        >>> GridUnit("command", '["echo"]', {"seed": 1, "judge": "likert"}).unit_id
+        'judge=likert,seed=1-4cfd555a'
+        """
+        readable = ",".join(f"{k}={_short(v)}" for k, v in sorted(self.params.items()))[:80]
+        digest = hashlib.sha256(json.dumps([self.kind, self.target, self.params, self.base_params],
+                                           sort_keys=True).encode()).hexdigest()[:8]
+        return f"{readable}-{digest}" if readable else digest
+
+
+def _short(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in text)[:24]
+
+
+@dataclass
+class GridSpec:
+    """A parsed grid file."""
+
+    name: str
+    kind: str
+    target: str
+    grid: dict[str, list[Any]]
+    fixed: dict[str, Any] = field(default_factory=dict)
+    base_params: str = "smoke"
+    out: str = "grid-runs"
+    retries: int = 1
+    workers: int = 2
+    timeout_s: float | None = None
+
+
+_FIELDS = {"name", "kind", "notebook", "command", "base_params", "grid", "fixed", "out", "retries", "workers",
+           "timeout_s"}
+
+
+def load_grid(path: str | Path) -> GridSpec:
+    """Read and check a grid file; relative ``out`` and ``base_params`` paths are relative to it."""
+    import yaml
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such grid file")
+    raw = yaml.safe_load(path.read_text()) or {}
+    return parse_grid(raw, source=str(path), base_dir=path.parent)
+
+
+def parse_grid(raw: Any, *, source: str = "grid spec", base_dir: str | Path = ".") -> GridSpec:
+    """A grid spec from parsed YAML/JSON, with errors naming ``source`` and the field."""
+    def fail(name: str, why: str) -> None:
+        raise GridSpecError(f"{source}, field '{name}': {why}")
+
+    if not isinstance(raw, dict):
+        raise GridSpecError(f"{source}: expected a mapping of fields")
+    unknown = sorted(set(raw) - _FIELDS)
+    if unknown:
+        raise GridSpecError(f"{source}: unknown field(s) {', '.join(unknown)}; known: {', '.join(sorted(_FIELDS))}")
+    kind = raw.get("kind", "notebook")
+    if kind == "notebook":
+        if not isinstance(raw.get("notebook"), str):
+            fail("notebook", "a notebook unit needs the notebook's name, e.g. 03_metric_correlation")
+        target = raw["notebook"]
+        from .runner import notebook_sources
+
+        try:
+            matches = notebook_sources([target])
+        except ValueError:
+            matches = []
+        if len(matches) != 1:
+            fail("notebook", f"{target!r} must name exactly one notebook (matches: {[m.stem for m in matches]})")
+    elif kind == "command":
+        command = raw.get("command")
+        if not isinstance(command, list) or not command or not all(isinstance(c, (str, int, float)) for c in command):
+            fail("command", "expected a non-empty list of arguments")
+        target = json.dumps([str(c) for c in command])
+    else:
+        fail("kind", f"{kind!r} is not notebook or command")
+    grid = raw.get("grid")
+    if not isinstance(grid, dict) or not grid:
+        fail("grid", "expected a mapping of parameter -> list of values")
+    for name, values in grid.items():
+        if not isinstance(values, list) or not values:
+            fail(f"grid.{name}", "expected a non-empty list of values")
+    fixed = raw.get("fixed") or {}
+    if not isinstance(fixed, dict):
+        fail("fixed", "expected a mapping")
+    for name in ("retries", "workers"):
+        if name in raw and (not isinstance(raw[name], int) or raw[name] < (0 if name == "retries" else 1)):
+            fail(name, "expected a whole number" + (" >= 1" if name == "workers" else " >= 0"))
+    base = Path(base_dir)
+    base_params = str(raw.get("base_params", "smoke"))
+    if Path(base_params).suffix and not Path(base_params).is_absolute():
+        base_params = str((base / base_params).resolve())
+    out = Path(str(raw.get("out", f"grid-runs/{raw.get('name', 'grid')}")))
+    return GridSpec(name=str(raw.get("name", "grid")), kind=kind, target=target, grid=grid, fixed=fixed,
+                    base_params=base_params, out=str(out if out.is_absolute() else (base / out).resolve()),
+                    retries=int(raw.get("retries", 1)), workers=int(raw.get("workers", 2)),
+                    timeout_s=raw.get("timeout_s"))
+
+
+def expand(spec: GridSpec) -> list[GridUnit]:
+    """Every combination of the grid's values (in the file's order), each with the fixed values added.
+
+    >>> spec = GridSpec("g", "command", '["echo"]', {"a": [1, 2], "b": ["x"]}, {"c": 0})
+    >>> [u.params for u in expand(spec)]
+    [{'c': 0, 'a': 1, 'b': 'x'}, {'c': 0, 'a': 2, 'b': 'x'}]
+    """
+    names = list(spec.grid)
+    return [GridUnit(spec.kind, spec.target, {**spec.fixed, **dict(zip(names, values))}, spec.base_params,
+                     spec.timeout_s) for values in itertools.product(*(spec.grid[n] for n in names))]
+
+
+# --------------------------------------------------------------------------- one unit
+
+def _run_notebook(unit: GridUnit, folder: Path) -> dict[str, Any]:
+    """The notebook with its base parameter set, the unit's values laid over that notebook's entry."""
+    from .results import read_results
+    from .runner import load_params, notebook_sources, run_notebooks
+
+    params = load_params(unit.base_params)
+    (source,) = notebook_sources([unit.target])
+    notebooks = {**params["notebooks"], source.stem: {**(params["notebooks"].get(source.stem) or {}), **unit.params}}
+    (run,) = run_notebooks({"defaults": params["defaults"], "notebooks": notebooks}, only=[source.stem],
+                           out_dir=folder)
+    return read_results(run.results) if run.results.is_file() else {}
+
+
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+
+
+def fill(argument: str, params: dict[str, Any]) -> str:
+    """``{name}`` replaced by the unit's parameter of that name; other braces are left as they are.
+
+    >>> fill("--seed={seed}", {"seed": 3}), fill("{'a': 1}", {"seed": 3})
+    ('--seed=3', "{'a': 1}")
+    """
+    return _PLACEHOLDER.sub(lambda m: str(params[m.group(1)]) if m.group(1) in params else m.group(0), argument)
+
+
+def _run_command(unit: GridUnit, folder: Path) -> dict[str, Any]:
+    arguments = [fill(part, unit.params) for part in json.loads(unit.target)]
+    done = subprocess.run(arguments, capture_output=True, text=True, timeout=unit.timeout_s, cwd=folder)
+    (folder / "stdout.txt").write_text(done.stdout)
+    (folder / "stderr.txt").write_text(done.stderr)
+    if done.returncode != 0:
+        tail = (done.stderr.strip() or done.stdout.strip())[-1500:]
+        raise RuntimeError(f"exit status {done.returncode}: {tail}")
+    lines = done.stdout.strip().splitlines()
+    try:
+        result = json.loads(lines[-1]) if lines else {}
+    except json.JSONDecodeError:
+        result = {}
+    return result if isinstance(result, dict) else {"result": result}
+
+
+def run_unit(unit: GridUnit, out_dir: str) -> dict[str, Any]:
+    """Run one unit into ``out_dir/units/<id>/`` and return its record (never raises: a failure is recorded
+    with its error). Importable by process-pool and Ray workers alike."""
+    folder = Path(out_dir) / "units" / unit.unit_id
+    folder.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    record: dict[str, Any] = {"unit_id": unit.unit_id, "unit": asdict(unit), "status": "ok", "error": None,
+                              "result": {}}
+    try:
+        record["result"] = _run_notebook(unit, folder) if unit.kind == "notebook" else _run_command(unit, folder)
+    except Exception as error:  # noqa: BLE001 — any failure of a unit is reported, the grid goes on
+        record.update(status="failed", error=f"{type(error).__name__}: {error}",
+                      traceback=traceback.format_exc(limit=6))
+    record["seconds"] = time.perf_counter() - started
+    return record
+
+
+# --------------------------------------------------------------------------- the grid
+
+@dataclass
+class GridOutcome:
+    """What a grid run did: units run now, skipped as finished, failed after retries; the gathered table."""
+
+    ran: list[str]
+    skipped: list[str]
+    failed: dict[str, str]
+    table: pd.DataFrame
+    csv: Path
+
+    def summary(self) -> str:
+        lines = [f"{len(self.ran)} units run, {len(self.skipped)} skipped (finished before), "
+                 f"{len(self.failed)} failed; results: {self.csv}"]
+        lines += [f"FAILED {unit_id}: {error}" for unit_id, error in self.failed.items()]
+        return "\n".join(lines)
+
+
+def _record_path(out: Path, unit: GridUnit) -> Path:
+    return out / "units" / unit.unit_id / "unit.json"
+
+
+def _finished(out: Path, unit: GridUnit) -> bool:
+    path = _record_path(out, unit)
+    if not path.is_file():
+        return False
+    record = json.loads(path.read_text())
+    return record.get("status") == "ok" and record.get("unit") == json.loads(json.dumps(asdict(unit)))
+
+
+def _execute(units: list[GridUnit], out: Path, *, engine: str, workers: int,
+             ray_address: str | None) -> Iterable[dict[str, Any]]:
+    if not units:
+        return []
+    if engine == "ray":
+        import ray
+
+        if not ray.is_initialized():
+            ray.init(address=ray_address, ignore_reinit_error=True, log_to_driver=False)
+        task = ray.remote(max_retries=0)(run_unit)  # retries are ours: counted and recorded
+        references = [task.remote(unit, str(out)) for unit in units]
+        records = []
+        for unit, reference in zip(units, references):
+            try:
+                records.append(ray.get(reference))
+            except Exception as error:  # noqa: BLE001 — a worker that died is a failed unit
+                records.append({"unit_id": unit.unit_id, "unit": asdict(unit), "status": "failed",
+                                "error": f"{type(error).__name__}: {error}", "result": {}, "seconds": 0.0})
+        return records
+    if workers == 1:
+        return [run_unit(unit, str(out)) for unit in units]
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(run_unit, units, [str(out)] * len(units)))
+
+
+def run_grid(spec: GridSpec, *, engine: str = "local", ray_address: str | None = None,
+             workers: int | None = None, progress: bool = False) -> GridOutcome:
+    """Run every unit of ``spec`` not finished before; retry failures ``spec.retries`` times; gather results.
+
+    ``engine``: ``local`` (a process pool of ``workers``) or ``ray`` (tasks on the Ray cluster at
+    ``ray_address``, or on the Ray instance this process already initialised).
+    """
+    if engine not in ("local", "ray"):
+        raise ValueError(f"engine must be local or ray, not {engine!r}")
+    out = Path(spec.out)
+    out.mkdir(parents=True, exist_ok=True)
+    units = expand(spec)
+    pending = [u for u in units if not _finished(out, u)]
+    skipped = [u.unit_id for u in units if u not in pending]
+    attempts: dict[str, int] = {}
+    ran: list[str] = []
+    failed: dict[str, str] = {}
+    for attempt in range(spec.retries + 1):
+        if not pending:
+            break
+        if progress:
+            print(f"attempt {attempt + 1}: {len(pending)} units on {engine}", file=sys.stderr, flush=True)
+        records = _execute(pending, out, engine=engine, workers=workers or spec.workers, ray_address=ray_address)
+        retry = []
+        for unit, record in zip(pending, records):
+            attempts[unit.unit_id] = attempt + 1
+            record["attempts"] = attempt + 1
+            _record_path(out, unit).parent.mkdir(parents=True, exist_ok=True)
+            _record_path(out, unit).write_text(json.dumps(record, indent=1, default=str))
+            if record["status"] == "ok":
+                ran.append(unit.unit_id)
+                failed.pop(unit.unit_id, None)
+            else:
+                failed[unit.unit_id] = record["error"]
+                retry.append(unit)
+        pending = retry
+    table = results_table(spec)
+    csv = out / "results.csv"
+    table.to_csv(csv, index=False)
+    try:
+        table.to_parquet(out / "results.parquet", index=False)
+    except ImportError:
+        pass  # Parquet needs pyarrow (pip install pyarrow); the CSV has the same table
+    return GridOutcome(ran, skipped, failed, table, csv)
+
+
+def results_table(spec: GridSpec) -> pd.DataFrame:
+    """One row per unit of the grid that has a record: its parameters, status, attempts, seconds and the
+    numeric (or short text) values of its result, nested keys joined with ``/``."""
+    out = Path(spec.out)
+    rows = []
+    for unit in expand(spec):
+        path = _record_path(out, unit)
+        if not path.is_file():
+            continue
+        record = json.loads(path.read_text())
+        flat = pd.json_normalize(record.get("result") or {}, sep="/").to_dict("records")
+        values = {k: v for k, v in (flat[0] if flat else {}).items()
+                  if isinstance(v, (int, float, bool)) or (isinstance(v, str) and len(v) <= 80)}
+        rows.append({"unit_id": unit.unit_id, **{f"param/{k}": _short(v) if isinstance(v, (list, dict)) else v
+                                                   for k, v in unit.params.items()},
+                     "status": record["status"], "attempts": record.get("attempts", 1),
+                     "seconds": round(record.get("seconds", 0.0), 3), "error": record.get("error"), **values})
+    return pd.DataFrame(rows)
