@@ -8,19 +8,19 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["record_results", "read_results"]
+__all__ = ["record_results", "read_results", "json_ready"]
 
 
-def _plain(value: Any) -> Any:
+def json_ready(value: Any) -> Any:
     """JSON-ready copy: numpy scalars and arrays to Python, NaN to None, mappings and sequences walked.
 
-    >>> _plain({"a": np.int64(3), "b": [np.float32(0.5), float("nan")], "c": (1, 2)})
+    >>> json_ready({"a": np.int64(3), "b": [np.float32(0.5), float("nan")], "c": (1, 2)})
     {'a': 3, 'b': [0.5, None], 'c': [1, 2]}
     """
     if isinstance(value, dict):
-        return {str(key): _plain(item) for key, item in value.items()}
+        return {str(key): json_ready(item) for key, item in value.items()}
     if isinstance(value, (list, tuple, np.ndarray)):
-        return [_plain(item) for item in value]
+        return [json_ready(item) for item in value]
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float) and math.isnan(value):
@@ -34,10 +34,10 @@ def record_results(path: str | Path | None, **values: Any) -> dict[str, Any]:
     Writes go through a temporary file, so a crash never leaves half a JSON behind.
     """
     if path is None:
-        return _plain(values)
+        return json_ready(values)
     path = Path(path)
     current = read_results(path) if path.exists() else {}
-    current.update(_plain(values))
+    current.update(json_ready(values))
     path.parent.mkdir(parents=True, exist_ok=True)
     staging = path.with_suffix(path.suffix + ".tmp")
     staging.write_text(json.dumps(current, indent=2, sort_keys=True))

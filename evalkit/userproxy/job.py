@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ..models import CachedBackend, open_backend
-from ..results import _plain
+from ..results import json_ready
 from . import realism
 from .data import MIRROR_SETS, load_mirror_set, read_mirror_set, stratified_episodes
 from .evaluate import JUDGE_METRICS, control_scores, lexical_z_scores
@@ -297,8 +297,8 @@ class RunOutcome:
 
 
 class _Executor:
-    def __init__(self, config: JobConfig, store: RunStore, roles: _Roles, progress: bool):
-        self.config, self.store, self.roles, self.progress = config, store, roles, progress
+    def __init__(self, config: JobConfig, store: RunStore, roles: _Roles):
+        self.config, self.store, self.roles = config, store, roles
         self._frames: dict[str, pd.DataFrame] = {}
         self._samples: dict[tuple[str, int, int], pd.DataFrame] = {}
         self._tokenizer: Callable[[str], list[str]] | None = None
@@ -372,7 +372,7 @@ class _Executor:
             seconds = (time.perf_counter() - started) / len(sample)
             self.store.put_episodes(unit, [
                 (p, ids[p], None if np.isnan(z.at[p, unit.metric]) else z.at[p, unit.metric],
-                 {"proxy_value": _plain(z.at[p, f"{unit.metric}_proxy"]), "tokens": int(z.at[p, "tokens"]),
+                 {"proxy_value": json_ready(z.at[p, f"{unit.metric}_proxy"]), "tokens": int(z.at[p, "tokens"]),
                   "unstable": bool(z.at[p, "unstable"])}, seconds) for p in range(len(sample))])
             summary = summarise(z[unit.metric], bootstrap=config.bootstrap, seed=unit.seed)
             summary.update(proxy_value=float(z[f"{unit.metric}_proxy"].mean()),
@@ -425,7 +425,7 @@ def execute(config: JobConfig, *, open_model: OpenModel | None = None, progress:
     store = RunStore(config.store)
     store.open_run(config.run_id(), config.name, config.identity(), units)
     outcome = RunOutcome(config.run_id(), str(store.path))
-    executor = _Executor(config, store, _Roles(config, open_model), progress)
+    executor = _Executor(config, store, _Roles(config, open_model))
     try:
         for index, unit in enumerate(units, 1):
             if store.status(unit) == "done":
@@ -445,7 +445,7 @@ def execute(config: JobConfig, *, open_model: OpenModel | None = None, progress:
                 if stop_on_error:
                     raise
                 continue
-            store.finish_unit(unit, _plain(summary), time.perf_counter() - started)
+            store.finish_unit(unit, json_ready(summary), time.perf_counter() - started)
             outcome.ran.append(unit.unit_id)
     finally:
         store.close_run(config.run_id())
@@ -534,7 +534,7 @@ def report(store_path: str | Path, run_id: str | None = None) -> dict[str, Any]:
                                               "model_seconds"]].sum().reset_index()
                    if not telemetry.empty else telemetry)
         run = runs[runs["run_id"] == run_id].iloc[0].to_dict()
-        return _plain({
+        return json_ready({
             "run": {**run, "config": store.run_config(run_id), "store": str(store_path),
                     "units": len(units), "done": int((units["status"] == "done").sum()),
                     "failed": units.loc[units["status"] == "failed", ["unit_id", "error"]].to_dict("records"),
