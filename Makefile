@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.evalkit-installed
 PARAMS ?= smoke
 ONLY   ?=
 
-.PHONY: install book test bench run-notebooks models clean
+.PHONY: install book test bench run-notebooks models lab clean
 
 install: $(STAMP)
 
@@ -33,6 +33,10 @@ run-notebooks: install
 
 models: install
 	HF_HUB_OFFLINE=1 $(VENV)/bin/evalkit models
+
+# The chapters open as notebooks (jupytext reads and saves the MyST .md files; no .ipynb is written).
+lab: install
+	HF_HUB_OFFLINE=1 $(VENV)/bin/jupyter lab notebooks/
 
 test: install
 	HF_HUB_OFFLINE=1 $(PY) -m pytest

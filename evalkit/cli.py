@@ -73,35 +73,75 @@ def _paireval_backend(args: argparse.Namespace):
     return open_backend("transformers", args.model, adapter=args.adapter, cache=cache)
 
 
-def _paireval_score(args: argparse.Namespace, frame):
+def _comparisons(args: argparse.Namespace):
     from . import paireval
 
-    comparisons = []
-    if args.method == "paireval":
-        if args.comparison_file:
-            pool = paireval.read_meta_eval(args.comparison_file)
-            comparisons = list(zip(pool["context"], pool["response"]))[:args.comparisons]
-        else:
-            _, dialogues = paireval.training_corpus("validation")
-            comparisons = paireval.corpus_comparisons(dialogues, args.comparisons, seed=args.seed)
-    return paireval.score_frame(frame, _paireval_backend(args), method=args.method, comparisons=comparisons)
+    if args.comparison_file:
+        pool = paireval.read_meta_eval(args.comparison_file)
+        return list(zip(pool["context"], pool["response"]))[:args.comparisons]
+    data = paireval.judge_data(seed=paireval.RECIPES[args.recipe].seed)
+    return paireval.corpus_comparisons(data.validation, args.comparisons, seed=args.seed)
+
+
+def _paireval_score(args: argparse.Namespace, frame):
+    """One column of scores for a meta-evaluation frame by ``--method``."""
+    from . import paireval
+
+    if args.method == "length":
+        return paireval.length_scores(frame["response"])
+    if args.method == "bleu2":
+        if frame["reference"].isna().any() if "reference" in frame else True:
+            raise ValueError("bleu2 needs a reference for every row (this set has none, or some are missing)")
+        return paireval.bleu2(frame["reference"], frame["response"])
+    kind = "pairwise" if args.method.startswith("paireval") else "direct"
+    if args.method.endswith("-lm"):
+        judge = _paireval_backend(args)
+    elif args.judge_dir:
+        judge = paireval.EncoderJudge(args.judge_dir)
+    else:
+        judge = paireval.EncoderJudge.from_training(paireval.train_judge(args.recipe, kind=kind))
+    method = "paireval" if kind == "pairwise" else "directeval"
+    comparisons = _comparisons(args) if method == "paireval" else []
+    return paireval.score_frame(frame, judge, method=method, comparisons=comparisons)
+
+
+def _paireval_train(args: argparse.Namespace) -> int:
+    from . import paireval
+
+    if args.backbone == "encoder":
+        run = paireval.train_judge(args.recipe, kind=args.kind)
+        curve = ", ".join(f"{point['pairs']}: {point['accuracy']:.3f}" for point in run.curve)
+        print(f"{args.kind} encoder judge ({args.recipe} recipe): {run.model_dir}"
+              f"{' (reused)' if run.from_cache else ''}; {run.pairs} pairs in {run.seconds:.0f} s "
+              f"({run.pairs_per_second:.1f} pairs/s); validation accuracy by pairs seen: {curve}")
+        return 0
+    if args.output is None:
+        prompts_run = paireval.train_lm_judge(args.recipe, kind=args.kind, model=args.model)
+    else:
+        prompts, targets, name = paireval.judge_training_examples(args.kind, pairs=args.pairs, seed=args.seed,
+                                                                  hard_share=args.hard_share)
+        prompts_run = paireval.train_lora(prompts, targets, steps=args.steps, batch_size=args.batch_size,
+                                          learning_rate=args.lr, r=args.r, alpha=args.alpha, seed=args.seed,
+                                          model=args.model, output_dir=args.output, progress=True)
+    run = prompts_run
+    first, last = run.losses[:5], run.losses[-5:]
+    print(f"{args.kind} LoRA adapter: {run.adapter} ({run.examples} examples, {len(run.losses)} steps; "
+          f"{run.seconds_per_step:.2f} s/step; loss {sum(first) / len(first):.3f} -> "
+          f"{sum(last) / len(last):.3f}{'; reused' if run.from_cache else ''})")
+    return 0
 
 
 def _paireval(args: argparse.Namespace) -> int:
     from . import paireval
 
     if args.action == "train":
-        prompts, targets, name = paireval.judge_training_examples(args.kind, pairs=args.pairs, seed=args.seed,
-                                                                  hard_share=args.hard_share)
-        run = paireval.train_lora(prompts, targets, steps=args.steps, batch_size=args.batch_size,
-                                  learning_rate=args.lr, r=args.r, alpha=args.alpha, seed=args.seed,
-                                  model=args.model, output_dir=args.output, progress=True)
-        first, last = run.losses[:5], run.losses[-5:]
-        print(f"{args.kind} adapter: {run.adapter} ({len(prompts)} {name} examples, {args.steps} steps of "
-              f"{args.batch_size}; {run.seconds_per_step:.2f} s/step; loss {sum(first) / len(first):.3f} -> "
-              f"{sum(last) / len(last):.3f}{'; reused' if run.from_cache else ''})")
-        return 0
-    frame = paireval.read_meta_eval(args.input)
+        return _paireval_train(args)
+    if args.dataset:
+        frame = paireval.load_meta_eval_set(args.dataset).items
+        source = args.dataset
+    else:
+        frame = paireval.read_meta_eval(args.input)
+        source = args.input
     if args.action == "score":
         frame[args.method] = _paireval_score(args, frame)
         paireval.write_meta_eval(frame, args.output)
@@ -109,10 +149,14 @@ def _paireval(args: argparse.Namespace) -> int:
               f"({int(frame[args.method].isna().sum())} abstentions)")
         return 0
     metric = args.metric or args.method
+    if args.metric and args.metric not in frame.columns:
+        raise ValueError(f"{source} has no column {args.metric!r} (columns: {', '.join(map(str, frame.columns))})")
+    if metric == "score":
+        raise ValueError("--metric score is the human score itself; name a metric column")
     if metric not in frame.columns:
         frame[metric] = _paireval_score(args, frame)
     result = paireval.meta_evaluate(frame, metric)
-    print(f"{args.input} ({metric} vs score): pearson r = {result['pearson']:.3f} (p = {result['pearson_p']:.2g}), "
+    print(f"{source} ({metric} vs score): pearson r = {result['pearson']:.3f} (p = {result['pearson_p']:.2g}), "
           f"spearman rho = {result['spearman']:.3f} (p = {result['spearman_p']:.2g}), n = {result['n']}"
           + (f", {result['missing']} rows without a score left out" if result["missing"] else ""))
     return 0
@@ -204,8 +248,19 @@ def main(argv: list[str] | None = None) -> int:
     pair = commands.add_parser("paireval", help="train a pairwise judge, score or meta-evaluate a file")
     pair.add_argument("action", choices=["train", "score", "meta-eval"])
     pair.add_argument("--input", help="meta-evaluation file (.jsonl or .csv; see the book, chapter 4)")
+    pair.add_argument("--dataset", help="one of the paper's meta-evaluation sets instead of --input: "
+                                        "dailydialog-grade, convai2-grade, dailydialog-zhao, personachat-usr "
+                                        "(convai2-usr), topicalchat-usr, fed")
+    pair.add_argument("--recipe", choices=["book", "smoke"], default="book",
+                      help="the judge recipe (evalkit.paireval.RECIPES) to train or to score with")
+    pair.add_argument("--backbone", choices=["encoder", "lm"], default="encoder",
+                      help="train: the kit's encoder judge, or the SmolLM2 LoRA judge")
+    pair.add_argument("--judge-dir", help="score with a trained encoder judge folder instead of the recipe's")
     pair.add_argument("--output", help="score: the scored file; train: the adapter folder")
-    pair.add_argument("--method", choices=["paireval", "directeval"], default="paireval")
+    pair.add_argument("--method", choices=["paireval", "directeval", "paireval-lm", "directeval-lm", "length",
+                                           "bleu2"], default="paireval",
+                      help="paireval/directeval: the kit's encoder judge; -lm: the LM judge through the model "
+                           "door (--adapter, --backend); length and bleu2: baselines")
     pair.add_argument("--metric", help="meta-eval: a score column already in the file (default: --method)")
     pair.add_argument("--model", help="base model: a folder or Hugging Face id (default: SmolLM2-135M)")
     pair.add_argument("--adapter", help="a LoRA adapter folder (from `evalkit paireval train`)")
@@ -249,8 +304,10 @@ def main(argv: list[str] | None = None) -> int:
 
     args = parser.parse_args(argv)
     if args.command == "paireval":
-        needs = {"train": ["output"], "score": ["input", "output"], "meta-eval": ["input"]}[args.action]
+        needs = {"train": [], "score": ["output"], "meta-eval": []}[args.action]
         missing = [f"--{name}" for name in needs if getattr(args, name) is None]
+        if args.action != "train" and (args.input is None) == (args.dataset is None):
+            missing.append("exactly one of --input and --dataset")
         if missing:
             parser.error(f"paireval {args.action} needs {' and '.join(missing)}")
     try:

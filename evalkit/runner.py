@@ -1,6 +1,9 @@
 """Batch runs: execute the chapter notebooks with a named parameter set, then build the book.
 
-Parameter sets are YAML files (``params/smoke.yml``, ``params/full.yml`` or any path)::
+Each chapter has one source, a MyST Markdown notebook (``notebooks/NN_name.md``, opened as a notebook by
+JupyterLab through jupytext). Its ``parameters`` cell holds the book's values; a parameter set only
+overrides some of them. Sets are YAML files (``params/smoke.yml``, or any path; ``full`` is the book as
+written, no overrides)::
 
     defaults:            # given to every notebook
       seed: 13
@@ -24,7 +27,8 @@ from typing import Iterable
 import nbformat
 import yaml
 
-__all__ = ["PROJECT_ROOT", "NotebookFailure", "NotebookRun", "load_params", "notebook_sources",
+__all__ = ["PROJECT_ROOT", "NotebookFailure", "NotebookRun", "load_params", "notebook_sources", "read_chapter",
+           "chapter_parameters",
            "run_notebooks", "build_book"]
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -65,8 +69,8 @@ def load_params(name_or_path: str | Path) -> dict:
 
 
 def notebook_sources(only: Iterable[str] | None = None) -> list[Path]:
-    """Source notebooks in order, optionally only those whose name starts with one of ``only``."""
-    sources = sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))
+    """Chapter sources (MyST ``.md``) in order, optionally only those whose name starts with one of ``only``."""
+    sources = sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.md"))
     if only:
         wanted = [prefix.strip() for prefix in only if prefix.strip()]
         sources = [s for s in sources if any(s.stem.startswith(prefix) for prefix in wanted)]
@@ -76,6 +80,64 @@ def notebook_sources(only: Iterable[str] | None = None) -> list[Path]:
 
 
 _ADDED_TAGS = ("injected-parameters", "papermill-error-cell-tag")
+
+
+def read_chapter(source: str | Path) -> nbformat.NotebookNode:
+    """A chapter's MyST source as a notebook (jupytext), ready for papermill; a ``.ipynb`` is read as is."""
+    import jupytext
+
+    source = Path(source)
+    notebook = nbformat.read(source, as_version=4) if source.suffix == ".ipynb" else jupytext.read(source)
+    notebook.metadata.setdefault("kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"})
+    return notebook
+
+
+def chapter_parameters(source: str | Path) -> list[str]:
+    """Names a chapter's ``parameters`` cell assigns (what a parameter set may override; none without one)."""
+    import ast
+
+    cells = [c for c in read_chapter(source).cells if "parameters" in c.metadata.get("tags", [])]
+    if len(cells) > 1:
+        raise ValueError(f"{source}: {len(cells)} cells are tagged 'parameters'; papermill needs one")
+    return [] if not cells else [node.targets[0].id for node in ast.parse(cells[0].source).body
+            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)]
+
+
+_RUN_PLUMBING = ("output_dir", "results_path", "store_path")
+
+
+def _show_parameters_once(executed: Path) -> None:
+    """Fold papermill's injected values into the chapter's own parameters cell and hide the injected cell, so
+    a reader sees each parameter once, with the value the run used. The build's own paths (``output_dir``,
+    ``results_path``) stay as the chapter writes them: they are plumbing, and absolute paths of the build
+    machine mean nothing to a reader."""
+    import ast
+
+    notebook = nbformat.read(executed, as_version=4)
+    injected = next((c for c in notebook.cells if "injected-parameters" in c.metadata.get("tags", [])), None)
+    own = next((c for c in notebook.cells if "parameters" in c.metadata.get("tags", [])), None)
+    if injected is None or own is None:
+        return
+    values = {}
+    for node in ast.parse(injected.source).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            values[node.targets[0].id] = ast.get_source_segment(injected.source, node.value)
+    lines = []
+    for line in own.source.splitlines():
+        name, equals, rest = line.partition("=")
+        name = name.strip()
+        if equals and name.isidentifier() and name in values and name not in _RUN_PLUMBING:
+            value, hash_, comment = rest.partition("#")
+            old = value.strip()
+            if old != values[name]:
+                head = f"{line[:len(line) - len(rest)]} {values[name]}"
+                line = head + (" " * max(1, len(line) - len(comment) - 1 - len(head)) + "#" + comment if hash_ else "")
+        lines.append(line)
+    own.source = "\n".join(lines)
+    tags = injected.metadata.setdefault("tags", [])
+    if "remove-cell" not in tags:
+        tags.append("remove-cell")
+    nbformat.write(notebook, executed)
 
 
 def _describe_failure(error: Exception, executed: Path) -> str:
@@ -112,18 +174,26 @@ def run_notebooks(params: str | Path | dict, *, only: Iterable[str] | None = Non
     out = Path(out_dir).resolve()
     out.mkdir(parents=True, exist_ok=True)
     runs = []
-    for source in notebook_sources(only):
-        executed, results = out / source.name, out / f"{source.stem}.results.json"
+    sources = notebook_sources(only)
+    for source in sources:  # a misspelt override would be injected, ignored and never noticed
+        unknown = set(chosen["notebooks"].get(source.stem) or {}) - set(chapter_parameters(source))
+        if unknown:
+            raise ValueError(f"parameter set {chosen.get('name', '?')!r}, notebook {source.stem}: "
+                             f"{sorted(unknown)} are not parameters of {source.name}")
+    for source in sources:
+        executed, results = out / f"{source.stem}.ipynb", out / f"{source.stem}.results.json"
         results.unlink(missing_ok=True)
         executed.unlink(missing_ok=True)
         parameters = {**chosen["defaults"], **(chosen["notebooks"].get(source.stem) or {}),
                       "output_dir": str(out / source.stem), "results_path": str(results)}
         error = None
         try:
-            papermill.execute_notebook(str(source), str(executed), parameters=parameters, cwd=str(NOTEBOOK_DIR),
+            papermill.execute_notebook(read_chapter(source), str(executed), parameters=parameters, cwd=str(NOTEBOOK_DIR),
                                        kernel_name="python3", progress_bar=progress, log_output=False)
         except Exception as failure:  # papermill raises its own error type for a failing cell
             error = f"{source.name} failed in {_describe_failure(failure, executed)}"
+        if executed.is_file():
+            _show_parameters_once(executed)
         runs.append(NotebookRun(source.stem, executed, results, error))
     failures = [run.error for run in runs if run.error]
     if failures and raise_on_failure:

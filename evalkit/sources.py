@@ -174,8 +174,80 @@ MIRRORBENCH = Dataset(
     },
 )
 
+# The PairEval paper's meta-evaluation sets (its Table 1), one pinned origin each; the staged copies live under
+# metaeval/ (``$EVALKIT_DATA_DIR/metaeval/<set>/``), so the dataset names carry that folder.
+_GRADE_RUNS = [f"{corpus}/{system}" for corpus, systems in
+               (("convai2", ("bert_ranker", "dialogGPT", "transformer_generator", "transformer_ranker")),
+                ("dailydialog", ("transformer_generator", "transformer_ranker"))) for system in systems]
+_GRADE_SHA = dict(zip(
+    [f"evaluation/eval_data/{run}/human_{part}.txt" for run in _GRADE_RUNS for part in ("ctx", "hyp", "ref")]
+    + [f"evaluation/human_score/{run}/human_score.txt" for run in _GRADE_RUNS],
+    ["aef40be56ed921fcba68a71bfb8771d23164065f6273b44d6702e8ce3a0221f8",
+     "38025574e09b368b12e1e281342ff8a6246b286f5e1554eb8a090e0a6a0b95b7",
+     "52cb4f8a53f5ff26c652fd60a50ff284041b6004e77653816880c4232f5e9055",
+     "62eb5ba5f4fbec1f6cd8a46534fa6b81b8b1f461cc99f42ee8e9de0e7493667f",
+     "98441ae4d2fec627acf8768c44f9fbef31638fb0f91588f1f50d8b1a8856e10c",
+     "b5cbb7fedf7f164737ecfb64ef87a8efec9a7768bcd4f8303e7645950b1fb7a1",
+     "c25edd3a38c4a97b6eadaec650becf132b308aca886886deac53a63262116805",
+     "c8983567ee23469746d13011d1a9c457a594f19210f230f408fe83ed2c8fbe79",
+     "f1c2270cb2239dd27b207069b43f3b6e95a9ba362dc12b4c4e780f44ed8a5780",
+     "c25edd3a38c4a97b6eadaec650becf132b308aca886886deac53a63262116805",
+     "1614140b9dc6fe85c4ae80724a660e129ad59ea435c26f1f68d9d2cbc0eab37f",
+     "f1c2270cb2239dd27b207069b43f3b6e95a9ba362dc12b4c4e780f44ed8a5780",
+     "63b9db6e913ab26250b11c7e4d5e8194d5a8a8ad226ab44b219a82fc63860afb",
+     "8e8a10c16025b5e2883dbae38dad70e343af28facd8d3c7f66ff6bfdd2314745",
+     "ec8a2a93422b021bfd3dd95c5440b256d78e3fb5a3a5b812d8a615d1d65ae8ec",
+     "63b9db6e913ab26250b11c7e4d5e8194d5a8a8ad226ab44b219a82fc63860afb",
+     "ddbf2ac3fdefc56eca4082455e3e4fbe25b295c5b8f50bac19cbb727db97b781",
+     "ec8a2a93422b021bfd3dd95c5440b256d78e3fb5a3a5b812d8a615d1d65ae8ec",
+     "cb8b4cc5f4193df27cf3875f2f38a8cfeebbda0612b7e3567c3f58b365b188af",
+     "5beb7ba9d603c0a0fc92cdeb48dc6cfcc1827675b74a4f99fa6023f0fdb3cd7e",
+     "8a416e99523896207db3ca01e21b508dcd9407b147d7a4bfb169503952dd9a7f",
+     "28884a5b6be7c569fb66ffbcf459bafad63a796c9861e1743df469df36684024",
+     "39512c64982adb483c6fe52d6ff464433bf477dda790c68a0f1697d154b2678c",
+     "14abb5429689658ff3e753f51a248427545588ab9bce2c889b4d9398bed5a876"]))
+
+METAEVAL_GRADE = Dataset(
+    name="metaeval/grade",
+    base_url="https://raw.githubusercontent.com/li3cmz/GRADE/c6cec028e1b4495a388f1c181b10221e4d0c5955/",
+    licence="none stated by the authors (research use)",
+    attribution="GRADE human coherence ratings, Huang et al. 2020 (EMNLP), github.com/li3cmz/GRADE",
+    files=_GRADE_SHA,
+)
+
+METAEVAL_USR = Dataset(
+    name="metaeval/usr",
+    base_url="https://raw.githubusercontent.com/SmartDataAnalytics/proxy_indicators/"
+             "5017317f0d03cdbc64a3a52c09fc0a6bf5c492b3/data/",
+    licence="none stated by the authors (research use)",
+    attribution="USR annotations, Mehri & Eskenazi 2020 (ACL); copies in SmartDataAnalytics/proxy_indicators",
+    files={
+        "readme.md": "ffa4c8e70889f34f977eee02f0e9d6fbe9f906cdb99915bf11b73702ca5ffe11",
+        "usr_percona_chat.json": "7acf3ff80c02e791138bc9a0db440a36d07d700fe1457066adbf73b8f0c64a4b",
+        "usr_topical_chat.json": "8e4e6961585f58edb573c0153766547442bde69577e8df6ba9e24a84dc9483e5",
+    },
+)
+
+METAEVAL_FED = Dataset(
+    name="metaeval/fed",
+    base_url="https://raw.githubusercontent.com/DSincerity/FED_Replication/f0a9a675ffcd134e9cb606c46afc8e0c7ad31ba4/",
+    licence="none stated by the authors (research use)",
+    attribution="FED, Mehri & Eskenazi 2020 (SIGDIAL); copy in DSincerity/FED_Replication",
+    files={"fed_data.json": "69a608314d982e202c46a095ea99f4174332745b513034f6244f7551556e7e46"},
+)
+
+METAEVAL_ZHAO = Dataset(
+    name="metaeval/dailydialog_zhao",
+    base_url="https://raw.githubusercontent.com/e0397123/xDial-Eval/638036c657240c8913e491c1c61c40402bc763d2/"
+             "data/turn/",
+    licence="GPL-3.0 (the xDial-Eval repository; the ratings are Zhao et al.'s)",
+    attribution="DailyDialog-Zhao ratings, Zhao et al. 2020 (ACL); derived copy in e0397123/xDial-Eval",
+    files={"dailydialog-zhao.csv": "6437c122af4aa3cbc16a27a69501a14ad5be84c9bf8015a1680fd56b8134c510"},
+)
+
 DATASETS: dict[str, Dataset] = {d.name: d for d in (UPHELD, DAILYDIALOG, DAILYDIALOG_PLUSPLUS, KHALID_LEE,
-                                                     MIRRORBENCH)}
+                                                     MIRRORBENCH, METAEVAL_GRADE, METAEVAL_USR, METAEVAL_FED,
+                                                     METAEVAL_ZHAO)}
 
 _ENV_VAR = "EVALKIT_DATA_DIR"
 

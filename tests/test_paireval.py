@@ -204,7 +204,7 @@ def test_cli_score_and_meta_eval_round_trip(tmp_path, monkeypatch, capsys, real_
                           "score": [5, 1, 5, 4]})
     source = write_meta_eval(frame, tmp_path / "set.jsonl")
     assert main(["paireval", "score", "--input", str(source), "--output", str(tmp_path / "out.csv"),
-                 "--comparisons", "1"]) == 0
+                 "--comparisons", "1", "--recipe", "smoke"]) == 0
     scored = read_meta_eval(tmp_path / "out.csv")
     assert scored["paireval"].between(0, 1).all() and len(scored) == 4
     capsys.readouterr()
@@ -215,6 +215,10 @@ def test_cli_score_and_meta_eval_round_trip(tmp_path, monkeypatch, capsys, real_
     broken.write_text('{"context": ["Hi"], "response": "x"}\n')
     assert main(["paireval", "meta-eval", "--input", str(broken)]) == 2
     assert "broken.jsonl, line 1, field 'score': missing" in capsys.readouterr().err
+    assert main(["paireval", "meta-eval", "--input", str(tmp_path / "out.csv"), "--metric", "score"]) == 2
+    assert "human score itself" in capsys.readouterr().err
+    assert main(["paireval", "meta-eval", "--input", str(tmp_path / "out.csv"), "--metric", "paireva"]) == 2
+    assert "no column 'paireva'" in capsys.readouterr().err
 
 
 def test_khalid_lee_cases_parse_and_malformed_case_is_named(tmp_path):

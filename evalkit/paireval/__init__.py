@@ -22,7 +22,12 @@ from .data import (KHALID_LEE_ATTACKS, chitchat_dialogues, corpus_comparisons, l
 from .prompts import PROMPT_LIMITS, PromptLimits, direct_messages, pair_messages
 from .schema import (META_EVAL_COLUMNS, MetaEvalFormatError, meta_evaluate, read_meta_eval, upheld_contexts,
                      upheld_meta_eval, write_meta_eval)
-from .scoring import bleu2, compare_responses, directeval_scores, paireval_scores, pairwise_matrix, score_frame
+from .encoder import EncoderJudge, EncoderTrainingRun, pair_accuracy, train_encoder_judge
+from .metaeval import META_EVAL_SETS, MetaEvalSet, load_meta_eval_set, meta_eval_set_names
+from .recipes import RECIPES, JudgeData, JudgeRecipe, judge_data, train_judge, train_lm_judge, validation_pairs
+from .scoring import (bleu2, compare_responses, directeval_scores, length_scores, paireval_scores, pairwise_matrix,
+                      score_frame)
+from .splits import LeakReport, leaked_units, remove_held_out
 from .training import TrainingRun, judge_training_examples, split_dailydialog_plusplus_dev, train_lora
 
 __all__ = ["PROMPT_LIMITS", "PromptLimits", "read_dailydialog", "load_dailydialog", "chitchat_dialogues",
@@ -34,4 +39,8 @@ __all__ = ["PROMPT_LIMITS", "PromptLimits", "read_dailydialog", "load_dailydialo
            "read_khalid_lee", "load_khalid_lee", "KHALID_LEE_ATTACKS", "bleu2", "restrict_positions",
            "comparison_runs", "exhaustive_matrix", "correlations", "ranking_accuracy", "enriched_sample",
            "corpus_comparisons", "score_frame", "summarise_runs", "accuracy_by_group", "PAPER",
-           "judge_training_examples", "split_dailydialog_plusplus_dev", "upheld_contexts"]
+           "judge_training_examples", "split_dailydialog_plusplus_dev", "upheld_contexts", "EncoderJudge",
+           "EncoderTrainingRun", "pair_accuracy", "train_encoder_judge", "META_EVAL_SETS", "MetaEvalSet",
+           "load_meta_eval_set", "meta_eval_set_names", "RECIPES", "JudgeData", "JudgeRecipe", "judge_data",
+           "train_judge", "train_lm_judge", "validation_pairs", "length_scores", "LeakReport", "leaked_units",
+           "remove_held_out"]

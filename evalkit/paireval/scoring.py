@@ -21,6 +21,12 @@ Position = Literal["both", "first", "second"]
 
 # --------------------------------------------------------------------------- scoring
 
+def _is_encoder(judge: object) -> bool:
+    """An :class:`~evalkit.paireval.encoder.EncoderJudge` scores without prompts; an LM goes through the
+    model door's ``label_probs``. Every scoring function below accepts either."""
+    return hasattr(judge, "relevance") and not hasattr(judge, "label_probs")
+
+
 def pairwise_matrix(contexts: Sequence[Turns], responses: Sequence[str], comparisons: Sequence[tuple[Turns, str]],
                     backend: Backend, *, positions: Position = "both",
                     limits: PromptLimits = PROMPT_LIMITS) -> np.ndarray:
@@ -34,6 +40,8 @@ def pairwise_matrix(contexts: Sequence[Turns], responses: Sequence[str], compari
         raise ValueError(f"{len(contexts)} contexts but {len(responses)} responses")
     if not comparisons:
         raise ValueError("PairEval needs at least one comparison example")
+    if _is_encoder(backend):
+        return backend.pairwise_matrix(contexts, responses, comparisons, positions=positions)
     prompts, slots = [], []
     for target, (context, response) in enumerate(zip(contexts, responses)):
         for j, (other_context, other_response) in enumerate(comparisons):
@@ -72,6 +80,8 @@ def compare_responses(contexts: Sequence[Turns], first: Sequence[str], second: S
                       limits: PromptLimits = PROMPT_LIMITS) -> np.ndarray:
     """P(``first`` reply is better than ``second``) for the same context, both orders averaged — how
     PairEval judges an original reply against its corrupted version in one prompt."""
+    if _is_encoder(backend):
+        return backend.compare(contexts, first, second)
     prompts = []
     for context, a, b in zip(contexts, first, second):
         prompts.append(pair_messages(context, a, context, b, limits=limits))
@@ -87,6 +97,8 @@ def compare_responses(contexts: Sequence[Turns], first: Sequence[str], second: S
 def directeval_scores(contexts: Sequence[Turns], responses: Sequence[str], backend: Backend, *,
                       limits: PromptLimits = PROMPT_LIMITS) -> np.ndarray:
     """DirectEval: P("Yes") that each reply is a good next turn (NaN where the judge abstains)."""
+    if _is_encoder(backend):
+        return backend.direct(contexts, responses)
     results = backend.label_probs([direct_messages(c, r, limits=limits) for c, r in zip(contexts, responses)],
                                   ["Yes", "No"])
     return np.array([r.probs["Yes"] if r.probs is not None else np.nan for r in results])
@@ -112,6 +124,15 @@ def bleu2(references: Sequence[str], candidates: Sequence[str]) -> np.ndarray:
         scores.append(sentence_bleu([ref], cand, weights=(0.5, 0.5), smoothing_function=smooth) if cand and ref
                       else 0.0)
     return np.array(scores)
+
+
+def length_scores(responses: Sequence[str]) -> np.ndarray:
+    """The length baseline: words in each reply (a judge should beat "longer is better").
+
+    >>> length_scores(["a b c", "", "hi"]).tolist()
+    [3.0, 0.0, 1.0]
+    """
+    return np.array([float(len(str(r).split())) for r in responses])
 
 
 def score_frame(frame: pd.DataFrame, backend: Backend, *, method: Literal["paireval", "directeval"] = "paireval",

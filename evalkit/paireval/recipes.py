@@ -1,0 +1,231 @@
+"""The judge recipes every chapter uses, by name, and the leak-free data they train on.
+
+Chapters 3, 4 and 5 import a recipe from :data:`RECIPES` (``book`` for the book, ``smoke`` for the tests)
+and call :func:`train_judge`; no chapter writes a training setting of its own. A recipe holds two judges'
+settings: the kit's fine-tuned judge (a sentence encoder trained pairwise, :mod:`.encoder`) and the
+paper's own method at CPU size (SmolLM2 with LoRA, :func:`~evalkit.paireval.training.train_lora`), kept
+beside it for comparison.
+
+The encoder recipe was chosen on DailyDialog *validation* pairs and the held-out 20% of DailyDialog++ dev
+(never on the test sets the book reports); the measurements are in ``docs/DEVELOPMENT.md``.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+
+from .data import load_dailydialog, load_dailydialog_plusplus, load_khalid_lee, training_pairs
+from .splits import LeakReport, held_out_units, remove_held_out
+
+__all__ = ["EncoderRecipe", "LoraRecipe", "JudgeRecipe", "RECIPES", "JudgeData", "judge_data", "train_judge",
+           "train_lm_judge", "validation_pairs"]
+
+
+@dataclass(frozen=True)
+class EncoderRecipe:
+    """How the encoder judge is trained (see :func:`~evalkit.paireval.encoder.train_encoder_judge`)."""
+
+    pairs: int = 3200
+    batch_size: int = 16
+    learning_rate: float = 3e-5
+    in_batch_negatives: float = 1.0
+    context_turns: int = 1
+    max_tokens: int = 64
+    hard_share: float = 0.5
+    validation_pairs: int = 400
+
+
+@dataclass(frozen=True)
+class LoraRecipe:
+    """How the SmolLM2 LoRA judge (the paper's method at CPU size) is trained."""
+
+    pairs: int = 96
+    steps: int = 24
+    batch_size: int = 4
+    direct_batch_size: int = 8
+    learning_rate: float = 2e-3
+    r: int = 16
+    alpha: int = 8
+    hard_share: float = 0.5
+
+
+@dataclass(frozen=True)
+class JudgeRecipe:
+    """A named pair of recipes and the seed both use."""
+
+    name: str
+    encoder: EncoderRecipe
+    lm: LoraRecipe
+    seed: int = 13
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+RECIPES: dict[str, JudgeRecipe] = {
+    "book": JudgeRecipe("book", EncoderRecipe(), LoraRecipe()),
+    "smoke": JudgeRecipe("smoke", EncoderRecipe(pairs=64, validation_pairs=48),
+                         LoraRecipe(pairs=8, steps=2, batch_size=2, direct_batch_size=4)),
+}
+
+
+# --------------------------------------------------------------------------- leak-free data
+
+@dataclass
+class JudgeData:
+    """The corpus cut into roles, with nothing held out reaching training.
+
+    ``train``: DailyDialog train dialogues that share no held-out unit (see :mod:`.splits`) with any
+    evaluation or selection set; ``validation``: DailyDialog validation, cut the same way against the test
+    sets (used for recipe selection, learning curves and PairEval's comparison examples); ``test``:
+    DailyDialog test; ``hard_train`` / ``hard_calibration``: DailyDialog++ dev, 80/20, the training part
+    cut like ``train`` (the calibration part cut against the test sets); ``ddpp_test``: DailyDialog++ test.
+    """
+
+    corpus: str
+    train: list[list[str]]
+    validation: list[list[str]]
+    test: list[list[str]]
+    hard_train: list[dict[str, Any]]
+    hard_calibration: list[dict[str, Any]]
+    ddpp_test: list[dict[str, Any]]
+    train_report: LeakReport
+    validation_report: LeakReport
+    hard_removed: int
+    held_out: dict[str, list[list[str]]]  # every conversation training must not see, by source
+
+
+
+def _ddpp_conversations(records: list[dict[str, Any]], *, replies: tuple[str, ...] = (
+        "positive_responses", "adversarial_negative_responses", "random_negative_responses")) -> list[list[str]]:
+    """Each record's context followed by each of its replies of the kinds named. Held out: all of them;
+    what training uses of a record: its context and adversarial replies."""
+    return [list(r["context"]) + [reply] for r in records for kind in replies for reply in r.get(kind, [])]
+
+
+@lru_cache(maxsize=4)
+def _evaluation_conversations(data_dir: str | None) -> dict[str, list[list[str]]]:
+    """DailyDialog-based meta-evaluation sets and the attack suite: conversations the judge is tested on
+    (sets that cannot be had are left out here; the chapter that evaluates on them fails loudly instead)."""
+    from ..sources import DataUnavailable
+    from .metaeval import load_meta_eval_set
+
+    sources = {}
+    for name in ("dailydialog-grade", "dailydialog-zhao"):
+        try:
+            items = load_meta_eval_set(name, data_dir=data_dir).items
+        except DataUnavailable:
+            continue
+        sources[name] = [list(c) + [r] for c, r in zip(items["context"], items["response"])]
+        sources[name] += [list(c) + [r] for c, r in zip(items["context"], items["reference"]) if isinstance(r, str)]
+    try:
+        attacks = load_khalid_lee(data_dir=data_dir)
+        sources["Khalid & Lee"] = ([list(c) + [o] for c, o in zip(attacks["context"], attacks["original"])]
+                                   + [list(c) + [m] for c, m in zip(attacks["context"], attacks["modified"])])
+    except DataUnavailable:
+        pass
+    return sources
+
+
+def _evaluation_sources(test, hard_calibration, ddpp_test, data_dir) -> dict[str, list[list[str]]]:
+    return {"DailyDialog test": test, "DailyDialog++ test": _ddpp_conversations(ddpp_test),
+            "DailyDialog++ dev (held-out 20%)": _ddpp_conversations(hard_calibration),
+            **_evaluation_conversations(None if data_dir is None else str(data_dir))}
+
+
+def judge_data(*, seed: int = 13, data_dir: str | Path | None = None) -> JudgeData:
+    """DailyDialog and DailyDialog++ cut into leak-free roles (see :class:`JudgeData`).
+
+    Without DailyDialog (offline, no ``EVALKIT_DATA_DIR``) the embedded chitchat corpus stands in, cut into
+    three disjoint parts (80/10/10) and named as a fallback in ``corpus``; without DailyDialog++ there are no
+    hard negatives.
+    """
+    from ..sources import DataUnavailable
+    from .data import chitchat_dialogues
+    from .training import split_dailydialog_plusplus_dev
+
+    try:
+        train, validation, test = (load_dailydialog(s, data_dir=data_dir) for s in ("train", "validation", "test"))
+        corpus = "DailyDialog"
+    except DataUnavailable:
+        dialogues = chitchat_dialogues()
+        cut_a, cut_b = int(0.8 * len(dialogues)), int(0.9 * len(dialogues))
+        train, validation, test = dialogues[:cut_a], dialogues[cut_a:cut_b], dialogues[cut_b:]
+        corpus = "chitchat-dataset (FALLBACK: DailyDialog could not be had)"
+    try:
+        ddpp_dev = load_dailydialog_plusplus("dev", data_dir=data_dir)
+        ddpp_test = load_dailydialog_plusplus("test", data_dir=data_dir)
+    except DataUnavailable:
+        ddpp_dev, ddpp_test = [], []
+    hard_train, hard_calibration = split_dailydialog_plusplus_dev(ddpp_dev, seed) if ddpp_dev else ([], [])
+    evaluation = _evaluation_sources(test, hard_calibration, ddpp_test, data_dir)
+    validation, validation_report = remove_held_out(validation, evaluation)
+    sources = {**evaluation, "DailyDialog validation": validation}
+    train, train_report = remove_held_out(train, sources)
+    units = set().union(*(held_out_units(v) for v in sources.values()))
+    used = ("positive_responses", "adversarial_negative_responses")
+    kept_hard = [r for r in hard_train if not (held_out_units(_ddpp_conversations([r], replies=used)) & units)]
+    # The calibration/validation records must not carry test text either (selection never sees the test sets).
+    test_units = set().union(*(held_out_units(v) for k, v in evaluation.items() if "held-out 20%" not in k))
+    hard_validation = [r for r in hard_calibration
+                       if not (held_out_units(_ddpp_conversations([r], replies=used)) & test_units)]
+    return JudgeData(corpus, train, validation, test, kept_hard, hard_validation, ddpp_test, train_report,
+                     validation_report, len(hard_train) - len(kept_hard), sources)
+
+
+def _pairs(data: JudgeData, n: int, hard_share: float, seed: int) -> pd.DataFrame:
+    return training_pairs(data.train, n, seed=seed, hard_negatives=data.hard_train, hard_share=hard_share)
+
+
+def validation_pairs(data: JudgeData, n: int, hard_share: float, seed: int) -> pd.DataFrame:
+    """Pairs built from the validation dialogues and the held-out 20% of DailyDialog++ dev."""
+    return training_pairs(data.validation, n, seed=seed + 1, hard_negatives=data.hard_calibration,
+                          hard_share=hard_share)
+
+
+def train_judge(recipe: JudgeRecipe | str, *, kind: Literal["pairwise", "direct"] = "pairwise",
+                hard_negatives: bool = True, data: JudgeData | None = None,
+                data_dir: str | Path | None = None):
+    """The encoder judge of ``recipe`` (trained, or loaded from the cache when trained before).
+
+    ``hard_negatives=False`` trains the same number of pairs with every negative random (the paper's
+    hard-negative ablation).
+    """
+    from .encoder import train_encoder_judge
+
+    recipe = RECIPES[recipe] if isinstance(recipe, str) else recipe
+    data = data or judge_data(seed=recipe.seed, data_dir=data_dir)
+    settings = recipe.encoder
+    share = settings.hard_share if hard_negatives else 0.0
+    return train_encoder_judge(
+        _pairs(data, settings.pairs, share, recipe.seed), kind=kind,
+        validation=validation_pairs(data, settings.validation_pairs, settings.hard_share, recipe.seed),
+        batch_size=settings.batch_size, learning_rate=settings.learning_rate,
+        in_batch_negatives=settings.in_batch_negatives, context_turns=settings.context_turns,
+        max_tokens=settings.max_tokens, seed=recipe.seed)
+
+
+def train_lm_judge(recipe: JudgeRecipe | str, *, kind: Literal["pairwise", "direct"] = "pairwise",
+                   hard_negatives: bool = True, data: JudgeData | None = None,
+                   data_dir: str | Path | None = None, model: str | Path | None = None):
+    """The SmolLM2 LoRA judge of ``recipe`` on the same leak-free pairs (trained or loaded from the cache)."""
+    from .data import pointwise_examples
+    from .prompts import direct_messages, pair_messages
+    from .training import train_lora
+
+    recipe = RECIPES[recipe] if isinstance(recipe, str) else recipe
+    data = data or judge_data(seed=recipe.seed, data_dir=data_dir)
+    settings = recipe.lm
+    frame = _pairs(data, settings.pairs, settings.hard_share if hard_negatives else 0.0, recipe.seed)
+    common = dict(steps=settings.steps, learning_rate=settings.learning_rate, r=settings.r, alpha=settings.alpha,
+                  seed=recipe.seed, model=model)
+    if kind == "pairwise":
+        prompts = [pair_messages(r.context_a, r.response_a, r.context_b, r.response_b) for r in frame.itertuples()]
+        return train_lora(prompts, list(frame["better"]), batch_size=settings.batch_size, **common)
+    points = pointwise_examples(frame)
+    return train_lora([direct_messages(r.context, r.response) for r in points.itertuples()], list(points["label"]),
+                      batch_size=settings.direct_batch_size, **common)

@@ -1,0 +1,69 @@
+"""The kit's encoder judge: its pairwise algebra, training that learns and is cached, and scoring through the
+same functions as the LM judge."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalkit import paireval as pe
+
+pytestmark = pytest.mark.slow  # loads the 22M-parameter encoder (a second on two cores)
+
+
+@pytest.fixture(scope="module")
+def judge():
+    return pe.EncoderJudge()
+
+
+def test_pairwise_matrix_has_no_position_bias_and_follows_relevance(judge):
+    contexts = [["Where is the station?"], ["Do you like tea?"]]
+    responses = ["Two blocks north, next to the bank.", "The station is two blocks north."]
+    comparisons = [(["What time is it?"], "It is noon."), (["Can you help me?"], "Purple elephants sing.")]
+    matrix = pe.pairwise_matrix(contexts, responses, comparisons, judge)
+    assert matrix.shape == (2, 2, 2) and np.allclose(matrix[..., 0], matrix[..., 1])
+    relevance = judge.relevance(contexts, responses)
+    assert relevance[0] > relevance[1]  # the on-topic reply is more relevant than the off-topic one
+    scores = pe.paireval_scores(contexts, responses, comparisons, judge)
+    assert scores[0] > scores[1]
+    first_only = pe.pairwise_matrix(contexts, responses, comparisons, judge, positions="first")
+    assert np.isnan(first_only[..., 1]).all() and np.allclose(first_only[..., 0], matrix[..., 0])
+    # comparing a reply with itself is a coin flip
+    assert pe.compare_responses(contexts, responses, responses, judge) == pytest.approx([0.5, 0.5])
+
+
+def _toy_pairs(n: int, seed: int) -> pd.DataFrame:
+    """Questions about colours answered with a colour (good) or with a number (bad): learnable."""
+    rng = np.random.default_rng(seed)
+    colours, numbers = ["red", "blue", "green", "yellow", "purple"], ["seven", "twelve", "forty", "nine"]
+    rows = []
+    for _ in range(n):
+        good = ([f"Which colour is the {rng.choice(['car', 'door', 'hat'])}?"], f"It is {rng.choice(colours)}.")
+        bad = ([f"Which colour is the {rng.choice(['cup', 'wall', 'bag'])}?"], f"It is {rng.choice(numbers)}.")
+        a, b, better = (good, bad, "A") if rng.random() < 0.5 else (bad, good, "B")
+        rows.append((a[0], a[1], b[0], b[1], better, "random"))
+    return pd.DataFrame(rows, columns=["context_a", "response_a", "context_b", "response_b", "better", "negative"])
+
+
+def test_training_learns_is_seeded_and_cached(tmp_path, monkeypatch):
+    monkeypatch.setenv("EVALKIT_CACHE_DIR", str(tmp_path / "cache"))
+    train, validation = _toy_pairs(64, 0), _toy_pairs(32, 1)
+    run = pe.train_encoder_judge(train, validation=validation, batch_size=8, learning_rate=1e-4, curve_points=2)
+    assert not run.from_cache and run.pairs == 64 and len(run.losses) == 8 and run.seconds > 0
+    assert [point["pairs"] for point in run.curve] == [0, 32, 64]
+    assert run.curve[-1]["accuracy"] >= 0.9  # a task this plain is learnt in one pass
+    assert np.mean(run.losses[-2:]) < np.mean(run.losses[:2])
+    again = pe.train_encoder_judge(train, validation=validation, batch_size=8, learning_rate=1e-4, curve_points=2)
+    assert again.from_cache and again.losses == run.losses and again.model_dir == run.model_dir
+    trained = pe.EncoderJudge.from_training(run)
+    assert np.mean(pe.pair_accuracy(trained, validation)) == pytest.approx(run.curve[-1]["accuracy"])
+    direct = pe.train_encoder_judge(train, kind="direct", batch_size=8, learning_rate=1e-4)
+    assert direct.model_dir != run.model_dir and direct.curve == []
+    probabilities = pe.EncoderJudge.from_training(direct).direct([["Which colour is it?"]] * 2,
+                                                                 ["It is red.", "It is forty."])
+    assert probabilities[0] > probabilities[1] and ((0 < probabilities) & (probabilities < 1)).all()
+
+
+def test_training_refuses_too_few_pairs():
+    with pytest.raises(ValueError, match="less than one batch"):
+        pe.train_encoder_judge(_toy_pairs(3, 0), batch_size=8)
