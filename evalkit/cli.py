@@ -25,11 +25,13 @@ def _run_notebooks(args: argparse.Namespace) -> int:
 
 def _book(args: argparse.Namespace) -> int:
     out = Path(args.out)
-    status = _run_notebooks(argparse.Namespace(params=args.params, only=None, out=out / "executed",
-                                               progress=args.progress))
-    if status:
-        return status
-    index = runner.build_book(out / "executed", out / "book")
+    if not args.no_execute:
+        status = _run_notebooks(argparse.Namespace(params=args.params, only=None, out=out / "executed",
+                                                   progress=args.progress))
+        if status:
+            return status
+    index = runner.build_book(out / "executed", out / ("book-student" if args.student else "book"),
+                              student=args.student)
     print(f"book built: {index}")
     return 0
 
@@ -230,6 +232,10 @@ def main(argv: list[str] | None = None) -> int:
     book.add_argument("--params", default="full")
     book.add_argument("--out", default=str(runner.PROJECT_ROOT / "_build"))
     book.add_argument("--progress", action="store_true")
+    book.add_argument("--student", action="store_true",
+                      help="leave the exercises' solutions out of the pages (a student build; default: shown in "
+                           "toggles, for instructors)")
+    book.add_argument("--no-execute", action="store_true", help="build from the executed notebooks already there")
     book.set_defaults(handler=_book)
 
     data = commands.add_parser("data", help="resolve (and download when needed) datasets")

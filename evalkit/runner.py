@@ -201,10 +201,13 @@ def run_notebooks(params: str | Path | dict, *, only: Iterable[str] | None = Non
     return runs
 
 
-def build_book(executed_dir: str | Path, build_dir: str | Path = PROJECT_ROOT / "_build" / "book") -> Path:
+def build_book(executed_dir: str | Path, build_dir: str | Path = PROJECT_ROOT / "_build" / "book", *,
+               student: bool = False) -> Path:
     """Stage the book sources with the executed notebooks and build the HTML with ``-W --keep-going``.
 
-    Returns the built ``index.html``. Raises ``RuntimeError`` with the builder's output on any warning.
+    ``student`` leaves the exercises' solutions out (sphinx-exercise's ``hide_solutions``); by default they
+    are in the pages, folded in toggles. Returns the built ``index.html``. Raises ``RuntimeError`` with the
+    builder's output on any warning.
     """
     executed, build = Path(executed_dir).resolve(), Path(build_dir).resolve()
     source = build / "src"
@@ -216,6 +219,10 @@ def build_book(executed_dir: str | Path, build_dir: str | Path = PROJECT_ROOT / 
             shutil.copytree(origin, source / name)
         elif origin.exists():
             shutil.copy2(origin, source / name)
+    if student:
+        config = yaml.safe_load((source / "_config.yml").read_text())
+        config.setdefault("sphinx", {}).setdefault("config", {})["hide_solutions"] = True
+        (source / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
     (source / "notebooks").mkdir()
     for notebook in sorted(executed.glob("[0-9][0-9]_*.ipynb")):
         shutil.copy2(notebook, source / "notebooks" / notebook.name)

@@ -149,3 +149,32 @@ def test_correlation_with_humans_interval_covers_the_estimate_and_counts_missing
     assert 0.55 < result.pearson < 0.85 and result.pearson_p < 1e-10
     with pytest.raises(ValueError, match="at least 3"):
         stats.correlation_with_humans([1, 2], [1, 2])
+
+
+# --------------------------------------------------------------------------- chapter 4's generated summary
+
+def test_chapter4_summary_follows_the_numbers():
+    from types import SimpleNamespace
+
+    from evalkit.paireval import chapter4_summary
+    from evalkit.stats import CorrelationDifference
+
+    run = SimpleNamespace(pairs=1600, seconds=200.0, pairs_per_second=8.0,
+                          curve=[{"pairs": 0, "accuracy": 0.8}, {"pairs": 1600, "accuracy": 0.86}])
+    table = pd.DataFrame({"a r": [0.5, 0.3, 0.2, 0.4, 0.1], "b r": [0.6, 0.2, 0.3, 0.5, 0.1],
+                          "mean r": [0.55, 0.25, 0.25, 0.45, 0.1]},
+                         index=["PairEval", "BLEU-2", "BERTScore", "DirectEval", "PairEval, encoder zero-shot"])
+    good = stats.proportion([1] * 90 + [0] * 10)
+    poor = stats.proportion([1] * 60 + [0] * 40)
+    gain = {"a": CorrelationDifference(0.2, 0.05, 0.3, 100), "b": CorrelationDifference(-0.01, -0.1, 0.1, 100)}
+    lines = chapter4_summary(accuracy={("PairEval", "random"): good, ("PairEval", "look-alike"): poor},
+                             ddpp={}, table1=table, gain=gain, reference_sets=["a", "b"],
+                             training={"PairEval": run})
+    text = "\n".join(lines)
+    assert "0.800 -> 0.860" in text and "meets the 0.85 target" in text and "misses the 0.70 target" in text
+    assert "PairEval 0.550, BLEU-2 0.250, BERTScore 0.250 — PairEval is above both" in text
+    assert "higher on 1 of 2 sets" in text and "gain on a, a loss on none" in text and "tell on b" in text
+    table.loc["BLEU-2", "a r"] = 0.9  # the verdict turns with the numbers
+    lines = chapter4_summary(accuracy={}, ddpp={}, table1=table, gain=gain, reference_sets=["a", "b"],
+                             training={"PairEval": run})
+    assert "not above both" in "\n".join(lines)

@@ -25,8 +25,10 @@ from .schema import (META_EVAL_COLUMNS, MetaEvalFormatError, meta_evaluate, read
 from .encoder import EncoderJudge, EncoderTrainingRun, pair_accuracy, train_encoder_judge
 from .metaeval import META_EVAL_SETS, MetaEvalSet, load_meta_eval_set, meta_eval_set_names
 from .recipes import RECIPES, JudgeData, JudgeRecipe, judge_data, train_judge, train_lm_judge, validation_pairs
-from .scoring import (bleu2, compare_responses, directeval_scores, length_scores, paireval_scores, pairwise_matrix,
-                      score_frame)
+from .scoring import (bleu2, compare_responses, directeval_scores, length_scores, pair_preferences, paireval_scores,
+                      pairwise_matrix, preference_accuracy, score_frame)
+from .report import TARGETS, chapter4_summary, target_verdict
+from .table1 import baseline_scores, correlation_rows, judge_scores, paper_table1, sample_items, table1_view
 from .splits import LeakReport, leaked_units, remove_held_out
 from .training import TrainingRun, judge_training_examples, split_dailydialog_plusplus_dev, train_lora
 
@@ -43,4 +45,6 @@ __all__ = ["PROMPT_LIMITS", "PromptLimits", "read_dailydialog", "load_dailydialo
            "EncoderTrainingRun", "pair_accuracy", "train_encoder_judge", "META_EVAL_SETS", "MetaEvalSet",
            "load_meta_eval_set", "meta_eval_set_names", "RECIPES", "JudgeData", "JudgeRecipe", "judge_data",
            "train_judge", "train_lm_judge", "validation_pairs", "length_scores", "LeakReport", "leaked_units",
-           "remove_held_out"]
+           "remove_held_out", "pair_preferences", "preference_accuracy", "baseline_scores", "correlation_rows",
+           "judge_scores", "paper_table1", "sample_items", "table1_view", "TARGETS", "chapter4_summary",
+           "target_verdict"]

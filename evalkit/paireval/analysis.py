@@ -120,7 +120,23 @@ def accuracy_by_group(frame: pd.DataFrame, group: str, pairs: dict[str, tuple[st
 
 # The paper's figures the notebook sets beside ours (Park et al. 2024; Pearson r / Spearman rho x 100 on
 # TopicalChat-USR, the set closest to ours; Table 7 accuracies in %). Their judge: Llama-2-7B-chat.
+_TABLE1_SETS = ("dailydialog-grade", "dailydialog-zhao", "convai2-grade", "personachat-usr", "topicalchat-usr", "fed")
+
+
+def _table1_row(*values: float | None) -> dict[str, tuple[float, float] | None]:
+    pairs = [None if values[i] is None else (values[i], values[i + 1]) for i in range(0, 12, 2)]
+    return dict(zip(_TABLE1_SETS, pairs))
+
+
 PAPER = {
+    # Table 1 of the PairEval paper (r, rho in %, Llama-2-7B judges; BERTScore with RoBERTa-large). The paper
+    # trains a second judge on ConvAI2 for the two ConvAI2 sets; '-' (no reference) is None.
+    "table1": {
+        "BLEU-2": _table1_row(14.6, 10.3, 35.5, 20.6, 5.41, 9.64, 32.3, 31.5, 45.9, 46.2, None, None),
+        "BERTScore": _table1_row(12.9, 9.9, 36.4, 29.4, 26.0, 27.7, 33.3, 28.3, 46.9, 46.2, None, None),
+        "DirectEval": _table1_row(38.6, 45.1, 62.4, 70.0, 55.5, 56.2, 58.3, 75.0, 39.8, 73.9, 44.4, 50.4),
+        "PairEval": _table1_row(47.8, 55.8, 62.9, 70.7, 51.1, 56.6, 66.5, 71.1, 70.8, 72.2, 51.9, 52.0),
+    },
     "table1_topicalchat": {"BLEU-2": (45.9, 46.2), "BERTScore": (46.9, 46.2), "DirectEval": (39.8, 73.9),
                            "PairEval": (70.8, 72.2)},
     "table2_topicalchat": {"zero-shot": (42.6, 2.8), "fine-tuned": (71.9, 0.5)},

@@ -186,7 +186,8 @@ def pair_accuracy(judge: EncoderJudge, frame: pd.DataFrame) -> np.ndarray:
 def train_encoder_judge(pairs: pd.DataFrame, *, kind: Literal["pairwise", "direct"] = "pairwise",
                         validation: pd.DataFrame | None = None, batch_size: int = 16,
                         learning_rate: float = 3e-5, in_batch_negatives: float = 1.0, context_turns: int = 1,
-                        max_tokens: int = 64, warmup_share: float = 0.1, curve_points: int = 6, seed: int = 0,
+                        max_tokens: int = 64, freeze_embeddings: bool = False, warmup_share: float = 0.1,
+                        curve_points: int = 6, seed: int = 0,
                         model: str | Path | None = None, output_dir: str | Path | None = None,
                         reuse: bool = True) -> EncoderTrainingRun:
     """Fine-tune the encoder on training pairs (columns of :func:`~evalkit.paireval.data.training_pairs`).
@@ -195,6 +196,8 @@ def train_encoder_judge(pairs: pd.DataFrame, *, kind: Literal["pairwise", "direc
     ``in_batch_negatives``) a softmax over the batch's replies for each good conversation — every other
     reply in the batch is a free negative. ``direct``: binary cross-entropy of ``s * f + b`` on each side
     alone, the same pairs and steps. One pass over the pairs, linear warm-up then linear decay, AdamW.
+    ``freeze_embeddings`` keeps the word-embedding table (half the encoder's weights) fixed: its dense
+    gradient and optimizer update are a large share of a CPU step.
     ``validation`` pairs (never trained on) give the learning curve at ``curve_points`` points.
     """
     import torch
@@ -210,7 +213,8 @@ def train_encoder_judge(pairs: pd.DataFrame, *, kind: Literal["pairwise", "direc
     location = Path(model) if model is not None else default_encoder_path()
     recipe = {"kind": kind, "batch_size": batch_size, "learning_rate": learning_rate,
               "in_batch_negatives": in_batch_negatives, "context_turns": context_turns, "max_tokens": max_tokens,
-              "warmup_share": warmup_share, "seed": seed, "curve_points": curve_points}
+              "warmup_share": warmup_share, "seed": seed, "curve_points": curve_points,
+              "freeze_embeddings": freeze_embeddings}
     config = {"model": location.name, "recipe": recipe}
     key = _key(config, pairs, validation)
     folder = Path(output_dir) if output_dir is not None else cache_dir() / "encoder-judges" / key
@@ -226,7 +230,10 @@ def train_encoder_judge(pairs: pd.DataFrame, *, kind: Literal["pairwise", "direc
     encoder = AutoModel.from_pretrained(str(location))
     scale = torch.nn.Parameter(torch.tensor(20.0))
     bias = torch.nn.Parameter(torch.tensor(0.0))
-    optimizer = torch.optim.AdamW(list(encoder.parameters()) + [scale, bias], lr=learning_rate, weight_decay=0.01)
+    if freeze_embeddings:
+        encoder.get_input_embeddings().weight.requires_grad_(False)
+    trainable = [p for p in encoder.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(trainable + [scale, bias], lr=learning_rate, weight_decay=0.01)
     order = np.random.default_rng(seed).permutation(len(pairs))
     shuffled = pairs.iloc[order].reset_index(drop=True)
     good_c, good_r, bad_c, bad_r = _sides(shuffled)

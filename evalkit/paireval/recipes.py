@@ -31,10 +31,11 @@ class EncoderRecipe:
 
     pairs: int = 3200
     batch_size: int = 16
-    learning_rate: float = 3e-5
+    learning_rate: float = 5e-5
     in_batch_negatives: float = 1.0
     context_turns: int = 1
     max_tokens: int = 64
+    freeze_embeddings: bool = True
     hard_share: float = 0.5
     validation_pairs: int = 400
 
@@ -206,7 +207,7 @@ def train_judge(recipe: JudgeRecipe | str, *, kind: Literal["pairwise", "direct"
         validation=validation_pairs(data, settings.validation_pairs, settings.hard_share, recipe.seed),
         batch_size=settings.batch_size, learning_rate=settings.learning_rate,
         in_batch_negatives=settings.in_batch_negatives, context_turns=settings.context_turns,
-        max_tokens=settings.max_tokens, seed=recipe.seed)
+        max_tokens=settings.max_tokens, freeze_embeddings=settings.freeze_embeddings, seed=recipe.seed)
 
 
 def train_lm_judge(recipe: JudgeRecipe | str, *, kind: Literal["pairwise", "direct"] = "pairwise",

@@ -143,3 +143,35 @@ def score_frame(frame: pd.DataFrame, backend: Backend, *, method: Literal["paire
     if method == "directeval":
         return directeval_scores(list(frame["context"]), list(frame["response"]), backend, limits=limits)
     raise ValueError(f"unknown method {method!r} (paireval or directeval)")
+
+
+def pair_preferences(frame: pd.DataFrame, judge: Backend, *, limits: PromptLimits = PROMPT_LIMITS) -> np.ndarray:
+    """P(the good side is better) for each two-conversation pair of a frame (columns of
+    :func:`~evalkit.paireval.data.training_pairs`): an LM judge is asked in both orders and the two answers
+    averaged (its position bias cancels); the encoder judge has none to cancel."""
+    good_first = (frame["better"] == "A").to_numpy()
+    sides = [(ca, ra, cb, rb) if g else (cb, rb, ca, ra) for ca, ra, cb, rb, g in
+             zip(frame["context_a"], frame["response_a"], frame["context_b"], frame["response_b"], good_first)]
+    if _is_encoder(judge):
+        good = judge.relevance([s[0] for s in sides], [s[1] for s in sides])
+        bad = judge.relevance([s[2] for s in sides], [s[3] for s in sides])
+        return judge.prefer(good, bad)
+    prompts = []
+    for good_context, good_reply, bad_context, bad_reply in sides:
+        prompts.append(pair_messages(good_context, good_reply, bad_context, bad_reply, limits=limits))
+        prompts.append(pair_messages(bad_context, bad_reply, good_context, good_reply, limits=limits))
+    values = np.full((len(sides), 2), np.nan)
+    for index, result in enumerate(judge.label_probs(prompts, ["A", "B"])):
+        if result.probs is not None:
+            values[index // 2, index % 2] = result.probs["A" if index % 2 == 0 else "B"]
+    return _mean_over(values, (1,))
+
+
+def preference_accuracy(preferences: np.ndarray) -> np.ndarray:
+    """1 where the good side won, 0 where it lost, 0.5 on a tie, NaN where the judge abstained.
+
+    >>> preference_accuracy(np.array([0.9, 0.2, 0.5, np.nan])).tolist()
+    [1.0, 0.0, 0.5, nan]
+    """
+    return np.where(np.isnan(preferences), np.nan, np.where(preferences > 0.5, 1.0,
+                                                              np.where(preferences < 0.5, 0.0, 0.5)))

@@ -1,0 +1,87 @@
+"""PairEval's Table 1 on the six meta-evaluation sets: every method's scores, their correlation with the
+human scores (with p-values, n and bootstrap intervals), and the paper's figures beside them."""
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..stats import correlation_with_humans
+from .analysis import PAPER, comparison_runs
+from .scoring import bleu2, directeval_scores, length_scores, pairwise_matrix
+
+__all__ = ["sample_items", "baseline_scores", "judge_scores", "correlation_rows", "table1_view", "paper_table1"]
+
+
+def sample_items(frame: pd.DataFrame, n: int | None, *, seed: int) -> pd.DataFrame:
+    """``n`` items of a set drawn without replacement (all items when ``n`` is None or not smaller)."""
+    if n is None or n >= len(frame):
+        return frame
+    return frame.sample(n=n, random_state=seed).sort_index()
+
+
+def baseline_scores(frame: pd.DataFrame, *, reference_metrics: Any | None = None) -> dict[str, np.ndarray]:
+    """The length baseline for every set; BLEU-2 and BERTScore (``reference_metrics``, an
+    :class:`evalkit.metrics.ReferenceMetrics`) where every item has a reference."""
+    scores = {"Length": length_scores(frame["response"])}
+    if frame["reference"].notna().all():
+        scores["BLEU-2"] = bleu2(frame["reference"], frame["response"])
+        if reference_metrics is not None:
+            bert = reference_metrics.score(frame["reference"].tolist(), frame["response"].tolist())
+            scores["BERTScore"] = bert["bertscore_f1"].to_numpy()
+    return scores
+
+
+def judge_scores(frame: pd.DataFrame, judge: Any, pool: Sequence[tuple[Sequence[str], str]], *, n: int, runs: int,
+                 seed: int) -> dict[str, Any]:
+    """A judge's PairEval scores (``n`` comparison examples per run from ``pool``, ``runs`` runs, averaged)
+    and DirectEval scores on a set, plus the pairwise array the ablations reuse."""
+    contexts, responses = list(frame["context"]), list(frame["response"])
+    matrix = pairwise_matrix(contexts, responses, pool, judge)
+    run_scores = comparison_runs(matrix, n, runs, seed=seed)
+    return {"paireval": np.nanmean(np.stack(run_scores), axis=0), "runs": run_scores, "matrix": matrix,
+            "directeval": directeval_scores(contexts, responses, judge)}
+
+
+def correlation_rows(human: Mapping[str, np.ndarray], scores: Mapping[tuple[str, str], np.ndarray], *,
+                     bootstrap: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """One row per (method, set): Pearson and Spearman with p-values, bootstrap intervals and n.
+
+    ``human`` maps a set to its human scores; ``scores`` maps (method, set) to the method's scores on the
+    same items, in the same order.
+    """
+    rows = []
+    for (method, name), values in scores.items():
+        result = correlation_with_humans(values, human[name], bootstrap=bootstrap, seed=seed)
+        rows.append({"method": method, "set": name, **result.as_dict()})
+    return pd.DataFrame(rows)
+
+
+def table1_view(rows: pd.DataFrame, order: Sequence[str], methods: Sequence[str] | None = None) -> pd.DataFrame:
+    """Table 1's layout: a row per method, ``r`` and ``rho`` per set (in ``order``), and the means over the
+    sets the method was computed on. Values are correlations (not %)."""
+    wide = rows.pivot(index="method", columns="set", values=["pearson", "spearman"])
+    columns = {}
+    for name in order:
+        if ("pearson", name) in wide.columns:
+            columns[f"{name} r"] = wide["pearson", name]
+            columns[f"{name} rho"] = wide["spearman", name]
+    view = pd.DataFrame(columns)
+    view["mean r"] = wide["pearson"].mean(axis=1)
+    view["mean rho"] = wide["spearman"].mean(axis=1)
+    view["sets"] = wide["pearson"].notna().sum(axis=1)
+    return view.loc[[m for m in (methods or view.index) if m in view.index]]
+
+
+def paper_table1(order: Sequence[str]) -> pd.DataFrame:
+    """The paper's Table 1 figures (as correlations) for the methods it shares with the kit."""
+    rows = {}
+    for method, by_set in PAPER["table1"].items():
+        row = {}
+        for name in order:
+            value = by_set.get(name)
+            row[f"{name} r"], row[f"{name} rho"] = (np.nan, np.nan) if value is None else (value[0] / 100,
+                                                                                            value[1] / 100)
+        rows[f"{method} (paper)"] = row
+    return pd.DataFrame(rows).T
