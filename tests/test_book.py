@@ -29,7 +29,7 @@ def book_index(executed, tmp_path_factory) -> Path:
 
 def test_every_notebook_ran_and_recorded_results(executed):
     for source in runner.notebook_sources():
-        assert (executed / source.name).is_file()
+        assert (executed / f"{source.stem}.ipynb").is_file()
         assert (executed / f"{source.stem}.results.json").is_file()
 
 

@@ -98,3 +98,19 @@ def test_injected_values_are_folded_into_the_parameters_cell(tmp_path, monkeypat
     assert "results_path = None" in own.source  # the build machine's path is not shown
     assert "remove-cell" in injected.metadata["tags"]
     assert executed.cells[-1].outputs[0]["text"] == "3\n"
+
+
+def test_strip_solutions_removes_gated_solutions_and_keeps_the_exercise():
+    from nbformat.v4 import new_markdown_cell
+
+    notebook = new_notebook()
+    notebook.cells = [
+        new_markdown_cell("Text.\n\n```{exercise}\n:label: e1\nDo it.\n```\n\n```{solution-start} e1\n:class: dropdown\n```"),
+        new_code_cell("print('answer one')"),
+        new_markdown_cell("Why it works.\n\n```{solution-end}\n```\n\n```{exercise}\n:label: e2\nAgain.\n```"),
+        new_markdown_cell("```{solution-start} e2\n```"), new_code_cell("print('answer two')"),
+        new_markdown_cell("```{solution-end}\n```"), new_code_cell("print('after')")]
+    stripped = runner.strip_solutions(notebook)
+    text = "\n".join(cell.source for cell in stripped.cells)
+    assert "answer" not in text and "Why it works" not in text and "solution" not in text
+    assert ":label: e1" in text and ":label: e2" in text and "print('after')" in text and text.startswith("Text.")
