@@ -29,7 +29,7 @@ from typing import Any, Literal, Sequence
 import numpy as np
 import pandas as pd
 
-from .scoring import Position
+from .scoring import Position, good_and_bad_sides, pair_preferences, preference_accuracy
 
 __all__ = ["EncoderJudge", "EncoderTrainingRun", "train_encoder_judge", "default_encoder_path", "pair_accuracy"]
 
@@ -168,19 +168,9 @@ def _key(config: dict[str, Any], pairs: pd.DataFrame, validation: pd.DataFrame |
     return digest.hexdigest()[:20]
 
 
-def _sides(frame: pd.DataFrame) -> tuple[list, list, list, list]:
-    """(good contexts, good replies, bad contexts, bad replies) of a pair frame."""
-    first_good = (frame["better"] == "A").to_numpy()
-    pick = lambda a, b: [x if g else y for x, y, g in zip(frame[a], frame[b], first_good)]  # noqa: E731
-    return (pick("context_a", "context_b"), pick("response_a", "response_b"),
-            pick("context_b", "context_a"), pick("response_b", "response_a"))
-
-
 def pair_accuracy(judge: EncoderJudge, frame: pd.DataFrame) -> np.ndarray:
     """Per pair: 1 when the judge prefers the good side, 0 when the bad one, 0.5 on an exact tie."""
-    good_c, good_r, bad_c, bad_r = _sides(frame)
-    good, bad = judge.relevance(good_c, good_r), judge.relevance(bad_c, bad_r)
-    return np.where(good > bad, 1.0, np.where(good < bad, 0.0, 0.5))
+    return preference_accuracy(pair_preferences(frame, judge))
 
 
 def train_encoder_judge(pairs: pd.DataFrame, *, kind: Literal["pairwise", "direct"] = "pairwise",
@@ -236,7 +226,7 @@ def train_encoder_judge(pairs: pd.DataFrame, *, kind: Literal["pairwise", "direc
     optimizer = torch.optim.AdamW(trainable + [scale, bias], lr=learning_rate, weight_decay=0.01)
     order = np.random.default_rng(seed).permutation(len(pairs))
     shuffled = pairs.iloc[order].reset_index(drop=True)
-    good_c, good_r, bad_c, bad_r = _sides(shuffled)
+    good_c, good_r, bad_c, bad_r = good_and_bad_sides(shuffled)
     steps = len(shuffled) // batch_size
     warmup = max(1, int(warmup_share * steps))
     schedule = torch.optim.lr_scheduler.LambdaLR(

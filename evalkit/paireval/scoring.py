@@ -145,22 +145,28 @@ def score_frame(frame: pd.DataFrame, backend: Backend, *, method: Literal["paire
     raise ValueError(f"unknown method {method!r} (paireval or directeval)")
 
 
+def good_and_bad_sides(frame: pd.DataFrame) -> tuple[list, list, list, list]:
+    """(good contexts, good replies, bad contexts, bad replies) of a pair frame (``better`` says which slot
+    holds the good side)."""
+    good_first = (frame["better"] == "A").to_numpy()
+    pick = lambda a, b: [x if g else y for x, y, g in zip(frame[a], frame[b], good_first)]  # noqa: E731
+    return (pick("context_a", "context_b"), pick("response_a", "response_b"),
+            pick("context_b", "context_a"), pick("response_b", "response_a"))
+
+
 def pair_preferences(frame: pd.DataFrame, judge: Backend, *, limits: PromptLimits = PROMPT_LIMITS) -> np.ndarray:
     """P(the good side is better) for each two-conversation pair of a frame (columns of
     :func:`~evalkit.paireval.data.training_pairs`): an LM judge is asked in both orders and the two answers
     averaged (its position bias cancels); the encoder judge has none to cancel."""
-    good_first = (frame["better"] == "A").to_numpy()
-    sides = [(ca, ra, cb, rb) if g else (cb, rb, ca, ra) for ca, ra, cb, rb, g in
-             zip(frame["context_a"], frame["response_a"], frame["context_b"], frame["response_b"], good_first)]
+    good_contexts, good_replies, bad_contexts, bad_replies = good_and_bad_sides(frame)
     if _is_encoder(judge):
-        good = judge.relevance([s[0] for s in sides], [s[1] for s in sides])
-        bad = judge.relevance([s[2] for s in sides], [s[3] for s in sides])
-        return judge.prefer(good, bad)
+        return judge.prefer(judge.relevance(good_contexts, good_replies), judge.relevance(bad_contexts, bad_replies))
     prompts = []
-    for good_context, good_reply, bad_context, bad_reply in sides:
+    for good_context, good_reply, bad_context, bad_reply in zip(good_contexts, good_replies, bad_contexts,
+                                                                bad_replies):
         prompts.append(pair_messages(good_context, good_reply, bad_context, bad_reply, limits=limits))
         prompts.append(pair_messages(bad_context, bad_reply, good_context, good_reply, limits=limits))
-    values = np.full((len(sides), 2), np.nan)
+    values = np.full((len(frame), 2), np.nan)
     for index, result in enumerate(judge.label_probs(prompts, ["A", "B"])):
         if result.probs is not None:
             values[index // 2, index % 2] = result.probs["A" if index % 2 == 0 else "B"]
