@@ -31,24 +31,32 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import os
 import re
 import subprocess
 import sys
 import time
 import traceback
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterator
 
 import pandas as pd
 
-__all__ = ["GridSpec", "GridUnit", "GridSpecError", "GridOutcome", "load_grid", "expand", "run_unit", "run_grid",
+from .specfile import Fields, SpecError, read_yaml
+
+__all__ = ["GridSpec", "GridUnit", "GridSpecError", "GridLocked", "GridOutcome", "load_grid", "expand", "run_unit", "run_grid",
            "results_table"]
 
 
-class GridSpecError(ValueError):
+class GridSpecError(SpecError):
     """A grid file that cannot run; the message names the file and field."""
+
+
+class GridLocked(RuntimeError):
+    """Another grid run holds the output folder."""
 
 
 @dataclass(frozen=True)
@@ -101,30 +109,25 @@ _FIELDS = {"name", "kind", "notebook", "command", "base_params", "grid", "fixed"
 
 def load_grid(path: str | Path) -> GridSpec:
     """Read and check a grid file; relative ``out`` and ``base_params`` paths are relative to it."""
-    import yaml
-
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such grid file")
-    raw = yaml.safe_load(path.read_text()) or {}
-    return parse_grid(raw, source=str(path), base_dir=path.parent)
+    return parse_grid(read_yaml(path, GridSpecError) or {}, source=str(path), base_dir=path.parent)
 
 
 def parse_grid(raw: Any, *, source: str = "grid spec", base_dir: str | Path = ".") -> GridSpec:
     """A grid spec from parsed YAML/JSON, with errors naming ``source`` and the field."""
-    def fail(name: str, why: str) -> None:
-        raise GridSpecError(f"{source}, field '{name}': {why}")
-
-    if not isinstance(raw, dict):
-        raise GridSpecError(f"{source}: expected a mapping of fields")
-    unknown = sorted(set(raw) - _FIELDS)
-    if unknown:
-        raise GridSpecError(f"{source}: unknown field(s) {', '.join(unknown)}; known: {', '.join(sorted(_FIELDS))}")
-    kind = raw.get("kind", "notebook")
+    read = Fields(raw, source, known=_FIELDS, error=GridSpecError)
+    kind = read.text("kind", "notebook", choices=("notebook", "command"))
+    grid = read.mapping("grid", nonempty=True)
+    values = read.nested("grid", grid)
+    for name in grid:
+        if not isinstance(name, str):
+            read.fail("grid", f"parameter name {name!r} is not a text")
+        values._list(name, None)
+    fixed = read.mapping("fixed", {})
     if kind == "notebook":
-        if not isinstance(raw.get("notebook"), str):
-            fail("notebook", "a notebook unit needs the notebook's name, e.g. 03_metric_correlation")
-        target = raw["notebook"]
+        target = read.text("notebook")
         from .runner import notebook_sources
 
         try:
@@ -132,35 +135,28 @@ def parse_grid(raw: Any, *, source: str = "grid spec", base_dir: str | Path = ".
         except ValueError:
             matches = []
         if len(matches) != 1:
-            fail("notebook", f"{target!r} must name exactly one notebook (matches: {[m.stem for m in matches]})")
-    elif kind == "command":
-        command = raw.get("command")
-        if not isinstance(command, list) or not command or not all(isinstance(c, (str, int, float)) for c in command):
-            fail("command", "expected a non-empty list of arguments")
-        target = json.dumps([str(c) for c in command])
+            read.fail("notebook", f"{target!r} must name exactly one notebook (matches: {[m.stem for m in matches]})")
     else:
-        fail("kind", f"{kind!r} is not notebook or command")
-    grid = raw.get("grid")
-    if not isinstance(grid, dict) or not grid:
-        fail("grid", "expected a mapping of parameter -> list of values")
-    for name, values in grid.items():
-        if not isinstance(values, list) or not values:
-            fail(f"grid.{name}", "expected a non-empty list of values")
-    fixed = raw.get("fixed") or {}
-    if not isinstance(fixed, dict):
-        fail("fixed", "expected a mapping")
-    for name in ("retries", "workers"):
-        if name in raw and (not isinstance(raw[name], int) or raw[name] < (0 if name == "retries" else 1)):
-            fail(name, "expected a whole number" + (" >= 1" if name == "workers" else " >= 0"))
+        command = read.value("command", None)
+        if not isinstance(command, list) or not command or not all(isinstance(c, (str, int, float)) for c in command):
+            read.fail("command", "expected a non-empty list of arguments")
+        names = set(grid) | set(fixed)
+        for index, part in enumerate(map(str, command)):
+            for placeholder in _PLACEHOLDER.findall(part):
+                if placeholder not in names:
+                    read.fail(f"command[{index}]", f"placeholder {{{placeholder}}} names no parameter "
+                                                   f"(parameters: {', '.join(sorted(names))})")
+        target = json.dumps([str(c) for c in command])
     base = Path(base_dir)
-    base_params = str(raw.get("base_params", "smoke"))
+    base_params = read.text("base_params", "smoke")
     if Path(base_params).suffix and not Path(base_params).is_absolute():
         base_params = str((base / base_params).resolve())
-    out = Path(str(raw.get("out", f"grid-runs/{raw.get('name', 'grid')}")))
-    return GridSpec(name=str(raw.get("name", "grid")), kind=kind, target=target, grid=grid, fixed=fixed,
-                    base_params=base_params, out=str(out if out.is_absolute() else (base / out).resolve()),
-                    retries=int(raw.get("retries", 1)), workers=int(raw.get("workers", 2)),
-                    timeout_s=raw.get("timeout_s"))
+    name = read.text("name", "grid")
+    out = Path(read.text("out", f"grid-runs/{name}"))
+    return GridSpec(name=name, kind=kind, target=target, grid=grid, fixed=fixed, base_params=base_params,
+                    out=str(out if out.is_absolute() else (base / out).resolve()),
+                    retries=read.integer("retries", 1, minimum=0), workers=read.integer("workers", 2, minimum=1),
+                    timeout_s=read.number("timeout_s", None, optional=True, positive=True))
 
 
 def expand(spec: GridSpec) -> list[GridUnit]:
@@ -232,6 +228,8 @@ def run_unit(unit: GridUnit, out_dir: str) -> dict[str, Any]:
         record.update(status="failed", error=f"{type(error).__name__}: {error}",
                       traceback=traceback.format_exc(limit=6))
     record["seconds"] = time.perf_counter() - started
+    # Filed here too, not only by the driver: a driver killed while this worker ran loses nothing it did.
+    _write_record(Path(out_dir), unit, record)
     return record
 
 
@@ -258,37 +256,86 @@ def _record_path(out: Path, unit: GridUnit) -> Path:
     return out / "units" / unit.unit_id / "unit.json"
 
 
+def _write_record(out: Path, unit: GridUnit, record: dict[str, Any]) -> None:
+    """Write a unit's record whole or not at all (a kill mid-write leaves the previous record)."""
+    path = _record_path(out, unit)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(f".json.{os.getpid()}.tmp")
+    partial.write_text(json.dumps(record, indent=1, default=str))
+    os.replace(partial, path)
+
+
 def _finished(out: Path, unit: GridUnit) -> bool:
     path = _record_path(out, unit)
     if not path.is_file():
         return False
-    record = json.loads(path.read_text())
+    try:
+        record = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return False  # a damaged record: the unit runs again
     return record.get("status") == "ok" and record.get("unit") == json.loads(json.dumps(asdict(unit)))
 
 
+def _failed_record(unit: GridUnit, error: BaseException) -> dict[str, Any]:
+    return {"unit_id": unit.unit_id, "unit": asdict(unit), "status": "failed",
+            "error": f"{type(error).__name__}: {error}", "result": {}, "seconds": 0.0}
+
+
 def _execute(units: list[GridUnit], out: Path, *, engine: str, workers: int,
-             ray_address: str | None) -> Iterable[dict[str, Any]]:
+             ray_address: str | None) -> Iterator[tuple[GridUnit, dict[str, Any]]]:
+    """(unit, record) pairs in the order units finish, so the caller can file each at once."""
     if not units:
-        return []
+        return
     if engine == "ray":
         import ray
 
         if not ray.is_initialized():
             ray.init(address=ray_address, ignore_reinit_error=True, log_to_driver=False)
         task = ray.remote(max_retries=0)(run_unit)  # retries are ours: counted and recorded
-        references = [task.remote(unit, str(out)) for unit in units]
-        records = []
-        for unit, reference in zip(units, references):
+        waiting = {task.remote(unit, str(out)): unit for unit in units}
+        while waiting:
+            (done,), _ = ray.wait(list(waiting), num_returns=1)
+            unit = waiting.pop(done)
             try:
-                records.append(ray.get(reference))
+                yield unit, ray.get(done)
             except Exception as error:  # noqa: BLE001 — a worker that died is a failed unit
-                records.append({"unit_id": unit.unit_id, "unit": asdict(unit), "status": "failed",
-                                "error": f"{type(error).__name__}: {error}", "result": {}, "seconds": 0.0})
-        return records
+                yield unit, _failed_record(unit, error)
+        return
     if workers == 1:
-        return [run_unit(unit, str(out)) for unit in units]
+        for unit in units:
+            yield unit, run_unit(unit, str(out))
+        return
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(run_unit, units, [str(out)] * len(units)))
+        futures = {pool.submit(run_unit, unit, str(out)): unit for unit in units}
+        for future in as_completed(futures):
+            try:
+                yield futures[future], future.result()
+            except Exception as error:  # noqa: BLE001 — a worker process that died is a failed unit
+                yield futures[future], _failed_record(futures[future], error)
+
+
+@contextmanager
+def _folder_lock(out: Path):
+    """Hold ``out/.grid.lock`` for the run; a second run on the same folder is refused (the lock goes
+    with the process, so a killed run leaves none behind)."""
+    import fcntl
+
+    handle = open(out / ".grid.lock", "a+")
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "unknown"
+            raise GridLocked(f"{out} is in use by another grid run (process {holder}); wait for it to finish "
+                             "or give this grid another `out` folder") from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(str(os.getpid()))
+        handle.flush()
+        yield
+    finally:
+        handle.close()
 
 
 def run_grid(spec: GridSpec, *, engine: str = "local", ray_address: str | None = None,
@@ -296,44 +343,44 @@ def run_grid(spec: GridSpec, *, engine: str = "local", ray_address: str | None =
     """Run every unit of ``spec`` not finished before; retry failures ``spec.retries`` times; gather results.
 
     ``engine``: ``local`` (a process pool of ``workers``) or ``ray`` (tasks on the Ray cluster at
-    ``ray_address``, or on the Ray instance this process already initialised).
+    ``ray_address``, or on the Ray instance this process already initialised). Each unit's record is
+    written the moment it finishes, so a run killed part-way repeats none of its finished units; the
+    output folder is locked against a second run for the duration.
     """
     if engine not in ("local", "ray"):
         raise ValueError(f"engine must be local or ray, not {engine!r}")
     out = Path(spec.out)
     out.mkdir(parents=True, exist_ok=True)
-    units = expand(spec)
-    pending = [u for u in units if not _finished(out, u)]
-    skipped = [u.unit_id for u in units if u not in pending]
-    attempts: dict[str, int] = {}
-    ran: list[str] = []
-    failed: dict[str, str] = {}
-    for attempt in range(spec.retries + 1):
-        if not pending:
-            break
-        if progress:
-            print(f"attempt {attempt + 1}: {len(pending)} units on {engine}", file=sys.stderr, flush=True)
-        records = _execute(pending, out, engine=engine, workers=workers or spec.workers, ray_address=ray_address)
-        retry = []
-        for unit, record in zip(pending, records):
-            attempts[unit.unit_id] = attempt + 1
-            record["attempts"] = attempt + 1
-            _record_path(out, unit).parent.mkdir(parents=True, exist_ok=True)
-            _record_path(out, unit).write_text(json.dumps(record, indent=1, default=str))
-            if record["status"] == "ok":
-                ran.append(unit.unit_id)
-                failed.pop(unit.unit_id, None)
-            else:
-                failed[unit.unit_id] = record["error"]
-                retry.append(unit)
-        pending = retry
-    table = results_table(spec)
-    csv = out / "results.csv"
-    table.to_csv(csv, index=False)
-    try:
-        table.to_parquet(out / "results.parquet", index=False)
-    except ImportError:
-        pass  # Parquet needs pyarrow (pip install pyarrow); the CSV has the same table
+    with _folder_lock(out):
+        units = expand(spec)
+        pending = [u for u in units if not _finished(out, u)]
+        skipped = [u.unit_id for u in units if u not in pending]
+        ran: list[str] = []
+        failed: dict[str, str] = {}
+        for attempt in range(spec.retries + 1):
+            if not pending:
+                break
+            if progress:
+                print(f"attempt {attempt + 1}: {len(pending)} units on {engine}", file=sys.stderr, flush=True)
+            retry = []
+            for unit, record in _execute(pending, out, engine=engine, workers=workers or spec.workers,
+                                         ray_address=ray_address):
+                record["attempts"] = attempt + 1
+                _write_record(out, unit, record)
+                if record["status"] == "ok":
+                    ran.append(unit.unit_id)
+                    failed.pop(unit.unit_id, None)
+                else:
+                    failed[unit.unit_id] = record["error"]
+                    retry.append(unit)
+            pending = [u for u in pending if u in retry]  # the file's order, whatever order they finished in
+        table = results_table(spec)
+        csv = out / "results.csv"
+        table.to_csv(csv, index=False)
+        try:
+            table.to_parquet(out / "results.parquet", index=False)
+        except ImportError:
+            pass  # Parquet needs pyarrow (pip install pyarrow); the CSV has the same table
     return GridOutcome(ran, skipped, failed, table, csv)
 
 

@@ -20,14 +20,15 @@ import os
 import re
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 
 from .cache import CallCache, CallRecord, Telemetry, call_key
 
 __all__ = ["Messages", "LabelResult", "GenerationResult", "Backend", "BackendError", "TransformersBackend",
-           "OpenAICompatibleBackend", "CachedBackend", "open_backend", "parse_label"]
+           "OpenAICompatibleBackend", "CachedBackend", "open_backend", "parse_label", "redact", "ParsedVerdicts",
+           "warn_if_parsed"]
 
 Messages = Sequence[Mapping[str, str]]
 
@@ -38,8 +39,8 @@ class LabelResult:
 
     ``probs`` is None when the model put no usable mass on any label (an abstention); ``text`` is what the
     model would say (top token, or the generated text when the probabilities came from parsing);
-    ``method`` is ``"logprobs"`` or ``"generated"``; ``label_mass`` the raw probability the labels held
-    before normalising (1.0 for a parsed generation).
+    ``method`` is ``"logprobs"`` or ``"generated"`` (a parsed answer: its probabilities are one-hot);
+    ``label_mass`` the raw probability the labels held before normalising (1.0 for a parsed generation).
     """
 
     probs: dict[str, float] | None
@@ -48,19 +49,66 @@ class LabelResult:
     label_mass: float
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    error: str | None = None  # set when the backend could not get a usable answer: an abstention never cached
 
 
 @dataclass(frozen=True)
 class GenerationResult:
-    """Generated samples for one prompt."""
+    """Generated samples for one prompt (``error`` set: no usable answer this time, so never cached)."""
 
     texts: list[str]
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    error: str | None = None
 
 
 class BackendError(RuntimeError):
     """A model endpoint failed for good (after its retries)."""
+
+
+_SECRET_PATTERNS = [
+    (re.compile(r"(?i)\b(bearer|basic)\s+[^\s\"',;]+"), r"\1 ***"),
+    (re.compile(r"(?i)((?:api[_-]?key|access[_-]?token|auth[_-]?token|token|secret|password|key)\s*=\s*)"
+                r"[^&\s\"',;]+"), r"\1***"),
+    (re.compile(r"(?i)(\"?(?:api[_-]?key|authorization|x-api-key|access[_-]?token|secret|password)\"?\s*:\s*\"?)"
+                r"(?!(?:bearer|basic)\s)[^\"\s,}]+"), r"\1***"),
+    (re.compile(r"(?i)(\w+://)[^/@\s]+@"), r"\1***@"),
+    (re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}"), "sk-***"),
+]
+
+
+def redact(text: str, secrets: Sequence[str] = ()) -> str:
+    """``text`` with credentials masked: the ``secrets`` given, bearer tokens, ``key=...`` query values,
+    JSON key fields, user:password in URLs and ``sk-...`` keys.
+
+    >>> redact("https://me:hunter2@host/v1?api_key=abc123&x=1")
+    'https://***@host/v1?api_key=***&x=1'
+    >>> redact('{"error": "bad header Authorization: Bearer sk-live-0123456789"}')
+    '{"error": "bad header Authorization: Bearer ***"}'
+    """
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "***")
+    for pattern, replacement in _SECRET_PATTERNS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+class ParsedVerdicts(UserWarning):
+    """Label probabilities that are parsed one-hot answers (the endpoint gave no log-probabilities)."""
+
+
+def warn_if_parsed(results: Sequence["LabelResult"], what: str) -> int:
+    """Warn (once per call) when some of ``results`` are parsed answers rather than probabilities; returns
+    how many are. Scores built from them are 0/1 verdicts, which changes what an average or a correlation
+    means, so the reader must be told."""
+    import warnings
+
+    parsed = sum(1 for r in results if r.method == "generated")
+    if parsed:
+        warnings.warn(f"{parsed} of {len(results)} {what} verdicts are parsed one-hot answers, not probabilities "
+                      "(the endpoint returned no log-probabilities)", ParsedVerdicts, stacklevel=3)
+    return parsed
 
 
 @runtime_checkable
@@ -317,97 +365,170 @@ class OpenAICompatibleBackend:
     """Chat completions over HTTP (vLLM, Ollama, llama.cpp server, OpenAI).
 
     The API key is read from the environment variable ``api_key_env`` at call time and is never stored,
-    logged or part of a cache key. Requests run with at most ``max_concurrency`` in flight; a 429, a 5xx,
-    a timeout or a dropped connection is retried with exponential backoff (``backoff_s`` doubling) up to
-    ``max_retries`` times, then :class:`BackendError` names the endpoint and the last failure.
+    logged or part of a cache key; credentials written into ``base_url`` are masked in the backend's name,
+    its cache entries and every message. Requests run with at most ``max_concurrency`` in flight. A 429, a
+    5xx, a timeout, a dropped connection or a malformed 200 reply (not JSON, no ``choices``, empty content)
+    is retried with exponential backoff (``backoff_s`` doubling) up to ``max_retries`` times; each request
+    waits at most ``timeout_s`` and a whole call at most ``deadline_s``, then :class:`BackendError` names the
+    endpoint, the time spent and the last failure. When one prompt of a batch fails for good, the prompts
+    not yet sent are cancelled.
     """
 
     def __init__(self, model: str, base_url: str, *, api_key_env: str | None = "OPENAI_API_KEY",
-                 max_concurrency: int = 4, max_retries: int = 3, backoff_s: float = 0.5, timeout_s: float = 120.0,
-                 top_logprobs: int = 20):
-        self.model, self.base_url = model, base_url.rstrip("/")
+                 max_concurrency: int = 4, max_retries: int = 3, backoff_s: float = 0.5, timeout_s: float = 60.0,
+                 deadline_s: float = 180.0, top_logprobs: int = 20):
+        if timeout_s <= 0 or deadline_s <= 0:
+            raise ValueError(f"timeout_s and deadline_s must be above 0 (got {timeout_s}, {deadline_s})")
+        self.model, self._base_url = model, base_url.rstrip("/")
+        self.base_url = redact(self._base_url)
         self.api_key_env = api_key_env
         self.max_concurrency, self.max_retries = max_concurrency, max_retries
-        self.backoff_s, self.timeout_s, self.top_logprobs = backoff_s, timeout_s, top_logprobs
+        self.backoff_s, self.timeout_s, self.deadline_s = backoff_s, timeout_s, deadline_s
+        self.top_logprobs = top_logprobs
         self.name = f"openai:{self.base_url}:{model}"
         self.attempts = 0  # requests sent, retries included (for tests and telemetry)
 
     @property
     def endpoint(self) -> str:
+        """The chat-completions URL as shown in messages (credentials masked)."""
         return f"{self.base_url}/chat/completions"
 
-    def _post(self, body: dict[str, Any]) -> dict[str, Any]:
+    def _secrets(self) -> list[str]:
+        key = os.environ.get(self.api_key_env) if self.api_key_env else None
+        return [key] if key else []
+
+    @staticmethod
+    def _problem(reply: Any, need_content: bool) -> str | None:
+        """What makes a 200 reply unusable, or None."""
+        if not isinstance(reply, dict):
+            return "the body is not a JSON object"
+        choices = reply.get("choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            return "the reply has no choices"
+        message = choices[0].get("message")
+        if not isinstance(message, dict):
+            return "the reply's first choice has no message"
+        if need_content and not (message.get("content") or "").strip():
+            return "the reply's content is empty"
+        return None
+
+    def _post(self, body: dict[str, Any], *, need_content: bool = False) -> tuple[dict[str, Any], str | None]:
+        """The endpoint's reply, retried as the class says. Returns (reply, None), or — when the only fault
+        left after every retry is empty content — (last reply, why), which callers turn into an uncached
+        abstention. Anything else that never succeeds raises :class:`BackendError`."""
         import requests
 
         headers = {"Content-Type": "application/json"}
-        key = os.environ.get(self.api_key_env) if self.api_key_env else None
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        last = "no attempt made"
+        secrets = self._secrets()
+        if secrets:
+            headers["Authorization"] = f"Bearer {secrets[0]}"
+        started = time.monotonic()
+        last, empty_reply, sent = "no attempt made", None, 0
         for attempt in range(self.max_retries + 1):
+            remaining = self.deadline_s - (time.monotonic() - started)
+            if remaining <= 0:
+                break
             self.attempts += 1
+            sent += 1
             try:
-                response = requests.post(self.endpoint, json=body, headers=headers, timeout=self.timeout_s)
+                response = requests.post(f"{self._base_url}/chat/completions", json=body, headers=headers,
+                                         timeout=min(self.timeout_s, remaining))
             except (requests.ConnectionError, requests.Timeout) as error:
                 last = f"{type(error).__name__}: {error}"
             else:
                 if response.status_code == 200:
-                    return response.json()
-                last = f"HTTP {response.status_code}: {response.text[:300]}"
-                if response.status_code != 429 and response.status_code < 500:
-                    raise BackendError(f"{self.endpoint} rejected the request ({last})")
-                retry_after = response.headers.get("Retry-After")
-                if retry_after and retry_after.isdigit() and attempt < self.max_retries:
-                    time.sleep(min(float(retry_after), 60.0))
-                    continue
+                    try:
+                        reply = response.json()
+                    except ValueError:
+                        reply, problem = None, f"the body is not JSON ({response.text[:200]!r})"
+                    else:
+                        problem = self._problem(reply, need_content)
+                    if problem is None:
+                        return reply, None
+                    if problem == "the reply's content is empty":
+                        empty_reply = reply
+                    last = f"HTTP 200 but {problem}"
+                else:
+                    last = f"HTTP {response.status_code}: {response.text[:300]}"
+                    if response.status_code != 429 and response.status_code < 500:
+                        raise BackendError(redact(f"{self.endpoint} rejected the request ({last})", secrets))
+                    retry_after = response.headers.get("Retry-After")
+                    if retry_after and retry_after.isdigit() and attempt < self.max_retries:
+                        time.sleep(max(0.0, min(float(retry_after), 60.0, self.deadline_s - (time.monotonic() - started))))
+                        continue
             if attempt < self.max_retries:
-                time.sleep(self.backoff_s * 2 ** attempt)
-        raise BackendError(f"{self.endpoint} failed after {self.max_retries + 1} attempts; last error: {last}")
+                time.sleep(max(0.0, min(self.backoff_s * 2 ** attempt, self.deadline_s - (time.monotonic() - started))))
+        if empty_reply is not None and last.endswith("content is empty"):
+            return empty_reply, f"{self.endpoint} replied with empty content {sent} time(s)"
+        elapsed = time.monotonic() - started
+        raise BackendError(redact(
+            f"{self.endpoint} failed after {sent} attempts in {elapsed:.1f} s (each request waits at most "
+            f"timeout_s={self.timeout_s:g} s, a whole call at most deadline_s={self.deadline_s:g} s; both are "
+            f"backend options); last error: {last}", secrets))
 
     def _map(self, function, items: Sequence[Any]) -> list[Any]:
+        """``function`` over ``items`` with bounded concurrency; on the first failure the items not yet
+        started are cancelled (a dead server must not cost one timeout per prompt) and the error raised."""
         with ThreadPoolExecutor(max_workers=self.max_concurrency) as pool:
-            return list(pool.map(function, items))
+            futures = [pool.submit(function, item) for item in items]
+            try:
+                return [future.result() for future in futures]
+            except BaseException:
+                for future in futures:
+                    future.cancel()
+                raise
 
     @staticmethod
     def _usage(reply: dict[str, Any]) -> tuple[int, int]:
         usage = reply.get("usage") or {}
-        return int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+        try:
+            return int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+        except (TypeError, ValueError, AttributeError):
+            return 0, 0  # token counts are telemetry only; a server that garbles them loses nothing else
 
     def generate(self, prompts: Sequence[Messages], *, max_tokens: int = 128, temperature: float = 0.0,
                  n: int = 1, seed: int = 0) -> list[GenerationResult]:
         def one(messages: Messages) -> GenerationResult:
-            texts, prompt_tokens, completion_tokens = [], 0, 0
+            texts, prompt_tokens, completion_tokens, errors = [], 0, 0, []
             # One request per sample: not every server honours `n`, and per-sample seeds keep samples apart.
             for sample in range(n):
-                reply = self._post({"model": self.model, "messages": list(map(dict, messages)),
-                                    "max_tokens": max_tokens, "temperature": temperature, "seed": seed + sample})
+                reply, error = self._post({"model": self.model, "messages": list(map(dict, messages)),
+                                           "max_tokens": max_tokens, "temperature": temperature,
+                                           "seed": seed + sample}, need_content=True)
                 texts.append((reply["choices"][0]["message"].get("content") or "").strip())
+                if error:
+                    errors.append(error)
                 used = self._usage(reply)
                 prompt_tokens, completion_tokens = used[0], completion_tokens + used[1]
-            return GenerationResult(texts, prompt_tokens, completion_tokens)
+            return GenerationResult(texts, prompt_tokens, completion_tokens, "; ".join(errors) or None)
 
         return self._map(one, prompts)
 
     def label_probs(self, prompts: Sequence[Messages], labels: Sequence[str]) -> list[LabelResult]:
         def one(messages: Messages) -> LabelResult:
-            reply = self._post({"model": self.model, "messages": list(map(dict, messages)), "max_tokens": 1,
-                                "temperature": 0.0, "logprobs": True, "top_logprobs": self.top_logprobs,
-                                "seed": 0})
+            reply, _ = self._post({"model": self.model, "messages": list(map(dict, messages)), "max_tokens": 1,
+                                   "temperature": 0.0, "logprobs": True, "top_logprobs": self.top_logprobs,
+                                   "seed": 0})
             choice = reply["choices"][0]
             text = (choice.get("message", {}).get("content") or "").strip()
             prompt_tokens, completion_tokens = self._usage(reply)
             content = ((choice.get("logprobs") or {}).get("content") or [])
-            if not content or not content[0].get("top_logprobs"):
-                # This server gives no log-probabilities: fall back to a short generation, parsed.
+            if not content or not isinstance(content[0], dict) or not content[0].get("top_logprobs"):
+                # This server gives no log-probabilities: fall back to a short generation, parsed
+                # (method "generated": one-hot probabilities, flagged by the scores built on them).
                 generated = self.generate([messages], max_tokens=8)[0]
-                return _parsed_result(generated.texts[0], labels, generated.prompt_tokens,
-                                      generated.completion_tokens)
+                parsed = _parsed_result(generated.texts[0], labels, generated.prompt_tokens,
+                                        generated.completion_tokens)
+                return replace(parsed, error=generated.error)
             mass = {label: 0.0 for label in labels}
             for candidate in content[0]["top_logprobs"]:
-                token = candidate.get("token", "").strip().lower()
+                token = str(candidate.get("token", "")).strip().lower()
+                logprob = candidate.get("logprob")
+                if not isinstance(logprob, (int, float)):
+                    continue
                 for label in labels:
                     if token == label.lower():
-                        mass[label] += math.exp(candidate["logprob"])
+                        mass[label] += math.exp(logprob)
             total = sum(mass.values())
             probs = {label: value / total for label, value in mass.items()} if total > 0 else None
             return LabelResult(probs, text, "logprobs", total, prompt_tokens, completion_tokens)
@@ -446,7 +567,10 @@ class CachedBackend:
             elapsed += time.perf_counter() - started
             fresh.update(zip(chunk, answers))
             if self.cache is not None:
-                self.cache.put_many((keys[i], self.name, operation, asdict(answer)) for i, answer in zip(chunk, answers))
+                # An answer with an error (no usable reply this time) is used but never stored: a rerun asks
+                # again instead of inheriting a server's glitch as a permanent result.
+                self.cache.put_many((keys[i], self.name, operation, asdict(answer))
+                                    for i, answer in zip(chunk, answers) if not getattr(answer, "error", None))
         results, records = [], []
         for i, key in enumerate(keys):
             hit = i not in fresh

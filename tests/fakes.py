@@ -31,7 +31,7 @@ class ScriptedBackend:
 
 
 class FakeChatServer:
-    """/v1/chat/completions on 127.0.0.1 answering from ``respond(body, count) -> (status, json)``."""
+    """/v1/chat/completions on 127.0.0.1 answering from ``respond(body, count) -> (status, json or raw bytes)``."""
 
     def __init__(self, respond: Callable[[dict, int], tuple[int, dict]]):
         self.respond, self.requests, self.headers = respond, [], []
@@ -43,7 +43,7 @@ class FakeChatServer:
                 server.requests.append(body)
                 server.headers.append(dict(self.headers))
                 status, payload = server.respond(body, len(server.requests))
-                data = json.dumps(payload).encode()
+                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()  # bytes: sent as is
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))

@@ -32,7 +32,7 @@ def test_spec_errors_name_the_field(tmp_path):
         grid.parse_grid({"gird": {}})
     with pytest.raises(grid.GridSpecError, match="field 'notebook'.*exactly one notebook"):
         grid.parse_grid({"kind": "notebook", "notebook": "99_missing", "grid": {"seed": [1]}})
-    with pytest.raises(grid.GridSpecError, match=r"field 'grid.seed': expected a non-empty list"):
+    with pytest.raises(grid.GridSpecError, match=r"field 'grid.seed': expected a list"):
         grid.parse_grid({"kind": "command", "command": ["echo"], "grid": {"seed": 3}})
     path = tmp_path / "g.yml"
     path.write_text("kind: command\ncommand: [echo]\ngrid: {a: [1]}\nworkers: 0\n")
@@ -96,3 +96,56 @@ def test_cli_notebook_grid(tmp_path, capsys):
     assert all((tmp_path / f"{name}.sqlite").is_file() for name in "ab")  # each unit got its own parameter
     assert main(["grid", "--spec", str(path)]) == 0
     assert "0 units run, 2 skipped" in capsys.readouterr().out
+
+
+# Unit 3 sleeps as long as the file beside the log says (long in the killed run, short in the rerun).
+SLOW_UNIT = ("import sys, time, pathlib; x = int(sys.argv[1]); log = pathlib.Path(sys.argv[2]); "
+             "open(log, 'a').write(f'{x}\\n'); "
+             "time.sleep(float((log.parent / 'sleep').read_text()) if x == 3 else 0); print('{\"x\": %d}' % x)")
+
+
+def test_a_grid_killed_mid_run_repeats_no_finished_unit(tmp_path):
+    """Kill the driver while the third unit runs: the rerun runs only that unit."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    import yaml
+
+    (tmp_path / "sleep").write_text("60")
+    spec_path = tmp_path / "grid.yml"
+    spec_path.write_text(yaml.safe_dump({
+        "name": "kill", "kind": "command", "command": [sys.executable, "-c", SLOW_UNIT, "{x}",
+                                                        str(tmp_path / "ran.log")],
+        "grid": {"x": [1, 2, 3]}, "out": "out", "retries": 0, "workers": 1}))
+    driver = subprocess.Popen([sys.executable, "-m", "evalkit.cli", "grid", "--spec", str(spec_path)],
+                              start_new_session=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and not ((tmp_path / "ran.log").is_file() and executions(tmp_path) == [1, 2, 3]):
+        time.sleep(0.2)
+    assert executions(tmp_path) == [1, 2, 3], "the third unit never started"
+    os.killpg(driver.pid, signal.SIGKILL)  # the driver and the unit it runs, as a kill -9 of the job would
+    driver.wait()
+    records = sorted((tmp_path / "out" / "units").glob("*/unit.json"))
+    assert len(records) == 2 and all(json.loads(r.read_text())["status"] == "ok" for r in records)
+
+    (tmp_path / "sleep").write_text("4")
+    spec = grid.load_grid(spec_path)
+    # The rerun runs in the background so that a second run can try the same folder meanwhile.
+    outcome_holder = {}
+
+    import threading
+
+    thread = threading.Thread(target=lambda: outcome_holder.update(o=grid.run_grid(spec)), daemon=True)
+    thread.start()
+    deadline = time.time() + 60
+    while time.time() < deadline and executions(tmp_path) != [1, 2, 3, 3]:
+        time.sleep(0.2)
+    assert executions(tmp_path) == [1, 2, 3, 3]  # units 1 and 2 were not run again
+    # A second run on the same folder while this one holds it is refused, naming the folder.
+    with pytest.raises(grid.GridLocked, match=rf"{tmp_path / 'out'} is in use by another grid run"):
+        grid.run_grid(spec)
+    thread.join(timeout=120)
+    outcome = outcome_holder["o"]
+    assert len(outcome.skipped) == 2 and len(outcome.ran) == 1 and not outcome.failed

@@ -141,3 +141,122 @@ def test_cache_cli(tmp_path, capsys):
     assert "3 cached calls" in out and "scripted:test" in out
     assert cli.main(["cache", "purge", "--path", str(path)]) == 0
     assert "purged 3" in capsys.readouterr().out and len(CallCache(path)) == 0
+
+
+# --------------------------------------------------------------------------- bad 200 replies, secrets, hangs
+
+def test_a_200_reply_that_is_not_json_is_retried_and_named(tmp_path):
+    server = FakeChatServer(lambda body, count: (200, b"<html>proxy error</html>") if count == 1
+                            else (200, chat_reply("Fine.")))
+    try:
+        backend = OpenAICompatibleBackend("m", server.base_url, backoff_s=0.01)
+        assert backend.generate(PROMPTS[:1])[0].texts == ["Fine."] and backend.attempts == 2
+    finally:
+        server.close()
+    server = FakeChatServer(lambda body, count: (200, b"not json at all"))
+    try:
+        backend = OpenAICompatibleBackend("m", server.base_url, backoff_s=0.01, max_retries=1)
+        with pytest.raises(BackendError, match=rf"{server.base_url}/chat/completions failed after 2 attempts.*"
+                                               r"HTTP 200 but the body is not JSON \('not json at all'\)"):
+            backend.generate(PROMPTS[:1])
+    finally:
+        server.close()
+
+
+def test_a_200_reply_without_choices_is_retried_then_an_error_naming_the_endpoint():
+    server = FakeChatServer(lambda body, count: (200, {"object": "error", "message": "overloaded"}))
+    try:
+        backend = OpenAICompatibleBackend("m", server.base_url, backoff_s=0.01, max_retries=2)
+        with pytest.raises(BackendError, match=rf"{server.base_url}/chat/completions failed after 3 attempts.*"
+                                               "HTTP 200 but the reply has no choices"):
+            backend.label_probs(PROMPTS[:1], ["Yes", "No"])
+        assert backend.attempts == 3
+    finally:
+        server.close()
+
+
+def test_an_empty_reply_is_retried_and_never_cached(tmp_path):
+    glitch = {"on": True}
+    server = FakeChatServer(lambda body, count: (200, chat_reply("" if glitch["on"] else "Yes, it fits.")))
+    try:
+        backend = OpenAICompatibleBackend("m", server.base_url, backoff_s=0.01, max_retries=1)
+        cache = CallCache(tmp_path / "calls.sqlite")
+        first = CachedBackend(backend, cache).generate(PROMPTS[:1])[0]
+        assert first.texts == [""] and "empty content 2 time(s)" in first.error and len(cache) == 0
+        # The same for label probabilities from an endpoint without log-probabilities: an abstention, uncached.
+        [verdict] = CachedBackend(backend, cache).label_probs(PROMPTS[1:2], ["Yes", "No"])
+        assert verdict.probs is None and verdict.error and len(cache) == 0
+        glitch["on"] = False
+        again = CachedBackend(backend, cache).generate(PROMPTS[:1])[0]  # a rerun asks again and repairs it
+        assert again.texts == ["Yes, it fits."] and again.error is None and len(cache) == 1
+    finally:
+        server.close()
+
+
+def test_secrets_never_reach_errors_names_or_the_cache(tmp_path, monkeypatch, capsys):
+    from evalkit.cli import main
+
+    secret = "sk-test-" + "7" * 24
+    monkeypatch.setenv("EVALKIT_TEST_KEY", secret)
+    # A server that echoes the request headers in its error body.
+    server = FakeChatServer(lambda body, count: (503, {"error": f"echo: Authorization: Bearer {secret}"}))
+    try:
+        backend = OpenAICompatibleBackend("m", server.base_url, api_key_env="EVALKIT_TEST_KEY", backoff_s=0.01,
+                                          max_retries=1)
+        with pytest.raises(BackendError) as failure:
+            backend.generate(PROMPTS[:1])
+        assert secret not in str(failure.value) and "Bearer ***" in str(failure.value)
+    finally:
+        server.close()
+    inline = "inline-" + "5" * 20
+    server = FakeChatServer(lambda body, count: (200, chat_reply("Yes")))
+    try:
+        url = server.base_url.replace("http://", f"http://user:{inline}@") + f"?api_key={inline}"
+        backend = OpenAICompatibleBackend("m", url.split("?")[0], api_key_env=None)
+        assert inline not in backend.name and "***@" in backend.name
+        cache = CallCache(tmp_path / "calls.sqlite")
+        CachedBackend(backend, cache).generate(PROMPTS[:1])
+        query = OpenAICompatibleBackend("m", url, api_key_env=None)
+        assert inline not in query.name and "api_key=***" in query.name
+        cache.close()
+        assert main(["cache", "stats", "--path", str(tmp_path / "calls.sqlite")]) == 0
+        assert inline not in capsys.readouterr().out
+        for path in tmp_path.iterdir():
+            assert inline.encode() not in path.read_bytes()
+    finally:
+        server.close()
+
+
+def test_a_server_that_never_answers_costs_a_bounded_time_and_says_so():
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)  # accepts connections (the kernel does), never reads or answers
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+    try:
+        backend = OpenAICompatibleBackend("m", url, backoff_s=0.01, max_retries=5, timeout_s=0.3, deadline_s=0.8,
+                                          max_concurrency=2)
+        with pytest.raises(BackendError, match=r"timeout_s=0.3 s, a whole call at most deadline_s=0.8 s.*"
+                                               r"last error: (ReadTimeout|ConnectTimeout|Timeout)"):
+            backend.generate(PROMPTS * 4)  # 12 prompts
+        # Without the deadline each prompt would try 6 times and all 12 would run (72 requests); the deadline
+        # cuts each call to at most 4 tries (0.8 s / 0.3 s), and the prompts not yet started are cancelled.
+        assert backend.attempts <= 4 * 4
+    finally:
+        listener.close()
+
+
+def test_parsed_verdicts_are_flagged_on_paireval_scores():
+    from evalkit.models import ParsedVerdicts
+    from evalkit.paireval import directeval_scores, paireval_scores
+
+    server = FakeChatServer(lambda body, count: (200, chat_reply("A is better." if "A" in str(body) else "Yes")))
+    try:
+        backend = OpenAICompatibleBackend("m", server.base_url, api_key_env=None)
+        with pytest.warns(ParsedVerdicts, match="2 of 2 PairEval verdicts are parsed one-hot answers"):
+            paireval_scores([["Hi."]], ["Hello!"], [(["Hey."], "Yo.")], backend)
+        with pytest.warns(ParsedVerdicts, match="1 of 1 DirectEval verdicts"):
+            directeval_scores([["Hi."]], ["Hello!"], backend)
+    finally:
+        server.close()

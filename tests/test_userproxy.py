@@ -119,6 +119,17 @@ def test_mirror_driver_writes_as_many_user_turns_as_the_real_conversation():
     assert [len(r) for r in single] == [2, 2]
 
 
+def test_empty_turns_hold_their_place_and_are_counted():
+    real = [[{"role": "user", "content": "a"}, {"role": "assistant", "content": "REF1"},
+             {"role": "user", "content": "b"}, {"role": "assistant", "content": "REF2"}]]
+    silent = ScriptedBackend(lambda prompt: "USER: ")  # nothing left once the speaker label is cut
+    empty: list = []
+    rolled = mirror_rollouts(real, ["goal"], "full", silent, ScriptedBackend(lambda p: "   "), empty_turns=empty)
+    assert [t["content"] for t in rolled[0]] == ["…"] * 4
+    assert empty == [{"episode": 0, "turn": 0, "role": "user"}, {"episode": 0, "turn": 1, "role": "assistant"},
+                     {"episode": 0, "turn": 2, "role": "user"}, {"episode": 0, "turn": 3, "role": "assistant"}]
+
+
 def test_pi_order_flips_are_seeded_and_balanced():
     slots = realism.proxy_slots(400, seed=7)
     assert slots == realism.proxy_slots(400, seed=7) and slots != realism.proxy_slots(400, seed=8)
@@ -148,7 +159,10 @@ def test_json_judges_keep_abstentions_with_raw_text():
     verdicts = realism.rubric_and_reason([conversation], ScriptedBackend(lambda p: "looks human to me"), mode="json")
     assert np.isnan(verdicts.scores[0]) and verdicts.abstentions == 1 and verdicts.raw == ["looks human to me"]
     scored = realism.gteval([(conversation, conversation)], ScriptedBackend(lambda p: '{"score": 1.7}'), mode="json")
-    assert scored.scores.tolist() == [1.0]  # clipped into [0, 1]
+    # A score off the asked-for scale is an abstention with its text, not clipped into a confident 1.
+    assert np.isnan(scored.scores[0]) and scored.raw == ['{"score": 1.7}']
+    assert realism.gteval([(conversation, conversation)], ScriptedBackend(lambda p: '{"score": 0.25}'),
+                          mode="json").scores.tolist() == [0.25]
 
 
 def test_controls_pair_different_conversations_and_calibration_uses_them():

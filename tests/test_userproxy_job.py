@@ -135,7 +135,7 @@ def test_config_errors_name_the_file_and_field(job_dir):
         job.JobConfig.from_dict({"judges": {"j": {"kind": "openai", "model": "m"}}})
     bad = job_dir / "bad.yml"
     bad.write_text("metrics: [mattr, bleu]\n")
-    with pytest.raises(job.JobConfigError, match=rf"{bad}, field 'metrics'"):
+    with pytest.raises(job.JobConfigError, match=rf"{bad}, field 'metrics\[1\]': 'bleu' is not one of"):
         job.load_job(bad)
 
 
@@ -227,12 +227,13 @@ def test_report_as_json_and_html(job_dir):
 
 
 def test_failed_unit_is_recorded_and_retried(job_dir):
-    cfg = config(job_dir, seeds=[1], datasets=["tiny_mirror.jsonl", "missing_mirror.jsonl"],
+    (job_dir / "broken_mirror.jsonl").write_text("{not a conversation\n")  # fails when read, at run time
+    cfg = config(job_dir, seeds=[1], datasets=["tiny_mirror.jsonl", "broken_mirror.jsonl"],
                  proxies={"p1": {"model": "one"}}, judges={"j1": "judge"}, metrics=["mattr"])
     outcome = job.execute(cfg, open_model=opener(job_dir))
-    assert set(outcome.failed) == {u.unit_id for u in job.plan(cfg) if u.dataset == "missing"}
-    assert "missing_mirror.jsonl" in next(iter(outcome.failed.values()))
-    write_mirror(job_dir / "missing_mirror.jsonl")
+    assert set(outcome.failed) == {u.unit_id for u in job.plan(cfg) if u.dataset == "broken"}
+    assert "broken_mirror.jsonl" in next(iter(outcome.failed.values()))
+    write_mirror(job_dir / "broken_mirror.jsonl")
     outcome = job.execute(cfg, open_model=opener(job_dir))
     assert not outcome.failed and len(outcome.ran) == 2
 

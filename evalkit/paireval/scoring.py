@@ -12,7 +12,7 @@ from typing import Literal, Sequence
 import numpy as np
 import pandas as pd
 
-from ..models import Backend
+from ..models import Backend, warn_if_parsed
 from .prompts import PROMPT_LIMITS, PromptLimits, direct_messages, pair_messages
 
 Turns = Sequence[str]
@@ -52,7 +52,9 @@ def pairwise_matrix(contexts: Sequence[Turns], responses: Sequence[str], compari
                 prompts.append(pair_messages(other_context, other_response, context, response, limits=limits))
                 slots.append((target, j, 1))
     matrix = np.full((len(contexts), len(comparisons), 2), np.nan)
-    for (target, j, order), result in zip(slots, backend.label_probs(prompts, ["A", "B"])):
+    results = backend.label_probs(prompts, ["A", "B"])
+    warn_if_parsed(results, "PairEval")
+    for (target, j, order), result in zip(slots, results):
         if result.probs is not None:  # an abstention stays NaN rather than a guess
             matrix[target, j, order] = result.probs["A" if order == 0 else "B"]
     return matrix
@@ -82,12 +84,20 @@ def compare_responses(contexts: Sequence[Turns], first: Sequence[str], second: S
     PairEval judges an original reply against its corrupted version in one prompt."""
     if _is_encoder(backend):
         return backend.compare(contexts, first, second)
+    return _both_orders(contexts, first, contexts, second, backend, limits)
+
+
+def _both_orders(first_contexts: Sequence[Turns], first_replies: Sequence[str], second_contexts: Sequence[Turns],
+                 second_replies: Sequence[str], backend: Backend, limits: PromptLimits) -> np.ndarray:
+    """P(the first side is better), asked of an LM judge in both orders and averaged (its position bias
+    cancels); NaN where it abstained both times."""
     prompts = []
-    for context, a, b in zip(contexts, first, second):
-        prompts.append(pair_messages(context, a, context, b, limits=limits))
-        prompts.append(pair_messages(context, b, context, a, limits=limits))
+    for sides in zip(first_contexts, first_replies, second_contexts, second_replies):
+        prompts.append(pair_messages(*sides, limits=limits))
+        prompts.append(pair_messages(sides[2], sides[3], sides[0], sides[1], limits=limits))
     results = backend.label_probs(prompts, ["A", "B"])
-    values = np.full((len(contexts), 2), np.nan)
+    warn_if_parsed(results, "PairEval")
+    values = np.full((len(first_replies), 2), np.nan)
     for index, result in enumerate(results):
         if result.probs is not None:
             values[index // 2, index % 2] = result.probs["A" if index % 2 == 0 else "B"]
@@ -101,6 +111,7 @@ def directeval_scores(contexts: Sequence[Turns], responses: Sequence[str], backe
         return backend.direct(contexts, responses)
     results = backend.label_probs([direct_messages(c, r, limits=limits) for c, r in zip(contexts, responses)],
                                   ["Yes", "No"])
+    warn_if_parsed(results, "DirectEval")
     return np.array([r.probs["Yes"] if r.probs is not None else np.nan for r in results])
 
 
@@ -161,16 +172,7 @@ def pair_preferences(frame: pd.DataFrame, judge: Backend, *, limits: PromptLimit
     good_contexts, good_replies, bad_contexts, bad_replies = good_and_bad_sides(frame)
     if _is_encoder(judge):
         return judge.prefer(judge.relevance(good_contexts, good_replies), judge.relevance(bad_contexts, bad_replies))
-    prompts = []
-    for good_context, good_reply, bad_context, bad_reply in zip(good_contexts, good_replies, bad_contexts,
-                                                                bad_replies):
-        prompts.append(pair_messages(good_context, good_reply, bad_context, bad_reply, limits=limits))
-        prompts.append(pair_messages(bad_context, bad_reply, good_context, good_reply, limits=limits))
-    values = np.full((len(frame), 2), np.nan)
-    for index, result in enumerate(judge.label_probs(prompts, ["A", "B"])):
-        if result.probs is not None:
-            values[index // 2, index % 2] = result.probs["A" if index % 2 == 0 else "B"]
-    return _mean_over(values, (1,))
+    return _both_orders(good_contexts, good_replies, bad_contexts, bad_replies, judge, limits)
 
 
 def preference_accuracy(preferences: np.ndarray) -> np.ndarray:

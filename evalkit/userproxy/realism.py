@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, Sequence
 
 import numpy as np
 import pandas as pd
 
-from ..models import Backend, Messages
+from ..models import Backend, Messages, warn_if_parsed
 from .data import render
 
 __all__ = ["gteval_messages", "pi_messages", "rnr_messages", "parse_json_verdict", "proxy_slots", "gteval",
@@ -107,6 +107,8 @@ class Verdicts:
     scores: np.ndarray
     raw: list[str]
     mode: str
+    # probs mode: per sample, whether its probabilities are a parsed one-hot answer (no log-probabilities)
+    parsed: list[bool] = field(default_factory=list)
 
     @property
     def abstentions(self) -> int:
@@ -132,12 +134,19 @@ def _ask_json(prompts: list[Messages], backend: Backend, key: str, convert, samp
     return Verdicts(np.array(scores), raw, "json")
 
 
+def _parsed_flags(results, what: str) -> list[bool]:
+    warn_if_parsed(results, what)
+    return [r.method == "generated" for r in results]
+
+
 def _number(value) -> float | None:
     try:
         number = float(value)
     except (TypeError, ValueError):
         return None
-    return min(max(number, 0.0), 1.0) if np.isfinite(number) else None
+    # A score outside [0, 1] is not a verdict on the scale asked for: an abstention (its raw text is kept),
+    # never clipped into a confident 0 or 1.
+    return number if np.isfinite(number) and 0.0 <= number <= 1.0 else None
 
 
 def gteval(pairs: Sequence[tuple[Sequence[Turn], Sequence[Turn]]], backend: Backend, *, mode: Mode = "probs",
@@ -149,7 +158,7 @@ def gteval(pairs: Sequence[tuple[Sequence[Turn], Sequence[Turn]]], backend: Back
     digits = [str(d) for d in range(10)]
     results = backend.label_probs(prompts, digits)
     scores = [sum(int(d) * p for d, p in r.probs.items()) / 9 if r.probs else np.nan for r in results]
-    return Verdicts(np.array(scores), [r.text for r in results], "probs")
+    return Verdicts(np.array(scores), [r.text for r in results], "probs", _parsed_flags(results, "GTEval"))
 
 
 def _proxy_win(verdict, proxy_slot: str) -> float | None:
@@ -176,7 +185,7 @@ def pairwise_indistinguishability(pairs: Sequence[tuple[Sequence[Turn], Sequence
                          samples, max_tokens)
     results = backend.label_probs(prompts, ["A", "B", "T"])
     scores = [(r.probs[slot] + 0.5 * r.probs["T"]) if r.probs else np.nan for r, slot in zip(results, slots)]
-    return Verdicts(np.array(scores), [r.text for r in results], "probs")
+    return Verdicts(np.array(scores), [r.text for r in results], "probs", _parsed_flags(results, "PI"))
 
 
 def rubric_and_reason(conversations: Sequence[Sequence[Turn]], backend: Backend, *, mode: Mode = "probs",
@@ -189,7 +198,7 @@ def rubric_and_reason(conversations: Sequence[Sequence[Turn]], backend: Backend,
                          max_tokens)
     results = backend.label_probs(prompts, ["YES", "NO"])
     return Verdicts(np.array([r.probs["YES"] if r.probs else np.nan for r in results]), [r.text for r in results],
-                    "probs")
+                    "probs", _parsed_flags(results, "RNR"))
 
 
 def control_pairs(conversations: Sequence[Sequence[Turn]], seed: int = 0) -> list[tuple[Sequence[Turn], Sequence[Turn]]]:

@@ -12,7 +12,7 @@ the third person and asked to continue a transcript whose next line starts with 
 from __future__ import annotations
 
 import re
-from typing import Literal, Sequence
+from typing import Any, Literal, Sequence
 
 from ..models import Backend, Messages
 from .data import render
@@ -86,11 +86,28 @@ def clean_user_turn(text: str) -> str:
     return text
 
 
+PLACEHOLDER = "…"
+
+
+def _filled(text: str, episode: int, so_far: Sequence[Turn], role: str,
+            empty_turns: list[dict[str, Any]] | None) -> str:
+    """``text``, or the placeholder for an empty turn (recorded in ``empty_turns``)."""
+    if text:
+        return text
+    if empty_turns is not None:
+        empty_turns.append({"episode": episode, "turn": len(so_far), "role": role})
+    return PLACEHOLDER
+
+
 def mirror_rollouts(episodes: Sequence[Sequence[Turn]], goals: Sequence[str], level: GoalLevel, proxy: Backend,
                     assistant: Backend, *, mode: Literal["multi", "single"] = "multi", user_tokens: int = 48,
                     assistant_tokens: int = 64, guided: bool = True, temperature: float = 0.0,
-                    seed: int = 0) -> list[list[Turn]]:
+                    seed: int = 0, empty_turns: list[dict[str, Any]] | None = None) -> list[list[Turn]]:
     """Replay each real conversation with the proxy writing the user turns.
+
+    A model that writes nothing still gives the conversation its turn (an ellipsis holds the place, so the
+    next prompt keeps its shape); each such turn is appended to ``empty_turns`` (episode, turn, role) when
+    a list is given, so the run can count and report them.
 
     ``multi`` writes as many user turns as the real conversation has, each followed by an assistant reply
     (guided by the real one unless ``guided`` is False — the assistant-sensitivity study); ``single`` stops
@@ -111,10 +128,12 @@ def mirror_rollouts(episodes: Sequence[Sequence[Turn]], goals: Sequence[str], le
         written = proxy.generate(prompts, max_tokens=user_tokens, temperature=temperature,
                                  seed=seed if temperature > 0 else 0)
         for i, result in zip(active, written):
-            rollouts[i].append({"role": "user", "content": clean_user_turn(result.texts[0]) or "…"})
+            rollouts[i].append({"role": "user", "content": _filled(clean_user_turn(result.texts[0]), i, rollouts[i],
+                                                                   "user", empty_turns)})
         answering = [i for i in active if step < len(real_replies[i])]
         replies = assistant.generate([assistant_messages(rollouts[i], real_replies[i][step] if guided else None)
                                       for i in answering], max_tokens=assistant_tokens)
         for i, result in zip(answering, replies):
-            rollouts[i].append({"role": "assistant", "content": result.texts[0].strip() or "…"})
+            rollouts[i].append({"role": "assistant", "content": _filled(result.texts[0].strip(), i, rollouts[i],
+                                                                        "assistant", empty_turns)})
     return rollouts

@@ -1,0 +1,176 @@
+"""Reading the kit's YAML files (grid specs, user-proxy jobs) with typed fields and ranges.
+
+Every failure names the file and the field (and the line, for YAML that does not parse), so a user can fix
+a file without reading a traceback. Values are never coerced: ``"false"`` is not a boolean and ``"3"`` is
+not a number — a quoted value is almost always a mistake worth pointing out.
+
+>>> fields = Fields({"seeds": [0, 1], "guided": True}, "job.yml")
+>>> fields.integer_list("seeds", [0], minimum=0), fields.boolean("guided", False)
+([0, 1], True)
+>>> Fields({"guided": "false"}, "job.yml").boolean("guided", True)
+Traceback (most recent call last):
+...
+evalkit.specfile.SpecError: job.yml, field 'guided': expected true or false, got the text 'false' (write it without quotes)
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+__all__ = ["SpecError", "read_yaml", "Fields"]
+
+_MISSING = object()
+
+
+class SpecError(ValueError):
+    """A spec file that cannot run; the message names the file and the field (or line)."""
+
+
+def read_yaml(path: str | Path, error: type[SpecError] = SpecError) -> Any:
+    """The parsed YAML of ``path``; unreadable text or bad YAML raise ``error`` naming the file and line."""
+    import yaml
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as failure:
+        raise error(f"{path}: not UTF-8 text (undecodable byte at offset {failure.start})") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as failure:
+        mark = getattr(failure, "problem_mark", None)
+        where = f", line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(failure, "problem", None) or str(failure).splitlines()[0]
+        raise error(f"{path}{where}: not valid YAML ({problem})") from None
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, str):
+        return f"the text {value!r}"
+    if value is None:
+        return "nothing (null)"
+    return f"{type(value).__name__} {value!r}"[:120]
+
+
+class Fields:
+    """Typed access to one mapping of a spec file; every failure names ``source`` and the field.
+
+    ``prefix`` is prepended to field names in messages (``proxies.human-like.``); ``known`` lists the
+    fields the mapping may hold (others are refused by name).
+    """
+
+    def __init__(self, raw: Any, source: str, *, prefix: str = "", known: Iterable[str] | None = None,
+                 error: type[SpecError] = SpecError):
+        self.source, self.prefix, self.error = source, prefix, error
+        if not isinstance(raw, dict):
+            where = f", field '{prefix.rstrip('.')}'" if prefix else ""
+            raise error(f"{source}{where}: expected a mapping of fields, got {_describe(raw)}")
+        self.raw = raw
+        if known is not None:
+            unknown = sorted(map(str, set(raw) - set(known)))
+            if unknown:
+                where = f", field '{prefix.rstrip('.')}'" if prefix else ""
+                raise error(f"{source}{where}: unknown field(s) {', '.join(unknown)}; "
+                            f"known: {', '.join(sorted(known))}")
+
+    def fail(self, name: str, why: str):
+        raise self.error(f"{self.source}, field '{self.prefix}{name}': {why}")
+
+    def value(self, name: str, default: Any = _MISSING) -> Any:
+        if name in self.raw:
+            return self.raw[name]
+        if default is _MISSING:
+            self.fail(name, "is required")
+        return default
+
+    def _range(self, name: str, number: float, minimum: float | None, maximum: float | None) -> None:
+        if minimum is not None and number < minimum:
+            self.fail(name, f"must be at least {minimum}, got {number}")
+        if maximum is not None and number > maximum:
+            self.fail(name, f"must be at most {maximum}, got {number}")
+
+    def integer(self, name: str, default: Any = _MISSING, *, minimum: int | None = None,
+                maximum: int | None = None, optional: bool = False) -> int | None:
+        """A whole number (``true`` and ``3.0`` are refused) within the range; None allowed when ``optional``."""
+        value = self.value(name, default)
+        if value is None and optional:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.fail(name, f"expected a whole number, got {_describe(value)}")
+        self._range(name, value, minimum, maximum)
+        return value
+
+    def number(self, name: str, default: Any = _MISSING, *, minimum: float | None = None,
+               maximum: float | None = None, optional: bool = False, positive: bool = False) -> float | None:
+        """A finite number within the range (``positive``: strictly above 0)."""
+        value = self.value(name, default)
+        if value is None and optional:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value in (
+                float("inf"), float("-inf")):
+            self.fail(name, f"expected a number, got {_describe(value)}")
+        if positive and value <= 0:
+            self.fail(name, f"must be above 0, got {value}")
+        self._range(name, value, minimum, maximum)
+        return float(value)
+
+    def boolean(self, name: str, default: Any = _MISSING) -> bool:
+        value = self.value(name, default)
+        if not isinstance(value, bool):
+            hint = " (write it without quotes)" if isinstance(value, str) and value.lower() in (
+                "true", "false", "yes", "no", "on", "off") else ""
+            self.fail(name, f"expected true or false, got {_describe(value)}{hint}")
+        return value
+
+    def text(self, name: str, default: Any = _MISSING, *, choices: Sequence[str] | None = None,
+             optional: bool = False) -> str | None:
+        """A non-empty string (one of ``choices`` when given); None allowed when ``optional``."""
+        value = self.value(name, default)
+        if value is None and optional:
+            return None
+        if not isinstance(value, str) or not value.strip():
+            self.fail(name, f"expected a non-empty text, got {_describe(value)}")
+        if choices is not None and value not in choices:
+            self.fail(name, f"{value!r} is not one of {', '.join(choices)}")
+        return value
+
+    def _list(self, name: str, default: Any) -> list[Any]:
+        value = self.value(name, default)
+        if not isinstance(value, list):
+            self.fail(name, f"expected a list, e.g. [0, 1], got {_describe(value)}")
+        if not value:
+            self.fail(name, "expected at least one value, got an empty list")
+        return value
+
+    def text_list(self, name: str, default: Any = _MISSING, *, choices: Sequence[str] | None = None) -> list[str]:
+        values = self._list(name, default)
+        for index, value in enumerate(values):
+            if not isinstance(value, str) or not value.strip():
+                self.fail(f"{name}[{index}]", f"expected a non-empty text, got {_describe(value)}")
+            if choices is not None and value not in choices:
+                self.fail(f"{name}[{index}]", f"{value!r} is not one of {', '.join(choices)}")
+        return list(values)
+
+    def integer_list(self, name: str, default: Any = _MISSING, *, minimum: int | None = None) -> list[int]:
+        values = self._list(name, default)
+        for index, value in enumerate(values):
+            if isinstance(value, bool) or not isinstance(value, int):
+                self.fail(f"{name}[{index}]", f"expected a whole number, got {_describe(value)}")
+            self._range(f"{name}[{index}]", value, minimum, None)
+        return list(values)
+
+    def mapping(self, name: str, default: Any = _MISSING, *, nonempty: bool = False) -> dict[str, Any]:
+        value = self.value(name, default)
+        if value is None and not nonempty:
+            return {}
+        if not isinstance(value, dict):
+            self.fail(name, f"expected a mapping, got {_describe(value)}")
+        if nonempty and not value:
+            self.fail(name, "expected at least one entry, got an empty mapping")
+        return value
+
+    def nested(self, name: str, raw: Any, *, known: Iterable[str] | None = None) -> "Fields":
+        """Fields of a mapping inside this one (messages name it ``<prefix><name>.<field>``)."""
+        return Fields(raw, self.source, prefix=f"{self.prefix}{name}.", known=known, error=self.error)

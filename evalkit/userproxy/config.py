@@ -1,0 +1,261 @@
+"""A user-proxy job's configuration: what it runs (proxies, datasets, metrics, judges, seeds), read from a
+YAML file or built in Python, with every field checked for type and range before anything runs.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from ..specfile import Fields, SpecError, read_yaml
+from .data import MIRROR_SETS
+from .evaluate import JUDGE_METRICS
+from .lexical import LEXICAL_METRICS
+
+__all__ = ["METRICS", "ModelSpec", "ProxySpec", "JobConfig", "JobConfigError", "load_job", "dataset_name"]
+
+METRICS = tuple(LEXICAL_METRICS) + JUDGE_METRICS
+
+
+class JobConfigError(SpecError):
+    """A job configuration that cannot run; the message names the file and the field."""
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A model behind the model door: ``kind`` transformers (``model`` a folder or Hugging Face id, None for
+    the default LM; optional LoRA ``adapter``) or openai (``model`` and ``base_url``); ``options`` go to the
+    backend (e.g. ``max_concurrency``, ``api_key_env``)."""
+
+    kind: str = "transformers"
+    model: str | None = None
+    base_url: str | None = None
+    adapter: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def key(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+
+@dataclass(frozen=True)
+class ProxySpec:
+    """A user proxy: its model, what it is told about the user (``goal_level``) and its sampling temperature."""
+
+    model: ModelSpec = field(default_factory=ModelSpec)
+    goal_level: str = "full"
+    temperature: float = 0.0
+
+
+@dataclass
+class JobConfig:
+    """Everything a user-proxy job needs; build with :func:`load_job` or :meth:`from_dict`."""
+
+    name: str = "userproxy"
+    datasets: list[str] = field(default_factory=lambda: ["chatbot_arena"])
+    episodes: int = 10
+    minimum_per_stratum: int = 1
+    seeds: list[int] = field(default_factory=lambda: [0])
+    mode: str = "multi"
+    proxies: dict[str, ProxySpec] = field(default_factory=lambda: {"smollm2": ProxySpec()})
+    assistant: ModelSpec = field(default_factory=ModelSpec)
+    guided: bool = True
+    goal_writer: ModelSpec = field(default_factory=ModelSpec)
+    judges: dict[str, ModelSpec] = field(default_factory=lambda: {"smollm2": ModelSpec()})
+    metrics: list[str] = field(default_factory=lambda: list(METRICS))
+    judge_mode: str = "probs"
+    judge_samples: int = 1
+    controls: bool = True
+    user_tokens: int = 40
+    assistant_tokens: int = 48
+    min_tokens: int = 5
+    human_anchor: int = 200
+    tokenizer: str | None = None
+    bootstrap: int = 1000
+    chunk: int = 4
+    data_dir: str | None = None
+    cache: bool | str = True
+    store: str = "userproxy-runs.sqlite"
+
+    # Fields that change no number: where things are kept and how work is cut into stored chunks.
+    _NOT_IN_IDENTITY = ("store", "cache", "chunk", "data_dir")
+
+    @classmethod
+    def from_dict(cls, raw: Any, *, source: str = "job configuration",
+                  base_dir: str | Path | None = None) -> "JobConfig":
+        """Validate a parsed configuration; relative ``store`` and dataset paths are taken from ``base_dir``
+        (a dataset file that does not exist is refused here, not at run time)."""
+        values = _checked(raw, source)
+        base = Path(base_dir) if base_dir is not None else Path.cwd()
+        if "store" in values and not Path(values["store"]).is_absolute():
+            values["store"] = str(base / values["store"])
+        if "datasets" in values:
+            values["datasets"] = [d if d in MIRROR_SETS or Path(d).is_absolute() else str(base / d)
+                                  for d in values["datasets"]]
+            for index, dataset in enumerate(values["datasets"]):
+                if dataset not in MIRROR_SETS and not Path(dataset).is_file():
+                    raise JobConfigError(f"{source}, field 'datasets[{index}]': no such file {dataset}")
+        config = cls(**values)
+        if "store" not in values:
+            config.store = str(base / config.store)
+        return config
+
+    def __post_init__(self) -> None:
+        # Built in Python (a notebook) or from a file: the same checks, so a bad value fails here.
+        for name, value in _checked({f.name: getattr(self, f.name) for f in fields(self)},
+                                    "job configuration").items():
+            setattr(self, name, value)
+
+    def identity(self) -> dict[str, Any]:
+        """What decides the numbers, for the run id: the settings (paths and chunking left out) and a
+        fingerprint of this package's code, so a changed metric or prompt is a new run, never stale
+        results (its model calls still come from the cache where the prompts did not change)."""
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in self._NOT_IN_IDENTITY}
+        data["datasets"] = [Path(d).name if d.endswith(".jsonl") else d for d in self.datasets]
+        data["code"] = _code_fingerprint()
+        return json.loads(json.dumps(data, default=lambda o: asdict(o), sort_keys=True))
+
+    def run_id(self) -> str:
+        """``<name>-<10 hex digits of the identity hash>``."""
+        digest = hashlib.sha256(json.dumps(self.identity(), sort_keys=True).encode()).hexdigest()[:10]
+        return f"{self.name}-{digest}"
+
+
+def _code_fingerprint() -> str:
+    """sha256 (12 hex digits) of the sources of the user-proxy package."""
+    digest = hashlib.sha256()
+    for source in sorted(Path(__file__).parent.glob("*.py")):
+        digest.update(source.name.encode() + source.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def load_job(path: str | Path) -> JobConfig:
+    """Read a YAML job file (relative paths in it are relative to the file)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such job file")
+    return JobConfig.from_dict(read_yaml(path, JobConfigError) or {}, source=str(path), base_dir=path.parent)
+
+
+def dataset_name(dataset: str) -> str:
+    """A dataset's label: the mirror-set name, or a file's stem without ``_mirror``.
+
+    >>> dataset_name("qulac"), dataset_name("/data/my_set_mirror.jsonl")
+    ('qulac', 'my_set')
+    """
+    return dataset if dataset in MIRROR_SETS else Path(dataset).stem.replace("_mirror", "")
+
+
+
+_MODEL_KEYS = ("kind", "model", "base_url", "adapter", "options")
+_PROXY_KEYS = ("model", "goal_level", "temperature")
+
+
+def _model(value: Any, where: str, source: str) -> ModelSpec:
+    """A model spec from a mapping, a model name, nothing (the default LM) or a ModelSpec."""
+    if value is None:
+        return ModelSpec()
+    if isinstance(value, str):
+        if not value.strip():
+            raise JobConfigError(f"{source}, field '{where}': a model name cannot be empty")
+        return ModelSpec(model=value)
+    if isinstance(value, ModelSpec):
+        value = asdict(value)
+    read = Fields(value, source, prefix=f"{where}.", known=_MODEL_KEYS, error=JobConfigError)
+    spec = ModelSpec(kind=read.text("kind", "transformers", choices=("transformers", "openai")),
+                     model=read.text("model", None, optional=True),
+                     base_url=read.text("base_url", None, optional=True),
+                     adapter=read.text("adapter", None, optional=True),
+                     options=dict(read.mapping("options", {})))
+    if spec.kind == "openai" and not (spec.model and spec.base_url):
+        raise JobConfigError(f"{source}, field '{where}': an openai model needs model and base_url")
+    return spec
+
+
+def _proxy(value: Any, where: str, source: str) -> ProxySpec:
+    """A proxy from a mapping (model, goal_level, temperature), a model name, nothing, or a ProxySpec."""
+    if value is None or isinstance(value, str):
+        return ProxySpec(_model(value, f"{where}.model", source))
+    if isinstance(value, ProxySpec):
+        value = {"model": value.model, "goal_level": value.goal_level, "temperature": value.temperature}
+    read = Fields(value, source, prefix=f"{where}.", known=_PROXY_KEYS, error=JobConfigError)
+    return ProxySpec(_model(read.value("model", None), f"{where}.model", source),
+                     read.text("goal_level", "full", choices=("full", "topic", "none")),
+                     read.number("temperature", 0.0, minimum=0.0, maximum=5.0))
+
+
+def _names(read: Fields, name: str, raw: dict[str, Any]) -> None:
+    for key in raw:
+        if not isinstance(key, str) or not key.strip() or "/" in key:
+            read.fail(name, f"{key!r} is not a usable name (a non-empty text without '/')")
+
+
+def _checked(raw: Any, source: str) -> dict[str, Any]:
+    """The configuration's fields, each checked for type and range (and models built from their specs);
+    raises :class:`JobConfigError` naming ``source`` and the field. Only the fields given are returned."""
+    known = [f.name for f in fields(JobConfig)]
+    read = Fields(raw, source, known=known, error=JobConfigError)
+    given = read.raw
+    out: dict[str, Any] = {}
+    positive = ("episodes", "chunk", "judge_samples", "user_tokens", "assistant_tokens", "min_tokens")
+    for name in positive:
+        if name in given:
+            out[name] = read.integer(name, minimum=1)
+    if "human_anchor" in given:
+        out["human_anchor"] = read.integer("human_anchor", minimum=2)
+    if "minimum_per_stratum" in given:
+        out["minimum_per_stratum"] = read.integer("minimum_per_stratum", minimum=0)
+    if "bootstrap" in given:
+        out["bootstrap"] = read.integer("bootstrap", minimum=0)
+    if "seeds" in given:
+        out["seeds"] = read.integer_list("seeds", minimum=0)
+    for name in ("guided", "controls"):
+        if name in given:
+            out[name] = read.boolean(name)
+    if "name" in given:
+        out["name"] = read.text("name")
+        if "/" in out["name"]:
+            read.fail("name", f"{out['name']!r} cannot contain '/' (it names the run)")
+    if "store" in given:
+        out["store"] = read.text("store")
+    for name in ("tokenizer", "data_dir"):
+        if name in given:
+            out[name] = read.text(name, optional=True)
+    if "cache" in given:
+        cache = given["cache"]
+        if not isinstance(cache, bool):
+            out["cache"] = read.text("cache")  # a path
+        else:
+            out["cache"] = cache
+    if "mode" in given:
+        out["mode"] = read.text("mode", choices=("multi", "single"))
+    if "judge_mode" in given:
+        out["judge_mode"] = read.text("judge_mode", choices=("probs", "json"))
+    if "metrics" in given:
+        out["metrics"] = read.text_list("metrics", choices=METRICS)
+    if "datasets" in given:
+        out["datasets"] = read.text_list("datasets")
+        for index, dataset in enumerate(out["datasets"]):
+            if dataset not in MIRROR_SETS and not dataset.endswith(".jsonl"):
+                read.fail(f"datasets[{index}]", f"{dataset!r} is neither one of {', '.join(MIRROR_SETS)} nor a "
+                                                "path to a mirror-format .jsonl file")
+    if "proxies" in given:
+        proxies = read.mapping("proxies", nonempty=True)
+        _names(read, "proxies", proxies)
+        out["proxies"] = {name: _proxy(spec, f"proxies.{name}", source) for name, spec in proxies.items()}
+    if "judges" in given:
+        judges = read.mapping("judges", nonempty=True)
+        _names(read, "judges", judges)
+        out["judges"] = {name: _model(spec, f"judges.{name}", source) for name, spec in judges.items()}
+    for role in ("assistant", "goal_writer"):
+        if role in given:
+            out[role] = _model(given[role], role, source)
+    episodes = out.get("episodes", given.get("episodes", 10))
+    controls = out.get("controls", given.get("controls", True))
+    metrics = out.get("metrics", given.get("metrics", METRICS))
+    if controls and episodes < 2 and any(m in JUDGE_METRICS for m in metrics):
+        read.fail("episodes", "controls pair different conversations: at least 2 episodes (or controls: false)")
+    return out
+
+

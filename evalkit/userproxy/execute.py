@@ -1,0 +1,235 @@
+"""Running a job's plan into the run store: each unit in order, finished units skipped, episodes stored
+in fixed chunks as they finish, so a run stopped anywhere resumes where it stopped without repeating a
+model call (unfinished chunks are answered from the call cache)."""
+from __future__ import annotations
+
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+
+from ..models import CachedBackend, open_backend
+from ..results import json_ready
+from . import realism
+from .config import JobConfig, ModelSpec, dataset_name
+from .data import MIRROR_SETS, load_mirror_set, read_mirror_set, stratified_episodes
+from .evaluate import control_scores, lexical_z_scores
+from .lexical import LEXICAL_METRICS, lm_tokenizer, word_tokenizer
+from .plan import plan
+from .rollout import mirror_rollouts, synthesize_goals
+from .runstore import RunStore, Unit
+from .stats import summarise
+
+__all__ = ["OpenModel", "RunOutcome", "execute"]
+
+
+OpenModel = Callable[[ModelSpec], CachedBackend]
+
+
+class _Roles:
+    """One loaded model per distinct spec, seen through a per-role door (its own telemetry, shared cache)."""
+
+    def __init__(self, config: JobConfig, open_model: OpenModel | None):
+        self.config, self.open_model = config, open_model
+        self._loaded: dict[str, CachedBackend] = {}
+        self._doors: dict[tuple[str, str], CachedBackend] = {}
+
+    def door(self, role: str, spec: ModelSpec) -> CachedBackend:
+        key = spec.key()
+        if key not in self._loaded:
+            self._loaded[key] = (self.open_model(spec) if self.open_model is not None else
+                                 open_backend(spec.kind, spec.model, base_url=spec.base_url, adapter=spec.adapter,
+                                              cache=self.config.cache, **spec.options))
+        if (role, key) not in self._doors:
+            loaded = self._loaded[key]
+            self._doors[(role, key)] = CachedBackend(loaded.backend, loaded.cache)
+        return self._doors[(role, key)]
+
+    def drain(self, store: RunStore, unit: Unit) -> None:
+        """Move every door's new call records into the store, under the unit and the door's role."""
+        for (role, _), door in self._doors.items():
+            records = door.telemetry.drain()
+            if records:
+                store.add_calls(unit, role, records)
+
+
+@dataclass
+class RunOutcome:
+    """What :func:`execute` did: the run id, units run now, units skipped as done, and failures."""
+
+    run_id: str
+    store: str
+    ran: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)
+
+
+class _Executor:
+    def __init__(self, config: JobConfig, store: RunStore, roles: _Roles):
+        self.config, self.store, self.roles = config, store, roles
+        self._frames: dict[str, pd.DataFrame] = {}
+        self._samples: dict[tuple[str, int, int], pd.DataFrame] = {}
+        self._tokenizer: Callable[[str], list[str]] | None = None
+
+    def sample(self, dataset: str, seed: int, size: int | None = None) -> pd.DataFrame:
+        """The stratified sample of ``size`` (default: the job's episodes) conversations for a seed."""
+        if dataset not in self._frames:
+            path = next(d for d in self.config.datasets if dataset_name(d) == dataset)
+            frame, _ = (load_mirror_set(path, data_dir=self.config.data_dir) if path in MIRROR_SETS
+                        else read_mirror_set(path))
+            self._frames[dataset] = frame
+        size = size or self.config.episodes
+        if (dataset, seed, size) not in self._samples:
+            self._samples[(dataset, seed, size)] = stratified_episodes(
+                self._frames[dataset], size, minimum=self.config.minimum_per_stratum, seed=seed).reset_index(drop=True)
+        return self._samples[(dataset, seed, size)]
+
+    def tokenizer(self) -> Callable[[str], list[str]]:
+        if self._tokenizer is None:
+            name = self.config.tokenizer
+            self._tokenizer = word_tokenizer if name == "words" else lm_tokenizer(name)
+        return self._tokenizer
+
+    def chunks(self, unit: Unit, n: int) -> list[range]:
+        """Fixed chunks of positions (the same on every pass) not yet stored for the unit."""
+        stored = self.store.episodes(unit.unit_id)
+        size = self.config.chunk
+        return [r for r in (range(s, min(s + size, n)) for s in range(0, n, size))
+                if not all(p in stored for p in r)]
+
+    def rollout(self, unit: Unit) -> dict[str, Any]:
+        config, spec = self.config, self.config.proxies[unit.proxy]
+        sample = self.sample(unit.dataset, unit.seed)
+        proxy = self.roles.door("proxy", spec.model)
+        assistant = self.roles.door("assistant", config.assistant)
+        for positions in self.chunks(unit, len(sample)):
+            started = time.perf_counter()
+            turns = [sample.at[p, "turns"] for p in positions]
+            if spec.goal_level == "full":
+                goals = [sample.at[p, "goal"] for p in positions]
+            else:
+                goals = synthesize_goals(turns, spec.goal_level, self.roles.door("goal_writer", config.goal_writer))
+            empty: list[dict[str, Any]] = []
+            rolled = mirror_rollouts(turns, goals, spec.goal_level, proxy, assistant, mode=config.mode,
+                                     user_tokens=config.user_tokens, assistant_tokens=config.assistant_tokens,
+                                     guided=config.guided, temperature=spec.temperature, seed=unit.seed,
+                                     empty_turns=empty)
+            seconds = (time.perf_counter() - started) / len(positions)
+            self.store.put_episodes(unit, [
+                (p, sample.at[p, "conversation_id"], None,
+                 {"goal": g, "turns": r, "empty_turns": [e for e in empty if e["episode"] == k]}, seconds)
+                for k, (p, g, r) in enumerate(zip(positions, goals, rolled))])
+            self.roles.drain(self.store, unit)
+        episodes = self.store.episodes(unit.unit_id)
+        words = [sum(len(t["content"].split()) for t in e["payload"]["turns"] if t["role"] == "user")
+                 for e in episodes.values()]
+        empty_turns = [e for episode in episodes.values() for e in episode["payload"].get("empty_turns", [])]
+        return {"episodes": len(episodes), "proxy_user_words": float(np.mean(words)),
+                "real_user_words": float(sample["user_tokens"].mean()),
+                "empty_user_turns": sum(e["role"] == "user" for e in empty_turns),
+                "empty_assistant_turns": sum(e["role"] == "assistant" for e in empty_turns)}
+
+    def metric(self, unit: Unit) -> dict[str, Any]:
+        config = self.config
+        sample = self.sample(unit.dataset, unit.seed)
+        rolled = self.store.episodes(unit.rollout_id)
+        if len(rolled) != len(sample):
+            raise RuntimeError(f"{unit.rollout_id} is not finished ({len(rolled)} of {len(sample)} episodes)")
+        human = list(sample["turns"])
+        proxy = [rolled[p]["payload"]["turns"] for p in range(len(sample))]
+        ids = list(sample["conversation_id"])
+        if unit.metric in LEXICAL_METRICS:
+            started = time.perf_counter()
+            # The human side of a z-score costs no model call, so it is anchored on a larger stratified sample
+            # of the dataset's real users (as the paper's 200 per dataset) than the proxy episodes.
+            anchor = list(self.sample(unit.dataset, unit.seed, config.human_anchor)["turns"])
+            z = lexical_z_scores(anchor, proxy, self.tokenizer(), min_tokens=config.min_tokens)
+            seconds = (time.perf_counter() - started) / len(sample)
+            self.store.put_episodes(unit, [
+                (p, ids[p], None if np.isnan(z.at[p, unit.metric]) else z.at[p, unit.metric],
+                 {"proxy_value": json_ready(z.at[p, f"{unit.metric}_proxy"]), "tokens": int(z.at[p, "tokens"]),
+                  "unstable": bool(z.at[p, "unstable"])}, seconds) for p in range(len(sample))])
+            summary = summarise(z[unit.metric], bootstrap=config.bootstrap, seed=unit.seed)
+            summary.update(proxy_value=float(z[f"{unit.metric}_proxy"].mean()),
+                           human_value=float(z[f"{unit.metric}_human_mean"].iloc[0]),
+                           unstable=int(z["unstable"].sum()), human_anchor=len(anchor),
+                           human_unstable=int(z.attrs["human_unstable"]))
+            return summary
+        judge = self.roles.door("judge", config.judges[unit.judge])
+        slots = realism.proxy_slots(len(sample), unit.seed)
+        for positions in self.chunks(unit, len(sample)):
+            started = time.perf_counter()
+            pairs = [(human[p], proxy[p]) for p in positions]
+            options = {"mode": config.judge_mode, "samples": config.judge_samples}
+            if unit.metric == "gteval":
+                verdicts = realism.gteval(pairs, judge, **options)
+            elif unit.metric == "pi":
+                verdicts = realism.pairwise_indistinguishability(pairs, judge, slots=[slots[p] for p in positions],
+                                                                 **options)
+            else:
+                verdicts = realism.rubric_and_reason([proxy[p] for p in positions], judge, **options)
+            seconds = (time.perf_counter() - started) / len(positions)
+            parsed = verdicts.parsed or [False] * len(positions)
+            self.store.put_episodes(unit, [
+                (p, ids[p], None if np.isnan(score) else score,
+                 {"raw": raw, "parsed": flag, **({"proxy_slot": slots[p]} if unit.metric == "pi" else {})}, seconds)
+                for p, score, raw, flag in zip(positions, verdicts.scores, verdicts.raw, parsed)])
+            self.roles.drain(self.store, unit)
+        stored = self.store.episodes(unit.unit_id)
+        values = [np.nan if stored[p]["value"] is None else stored[p]["value"] for p in range(len(sample))]
+        summary = summarise(values, bootstrap=config.bootstrap, seed=unit.seed)
+        # Verdicts parsed from generated text (an endpoint without log-probabilities) are 0/1, not
+        # probabilities: counted so a report can say what its means are made of.
+        summary["parsed_verdicts"] = sum(bool(stored[p]["payload"].get("parsed")) for p in range(len(sample)))
+        if config.controls:
+            controls = control_scores(human, proxy, judge, seed=unit.seed, mode=config.judge_mode,
+                                      samples=config.judge_samples, metrics=(unit.metric,))[unit.metric]
+            self.roles.drain(self.store, unit)
+            summary.update(HH=controls["HH"], PP=controls["PP"],
+                           calibrated=realism.calibrated(summary["mean"], controls["HH"], controls["PP"]))
+        if unit.metric == "pi":
+            summary["delta_w"] = summary["mean"] - 0.5
+        return summary
+
+
+def execute(config: JobConfig, *, open_model: OpenModel | None = None, progress: bool = False,
+            stop_on_error: bool = False) -> RunOutcome:
+    """Run (or resume) the job: every unit not yet done, in plan order, stored as it goes.
+
+    ``open_model`` opens a :class:`ModelSpec` as a cached backend (default: :func:`evalkit.models.open_backend`
+    with the job's cache). A unit that raises is marked failed with its error and the others go on (units
+    that need its rollouts fail too), unless ``stop_on_error``; running the job again retries it.
+    """
+    units = plan(config)
+    store = RunStore(config.store)
+    store.open_run(config.run_id(), config.name, config.identity(), units)
+    outcome = RunOutcome(config.run_id(), str(store.path))
+    executor = _Executor(config, store, _Roles(config, open_model))
+    try:
+        for index, unit in enumerate(units, 1):
+            if store.status(unit) == "done":
+                outcome.skipped.append(unit.unit_id)
+                continue
+            if progress:
+                print(f"[{index}/{len(units)}] {unit.unit_id}", flush=True)
+            store.start_unit(unit)
+            started = time.perf_counter()
+            try:
+                summary = executor.rollout(unit) if unit.kind == "rollout" else executor.metric(unit)
+            except Exception as error:  # noqa: BLE001 — recorded with its traceback, the run goes on
+                executor.roles.drain(store, unit)
+                store.fail_unit(unit, f"{type(error).__name__}: {error}\n{traceback.format_exc(limit=4)}",
+                                time.perf_counter() - started)
+                outcome.failed[unit.unit_id] = f"{type(error).__name__}: {error}"
+                if stop_on_error:
+                    raise
+                continue
+            store.finish_unit(unit, json_ready(summary), time.perf_counter() - started)
+            outcome.ran.append(unit.unit_id)
+    finally:
+        store.close_run(config.run_id())
+        store.close()
+    return outcome
