@@ -18,7 +18,30 @@ from typing import Any, Iterable
 
 from .defaults import cache_dir
 
-__all__ = ["call_key", "CallCache", "CallRecord", "Telemetry", "default_cache_path"]
+__all__ = ["call_key", "CallCache", "CallRecord", "Telemetry", "default_cache_path", "StoreFileError",
+           "open_store"]
+
+
+class StoreFileError(RuntimeError):
+    """A store file (call cache, metric store, run store) that is not the SQLite database it should be."""
+
+
+def open_store(path: Path, schema: str, what: str) -> sqlite3.Connection:
+    """One of the kit's SQLite stores at ``path`` (created when absent; WAL mode; ``schema`` applied).
+
+    A file there that is not such a database raises :class:`StoreFileError` naming it and what to do,
+    instead of a bare ``sqlite3.DatabaseError`` traceback.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        connection = sqlite3.connect(path, check_same_thread=False, timeout=60)
+        with connection:
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.executescript(schema)
+    except sqlite3.DatabaseError as error:
+        raise StoreFileError(f"{path}: not {what} (SQLite says: {error}). Move the file away or delete it; "
+                             "evalkit creates a new one (only what it held is lost, the run itself is not).") from None
+    return connection
 
 
 def default_cache_path() -> Path:
@@ -43,14 +66,10 @@ class CallCache:
 
     def __init__(self, path: str | Path | None = None):
         self.path = Path(path) if path is not None else default_cache_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._connection = sqlite3.connect(self.path, check_same_thread=False, timeout=60)
-        with self._lock, self._connection:
-            self._connection.execute("PRAGMA journal_mode=WAL")
-            self._connection.execute(
-                "CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, backend TEXT NOT NULL, "
-                "operation TEXT NOT NULL, value TEXT NOT NULL, created REAL NOT NULL)")
+        self._connection = open_store(self.path, "CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, "
+                                      "backend TEXT NOT NULL, operation TEXT NOT NULL, value TEXT NOT NULL, "
+                                      "created REAL NOT NULL);", "an evalkit model-call cache")
 
     def get_many(self, keys: Iterable[str]) -> dict[str, Any]:
         """Values of the keys that are cached (missing keys are absent from the result)."""

@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import sqlite3
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from .cache import open_store
 from .defaults import cache_dir, default_encoder_path, quiet_model_loading
 
 __all__ = ["ROUGE_TYPES", "split_sentences", "ReferenceMetrics", "MetricStore"]
@@ -53,13 +53,10 @@ class MetricStore:
 
     def __init__(self, path: str | Path | None = None):
         self.path = Path(path) if path is not None else cache_dir() / "metrics.sqlite"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=60)
-        with self._lock, self._db:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("CREATE TABLE IF NOT EXISTS scores (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-            self._db.execute("CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, value BLOB NOT NULL)")
+        self._db = open_store(self.path, "CREATE TABLE IF NOT EXISTS scores (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+                              "CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, value BLOB NOT NULL);",
+                              "an evalkit metric store")
 
     def _get(self, table: str, keys: Sequence[str]) -> dict[str, object]:
         found = {}

@@ -19,15 +19,27 @@ import os
 import tempfile
 import urllib.error
 import urllib.request
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["DataUnavailable", "ChecksumMismatch", "Dataset", "DATASETS", "dataset_dir", "find_file",
-           "project_data_dir", "sha256_of", "GitTree", "git_blob_sha1"]
+__all__ = ["DataUnavailable", "ChecksumMismatch", "DataFileDamaged", "UnknownDataset", "Dataset", "DATASETS",
+           "dataset_dir", "find_file", "project_data_dir", "sha256_of", "GitTree", "git_blob_sha1"]
 
 
 class DataUnavailable(RuntimeError):
     """Neither a local copy nor a download of a dataset could be had."""
+
+
+class DataFileDamaged(ValueError):
+    """A data file that cannot be read at all (a truncated or damaged archive); names the file."""
+
+
+class UnknownDataset(KeyError):
+    """A dataset name the kit does not know; the message lists the names it does."""
+
+    def __str__(self) -> str:  # KeyError would print only the quoted name
+        return str(self.args[0])
 
 
 class ChecksumMismatch(RuntimeError):
@@ -262,9 +274,13 @@ def sha256_of(path: Path) -> str:
     """sha256 of a file's *uncompressed* bytes (``.gz`` files are read through gzip)."""
     digest = hashlib.sha256()
     opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
+    try:
+        with opener(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    except (EOFError, gzip.BadGzipFile, zlib.error) as failure:
+        raise DataFileDamaged(f"{path}: the gzip file is truncated or damaged ({type(failure).__name__}: "
+                              f"{failure}); restore it, or delete it so that it is downloaded again") from None
     return digest.hexdigest()
 
 
@@ -426,6 +442,8 @@ def dataset_dir(name: str, *, data_dir: str | os.PathLike | None = None, verify:
     the project cache ``data/<name>/`` is used and filled from the public source when incomplete.
     ``verify`` checks every file's sha256 against the pinned release.
     """
+    if name not in DATASETS:
+        raise UnknownDataset(f"unknown dataset {name!r}; the kit knows: {', '.join(sorted(DATASETS))}")
     dataset = DATASETS[name]
     given = data_dir if data_dir is not None else os.environ.get(_ENV_VAR)
     if given:

@@ -42,6 +42,21 @@ def test_cache_stats_and_purge(tmp_path):
     assert cache.purge("someone-else") == 0 and cache.purge() == 3 and len(cache) == 0
 
 
+def test_a_junk_store_file_is_named_not_a_traceback(tmp_path, capsys):
+    from evalkit.cache import StoreFileError
+    from evalkit.cli import main
+    from evalkit.metrics import MetricStore
+    from evalkit.userproxy.runstore import RunStore
+
+    junk = tmp_path / "calls.sqlite"
+    junk.write_bytes(b"this is not a database, just some bytes " * 100)
+    for opener, what in ((CallCache, "model-call cache"), (MetricStore, "metric store"), (RunStore, "run store")):
+        with pytest.raises(StoreFileError, match=rf"{junk}: not an evalkit .*{what} .*Move the file away"):
+            opener(junk)
+    assert main(["cache", "stats", "--path", str(junk)]) == 2
+    assert f"{junk}: not an evalkit model-call cache" in capsys.readouterr().err
+
+
 def test_http_backend_retries_500_then_succeeds(tmp_path):
     server = FakeChatServer(lambda body, count: (500, {"error": "busy"}) if count <= 2
                             else (200, chat_reply("Yes", [("Yes", math.log(0.7)), ("No", math.log(0.2)),

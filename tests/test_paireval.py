@@ -186,6 +186,23 @@ def test_meta_eval_schema_round_trip_and_errors(tmp_path):
     csv.write_text('context,response,score\n"[""Hi""]",x,2\n"[""Hi""]",,3\n')
     with pytest.raises(MetaEvalFormatError, match=r"bad.csv, line 3, field 'response'"):
         read_meta_eval(csv)
+    # A ragged row (pandas would pad it with blanks) and bytes that are not UTF-8 name the file and line.
+    csv.write_text('context,response,score\n"[""Hi""]",x,2\n"[""Hi""]",y,3,extra\n')
+    with pytest.raises(MetaEvalFormatError, match=r"bad.csv, line 3: 4 field\(s\) where the header has 3"):
+        read_meta_eval(csv)
+    csv.write_text('context,response,score\n"[""Hi""]",x,2\n"[""Hi""]",y\n')
+    with pytest.raises(MetaEvalFormatError, match=r"bad.csv, line 3: 2 field\(s\) where the header has 3"):
+        read_meta_eval(csv)
+    csv.write_bytes(b'context,response,score\n"[""Hi""]",x,2\n"[""Hi""]",caf\xe9,3\n')
+    with pytest.raises(MetaEvalFormatError, match=r"bad.csv, line 3: not UTF-8 text \(byte 0xe9"):
+        read_meta_eval(csv)
+    bad.write_bytes(b'{"context": ["Hi"], "response": "caf\xe9", "score": 2}\n')
+    with pytest.raises(MetaEvalFormatError, match=r"bad.jsonl, line 1: not UTF-8 text"):
+        read_meta_eval(bad)
+    # A quoted field may span lines: line numbers are the file's.
+    csv.write_text('context,response,score\n"[""Hi""]","two\nlines",2\n"[""Hi""]",,3\n')
+    with pytest.raises(MetaEvalFormatError, match=r"bad.csv, line 4, field 'response'"):
+        read_meta_eval(csv)
     frame["metric"] = [0.9, 0.1, 0.5]
     result = meta_evaluate(frame, "metric")
     assert result["pearson"] > 0.9 and result["spearman"] == pytest.approx(1.0) and result["n"] == 3

@@ -89,6 +89,27 @@ def test_local_directory_is_verified(tmp_path, monkeypatch):
         dataset_dir("toy", verify=False)
 
 
+def test_a_truncated_gzip_and_an_unknown_name_are_named(tmp_path, monkeypatch, capsys):
+    import gzip
+
+    from evalkit.cli import main
+    from evalkit.jsonl import read_text
+
+    monkeypatch.setitem(sources.DATASETS, "toy", _dataset("http://127.0.0.1:9/"))
+    local = tmp_path / "local" / "toy"
+    for name, body in PAYLOAD.items():
+        (local / name).parent.mkdir(parents=True, exist_ok=True)
+        (local / (name + ".gz")).write_bytes(gzip.compress(body * 200)[:30])  # cut short, as an interrupted copy
+    monkeypatch.setenv("EVALKIT_DATA_DIR", str(tmp_path / "local"))
+    with pytest.raises(sources.DataFileDamaged, match=r"toy/a.csv.gz: the gzip file is truncated or damaged"):
+        dataset_dir("toy")
+    with pytest.raises(ValueError, match=r"a.csv.gz: the gzip file is truncated or damaged"):
+        read_text(local / "a.csv.gz")  # what the loaders read through, with verify=False
+    assert main(["data", "no-such-set"]) == 2
+    message = capsys.readouterr().err
+    assert "unknown dataset 'no-such-set'; the kit knows: " in message and "upheld" in message
+
+
 def test_real_upheld_matches_pinned_checksums(real_data_dir):
     assert dataset_dir("upheld", data_dir=real_data_dir) == real_data_dir / "upheld"
 

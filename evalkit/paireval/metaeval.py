@@ -23,8 +23,6 @@ the file, line or item, and field.
 """
 from __future__ import annotations
 
-import gzip
-import io
 import json
 import math
 from dataclasses import dataclass, field
@@ -33,6 +31,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
+from ..jsonl import csv_frame, read_text
 from ..sources import dataset_dir, find_file
 from .schema import META_EVAL_COLUMNS, MetaEvalFormatError
 
@@ -95,11 +94,7 @@ class _Texts:
 
 
 def _read_text(path: Path) -> str:
-    raw = gzip.open(path).read() if path.suffix == ".gz" else path.read_bytes()
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise MetaEvalFormatError(f"{path}: not UTF-8 text (byte {error.start})") from error
+    return read_text(path, MetaEvalFormatError)
 
 
 def _required(root: Path, relative: str) -> Path:
@@ -228,16 +223,16 @@ def _read_fed(root: Path, report: MetaEvalLoadReport) -> list[dict[str, Any]]:
 def _read_zhao(root: Path, report: MetaEvalLoadReport) -> list[dict[str, Any]]:
     path = _required(root, "dailydialog-zhao.csv")
     clean, rows = _Texts(report), []
-    frame = pd.read_csv(io.StringIO(_read_text(path)), dtype=str, keep_default_na=False)
+    frame, lines = csv_frame(path, MetaEvalFormatError)
     missing = [c for c in ("english_ctx", "english_res", "ratings") if c not in frame.columns]
     if missing:
         raise MetaEvalFormatError(f"{path}, line 1 (header): missing column(s) {', '.join(missing)}")
-    for number, row in enumerate(frame.itertuples(index=False), start=2):
+    for number, row in zip(lines, frame.itertuples(index=False)):
         report.items_read += 1
         try:
             score = float(row.ratings)
         except ValueError as error:
-            raise MetaEvalFormatError(f"{path}, row {number}, field 'ratings': {row.ratings!r} is not a number") \
+            raise MetaEvalFormatError(f"{path}, line {number}, field 'ratings': {row.ratings!r} is not a number") \
                 from error
         rows.append({"context": clean.turns(row.english_ctx.split("\n")), "response": clean(row.english_res),
                      "reference": None, "score": score, "system": None})

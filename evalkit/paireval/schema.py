@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..jsonl import json_lines
+from ..jsonl import csv_frame, json_lines
 
 
 # --------------------------------------------------------------------------- meta-evaluation schema
@@ -66,11 +66,11 @@ def read_meta_eval(path: str | Path) -> pd.DataFrame:
     if path.suffix.lower() in (".jsonl", ".json"):
         records = [_check_record(record, path, number) for number, record in json_lines(path, MetaEvalFormatError)]
     elif path.suffix.lower() == ".csv":
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+        frame, lines = csv_frame(path, MetaEvalFormatError)
         missing = [c for c in _REQUIRED if c not in frame.columns]
         if missing:
             raise MetaEvalFormatError(f"{path}, line 1 (header): missing column(s) {', '.join(missing)}")
-        for number, row in enumerate(frame.to_dict("records"), start=2):  # line 1 is the header
+        for number, row in zip(lines, frame.to_dict("records")):
             row = {k: (None if v == "" else v) for k, v in row.items()}
             records.append(_check_record(row, path, number))
     else:

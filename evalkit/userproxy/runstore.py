@@ -24,7 +24,7 @@ from typing import Any, Iterable, Sequence
 
 import pandas as pd
 
-from ..cache import CallRecord
+from ..cache import CallRecord, open_store
 
 __all__ = ["Unit", "RunStore"]
 
@@ -83,13 +83,9 @@ class RunStore:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=60)
+        self._db = open_store(self.path, _SCHEMA, "an evalkit user-proxy run store")
         self._db.row_factory = sqlite3.Row
-        with self._lock, self._db:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.executescript(_SCHEMA)
 
     # ---------------------------------------------------------------- writing
 
