@@ -1,18 +1,95 @@
-"""Statistics every chapter shares: intervals for proportions and correlation with human scores.
+"""Statistics every chapter shares: correlation with human scores (the paper's kinds, with intervals),
+intervals for proportions and means, and the paired difference of two correlations.
 
 A result in the book is a number with its n and an interval; these are the functions that give them.
 """
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Sequence
+from typing import Literal, Sequence
 
 import numpy as np
+import pandas as pd
 from scipy import stats
 
-__all__ = ["Proportion", "proportion", "HumanCorrelation", "correlation_with_humans", "CorrelationDifference",
-           "correlation_difference"]
+__all__ = ["Kind", "correlation", "cramers_v", "paper_kind", "bootstrap_ci", "Proportion", "proportion", "summarise",
+           "HumanCorrelation", "correlation_with_humans", "CorrelationDifference", "correlation_difference"]
 
+Kind = Literal["pearson", "spearman", "kendall", "pointbiserial", "cramers_v"]
+
+
+# --------------------------------------------------------------------------- correlation of a metric with labels
+
+def cramers_v(first, second) -> float:
+    """Cramér's V between two categorical variables (scipy's association measure).
+
+    >>> round(cramers_v([1, 1, 2, 2], ["a", "a", "b", "b"]), 4)
+    1.0
+    """
+    table = pd.crosstab(pd.Series(np.asarray(first)), pd.Series(np.asarray(second)))
+    if min(table.shape) < 2:
+        return float("nan")
+    return float(stats.contingency.association(table.to_numpy(), method="cramer"))
+
+
+def paper_kind(values) -> Kind:
+    """The paper's choice for a metric: point-biserial for a binary one, Pearson otherwise.
+
+    >>> paper_kind([0, 1, 1, 0]), paper_kind([0.2, 0.9, 0.4])
+    ('pointbiserial', 'pearson')
+    """
+    return "pointbiserial" if len(np.unique(np.asarray(values, dtype=float))) == 2 else "pearson"
+
+
+def correlation(x, y, kind: Kind = "pearson") -> float:
+    """Correlation of metric ``x`` with human target ``y``; NaN pairs dropped, NaN when undefined.
+
+    ``pointbiserial`` wants a binary ``x``; ``cramers_v`` treats both as categories (round item means first).
+
+    >>> round(correlation([1, 2, 3, 4], [1, 2, 3, 5]), 4)
+    0.9827
+    >>> correlation([1, 1, 1], [1, 2, 3])
+    nan
+    """
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    keep = ~(np.isnan(x) | np.isnan(y))
+    x, y = x[keep], y[keep]
+    if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return float("nan")
+    if kind == "pearson":
+        return float(stats.pearsonr(x, y)[0])
+    if kind == "spearman":
+        return float(stats.spearmanr(x, y)[0])
+    if kind == "kendall":
+        return float(stats.kendalltau(x, y)[0])
+    if kind == "pointbiserial":
+        if len(np.unique(x)) != 2:
+            raise ValueError("point-biserial correlation needs a binary metric")
+        return float(stats.pointbiserialr(x == x.max(), y)[0])
+    if kind == "cramers_v":
+        return cramers_v(x, y)
+    raise ValueError(f"unknown correlation kind {kind!r}")
+
+
+def bootstrap_ci(frame: pd.DataFrame, column: str, kind: Kind = "pearson", *, n: int = 1000, seed: int = 0,
+                 by_conversation: bool = True, level: float = 0.95) -> tuple[float, float]:
+    """Percentile bootstrap interval of the correlation, resampling whole conversations by default."""
+    rng = np.random.default_rng(seed)
+    if by_conversation:
+        groups = frame.groupby("conversation_id").indices
+        members = list(groups.values())
+    else:
+        members = [np.array([i]) for i in range(len(frame))]
+    x, y = frame[column].to_numpy(dtype=float), frame["target"].to_numpy(dtype=float)
+    estimates = []
+    for _ in range(n):
+        chosen = np.concatenate([members[i] for i in rng.integers(len(members), size=len(members))])
+        estimates.append(correlation(x[chosen], y[chosen], kind))
+    low, high = np.nanpercentile(estimates, [(1 - level) / 2 * 100, (1 + level) / 2 * 100])
+    return float(low), float(high)
+
+
+# --------------------------------------------------------------------------- proportions and means
 
 @dataclass(frozen=True)
 class Proportion:
@@ -50,10 +127,39 @@ def proportion(outcomes: Sequence[bool] | np.ndarray, *, level: float = 0.95) ->
     return Proportion(successes, n, float(interval.low), float(interval.high), level)
 
 
+def summarise(values: Sequence[float], *, bootstrap: int = 0, seed: int = 0, level: float = 0.95) -> dict[str, float]:
+    """Mean, sd, n and a Student-t interval of the non-missing values (plus a percentile bootstrap
+    interval when ``bootstrap`` resamples are asked for); ``missing`` counts the NaNs left out.
+
+    >>> result = summarise([1.0, 2.0, 3.0, float("nan")])
+    >>> result["mean"], result["n"], result["missing"], round(result["t_low"], 3), round(result["t_high"], 3)
+    (2.0, 3, 1, -0.484, 4.484)
+    """
+    array = np.asarray(values, dtype=float)
+    kept = array[~np.isnan(array)]
+    n = len(kept)
+    out = {"mean": float(kept.mean()) if n else float("nan"), "sd": float(kept.std(ddof=1)) if n > 1 else float("nan"),
+           "n": n, "missing": int(len(array) - n)}
+    if n > 1:
+        half = stats.t.ppf(0.5 + level / 2, n - 1) * out["sd"] / np.sqrt(n)
+        out.update(t_low=float(out["mean"] - half), t_high=float(out["mean"] + half))
+    else:
+        out.update(t_low=float("nan"), t_high=float("nan"))
+    if bootstrap and n > 1:
+        rng = np.random.default_rng(seed)
+        means = kept[rng.integers(0, n, size=(bootstrap, n))].mean(axis=1)
+        out.update(boot_low=float(np.quantile(means, (1 - level) / 2)),
+                   boot_high=float(np.quantile(means, 0.5 + level / 2)))
+    return out
+
+
+# --------------------------------------------------------------------------- correlation with humans, with intervals
+
 @dataclass(frozen=True)
 class HumanCorrelation:
-    """Pearson and Spearman of a metric with human scores: p-values, n, and percentile-bootstrap intervals
-    (items resampled with replacement, ``bootstrap`` times; 0 leaves the intervals out)."""
+    """Pearson, Spearman and Kendall of a metric with human scores: p-values, n, and percentile-bootstrap
+    intervals for Pearson and Spearman (items resampled with replacement, ``bootstrap`` times; 0 leaves the
+    intervals out)."""
 
     pearson: float
     pearson_p: float
@@ -65,6 +171,8 @@ class HumanCorrelation:
     spearman_high: float
     n: int
     missing: int
+    kendall: float = float("nan")
+    kendall_p: float = float("nan")
 
     def as_dict(self) -> dict[str, float]:
         return asdict(self)
@@ -86,7 +194,7 @@ def correlation_with_humans(metric: Sequence[float], human: Sequence[float], *, 
     x, y = x[keep], y[keep]
     if len(x) < 3:
         raise ValueError(f"a correlation needs at least 3 scored items, got {len(x)}")
-    pearson, spearman = stats.pearsonr(x, y), stats.spearmanr(x, y)
+    pearson, spearman, kendall = stats.pearsonr(x, y), stats.spearmanr(x, y), stats.kendalltau(x, y)
     bounds = {"pearson": (np.nan, np.nan), "spearman": (np.nan, np.nan)}
     if bootstrap:
         rng = np.random.default_rng(seed)
@@ -103,7 +211,7 @@ def correlation_with_humans(metric: Sequence[float], human: Sequence[float], *, 
                 bounds[name] = (float(np.percentile(r, tail)), float(np.percentile(r, 100 - tail)))
     return HumanCorrelation(float(pearson.statistic), float(pearson.pvalue), *bounds["pearson"],
                             float(spearman.statistic), float(spearman.pvalue), *bounds["spearman"],
-                            int(len(x)), int((~keep).sum()))
+                            int(len(x)), int((~keep).sum()), float(kendall.statistic), float(kendall.pvalue))
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import pytest
 from evalkit.userproxy import lexical, realism
 from evalkit.userproxy.data import MirrorFormatError, read_mirror_set, stratified_episodes
 from evalkit.userproxy.rollout import mirror_rollouts
-from evalkit.userproxy.stats import judge_human_correlation, summarise
+from evalkit.stats import correlation_with_humans, summarise
 from tests.fakes import ScriptedBackend
 
 WORDS = ("the cat sat on a mat and the dog ran to the red barn while a bird sang over the old "
@@ -179,8 +179,9 @@ def test_summary_intervals_and_judge_human_correlation():
     assert result["t_low"] < 0.6 < result["t_high"] and result["boot_low"] < result["mean"] < result["boot_high"]
     assert result["t_high"] - result["t_low"] == pytest.approx(result["boot_high"] - result["boot_low"], rel=0.25)
     human = rng.random(50)
-    correlation = judge_human_correlation(human + rng.normal(0, 0.05, 50), human)
-    assert correlation["spearman"] > 0.9 and correlation["kendall"] > 0.7 and correlation["n"] == 50
+    correlation = correlation_with_humans(human + rng.normal(0, 0.05, 50), human, bootstrap=200)
+    assert correlation.spearman > 0.9 and correlation.kendall > 0.7 and correlation.n == 50
+    assert correlation.spearman_low < correlation.spearman < correlation.spearman_high
 
 
 def test_real_mirror_sets_and_human_labels(real_data_dir):

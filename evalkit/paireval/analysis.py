@@ -9,7 +9,7 @@ import pandas as pd
 
 from ..models import Backend
 from .prompts import PROMPT_LIMITS, PromptLimits
-from .schema import meta_evaluate
+from ..stats import correlation_with_humans
 from .scoring import Position, _mean_over, pairwise_matrix
 
 Turns = Sequence[str]
@@ -59,8 +59,7 @@ def exhaustive_matrix(contexts: Sequence[Turns], responses: Sequence[str], backe
 
 def correlations(scores, human) -> dict[str, float]:
     """Pearson r and Spearman rho (with p-values and n) of scores against human judgements, NaNs dropped."""
-    frame = pd.DataFrame({"metric": np.asarray(scores, dtype=float), "score": np.asarray(human, dtype=float)})
-    return meta_evaluate(frame, "metric", "score")
+    return correlation_with_humans(scores, human, bootstrap=0).as_dict()
 
 
 def ranking_accuracy(better, worse) -> float:

@@ -9,9 +9,9 @@ from typing import Any, Iterable
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from ..jsonl import csv_frame, json_lines
+from ..stats import correlation_with_humans
 
 
 # --------------------------------------------------------------------------- meta-evaluation schema
@@ -131,14 +131,15 @@ def upheld_meta_eval(subset: str = "main", *, label: str = "reasonable",
                          "item_id": items.loc[keep, "item_id"].values}).reset_index(drop=True)
 
 
-def meta_evaluate(frame: pd.DataFrame, metric: str, human: str = "score") -> dict[str, float]:
-    """Pearson and Spearman of a metric column against the human scores, with p-values and n (rows where
-    either is missing are left out and counted)."""
-    both = frame[[metric, human]].apply(pd.to_numeric, errors="coerce").dropna()
-    if len(both) < 3:
-        raise ValueError(f"meta-evaluation needs at least 3 scored rows, got {len(both)}")
-    pearson = stats.pearsonr(both[metric], both[human])
-    spearman = stats.spearmanr(both[metric], both[human])
-    return {"pearson": float(pearson.statistic), "pearson_p": float(pearson.pvalue),
-            "spearman": float(spearman.statistic), "spearman_p": float(spearman.pvalue),
-            "n": int(len(both)), "missing": int(len(frame) - len(both))}
+def meta_evaluate(frame: pd.DataFrame, metric: str, human: str = "score", *, bootstrap: int = 0,
+                  seed: int = 0) -> dict[str, float]:
+    """Pearson and Spearman (and Kendall) of a metric column against the human scores, with p-values, n and
+    — when ``bootstrap`` resamples are asked for — intervals; rows where either is missing are left out and
+    counted (:func:`evalkit.stats.correlation_with_humans` on the frame's two columns)."""
+    if metric == human:
+        raise ValueError(f"the metric column and the human column are both {metric!r}")
+    columns = frame[[metric, human]].apply(pd.to_numeric, errors="coerce")
+    try:
+        return correlation_with_humans(columns[metric], columns[human], bootstrap=bootstrap, seed=seed).as_dict()
+    except ValueError as error:
+        raise ValueError(f"meta-evaluation of {metric!r}: {error}") from None

@@ -11,7 +11,7 @@ from ..models import Backend
 from . import realism
 from .data import user_text
 from .lexical import LEXICAL_METRICS, lexical_profile
-from .stats import summarise
+from ..stats import summarise
 
 __all__ = ["lexical_z_scores", "lexical_table", "judge_scores", "control_scores", "realism_table", "JUDGE_METRICS"]
 

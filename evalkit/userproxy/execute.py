@@ -21,7 +21,7 @@ from .lexical import LEXICAL_METRICS, lm_tokenizer, word_tokenizer
 from .plan import plan
 from .rollout import mirror_rollouts, synthesize_goals
 from .runstore import RunStore, Unit
-from .stats import summarise
+from ..stats import summarise
 
 __all__ = ["OpenModel", "RunOutcome", "execute"]
 
