@@ -8,7 +8,7 @@ for plain or conversation-grouped folds; :func:`fit` trains on a whole set for t
 """
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -21,9 +21,10 @@ from sklearn.svm import SVR
 from sklearn.tree import DecisionTreeRegressor
 
 from .correlation import correlation, folds
+from .stats import correlation_with_humans
 
 __all__ = ["ENSEMBLES", "make_model", "agreement_weights", "cross_validate", "fit", "single_feature_regressions",
-           "decision_tree"]
+           "decision_tree", "ensemble_table", "feature_group_table", "chosen_on_training"]
 
 ENSEMBLES = ("linear", "svm", "random_forest")
 
@@ -101,3 +102,77 @@ def decision_tree(frame: pd.DataFrame, features: list[str], *, max_depth: int = 
     tree = DecisionTreeRegressor(max_depth=max_depth, min_samples_leaf=20, random_state=seed)
     return tree.fit(data[features].to_numpy(dtype=float), data["target"].to_numpy(dtype=float))
 
+
+
+def _transfer(fitted: Pipeline, frame: pd.DataFrame, features: list[str], *, bootstrap: int,
+              seed: int) -> tuple[dict[str, float], pd.Series]:
+    """An ensemble trained elsewhere, applied unchanged to ``frame``: Pearson r with the humans, its
+    bootstrap interval and n; and the predictions by item."""
+    data = frame.dropna(subset=[*features, "target"])
+    predicted = fitted.predict(data[features].to_numpy(dtype=float))
+    result = correlation_with_humans(predicted, data["target"], bootstrap=bootstrap, seed=seed)
+    return ({"r": result.pearson, "low": result.pearson_low, "high": result.pearson_high, "n": result.n},
+            pd.Series(predicted, index=data["item_id"].to_numpy()))
+
+
+def ensemble_table(frames: Mapping[str, Mapping[str, pd.DataFrame]], features: list[str], *,
+                   labels: Sequence[str], train: str = "upheld", checks: Sequence[str] = ("llm_arena", "topical_chat"),
+                   n_splits: int = 5, seed: int = 0, bootstrap: int = 1000) -> pd.DataFrame:
+    """Every ensemble (plain and agreement-weighted) per label: cross-validated on ``train`` with plain and
+    conversation-grouped folds (mean and sd over folds), then trained on all of ``train`` and applied
+    unchanged to each check set (``<check> transfer`` r with ``low``/``high`` bootstrap bounds and ``n``).
+    ``frames[label][dataset]`` are :func:`~evalkit.correlation.evaluation_frame` frames. Rows: (label,
+    ensemble)."""
+    rows = []
+    for label in labels:
+        training = frames[label][train]
+        for name in ENSEMBLES:
+            for weighted in (False, True):
+                plain = cross_validate(training, features, name, n_splits=n_splits, seed=seed, weighted=weighted)
+                grouped = cross_validate(training, features, name, n_splits=n_splits, seed=seed, grouped=True,
+                                         weighted=weighted)
+                row = {"label": label, "ensemble": name + (" (weighted)" if weighted else ""),
+                       f"{train} cv": plain["mean"], f"{train} cv sd": plain["sd"],
+                       f"{train} grouped cv": grouped["mean"], f"{train} grouped cv sd": grouped["sd"]}
+                fitted = fit(training, features, name, seed=seed, weighted=weighted)
+                for check in checks:
+                    result, _ = _transfer(fitted, frames[label][check], features, bootstrap=bootstrap, seed=seed)
+                    row.update({f"{check} transfer": result["r"], f"{check} low": result["low"],
+                                f"{check} high": result["high"], f"{check} n": result["n"]})
+                rows.append(row)
+    return pd.DataFrame(rows).set_index(["label", "ensemble"])
+
+
+def feature_group_table(frames: Mapping[str, Mapping[str, pd.DataFrame]], feature_sets: Mapping[str, list[str]], *,
+                        labels: Sequence[str], required: list[str], train: str = "upheld",
+                        checks: Sequence[str] = ("llm_arena", "topical_chat"), n_splits: int = 5, seed: int = 0,
+                        bootstrap: int = 1000) -> pd.DataFrame:
+    """The linear ensemble on each set of features, all on the same ``train`` items (those with every
+    ``required`` column scored): grouped-fold CV on ``train`` and transfer to the check sets with bootstrap
+    bounds. Rows: (label, features)."""
+    rows = []
+    for label in labels:
+        training = frames[label][train].dropna(subset=required)
+        for title, features in feature_sets.items():
+            cv = cross_validate(training, features, "linear", n_splits=n_splits, seed=seed, grouped=True)
+            row = {"label": label, "features": title, f"judged {train} items": len(training),
+                   f"{train} grouped cv": cv["mean"], f"{train} grouped cv sd": cv["sd"]}
+            fitted = fit(training, features, "linear", seed=seed)
+            for check in checks:
+                result, _ = _transfer(fitted, frames[label][check], features, bootstrap=bootstrap, seed=seed)
+                row.update({f"{check} transfer": result["r"], f"{check} low": result["low"],
+                            f"{check} high": result["high"], f"{check} n": result["n"]})
+            rows.append(row)
+    return pd.DataFrame(rows).set_index(["label", "features"])
+
+
+def chosen_on_training(table: pd.DataFrame, label: str, column: str = "upheld grouped cv") -> str:
+    """The ensemble of ``table`` (from :func:`ensemble_table`) with the best ``column`` for ``label`` — chosen on
+    the training set's grouped folds alone, never on the sets it is then reported on.
+
+    >>> table = pd.DataFrame({"upheld grouped cv": [0.5, 0.7], "llm_arena transfer": [0.9, 0.1]},
+    ...                      index=pd.MultiIndex.from_tuples([("content", "svm"), ("content", "linear")]))
+    >>> chosen_on_training(table, "content")
+    'linear'
+    """
+    return str(table.loc[label][column].idxmax())

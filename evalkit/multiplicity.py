@@ -16,13 +16,25 @@ from .judges import JUDGES, format_history, judge_messages
 from .metrics import ReferenceMetrics
 from .models import Backend
 
-__all__ = ["continuation_prompt", "multiplicity"]
+__all__ = ["continuation_prompt", "multiplicity", "multiplicity_contexts"]
 
 
 def continuation_prompt(history: Sequence[tuple[str, str]]) -> list[dict[str, str]]:
     """Ask the model for the next assistant turn of ``history`` (third person, as small models need)."""
     return [{"role": "user", "content": "Here is a conversation between a user and an assistant.\n\n"
              f"{format_history(history)}\n\nWrite the assistant's next reply, in one or two sentences."}]
+
+
+def multiplicity_contexts(items: pd.DataFrame, open_ended: pd.DataFrame, n: int, *, seed: int = 0) -> pd.DataFrame:
+    """The three sets of the experiment, ``n`` contexts each (``set`` column): UPHELD first turns, random UPHELD
+    turns (one row per turn, whatever its candidates) and the open-ended set's items."""
+    first = items[items["turn"] <= 1].drop_duplicates("turn_id")
+    turns = items.drop_duplicates("turn_id")
+    return pd.concat([
+        first.sample(min(n, len(first)), random_state=seed).assign(set="UPHELD first turn"),
+        turns.sample(min(n, len(turns)), random_state=seed).assign(set="UPHELD random turn"),
+        open_ended.sample(min(n, len(open_ended)), random_state=seed).assign(set="Topical-Chat (open-ended)"),
+    ])
 
 
 def multiplicity(contexts: pd.DataFrame, backend: Backend, scorer: ReferenceMetrics, *, max_tokens: int = 48,

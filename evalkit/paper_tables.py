@@ -14,7 +14,7 @@ from .agreement import LEVELS
 from .correlation import correlation, fold_correlations
 
 __all__ = ["PAPER_CONTENT", "PAPER_STYLE", "PAPER_REASONABLE", "PAPER_TABLES", "metric_table",
-           "by_agreement_level", "judge_accuracy_by_bin", "stratified_sample"]
+           "by_agreement_level", "judge_accuracy_by_bin", "stratified_sample", "table_with_paper", "ceiling_gap"]
 
 _ROWS = ["embedding_cosine", "bertscore_precision", "bertscore_recall", "bertscore_f1", "rouge1", "rouge2", "rougeL",
          "rougeLsum", "judge_yes_no", "judge_yes_no_explain", "judge_likert", "judge_likert_explain", "linear", "svm",
@@ -115,4 +115,41 @@ def judge_accuracy_by_bin(frame: pd.DataFrame, labels: pd.DataFrame, label: str,
             row[column] = hit.mean() if len(judged) else np.nan
             row[f"{column} n"] = len(judged)
         rows[level] = row
+    return pd.DataFrame(rows).T
+
+
+def table_with_paper(frames: Mapping[str, pd.DataFrame], columns: list[str], paper: pd.DataFrame, *,
+                     n_splits: int = 5, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """One label's Table 3/4/10: (plain-fold table, grouped-fold table, the view that prints ``mean ± sd``
+    for both fold schemes beside the paper's value, per dataset)."""
+    ours = metric_table(frames, columns, n_splits=n_splits, seed=seed)
+    grouped = metric_table(frames, columns, n_splits=n_splits, seed=seed, grouped=True)
+    view = pd.DataFrame(index=columns)
+    for name in frames:
+        for title, table in ((name, ours), (f"{name} grouped", grouped)):
+            view[title] = table[name].round(2).astype(str) + " ± " + table[f"{name} sd"].round(3).astype(str)
+        view[f"{name} (paper)"] = paper[name].reindex(columns) if name in paper else np.nan
+    return ours, grouped, view
+
+
+def ceiling_gap(grouped: pd.DataFrame, ensembles: pd.DataFrame, ceilings: Mapping[str, float], metrics: list[str], *,
+                label: str = "content", train: str = "upheld") -> pd.DataFrame:
+    """Per dataset: the best single metric and the best ensemble — both chosen on ``train``'s grouped folds
+    alone — and the human ceiling. ``grouped`` is :func:`metric_table` with grouped folds, ``ensembles``
+    :func:`~evalkit.ensemble.ensemble_table`. On ``train`` the ensemble's value is its grouped-fold CV mean
+    (``sd`` over folds); on a check set its transfer r with a bootstrap interval."""
+    metric = str(grouped.loc[metrics, train].idxmax())
+    ensemble = str(ensembles.loc[label][f"{train} grouped cv"].idxmax())
+    chosen = ensembles.loc[(label, ensemble)]
+    rows = {}
+    for dataset, ceiling in ceilings.items():
+        on_train = dataset == train
+        rows[dataset] = {
+            "metric": metric, "metric r": grouped.loc[metric, dataset], "metric sd": grouped.loc[metric, f"{dataset} sd"],
+            "ensemble": ensemble,
+            "ensemble r": chosen[f"{train} grouped cv"] if on_train else chosen[f"{dataset} transfer"],
+            "ensemble low": np.nan if on_train else chosen[f"{dataset} low"],
+            "ensemble high": np.nan if on_train else chosen[f"{dataset} high"],
+            "ensemble sd": chosen[f"{train} grouped cv sd"] if on_train else np.nan,
+            "human ceiling": ceiling}
     return pd.DataFrame(rows).T

@@ -98,3 +98,21 @@ def test_stratified_sample_is_seeded(frame):
     first, second = stratified_sample(data, 30, seed=2), stratified_sample(data, 30, seed=2)
     assert first.index.tolist() == second.index.tolist()
     assert first["model"].value_counts().tolist() == [10, 10, 10]
+
+
+def test_the_ceiling_figure_chooses_on_upheld_alone():
+    import pandas as pd
+
+    from evalkit.paper_tables import ceiling_gap
+
+    grouped = pd.DataFrame({"upheld": [0.7, 0.6], "upheld sd": [0.01, 0.02], "llm_arena": [0.2, 0.5],
+                            "llm_arena sd": [0.03, 0.03]}, index=["rougeL", "bertscore_f1"])
+    index = pd.MultiIndex.from_tuples([("content", "linear"), ("content", "svm")])
+    ensembles = pd.DataFrame({"upheld grouped cv": [0.75, 0.72], "upheld grouped cv sd": [0.02, 0.02],
+                              "llm_arena transfer": [0.1, 0.6], "llm_arena low": [0.0, 0.5],
+                              "llm_arena high": [0.2, 0.7]}, index=index)
+    gap = ceiling_gap(grouped, ensembles, {"upheld": 0.9, "llm_arena": 0.8}, ["rougeL", "bertscore_f1"])
+    # The check set would prefer bertscore_f1 and the svm; the choice is made on UPHELD: rougeL and linear.
+    assert gap["metric"].tolist() == ["rougeL", "rougeL"] and gap["ensemble"].tolist() == ["linear", "linear"]
+    assert gap.loc["llm_arena", "ensemble r"] == 0.1 and gap.loc["upheld", "ensemble r"] == 0.75
+    assert gap.loc["llm_arena", "metric r"] == 0.2

@@ -26,13 +26,13 @@ from .encoder import EncoderJudge, EncoderTrainingRun, pair_accuracy, train_enco
 from .metaeval import META_EVAL_SETS, MetaEvalSet, load_meta_eval_set, meta_eval_set_names
 from .recipes import RECIPES, JudgeData, JudgeRecipe, judge_data, train_judge, train_lm_judge, validation_pairs
 from .scoring import (bleu2, compare_responses, directeval_scores, length_scores, pair_preferences, paireval_scores,
-                      pairwise_matrix, preference_accuracy, score_frame)
+                      pairwise_matrix, preference_accuracy, score_frame, upheld_judge_features)
 from .report import TARGETS, chapter4_summary, target_verdict
 from .table1 import baseline_scores, correlation_rows, judge_scores, paper_table1, sample_items, table1_view
 from .splits import LeakReport, leaked_units, remove_held_out
 from .training import TrainingRun, judge_training_examples, split_dailydialog_plusplus_dev, train_lora
 
-__all__ = ["PROMPT_LIMITS", "PromptLimits", "read_dailydialog", "load_dailydialog", "chitchat_dialogues",
+__all__ = ["upheld_judge_features", "PROMPT_LIMITS", "PromptLimits", "read_dailydialog", "load_dailydialog", "chitchat_dialogues",
            "training_corpus", "read_dailydialog_plusplus", "load_dailydialog_plusplus", "training_pairs",
            "pointwise_examples", "pair_messages", "direct_messages", "pairwise_matrix", "paireval_scores",
            "compare_responses", "directeval_scores", "TrainingRun", "train_lora", "fit_temperature",

@@ -78,6 +78,19 @@ def paireval_scores(contexts: Sequence[Turns], responses: Sequence[str], compari
     return _mean_over(matrix, (1, 2))
 
 
+def upheld_judge_features(items: pd.DataFrame, direct_judge: Backend, pairwise_judge: Backend,
+                          comparisons: Sequence[tuple[Turns, str]]) -> pd.DataFrame:
+    """Chapter 4's two judges as features of UPHELD-style items (``item_id``, ``history``, ``candidate``):
+    ``directeval`` (P(the candidate is a good next turn)) and ``paireval`` (P(it is the better reply) against
+    the ``comparisons``), indexed by item."""
+    from .schema import upheld_contexts
+
+    contexts, candidates = upheld_contexts(items["history"]), items["candidate"].astype(str).tolist()
+    return pd.DataFrame({"directeval": directeval_scores(contexts, candidates, direct_judge),
+                         "paireval": paireval_scores(contexts, candidates, comparisons, pairwise_judge)},
+                        index=items["item_id"].to_numpy())
+
+
 def compare_responses(contexts: Sequence[Turns], first: Sequence[str], second: Sequence[str], backend: Backend, *,
                       limits: PromptLimits = PROMPT_LIMITS) -> np.ndarray:
     """P(``first`` reply is better than ``second``) for the same context, both orders averaged — how

@@ -7,13 +7,13 @@ proxy (the tokenizer is a parameter; default: the default LM's tokenizer, see :f
 from __future__ import annotations
 
 from collections import Counter
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-__all__ = ["mattr", "hdd", "yules_k", "lexical_profile", "human_anchored_z", "lm_tokenizer", "word_tokenizer",
+__all__ = ["mattr", "hdd", "yules_k", "lexical_features", "lexical_profile", "human_anchored_z", "lm_tokenizer", "word_tokenizer",
            "LEXICAL_METRICS"]
 
 Tokenizer = Callable[[str], list[str]]
@@ -82,6 +82,19 @@ def yules_k(tokens: Sequence[str]) -> float:
 
 
 LEXICAL_METRICS = {"mattr": mattr, "hdd": hdd, "yules_k": yules_k}
+
+
+def lexical_features(texts: Sequence[str], index: Sequence[Any] | None = None, *,
+                     prefix: str = "candidate_") -> pd.DataFrame:
+    """MATTR, HD-D and Yule's K of each text's words, as columns ``<prefix><metric>`` (chapter 3 uses them as
+    features of a candidate reply; a text too short for a metric gets NaN from it).
+
+    >>> lexical_features(["the cat sat on the mat"], ["a"]).columns.tolist()
+    ['candidate_mattr', 'candidate_hdd', 'candidate_yules_k']
+    """
+    tokens = [word_tokenizer(str(text)) for text in texts]
+    return pd.DataFrame({f"{prefix}{name}": [function(t) for t in tokens] for name, function in LEXICAL_METRICS.items()},
+                        index=None if index is None else list(index))
 
 
 def word_tokenizer(text: str) -> list[str]:

@@ -1,0 +1,146 @@
+"""Sentences that state a chapter's results, computed from the run's numbers.
+
+A chapter prints these instead of typing its findings, so a sentence changes when the numbers do (a rerun
+on other data or models cannot leave a stale claim behind). Each function takes the tables the chapter
+already built and says only what they show, with n and intervals where the table has them.
+"""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["label_profile", "reliability_ranking", "versus_paper", "closest_protocol", "ceiling_sentence",
+           "agreement_trend", "labelled"]
+
+_NAMES = {"upheld": "UPHELD", "llm_arena": "LLM-Arena", "topical_chat": "Topical-Chat"}
+
+
+def _name(dataset: str) -> str:
+    return _NAMES.get(dataset, dataset)
+
+
+def label_profile(labels: pd.DataFrame, *, dataset: str, low_content: int = 2) -> str:
+    """How a set's ratings split between content and reasonableness (one row per rating, columns ``content``
+    and ``reasonable``; blanks left out and counted by n).
+
+    >>> labels = pd.DataFrame({"content": [1, 1, 2, 5, None], "reasonable": [5, 5, 5, 1, 5]})
+    >>> label_profile(labels, dataset="topical_chat")
+    'Topical-Chat: 3 of 4 content ratings (75%) are 2 or lower — little of the reference said — while 4 of 5 reasonableness ratings (80%) are 5.'
+    """
+    content = pd.to_numeric(labels["content"], errors="coerce").dropna()
+    reasonable = pd.to_numeric(labels["reasonable"], errors="coerce").dropna()
+    low, sensible = int((content <= low_content).sum()), int((reasonable == 5).sum())
+    return (f"{_name(dataset)}: {low} of {len(content)} content ratings ({100 * low / len(content):.0f}%) are "
+            f"{low_content} or lower — little of the reference said — while {sensible} of {len(reasonable)} "
+            f"reasonableness ratings ({100 * sensible / len(reasonable):.0f}%) are 5.")
+
+
+def reliability_ranking(summary: pd.DataFrame, *, column: str = "ceiling vs item means (r)",
+                        chance_alpha: float = 0.2) -> str:
+    """Which (subset, label) targets are most and least reliable, and which barely beat chance (ordinal alpha
+    under ``chance_alpha``), from :func:`evalkit.agreement.agreement_summary`.
+
+    >>> summary = pd.DataFrame({"ceiling vs item means (r)": [0.9, 0.6, 0.5], "alpha (ordinal)": [0.5, 0.3, 0.1]},
+    ...                        index=pd.MultiIndex.from_tuples([("main", "content"), ("main", "style"),
+    ...                                                         ("llm_arena", "style")]))
+    >>> reliability_ranking(summary)
+    'Most reliable target: main/content (ceiling 0.90, ordinal alpha 0.50); least: llm_arena/style (ceiling 0.50, ordinal alpha 0.10). Ordinal alpha is under 0.2 for 1 of 3 targets: llm_arena/style.'
+    """
+    order = summary[column].sort_values(ascending=False)
+    best, worst = order.index[0], order.index[-1]
+    weak = [f"{s}/{l}" for (s, l), value in summary["alpha (ordinal)"].items() if value < chance_alpha]
+
+    def describe(key) -> str:
+        return (f"{key[0]}/{key[1]} (ceiling {summary.loc[key, column]:.2f}, "
+                f"ordinal alpha {summary.loc[key, 'alpha (ordinal)']:.2f})")
+
+    return (f"Most reliable target: {describe(best)}; least: {describe(worst)}. Ordinal alpha is under "
+            f"{chance_alpha} for {len(weak)} of {len(summary)} targets" + (f": {', '.join(weak)}." if weak else "."))
+
+
+def versus_paper(ours: pd.Series, paper: pd.Series, *, dataset: str, what: str = "reference metrics") -> str:
+    """How our correlations compare with the paper's, metric by metric, on one dataset.
+
+    >>> ours = pd.Series({"rouge1": 0.60, "rougeL": 0.55, "bertscore_f1": 0.30})
+    >>> paper = pd.Series({"rouge1": 0.34, "rougeL": 0.32, "bertscore_f1": 0.40})
+    >>> versus_paper(ours, paper, dataset="upheld")
+    "On UPHELD our reference metrics correlate higher than the paper's for 2 of 3 metrics (difference +0.13 on average, from -0.10 to +0.26)."
+    """
+    both = pd.DataFrame({"ours": ours, "paper": paper}).dropna()
+    if both.empty:
+        return f"No {what} on {_name(dataset)} can be compared with the paper."
+    difference = both["ours"] - both["paper"]
+    higher = int((difference > 0).sum())
+    direction = "higher" if higher * 2 >= len(both) else "lower"
+    count = higher if direction == "higher" else len(both) - higher
+    return (f"On {_name(dataset)} our {what} correlate {direction} than the paper's for {count} of {len(both)} "
+            f"metrics (difference {difference.mean():+.2f} on average, from {difference.min():+.2f} to "
+            f"{difference.max():+.2f}).")
+
+
+def closest_protocol(values: pd.Series, paper: float, *, what: str = "embedding cosine") -> str:
+    """Which evaluation protocol gives the value nearest the paper's.
+
+    >>> values = pd.Series({"item means, all sources": 0.81, "single annotations, all sources": 0.62})
+    >>> closest_protocol(values, 0.58)
+    "The paper's 0.58 for embedding cosine is nearest to our single annotations, all sources protocol (0.62); the others give: item means, all sources 0.81."
+    """
+    distance = (values - paper).abs()
+    best = str(distance.idxmin())
+    others = "; ".join(f"{k} {v:.2f}" for k, v in values.items() if k != best)
+    return (f"The paper's {paper:.2f} for {what} is nearest to our {best} protocol ({values[best]:.2f}); "
+            f"the others give: {others}.")
+
+
+def ceiling_sentence(gap: pd.DataFrame, *, train: str = "upheld") -> str:
+    """The chosen metric and ensemble as shares of each dataset's human ceiling (a table from
+    :func:`evalkit.paper_tables.ceiling_gap`).
+
+    >>> gap = pd.DataFrame({"metric": ["rougeL"] * 2, "metric r": [0.7, 0.3], "ensemble": ["svm"] * 2,
+    ...                     "ensemble r": [0.75, 0.35], "ensemble low": [np.nan, 0.2], "ensemble high": [np.nan, 0.5],
+    ...                     "human ceiling": [0.8, 0.7]}, index=["upheld", "llm_arena"])
+    >>> print(ceiling_sentence(gap))
+    Chosen on UPHELD's grouped folds: the metric rougeL and the svm ensemble. As shares of each dataset's human ceiling: UPHELD metric 88%, ensemble 94% (ceiling 0.80); LLM-Arena metric 43%, ensemble 50% [29%, 71%] (ceiling 0.70).
+    """
+    parts = []
+    for dataset, row in gap.iterrows():
+        ceiling = float(row["human ceiling"])
+        interval = ""
+        if dataset != train and np.isfinite(row.get("ensemble low", np.nan)):
+            interval = f" [{100 * row['ensemble low'] / ceiling:.0f}%, {100 * row['ensemble high'] / ceiling:.0f}%]"
+        parts.append(f"{_name(str(dataset))} metric {100 * row['metric r'] / ceiling:.0f}%, ensemble "
+                     f"{100 * row['ensemble r'] / ceiling:.0f}%{interval} (ceiling {ceiling:.2f})")
+    first = gap.iloc[0]
+    return (f"Chosen on {_name(train)}'s grouped folds: the metric {first['metric']} and the {first['ensemble']} "
+            f"ensemble. As shares of each dataset's human ceiling: " + "; ".join(parts) + ".")
+
+
+def agreement_trend(table: pd.DataFrame, columns: Sequence[str],
+                    levels: Sequence[str] = ("all", "plurality", "majority", "perfect")) -> str:
+    """Whether correlations rise as the items are restricted to higher annotator agreement (a table from
+    :func:`evalkit.paper_tables.by_agreement_level`).
+
+    >>> table = pd.DataFrame({"all": [0.5, 0.4], "plurality": [0.55, 0.38], "majority": [0.6, 0.45],
+    ...                       "perfect": [0.7, 0.35], "items (all/plurality/majority/perfect)": ["90/80/60/20"] * 2},
+    ...                      index=["a", "b"])
+    >>> agreement_trend(table, ["a", "b"])
+    'From all items (n = 90) to those with perfect agreement (n = 20), r rises for 1 of 2 scores (at every step for 1); the change ranges from -0.05 to +0.20.'
+    """
+    part = table.loc[list(columns), list(levels)].astype(float).dropna()
+    change = part[levels[-1]] - part[levels[0]]
+    steps = (part.diff(axis=1).iloc[:, 1:] > 0).all(axis=1)
+    sizes = str(table["items (all/plurality/majority/perfect)"].iloc[0]).split("/")
+    return (f"From all items (n = {sizes[0]}) to those with perfect agreement (n = {sizes[-1]}), r rises for "
+            f"{int((change > 0).sum())} of {len(part)} scores (at every step for {int(steps.sum())}); the change "
+            f"ranges from {change.min():+.2f} to {change.max():+.2f}.")
+
+
+def labelled(values: Mapping[str, float], digits: int = 3) -> str:
+    """``name value`` pairs for a sentence.
+
+    >>> labelled({"upheld": 0.91234, "llm_arena": 0.5})
+    'UPHELD 0.912, LLM-Arena 0.500'
+    """
+    return ", ".join(f"{_name(k)} {v:.{digits}f}" for k, v in values.items())
