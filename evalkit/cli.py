@@ -55,6 +55,8 @@ def _models(args: argparse.Namespace) -> int:
 def _cache(args: argparse.Namespace) -> int:
     from .cache import CallCache
 
+    if args.path and not Path(args.path).is_file():
+        raise FileNotFoundError(f"{args.path}: no such cache file")
     cache = CallCache(args.path)
     if args.action == "stats":
         rows = cache.stats()
@@ -134,6 +136,8 @@ def _paireval_train(args: argparse.Namespace) -> int:
 
 
 def _paireval(args: argparse.Namespace) -> int:
+    import pandas as pd
+
     from . import paireval
 
     if args.action == "train":
@@ -157,6 +161,10 @@ def _paireval(args: argparse.Namespace) -> int:
         raise ValueError("--metric score is the human score itself; name a metric column")
     if metric not in frame.columns:
         frame[metric] = _paireval_score(args, frame)
+    numeric = pd.to_numeric(frame[metric], errors="coerce")
+    if numeric.notna().sum() < frame[metric].notna().sum():
+        bad = frame.loc[numeric.isna() & frame[metric].notna(), metric].iloc[0]
+        raise ValueError(f"{source}: column {metric!r} is not numeric (e.g. {bad!r}); name a column of scores")
     result = paireval.meta_evaluate(frame, metric)
     print(f"{source} ({metric} vs score): pearson r = {result['pearson']:.3f} (p = {result['pearson_p']:.2g}), "
           f"spearman rho = {result['spearman']:.3f} (p = {result['spearman_p']:.2g}), n = {result['n']}"

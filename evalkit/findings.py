@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["label_profile", "reliability_ranking", "versus_paper", "closest_protocol", "ceiling_sentence",
-           "agreement_trend", "labelled"]
+           "agreement_trend", "labelled", "interval_sides", "userproxy_summary"]
 
 _NAMES = {"upheld": "UPHELD", "llm_arena": "LLM-Arena", "topical_chat": "Topical-Chat"}
 
@@ -144,3 +144,72 @@ def labelled(values: Mapping[str, float], digits: int = 3) -> str:
     'UPHELD 0.912, LLM-Arena 0.500'
     """
     return ", ".join(f"{_name(k)} {v:.{digits}f}" for k, v in values.items())
+
+
+# --------------------------------------------------------------------------- chapter 5
+
+def _side_of(low: float, high: float, value: float) -> str:
+    return "below" if high < value else "above" if low > value else "includes"
+
+
+def interval_sides(frame: pd.DataFrame, *, value: float, low: str = "low", high: str = "high") -> dict[str, list[str]]:
+    """Which rows' intervals lie wholly below ``value``, wholly above it, or include it.
+
+    >>> frame = pd.DataFrame({"low": [-2, 0.5, -1], "high": [-1, 2, 1]}, index=["a", "b", "c"])
+    >>> interval_sides(frame, value=0)
+    {'below': ['a'], 'above': ['b'], 'includes': ['c']}
+    """
+    sides: dict[str, list[str]] = {"below": [], "above": [], "includes": []}
+    for name, row in frame.iterrows():
+        sides[_side_of(row[low], row[high], value)].append(str(name))
+    return sides
+
+
+def _span(values: pd.Series) -> str:
+    low, high = int(values.min()), int(values.max())
+    return str(low) if low == high else f"{low}-{high}"
+
+
+def userproxy_summary(lexical: pd.DataFrame, realism: pd.DataFrame, agreement: pd.DataFrame, *,
+                      sensitivity: pd.DataFrame | None = None, stability: pd.DataFrame | None = None,
+                      ablation: pd.DataFrame | None = None, assistant: pd.DataFrame | None = None,
+                      seeds: int = 1) -> list[str]:
+    """Chapter 5's findings, one line each, every one computed from the tables (intervals decide what is
+    called a difference). ``lexical``/``realism`` are indexed by (dataset, metric) with ``z``/``low``/``high``
+    and ``mean``/``t_low``/``t_high``/``n``; ``agreement`` is :func:`evalkit.userproxy.realism.human_label_agreement`;
+    ``assistant`` has ``guided``/``unguided`` means with ``low``/``high`` columns per side."""
+    lines = []
+    mattr = lexical.xs("mattr", level="metric")
+    sides = interval_sides(mattr, value=0.0)
+    lines.append(f"**Diversity.** The proxy's MATTR z-score interval lies below 0 (less varied than the real users) "
+                 f"on {len(sides['below'])} of {len(mattr)} datasets, above 0 on {len(sides['above'])}, and includes 0 "
+                 f"on {len(sides['includes'])} (n = {_span(mattr['n'])} episodes per set).")
+    pi = realism.xs("pi", level="metric")
+    gt = realism.xs("gteval", level="metric")
+    pi_sides = interval_sides(pi, value=0.5, low="t_low", high="t_high")
+    lines.append(f"**Realism (default judge).** GTEval means run from {gt['mean'].min():.2f} to {gt['mean'].max():.2f}; "
+                 f"in PI the interval of the proxy's win rate excludes 0.5 on {len(pi['mean']) - len(pi_sides['includes'])} "
+                 f"of {len(pi)} datasets (mean Δw {pi['mean'].mean() - 0.5:+.2f}).")
+    if sensitivity is not None and not sensitivity.empty:
+        half = ((realism["t_high"] - realism["t_low"]) / 2).median()
+        lines.append(f"**Judges.** The two judges differ by up to {sensitivity['spread'].max():.2f} on the same rollouts "
+                     f"(median {sensitivity['spread'].median():.2f}); the median half-width of one judge's interval is "
+                     f"{half:.2f}.")
+    if stability is not None and not stability.empty and ablation is not None:
+        w = ", ".join(f"{row['metric']} {row['kendalls_w']:.2f}" for _, row in stability.iterrows())
+        lines.append(f"**Goal levels over {seeds} seeds.** Highest mean GTEval: `{ablation['gteval'].idxmax()}`; "
+                     f"Kendall's W of the proxies' order across seeds: {w} (1 = the same order every seed).")
+    if assistant is not None and "gteval" in assistant.index:
+        row = assistant.loc["gteval"]
+        overlap = not (row["guided high"] < row["unguided low"] or row["unguided high"] < row["guided low"])
+        lines.append(f"**Assistant.** GTEval guided {row['guided']:.2f} [{row['guided low']:.2f}, "
+                     f"{row['guided high']:.2f}] vs unguided {row['unguided']:.2f} [{row['unguided low']:.2f}, "
+                     f"{row['unguided high']:.2f}]: the intervals {'overlap' if overlap else 'do not overlap'}.")
+    ours = agreement.loc[[k for k in agreement.index if "published" not in k]]
+    theirs = agreement.loc[[k for k in agreement.index if "published" in k]]
+    best = ours["spearman"].astype(float).idxmax()
+    lines.append(f"**Agreement with people.** Spearman with MirrorBench's human labels (n = {int(ours['n'].min())}): "
+                 f"our judges {ours['spearman'].min():.2f} to {ours['spearman'].max():.2f} (best: {best}, "
+                 f"[{ours.loc[best, 'spearman_low']:.2f}, {ours.loc[best, 'spearman_high']:.2f}]); the published judge on "
+                 f"the same items {theirs['spearman'].min():.2f} to {theirs['spearman'].max():.2f}.")
+    return lines

@@ -33,8 +33,10 @@ import itertools
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import threading
 import time
 import traceback
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -124,8 +126,14 @@ def parse_grid(raw: Any, *, source: str = "grid spec", base_dir: str | Path = ".
     for name in grid:
         if not isinstance(name, str):
             read.fail("grid", f"parameter name {name!r} is not a text")
-        values._list(name, None)
+        listed = values._list(name, None)
+        repeated = sorted({json.dumps(v) for v in listed if listed.count(v) > 1})
+        if repeated:
+            values.fail(name, f"{', '.join(repeated)} listed more than once (the same unit would run twice)")
     fixed = read.mapping("fixed", {})
+    both = sorted(set(grid) & set(fixed))
+    if both:
+        read.fail("fixed", f"{', '.join(both)} also in grid (a grid value would silently replace the fixed one)")
     if kind == "notebook":
         target = read.text("notebook")
         from .runner import notebook_sources
@@ -136,6 +144,14 @@ def parse_grid(raw: Any, *, source: str = "grid spec", base_dir: str | Path = ".
             matches = []
         if len(matches) != 1:
             read.fail("notebook", f"{target!r} must name exactly one notebook (matches: {[m.stem for m in matches]})")
+        from .runner import chapter_parameters
+
+        accepted = set(chapter_parameters(matches[0])) - {"output_dir", "results_path", "store_path"}
+        for field_name, names in (("grid", grid), ("fixed", fixed)):
+            unknown = sorted(set(names) - accepted)
+            if unknown:
+                read.fail(field_name, f"{', '.join(unknown)} not a parameter of {matches[0].stem} "
+                                      f"(its parameters: {', '.join(sorted(accepted))})")
     else:
         command = read.value("command", None)
         if not isinstance(command, list) or not command or not all(isinstance(c, (str, int, float)) for c in command):
@@ -146,11 +162,21 @@ def parse_grid(raw: Any, *, source: str = "grid spec", base_dir: str | Path = ".
                 if placeholder not in names:
                     read.fail(f"command[{index}]", f"placeholder {{{placeholder}}} names no parameter "
                                                    f"(parameters: {', '.join(sorted(names))})")
+        program = str(command[0])
+        if not _PLACEHOLDER.search(program) and shutil.which(program) is None and not Path(program).is_file():
+            read.fail("command[0]", f"{program!r} is not a program on PATH nor a file")
         target = json.dumps([str(c) for c in command])
     base = Path(base_dir)
     base_params = read.text("base_params", "smoke")
     if Path(base_params).suffix and not Path(base_params).is_absolute():
         base_params = str((base / base_params).resolve())
+    if kind == "notebook":
+        from .runner import load_params
+
+        try:
+            load_params(base_params)
+        except (FileNotFoundError, ValueError) as error:
+            read.fail("base_params", str(error))
     name = read.text("name", "grid")
     out = Path(read.text("out", f"grid-runs/{name}"))
     return GridSpec(name=name, kind=kind, target=target, grid=grid, fixed=fixed, base_params=base_params,
@@ -314,28 +340,46 @@ def _execute(units: list[GridUnit], out: Path, *, engine: str, workers: int,
                 yield futures[future], _failed_record(futures[future], error)
 
 
+_HELD: set[str] = set()  # output folders locked by this process (POSIX locks do not exclude threads)
+_HELD_GUARD = threading.Lock()
+
+
 @contextmanager
 def _folder_lock(out: Path):
-    """Hold ``out/.grid.lock`` for the run; a second run on the same folder is refused (the lock goes
-    with the process, so a killed run leaves none behind)."""
+    """Hold ``out/.grid.lock`` for the run; a second run on the same folder — from another process or
+    another thread — is refused. A POSIX record lock belongs to this process alone: worker processes do not
+    inherit it, and it goes with the process, so a killed run leaves no lock behind. (Closing any handle of
+    the file releases such a lock, so this process never opens it twice: threads are kept apart first.)"""
     import fcntl
 
-    handle = open(out / ".grid.lock", "a+")
-    try:
+    key = str(out.resolve())
+    path = out / ".grid.lock"
+
+    def refuse() -> GridLocked:
+        holder = path.read_text().strip() if path.is_file() else ""
+        return GridLocked(f"{out} is in use by another grid run (process {holder or 'unknown'}); wait for it to "
+                          "finish or give this grid another `out` folder")
+
+    with _HELD_GUARD:
+        if key in _HELD:
+            raise refuse()
+        handle = open(path, "a+")
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.seek(0)
-            holder = handle.read().strip() or "unknown"
-            raise GridLocked(f"{out} is in use by another grid run (process {holder}); wait for it to finish "
-                             "or give this grid another `out` folder") from None
+            fcntl.lockf(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.close()  # this process does not hold the lock, so closing releases nothing
+            raise refuse() from None
+        _HELD.add(key)
+    try:
         handle.seek(0)
         handle.truncate()
         handle.write(str(os.getpid()))
         handle.flush()
         yield
     finally:
-        handle.close()
+        with _HELD_GUARD:
+            _HELD.discard(key)
+            handle.close()
 
 
 def run_grid(spec: GridSpec, *, engine: str = "local", ray_address: str | None = None,

@@ -10,13 +10,38 @@ import csv
 import gzip
 import io
 import json
+import tarfile
+import zipfile
 import zlib
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
 import pandas as pd
 
-__all__ = ["read_bytes", "read_text", "json_lines", "csv_frame"]
+__all__ = ["read_bytes", "read_text", "json_lines", "csv_frame", "archive_errors_named"]
+
+_DAMAGED = (EOFError, gzip.BadGzipFile, zlib.error, tarfile.TarError, zipfile.BadZipFile)
+
+
+@contextmanager
+def archive_errors_named(path: str | Path, error: type[Exception] = ValueError):
+    """Inside this block a truncated or damaged archive (gzip, tar, zip) raises ``error`` naming ``path``.
+
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "x.zip")
+    >>> _ = open(path, "wb").write(b"not a zip")
+    >>> with archive_errors_named(path):
+    ...     zipfile.ZipFile(path)
+    Traceback (most recent call last):
+    ...
+    ValueError: ...x.zip: the archive is truncated or damaged (BadZipFile: File is not a zip file); restore it, or delete it so that it is downloaded again
+    """
+    try:
+        yield
+    except _DAMAGED as failure:
+        raise error(f"{path}: the archive is truncated or damaged ({type(failure).__name__}: {failure}); "
+                    "restore it, or delete it so that it is downloaded again") from None
 
 
 def read_bytes(path: str | Path, error: type[Exception] = ValueError) -> bytes:
@@ -27,7 +52,7 @@ def read_bytes(path: str | Path, error: type[Exception] = ValueError) -> bytes:
             with gzip.open(path, "rb") as handle:
                 return handle.read()
         return path.read_bytes()
-    except (EOFError, gzip.BadGzipFile, zlib.error) as failure:
+    except _DAMAGED as failure:
         raise error(f"{path}: the gzip file is truncated or damaged ({type(failure).__name__}: {failure}); "
                     "restore it, or delete it so that it is downloaded again") from None
 

@@ -28,6 +28,7 @@ from typing import Sequence
 import pandas as pd
 
 from .models import Backend, one_hot, parse_label
+from .dialogue import History, render
 
 __all__ = ["JudgeSpec", "JUDGES", "format_history", "judge_messages", "judge", "judge_columns", "parse_verdict"]
 
@@ -133,7 +134,7 @@ JUDGES: dict[str, JudgeSpec] = {spec.name: spec for spec in (
 )}
 
 
-def format_history(history: Sequence[tuple[str, str]]) -> str:
+def format_history(history: History) -> str:
     """Turns as ``speaker: text`` lines.
 
     >>> format_history([("user", "Hi"), ("assistant", "Hello!")])
@@ -141,10 +142,10 @@ def format_history(history: Sequence[tuple[str, str]]) -> str:
     >>> format_history([])
     '(the conversation starts here)'
     """
-    return "\n".join(f"{speaker}: {text}" for speaker, text in history) or "(the conversation starts here)"
+    return render(history, empty="(the conversation starts here)")
 
 
-def judge_messages(spec: JudgeSpec, history: Sequence[tuple[str, str]], reference: str,
+def judge_messages(spec: JudgeSpec, history: History, reference: str,
                    candidate: str) -> list[dict[str, str]]:
     """The chat messages a judge sends for one item."""
     prompt = spec.template.format(history=format_history(history), reference=reference, candidate=candidate)

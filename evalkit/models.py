@@ -361,6 +361,59 @@ class TransformersBackend:
 
 # --------------------------------------------------------------------------- OpenAI-compatible HTTP
 
+def _chat_url(base_url: str) -> str:
+    """``<base_url>/chat/completions``, a query string in ``base_url`` kept after the path.
+
+    >>> _chat_url("https://h/v1/?api-version=2024-06-01")
+    'https://h/v1/chat/completions?api-version=2024-06-01'
+    """
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(base_url)
+    return urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/chat/completions"))
+
+
+def _read_until(response, deadline: float) -> bytes:
+    """The response body, read in chunks; past ``deadline`` (monotonic seconds) the read stops with a
+    timeout, however steadily the server trickles."""
+    import requests
+
+    parts, raw = [], response.raw
+    raw.decode_content = True  # a gzip-encoded body arrives decoded
+    while True:
+        piece = raw.read1(65536)  # what has arrived (at most one read from the socket), not a full chunk
+        if not piece:
+            return b"".join(parts)
+        parts.append(piece)
+        if time.monotonic() > deadline:
+            response.close()
+            raise requests.Timeout("the reply was still arriving when the call's deadline passed")
+
+
+def _logprobs_problem(logprobs: Any) -> str | None:
+    """What makes a reply's ``logprobs`` unusable (None when absent or well-formed): every top candidate
+    must be a mapping with a text token and a finite log-probability <= 0."""
+    if logprobs is None:
+        return None
+    content = logprobs.get("content") if isinstance(logprobs, dict) else "bad"
+    if content is None:
+        return None
+    if not isinstance(content, list) or (content and not isinstance(content[0], dict)):
+        return "the reply's logprobs are malformed"
+    top = content[0].get("top_logprobs") if content else None
+    if top is None:
+        return None
+    if not isinstance(top, list):
+        return "the reply's top_logprobs are malformed"
+    for candidate in top:
+        if not isinstance(candidate, dict) or not isinstance(candidate.get("token", ""), str):
+            return "the reply's top_logprobs are malformed"
+        value = candidate.get("logprob")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value > 1e-6:
+            return f"the reply has an invalid log-probability ({value!r})"
+    return None
+
+
 class OpenAICompatibleBackend:
     """Chat completions over HTTP (vLLM, Ollama, llama.cpp server, OpenAI).
 
@@ -380,6 +433,7 @@ class OpenAICompatibleBackend:
         if timeout_s <= 0 or deadline_s <= 0:
             raise ValueError(f"timeout_s and deadline_s must be above 0 (got {timeout_s}, {deadline_s})")
         self.model, self._base_url = model, base_url.rstrip("/")
+        self._url = _chat_url(base_url)
         self.base_url = redact(self._base_url)
         self.api_key_env = api_key_env
         self.max_concurrency, self.max_retries = max_concurrency, max_retries
@@ -391,7 +445,7 @@ class OpenAICompatibleBackend:
     @property
     def endpoint(self) -> str:
         """The chat-completions URL as shown in messages (credentials masked)."""
-        return f"{self.base_url}/chat/completions"
+        return redact(self._url)
 
     def _secrets(self) -> list[str]:
         key = os.environ.get(self.api_key_env) if self.api_key_env else None
@@ -408,9 +462,12 @@ class OpenAICompatibleBackend:
         message = choices[0].get("message")
         if not isinstance(message, dict):
             return "the reply's first choice has no message"
-        if need_content and not (message.get("content") or "").strip():
+        content = message.get("content")
+        if content is not None and not isinstance(content, str):
+            return f"the reply's content is not text ({type(content).__name__})"
+        if need_content and not (content or "").strip():
             return "the reply's content is empty"
-        return None
+        return _logprobs_problem(choices[0].get("logprobs"))
 
     def _post(self, body: dict[str, Any], *, need_content: bool = False) -> tuple[dict[str, Any], str | None]:
         """The endpoint's reply, retried as the class says. Returns (reply, None), or — when the only fault
@@ -431,16 +488,20 @@ class OpenAICompatibleBackend:
             self.attempts += 1
             sent += 1
             try:
-                response = requests.post(f"{self._base_url}/chat/completions", json=body, headers=headers,
-                                         timeout=min(self.timeout_s, remaining))
+                response = requests.post(self._url, json=body, headers=headers,
+                                         timeout=min(self.timeout_s, remaining), stream=True)
+                # The body is read against the call's deadline: a server that trickles bytes cannot hold a
+                # call beyond deadline_s (the per-read timeout alone would let it).
+                body_bytes = _read_until(response, started + self.deadline_s)
             except (requests.ConnectionError, requests.Timeout) as error:
                 last = f"{type(error).__name__}: {error}"
             else:
+                text = body_bytes.decode("utf-8", errors="replace")
                 if response.status_code == 200:
                     try:
-                        reply = response.json()
+                        reply = json.loads(text)
                     except ValueError:
-                        reply, problem = None, f"the body is not JSON ({response.text[:200]!r})"
+                        reply, problem = None, f"the body is not JSON ({text[:200]!r})"
                     else:
                         problem = self._problem(reply, need_content)
                     if problem is None:
@@ -449,7 +510,7 @@ class OpenAICompatibleBackend:
                         empty_reply = reply
                     last = f"HTTP 200 but {problem}"
                 else:
-                    last = f"HTTP {response.status_code}: {response.text[:300]}"
+                    last = f"HTTP {response.status_code}: {text[:300]}"
                     if response.status_code != 429 and response.status_code < 500:
                         raise BackendError(redact(f"{self.endpoint} rejected the request ({last})", secrets))
                     retry_after = response.headers.get("Retry-After")
@@ -523,9 +584,7 @@ class OpenAICompatibleBackend:
             mass = {label: 0.0 for label in labels}
             for candidate in content[0]["top_logprobs"]:
                 token = str(candidate.get("token", "")).strip().lower()
-                logprob = candidate.get("logprob")
-                if not isinstance(logprob, (int, float)):
-                    continue
+                logprob = candidate["logprob"]  # checked by _logprobs_problem: a finite number <= 0
                 for label in labels:
                     if token == label.lower():
                         mass[label] += math.exp(logprob)

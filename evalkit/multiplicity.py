@@ -7,7 +7,6 @@ same content: by embedding cosine (above a threshold) and by a yes/no judge.
 """
 from __future__ import annotations
 
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -15,11 +14,12 @@ import pandas as pd
 from .judges import JUDGES, format_history, judge_messages
 from .metrics import ReferenceMetrics
 from .models import Backend
+from .dialogue import History
 
 __all__ = ["continuation_prompt", "multiplicity", "multiplicity_contexts"]
 
 
-def continuation_prompt(history: Sequence[tuple[str, str]]) -> list[dict[str, str]]:
+def continuation_prompt(history: History) -> list[dict[str, str]]:
     """Ask the model for the next assistant turn of ``history`` (third person, as small models need)."""
     return [{"role": "user", "content": "Here is a conversation between a user and an assistant.\n\n"
              f"{format_history(history)}\n\nWrite the assistant's next reply, in one or two sentences."}]

@@ -308,7 +308,9 @@ def _manifest_digest(entries: dict[str, str]) -> str:
 def _tar_manifest(archive: Path) -> dict[str, str]:
     import tarfile
 
-    with tarfile.open(archive) as bundle:
+    from .jsonl import archive_errors_named
+
+    with archive_errors_named(archive, DataFileDamaged), tarfile.open(archive) as bundle:
         return {m.name: git_blob_sha1(bundle.extractfile(m).read())  # type: ignore[union-attr]
                 for m in bundle.getmembers() if m.isfile()}
 

@@ -26,6 +26,24 @@ class SpecError(ValueError):
     """A spec file that cannot run; the message names the file and the field (or line)."""
 
 
+def _unique_keys_loader():
+    """PyYAML's safe loader, refusing a key given twice in one mapping (it would keep the last silently)."""
+    import yaml
+
+    class UniqueKeyLoader(yaml.SafeLoader):
+        def construct_mapping(self, node, deep=False):
+            seen = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"key {key!r} is given twice", key_node.start_mark)
+                seen.add(key)
+            return super().construct_mapping(node, deep=deep)
+
+    return UniqueKeyLoader
+
+
 def read_yaml(path: str | Path, error: type[SpecError] = SpecError) -> Any:
     """The parsed YAML of ``path``; unreadable text or bad YAML raise ``error`` naming the file and line."""
     import yaml
@@ -38,7 +56,7 @@ def read_yaml(path: str | Path, error: type[SpecError] = SpecError) -> Any:
     except UnicodeDecodeError as failure:
         raise error(f"{path}: not UTF-8 text (undecodable byte at offset {failure.start})") from None
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_unique_keys_loader())
     except yaml.YAMLError as failure:
         mark = getattr(failure, "problem_mark", None)
         where = f", line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""

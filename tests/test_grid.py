@@ -149,3 +149,29 @@ def test_a_grid_killed_mid_run_repeats_no_finished_unit(tmp_path):
     thread.join(timeout=120)
     outcome = outcome_holder["o"]
     assert len(outcome.skipped) == 2 and len(outcome.ran) == 1 and not outcome.failed
+
+
+def test_worker_processes_do_not_keep_a_dead_drivers_lock(tmp_path):
+    """SIGTERM to the driver alone leaves its pool workers running; they must not hold the folder's lock."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    import yaml
+
+    (tmp_path / "sleep").write_text("3")
+    spec_path = tmp_path / "grid.yml"
+    spec_path.write_text(yaml.safe_dump({
+        "name": "orphans", "kind": "command", "command": [sys.executable, "-c", SLOW_UNIT, "{x}",
+                                                          str(tmp_path / "ran.log")],
+        "grid": {"x": [3, 4]}, "out": "out", "retries": 0, "workers": 2}))
+    (tmp_path / "sleep").write_text("3")
+    driver = subprocess.Popen([sys.executable, "-m", "evalkit.cli", "grid", "--spec", str(spec_path)])
+    deadline = time.time() + 120
+    while time.time() < deadline and not ((tmp_path / "ran.log").is_file() and 3 in executions(tmp_path)):
+        time.sleep(0.1)
+    os.kill(driver.pid, signal.SIGTERM)
+    driver.wait()
+    outcome = grid.run_grid(grid.load_grid(spec_path))  # not refused as "in use"
+    assert not outcome.failed and len(outcome.ran) + len(outcome.skipped) == 2

@@ -55,6 +55,8 @@ def test_a_junk_store_file_is_named_not_a_traceback(tmp_path, capsys):
             opener(junk)
     assert main(["cache", "stats", "--path", str(junk)]) == 2
     assert f"{junk}: not an evalkit model-call cache" in capsys.readouterr().err
+    assert main(["cache", "stats", "--path", str(tmp_path / "nowhere" / "calls.sqlite")]) == 2
+    assert "no such cache file" in capsys.readouterr().err and not (tmp_path / "nowhere").exists()
 
 
 def test_http_backend_retries_500_then_succeeds(tmp_path):
@@ -273,5 +275,74 @@ def test_parsed_verdicts_are_flagged_on_paireval_scores():
             paireval_scores([["Hi."]], ["Hello!"], [(["Hey."], "Yo.")], backend)
         with pytest.warns(ParsedVerdicts, match="1 of 1 DirectEval verdicts"):
             directeval_scores([["Hi."]], ["Hello!"], backend)
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize("reply, problem", [
+    ({"choices": [{"message": {"content": 5}}]}, r"content is not text \(int\)"),
+    ({"choices": [{"message": {"content": "Yes"}, "logprobs": "weird"}]}, "logprobs are malformed"),
+    ({"choices": [{"message": {"content": "Yes"}, "logprobs": {"content": [{"top_logprobs": ["Yes"]}]}}]},
+     "top_logprobs are malformed"),
+    ({"choices": [{"message": {"content": "Yes"},
+                   "logprobs": {"content": [{"top_logprobs": [{"token": "Yes", "logprob": 1e308}]}]}}]},
+     r"invalid log-probability \(1e\+308\)"),
+])
+def test_malformed_fields_of_a_200_reply_are_retried_then_named(reply, problem):
+    server = FakeChatServer(lambda body, count: (200, reply))
+    try:
+        backend = OpenAICompatibleBackend("m", server.base_url, backoff_s=0.01, max_retries=1, api_key_env=None)
+        with pytest.raises(BackendError, match=rf"{server.base_url}/chat/completions failed after 2 attempts.*"
+                                               rf"HTTP 200 but .*{problem}"):
+            backend.label_probs(PROMPTS[:1], ["Yes", "No"])
+    finally:
+        server.close()
+
+
+def test_a_server_that_trickles_its_reply_is_cut_at_the_deadline():
+    import socket
+    import threading
+    import time
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(4)
+    stop = threading.Event()
+
+    def serve():
+        while not stop.is_set():
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                return
+            connection.recv(65536)
+            connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n")
+            try:
+                while not stop.is_set():
+                    connection.sendall(b" ")  # one byte at a time, well inside the per-read timeout
+                    time.sleep(0.05)
+            except OSError:
+                pass
+            connection.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        backend = OpenAICompatibleBackend("m", f"http://127.0.0.1:{listener.getsockname()[1]}/v1", api_key_env=None,
+                                          backoff_s=0.01, max_retries=3, timeout_s=1, deadline_s=1.5)
+        started = time.monotonic()
+        with pytest.raises(BackendError, match="still arriving when the call's deadline passed"):
+            backend.generate(PROMPTS[:1])
+        assert backend.attempts == 1 and time.monotonic() - started < 30  # bounded by deadline_s, not the trickle
+    finally:
+        stop.set()
+        listener.close()
+
+
+def test_a_query_string_in_the_base_url_stays_after_the_path():
+    server = FakeChatServer(lambda body, count: (200, chat_reply("Yes")))
+    try:
+        backend = OpenAICompatibleBackend("m", server.base_url + "?api-version=2024-06-01", api_key_env=None)
+        assert backend.generate(PROMPTS[:1])[0].texts == ["Yes"]
+        assert backend.endpoint == server.base_url + "/chat/completions?api-version=2024-06-01"
     finally:
         server.close()

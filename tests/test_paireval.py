@@ -179,6 +179,9 @@ def test_meta_eval_schema_round_trip_and_errors(tmp_path):
     bad.write_text('{"context": ["Hi"], "response": "x", "score": "high"}\n')
     with pytest.raises(MetaEvalFormatError, match=r"line 1, field 'score'"):
         read_meta_eval(bad)
+    bad.write_text('{"context": ["Hi"], "response": "x", "score": true}\n')
+    with pytest.raises(MetaEvalFormatError, match=r"line 1, field 'score': True is not a number"):
+        read_meta_eval(bad)
     bad.write_text('{"context": ["Hi"], "response": "x", "score": 2}\nnot json\n')
     with pytest.raises(MetaEvalFormatError, match=r"line 2: not JSON"):
         read_meta_eval(bad)
@@ -236,6 +239,8 @@ def test_cli_score_and_meta_eval_round_trip(tmp_path, monkeypatch, capsys, real_
     assert "human score itself" in capsys.readouterr().err
     assert main(["paireval", "meta-eval", "--input", str(tmp_path / "out.csv"), "--metric", "paireva"]) == 2
     assert "no column 'paireva'" in capsys.readouterr().err
+    assert main(["paireval", "meta-eval", "--input", str(tmp_path / "out.csv"), "--metric", "response"]) == 2
+    assert "column 'response' is not numeric (e.g. 'Two blocks north.')" in capsys.readouterr().err
 
 
 def test_khalid_lee_cases_parse_and_malformed_case_is_named(tmp_path):

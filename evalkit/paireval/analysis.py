@@ -11,8 +11,8 @@ from ..models import Backend
 from .prompts import PROMPT_LIMITS, PromptLimits
 from ..stats import correlation_with_humans
 from .scoring import Position, _mean_over, pairwise_matrix
+from ..dialogue import Texts
 
-Turns = Sequence[str]
 
 
 # --------------------------------------------------------------------------- the chapter's experiments
@@ -46,7 +46,7 @@ def comparison_runs(matrix: np.ndarray, n: int, runs: int, *, seed: int = 0,
     return [_mean_over(view[:, list(c), :], (1, 2)) for c in chosen]
 
 
-def exhaustive_matrix(contexts: Sequence[Turns], responses: Sequence[str], backend: Backend, *,
+def exhaustive_matrix(contexts: Sequence[Texts], responses: Sequence[str], backend: Backend, *,
                       limits: PromptLimits = PROMPT_LIMITS) -> np.ndarray:
     """Every item against every other item of the same set, both orders (the paper's O(M²) variant);
     the diagonal (an item against itself) is NaN."""

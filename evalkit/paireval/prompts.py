@@ -3,11 +3,10 @@ training and scoring (:data:`PROMPT_LIMITS`) — the last few turns, each cut to
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
 
+from ..dialogue import Texts, alternating, render
 from ..models import Messages
 
-Turns = Sequence[str]
 
 
 # --------------------------------------------------------------------------- prompt limits
@@ -28,7 +27,7 @@ class PromptLimits:
         words = str(text).split()
         return " ".join(words[:self.words]) + (" …" if len(words) > self.words else "")
 
-    def context(self, turns: Turns) -> list[str]:
+    def context(self, turns: Texts) -> list[str]:
         """The last ``turns`` turns of a context, each clipped.
 
         >>> PromptLimits(turns=2, words=2).context(["a b c", "d", "e f g"])
@@ -42,16 +41,12 @@ PROMPT_LIMITS = PromptLimits()
 
 # --------------------------------------------------------------------------- prompts
 
-def _dialogue_text(context: Turns, limits: PromptLimits) -> str:
-    shown = limits.context(context)
-    if not shown:
-        return "(the conversation starts with the reply)"
-    speakers = ("Speaker 1", "Speaker 2")
-    offset = len(shown) % 2  # the reply's speaker is always "Speaker 2"
-    return "\n".join(f"{speakers[(i + offset) % 2]}: {turn}" for i, turn in enumerate(shown))
+def _dialogue_text(context: Texts, limits: PromptLimits) -> str:
+    # The last context turn is always "Speaker 2", whatever the context's length.
+    return render(alternating(limits.context(context)), empty="(the conversation starts with the reply)")
 
 
-def pair_messages(context_a: Turns, response_a: str, context_b: Turns, response_b: str, *,
+def pair_messages(context_a: Texts, response_a: str, context_b: Texts, response_b: str, *,
                   limits: PromptLimits = PROMPT_LIMITS) -> Messages:
     """The pairwise prompt: two (conversation, reply) pairs, which reply fits its conversation better?"""
     prompt = ("Two short conversations follow, each with a proposed next reply.\n\n"
@@ -61,7 +56,7 @@ def pair_messages(context_a: Turns, response_a: str, context_b: Turns, response_
     return [{"role": "user", "content": prompt}]
 
 
-def direct_messages(context: Turns, response: str, *, limits: PromptLimits = PROMPT_LIMITS) -> Messages:
+def direct_messages(context: Texts, response: str, *, limits: PromptLimits = PROMPT_LIMITS) -> Messages:
     """DirectEval's prompt: one conversation and a reply — is it a good reply? (Yes/No)"""
     prompt = (f"Conversation:\n{_dialogue_text(context, limits)}\nProposed reply: {limits.clip(response)}\n\n"
               "Is the proposed reply a good next turn for this conversation? Answer Yes or No.")

@@ -42,6 +42,8 @@ def _check_record(record: Any, path: Path, line: int) -> dict[str, Any]:
     if not isinstance(record["response"], str):
         raise MetaEvalFormatError(f"{where}, field 'response': expected a string")
     try:
+        if isinstance(record["score"], bool):  # JSON true/false would pass as 1.0/0.0
+            raise TypeError("a boolean")
         score = float(record["score"])
     except (TypeError, ValueError) as error:
         raise MetaEvalFormatError(f"{where}, field 'score': {record['score']!r} is not a number") from error

@@ -14,8 +14,8 @@ import pandas as pd
 
 from ..models import Backend, warn_if_parsed
 from .prompts import PROMPT_LIMITS, PromptLimits, direct_messages, pair_messages
+from ..dialogue import Texts
 
-Turns = Sequence[str]
 Position = Literal["both", "first", "second"]
 
 
@@ -27,7 +27,7 @@ def _is_encoder(judge: object) -> bool:
     return hasattr(judge, "relevance") and not hasattr(judge, "label_probs")
 
 
-def pairwise_matrix(contexts: Sequence[Turns], responses: Sequence[str], comparisons: Sequence[tuple[Turns, str]],
+def pairwise_matrix(contexts: Sequence[Texts], responses: Sequence[str], comparisons: Sequence[tuple[Texts, str]],
                     backend: Backend, *, positions: Position = "both",
                     limits: PromptLimits = PROMPT_LIMITS) -> np.ndarray:
     """P(target is better) for every target x comparison example x order, shape ``(targets, N, 2)``.
@@ -67,7 +67,7 @@ def _mean_over(matrix: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
         return np.where(counts > 0, totals / np.maximum(counts, 1), np.nan)
 
 
-def paireval_scores(contexts: Sequence[Turns], responses: Sequence[str], comparisons: Sequence[tuple[Turns, str]],
+def paireval_scores(contexts: Sequence[Texts], responses: Sequence[str], comparisons: Sequence[tuple[Texts, str]],
                     backend: Backend, *, positions: Position = "both",
                     limits: PromptLimits = PROMPT_LIMITS) -> np.ndarray:
     """PairEval score of each (context, response): P(better) averaged over comparisons and orders.
@@ -79,7 +79,7 @@ def paireval_scores(contexts: Sequence[Turns], responses: Sequence[str], compari
 
 
 def upheld_judge_features(items: pd.DataFrame, direct_judge: Backend, pairwise_judge: Backend,
-                          comparisons: Sequence[tuple[Turns, str]]) -> pd.DataFrame:
+                          comparisons: Sequence[tuple[Texts, str]]) -> pd.DataFrame:
     """Chapter 4's two judges as features of UPHELD-style items (``item_id``, ``history``, ``candidate``):
     ``directeval`` (P(the candidate is a good next turn)) and ``paireval`` (P(it is the better reply) against
     the ``comparisons``), indexed by item."""
@@ -91,7 +91,7 @@ def upheld_judge_features(items: pd.DataFrame, direct_judge: Backend, pairwise_j
                         index=items["item_id"].to_numpy())
 
 
-def compare_responses(contexts: Sequence[Turns], first: Sequence[str], second: Sequence[str], backend: Backend, *,
+def compare_responses(contexts: Sequence[Texts], first: Sequence[str], second: Sequence[str], backend: Backend, *,
                       limits: PromptLimits = PROMPT_LIMITS) -> np.ndarray:
     """P(``first`` reply is better than ``second``) for the same context, both orders averaged — how
     PairEval judges an original reply against its corrupted version in one prompt."""
@@ -100,7 +100,7 @@ def compare_responses(contexts: Sequence[Turns], first: Sequence[str], second: S
     return _both_orders(contexts, first, contexts, second, backend, limits)
 
 
-def _both_orders(first_contexts: Sequence[Turns], first_replies: Sequence[str], second_contexts: Sequence[Turns],
+def _both_orders(first_contexts: Sequence[Texts], first_replies: Sequence[str], second_contexts: Sequence[Texts],
                  second_replies: Sequence[str], backend: Backend, limits: PromptLimits) -> np.ndarray:
     """P(the first side is better), asked of an LM judge in both orders and averaged (its position bias
     cancels); NaN where it abstained both times."""
@@ -117,7 +117,7 @@ def _both_orders(first_contexts: Sequence[Turns], first_replies: Sequence[str], 
     return _mean_over(values, (1,))
 
 
-def directeval_scores(contexts: Sequence[Turns], responses: Sequence[str], backend: Backend, *,
+def directeval_scores(contexts: Sequence[Texts], responses: Sequence[str], backend: Backend, *,
                       limits: PromptLimits = PROMPT_LIMITS) -> np.ndarray:
     """DirectEval: P("Yes") that each reply is a good next turn (NaN where the judge abstains)."""
     if _is_encoder(backend):
@@ -160,7 +160,7 @@ def length_scores(responses: Sequence[str]) -> np.ndarray:
 
 
 def score_frame(frame: pd.DataFrame, backend: Backend, *, method: Literal["paireval", "directeval"] = "paireval",
-                comparisons: Sequence[tuple[Turns, str]] = (), limits: PromptLimits = PROMPT_LIMITS) -> np.ndarray:
+                comparisons: Sequence[tuple[Texts, str]] = (), limits: PromptLimits = PROMPT_LIMITS) -> np.ndarray:
     """Scores for every row of a meta-evaluation frame (``context``, ``response``) by one method."""
     if method == "paireval":
         return paireval_scores(list(frame["context"]), list(frame["response"]), comparisons, backend, limits=limits)

@@ -19,12 +19,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
+from ..dialogue import Texts
 
 __all__ = ["DISTINCT_WORDS", "normalise", "held_out_units", "LeakReport", "remove_held_out", "leaked_units"]
 
 DISTINCT_WORDS = 8
 
-Turns = Sequence[str]
 
 
 def normalise(text: str) -> str:
@@ -40,7 +40,7 @@ def normalise(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", " ", re.sub(r"[’']", "", joined)).strip()
 
 
-def _units(turns: Turns) -> set[str]:
+def _units(turns: Texts) -> set[str]:
     """The held-out units of one conversation (see the module docstring)."""
     clean = [normalise(t) for t in turns]
     units = {f"{a}\u241e{b}" for a, b in zip(clean, clean[1:]) if a and b}
@@ -48,7 +48,7 @@ def _units(turns: Turns) -> set[str]:
     return units
 
 
-def held_out_units(conversations: Iterable[Turns]) -> set[str]:
+def held_out_units(conversations: Iterable[Texts]) -> set[str]:
     """Every held-out unit of a collection of conversations (each a list of turns, the reply included).
 
     >>> sorted(held_out_units([["Hi .", "Hello there !"]]))
@@ -81,7 +81,7 @@ class LeakReport:
         return lines
 
 
-def remove_held_out(dialogues: Sequence[Turns], held_out: Mapping[str, Iterable[Turns]]
+def remove_held_out(dialogues: Sequence[Texts], held_out: Mapping[str, Iterable[Texts]]
                     ) -> tuple[list[list[str]], LeakReport]:
     """``dialogues`` without every one that contains a unit of any held-out source.
 
@@ -106,7 +106,7 @@ def remove_held_out(dialogues: Sequence[Turns], held_out: Mapping[str, Iterable[
     return kept, report
 
 
-def leaked_units(training: Iterable[Turns], held_out: Iterable[Turns]) -> set[str]:
+def leaked_units(training: Iterable[Texts], held_out: Iterable[Texts]) -> set[str]:
     """Held-out units that occur in the training conversations (empty when the cut worked).
 
     >>> leaked_units([["x y", "z w"]], [["X Y", "z, w"]])

@@ -90,6 +90,10 @@ class JobConfig:
         base = Path(base_dir) if base_dir is not None else Path.cwd()
         if "store" in values and not Path(values["store"]).is_absolute():
             values["store"] = str(base / values["store"])
+        if values.get("data_dir") is not None and not Path(values["data_dir"]).expanduser().is_absolute():
+            values["data_dir"] = str(base / values["data_dir"])
+        if values.get("data_dir") is not None and not Path(values["data_dir"]).expanduser().is_dir():
+            raise JobConfigError(f"{source}, field 'data_dir': {values['data_dir']} is not a directory")
         if "datasets" in values:
             values["datasets"] = [d if d in MIRROR_SETS or Path(d).is_absolute() else str(base / d)
                                   for d in values["datasets"]]
@@ -114,12 +118,24 @@ class JobConfig:
         data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in self._NOT_IN_IDENTITY}
         data["datasets"] = [Path(d).name if d.endswith(".jsonl") else d for d in self.datasets]
         data["code"] = _code_fingerprint()
-        return json.loads(json.dumps(data, default=lambda o: asdict(o), sort_keys=True))
+        # The identity is stored with the run and printed in reports: credentials in an endpoint URL are masked.
+        return _masked(json.loads(json.dumps(data, default=lambda o: asdict(o), sort_keys=True)))
 
     def run_id(self) -> str:
         """``<name>-<10 hex digits of the identity hash>``."""
         digest = hashlib.sha256(json.dumps(self.identity(), sort_keys=True).encode()).hexdigest()[:10]
         return f"{self.name}-{digest}"
+
+
+def _masked(value: Any) -> Any:
+    """``value`` with every ``base_url`` string redacted (:func:`evalkit.models.redact`)."""
+    from ..models import redact
+
+    if isinstance(value, dict):
+        return {k: redact(v) if k == "base_url" and isinstance(v, str) else _masked(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_masked(v) for v in value]
+    return value
 
 
 def _code_fingerprint() -> str:
@@ -163,14 +179,36 @@ def _model(value: Any, where: str, source: str) -> ModelSpec:
     if isinstance(value, ModelSpec):
         value = asdict(value)
     read = Fields(value, source, prefix=f"{where}.", known=_MODEL_KEYS, error=JobConfigError)
-    spec = ModelSpec(kind=read.text("kind", "transformers", choices=("transformers", "openai")),
-                     model=read.text("model", None, optional=True),
+    kind = read.text("kind", "transformers", choices=("transformers", "openai"))
+    spec = ModelSpec(kind=kind, model=read.text("model", None, optional=True),
                      base_url=read.text("base_url", None, optional=True),
                      adapter=read.text("adapter", None, optional=True),
-                     options=dict(read.mapping("options", {})))
+                     options=_options(read, kind))
     if spec.kind == "openai" and not (spec.model and spec.base_url):
         raise JobConfigError(f"{source}, field '{where}': an openai model needs model and base_url")
     return spec
+
+
+# What each backend accepts as options, with the check each value gets (name -> (reader method, bounds)).
+_OPTIONS: dict[str, dict[str, tuple[str, dict[str, Any]]]] = {
+    "openai": {"api_key_env": ("text", {"optional": True}), "max_concurrency": ("integer", {"minimum": 1}),
+               "max_retries": ("integer", {"minimum": 0}), "backoff_s": ("number", {"minimum": 0.0}),
+               "timeout_s": ("number", {"positive": True}), "deadline_s": ("number", {"positive": True}),
+               "top_logprobs": ("integer", {"minimum": 1, "maximum": 20})},
+    "transformers": {"batch_size": ("integer", {"minimum": 1}),
+                     "dtype": ("text", {"choices": ("float32", "float16", "bfloat16")}),
+                     "device": ("text", {}), "share_prefixes": ("boolean", {}),
+                     "min_shared_prefix": ("integer", {"minimum": 1})},
+}
+
+
+def _options(read: Fields, kind: str) -> dict[str, Any]:
+    """A model's backend ``options``, each known to that backend and of the right type and range."""
+    raw = read.mapping("options", {})
+    known = _OPTIONS[kind]
+    options = read.nested("options", raw, known=known)
+    return {name: getattr(options, method)(name, **bounds) for name, (method, bounds) in known.items()
+            if name in raw}
 
 
 def _proxy(value: Any, where: str, source: str) -> ProxySpec:
@@ -183,6 +221,12 @@ def _proxy(value: Any, where: str, source: str) -> ProxySpec:
     return ProxySpec(_model(read.value("model", None), f"{where}.model", source),
                      read.text("goal_level", "full", choices=("full", "topic", "none")),
                      read.number("temperature", 0.0, minimum=0.0, maximum=5.0))
+
+
+def _no_repeats(read: Fields, name: str, values: list[Any]) -> None:
+    repeated = sorted({str(v) for v in values if values.count(v) > 1})
+    if repeated:
+        read.fail(name, f"{', '.join(repeated)} given more than once (each would run twice)")
 
 
 def _names(read: Fields, name: str, raw: dict[str, Any]) -> None:
@@ -210,6 +254,7 @@ def _checked(raw: Any, source: str) -> dict[str, Any]:
         out["bootstrap"] = read.integer("bootstrap", minimum=0)
     if "seeds" in given:
         out["seeds"] = read.integer_list("seeds", minimum=0)
+        _no_repeats(read, "seeds", out["seeds"])
     for name in ("guided", "controls"):
         if name in given:
             out[name] = read.boolean(name)
@@ -222,6 +267,7 @@ def _checked(raw: Any, source: str) -> dict[str, Any]:
     for name in ("tokenizer", "data_dir"):
         if name in given:
             out[name] = read.text(name, optional=True)
+
     if "cache" in given:
         cache = given["cache"]
         if not isinstance(cache, bool):
@@ -236,6 +282,7 @@ def _checked(raw: Any, source: str) -> dict[str, Any]:
         out["metrics"] = read.text_list("metrics", choices=METRICS)
     if "datasets" in given:
         out["datasets"] = read.text_list("datasets")
+        _no_repeats(read, "datasets", out["datasets"])
         for index, dataset in enumerate(out["datasets"]):
             if dataset not in MIRROR_SETS and not dataset.endswith(".jsonl"):
                 read.fail(f"datasets[{index}]", f"{dataset!r} is neither one of {', '.join(MIRROR_SETS)} nor a "

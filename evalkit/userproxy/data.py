@@ -13,13 +13,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ..jsonl import json_lines
 from ..sources import dataset_dir, find_file
+from .. import dialogue
+from ..dialogue import Conversation, Turn
 
 __all__ = ["MIRROR_SETS", "MirrorFormatError", "MirrorReport", "read_mirror_set", "load_mirror_set",
            "stratified_episodes", "load_human_labels", "user_text", "render"]
@@ -45,7 +47,7 @@ class MirrorReport:
         self.counts[kind] = self.counts.get(kind, 0) + n
 
 
-def _turns(record: dict[str, Any], where: str) -> list[dict[str, str]]:
+def _turns(record: dict[str, Any], where: str) -> list[Turn]:
     turns = record.get("turns")
     if not isinstance(turns, list):
         raise MirrorFormatError(f"{where}, field 'turns': expected a list of turns")
@@ -57,11 +59,11 @@ def _turns(record: dict[str, Any], where: str) -> list[dict[str, str]]:
     return clean
 
 
-def _normalise(record: dict[str, Any], turns: list[dict[str, str]], report: MirrorReport) -> list[dict[str, str]]:
+def _normalise(record: dict[str, Any], turns: list[Turn], report: MirrorReport) -> list[Turn]:
     if any(not t["content"] for t in turns):
         report.count("empty turns dropped", sum(not t["content"] for t in turns))
         turns = [t for t in turns if t["content"]]
-    merged: list[dict[str, str]] = []
+    merged: list[Turn] = []
     for turn in turns:
         if merged and merged[-1]["role"] == turn["role"]:
             merged[-1] = {"role": turn["role"], "content": merged[-1]["content"] + "\n" + turn["content"]}
@@ -160,23 +162,18 @@ def stratified_episodes(episodes: pd.DataFrame, n: int, *, by: str = "stratum", 
     return episodes.loc[sorted(chosen)]
 
 
-def user_text(turns: Sequence[dict[str, str]]) -> str:
+def user_text(turns: Conversation) -> str:
     """The user turns of a conversation joined — what the lexical metrics measure."""
     return "\n".join(t["content"] for t in turns if t["role"] == "user")
 
 
-def render(turns: Sequence[dict[str, str]], max_words: int | None = None) -> str:
+def render(turns: Conversation, max_words: int | None = None) -> str:
     """A conversation as ``USER: …`` / ``ASSISTANT: …`` lines (each turn optionally cut to ``max_words``).
 
     >>> render([{"role": "user", "content": "hi there you"}, {"role": "assistant", "content": "hello"}], 2)
     'USER: hi there …\\nASSISTANT: hello'
     """
-    lines = []
-    for turn in turns:
-        words = turn["content"].split()
-        text = turn["content"] if max_words is None or len(words) <= max_words else " ".join(words[:max_words]) + " …"
-        lines.append(f"{turn['role'].upper()}: {text}")
-    return "\n".join(lines)
+    return dialogue.render(dialogue.roles(turns), max_words=max_words)
 
 
 def load_human_labels(*, data_dir: str | Path | None = None) -> dict[str, Any]:

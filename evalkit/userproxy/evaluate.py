@@ -12,11 +12,16 @@ from . import realism
 from .data import user_text
 from .lexical import LEXICAL_METRICS, lexical_profile
 from ..stats import summarise
+from ..dialogue import Turn
 
-__all__ = ["lexical_z_scores", "lexical_table", "judge_scores", "control_scores", "realism_table", "JUDGE_METRICS"]
+__all__ = ["lexical_z_scores", "lexical_table", "judge_scores", "control_scores", "realism_table", "JUDGE_METRICS",
+           "CALIBRATED_METRICS", "calibrated_summary", "plot_realism_and_diversity", "user_turn_counts"]
 
-Turn = dict[str, str]
 JUDGE_METRICS = ("gteval", "pi", "rnr")
+# RNR judges one conversation at a time, so its proxy-proxy "control" re-scores the proxy's own conversations
+# and equals the proxy's score by construction: a calibrated RNR would be 0 whatever the proxy. Only the
+# pairwise metrics have a PP control and a calibrated score; RNR keeps its HH reference.
+CALIBRATED_METRICS = ("gteval", "pi")
 
 
 def lexical_z_scores(human: Sequence[Sequence[Turn]], proxy: Sequence[Sequence[Turn]],
@@ -73,8 +78,20 @@ def control_scores(human: Sequence[Sequence[Turn]], proxy: Sequence[Sequence[Tur
         reference, candidate = [a for a, _ in pairs], [b for _, b in pairs]
         scores = judge_scores(reference, candidate, judge, seed=seed, mode=mode, samples=samples, metrics=metrics)
         for metric in metrics:
+            if name == "PP" and metric not in CALIBRATED_METRICS:
+                controls.setdefault(metric, {})[name] = float("nan")  # no PP control exists (see above)
+                continue
             controls.setdefault(metric, {})[name] = float(np.nanmean(scores[metric]))
     return controls
+
+
+def calibrated_summary(metric: str, mean: float, hh: float, pp: float) -> float:
+    """The calibrated score of ``metric`` (NaN for RNR, which has no proxy-proxy control).
+
+    >>> calibrated_summary("gteval", 0.75, 1.0, 0.5), calibrated_summary("rnr", 0.75, 1.0, 0.75)
+    (0.5, nan)
+    """
+    return realism.calibrated(mean, hh, pp) if metric in CALIBRATED_METRICS else float("nan")
 
 
 def realism_table(scores: pd.DataFrame, controls: dict[str, dict[str, float]]) -> pd.DataFrame:
@@ -86,7 +103,45 @@ def realism_table(scores: pd.DataFrame, controls: dict[str, dict[str, float]]) -
         hh, pp = controls.get(metric, {}).get("HH", np.nan), controls.get(metric, {}).get("PP", np.nan)
         rows[metric] = {"mean": result["mean"], "low": result["t_low"], "high": result["t_high"],
                         "n": result["n"], "abstained": result["missing"], "HH": hh, "PP": pp,
-                        "calibrated": realism.calibrated(result["mean"], hh, pp)}
+                        "calibrated": calibrated_summary(metric, result["mean"], hh, pp)}
         if metric == "pi":
             rows[metric]["delta_w"] = result["mean"] - 0.5
     return pd.DataFrame(rows).T
+
+
+def plot_realism_and_diversity(realism_frame: pd.DataFrame, lexical_frame: pd.DataFrame):
+    """The paper's Figure 2 layout: judge metrics (mean with 95% t-interval, HH and PP controls as ticks)
+    left, lexical z-scores (0 is human-like) right; one row per dataset. Frames are indexed by
+    (dataset, metric) with ``mean``/``t_low``/``t_high``/``HH``/``PP`` and ``z``/``low``/``high``."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 6, figsize=(14, 3.2))
+    for ax, metric in zip(axes[:3], JUDGE_METRICS):
+        table = realism_frame.xs(metric, level="metric")
+        y = np.arange(len(table))
+        ax.errorbar(table["mean"], y, xerr=[table["mean"] - table["t_low"], table["t_high"] - table["mean"]], fmt="o")
+        ax.scatter(table["HH"], y, marker="|", s=200, color="tab:red", label="HH")
+        ax.scatter(table["PP"], y, marker="|", s=200, color="tab:green", label="PP")
+        ax.set_yticks(y, table.index if metric == JUDGE_METRICS[0] else [""] * len(y))
+        ax.set_title({"gteval": "GTEval", "pi": "PI", "rnr": "RNR"}[metric])
+    axes[0].legend(fontsize=7)
+    for ax, metric in zip(axes[3:], LEXICAL_METRICS):
+        table = lexical_frame.xs(metric, level="metric")
+        y = np.arange(len(table))
+        ax.errorbar(table["z"], y, xerr=[table["z"] - table["low"], table["high"] - table["z"]], fmt="s",
+                    color="tab:purple")
+        ax.axvline(0, ls=":", color="grey")
+        ax.set_yticks(y, [""] * len(y))
+        ax.set_title({"mattr": "MATTR z", "hdd": "HD-D z", "yules_k": "Yule's K z"}[metric])
+    fig.tight_layout()
+    return fig
+
+
+def user_turn_counts(episodes_by_dataset: dict[str, list[dict]], real_user_turns) -> tuple[dict[str, int], dict[str, int]]:
+    """(proxy user turns, real user turns) per dataset over stored rollout episodes; ``real_user_turns(dataset,
+    conversation_id)`` gives the real conversation's count — the mirror driver must match it exactly."""
+    proxy, real = {}, {}
+    for dataset, episodes in episodes_by_dataset.items():
+        proxy[dataset] = sum(t["role"] == "user" for e in episodes for t in e["payload"]["turns"])
+        real[dataset] = int(sum(real_user_turns(dataset, e["episode_id"]) for e in episodes))
+    return proxy, real

@@ -16,7 +16,7 @@ from ..results import json_ready
 from . import realism
 from .config import JobConfig, ModelSpec, dataset_name
 from .data import MIRROR_SETS, load_mirror_set, read_mirror_set, stratified_episodes
-from .evaluate import control_scores, lexical_z_scores
+from .evaluate import calibrated_summary, control_scores, lexical_z_scores
 from .lexical import LEXICAL_METRICS, lm_tokenizer, word_tokenizer
 from .plan import plan
 from .rollout import mirror_rollouts, synthesize_goals
@@ -189,7 +189,7 @@ class _Executor:
                                       samples=config.judge_samples, metrics=(unit.metric,))[unit.metric]
             self.roles.drain(self.store, unit)
             summary.update(HH=controls["HH"], PP=controls["PP"],
-                           calibrated=realism.calibrated(summary["mean"], controls["HH"], controls["PP"]))
+                           calibrated=calibrated_summary(unit.metric, summary["mean"], controls["HH"], controls["PP"]))
         if unit.metric == "pi":
             summary["delta_w"] = summary["mean"] - 0.5
         return summary

@@ -17,18 +17,19 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Literal, Sequence
+from typing import Any, Literal, Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..models import Backend, Messages, warn_if_parsed
 from .data import render
+from ..dialogue import Turn
 
 __all__ = ["gteval_messages", "pi_messages", "rnr_messages", "parse_json_verdict", "proxy_slots", "gteval",
-           "pairwise_indistinguishability", "rubric_and_reason", "control_pairs", "calibrated", "Verdicts"]
+           "pairwise_indistinguishability", "rubric_and_reason", "control_pairs", "calibrated", "Verdicts",
+           "human_label_items", "human_label_agreement"]
 
-Turn = dict[str, str]
 Mode = Literal["json", "probs"]
 
 _WORDS = 70  # each turn cut to this many words: keeps prompts inside a small model's budget
@@ -140,6 +141,8 @@ def _parsed_flags(results, what: str) -> list[bool]:
 
 
 def _number(value) -> float | None:
+    if isinstance(value, bool):  # {"score": true} is not a score on the scale asked for
+        return None
     try:
         number = float(value)
     except (TypeError, ValueError):
@@ -227,3 +230,39 @@ def calibrated(score: float, hh: float, pp: float) -> float:
     if not np.isfinite(hh - pp) or abs(hh - pp) < 1e-9:
         return float("nan")
     return float(np.clip((score - pp) / (hh - pp), 0.0, 1.0)) + 0.0  # + 0.0: no "-0.0" in tables
+
+
+def human_label_items(labels: dict[str, Any], n: int | None, *, seed: int = 0) -> dict[str, Any]:
+    """``n`` of MirrorBench's labelled GTEval and PI items (None: all), with what scoring them needs:
+    ``gteval`` (items), ``gteval_pairs`` ((real, proxy) conversations), ``pi`` (items), ``pi_pairs`` ((real,
+    proxy) as labelled), ``pi_slots`` (the proxy's slot, A or B) and ``pi_human`` (the proxy's win by the
+    human label: 1, 0.5 for a tie, 0)."""
+    take = lambda frame: frame if n is None else frame.sample(min(n, len(frame)), random_state=seed)  # noqa: E731
+    gt, pi = take(labels["gteval"]), take(labels["pi"])
+    slots = pi["ground_truth_synthetic_slot"].tolist()
+    return {"gteval": gt, "gteval_pairs": list(zip(gt["real_conversation"], gt["synthetic_conversation"])),
+            "pi": pi, "pi_slots": slots,
+            "pi_pairs": [(b, a) if slot == "A" else (a, b)
+                         for a, b, slot in zip(pi["conversation_a"], pi["conversation_b"], slots)],
+            "pi_human": np.array([1.0 if h == s else 0.5 if h == "Tie" else 0.0
+                                  for h, s in zip(pi["human_label"], slots)])}
+
+
+def human_label_agreement(items: dict[str, Any], judges: dict[str, Backend], *, mode: Mode = "probs",
+                          samples: int = 1, seed: int = 0, bootstrap: int = 1000) -> pd.DataFrame:
+    """Each judge's agreement with MirrorBench's human labels on ``items`` (:func:`human_label_items`), beside
+    the published judge's on the same items: Spearman, Pearson and Kendall with bootstrap intervals and n."""
+    from ..stats import correlation_with_humans
+
+    def agree(scores, human) -> dict[str, float]:
+        return correlation_with_humans(scores, human, bootstrap=bootstrap, seed=seed).as_dict()
+
+    gt_human, rows = items["gteval"]["human_label"], {}
+    for name, judge in judges.items():
+        rows[f"GTEval, {name}"] = agree(gteval(items["gteval_pairs"], judge, mode=mode, samples=samples).scores,
+                                        gt_human)
+        rows[f"PI, {name}"] = agree(pairwise_indistinguishability(items["pi_pairs"], judge, mode=mode, samples=samples,
+                                                                  slots=items["pi_slots"]).scores, items["pi_human"])
+    rows["GTEval, published judge (same items)"] = agree(items["gteval"]["judge_score"], gt_human)
+    rows["PI, published judge (same items)"] = agree(items["pi"]["judge_score"], items["pi_human"])
+    return pd.DataFrame(rows).T

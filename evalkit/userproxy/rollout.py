@@ -16,12 +16,12 @@ from typing import Any, Literal, Sequence
 
 from ..models import Backend, Messages
 from .data import render
+from ..dialogue import Turn
 
 __all__ = ["GoalLevel", "goal_messages", "synthesize_goals", "proxy_messages", "assistant_messages",
            "clean_user_turn", "mirror_rollouts"]
 
 GoalLevel = Literal["full", "topic", "none"]
-Turn = dict[str, str]
 
 _GOAL_ASK = {
     "full": ("In two to four sentences, written in the third person, describe what the USER in this conversation "
