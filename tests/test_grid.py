@@ -175,3 +175,7 @@ def test_worker_processes_do_not_keep_a_dead_drivers_lock(tmp_path):
     driver.wait()
     outcome = grid.run_grid(grid.load_grid(spec_path))  # not refused as "in use"
     assert not outcome.failed and len(outcome.ran) + len(outcome.skipped) == 2
+    # The dead driver's pool workers went with it (none is left idle, holding anything).
+    time.sleep(1)
+    left = subprocess.run(["pgrep", "-f", str(spec_path)], capture_output=True, text=True).stdout.split()
+    assert not left, f"workers of the killed driver still alive: {left}"
