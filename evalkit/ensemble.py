@@ -159,7 +159,10 @@ def feature_group_table(frames: Mapping[str, Mapping[str, pd.DataFrame]], featur
                    f"{train} grouped cv": cv["mean"], f"{train} grouped cv sd": cv["sd"]}
             fitted = fit(training, features, "linear", seed=seed)
             for check in checks:
-                result, _ = _transfer(fitted, frames[label][check], features, bootstrap=bootstrap, seed=seed)
+                # Every row is scored on the same check items (those with the required columns), so the
+                # rows' intervals compare like with like.
+                same_items = frames[label][check].dropna(subset=required)
+                result, _ = _transfer(fitted, same_items, features, bootstrap=bootstrap, seed=seed)
                 row.update({f"{check} transfer": result["r"], f"{check} low": result["low"],
                             f"{check} high": result["high"], f"{check} n": result["n"]})
             rows.append(row)

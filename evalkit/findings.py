@@ -80,16 +80,23 @@ def versus_paper(ours: pd.Series, paper: pd.Series, *, dataset: str, what: str =
             f"{difference.max():+.2f}).")
 
 
-def closest_protocol(values: pd.Series, paper: float, *, what: str = "embedding cosine") -> str:
+def closest_protocol(values: pd.Series, paper: float, *, what: str = "embedding cosine", tie: float = 0.01) -> str:
     """Which evaluation protocol gives the value nearest the paper's.
 
     >>> values = pd.Series({"item means, all sources": 0.81, "single annotations, all sources": 0.62})
     >>> closest_protocol(values, 0.58)
     "The paper's 0.58 for embedding cosine is nearest to our single annotations, all sources protocol (0.62); the others give: item means, all sources 0.81."
+    >>> closest_protocol(pd.Series({"a": 0.64, "b": 0.52, "c": 0.79}), 0.58)
+    "The paper's 0.58 for embedding cosine is about equally near (within 0.01) to our b (0.52) and a (0.64) protocols; the others give: c 0.79."
     """
     distance = (values - paper).abs()
     best = str(distance.idxmin())
+    tied = [str(k) for k, d in distance.items() if k != best and d - distance[best] < tie]
     others = "; ".join(f"{k} {v:.2f}" for k, v in values.items() if k != best)
+    if tied:
+        nearest = " and ".join(f"{k} ({values[k]:.2f})" for k in [best, *tied])
+        return (f"The paper's {paper:.2f} for {what} is about equally near (within {tie:.2f}) to our {nearest} "
+                f"protocols; the others give: {'; '.join(f'{k} {v:.2f}' for k, v in values.items() if k not in [best, *tied])}.")
     return (f"The paper's {paper:.2f} for {what} is nearest to our {best} protocol ({values[best]:.2f}); "
             f"the others give: {others}.")
 
@@ -197,8 +204,16 @@ def userproxy_summary(lexical: pd.DataFrame, realism: pd.DataFrame, agreement: p
                      f"{half:.2f}.")
     if stability is not None and not stability.empty and ablation is not None:
         w = ", ".join(f"{row['metric']} {row['kendalls_w']:.2f}" for _, row in stability.iterrows())
-        lines.append(f"**Goal levels over {seeds} seeds.** Highest mean GTEval: `{ablation['gteval'].idxmax()}`; "
-                     f"Kendall's W of the proxies' order across seeds: {w} (1 = the same order every seed).")
+        gt_row = stability[stability["metric"] == "gteval"]
+        spread = ""
+        if not gt_row.empty:
+            row = gt_row.iloc[0]
+            proxies = [c[:-len(" mean")] for c in row.index if c.endswith(" mean")]
+            spread = " (GTEval mean ± sd over seeds: " + "; ".join(
+                f"{p} {row[f'{p} mean']:.2f} ± {row[f'{p} sd over seeds']:.2f}" for p in proxies) + ")"
+        lines.append(f"**Goal levels over {seeds} seeds.** Highest mean GTEval: `{ablation['gteval'].idxmax()}`"
+                     f"{spread}; Kendall's W of the proxies' order across seeds: {w} (1 = the same order every "
+                     "seed).")
     if assistant is not None and "gteval" in assistant.index:
         row = assistant.loc["gteval"]
         overlap = not (row["guided high"] < row["unguided low"] or row["unguided high"] < row["guided low"])

@@ -35,7 +35,7 @@ __all__ = ["PROJECT_ROOT", "NotebookFailure", "NotebookRun", "load_params", "not
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = PROJECT_ROOT / "notebooks"
 PARAMS_DIR = PROJECT_ROOT / "params"
-BOOK_FILES = ("_config.yml", "_toc.yml", "references.bib", "book")
+BOOK_FILES = ("_config.yml", "_toc.yml", "references.bib", "book", "_static")  # _static: the book's CSS
 
 
 class NotebookFailure(RuntimeError):

@@ -200,6 +200,8 @@ def test_exercises_show_solutions_to_instructors_only(executed, book_index, tmp_
     instructor = (book_index.parent / "notebooks" / "04_pairwise_judge.html").read_text()
     assert all(f'id="{label}"' in instructor for label in ("ch4-order", "ch4-size", "ch4-rank"))
     assert "P(A beats B) + P(B beats A) = 1 on every pair" in instructor  # the solution ran and is shown
+    # Code wraps and results stand apart: the book's own stylesheet is staged and linked.
+    assert (book_index.parent / "_static" / "evalkit.css").is_file() and "evalkit.css" in instructor
     student_index = runner.build_book(executed, tmp_path_factory.mktemp("student"), student=True)
     student = (student_index.parent / "notebooks" / "04_pairwise_judge.html").read_text()
     assert all(f'id="{label}"' in student for label in ("ch4-order", "ch4-size", "ch4-rank"))

@@ -114,3 +114,14 @@ def test_strip_solutions_removes_gated_solutions_and_keeps_the_exercise():
     text = "\n".join(cell.source for cell in stripped.cells)
     assert "answer" not in text and "Why it works" not in text and "solution" not in text
     assert ":label: e1" in text and ":label: e2" in text and "print('after')" in text and text.startswith("Text.")
+
+
+def test_every_chapter_has_two_to_four_exercises_with_solutions():
+    import re
+
+    for source in runner.notebook_sources():
+        text = source.read_text()
+        labels = re.findall(r"```\{exercise\}\n:label: (\S+)", text)
+        assert 2 <= len(labels) <= 4, (source.name, labels)
+        for label in labels:
+            assert f"```{{solution-start}} {label}" in text, (source.name, label)

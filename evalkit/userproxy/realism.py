@@ -219,15 +219,18 @@ def control_pairs(conversations: Sequence[Sequence[Turn]], seed: int = 0) -> lis
 
 
 def calibrated(score: float, hh: float, pp: float) -> float:
-    """clip((score − PP) / (HH − PP), 0, 1): 0 at the proxy-proxy control, 1 at the human-human one (NaN when
-    the two controls coincide, where the scale is undefined).
+    """clip((score − PP) / (HH − PP), 0, 1): 0 at the proxy-proxy control, 1 at the human-human one. NaN unless
+    the human-human control lies above the proxy-proxy one: with the controls equal or inverted the scale has
+    no direction (an inverted pair would turn a proxy below both controls into a perfect 1).
 
     >>> calibrated(0.75, hh=1.0, pp=0.5)
     0.5
     >>> calibrated(0.9, hh=0.8, pp=0.4)
     1.0
+    >>> calibrated(0.285, hh=0.287, pp=0.292)
+    nan
     """
-    if not np.isfinite(hh - pp) or abs(hh - pp) < 1e-9:
+    if not np.isfinite(hh - pp) or hh - pp < 1e-9:
         return float("nan")
     return float(np.clip((score - pp) / (hh - pp), 0.0, 1.0)) + 0.0  # + 0.0: no "-0.0" in tables
 
