@@ -41,6 +41,17 @@ def open_store(path: Path, schema: str, what: str) -> sqlite3.Connection:
     except sqlite3.DatabaseError as error:
         raise StoreFileError(f"{path}: not {what} (SQLite says: {error}). Move the file away or delete it; "
                              "evalkit creates a new one (only what it held is lost, the run itself is not).") from None
+    # A database of another program (or another layout) may hold a table of the same name: compare columns.
+    reference = sqlite3.connect(":memory:")
+    reference.executescript(schema)
+    for (table,) in reference.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
+        wanted = [row[1] for row in reference.execute(f"PRAGMA table_info({table})")]
+        found = [row[1] for row in connection.execute(f"PRAGMA table_info({table})")]
+        if found != wanted:
+            connection.close()
+            raise StoreFileError(f"{path}: its table {table!r} has the columns {found}, not {wanted}: not {what}. "
+                                 "Move the file away or delete it; evalkit creates a new one.")
+    reference.close()
     return connection
 
 

@@ -55,6 +55,13 @@ def test_a_junk_store_file_is_named_not_a_traceback(tmp_path, capsys):
             opener(junk)
     assert main(["cache", "stats", "--path", str(junk)]) == 2
     assert f"{junk}: not an evalkit model-call cache" in capsys.readouterr().err
+    import sqlite3
+
+    foreign = tmp_path / "foreign.sqlite"
+    with sqlite3.connect(foreign) as connection:  # a real database of someone else's, with a "calls" table
+        connection.execute("CREATE TABLE calls (who TEXT, seconds REAL)")
+    with pytest.raises(StoreFileError, match=rf"{foreign}: its table 'calls' has the columns \['who', 'seconds'\]"):
+        CallCache(foreign)
     assert main(["cache", "stats", "--path", str(tmp_path / "nowhere" / "calls.sqlite")]) == 2
     assert "no such cache file" in capsys.readouterr().err and not (tmp_path / "nowhere").exists()
 
