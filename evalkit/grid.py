@@ -126,7 +126,7 @@ def parse_grid(raw: Any, *, source: str = "grid spec", base_dir: str | Path = ".
     for name in grid:
         if not isinstance(name, str):
             read.fail("grid", f"parameter name {name!r} is not a text")
-        listed = values._list(name, None)
+        listed = values.values(name)
         repeated = sorted({json.dumps(v) for v in listed if listed.count(v) > 1})
         if repeated:
             values.fail(name, f"{', '.join(repeated)} listed more than once (the same unit would run twice)")

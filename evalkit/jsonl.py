@@ -25,7 +25,7 @@ _DAMAGED = (EOFError, gzip.BadGzipFile, zlib.error, tarfile.TarError, zipfile.Ba
 
 
 @contextmanager
-def archive_errors_named(path: str | Path, error: type[Exception] = ValueError):
+def archive_errors_named(path: str | Path, error: type[Exception] = ValueError, what: str = "archive"):
     """Inside this block a truncated or damaged archive (gzip, tar, zip) raises ``error`` naming ``path``.
 
     >>> import tempfile, os
@@ -40,21 +40,18 @@ def archive_errors_named(path: str | Path, error: type[Exception] = ValueError):
     try:
         yield
     except _DAMAGED as failure:
-        raise error(f"{path}: the archive is truncated or damaged ({type(failure).__name__}: {failure}); "
+        raise error(f"{path}: the {what} is truncated or damaged ({type(failure).__name__}: {failure}); "
                     "restore it, or delete it so that it is downloaded again") from None
 
 
 def read_bytes(path: str | Path, error: type[Exception] = ValueError) -> bytes:
     """The file's bytes (``.gz`` decompressed); a truncated or damaged archive raises ``error`` naming it."""
     path = Path(path)
-    try:
+    with archive_errors_named(path, error, "gzip file"):
         if path.suffix == ".gz":
             with gzip.open(path, "rb") as handle:
                 return handle.read()
         return path.read_bytes()
-    except _DAMAGED as failure:
-        raise error(f"{path}: the gzip file is truncated or damaged ({type(failure).__name__}: {failure}); "
-                    "restore it, or delete it so that it is downloaded again") from None
 
 
 def read_text(path: str | Path, error: type[Exception] = ValueError) -> str:

@@ -19,7 +19,6 @@ import os
 import tempfile
 import urllib.error
 import urllib.request
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -274,13 +273,11 @@ def sha256_of(path: Path) -> str:
     """sha256 of a file's *uncompressed* bytes (``.gz`` files are read through gzip)."""
     digest = hashlib.sha256()
     opener = gzip.open if path.suffix == ".gz" else open
-    try:
-        with opener(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-    except (EOFError, gzip.BadGzipFile, zlib.error) as failure:
-        raise DataFileDamaged(f"{path}: the gzip file is truncated or damaged ({type(failure).__name__}: "
-                              f"{failure}); restore it, or delete it so that it is downloaded again") from None
+    from .jsonl import archive_errors_named
+
+    with archive_errors_named(path, DataFileDamaged, "gzip file"), opener(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
     return digest.hexdigest()
 
 

@@ -154,7 +154,8 @@ class Fields:
             self.fail(name, f"{value!r} is not one of {', '.join(choices)}")
         return value
 
-    def _list(self, name: str, default: Any) -> list[Any]:
+    def values(self, name: str, default: Any = _MISSING) -> list[Any]:
+        """A non-empty list of values of any type."""
         value = self.value(name, default)
         if not isinstance(value, list):
             self.fail(name, f"expected a list, e.g. [0, 1], got {_describe(value)}")
@@ -163,7 +164,7 @@ class Fields:
         return value
 
     def text_list(self, name: str, default: Any = _MISSING, *, choices: Sequence[str] | None = None) -> list[str]:
-        values = self._list(name, default)
+        values = self.values(name, default)
         for index, value in enumerate(values):
             if not isinstance(value, str) or not value.strip():
                 self.fail(f"{name}[{index}]", f"expected a non-empty text, got {_describe(value)}")
@@ -172,7 +173,7 @@ class Fields:
         return list(values)
 
     def integer_list(self, name: str, default: Any = _MISSING, *, minimum: int | None = None) -> list[int]:
-        values = self._list(name, default)
+        values = self.values(name, default)
         for index, value in enumerate(values):
             if isinstance(value, bool) or not isinstance(value, int):
                 self.fail(f"{name}[{index}]", f"expected a whole number, got {_describe(value)}")

@@ -104,27 +104,37 @@ SLOW_UNIT = ("import sys, time, pathlib; x = int(sys.argv[1]); log = pathlib.Pat
              "time.sleep(float((log.parent / 'sleep').read_text()) if x == 3 else 0); print('{\"x\": %d}' % x)")
 
 
-def test_a_grid_killed_mid_run_repeats_no_finished_unit(tmp_path):
-    """Kill the driver while the third unit runs: the rerun runs only that unit."""
-    import os
-    import signal
+def _driver_running_unit_three(tmp_path: Path, values: list[int], workers: int, sleep_s: int):
+    """A grid driver started through the CLI in its own session, returned once unit 3 (which sleeps
+    ``sleep_s``) has started; and the grid file's path."""
     import subprocess
     import time
 
     import yaml
 
-    (tmp_path / "sleep").write_text("60")
+    (tmp_path / "sleep").write_text(str(sleep_s))
     spec_path = tmp_path / "grid.yml"
     spec_path.write_text(yaml.safe_dump({
-        "name": "kill", "kind": "command", "command": [sys.executable, "-c", SLOW_UNIT, "{x}",
-                                                        str(tmp_path / "ran.log")],
-        "grid": {"x": [1, 2, 3]}, "out": "out", "retries": 0, "workers": 1}))
+        "name": "driver", "kind": "command", "command": [sys.executable, "-c", SLOW_UNIT, "{x}",
+                                                          str(tmp_path / "ran.log")],
+        "grid": {"x": values}, "out": "out", "retries": 0, "workers": workers}))
     driver = subprocess.Popen([sys.executable, "-m", "evalkit.cli", "grid", "--spec", str(spec_path)],
                               start_new_session=True)
     deadline = time.time() + 120
-    while time.time() < deadline and not ((tmp_path / "ran.log").is_file() and executions(tmp_path) == [1, 2, 3]):
-        time.sleep(0.2)
-    assert executions(tmp_path) == [1, 2, 3], "the third unit never started"
+    while time.time() < deadline and not ((tmp_path / "ran.log").is_file() and 3 in executions(tmp_path)):
+        time.sleep(0.1)
+    assert 3 in executions(tmp_path), "the third unit never started"
+    return driver, spec_path
+
+
+def test_a_grid_killed_mid_run_repeats_no_finished_unit(tmp_path):
+    """Kill the driver while the third unit runs: the rerun runs only that unit."""
+    import os
+    import signal
+    import time
+
+    driver, spec_path = _driver_running_unit_three(tmp_path, [1, 2, 3], workers=1, sleep_s=60)
+    assert executions(tmp_path) == [1, 2, 3]
     os.killpg(driver.pid, signal.SIGKILL)  # the driver and the unit it runs, as a kill -9 of the job would
     driver.wait()
     records = sorted((tmp_path / "out" / "units").glob("*/unit.json"))
@@ -158,19 +168,7 @@ def test_worker_processes_do_not_keep_a_dead_drivers_lock(tmp_path):
     import subprocess
     import time
 
-    import yaml
-
-    (tmp_path / "sleep").write_text("3")
-    spec_path = tmp_path / "grid.yml"
-    spec_path.write_text(yaml.safe_dump({
-        "name": "orphans", "kind": "command", "command": [sys.executable, "-c", SLOW_UNIT, "{x}",
-                                                          str(tmp_path / "ran.log")],
-        "grid": {"x": [3, 4]}, "out": "out", "retries": 0, "workers": 2}))
-    (tmp_path / "sleep").write_text("3")
-    driver = subprocess.Popen([sys.executable, "-m", "evalkit.cli", "grid", "--spec", str(spec_path)])
-    deadline = time.time() + 120
-    while time.time() < deadline and not ((tmp_path / "ran.log").is_file() and 3 in executions(tmp_path)):
-        time.sleep(0.1)
+    driver, spec_path = _driver_running_unit_three(tmp_path, [3, 4], workers=2, sleep_s=3)
     os.kill(driver.pid, signal.SIGTERM)
     driver.wait()
     outcome = grid.run_grid(grid.load_grid(spec_path))  # not refused as "in use"

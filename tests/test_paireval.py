@@ -172,40 +172,31 @@ def test_meta_eval_schema_round_trip_and_errors(tmp_path):
         assert back["context"].tolist() == frame["context"].tolist()
         assert back["score"].tolist() == [5.0, 1.0, 3.0]
         assert back["reference"][0] == "x" and pd.isna(back["reference"][1])  # an absent reference stays absent
-    bad = tmp_path / "bad.jsonl"
-    bad.write_text('{"context": ["Hi"], "response": "x", "score": 2}\n{"context": "Hi", "response": "y", "score": 1}\n')
-    with pytest.raises(MetaEvalFormatError, match=r"bad.jsonl, line 2, field 'context'"):
-        read_meta_eval(bad)
-    bad.write_text('{"context": ["Hi"], "response": "x", "score": "high"}\n')
-    with pytest.raises(MetaEvalFormatError, match=r"line 1, field 'score'"):
-        read_meta_eval(bad)
-    bad.write_text('{"context": ["Hi"], "response": "x", "score": true}\n')
-    with pytest.raises(MetaEvalFormatError, match=r"line 1, field 'score': True is not a number"):
-        read_meta_eval(bad)
-    bad.write_text('{"context": ["Hi"], "response": "x", "score": 2}\nnot json\n')
-    with pytest.raises(MetaEvalFormatError, match=r"line 2: not JSON"):
-        read_meta_eval(bad)
-    csv = tmp_path / "bad.csv"
-    csv.write_text('context,response,score\n"[""Hi""]",x,2\n"[""Hi""]",,3\n')
-    with pytest.raises(MetaEvalFormatError, match=r"bad.csv, line 3, field 'response'"):
-        read_meta_eval(csv)
-    # A ragged row (pandas would pad it with blanks) and bytes that are not UTF-8 name the file and line.
-    csv.write_text('context,response,score\n"[""Hi""]",x,2\n"[""Hi""]",y,3,extra\n')
-    with pytest.raises(MetaEvalFormatError, match=r"bad.csv, line 3: 4 field\(s\) where the header has 3"):
-        read_meta_eval(csv)
-    csv.write_text('context,response,score\n"[""Hi""]",x,2\n"[""Hi""]",y\n')
-    with pytest.raises(MetaEvalFormatError, match=r"bad.csv, line 3: 2 field\(s\) where the header has 3"):
-        read_meta_eval(csv)
-    csv.write_bytes(b'context,response,score\n"[""Hi""]",x,2\n"[""Hi""]",caf\xe9,3\n')
-    with pytest.raises(MetaEvalFormatError, match=r"bad.csv, line 3: not UTF-8 text \(byte 0xe9"):
-        read_meta_eval(csv)
-    bad.write_bytes(b'{"context": ["Hi"], "response": "caf\xe9", "score": 2}\n')
-    with pytest.raises(MetaEvalFormatError, match=r"bad.jsonl, line 1: not UTF-8 text"):
-        read_meta_eval(bad)
-    # A quoted field may span lines: line numbers are the file's.
-    csv.write_text('context,response,score\n"[""Hi""]","two\nlines",2\n"[""Hi""]",,3\n')
-    with pytest.raises(MetaEvalFormatError, match=r"bad.csv, line 4, field 'response'"):
-        read_meta_eval(csv)
+    # Each malformed file names itself, its line and (where there is one) the field. CSV cases cover a ragged
+    # row (pandas would pad it with blanks), bytes that are not UTF-8, and a quoted field spanning two lines
+    # (line numbers are the file's).
+    jsonl_row = '{"context": ["Hi"], "response": %s, "score": %s}\n'
+    csv_head = 'context,response,score\n"[""Hi""]",x,2\n'
+    cases = [
+        ("bad.jsonl", jsonl_row % ('"x"', 2) + '{"context": "Hi", "response": "y", "score": 1}\n',
+         r"bad.jsonl, line 2, field 'context'"),
+        ("bad.jsonl", jsonl_row % ('"x"', '"high"'), r"line 1, field 'score'"),
+        ("bad.jsonl", jsonl_row % ('"x"', "true"), r"line 1, field 'score': True is not a number"),
+        ("bad.jsonl", jsonl_row % ('"x"', 2) + "not json\n", r"line 2: not JSON"),
+        ("bad.csv", csv_head + '"[""Hi""]",,3\n', r"bad.csv, line 3, field 'response'"),
+        ("bad.csv", csv_head + '"[""Hi""]",y,3,extra\n', r"bad.csv, line 3: 4 field\(s\) where the header has 3"),
+        ("bad.csv", csv_head + '"[""Hi""]",y\n', r"bad.csv, line 3: 2 field\(s\) where the header has 3"),
+        ("bad.csv", (csv_head + '"[""Hi""]",caf\xe9,3\n').encode("latin-1"),
+         r"bad.csv, line 3: not UTF-8 text \(byte 0xe9"),
+        ("bad.jsonl", (jsonl_row % ('"caf\xe9"', 2)).encode("latin-1"), r"bad.jsonl, line 1: not UTF-8 text"),
+        ("bad.csv", 'context,response,score\n"[""Hi""]","two\nlines",2\n"[""Hi""]",,3\n',
+         r"bad.csv, line 4, field 'response'"),
+    ]
+    for name, content, message in cases:
+        path = tmp_path / name
+        path.write_bytes(content) if isinstance(content, bytes) else path.write_text(content)
+        with pytest.raises(MetaEvalFormatError, match=message):
+            read_meta_eval(path)
     frame["metric"] = [0.9, 0.1, 0.5]
     result = meta_evaluate(frame, "metric")
     assert result["pearson"] > 0.9 and result["spearman"] == pytest.approx(1.0) and result["n"] == 3

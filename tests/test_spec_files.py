@@ -28,6 +28,16 @@ JOB_PROBES = [
     ("name: ''\n", r"field 'name': expected a non-empty text"),
     ("judges: {j: {kind: openai, model: m, options: 3}}\n", r"field 'judges\.j\.options': expected a mapping"),
     ("mode: multi\n  bad: [\n", r"line \d+, column \d+: not valid YAML"),
+    ("judges: {j: {kind: openai, model: m, base_url: 'http://h/v1', options: {bogus: 1}}}\n",
+     r"field 'judges\.j\.options': unknown field\(s\) bogus"),
+    ("judges: {j: {kind: openai, model: m, base_url: 'http://h/v1', options: {timeout_s: soon}}}\n",
+     r"field 'judges\.j\.options\.timeout_s': expected a number"),
+    ("judges: {j: {kind: openai, model: m, base_url: 'http://h/v1', options: {deadline_s: 0}}}\n",
+     r"field 'judges\.j\.options\.deadline_s': must be above 0"),
+    ("assistant: {options: {dtype: float8}}\n", r"field 'assistant\.options\.dtype': 'float8' is not one of"),
+    ("seeds: [0, 0]\n", r"field 'seeds': 0 given more than once"),
+    ("datasets: [qulac, qulac]\n", r"field 'datasets': qulac given more than once"),
+    ("data_dir: /no/such/folder\n", r"field 'data_dir': /no/such/folder is not a directory"),
 ]
 
 
@@ -70,6 +80,15 @@ GRID_PROBES = [
     ("kind: command\ncommand: [echo]\ngrid: {seed: [1]}\nworkers: two\n", r"field 'workers': expected a whole number"),
     ("kind: command\ncommand: [echo\ngrid: {seed: [1]}\n", r"line \d+, column \d+: not valid YAML"),
     ("kind: shell\ngrid: {seed: [1]}\n", r"field 'kind': 'shell' is not one of notebook, command"),
+    ("kind: command\ncommand: [echo]\ngrid: {s: [1, 1]}\n", r"field 'grid\.s': 1 listed more than once"),
+    ("kind: command\ncommand: [echo, '{s}']\ngrid: {s: [1, 2]}\nfixed: {s: 5}\n", r"field 'fixed': s also in grid"),
+    ("kind: command\ncommand: [no-such-program-xyz]\ngrid: {s: [1]}\n",
+     r"field 'command\[0\]': 'no-such-program-xyz' is not a program on PATH"),
+    ("kind: notebook\nnotebook: 02_agreement\ngrid: {sede: [1, 2]}\n",
+     r"field 'grid': sede not a parameter of 02_agreement \(its parameters: "),
+    ("kind: notebook\nnotebook: 02_agreement\ngrid: {seed: [1]}\nbase_params: smokey\n",
+     r"field 'base_params': no parameter set 'smokey'"),
+    ("kind: command\ncommand: [echo]\ngrid: {s: [1]}\ngrid: {s: [2]}\n", r"line 4, column 1: .*key 'grid' is given twice"),
 ]
 
 
@@ -89,26 +108,6 @@ def test_placeholders_may_name_fixed_values_and_leave_other_braces(tmp_path: Pat
     assert [u.params for u in grid.expand(spec)] == [{"model": "m", "seed": 1}]
 
 
-MORE_JOB_PROBES = [
-    ("judges: {j: {kind: openai, model: m, base_url: 'http://h/v1', options: {bogus: 1}}}\n",
-     r"field 'judges\.j\.options': unknown field\(s\) bogus"),
-    ("judges: {j: {kind: openai, model: m, base_url: 'http://h/v1', options: {timeout_s: soon}}}\n",
-     r"field 'judges\.j\.options\.timeout_s': expected a number"),
-    ("judges: {j: {kind: openai, model: m, base_url: 'http://h/v1', options: {deadline_s: 0}}}\n",
-     r"field 'judges\.j\.options\.deadline_s': must be above 0"),
-    ("assistant: {options: {dtype: float8}}\n", r"field 'assistant\.options\.dtype': 'float8' is not one of"),
-    ("seeds: [0, 0]\n", r"field 'seeds': 0 given more than once"),
-    ("datasets: [qulac, qulac]\n", r"field 'datasets': qulac given more than once"),
-    ("data_dir: /no/such/folder\n", r"field 'data_dir': /no/such/folder is not a directory"),
-]
-
-
-@pytest.mark.parametrize("text, message", MORE_JOB_PROBES, ids=[p[1][:30] for p in MORE_JOB_PROBES])
-def test_backend_options_repeats_and_folders_are_checked(tmp_path: Path, text: str, message: str):
-    path = tmp_path / "job.yml"
-    path.write_text(text)
-    with pytest.raises(job.JobConfigError, match=rf"^{path}.*{message}"):
-        job.load_job(path)
 
 
 def test_credentials_in_an_endpoint_never_reach_the_run_identity(tmp_path: Path):
@@ -117,24 +116,3 @@ def test_credentials_in_an_endpoint_never_reach_the_run_identity(tmp_path: Path)
     config = job.load_job(path)
     assert config.judges["j"].base_url == "http://user:hunter2secret@h/v1"  # what the calls use
     assert "hunter2secret" not in json.dumps(config.identity())  # what the run store and reports keep
-
-
-MORE_GRID_PROBES = [
-    ("kind: command\ncommand: [echo]\ngrid: {s: [1, 1]}\n", r"field 'grid\.s': 1 listed more than once"),
-    ("kind: command\ncommand: [echo, '{s}']\ngrid: {s: [1, 2]}\nfixed: {s: 5}\n", r"field 'fixed': s also in grid"),
-    ("kind: command\ncommand: [no-such-program-xyz]\ngrid: {s: [1]}\n",
-     r"field 'command\[0\]': 'no-such-program-xyz' is not a program on PATH"),
-    ("kind: notebook\nnotebook: 02_agreement\ngrid: {sede: [1, 2]}\n",
-     r"field 'grid': sede not a parameter of 02_agreement \(its parameters: "),
-    ("kind: notebook\nnotebook: 02_agreement\ngrid: {seed: [1]}\nbase_params: smokey\n",
-     r"field 'base_params': no parameter set 'smokey'"),
-    ("kind: command\ncommand: [echo]\ngrid: {s: [1]}\ngrid: {s: [2]}\n", r"line 4, column 1: .*key 'grid' is given twice"),
-]
-
-
-@pytest.mark.parametrize("text, message", MORE_GRID_PROBES, ids=[p[1][:30] for p in MORE_GRID_PROBES])
-def test_grid_repeats_parameters_and_programs_are_checked_at_load(tmp_path: Path, text: str, message: str):
-    path = tmp_path / "grid.yml"
-    path.write_text(text)
-    with pytest.raises(grid.GridSpecError, match=rf"^{path}.*{message}"):
-        grid.load_grid(path)
