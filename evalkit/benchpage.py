@@ -53,7 +53,8 @@ def machine_description() -> dict[str, Any]:
     except (ValueError, OSError, AttributeError):
         pass
     libraries = {}
-    for name in ("torch", "transformers", "peft", "sentence-transformers", "rouge-score", "bert-score"):
+    for name in ("torch", "transformers", "peft", "llama_cpp_python", "sentence-transformers", "rouge-score",
+                 "bert-score"):
         try:
             libraries[name] = version(name)
         except PackageNotFoundError:

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["label_profile", "reliability_ranking", "versus_paper", "closest_protocol", "ceiling_sentence",
-           "agreement_trend", "labelled", "interval_sides", "userproxy_summary"]
+           "agreement_trend", "labelled", "interval_sides", "userproxy_summary", "lexical_mode_shifts"]
 
 _NAMES = {"upheld": "UPHELD", "llm_arena": "LLM-Arena", "topical_chat": "Topical-Chat"}
 
@@ -227,4 +227,37 @@ def userproxy_summary(lexical: pd.DataFrame, realism: pd.DataFrame, agreement: p
                  f"our judges {ours['spearman'].min():.2f} to {ours['spearman'].max():.2f} (best: {best}, "
                  f"[{ours.loc[best, 'spearman_low']:.2f}, {ours.loc[best, 'spearman_high']:.2f}]); the published judge on "
                  f"the same items {theirs['spearman'].min():.2f} to {theirs['spearman'].max():.2f}.")
+    return lines
+
+
+def lexical_mode_shifts(table: pd.DataFrame, *, base: str = "kit", other: str = "mirrorbench") -> list[str]:
+    """Per lexical metric, how far measuring ``other``'s way moves the human mean from ``base``'s, and
+    whether the proxy's z interval changes its side of 0 (a table from ``lexical_mode_table``, indexed by
+    dataset, metric and mode).
+
+    >>> rows = [("a", "mattr", "kit", 0.70, -1.0, -0.5), ("a", "mattr", "mirrorbench", 0.74, -0.4, 0.3),
+    ...         ("b", "mattr", "kit", 0.80, 0.1, 0.9), ("b", "mattr", "mirrorbench", 0.82, 0.2, 1.0)]
+    >>> table = pd.DataFrame(rows, columns=["dataset", "metric", "mode", "human value", "low", "high"])
+    >>> lexical_mode_shifts(table.set_index(["dataset", "metric", "mode"]))[0]
+    "mattr: measured the mirrorbench way, the human mean moves by +0.030 on average over 2 sets (+0.020 to +0.040); the proxy's z interval changes its side of 0 on a (below -> includes)."
+    """
+    lines = []
+    for metric in table.index.get_level_values("metric").unique():
+        part = table.xs(metric, level="metric")
+        human = part["human value"].unstack("mode")
+        shift = (human[other] - human[base]).dropna()
+        changed = []
+        for dataset in part.index.get_level_values("dataset").unique():
+            sides = [_side_of(part.at[(dataset, m), "low"], part.at[(dataset, m), "high"], 0.0) for m in (base, other)]
+            if np.isfinite([part.at[(dataset, m), c] for m in (base, other) for c in ("low", "high")]).all() \
+                    and sides[0] != sides[1]:
+                changed.append(f"{_name(dataset)} ({sides[0]} -> {sides[1]})")
+        if shift.empty:
+            lines.append(f"{metric}: no set has a human mean in both modes.")
+            continue
+        moved = (f"{metric}: measured the {other} way, the human mean moves by {shift.mean():+.3f} on average over "
+                 f"{len(shift)} sets ({shift.min():+.3f} to {shift.max():+.3f})")
+        verdict = (f"the proxy's z interval changes its side of 0 on {', '.join(changed)}" if changed else
+                   "the proxy's z interval keeps its side of 0 on every set where both modes give one")
+        lines.append(f"{moved}; {verdict}.")
     return lines

@@ -27,7 +27,7 @@ from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 from .cache import CallCache, CallRecord, Telemetry, call_key
 
 __all__ = ["Messages", "LabelResult", "GenerationResult", "Backend", "BackendError", "TransformersBackend",
-           "OpenAICompatibleBackend", "CachedBackend", "open_backend", "parse_label", "redact", "ParsedVerdicts",
+           "LlamaCppBackend", "LocalBackend",           "OpenAICompatibleBackend", "CachedBackend", "open_backend", "parse_label", "redact", "ParsedVerdicts",
            "warn_if_parsed"]
 
 Messages = Sequence[Mapping[str, str]]
@@ -176,12 +176,15 @@ class TransformersBackend:
     optional PEFT/LoRA folder. With ``batch_size`` 1 (the CPU default) label probabilities are computed
     one prompt at a time, reusing the key/value cache of a prefix shared with the previous prompt
     (``share_prefixes``); with larger batches prompts are sorted by length and run in left-padded batches of
-    near-equal length (8 on an accelerator unless given).
+    near-equal length (8 on an accelerator unless given). Greedy generation runs in left-padded batches of
+    ``generate_batch_size`` (default 8) whatever their lengths: decoding reads every weight once per step, so
+    on a CPU a step for 8 sequences costs about 3 steps for one (measured in ``benchmarks/engines.py``),
+    while the prompts' padding costs only prefill.
     """
 
     def __init__(self, model: str | Path | None = None, *, adapter: str | Path | None = None,
                  batch_size: int | None = None, dtype: str = "float32", device: str = "cpu",
-                 share_prefixes: bool = True, min_shared_prefix: int = 8):
+                 share_prefixes: bool = True, min_shared_prefix: int = 8, generate_batch_size: int = 8):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -206,6 +209,7 @@ class TransformersBackend:
         # docs/DEVELOPMENT.md), so the default there is 1; accelerators batch.
         self.device = device
         self.batch_size = batch_size if batch_size is not None else (1 if device == "cpu" else 8)
+        self.generate_batch_size = generate_batch_size
         # One prompt at a time, prompts that open alike reuse the cached keys/values of their common
         # prefix (measured in benchmarks/judge_throughput.py); batched runs compute every prompt whole.
         self.share_prefixes, self.min_shared_prefix = share_prefixes, min_shared_prefix
@@ -223,14 +227,16 @@ class TransformersBackend:
             encoded.append(list(ids))
         return encoded
 
-    def _batches(self, encoded: list[list[int]], max_padding: float = 0.1):
-        """Index batches, longest prompts first; a batch closes when full or when the next prompt is more than
-        ``max_padding`` shorter than its first — padded positions cost full compute on a CPU (measured:
-        batching gains nothing there, padding waste loses), while equal lengths batch well on a GPU."""
+    def _batches(self, encoded: list[list[int]], max_padding: float = 0.1, size: int | None = None):
+        """Index batches of ``size`` (default ``batch_size``), longest prompts first; a batch closes when full or
+        when the next prompt is more than ``max_padding`` shorter than its first — padded positions cost full
+        compute on a CPU (measured: batching gains nothing there, padding waste loses), while equal lengths
+        batch well on a GPU."""
+        size = size or self.batch_size
         order = sorted(range(len(encoded)), key=lambda i: -len(encoded[i]))
         batch: list[int] = []
         for index in order:
-            if batch and (len(batch) == self.batch_size
+            if batch and (len(batch) == size
                           or len(encoded[index]) < (1 - max_padding) * len(encoded[batch[0]])):
                 yield batch
                 batch = []
@@ -336,9 +342,11 @@ class TransformersBackend:
         encoded = self._encode(prompts)
         results: list[GenerationResult | None] = [None] * len(prompts)
         sampling = temperature > 0
-        # Greedy decoding is deterministic, so it can be batched; sampled prompts run one by one, each
-        # seeded, so a result never depends on which other prompts shared its batch.
-        batches = self._batches(encoded) if not sampling else ([i] for i in range(len(encoded)))
+        # Greedy decoding is deterministic, so it can be batched (any lengths: decoding, not the padded
+        # prefill, is the cost); sampled prompts run one by one, each seeded, so a result never depends on
+        # which other prompts shared its batch.
+        batches = (self._batches(encoded, max_padding=1.0, size=self.generate_batch_size) if not sampling
+                   else ([i] for i in range(len(encoded))))
         for batch in batches:
             ids, mask = self._padded([encoded[i] for i in batch])
             options: dict[str, Any] = {"max_new_tokens": max_tokens, "num_return_sequences": n,
@@ -357,6 +365,198 @@ class TransformersBackend:
                 completion = sum(int((s != self.tokenizer.pad_token_id).sum()) for s in samples)
                 results[index] = GenerationResult(texts, len(encoded[index]), completion)
         return results  # type: ignore[return-value]
+
+
+def _engine_gguf(model: str | Path | None, weights: str, adapter: str | Path | None) -> Path:
+    """The GGUF file the llama.cpp engine loads: ``model`` as given, or the default model's GGUF rewritten into
+    ``weights`` (and an adapter merged in), written once into the evalkit cache."""
+    from .defaults import cache_dir, smollm2_gguf_file
+    from .gguf_weights import GGUF_TYPES, lora_deltas, rewrite_gguf
+
+    if weights != "shipped" and weights not in GGUF_TYPES:
+        raise ValueError(f"weights {weights!r}: choose shipped or one of {', '.join(GGUF_TYPES)}")
+    source = Path(model) if model is not None else smollm2_gguf_file()
+    if not source.is_file():
+        raise FileNotFoundError(f"{source}: no GGUF file there (the llamacpp engine takes a .gguf path)")
+    if adapter is None and (weights == "shipped" or model is not None):
+        return source
+    if weights == "shipped":
+        raise ValueError("an adapter is merged into rewritten weights: choose weights f16, f32 or q8_0")
+    tag = hashlib.sha256(f"{source.resolve()}:{source.stat().st_size}".encode()).hexdigest()[:8]
+    if adapter is not None:
+        tag += "-lora-" + _folder_fingerprint(Path(adapter))[:12]
+    target = cache_dir() / "models" / f"{source.stem}-{weights}-{tag}.gguf"
+    if not target.is_file():
+        deltas = None
+        if adapter is not None:
+            import gguf as gguf_library
+
+            reader = gguf_library.GGUFReader(str(source))
+            arch = reader.get_field("general.architecture").contents()
+            deltas = lora_deltas(adapter, heads=int(reader.get_field(f"{arch}.attention.head_count").contents()),
+                                 kv_heads=int(reader.get_field(f"{arch}.attention.head_count_kv").contents()))
+        rewrite_gguf(source, target, dtype=weights, deltas=deltas)
+    return target
+
+
+class LlamaCppBackend:
+    """A GGUF model run in-process by llama.cpp (``llama-cpp-python``), the second local engine.
+
+    ``model`` is a GGUF file; None means the default SmolLM2, whose shipped GGUF (Q4_1) is rewritten once into
+    ``weights`` (``f16`` by default; ``f32``, ``q8_0``, or ``shipped`` for the file as it is; see
+    :mod:`evalkit.gguf_weights`): llama.cpp has no fast x86 kernel for Q4_1 and multiplies it with 8-bit
+    activations, which changed 3 of 8 greedy continuations in ``benchmarks/engines.py``. A LoRA ``adapter`` is
+    merged into a rewritten copy (cached by the adapter's fingerprint). Prompts are tokenised by the Hugging
+    Face tokenizer with its chat template (the default LM's folder for the default model, else ``tokenizer`` or
+    the GGUF's own), so both engines see the same token ids; label probabilities are the softmax of llama.cpp's
+    last-position logits. Greedy decoding stops at the tokenizer's end-of-turn tokens. Sampled decoding is
+    seeded within this engine (the n-th sample of a call uses ``seed + n``); it does not reproduce
+    transformers' samples.
+    ``share_prefixes`` reuses the cached keys/values of a prefix shared with the previous prompt; it is off by
+    default because llama.cpp's kernels round differently for different batch shapes (measured on the Q4_1
+    file: a label probability moved by 0.014 when half its prompt came from the cache), so with it a result
+    would depend on which prompt ran before — off, each result depends on its prompt alone.
+    """
+
+    def __init__(self, model: str | Path | None = None, *, adapter: str | Path | None = None,
+                 weights: str = "f16", tokenizer: str | Path | None = None, threads: int | None = None,
+                 context: int = 8192, share_prefixes: bool = False, min_shared_prefix: int = 8):
+        try:
+            from llama_cpp import Llama
+        except ImportError as error:
+            raise ImportError("the llamacpp engine needs llama-cpp-python; `make install` builds it (see "
+                              "docs/DEVELOPMENT.md, 'Engines')") from error
+        from transformers import AutoTokenizer
+
+        from .defaults import default_lm_path, quiet_model_loading
+
+        quiet_model_loading()
+        gguf = _engine_gguf(model, weights, adapter)
+        if tokenizer is not None:
+            self.tokenizer = AutoTokenizer.from_pretrained(str(tokenizer))
+        elif model is None:
+            self.tokenizer = AutoTokenizer.from_pretrained(str(default_lm_path()))
+        else:
+            self.tokenizer = AutoTokenizer.from_pretrained(str(Path(model).parent), gguf_file=Path(model).name)
+        if threads is None:  # llama-cpp-python's own default is half the cores
+            threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        self.llm = Llama(model_path=str(gguf), n_ctx=context, n_threads=threads, n_threads_batch=threads,
+                         logits_all=False, verbose=False)
+        self.share_prefixes, self.min_shared_prefix = share_prefixes, min_shared_prefix
+        stops = {self.tokenizer.eos_token_id, self.llm.token_eos()}
+        stops.update(self.tokenizer.convert_tokens_to_ids(t) for t in ("<|im_end|>", "<|endoftext|>")
+                     if t in self.tokenizer.get_vocab())
+        self._stops = {int(t) for t in stops if t is not None and int(t) >= 0}
+        stat = gguf.stat()
+        digest = hashlib.sha256(f"{gguf.name}:{stat.st_size}".encode())
+        with gguf.open("rb") as handle:
+            digest.update(handle.read(4_000_000))  # the header and first tensors identify the weights
+        self.name = f"llamacpp:{gguf.stem}:{digest.hexdigest()[:16]}{':shared' if share_prefixes else ''}"
+
+    _encode = TransformersBackend._encode
+    label_token_ids = TransformersBackend.label_token_ids
+
+    def _prefill(self, ids: list[int]) -> None:
+        """Evaluate ``ids``, keeping the cached keys/values of the prefix shared with what the context holds."""
+        held = list(self.llm.input_ids[:self.llm.n_tokens])
+        shared = 0
+        for a, b in zip(held, ids):
+            if a != b:
+                break
+            shared += 1
+        shared = min(shared, len(ids) - 1)  # at least one token must run to give the next-token logits
+        if (self.share_prefixes and shared >= self.min_shared_prefix
+                and self.llm._ctx.kv_cache_seq_rm(-1, shared, -1)):
+            self.llm.n_tokens = shared
+        else:
+            self.llm.reset()
+            shared = 0
+        self.llm.eval(ids[shared:])
+
+    def _last_logits(self):
+        import numpy as np
+
+        return np.ctypeslib.as_array(self.llm._ctx.get_logits(), shape=(self.llm.n_vocab(),)).astype(np.float64)
+
+    def label_probs(self, prompts: Sequence[Messages], labels: Sequence[str]) -> list[LabelResult]:
+        import numpy as np
+
+        token_ids = self.label_token_ids(labels)
+        encoded = self._encode(prompts)
+        results: list[LabelResult | None] = [None] * len(prompts)
+        for index in sorted(range(len(encoded)), key=lambda i: encoded[i]):  # alike prompts in a row
+            self._prefill(encoded[index])
+            logits = self._last_logits()
+            probabilities = np.exp(logits - logits.max())
+            probabilities /= probabilities.sum()
+            mass = {label: float(probabilities[tokens].sum()) for label, tokens in token_ids.items()}
+            total = sum(mass.values())
+            top = self.tokenizer.decode([int(probabilities.argmax())])
+            probs = {label: value / total for label, value in mass.items()} if total > 0 else None
+            results[index] = LabelResult(probs, top, "logprobs", total, len(encoded[index]), 1)
+        return results  # type: ignore[return-value]
+
+    def generate(self, prompts: Sequence[Messages], *, max_tokens: int = 128, temperature: float = 0.0,
+                 n: int = 1, seed: int = 0) -> list[GenerationResult]:
+        encoded = self._encode(prompts)
+        results = []
+        for ids in encoded:
+            texts, completion = [], 0
+            for k in range(n):
+                self.llm.set_seed(seed + k)
+                if not self.share_prefixes:
+                    self.llm.reset()  # llama-cpp-python would otherwise reuse a matching prefix
+                new: list[int] = []
+                # transformers' sampling defaults (top-k 50, no top-p/min-p); temperature 0 is greedy.
+                for token in self.llm.generate(ids, temp=temperature, top_k=50 if temperature > 0 else 1,
+                                               top_p=1.0, min_p=0.0, repeat_penalty=1.0):
+                    new.append(int(token))
+                    if int(token) in self._stops or len(new) >= max_tokens:
+                        break
+                completion += len(new)
+                texts.append(self.tokenizer.decode(new, skip_special_tokens=True).strip())
+            results.append(GenerationResult(texts, len(ids), completion))
+        return results
+
+
+class LocalBackend:
+    """The default local engine: each operation on the engine measured fastest for it on two CPU cores
+    (``benchmarks/engines.py``), with the same weights and token ids in both.
+
+    Label probabilities of the default model run on llama.cpp with the shipped GGUF rewritten as F32 — the
+    very values the transformers engine computes with — reusing the keys/values of shared prefixes (F32
+    kernels round alike whatever the batch shape: results equal those computed whole); a LoRA ``adapter`` is
+    merged into that copy. Generation runs on transformers, greedy prompts in batches of 8. Any other model
+    (a folder or Hugging Face id) runs wholly on transformers. ``options`` go to the transformers engine.
+    """
+
+    def __init__(self, model: str | Path | None = None, *, adapter: str | Path | None = None, **options: Any):
+        from .defaults import default_lm_path
+
+        self.model, self.adapter, self.options = model, adapter, options
+        location = Path(model) if model is not None else default_lm_path()
+        fingerprint = _folder_fingerprint(location) if location.is_dir() else str(model)
+        if adapter is not None:
+            fingerprint += "+" + _folder_fingerprint(Path(adapter))
+        self.name = f"local:{location.name}:{fingerprint}"
+        self._scorer: Backend | None = None
+        self._writer: TransformersBackend | None = None
+
+    def _transformers(self) -> TransformersBackend:
+        if self._writer is None:
+            self._writer = TransformersBackend(self.model, adapter=self.adapter, **self.options)
+        return self._writer
+
+    def label_probs(self, prompts: Sequence[Messages], labels: Sequence[str]) -> list[LabelResult]:
+        if self._scorer is None:
+            self._scorer = (LlamaCppBackend(adapter=self.adapter, weights="f32", share_prefixes=True)
+                            if self.model is None else self._transformers())
+        return self._scorer.label_probs(prompts, labels)
+
+    def generate(self, prompts: Sequence[Messages], *, max_tokens: int = 128, temperature: float = 0.0,
+                 n: int = 1, seed: int = 0) -> list[GenerationResult]:
+        return self._transformers().generate(prompts, max_tokens=max_tokens, temperature=temperature, n=n,
+                                             seed=seed)
 
 
 # --------------------------------------------------------------------------- OpenAI-compatible HTTP
@@ -652,20 +852,25 @@ class CachedBackend:
                             lambda v: GenerationResult(**v))
 
 
-def open_backend(kind: str = "transformers", model: str | None = None, *, base_url: str | None = None,
+def open_backend(kind: str = "local", model: str | None = None, *, base_url: str | None = None,
                  adapter: str | None = None, cache: bool | str | Path = True, **options: Any) -> CachedBackend:
-    """The usual stack: a backend of ``kind`` ("transformers" or "openai") behind the call cache.
+    """The usual stack: a backend of ``kind`` ("local", "transformers", "llamacpp" or "openai") behind the
+    call cache. ``local`` (the default) puts each operation on the faster local engine (:class:`LocalBackend`).
 
     ``cache`` is True (the default SQLite file), False (no cache) or a path.
     """
     backend: Backend
-    if kind == "transformers":
+    if kind == "local":
+        backend = LocalBackend(model, adapter=adapter, **options)
+    elif kind == "transformers":
         backend = TransformersBackend(model, adapter=adapter, **options)
+    elif kind == "llamacpp":
+        backend = LlamaCppBackend(model, adapter=adapter, **options)
     elif kind == "openai":
         if not model or not base_url:
             raise ValueError("an OpenAI-compatible backend needs model= and base_url=")
         backend = OpenAICompatibleBackend(model, base_url, **options)
     else:
-        raise ValueError(f"unknown backend kind {kind!r} (transformers or openai)")
+        raise ValueError(f"unknown backend kind {kind!r} (local, transformers, llamacpp or openai)")
     store = None if cache is False else CallCache(None if cache is True else cache)
     return CachedBackend(backend, store)

@@ -1,23 +1,23 @@
 """Judges through a real OpenAI-compatible server: llama.cpp's server on the SmolLM2 GGUF, on loopback.
 
-The test installs ``llama-cpp-python[server]`` when it is missing (it builds from source: minutes); if it
-cannot be installed the test is skipped and says why.
+``make install`` builds llama.cpp; the test adds the server's extra packages when they are missing (if they
+cannot be installed the test is skipped and says why).
 """
 from __future__ import annotations
 
 import importlib.util
-import os
 import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pandas as pd
 import pytest
 import requests
 
 from evalkit.cache import CallCache
-from evalkit.defaults import cache_dir, smollm2_gguf_file
+from evalkit.defaults import smollm2_gguf_file
 from evalkit.judges import judge
 from evalkit.models import CachedBackend, OpenAICompatibleBackend
 
@@ -26,26 +26,17 @@ LLAMA_CPP = "llama-cpp-python[server]==0.3.36"
 
 
 def _ensure_llama_cpp() -> None:
-    """Install llama.cpp's server from a wheel we build once and keep in the evalkit cache.
-
-    The build is portable (GGML_NATIVE=OFF): a native build can use instructions (AMX, some AVX-512) that a
-    virtual machine advertises but traps on, which kills the server at its first request.
-    """
-    if importlib.util.find_spec("llama_cpp") and importlib.util.find_spec("uvicorn"):
+    """llama.cpp comes with `make install` (built once into a cached wheel, see the Makefile); its server's
+    extra packages (pure Python) are installed here the first time."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.fail("llama-cpp-python is missing: `make install` builds and installs it")
+    if importlib.util.find_spec("uvicorn") and importlib.util.find_spec("sse_starlette"):
         return
-    wheels = cache_dir() / "wheels"
-    wheels.mkdir(parents=True, exist_ok=True)
-    if not list(wheels.glob("llama_cpp_python-0.3.36-*.whl")):
-        env = {**os.environ, "CMAKE_ARGS": "-DGGML_NATIVE=OFF"}
-        built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-cache-dir", "-w",
-                                str(wheels), LLAMA_CPP.replace("[server]", "")],
-                               capture_output=True, text=True, timeout=2400, env=env)
-        if built.returncode != 0:
-            pytest.skip(f"could not build {LLAMA_CPP}: {built.stderr[-800:]}")
-    done = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--find-links", str(wheels), LLAMA_CPP],
-                          capture_output=True, text=True, timeout=1200)
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "-c", "constraints.txt", LLAMA_CPP],
+                          cwd=Path(__file__).resolve().parents[1], capture_output=True,
+                          text=True, timeout=1200)
     if done.returncode != 0:
-        pytest.skip(f"could not install {LLAMA_CPP}: {done.stderr[-800:]}")
+        pytest.skip(f"could not install the server extras of {LLAMA_CPP}: {done.stderr[-800:]}")
     importlib.invalidate_caches()
 
 

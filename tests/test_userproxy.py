@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalkit.userproxy import lexical, realism
+from evalkit.userproxy import evaluate, lexical, realism
 from evalkit.userproxy.data import MirrorFormatError, read_mirror_set, stratified_episodes
 from evalkit.userproxy.rollout import mirror_rollouts
 from evalkit.stats import correlation_with_humans, summarise
@@ -193,3 +193,40 @@ def test_real_mirror_sets_and_human_labels(real_data_dir):
     assert len(labels["gteval"]) == 100 and set(labels["pi"]["human_label"]) <= {"A", "B", "Tie"}
     published = {r["metric_name"]: r["spearman_rho"] for r in labels["published"]}
     assert published["metric:judge/gteval"] == pytest.approx(0.697, abs=1e-3)
+
+
+def test_mirrorbench_lexical_mode_matches_values_worked_by_hand():
+    """o200k_base ids, turns joined by one space, the restored opening query left out, short texts scored."""
+    tokenize = lexical.o200k_tokenizer()
+    encoding_pieces = ["the", " map", " the", " map"]  # a leading space makes " the" another type than "the"
+    assert tokenize("the map the map") == [tokenize(piece)[0] for piece in encoding_pieces]
+    restored = [{"role": "user", "content": "library map"}, {"role": "assistant", "content": "which floor?"},
+                {"role": "user", "content": "the map the map"}]
+    plain = [{"role": "user", "content": "a b c d e"}, {"role": "assistant", "content": "ok"}]
+    proxy = [{"role": "user", "content": "Yes"}, {"role": "assistant", "content": "ok"},
+             {"role": "user", "content": "yes"}]
+    faithful = evaluate.lexical_z_scores([restored, plain], [proxy], tokenize, min_tokens=5,
+                                         mode=lexical.LEXICAL_MODES["mirrorbench"], topic_restored=[True, False])
+    # Humans: "the map the map" -> 3 types / 4 tokens: MATTR = HD-D = 3/4 (shorter than window and draw),
+    # Yule's K = 1e4 * (1*2 + 4*1 - 4) / 16 = 1250; "a b c d e" -> 5 / 5: 1.0, 1.0, 0. Proxy: "Yes yes" -> 2 / 2.
+    assert faithful.at[0, "mattr_human_mean"] == pytest.approx((0.75 + 1.0) / 2)
+    assert faithful.at[0, "hdd_human_mean"] == pytest.approx((0.75 + 1.0) / 2)
+    assert faithful.at[0, "yules_k_human_mean"] == pytest.approx(625.0)
+    assert faithful.at[0, "mattr_proxy"] == 1.0 and faithful.at[0, "tokens"] == 2 and faithful.at[0, "unstable"]
+    assert faithful.at[0, "mattr"] == pytest.approx((1.0 - 0.875) / np.std([0.75, 1.0], ddof=1))
+    assert faithful.attrs["human_unstable"] == 1  # "the map the map" has 4 tokens: scored, and flagged
+    kit = evaluate.lexical_z_scores([restored, plain], [proxy], lexical.word_tokenizer, min_tokens=5,
+                                    topic_restored=[True, False])
+    # The kit keeps the restored query ("library map the map the map": 3 types / 6 words) and leaves a short
+    # proxy text missing.
+    assert kit.at[0, "mattr_human_mean"] == pytest.approx((3 / 6 + 1.0) / 2) and np.isnan(kit.at[0, "mattr"])
+
+
+def test_a_job_refuses_a_tokenizer_that_contradicts_its_lexical_mode():
+    from evalkit.userproxy.config import JobConfig, JobConfigError
+
+    assert JobConfig(lexical_mode="mirrorbench", episodes=2).lexical_mode == "mirrorbench"
+    with pytest.raises(JobConfigError, match="lexical_mode 'mirrorbench' tokenizes with o200k_base"):
+        JobConfig.from_dict({"lexical_mode": "mirrorbench", "tokenizer": "words"})
+    with pytest.raises(JobConfigError, match="lexical_mode"):
+        JobConfig.from_dict({"lexical_mode": "faithful"})

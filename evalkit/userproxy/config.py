@@ -12,7 +12,7 @@ from typing import Any
 from ..specfile import Fields, SpecError, read_yaml
 from .data import MIRROR_SETS
 from .evaluate import JUDGE_METRICS
-from .lexical import LEXICAL_METRICS
+from .lexical import LEXICAL_METRICS, LEXICAL_MODES
 
 __all__ = ["METRICS", "ModelSpec", "ProxySpec", "JobConfig", "JobConfigError", "load_job", "dataset_name"]
 
@@ -25,11 +25,13 @@ class JobConfigError(SpecError):
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """A model behind the model door: ``kind`` transformers (``model`` a folder or Hugging Face id, None for
-    the default LM; optional LoRA ``adapter``) or openai (``model`` and ``base_url``); ``options`` go to the
-    backend (e.g. ``max_concurrency``, ``api_key_env``)."""
+    """A model behind the model door: ``kind`` local (the default: each operation on the faster local engine)
+    or transformers (``model`` a folder or Hugging Face id, None for the default LM; optional LoRA ``adapter``),
+    llamacpp (``model`` a GGUF file, None for the default LM's;
+    an ``adapter`` is merged in) or openai (``model`` and ``base_url``); ``options`` go to the backend (e.g.
+    ``max_concurrency``, ``api_key_env``, ``weights``)."""
 
-    kind: str = "transformers"
+    kind: str = "local"
     model: str | None = None
     base_url: str | None = None
     adapter: str | None = None
@@ -72,6 +74,7 @@ class JobConfig:
     min_tokens: int = 5
     human_anchor: int = 200
     tokenizer: str | None = None
+    lexical_mode: str = "kit"
     bootstrap: int = 1000
     chunk: int = 4
     data_dir: str | None = None
@@ -179,7 +182,7 @@ def _model(value: Any, where: str, source: str) -> ModelSpec:
     if isinstance(value, ModelSpec):
         value = asdict(value)
     read = Fields(value, source, prefix=f"{where}.", known=_MODEL_KEYS, error=JobConfigError)
-    kind = read.text("kind", "transformers", choices=("transformers", "openai"))
+    kind = read.text("kind", "local", choices=("local", "transformers", "llamacpp", "openai"))
     spec = ModelSpec(kind=kind, model=read.text("model", None, optional=True),
                      base_url=read.text("base_url", None, optional=True),
                      adapter=read.text("adapter", None, optional=True),
@@ -189,16 +192,22 @@ def _model(value: Any, where: str, source: str) -> ModelSpec:
     return spec
 
 
+_TRANSFORMERS_OPTIONS: dict[str, tuple[str, dict[str, Any]]] = {
+    "batch_size": ("integer", {"minimum": 1}), "dtype": ("text", {"choices": ("float32", "float16", "bfloat16")}),
+    "device": ("text", {}), "share_prefixes": ("boolean", {}), "min_shared_prefix": ("integer", {"minimum": 1}),
+    "generate_batch_size": ("integer", {"minimum": 1})}
+
 # What each backend accepts as options, with the check each value gets (name -> (reader method, bounds)).
 _OPTIONS: dict[str, dict[str, tuple[str, dict[str, Any]]]] = {
     "openai": {"api_key_env": ("text", {"optional": True}), "max_concurrency": ("integer", {"minimum": 1}),
                "max_retries": ("integer", {"minimum": 0}), "backoff_s": ("number", {"minimum": 0.0}),
                "timeout_s": ("number", {"positive": True}), "deadline_s": ("number", {"positive": True}),
                "top_logprobs": ("integer", {"minimum": 1, "maximum": 20})},
-    "transformers": {"batch_size": ("integer", {"minimum": 1}),
-                     "dtype": ("text", {"choices": ("float32", "float16", "bfloat16")}),
-                     "device": ("text", {}), "share_prefixes": ("boolean", {}),
-                     "min_shared_prefix": ("integer", {"minimum": 1})},
+    "transformers": _TRANSFORMERS_OPTIONS,
+    "local": _TRANSFORMERS_OPTIONS,
+    "llamacpp": {"weights": ("text", {"choices": ("f16", "f32", "q8_0", "shipped")}), "tokenizer": ("text", {}),
+                 "threads": ("integer", {"minimum": 1}), "context": ("integer", {"minimum": 64}),
+                 "share_prefixes": ("boolean", {}), "min_shared_prefix": ("integer", {"minimum": 1})},
 }
 
 
@@ -274,6 +283,12 @@ def _checked(raw: Any, source: str) -> dict[str, Any]:
             out["cache"] = read.text("cache")  # a path
         else:
             out["cache"] = cache
+    if "lexical_mode" in given:
+        out["lexical_mode"] = read.text("lexical_mode", choices=tuple(LEXICAL_MODES))
+        fixed = LEXICAL_MODES[out["lexical_mode"]].tokenizer
+        if fixed is not None and given.get("tokenizer") not in (None, fixed):
+            read.fail("tokenizer", f"lexical_mode {out['lexical_mode']!r} tokenizes with {fixed}; leave "
+                                   f"'tokenizer' unset (it was {given['tokenizer']!r})")
     if "mode" in given:
         out["mode"] = read.text("mode", choices=("multi", "single"))
     if "judge_mode" in given:

@@ -24,7 +24,7 @@ from .. import dialogue
 from ..dialogue import Conversation, Turn
 
 __all__ = ["MIRROR_SETS", "MirrorFormatError", "MirrorReport", "read_mirror_set", "load_mirror_set",
-           "stratified_episodes", "load_human_labels", "user_text", "render"]
+           "stratified_episodes", "load_human_labels", "render"]
 
 MIRROR_SETS = ("chatbot_arena", "clariq", "oasst1", "qulac")
 ROLES = ("user", "assistant")
@@ -59,7 +59,8 @@ def _turns(record: dict[str, Any], where: str) -> list[Turn]:
     return clean
 
 
-def _normalise(record: dict[str, Any], turns: list[Turn], report: MirrorReport) -> list[Turn]:
+def _normalise(record: dict[str, Any], turns: list[Turn], report: MirrorReport) -> tuple[list[Turn], bool]:
+    """The normalised turns, and whether the opening user query was restored from metadata."""
     if any(not t["content"] for t in turns):
         report.count("empty turns dropped", sum(not t["content"] for t in turns))
         turns = [t for t in turns if t["content"]]
@@ -75,17 +76,18 @@ def _normalise(record: dict[str, Any], turns: list[Turn], report: MirrorReport) 
         if topic:
             merged.insert(0, {"role": "user", "content": topic})
             report.count("opening user query restored from metadata")
-        else:
-            merged = merged[1:]
-            report.count("opening assistant turn dropped")
-    return merged
+            return merged, True
+        merged = merged[1:]
+        report.count("opening assistant turn dropped")
+    return merged, False
 
 
 def read_mirror_set(path: str | Path) -> tuple[pd.DataFrame, MirrorReport]:
     """Episodes of one mirror file, normalised, and the report of what changed.
 
     Columns: ``dataset``, ``conversation_id``, ``goal``, ``turns`` (list of {role, content}), ``user_turns``,
-    ``user_tokens`` (whitespace words in the user turns), ``stratum``.
+    ``topic_restored`` (the opening user turn was restored from metadata), ``user_tokens`` (whitespace words in
+    the user turns), ``stratum``.
     """
     path = Path(path)
     report = MirrorReport(str(path))
@@ -95,7 +97,7 @@ def read_mirror_set(path: str | Path) -> tuple[pd.DataFrame, MirrorReport]:
         where = f"{path}, line {number}"
         if not isinstance(record, dict) or not isinstance(record.get("conversation_id"), (str, int)):
             raise MirrorFormatError(f"{where}, field 'conversation_id': missing")
-        turns = _normalise(record, _turns(record, where), report)
+        turns, restored = _normalise(record, _turns(record, where), report)
         language = str((record.get("metadata") or {}).get("language", "en"))
         if language != "en":
             report.dropped.append((number, f"language {language}"))
@@ -108,6 +110,7 @@ def read_mirror_set(path: str | Path) -> tuple[pd.DataFrame, MirrorReport]:
         rows.append({"dataset": str(record.get("dataset") or path.stem.replace("_mirror", "")),
                      "conversation_id": str(record["conversation_id"]),
                      "goal": str(record.get("task_description") or ""), "turns": turns,
+                     "topic_restored": restored,
                      "user_turns": user_turns,
                      "user_tokens": sum(len(t["content"].split()) for t in turns if t["role"] == "user"),
                      "stratum": f"{min(user_turns, 3)}{'+' if user_turns >= 3 else ''} user turns"})
@@ -160,11 +163,6 @@ def stratified_episodes(episodes: pd.DataFrame, n: int, *, by: str = "stratum", 
         take = min(quota.get(stratum, 0), len(members))
         chosen.extend(rng.choice(np.asarray(members), size=take, replace=False).tolist())
     return episodes.loc[sorted(chosen)]
-
-
-def user_text(turns: Conversation) -> str:
-    """The user turns of a conversation joined — what the lexical metrics measure."""
-    return "\n".join(t["content"] for t in turns if t["role"] == "user")
 
 
 def render(turns: Conversation, max_words: int | None = None) -> str:

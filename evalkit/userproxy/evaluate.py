@@ -2,19 +2,19 @@
 controls, and the tables the chapter reports (mean, 95% t-interval, controls, calibrated score)."""
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..models import Backend
 from . import realism
-from .data import user_text
-from .lexical import LEXICAL_METRICS, lexical_profile
+from .lexical import (LEXICAL_METRICS, LEXICAL_MODES, LexicalMode, Tokenizer, lexical_profile, tokenizer_named,
+                      user_text)
 from ..stats import summarise
 from ..dialogue import Turn
 
-__all__ = ["lexical_z_scores", "lexical_table", "judge_scores", "control_scores", "realism_table", "JUDGE_METRICS",
+__all__ = ["lexical_z_scores", "lexical_mode_table", "lexical_table", "judge_scores", "control_scores", "realism_table", "JUDGE_METRICS",
            "CALIBRATED_METRICS", "calibrated_summary", "plot_realism_and_diversity", "user_turn_counts"]
 
 JUDGE_METRICS = ("gteval", "pi", "rnr")
@@ -25,12 +25,19 @@ CALIBRATED_METRICS = ("gteval", "pi")
 
 
 def lexical_z_scores(human: Sequence[Sequence[Turn]], proxy: Sequence[Sequence[Turn]],
-                     tokenizer: Callable[[str], list[str]], *, min_tokens: int = 5) -> pd.DataFrame:
+                     tokenizer: Tokenizer, *, min_tokens: int = 5, mode: LexicalMode = LEXICAL_MODES["kit"],
+                     topic_restored: Sequence[bool] | None = None) -> pd.DataFrame:
     """Per proxy episode and metric, z = (proxy value − human mean) / human sd, the human statistics taken
-    over the real episodes of the same dataset with the same tokenizer. Episodes under ``min_tokens`` user
-    tokens are unstable and left out (their z is missing); ``unstable`` marks them."""
-    humans = lexical_profile([user_text(t) for t in human], tokenizer, min_tokens=min_tokens)
-    proxies = lexical_profile([user_text(t) for t in proxy], tokenizer, min_tokens=min_tokens)
+    over the real episodes of the same dataset with the same tokenizer and ``mode`` (how turns are joined,
+    whether a restored opening query counts, whether short texts are scored). Episodes under ``min_tokens``
+    user tokens are ``unstable``: left out (z missing) in the kit's mode, scored and flagged in MirrorBench's.
+    ``topic_restored`` marks the human conversations whose first user turn the loader restored."""
+    restored = list(topic_restored) if topic_restored is not None else [False] * len(human)
+    skip = [flag and not mode.restored_topic for flag in restored]
+    humans = lexical_profile([user_text(t, mode.joiner, skip_first=s) for t, s in zip(human, skip)], tokenizer,
+                             min_tokens=min_tokens, score_short=mode.score_short)
+    proxies = lexical_profile([user_text(t, mode.joiner) for t in proxy], tokenizer, min_tokens=min_tokens,
+                              score_short=mode.score_short)
     out = pd.DataFrame({"tokens": proxies["tokens"], "unstable": proxies["unstable"]})
     for metric in LEXICAL_METRICS:
         mean, sd = humans[metric].mean(), humans[metric].std(ddof=1)
@@ -38,6 +45,31 @@ def lexical_z_scores(human: Sequence[Sequence[Turn]], proxy: Sequence[Sequence[T
         out[f"{metric}_proxy"], out[f"{metric}_human_mean"] = proxies[metric], mean
     out.attrs["human_unstable"] = int(humans["unstable"].sum())
     return out
+
+
+def lexical_mode_table(anchors: dict[str, pd.DataFrame], proxies: dict[str, Sequence[Sequence[Turn]]], *,
+                       kit_tokenizer: str | None = None, min_tokens: int = 5,
+                       modes: Sequence[str] = ("kit", "mirrorbench")) -> pd.DataFrame:
+    """The same proxy episodes and human anchors scored in each lexical mode, side by side: per dataset,
+    metric and mode the human and proxy means, the mean z with its 95% t-interval and how many texts were
+    short (``unstable``). ``anchors`` are the human conversations per dataset (a mirror-set frame with
+    ``turns`` and ``topic_restored``); ``kit_tokenizer`` is the job's tokenizer setting for the kit's mode."""
+    rows = []
+    for mode_name in modes:
+        mode = LEXICAL_MODES[mode_name]
+        tokenizer = tokenizer_named(mode.tokenizer if mode.tokenizer is not None else kit_tokenizer)
+        for dataset, anchor in anchors.items():
+            z = lexical_z_scores(list(anchor["turns"]), proxies[dataset], tokenizer, min_tokens=min_tokens,
+                                 mode=mode, topic_restored=list(anchor["topic_restored"]))
+            for metric in LEXICAL_METRICS:
+                result = summarise(z[metric])
+                rows.append({"dataset": dataset, "metric": metric, "mode": mode_name,
+                             "human value": z[f"{metric}_human_mean"].iloc[0] if len(z) else np.nan,
+                             "proxy value": z[f"{metric}_proxy"].mean(), "z": result["mean"],
+                             "low": result["t_low"], "high": result["t_high"], "n": result["n"],
+                             "short proxy texts": int(z["unstable"].sum()),
+                             "short human texts": int(z.attrs["human_unstable"])})
+    return pd.DataFrame(rows).set_index(["dataset", "metric", "mode"])
 
 
 def lexical_table(z_scores: pd.DataFrame) -> pd.DataFrame:

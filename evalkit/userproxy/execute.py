@@ -16,8 +16,8 @@ from ..results import json_ready
 from . import realism
 from .config import JobConfig, ModelSpec, dataset_name
 from .data import MIRROR_SETS, load_mirror_set, read_mirror_set, stratified_episodes
-from .evaluate import calibrated_summary, control_scores, lexical_z_scores
-from .lexical import LEXICAL_METRICS, lm_tokenizer, word_tokenizer
+from .evaluate import calibrated_summary, control_scores, lexical_mode_table, lexical_z_scores
+from .lexical import LEXICAL_METRICS, LEXICAL_MODES, Tokenizer, tokenizer_named
 from .plan import plan
 from .rollout import mirror_rollouts, synthesize_goals
 from .runstore import RunStore, Unit
@@ -72,7 +72,7 @@ class _Executor:
         self.config, self.store, self.roles = config, store, roles
         self._frames: dict[str, pd.DataFrame] = {}
         self._samples: dict[tuple[str, int, int], pd.DataFrame] = {}
-        self._tokenizer: Callable[[str], list[str]] | None = None
+        self._tokenizer: Tokenizer | None = None
 
     def sample(self, dataset: str, seed: int, size: int | None = None) -> pd.DataFrame:
         """The stratified sample of ``size`` (default: the job's episodes) conversations for a seed."""
@@ -87,10 +87,10 @@ class _Executor:
                 self._frames[dataset], size, minimum=self.config.minimum_per_stratum, seed=seed).reset_index(drop=True)
         return self._samples[(dataset, seed, size)]
 
-    def tokenizer(self) -> Callable[[str], list[str]]:
+    def tokenizer(self) -> Tokenizer:
         if self._tokenizer is None:
-            name = self.config.tokenizer
-            self._tokenizer = word_tokenizer if name == "words" else lm_tokenizer(name)
+            fixed = LEXICAL_MODES[self.config.lexical_mode].tokenizer
+            self._tokenizer = tokenizer_named(fixed if fixed is not None else self.config.tokenizer)
         return self._tokenizer
 
     def chunks(self, unit: Unit, n: int) -> list[range]:
@@ -145,8 +145,11 @@ class _Executor:
             started = time.perf_counter()
             # The human side of a z-score costs no model call, so it is anchored on a larger stratified sample
             # of the dataset's real users (as the paper's 200 per dataset) than the proxy episodes.
-            anchor = list(self.sample(unit.dataset, unit.seed, config.human_anchor)["turns"])
-            z = lexical_z_scores(anchor, proxy, self.tokenizer(), min_tokens=config.min_tokens)
+            anchor_frame = self.sample(unit.dataset, unit.seed, config.human_anchor)
+            anchor = list(anchor_frame["turns"])
+            z = lexical_z_scores(anchor, proxy, self.tokenizer(), min_tokens=config.min_tokens,
+                                 mode=LEXICAL_MODES[config.lexical_mode],
+                                 topic_restored=list(anchor_frame["topic_restored"]))
             seconds = (time.perf_counter() - started) / len(sample)
             self.store.put_episodes(unit, [
                 (p, ids[p], None if np.isnan(z.at[p, unit.metric]) else z.at[p, unit.metric],
@@ -193,6 +196,26 @@ class _Executor:
         if unit.metric == "pi":
             summary["delta_w"] = summary["mean"] - 0.5
         return summary
+
+
+def lexical_modes(config: JobConfig, store: RunStore, *, modes: tuple[str, ...] = ("kit", "mirrorbench"),
+                  proxy: str | None = None, seed: int | None = None) -> pd.DataFrame:
+    """The run's finished rollouts scored in each lexical mode side by side (no model call): per dataset,
+    metric and mode, the human and proxy means, the mean z with its t-interval and the short texts counted.
+    The human anchors are the very samples the run's lexical units used. One proxy and seed (default: the
+    job's first of each)."""
+    proxy = proxy if proxy is not None else next(iter(config.proxies))
+    seed = seed if seed is not None else config.seeds[0]
+    executor = _Executor(config, store, _Roles(config, None))  # samples only: no model is opened
+    units = store.units(config.run_id())
+    rollouts = units[(units["kind"] == "rollout") & (units["status"] == "done") & (units["proxy"] == proxy)
+                     & (units["seed"] == seed)]
+    anchors, proxies = {}, {}
+    for _, row in rollouts.iterrows():
+        anchors[row["dataset"]] = executor.sample(row["dataset"], seed, config.human_anchor)
+        proxies[row["dataset"]] = [e["payload"]["turns"] for _, e in sorted(store.episodes(row["unit_id"]).items())]
+    return lexical_mode_table(anchors, proxies, kit_tokenizer=config.tokenizer, min_tokens=config.min_tokens,
+                              modes=modes)
 
 
 def execute(config: JobConfig, *, open_model: OpenModel | None = None, progress: bool = False,

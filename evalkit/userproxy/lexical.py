@@ -2,24 +2,31 @@
 human-anchored z-scores.
 
 All three take the concatenated user turns of one episode, tokenised the same way for the human and the
-proxy (the tokenizer is a parameter; default: the default LM's tokenizer, see :func:`lm_tokenizer`).
+proxy. How the turns are joined and tokenised is a :class:`LexicalMode`: the kit's own (``kit``: the default
+LM's tokenizer, turns joined by newlines, QULAC's restored opening query kept, texts under ``min_tokens``
+left missing) or MirrorBench's (``mirrorbench``: OpenAI's ``o200k_base`` token ids, turns joined by one
+space, no restored query, short texts scored and flagged), so that its published numbers can be reproduced.
 """
 from __future__ import annotations
 
+import warnings
 from collections import Counter
-from typing import Any, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, Hashable, Sequence
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-__all__ = ["mattr", "hdd", "yules_k", "lexical_features", "lexical_profile", "human_anchored_z", "lm_tokenizer", "word_tokenizer",
+__all__ = ["mattr", "hdd", "yules_k", "lexical_features", "lexical_profile", "human_anchored_z", "lm_tokenizer",
+           "word_tokenizer", "o200k_tokenizer", "tokenizer_named", "LexicalMode", "LEXICAL_MODES", "user_text",
            "LEXICAL_METRICS"]
 
-Tokenizer = Callable[[str], list[str]]
+# A tokenizer returns the tokens whose types are counted: strings (words, LM pieces) or token ids.
+Tokenizer = Callable[[str], Sequence[Hashable]]
 
 
-def mattr(tokens: Sequence[str], window: int = 50) -> float:
+def mattr(tokens: Sequence[Hashable], window: int = 50) -> float:
     """Moving-average type-token ratio: the mean type/token ratio over every window of ``window`` tokens,
     sliding by one; the plain type/token ratio when the text is shorter than the window.
 
@@ -46,7 +53,7 @@ def mattr(tokens: Sequence[str], window: int = 50) -> float:
     return float(np.mean(distinct) / window)
 
 
-def hdd(tokens: Sequence[str], sample: int = 42) -> float:
+def hdd(tokens: Sequence[Hashable], sample: int = 42) -> float:
     """HD-D: for each type, the probability that a random draw of ``sample`` tokens (without replacement)
     contains it at least once, summed over types and divided by the draw size; the draw is the whole text
     when it is shorter than ``sample``.
@@ -65,7 +72,7 @@ def hdd(tokens: Sequence[str], sample: int = 42) -> float:
     return float(np.sum(1 - never) / draw)
 
 
-def yules_k(tokens: Sequence[str]) -> float:
+def yules_k(tokens: Sequence[Hashable]) -> float:
     """Yule's K = 10^4 * (sum_i i^2 V_i - N) / N^2, with V_i the number of types seen exactly i times;
     lower is more diverse.
 
@@ -124,17 +131,102 @@ def lm_tokenizer(model: str | None = None) -> Tokenizer:
     return tokenize
 
 
+def o200k_tokenizer() -> Tokenizer:
+    """MirrorBench's tokenizer: the token ids of OpenAI's ``o200k_base`` encoding (GPT-4o's), from the
+    ``bpe-openai`` package, which ships the vocabulary (no download); ``tiktoken`` is used instead only when
+    it is installed and already holds the file. Text that looks like a special token is ordinary text.
+
+    >>> tokenize = o200k_tokenizer()
+    >>> tokenize("a b a")          # 'a', ' b', ' a': the leading space makes ' a' another type than 'a'
+    [64, 287, 261]
+    """
+    # bpe-openai reads its vocabularies through a deprecated importlib call, at import: nothing for a reader.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        try:
+            import bpe_openai
+        except ImportError:
+            bpe_openai = None
+        if bpe_openai is not None:
+            encoding = bpe_openai.get_encoding("o200k_base")
+            encoding.encode_ordinary("")  # loads the vocabulary now, inside the filter
+            return encoding.encode_ordinary
+    try:
+        import tiktoken
+
+        return tiktoken.get_encoding("o200k_base").encode_ordinary
+    except Exception as error:  # tiktoken missing, or its file absent and the network closed
+        raise RuntimeError("the MirrorBench lexical mode needs the o200k_base vocabulary: install bpe-openai "
+                           "(it ships the file; `make install` does) or tiktoken with its file cached "
+                           f"(TIKTOKEN_CACHE_DIR); tiktoken said: {error}") from error
+
+
+def tokenizer_named(name: str | None) -> Tokenizer:
+    """A tokenizer by name: ``None`` (the default LM's), ``"words"``, ``"o200k_base"`` or a model id/path."""
+    if name == "words":
+        return word_tokenizer
+    if name == "o200k_base":
+        return o200k_tokenizer()
+    return lm_tokenizer(name)
+
+
+@dataclass(frozen=True)
+class LexicalMode:
+    """How an episode's user turns become the tokens the lexical metrics count.
+
+    ``tokenizer``: a name for :func:`tokenizer_named` (``None``: the job's own tokenizer setting);
+    ``joiner``: what goes between user turns; ``restored_topic``: keep an opening user query that the loader
+    restored from metadata (QULAC); ``score_short``: texts under ``min_tokens`` tokens are scored (and
+    flagged) rather than left missing.
+    """
+
+    name: str
+    tokenizer: str | None
+    joiner: str
+    restored_topic: bool
+    score_short: bool
+
+
+LEXICAL_MODES = {
+    "kit": LexicalMode("kit", None, "\n", restored_topic=True, score_short=False),
+    "mirrorbench": LexicalMode("mirrorbench", "o200k_base", " ", restored_topic=False, score_short=True),
+}
+
+
+def user_text(turns: Sequence[Any], joiner: str = "\n", *, skip_first: bool = False) -> str:
+    """The user turns of a conversation joined by ``joiner``; ``skip_first`` leaves out the first user turn
+    (an opening query the loader restored from metadata, which the source's users never typed here).
+
+    >>> convo = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yes?"},
+    ...          {"role": "user", "content": "bye"}]
+    >>> user_text(convo), user_text(convo, " ", skip_first=True)
+    ('hi\\nbye', 'bye')
+    """
+    texts = [t["content"] for t in turns if t["role"] == "user"]
+    return joiner.join(texts[1:] if skip_first else texts)
+
+
 def lexical_profile(texts: Sequence[str], tokenizer: Tokenizer, *, min_tokens: int = 5, window: int = 50,
-                    sample: int = 42) -> pd.DataFrame:
+                    sample: int = 42, score_short: bool = False) -> pd.DataFrame:
     """MATTR, HD-D and Yule's K for each text (an episode's user turns joined), with its token count and
-    an ``unstable`` flag for texts under ``min_tokens`` tokens (their values are left missing)."""
+    an ``unstable`` flag for texts under ``min_tokens`` tokens: their values are left missing, or, with
+    ``score_short`` (MirrorBench's way), computed and flagged. An empty text is always missing.
+
+    >>> words = lambda text: text.split()
+    >>> lexical_profile(["a b a", "a b c d e f"], words)[["tokens", "unstable", "mattr"]].round(3).values.tolist()
+    [[3, True, nan], [6, False, 1.0]]
+    >>> lexical_profile(["a b a"], words, score_short=True)[["unstable", "mattr"]].round(3).values.tolist()
+    [[True, 0.667]]
+    """
     rows = []
     for text in texts:
-        tokens = tokenizer(text)
-        if len(tokens) < min_tokens:
-            rows.append({"tokens": len(tokens), "unstable": True, "mattr": np.nan, "hdd": np.nan, "yules_k": np.nan})
+        tokens = list(tokenizer(text))
+        unstable = len(tokens) < min_tokens
+        if (unstable and not score_short) or not tokens:
+            rows.append({"tokens": len(tokens), "unstable": unstable, "mattr": np.nan, "hdd": np.nan,
+                         "yules_k": np.nan})
         else:
-            rows.append({"tokens": len(tokens), "unstable": False, "mattr": mattr(tokens, window),
+            rows.append({"tokens": len(tokens), "unstable": unstable, "mattr": mattr(tokens, window),
                          "hdd": hdd(tokens, sample), "yules_k": yules_k(tokens)})
     return pd.DataFrame(rows)
 
