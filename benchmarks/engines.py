@@ -2,10 +2,12 @@
 
 Engines (the default SmolLM2-135M; every variant computes with the weights of the GGUF the model ships in):
   (a) transformers fp32 (weights dequantized once), generation one prompt at a time — the previous default;
-  (b) ``local``, the kit's default now: label probabilities on llama.cpp with the GGUF rewritten as F32 (the
-      same values as (a)) reusing shared prefixes, greedy generation on transformers in batches of 8;
-  (c)-(f) llama.cpp in-process (``llama-cpp-python``), each prompt computed whole and generated alone, on the
-      GGUF rewritten as F32, F16, Q8_0, and the shipped Q4_1 file itself.
+  (b) transformers fp32, greedy generation in batches of 8 — the kit's default now (its label probabilities
+      are the same code as (a) and are not measured twice);
+  (c) llama.cpp in-process (``llama-cpp-python``) on the GGUF rewritten as F32 (the same values as (a)),
+      reusing the keys/values of shared prefixes as (a) does;
+  (d)-(g) llama.cpp, each prompt computed whole and generated alone, on the GGUF rewritten as F32, F16, Q8_0,
+      and the shipped Q4_1 file itself.
 
 Workloads: label probabilities of UPHELD judge prompts (``yes_no`` judge) and of PairEval prompts (UPHELD
 items against DailyDialog comparison conversations, both orders); greedy generation of user-proxy turns
@@ -30,7 +32,7 @@ import numpy as np
 
 from evalkit.benchpage import write_measurement
 from evalkit.judges import JUDGES, judge_messages
-from evalkit.models import LlamaCppBackend, LocalBackend, TransformersBackend
+from evalkit.models import LlamaCppBackend, TransformersBackend
 from evalkit.paireval import corpus_comparisons, pair_messages, training_corpus, upheld_meta_eval
 from evalkit.upheld import load_upheld
 from evalkit.userproxy.data import load_mirror_set, stratified_episodes
@@ -104,11 +106,12 @@ def main() -> None:
                      zip(episodes["goal"], episodes["turns"])]
 
     engines = {"(a) transformers fp32 (the previous default)": lambda: TransformersBackend(generate_batch_size=1),
-               "(b) local (default): llama.cpp F32 scoring, batched transformers generation": LocalBackend,
-               "(c) llama.cpp, F32 (same values as a)": lambda: LlamaCppBackend(weights="f32"),
-               "(d) llama.cpp, F16": lambda: LlamaCppBackend(weights="f16"),
-               "(e) llama.cpp, Q8_0": lambda: LlamaCppBackend(weights="q8_0"),
-               "(f) llama.cpp, shipped Q4_1": lambda: LlamaCppBackend(weights="shipped")}
+               "(b) transformers fp32, greedy batches of 8 (the default)": TransformersBackend,
+               "(c) llama.cpp, F32, shared prefixes": lambda: LlamaCppBackend(weights="f32", share_prefixes=True),
+               "(d) llama.cpp, F32 (same values as a)": lambda: LlamaCppBackend(weights="f32"),
+               "(e) llama.cpp, F16": lambda: LlamaCppBackend(weights="f16"),
+               "(f) llama.cpp, Q8_0": lambda: LlamaCppBackend(weights="q8_0"),
+               "(g) llama.cpp, shipped Q4_1": lambda: LlamaCppBackend(weights="shipped")}
     measured: dict[str, dict] = {}
     peaks: dict[str, float] = {}
     for name, build in engines.items():
@@ -116,13 +119,16 @@ def main() -> None:
         if not peaks and isinstance(engine, TransformersBackend):
             peaks = _peaks(engine.model)
         row: dict = {}
-        engine.label_probs(judge_prompts[:1], spec.labels)  # warm-up: set-up is not throughput
-        engine.generate(proxy_prompts[:1], max_tokens=2)
-        row["judged"], judge_seconds = _timed(engine.label_probs, judge_prompts, spec.labels)
-        row["paired"], pair_seconds = _timed(engine.label_probs, pair_prompts, ["A", "B"])
-        row["judge prompts/s"] = len(judge_prompts) / judge_seconds
-        row["pair prompts/s"] = len(pair_prompts) / pair_seconds
-        row["label seconds"] = judge_seconds + pair_seconds
+        engine.generate(proxy_prompts[:1], max_tokens=2)  # warm-up: set-up is not throughput
+        if name.startswith("(b)"):  # label probabilities: the same code as (a)
+            row.update({k: v for k, v in measured[next(iter(measured))].items() if k != "generated"})
+        else:
+            engine.label_probs(judge_prompts[:1], spec.labels)
+            row["judged"], judge_seconds = _timed(engine.label_probs, judge_prompts, spec.labels)
+            row["paired"], pair_seconds = _timed(engine.label_probs, pair_prompts, ["A", "B"])
+            row["judge prompts/s"] = len(judge_prompts) / judge_seconds
+            row["pair prompts/s"] = len(pair_prompts) / pair_seconds
+            row["label seconds"] = judge_seconds + pair_seconds
         row["generated"], generate_seconds = _timed(engine.generate, proxy_prompts, max_tokens=args.max_tokens)
         row["generated tokens/s"] = sum(g.completion_tokens for g in row["generated"]) / generate_seconds
         row["seconds"] = row["label seconds"] + generate_seconds
@@ -143,17 +149,16 @@ def main() -> None:
         print(f"{name:56s} " + "  ".join(f"{c} {row[c]:7.2f} ({row[c] / reference[c]:.2f}x)" for c in columns)
               + f"  max|dp| {max(judge_diff, pair_diff):.3f}, same top label {row['same top label']:.1%}, "
                 f"identical continuations {identical:.0%}")
-    default = measured[list(measured)[1]]
     prefill = {k: row["judge prompts/s"] * judge_tokens * peaks["flops per token"] / 1e9
-               for k, row in (("a", reference), ("b", default))}
+               for k, row in (("a", reference), ("c", measured[list(measured)[2]]))}
     decode_gbs = peaks["bytes per step"] / 1e9 * reference["generated tokens/s"]
     limits = (f"Limits on this machine in this run: a 2048^3 fp32 matrix product runs at {peaks['GFLOP/s']:.0f} "
               f"GFLOP/s. A judge prompt's prefill (~{judge_tokens:.0f} tokens x {peaks['flops per token'] / 1e9:.2f} "
-              f"GFLOP of matrix products) runs at {prefill['a']:.0f} GFLOP/s in (a) and {prefill['b']:.0f} in (b), "
-              f"{prefill['a'] / peaks['GFLOP/s']:.0%} and {prefill['b'] / peaks['GFLOP/s']:.0%} of that peak. "
+              f"GFLOP of matrix products) runs at {prefill['a']:.0f} GFLOP/s in (a) and {prefill['c']:.0f} in (c), "
+              f"{prefill['a'] / peaks['GFLOP/s']:.0%} and {prefill['c'] / peaks['GFLOP/s']:.0%} of that peak. "
               f"Decoding one sequence reads {peaks['bytes per step'] / 1e6:.0f} MB of fp32 weights per token: "
               f"(a) moves {decode_gbs:.1f} GB/s of weights, against {peaks['GB/s']:.1f} GB/s measured for a large "
-              f"copy; a batch of sequences shares each read (b), smaller weights (d-f) read fewer bytes.")
+              f"copy; a batch of sequences shares each read (b), smaller weights (e-g) read fewer bytes.")
     print(limits)
     notes.append(limits)
     for name, row in measured.items():

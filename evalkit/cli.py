@@ -278,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
     pair.add_argument("--metric", help="meta-eval: a score column already in the file (default: --method)")
     pair.add_argument("--model", help="base model: a folder or Hugging Face id (default: SmolLM2-135M)")
     pair.add_argument("--adapter", help="a LoRA adapter folder (from `evalkit paireval train`)")
-    pair.add_argument("--backend", choices=["local", "transformers", "llamacpp", "openai"], default="local")
+    pair.add_argument("--backend", choices=["transformers", "llamacpp", "openai"], default="transformers")
     pair.add_argument("--base-url", help="OpenAI-compatible endpoint (with --backend openai)")
     pair.add_argument("--comparisons", type=int, default=3, help="N comparison examples (default 3)")
     pair.add_argument("--comparison-file", help="take comparison examples from this meta-evaluation file")

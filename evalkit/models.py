@@ -27,7 +27,7 @@ from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 from .cache import CallCache, CallRecord, Telemetry, call_key
 
 __all__ = ["Messages", "LabelResult", "GenerationResult", "Backend", "BackendError", "TransformersBackend",
-           "LlamaCppBackend", "LocalBackend",           "OpenAICompatibleBackend", "CachedBackend", "open_backend", "parse_label", "redact", "ParsedVerdicts",
+           "LlamaCppBackend",           "OpenAICompatibleBackend", "CachedBackend", "open_backend", "parse_label", "redact", "ParsedVerdicts",
            "warn_if_parsed"]
 
 Messages = Sequence[Mapping[str, str]]
@@ -519,46 +519,6 @@ class LlamaCppBackend:
         return results
 
 
-class LocalBackend:
-    """The default local engine: each operation on the engine measured fastest for it on two CPU cores
-    (``benchmarks/engines.py``), with the same weights and token ids in both.
-
-    Label probabilities of the default model run on llama.cpp with the shipped GGUF rewritten as F32 — the
-    very values the transformers engine computes with — reusing the keys/values of shared prefixes (F32
-    kernels round alike whatever the batch shape: results equal those computed whole); a LoRA ``adapter`` is
-    merged into that copy. Generation runs on transformers, greedy prompts in batches of 8. Any other model
-    (a folder or Hugging Face id) runs wholly on transformers. ``options`` go to the transformers engine.
-    """
-
-    def __init__(self, model: str | Path | None = None, *, adapter: str | Path | None = None, **options: Any):
-        from .defaults import default_lm_path
-
-        self.model, self.adapter, self.options = model, adapter, options
-        location = Path(model) if model is not None else default_lm_path()
-        fingerprint = _folder_fingerprint(location) if location.is_dir() else str(model)
-        if adapter is not None:
-            fingerprint += "+" + _folder_fingerprint(Path(adapter))
-        self.name = f"local:{location.name}:{fingerprint}"
-        self._scorer: Backend | None = None
-        self._writer: TransformersBackend | None = None
-
-    def _transformers(self) -> TransformersBackend:
-        if self._writer is None:
-            self._writer = TransformersBackend(self.model, adapter=self.adapter, **self.options)
-        return self._writer
-
-    def label_probs(self, prompts: Sequence[Messages], labels: Sequence[str]) -> list[LabelResult]:
-        if self._scorer is None:
-            self._scorer = (LlamaCppBackend(adapter=self.adapter, weights="f32", share_prefixes=True)
-                            if self.model is None else self._transformers())
-        return self._scorer.label_probs(prompts, labels)
-
-    def generate(self, prompts: Sequence[Messages], *, max_tokens: int = 128, temperature: float = 0.0,
-                 n: int = 1, seed: int = 0) -> list[GenerationResult]:
-        return self._transformers().generate(prompts, max_tokens=max_tokens, temperature=temperature, n=n,
-                                             seed=seed)
-
-
 # --------------------------------------------------------------------------- OpenAI-compatible HTTP
 
 def _chat_url(base_url: str) -> str:
@@ -852,17 +812,14 @@ class CachedBackend:
                             lambda v: GenerationResult(**v))
 
 
-def open_backend(kind: str = "local", model: str | None = None, *, base_url: str | None = None,
+def open_backend(kind: str = "transformers", model: str | None = None, *, base_url: str | None = None,
                  adapter: str | None = None, cache: bool | str | Path = True, **options: Any) -> CachedBackend:
-    """The usual stack: a backend of ``kind`` ("local", "transformers", "llamacpp" or "openai") behind the
-    call cache. ``local`` (the default) puts each operation on the faster local engine (:class:`LocalBackend`).
+    """The usual stack: a backend of ``kind`` ("transformers", "llamacpp" or "openai") behind the call cache.
 
     ``cache`` is True (the default SQLite file), False (no cache) or a path.
     """
     backend: Backend
-    if kind == "local":
-        backend = LocalBackend(model, adapter=adapter, **options)
-    elif kind == "transformers":
+    if kind == "transformers":
         backend = TransformersBackend(model, adapter=adapter, **options)
     elif kind == "llamacpp":
         backend = LlamaCppBackend(model, adapter=adapter, **options)
@@ -871,6 +828,6 @@ def open_backend(kind: str = "local", model: str | None = None, *, base_url: str
             raise ValueError("an OpenAI-compatible backend needs model= and base_url=")
         backend = OpenAICompatibleBackend(model, base_url, **options)
     else:
-        raise ValueError(f"unknown backend kind {kind!r} (local, transformers, llamacpp or openai)")
+        raise ValueError(f"unknown backend kind {kind!r} (transformers, llamacpp or openai)")
     store = None if cache is False else CallCache(None if cache is True else cache)
     return CachedBackend(backend, store)

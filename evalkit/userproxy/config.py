@@ -25,13 +25,12 @@ class JobConfigError(SpecError):
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """A model behind the model door: ``kind`` local (the default: each operation on the faster local engine)
-    or transformers (``model`` a folder or Hugging Face id, None for the default LM; optional LoRA ``adapter``),
-    llamacpp (``model`` a GGUF file, None for the default LM's;
+    """A model behind the model door: ``kind`` transformers (``model`` a folder or Hugging Face id, None for
+    the default LM; optional LoRA ``adapter``), llamacpp (``model`` a GGUF file, None for the default LM's;
     an ``adapter`` is merged in) or openai (``model`` and ``base_url``); ``options`` go to the backend (e.g.
     ``max_concurrency``, ``api_key_env``, ``weights``)."""
 
-    kind: str = "local"
+    kind: str = "transformers"
     model: str | None = None
     base_url: str | None = None
     adapter: str | None = None
@@ -76,7 +75,7 @@ class JobConfig:
     tokenizer: str | None = None
     lexical_mode: str = "kit"
     bootstrap: int = 1000
-    chunk: int = 4
+    chunk: int = 8
     data_dir: str | None = None
     cache: bool | str = True
     store: str = "userproxy-runs.sqlite"
@@ -182,7 +181,7 @@ def _model(value: Any, where: str, source: str) -> ModelSpec:
     if isinstance(value, ModelSpec):
         value = asdict(value)
     read = Fields(value, source, prefix=f"{where}.", known=_MODEL_KEYS, error=JobConfigError)
-    kind = read.text("kind", "local", choices=("local", "transformers", "llamacpp", "openai"))
+    kind = read.text("kind", "transformers", choices=("transformers", "llamacpp", "openai"))
     spec = ModelSpec(kind=kind, model=read.text("model", None, optional=True),
                      base_url=read.text("base_url", None, optional=True),
                      adapter=read.text("adapter", None, optional=True),
@@ -204,7 +203,6 @@ _OPTIONS: dict[str, dict[str, tuple[str, dict[str, Any]]]] = {
                "timeout_s": ("number", {"positive": True}), "deadline_s": ("number", {"positive": True}),
                "top_logprobs": ("integer", {"minimum": 1, "maximum": 20})},
     "transformers": _TRANSFORMERS_OPTIONS,
-    "local": _TRANSFORMERS_OPTIONS,
     "llamacpp": {"weights": ("text", {"choices": ("f16", "f32", "q8_0", "shipped")}), "tokenizer": ("text", {}),
                  "threads": ("integer", {"minimum": 1}), "context": ("integer", {"minimum": 64}),
                  "share_prefixes": ("boolean", {}), "min_shared_prefix": ("integer", {"minimum": 1})},
