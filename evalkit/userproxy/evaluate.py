@@ -26,18 +26,24 @@ CALIBRATED_METRICS = ("gteval", "pi")
 
 def lexical_z_scores(human: Sequence[Sequence[Turn]], proxy: Sequence[Sequence[Turn]],
                      tokenizer: Tokenizer, *, min_tokens: int = 5, mode: LexicalMode = LEXICAL_MODES["kit"],
-                     topic_restored: Sequence[bool] | None = None) -> pd.DataFrame:
+                     topic_restored: Sequence[bool] | None = None,
+                     proxy_topic_restored: Sequence[bool] | None = None) -> pd.DataFrame:
     """Per proxy episode and metric, z = (proxy value − human mean) / human sd, the human statistics taken
     over the real episodes of the same dataset with the same tokenizer and ``mode`` (how turns are joined,
     whether a restored opening query counts, whether short texts are scored). Episodes under ``min_tokens``
     user tokens are ``unstable``: left out (z missing) in the kit's mode, scored and flagged in MirrorBench's.
-    ``topic_restored`` marks the human conversations whose first user turn the loader restored."""
-    restored = list(topic_restored) if topic_restored is not None else [False] * len(human)
-    skip = [flag and not mode.restored_topic for flag in restored]
-    humans = lexical_profile([user_text(t, mode.joiner, skip_first=s) for t, s in zip(human, skip)], tokenizer,
+    ``topic_restored`` marks the human conversations whose first user turn the loader restored, and
+    ``proxy_topic_restored`` the conversations each proxy episode mirrors: where a mode leaves a restored query
+    out, the proxy's turn written in its place is left out too, so both sides count the same turns."""
+    def skips(flags: Sequence[bool] | None, n: int) -> list[bool]:
+        return [bool(flag) and not mode.restored_topic for flag in (flags if flags is not None else [False] * n)]
+
+    humans = lexical_profile([user_text(t, mode.joiner, skip_first=s)
+                              for t, s in zip(human, skips(topic_restored, len(human)))], tokenizer,
                              min_tokens=min_tokens, score_short=mode.score_short)
-    proxies = lexical_profile([user_text(t, mode.joiner) for t in proxy], tokenizer, min_tokens=min_tokens,
-                              score_short=mode.score_short)
+    proxies = lexical_profile([user_text(t, mode.joiner, skip_first=s)
+                               for t, s in zip(proxy, skips(proxy_topic_restored, len(proxy)))], tokenizer,
+                              min_tokens=min_tokens, score_short=mode.score_short)
     out = pd.DataFrame({"tokens": proxies["tokens"], "unstable": proxies["unstable"]})
     for metric in LEXICAL_METRICS:
         mean, sd = humans[metric].mean(), humans[metric].std(ddof=1)
@@ -49,18 +55,21 @@ def lexical_z_scores(human: Sequence[Sequence[Turn]], proxy: Sequence[Sequence[T
 
 def lexical_mode_table(anchors: dict[str, pd.DataFrame], proxies: dict[str, Sequence[Sequence[Turn]]], *,
                        kit_tokenizer: str | None = None, min_tokens: int = 5,
-                       modes: Sequence[str] = ("kit", "mirrorbench")) -> pd.DataFrame:
+                       modes: Sequence[str] = ("kit", "mirrorbench"),
+                       proxy_topic_restored: dict[str, Sequence[bool]] | None = None) -> pd.DataFrame:
     """The same proxy episodes and human anchors scored in each lexical mode, side by side: per dataset,
     metric and mode the human and proxy means, the mean z with its 95% t-interval and how many texts were
     short (``unstable``). ``anchors`` are the human conversations per dataset (a mirror-set frame with
-    ``turns`` and ``topic_restored``); ``kit_tokenizer`` is the job's tokenizer setting for the kit's mode."""
+    ``turns`` and ``topic_restored``); ``kit_tokenizer`` is the job's tokenizer setting for the kit's mode;
+    ``proxy_topic_restored`` flags, per dataset, the conversations the proxy episodes mirror."""
     rows = []
     for mode_name in modes:
         mode = LEXICAL_MODES[mode_name]
         tokenizer = tokenizer_named(mode.tokenizer if mode.tokenizer is not None else kit_tokenizer)
         for dataset, anchor in anchors.items():
             z = lexical_z_scores(list(anchor["turns"]), proxies[dataset], tokenizer, min_tokens=min_tokens,
-                                 mode=mode, topic_restored=list(anchor["topic_restored"]))
+                                 mode=mode, topic_restored=list(anchor["topic_restored"]),
+                                 proxy_topic_restored=(proxy_topic_restored or {}).get(dataset))
             for metric in LEXICAL_METRICS:
                 result = summarise(z[metric])
                 rows.append({"dataset": dataset, "metric": metric, "mode": mode_name,

@@ -149,7 +149,8 @@ class _Executor:
             anchor = list(anchor_frame["turns"])
             z = lexical_z_scores(anchor, proxy, self.tokenizer(), min_tokens=config.min_tokens,
                                  mode=LEXICAL_MODES[config.lexical_mode],
-                                 topic_restored=list(anchor_frame["topic_restored"]))
+                                 topic_restored=list(anchor_frame["topic_restored"]),
+                                 proxy_topic_restored=list(sample["topic_restored"]))
             seconds = (time.perf_counter() - started) / len(sample)
             self.store.put_episodes(unit, [
                 (p, ids[p], None if np.isnan(z.at[p, unit.metric]) else z.at[p, unit.metric],
@@ -210,12 +211,13 @@ def lexical_modes(config: JobConfig, store: RunStore, *, modes: tuple[str, ...] 
     units = store.units(config.run_id())
     rollouts = units[(units["kind"] == "rollout") & (units["status"] == "done") & (units["proxy"] == proxy)
                      & (units["seed"] == seed)]
-    anchors, proxies = {}, {}
+    anchors, proxies, restored = {}, {}, {}
     for _, row in rollouts.iterrows():
         anchors[row["dataset"]] = executor.sample(row["dataset"], seed, config.human_anchor)
         proxies[row["dataset"]] = [e["payload"]["turns"] for _, e in sorted(store.episodes(row["unit_id"]).items())]
+        restored[row["dataset"]] = list(executor.sample(row["dataset"], seed)["topic_restored"])
     return lexical_mode_table(anchors, proxies, kit_tokenizer=config.tokenizer, min_tokens=config.min_tokens,
-                              modes=modes)
+                              modes=modes, proxy_topic_restored=restored)
 
 
 def execute(config: JobConfig, *, open_model: OpenModel | None = None, progress: bool = False,
