@@ -158,6 +158,17 @@ def _parsed_result(text: str, labels: Sequence[str], prompt_tokens: int, complet
 
 # --------------------------------------------------------------------------- local transformers
 
+def _label_result(probabilities: Any, token_ids: Mapping[str, list[int]], tokenizer: Any,
+                  prompt_tokens: int) -> LabelResult:
+    """One prompt's next-token distribution (a torch or numpy vector) as label probabilities: each label's
+    mass (its token variants summed), renormalised over the labels, with the top token's text."""
+    mass = {label: float(probabilities[tokens].sum()) for label, tokens in token_ids.items()}
+    total = sum(mass.values())
+    top = tokenizer.decode([int(probabilities.argmax())])
+    probs = {label: value / total for label, value in mass.items()} if total > 0 else None
+    return LabelResult(probs, top, "logprobs", total, prompt_tokens, 1)
+
+
 def _folder_fingerprint(folder: Path) -> str:
     """Hash of a model folder's file names, sizes and (small files') contents — changes when weights do."""
     digest = hashlib.sha256()
@@ -330,11 +341,7 @@ class TransformersBackend:
         for batch, logits in chunks:
             probabilities = torch.softmax(logits.float(), dim=-1)
             for row, index in enumerate(batch):
-                mass = {label: float(probabilities[row, tokens].sum()) for label, tokens in token_ids.items()}
-                total = sum(mass.values())
-                top = self.tokenizer.decode([int(probabilities[row].argmax())])
-                probs = {label: value / total for label, value in mass.items()} if total > 0 else None
-                results[index] = LabelResult(probs, top, "logprobs", total, len(encoded[index]), 1)
+                results[index] = _label_result(probabilities[row], token_ids, self.tokenizer, len(encoded[index]))
         return results  # type: ignore[return-value]
 
     def generate(self, prompts: Sequence[Messages], *, max_tokens: int = 128, temperature: float = 0.0,
@@ -508,11 +515,7 @@ class LlamaCppBackend:
             logits = self._last_logits()
             probabilities = np.exp(logits - logits.max())
             probabilities /= probabilities.sum()
-            mass = {label: float(probabilities[tokens].sum()) for label, tokens in token_ids.items()}
-            total = sum(mass.values())
-            top = self.tokenizer.decode([int(probabilities.argmax())])
-            probs = {label: value / total for label, value in mass.items()} if total > 0 else None
-            results[index] = LabelResult(probs, top, "logprobs", total, len(encoded[index]), 1)
+            results[index] = _label_result(probabilities, token_ids, self.tokenizer, len(encoded[index]))
         return results  # type: ignore[return-value]
 
     def generate(self, prompts: Sequence[Messages], *, max_tokens: int = 128, temperature: float = 0.0,
