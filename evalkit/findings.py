@@ -6,13 +6,14 @@ already built and says only what they show, with n and intervals where the table
 """
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 __all__ = ["label_profile", "reliability_ranking", "versus_paper", "closest_protocol", "ceiling_sentence",
-           "agreement_trend", "labelled", "interval_sides", "userproxy_summary", "lexical_mode_shifts"]
+           "agreement_trend", "labelled", "interval_sides", "userproxy_summary", "lexical_mode_shifts",
+           "trained_realism"]
 
 _NAMES = {"upheld": "UPHELD", "llm_arena": "LLM-Arena", "topical_chat": "Topical-Chat"}
 
@@ -220,7 +221,7 @@ def userproxy_summary(lexical: pd.DataFrame, realism: pd.DataFrame, agreement: p
         lines.append(f"**Assistant.** GTEval guided {row['guided']:.2f} [{row['guided low']:.2f}, "
                      f"{row['guided high']:.2f}] vs unguided {row['unguided']:.2f} [{row['unguided low']:.2f}, "
                      f"{row['unguided high']:.2f}]: the intervals {'overlap' if overlap else 'do not overlap'}.")
-    ours = agreement.loc[[k for k in agreement.index if "published" not in k]]
+    ours = agreement.loc[[k for k in agreement.index if "published" not in k and "baseline" not in k]]
     theirs = agreement.loc[[k for k in agreement.index if "published" in k]]
     best = ours["spearman"].astype(float).idxmax()
     lines.append(f"**Agreement with people.** Spearman with MirrorBench's human labels (n = {int(ours['n'].min())}): "
@@ -260,4 +261,43 @@ def lexical_mode_shifts(table: pd.DataFrame, *, base: str = "kit", other: str = 
         verdict = (f"the proxy's z interval changes its side of 0 on {', '.join(changed)}" if changed else
                    "the proxy's z interval keeps its side of 0 on every set where both modes give one")
         lines.append(f"{moved}; {verdict}.")
+    return lines
+
+
+def trained_realism(agreement: pd.DataFrame, heldout: Any, *, trained: str, baseline: str, zero_shot: Sequence[str],
+                    target: float = 0.4) -> list[str]:
+    """Chapter 5's trained realism judge in sentences: held-out accuracy (a :class:`~evalkit.stats.Proportion`),
+    its Spearman with the human labels per metric against ``target``, and whether its paired interval
+    separates it from the ``baseline`` row and the ``zero_shot`` rows (rows named "<metric>, <judge>" in
+    :func:`evalkit.userproxy.realism.human_label_agreement`'s table).
+
+    >>> from evalkit.stats import proportion
+    >>> table = pd.DataFrame({"spearman": [0.45, 0.10, 0.05], "spearman_low": [0.28, -0.1, -0.15],
+    ...                       "spearman_high": [0.60, 0.3, 0.25], "n": [100, 100, 100]},
+    ...                      index=["GTEval, enc", "GTEval, len baseline", "GTEval, lm"])
+    >>> print(*trained_realism(table, proportion([True] * 54 + [False] * 6), trained="enc", baseline="len baseline",
+    ...                        zero_shot=["lm"]), sep="\\n")
+    The trained realism judge tells the real user from the proxy in 0.90 [0.80, 0.95] of held-out conversations (n = 60).
+    GTEval: Spearman 0.45 [0.28, 0.60] (n = 100), target 0.4 met (the interval reaches below it); len baseline 0.10, intervals overlap; lm 0.05, intervals do not overlap.
+    """
+    lines = [f"The trained realism judge tells the real user from the proxy in {heldout.value:.2f} "
+             f"[{heldout.low:.2f}, {heldout.high:.2f}] of held-out conversations (n = {heldout.n})."]
+    for metric in dict.fromkeys(k.split(",")[0] for k in agreement.index):
+        key = f"{metric}, {trained}"
+        if key not in agreement.index:
+            continue
+        row = agreement.loc[key]
+        met = row["spearman"] >= target
+        where = ("the whole interval above it" if row["spearman_low"] >= target else
+                 "the interval reaches below it" if met else
+                 "the whole interval below it" if row["spearman_high"] < target else "the interval reaches above it")
+        parts = []
+        for other in [baseline, *zero_shot]:
+            if f"{metric}, {other}" in agreement.index:
+                o = agreement.loc[f"{metric}, {other}"]
+                apart = row["spearman_low"] > o["spearman_high"] or o["spearman_low"] > row["spearman_high"]
+                parts.append(f"{other} {o['spearman']:.2f}, intervals {'do not overlap' if apart else 'overlap'}")
+        lines.append(f"{metric}: Spearman {row['spearman']:.2f} [{row['spearman_low']:.2f}, {row['spearman_high']:.2f}] "
+                     f"(n = {int(row['n'])}), target {target} {'met' if met else 'not met'} ({where})"
+                     + ("; " + "; ".join(parts) if parts else "") + ".")
     return lines

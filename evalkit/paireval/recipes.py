@@ -38,6 +38,7 @@ class EncoderRecipe:
     freeze_embeddings: bool = True
     hard_share: float = 0.5
     validation_pairs: int = 400
+    curve_points: int = 4            # validation points on the learning curve (each costs ~8 s)
 
 
 @dataclass(frozen=True)
@@ -207,7 +208,8 @@ def train_judge(recipe: JudgeRecipe | str, *, kind: Literal["pairwise", "direct"
         validation=validation_pairs(data, settings.validation_pairs, settings.hard_share, recipe.seed),
         batch_size=settings.batch_size, learning_rate=settings.learning_rate,
         in_batch_negatives=settings.in_batch_negatives, context_turns=settings.context_turns,
-        max_tokens=settings.max_tokens, freeze_embeddings=settings.freeze_embeddings, seed=recipe.seed)
+        max_tokens=settings.max_tokens, freeze_embeddings=settings.freeze_embeddings,
+        curve_points=settings.curve_points, seed=recipe.seed)
 
 
 def train_lm_judge(recipe: JudgeRecipe | str, *, kind: Literal["pairwise", "direct"] = "pairwise",

@@ -252,9 +252,13 @@ def human_label_items(labels: dict[str, Any], n: int | None, *, seed: int = 0) -
 
 
 def human_label_agreement(items: dict[str, Any], judges: dict[str, Backend], *, mode: Mode = "probs",
-                          samples: int = 1, seed: int = 0, bootstrap: int = 1000) -> pd.DataFrame:
+                          samples: int = 1, seed: int = 0, bootstrap: int = 1000,
+                          scored: dict[str, dict[str, Sequence[float]]] | None = None) -> pd.DataFrame:
     """Each judge's agreement with MirrorBench's human labels on ``items`` (:func:`human_label_items`), beside
-    the published judge's on the same items: Spearman, Pearson and Kendall with bootstrap intervals and n."""
+    the published judge's on the same items: Spearman, Pearson and Kendall with bootstrap intervals and n.
+
+    ``scored`` adds judges whose scores are already computed (name -> {"gteval": ..., "pi": ...}, one score
+    per item in the items' order), e.g. a trained encoder or a baseline."""
     from ..stats import correlation_with_humans
 
     def agree(scores, human) -> dict[str, float]:
@@ -266,6 +270,9 @@ def human_label_agreement(items: dict[str, Any], judges: dict[str, Backend], *, 
                                         gt_human)
         rows[f"PI, {name}"] = agree(pairwise_indistinguishability(items["pi_pairs"], judge, mode=mode, samples=samples,
                                                                   slots=items["pi_slots"]).scores, items["pi_human"])
+    for name, scores in (scored or {}).items():
+        rows[f"GTEval, {name}"] = agree(scores["gteval"], gt_human)
+        rows[f"PI, {name}"] = agree(scores["pi"], items["pi_human"])
     rows["GTEval, published judge (same items)"] = agree(items["gteval"]["judge_score"], gt_human)
     rows["PI, published judge (same items)"] = agree(items["pi"]["judge_score"], items["pi_human"])
     return pd.DataFrame(rows).T

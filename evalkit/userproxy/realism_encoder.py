@@ -1,0 +1,420 @@
+"""A realism judge that learns: a small sentence encoder trained to tell a real user's turns from a proxy's.
+
+MirrorBench's judges are large models asked zero-shot. Here the kit trains its own, with the backbone and the
+pairwise recipe that won chapter 4 (all-MiniLM-L6-v2, word embeddings frozen, a Bradley-Terry loss):
+
+    g(conversation) = w . E(user turns) + b          (E: the unit-length mean-pooled embedding)
+    P(the user of A is the real person, not B's) = sigmoid(g(A) - g(B))
+
+**Training data** (:func:`realism_split`, :func:`proxy_rewrites`): real conversations of the mirror sets,
+each paired with the same conversation whose first ``user_turns`` user turns the proxy re-wrote — at each
+position the proxy sees the goal and the *real* conversation so far (teacher forcing: one generation per
+turn instead of a whole rollout, and both sides share their context). Conversations that share text with
+anything held out — MirrorBench's human-labelled items and the judge's own held-out conversations — are
+removed before training (:func:`realism_split`; the test suite checks no held-out unit reaches training).
+
+**Scores** on a (real, proxy) pair, fixed before any evaluation: ``p = sigmoid(g(proxy) - g(real))``, the
+chance the judge takes the proxy for the human. PI's score is ``p`` (as a verdict it is the proxy's win);
+GTEval's is ``2 min(p, 1 - p)`` — 1 when the judge cannot tell the two users apart, 0 when it is sure which
+is real. The same two formulas with ``g = -log(words)`` give the length baseline (a user who writes less
+reads as more human).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..dialogue import Turn
+from ..models import Backend
+from ..paireval.splits import LeakReport, remove_held_out
+from .rollout import GoalLevel, clean_user_turn, proxy_messages
+
+__all__ = ["RealismRecipe", "REALISM_RECIPES", "RealismSplit", "realism_split", "proxy_rewrites",
+           "user_side", "RealismEncoder", "RealismTrainingRun", "train_realism_encoder", "pair_scores",
+           "length_scores", "realism_pairs", "labelled_conversations", "RealismJudge", "train_realism_judge",
+           "label_item_scores"]
+
+
+@dataclass(frozen=True)
+class RealismRecipe:
+    """How the realism encoder is trained: data sizes, the proxy's turns, and the optimiser."""
+
+    train_per_set: int = 32          # training conversations per mirror set
+    heldout_per_set: int = 12        # held-out conversations per mirror set (never trained on)
+    user_turns: int = 2              # user turns per conversation the proxy re-writes (and the judge reads)
+    goal_levels: tuple[str, ...] = ("full", "none")  # alternated over conversations: varied proxy text
+    user_tokens: int = 40            # max tokens of a proxy turn (chapter 5's proxy setting)
+    epochs: int = 3
+    batch_size: int = 16
+    encoder_learning_rate: float = 3e-5
+    head_learning_rate: float = 1e-3
+    max_tokens: int = 128
+    freeze_embeddings: bool = True
+    curve_points: int = 4
+    seed: int = 13
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+REALISM_RECIPES: dict[str, RealismRecipe] = {
+    "book": RealismRecipe(),
+    "smoke": RealismRecipe(train_per_set=4, heldout_per_set=2, user_tokens=12, epochs=2, batch_size=4,
+                           curve_points=2),
+}
+
+
+# --------------------------------------------------------------------------- data
+
+def user_side(turns: Sequence[Turn], user_turns: int | None = None) -> str:
+    """The first ``user_turns`` user turns (None: all), one per line: what the realism encoder reads.
+
+    >>> user_side([{"role": "user", "content": " hi "}, {"role": "assistant", "content": "hello"},
+    ...            {"role": "user", "content": "thanks"}], 1)
+    'hi'
+    """
+    texts = [str(t["content"]).strip() for t in turns if t["role"] == "user"]
+    return "\n".join(texts if user_turns is None else texts[:user_turns])
+
+
+def _texts(turns: Sequence[Turn]) -> list[str]:
+    return [str(t["content"]) for t in turns]
+
+
+@dataclass
+class RealismSplit:
+    """Training and held-out conversations (rows of the mirror frames) and what the leak cut removed."""
+
+    train: pd.DataFrame
+    heldout: pd.DataFrame
+    report: LeakReport
+    per_set: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+
+def realism_split(frames: Mapping[str, pd.DataFrame], held_out: Mapping[str, Sequence[Sequence[Turn]]], *,
+                  train_per_set: int, heldout_per_set: int, seed: int = 0) -> RealismSplit:
+    """Per mirror set: a seeded draw of held-out conversations, then training conversations drawn from the
+    rest after removing every conversation that shares a held-out unit (an adjacent pair of turns or an
+    utterance of 8+ words, normalised — :mod:`evalkit.paireval.splits`) with ``held_out`` (by source name,
+    e.g. MirrorBench's labelled items) or with the held-out draw itself.
+
+    Raises ValueError when a set has too few conversations left for the sizes asked.
+    """
+    rng = np.random.default_rng(seed)
+    train_parts, heldout_parts, rows = [], [], []
+    report = LeakReport(removed_by={name: 0 for name in [*held_out, "held-out conversations"]})
+    for name, frame in frames.items():
+        order = rng.permutation(len(frame))
+        heldout = frame.iloc[order[:heldout_per_set]]
+        rest = frame.iloc[order[heldout_per_set:]]
+        sources = {**{k: [_texts(c) for c in v] for k, v in held_out.items()},
+                   "held-out conversations": [_texts(c) for c in heldout["turns"]]}
+        kept_texts, cut = remove_held_out([_texts(c) for c in rest["turns"]], sources)
+        kept_keys = {json.dumps(t) for t in kept_texts}
+        kept = rest[[json.dumps(_texts(c)) in kept_keys for c in rest["turns"]]]
+        if len(kept) < train_per_set or len(heldout) < heldout_per_set:
+            raise ValueError(f"mirror set {name!r}: {len(kept)} training and {len(heldout)} held-out conversations "
+                             f"left after the leak cut; the recipe asks {train_per_set} and {heldout_per_set}")
+        train_parts.append(kept.iloc[:train_per_set])
+        heldout_parts.append(heldout)
+        report.dialogues_before += cut.dialogues_before
+        report.dialogues_after += cut.dialogues_after
+        for source, n in cut.removed_by.items():
+            report.removed_by[source] += n
+        rows.append({"set": name, "conversations": len(frame), "held out": len(heldout),
+                     "removed (shares held-out text)": cut.removed, "training pool": len(kept),
+                     "trained on": train_per_set})
+    return RealismSplit(pd.concat(train_parts, ignore_index=True), pd.concat(heldout_parts, ignore_index=True),
+                        report, pd.DataFrame(rows).set_index("set"))
+
+
+def proxy_rewrites(frame: pd.DataFrame, proxy: Backend, *, user_turns: int, goal_levels: Sequence[str],
+                   user_tokens: int) -> list[list[Turn]]:
+    """Each conversation of ``frame`` (columns ``turns``, ``goal``) with its first ``user_turns`` user turns
+    written by ``proxy``: at each position the proxy reads the goal (or none, by ``goal_levels`` taken in
+    turn over the rows) and the real conversation so far. All prompts go in one batched, cached call.
+    The returned conversations stop after the last re-written user turn; an empty output keeps the
+    rollout's placeholder so the pair stays whole.
+    """
+    from .rollout import PLACEHOLDER
+
+    prompts, where = [], []
+    for row_index, (turns, goal) in enumerate(zip(frame["turns"], frame["goal"])):
+        level: GoalLevel = goal_levels[row_index % len(goal_levels)]  # type: ignore[assignment]
+        positions = [k for k, t in enumerate(turns) if t["role"] == "user"][:user_turns]
+        for k in positions:
+            prompts.append(proxy_messages(goal if level == "full" else "", level, turns[:k]))
+            where.append((row_index, k))
+    written = proxy.generate(prompts, max_tokens=user_tokens) if prompts else []
+    rewritten = [[dict(t) for t in turns] for turns in frame["turns"]]
+    last: dict[int, int] = {}
+    for (row_index, k), result in zip(where, written):
+        rewritten[row_index][k]["content"] = clean_user_turn(result.texts[0]) or PLACEHOLDER
+        last[row_index] = k
+    return [turns[:last.get(i, -1) + 1] for i, turns in enumerate(rewritten)]
+
+
+def realism_pairs(frame: pd.DataFrame, rewrites: Sequence[Sequence[Turn]], user_turns: int) -> pd.DataFrame:
+    """(real, proxy) user-side texts per conversation: ``human`` and ``proxy`` columns, plus ``dataset``."""
+    return pd.DataFrame({"dataset": frame["dataset"].tolist(),
+                         "human": [user_side(t, user_turns) for t in frame["turns"]],
+                         "proxy": [user_side(t, user_turns) for t in rewrites]})
+
+
+# --------------------------------------------------------------------------- the judge
+
+class RealismEncoder:
+    """``g(conversation)`` from the user side: a sentence encoder and a linear head (see the module)."""
+
+    def __init__(self, path: str | Path | None = None, *, weights: Sequence[float] | None = None,
+                 bias: float = 0.0, user_turns: int = 2, max_tokens: int = 128, name: str | None = None,
+                 batch_size: int = 32):
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
+        from ..paireval.encoder import default_encoder_path
+
+        self.path = Path(path) if path is not None else default_encoder_path()
+        self.tokenizer = AutoTokenizer.from_pretrained(str(self.path))
+        self.model = AutoModel.from_pretrained(str(self.path)).eval()
+        size = self.model.config.hidden_size
+        self.weights = np.zeros(size) if weights is None else np.asarray(weights, dtype=float)
+        if self.weights.shape != (size,):
+            raise ValueError(f"head has {self.weights.shape[0]} weights; the encoder's embeddings have {size}")
+        self.bias, self.user_turns, self.max_tokens = float(bias), user_turns, max_tokens
+        self.name, self.batch_size, self._torch = name or f"realism:{self.path.name}", batch_size, torch
+
+    @classmethod
+    def from_training(cls, run: "RealismTrainingRun") -> "RealismEncoder":
+        recipe = run.config["recipe"]
+        return cls(run.model_dir, weights=run.weights, bias=run.bias, user_turns=recipe["user_turns"],
+                   max_tokens=recipe["max_tokens"], name=f"realism:{run.key[:8]}")
+
+    def score_texts(self, texts: Sequence[str]) -> np.ndarray:
+        """``g`` of user-side texts (higher: reads more like a real person)."""
+        from ..paireval.encoder import _embed
+
+        out = []
+        for start in range(0, len(texts), self.batch_size):
+            with self._torch.no_grad():
+                out.append(_embed(self.model, self.tokenizer, list(texts[start:start + self.batch_size]),
+                                  self.max_tokens).numpy() @ self.weights + self.bias)
+        return np.concatenate(out) if out else np.zeros(0)
+
+    def score(self, conversations: Sequence[Sequence[Turn]]) -> np.ndarray:
+        """``g`` of conversations (their first ``user_turns`` user turns)."""
+        return self.score_texts([user_side(c, self.user_turns) for c in conversations])
+
+
+def pair_scores(real: np.ndarray, proxy: np.ndarray) -> dict[str, np.ndarray]:
+    """From ``g`` of the real and the proxy side: ``p`` = P(the proxy is taken for the human), the PI score
+    (``p``) and the GTEval score (``2 min(p, 1 - p)``).
+
+    >>> {k: v.round(3).tolist() for k, v in pair_scores(np.array([0.0, 1.0]), np.array([0.0, 0.0])).items()}
+    {'p': [0.5, 0.269], 'pi': [0.5, 0.269], 'gteval': [1.0, 0.538]}
+    """
+    p = 1.0 / (1.0 + np.exp(-(np.asarray(proxy, float) - np.asarray(real, float))))
+    return {"p": p, "pi": p, "gteval": 2 * np.minimum(p, 1 - p)}
+
+
+def length_scores(conversations: Sequence[Sequence[Turn]], user_turns: int | None = None) -> np.ndarray:
+    """The length baseline's ``g``: minus the log of the user side's word count (one word at least).
+
+    >>> length_scores([[{"role": "user", "content": "a b c d"}]]).round(3).tolist()
+    [-1.386]
+    """
+    return -np.log(np.array([max(1, len(user_side(c, user_turns).split())) for c in conversations], float))
+
+
+# --------------------------------------------------------------------------- training
+
+@dataclass
+class RealismTrainingRun:
+    """A trained (or cached) realism encoder and how its training went."""
+
+    model_dir: Path
+    key: str
+    weights: list[float]
+    bias: float
+    losses: list[float]
+    curve: list[dict[str, float]]     # {"pairs": seen, "accuracy": on the held-out pairs}
+    seconds: float
+    pairs: int
+    config: dict[str, Any] = field(default_factory=dict)
+    from_cache: bool = False
+
+    @property
+    def pairs_per_second(self) -> float:
+        return self.pairs / self.seconds if self.seconds else float("nan")
+
+
+def _key(config: dict[str, Any], *frames: pd.DataFrame) -> str:
+    digest = hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode())
+    for frame in frames:
+        digest.update(json.dumps(frame[["human", "proxy"]].to_numpy().tolist()).encode())
+    return digest.hexdigest()[:20]
+
+
+def train_realism_encoder(train: pd.DataFrame, heldout: pd.DataFrame, recipe: RealismRecipe, *,
+                          model: str | Path | None = None, output_dir: str | Path | None = None,
+                          reuse: bool = True) -> RealismTrainingRun:
+    """Fine-tune the encoder and fit the head on (human, proxy) pairs (:func:`realism_pairs`).
+
+    Loss: for a batch of ``batch_size`` pairs, ``-log sigmoid(g(human_i) - g(proxy_j))`` averaged over every
+    human i and proxy j of the batch (each pair's own proxy and the batch's other proxies — the other
+    conversations are free comparisons). ``epochs`` passes, reshuffled each epoch; linear warm-up (10%) then
+    linear decay; AdamW with one rate for the encoder and a larger one for the new head. The held-out pairs
+    (never trained on) give the learning curve: the share of pairs where the human side scores higher.
+    Cached under ``$EVALKIT_CACHE_DIR/realism-judges/<key>`` (key: recipe, backbone and data).
+    """
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    from ..defaults import cache_dir, quiet_model_loading
+    from ..paireval.encoder import _embed, default_encoder_path
+
+    quiet_model_loading()
+    if len(train) < recipe.batch_size:
+        raise ValueError(f"{len(train)} training pairs is less than one batch of {recipe.batch_size}")
+    location = Path(model) if model is not None else default_encoder_path()
+    config = {"model": location.name, "recipe": recipe.as_dict()}
+    key = _key(config, train, heldout)
+    folder = Path(output_dir) if output_dir is not None else cache_dir() / "realism-judges" / key
+    record = folder / "evalkit-training.json"
+    if reuse and record.is_file():
+        saved = json.loads(record.read_text())
+        if saved.get("key") == key:
+            return RealismTrainingRun(folder, key, saved["weights"], saved["bias"], saved["losses"], saved["curve"],
+                                      saved["seconds"], saved["pairs"], saved["config"], True)
+
+    torch.manual_seed(recipe.seed)
+    tokenizer = AutoTokenizer.from_pretrained(str(location))
+    encoder = AutoModel.from_pretrained(str(location))
+    head = torch.nn.Linear(encoder.config.hidden_size, 1)
+    torch.nn.init.zeros_(head.weight)
+    torch.nn.init.zeros_(head.bias)
+    if recipe.freeze_embeddings:
+        encoder.get_input_embeddings().weight.requires_grad_(False)
+    optimizer = torch.optim.AdamW(
+        [{"params": [p for p in encoder.parameters() if p.requires_grad], "lr": recipe.encoder_learning_rate},
+         {"params": head.parameters(), "lr": recipe.head_learning_rate}], weight_decay=0.01)
+    per_epoch = len(train) // recipe.batch_size
+    steps = per_epoch * recipe.epochs
+    warmup = max(1, steps // 10)
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: min(1.0, (s + 1) / warmup) * max(0.0, (steps - s) / steps))
+    rng = np.random.default_rng(recipe.seed)
+    orders = np.concatenate([rng.permutation(len(train))[:per_epoch * recipe.batch_size]
+                             for _ in range(recipe.epochs)])
+    human, proxy = train["human"].to_numpy(), train["proxy"].to_numpy()
+    checkpoints = set(np.linspace(0, steps, recipe.curve_points + 1).astype(int)[1:])
+
+    def g(texts) -> "torch.Tensor":
+        return head(_embed(encoder, tokenizer, list(texts), recipe.max_tokens)).squeeze(-1)
+
+    def heldout_accuracy() -> float:
+        encoder.eval()
+        with torch.no_grad():
+            won = np.concatenate([(g(heldout["human"].iloc[s:s + 32]) - g(heldout["proxy"].iloc[s:s + 32])).numpy()
+                                  for s in range(0, len(heldout), 32)])
+        encoder.train()
+        return float(np.mean(np.where(won > 0, 1.0, np.where(won < 0, 0.0, 0.5))))
+
+    curve = [{"pairs": 0, "accuracy": heldout_accuracy()}]
+    losses, seconds = [], 0.0
+    encoder.train()
+    for step in range(steps):
+        started = time.perf_counter()
+        batch = orders[step * recipe.batch_size:(step + 1) * recipe.batch_size]
+        margin = g(human[batch])[:, None] - g(proxy[batch])[None, :]
+        loss = -torch.nn.functional.logsigmoid(margin).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        schedule.step()
+        seconds += time.perf_counter() - started
+        losses.append(float(loss.detach()))
+        if step + 1 in checkpoints:
+            curve.append({"pairs": (step + 1) * recipe.batch_size, "accuracy": heldout_accuracy()})
+    folder.mkdir(parents=True, exist_ok=True)
+    encoder.save_pretrained(str(folder))
+    tokenizer.save_pretrained(str(folder))
+    weights = head.weight.detach().numpy()[0].astype(float).tolist()
+    result = {"key": key, "weights": weights, "bias": float(head.bias.detach()[0]), "losses": losses,
+              "curve": curve, "seconds": seconds, "pairs": steps * recipe.batch_size, "config": config}
+    record.write_text(json.dumps(result))  # written last: without it the folder is an interrupted run
+    return RealismTrainingRun(folder, key, weights, result["bias"], losses, curve, seconds, result["pairs"],
+                              config, False)
+
+
+# --------------------------------------------------------------------------- the chapter's step
+
+def labelled_conversations(labels: Mapping[str, Any]) -> list[list[Turn]]:
+    """Every conversation in MirrorBench's human-labelled items (real and synthetic, GTEval and PI): text
+    the realism encoder must never train on."""
+    gt, pi = labels["gteval"], labels["pi"]
+    return [list(c) for column in (gt["real_conversation"], gt["synthetic_conversation"],
+                                   pi["conversation_a"], pi["conversation_b"]) for c in column]
+
+
+@dataclass
+class RealismJudge:
+    """What :func:`train_realism_judge` returns: the judge, its run, its data and the leak cut."""
+
+    judge: RealismEncoder
+    run: RealismTrainingRun
+    split: RealismSplit
+    train_pairs: pd.DataFrame
+    heldout_pairs: pd.DataFrame
+    generation_seconds: float
+
+    def heldout_accuracy(self) -> Any:
+        """Share of held-out pairs where the real user scores higher, with its Wilson interval."""
+        from ..stats import proportion
+
+        won = self.judge.score_texts(list(self.heldout_pairs["human"])) - self.judge.score_texts(
+            list(self.heldout_pairs["proxy"]))
+        return proportion(won > 0)
+
+
+def train_realism_judge(recipe: RealismRecipe | str, proxy: Backend, frames: Mapping[str, pd.DataFrame],
+                        labels: Mapping[str, Any], *, model: str | Path | None = None) -> RealismJudge:
+    """The whole step: leak-free split, the proxy's re-written turns (through the model door, so cached and
+    resumable), training (cached by recipe and data) and the judge.
+
+    ``recipe`` is a :class:`RealismRecipe` or a name in :data:`REALISM_RECIPES`.
+    """
+    if isinstance(recipe, str):
+        if recipe not in REALISM_RECIPES:
+            raise KeyError(f"no realism recipe {recipe!r}; known: {', '.join(REALISM_RECIPES)}")
+        recipe = REALISM_RECIPES[recipe]
+    split = realism_split(frames, {"MirrorBench human-labelled items": labelled_conversations(labels)},
+                          train_per_set=recipe.train_per_set, heldout_per_set=recipe.heldout_per_set,
+                          seed=recipe.seed)
+    started = time.perf_counter()
+    pairs = {}
+    for part, frame in (("train", split.train), ("heldout", split.heldout)):
+        rewrites = proxy_rewrites(frame, proxy, user_turns=recipe.user_turns, goal_levels=recipe.goal_levels,
+                                  user_tokens=recipe.user_tokens)
+        pairs[part] = realism_pairs(frame, rewrites, recipe.user_turns)
+    generation_seconds = time.perf_counter() - started
+    run = train_realism_encoder(pairs["train"], pairs["heldout"], recipe, model=model)
+    return RealismJudge(RealismEncoder.from_training(run), run, split, pairs["train"], pairs["heldout"],
+                        generation_seconds)
+
+
+def label_item_scores(items: Mapping[str, Any], g: Any) -> dict[str, np.ndarray]:
+    """GTEval and PI scores of MirrorBench's labelled items (:func:`~evalkit.userproxy.realism.human_label_items`)
+    from a scorer ``g`` (a function of a list of conversations, e.g. :meth:`RealismEncoder.score` or
+    :func:`length_scores`)."""
+    gt_real, gt_proxy = zip(*items["gteval_pairs"])
+    pi_real, pi_proxy = zip(*items["pi_pairs"])
+    return {"gteval": pair_scores(g(list(gt_real)), g(list(gt_proxy)))["gteval"],
+            "pi": pair_scores(g(list(pi_real)), g(list(pi_proxy)))["pi"]}
