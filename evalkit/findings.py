@@ -181,11 +181,12 @@ def _span(values: pd.Series) -> str:
 def userproxy_summary(lexical: pd.DataFrame, realism: pd.DataFrame, agreement: pd.DataFrame, *,
                       sensitivity: pd.DataFrame | None = None, stability: pd.DataFrame | None = None,
                       ablation: pd.DataFrame | None = None, assistant: pd.DataFrame | None = None,
-                      seeds: int = 1) -> list[str]:
+                      seeds: int = 1, baselines: Sequence[str] = ()) -> list[str]:
     """Chapter 5's findings, one line each, every one computed from the tables (intervals decide what is
     called a difference). ``lexical``/``realism`` are indexed by (dataset, metric) with ``z``/``low``/``high``
     and ``mean``/``t_low``/``t_high``/``n``; ``agreement`` is :func:`evalkit.userproxy.realism.human_label_agreement`;
-    ``assistant`` has ``guided``/``unguided`` means with ``low``/``high`` columns per side."""
+    ``assistant`` has ``guided``/``unguided`` means with ``low``/``high`` columns per side; ``baselines`` names
+    rows of ``agreement`` (by judge) that are not judges, left out of the judges' range."""
     lines = []
     mattr = lexical.xs("mattr", level="metric")
     sides = interval_sides(mattr, value=0.0)
@@ -221,7 +222,8 @@ def userproxy_summary(lexical: pd.DataFrame, realism: pd.DataFrame, agreement: p
         lines.append(f"**Assistant.** GTEval guided {row['guided']:.2f} [{row['guided low']:.2f}, "
                      f"{row['guided high']:.2f}] vs unguided {row['unguided']:.2f} [{row['unguided low']:.2f}, "
                      f"{row['unguided high']:.2f}]: the intervals {'overlap' if overlap else 'do not overlap'}.")
-    ours = agreement.loc[[k for k in agreement.index if "published" not in k and "baseline" not in k]]
+    ours = agreement.loc[[k for k in agreement.index
+                          if "published" not in k and k.split(", ", 1)[-1] not in set(baselines)]]
     theirs = agreement.loc[[k for k in agreement.index if "published" in k]]
     best = ours["spearman"].astype(float).idxmax()
     lines.append(f"**Agreement with people.** Spearman with MirrorBench's human labels (n = {int(ours['n'].min())}): "
@@ -264,21 +266,22 @@ def lexical_mode_shifts(table: pd.DataFrame, *, base: str = "kit", other: str = 
     return lines
 
 
-def trained_realism(agreement: pd.DataFrame, heldout: Any, *, trained: str, baseline: str, zero_shot: Sequence[str],
+def trained_realism(agreement: pd.DataFrame, heldout: Any, differences: pd.DataFrame, *, trained: str,
                     target: float = 0.4) -> list[str]:
     """Chapter 5's trained realism judge in sentences: held-out accuracy (a :class:`~evalkit.stats.Proportion`),
-    its Spearman with the human labels per metric against ``target``, and whether its paired interval
-    separates it from the ``baseline`` row and the ``zero_shot`` rows (rows named "<metric>, <judge>" in
-    :func:`evalkit.userproxy.realism.human_label_agreement`'s table).
+    its Spearman with the human labels per metric against ``target`` (rows "<metric>, <judge>" of
+    :func:`evalkit.userproxy.realism.human_label_agreement`), and its paired difference from each other judge
+    (:func:`evalkit.userproxy.realism.human_label_differences`): a difference counts only when its interval
+    excludes 0.
 
     >>> from evalkit.stats import proportion
-    >>> table = pd.DataFrame({"spearman": [0.45, 0.10, 0.05], "spearman_low": [0.28, -0.1, -0.15],
-    ...                       "spearman_high": [0.60, 0.3, 0.25], "n": [100, 100, 100]},
-    ...                      index=["GTEval, enc", "GTEval, len baseline", "GTEval, lm"])
-    >>> print(*trained_realism(table, proportion([True] * 54 + [False] * 6), trained="enc", baseline="len baseline",
-    ...                        zero_shot=["lm"]), sep="\\n")
+    >>> table = pd.DataFrame({"spearman": [0.45], "spearman_low": [0.28], "spearman_high": [0.60], "n": [100]},
+    ...                      index=["GTEval, enc"])
+    >>> diffs = pd.DataFrame({"metric": ["GTEval", "GTEval"], "other": ["length", "lm"], "difference": [0.05, 0.4],
+    ...                       "low": [-0.1, 0.2], "high": [0.2, 0.6], "n": [100, 100]}).set_index(["metric", "other"])
+    >>> print(*trained_realism(table, proportion([True] * 54 + [False] * 6), diffs, trained="enc"), sep="\\n")
     The trained realism judge tells the real user from the proxy in 0.90 [0.80, 0.95] of held-out conversations (n = 60).
-    GTEval: Spearman 0.45 [0.28, 0.60] (n = 100), target 0.4 met (the interval reaches below it); len baseline 0.10, intervals overlap; lm 0.05, intervals do not overlap.
+    GTEval: Spearman 0.45 [0.28, 0.60] (n = 100), target 0.4 met (the interval reaches below it); against length +0.05 [-0.10, +0.20] (no difference shown); against lm +0.40 [+0.20, +0.60] (higher).
     """
     lines = [f"The trained realism judge tells the real user from the proxy in {heldout.value:.2f} "
              f"[{heldout.low:.2f}, {heldout.high:.2f}] of held-out conversations (n = {heldout.n})."]
@@ -292,11 +295,10 @@ def trained_realism(agreement: pd.DataFrame, heldout: Any, *, trained: str, base
                  "the interval reaches below it" if met else
                  "the whole interval below it" if row["spearman_high"] < target else "the interval reaches above it")
         parts = []
-        for other in [baseline, *zero_shot]:
-            if f"{metric}, {other}" in agreement.index:
-                o = agreement.loc[f"{metric}, {other}"]
-                apart = row["spearman_low"] > o["spearman_high"] or o["spearman_low"] > row["spearman_high"]
-                parts.append(f"{other} {o['spearman']:.2f}, intervals {'do not overlap' if apart else 'overlap'}")
+        if metric in differences.index.get_level_values("metric"):
+            for other, d in differences.xs(metric, level="metric").iterrows():
+                verdict = "higher" if d["low"] > 0 else "lower" if d["high"] < 0 else "no difference shown"
+                parts.append(f"against {other} {d['difference']:+.2f} [{d['low']:+.2f}, {d['high']:+.2f}] ({verdict})")
         lines.append(f"{metric}: Spearman {row['spearman']:.2f} [{row['spearman_low']:.2f}, {row['spearman_high']:.2f}] "
                      f"(n = {int(row['n'])}), target {target} {'met' if met else 'not met'} ({where})"
                      + ("; " + "; ".join(parts) if parts else "") + ".")

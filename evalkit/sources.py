@@ -256,9 +256,24 @@ METAEVAL_ZHAO = Dataset(
     files={"dailydialog-zhao.csv": "6437c122af4aa3cbc16a27a69501a14ad5be84c9bf8015a1680fd56b8134c510"},
 )
 
+TOPICAL_CHAT = Dataset(
+    name="topical_chat",
+    # Only the validation and test conversations: upstream's train.json is too large for the staged copy, and
+    # the judge trains on the validation conversations (USR's Topical-Chat items come from test_freq).
+    base_url="https://raw.githubusercontent.com/alexa/Topical-Chat/7c939229cbcf6f55f6977b341a5a2f2fe982d53f/",
+    licence="CDLA-Sharing-1.0",
+    attribution="Topical-Chat, Gopalakrishnan et al. 2019 (Interspeech), github.com/alexa/Topical-Chat",
+    files={
+        "conversations/valid_freq.json": "d14e8bde94fa5556d4aad8fd3fb666df674e4fef8b4193c8c3c06c72822a366b",
+        "conversations/valid_rare.json": "b0f3c59584ea4ed61e368dc94feade6ba499a207a6437573b028d1f3ff918714",
+        "conversations/test_freq.json": "3c65693d59e40a1fb58ead35dcfe85fbcc88ea93a4d74557df620996f72c8f08",
+        "conversations/test_rare.json": "4f21a18be16e310840280678e7bb4646852573b239b69183ddf8898f40119567",
+    },
+)
+
 DATASETS: dict[str, Dataset] = {d.name: d for d in (UPHELD, DAILYDIALOG, DAILYDIALOG_PLUSPLUS, KHALID_LEE,
                                                      MIRRORBENCH, METAEVAL_GRADE, METAEVAL_USR, METAEVAL_FED,
-                                                     METAEVAL_ZHAO)}
+                                                     METAEVAL_ZHAO, TOPICAL_CHAT)}
 
 _ENV_VAR = "EVALKIT_DATA_DIR"
 

@@ -216,8 +216,9 @@ def correlation_with_humans(metric: Sequence[float], human: Sequence[float], *, 
 
 @dataclass(frozen=True)
 class CorrelationDifference:
-    """Pearson r of ``first`` minus that of ``second`` with the humans, on the same items, with a paired
-    percentile-bootstrap interval (items resampled once for both)."""
+    """The correlation (Pearson or Spearman) of ``first`` minus that of ``second`` with the humans, on the
+    same items (those where neither abstains), with a paired percentile-bootstrap interval (items resampled
+    once for both)."""
 
     difference: float
     low: float
@@ -231,8 +232,10 @@ class CorrelationDifference:
 
 
 def correlation_difference(first: Sequence[float], second: Sequence[float], human: Sequence[float], *,
-                           bootstrap: int = 1000, seed: int = 0, level: float = 0.95) -> CorrelationDifference:
-    """How much better ``first`` tracks ``human`` than ``second`` does (Pearson), with a paired interval.
+                           bootstrap: int = 1000, seed: int = 0, level: float = 0.95,
+                           kind: Literal["pearson", "spearman"] = "pearson") -> CorrelationDifference:
+    """How much better ``first`` tracks ``human`` than ``second`` does (Pearson, or Spearman: Pearson of the
+    ranks, re-ranked within each resample), with a paired interval.
 
     >>> rng = np.random.default_rng(0)
     >>> human = rng.normal(size=300)
@@ -253,9 +256,17 @@ def correlation_difference(first: Sequence[float], second: Sequence[float], huma
         with np.errstate(invalid="ignore", divide="ignore"):
             return (x * z).sum(axis=-1) / np.sqrt((x * x).sum(axis=-1) * (z * z).sum(axis=-1))
 
+    if kind not in ("pearson", "spearman"):
+        raise ValueError(f"kind must be pearson or spearman, not {kind!r}")
+    if bootstrap < 1:
+        raise ValueError(f"a paired interval needs at least one bootstrap resample, got {bootstrap}")
+    ranked = (lambda v: stats.rankdata(v, axis=-1)) if kind == "spearman" else (lambda v: v)  # noqa: E731
     draws = np.random.default_rng(seed).integers(0, len(y), size=(bootstrap, len(y)))
-    differences = pearson(a[draws], y[draws]) - pearson(b[draws], y[draws])
+    differences = (pearson(ranked(a[draws]), ranked(y[draws])) - pearson(ranked(b[draws]), ranked(y[draws])))
     differences = differences[np.isfinite(differences)]
+    if not len(differences):
+        raise ValueError(f"every one of {bootstrap} resamples was constant: no interval on {len(y)} items")
     tail = (1 - level) / 2 * 100
+    a, b, y = ranked(a), ranked(b), ranked(y)
     return CorrelationDifference(float(pearson(a, y) - pearson(b, y)), float(np.percentile(differences, tail)),
                                  float(np.percentile(differences, 100 - tail)), int(len(y)))

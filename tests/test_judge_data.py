@@ -178,3 +178,55 @@ def test_chapter4_summary_follows_the_numbers():
     lines = chapter4_summary(accuracy={}, ddpp={}, table1=table, gain=gain, reference_sets=["a", "b"],
                              training={"PairEval": run})
     assert "not above both" in "\n".join(lines)
+
+
+def test_topical_chat_reader_joins_a_partners_messages_and_names_a_bad_record(tmp_path):
+    from evalkit.paireval.data import read_topical_chat
+
+    good = {"t_1": {"content": [{"message": "Do you like  jazz?", "agent": "agent_1"},
+                                {"message": "I do.", "agent": "agent_2"}, {"message": "Miles Davis!", "agent": "agent_2"},
+                                {"message": " ", "agent": "agent_1"}]},
+            "t_2": {"content": [{"message": "alone", "agent": "agent_1"}]}}
+    path = tmp_path / "valid_freq.json"
+    path.write_text(json.dumps(good))
+    assert read_topical_chat(path) == [["Do you like jazz?", "I do. Miles Davis!"]]  # t_2 has one turn only
+    path.write_text(json.dumps({**good, "t_3": {"content": [{"text": "no message field"}]}}))
+    with pytest.raises(ValueError, match=r"valid_freq.json: conversation 't_3': field 'content\[0\]'"):
+        read_topical_chat(path)
+
+
+def test_staged_topical_chat_matches_its_pins(real_data_dir):
+    from evalkit.paireval.data import load_topical_chat
+
+    dialogues = load_topical_chat("valid_freq", data_dir=real_data_dir)
+    assert len(dialogues) == 539 and min(len(d) for d in dialogues) >= 2
+
+
+def test_second_corpus_keeps_every_held_out_text_out_of_training(real_data_dir):
+    from evalkit.paireval.recipes import second_corpus
+
+    corpus = second_corpus(seed=13, data_dir=real_data_dir)
+    assert len(corpus.train) > 300 and len(corpus.selection) > 50  # half of it is in UPHELD's check set
+    assert set(corpus.held_out) >= {"topicalchat-usr", "personachat-usr", "fed", "UPHELD Topical-Chat check set",
+                                    "Topical-Chat test", "Topical-Chat selection part"}
+    held = [c for conversations in corpus.held_out.values() for c in conversations]
+    assert leaked_units(corpus.train, held) == set()
+    tests_only = [c for name, conversations in corpus.held_out.items() if name != "Topical-Chat selection part"
+                  for c in conversations]
+    assert leaked_units(corpus.selection, tests_only) == set()
+
+
+def test_spearman_difference_ignores_monotone_transforms_and_pairs_the_resamples():
+    rng = np.random.default_rng(3)
+    human = rng.normal(size=200)
+    good, poor = human + 0.5 * rng.normal(size=200), human + 2 * rng.normal(size=200)
+    plain = stats.correlation_difference(good, poor, human, bootstrap=300, kind="spearman")
+    warped = stats.correlation_difference(np.exp(3 * good), poor, human, bootstrap=300, kind="spearman")
+    assert plain.difference == pytest.approx(warped.difference) and plain.clear and plain.low > 0
+    assert (plain.low, plain.high) == pytest.approx((warped.low, warped.high))
+    pearson = stats.correlation_difference(np.exp(3 * good), poor, human, bootstrap=300)
+    assert pearson.difference < plain.difference  # the warp hurts Pearson, not Spearman
+    same = stats.correlation_difference(good, good, human, bootstrap=100, kind="spearman")
+    assert same.difference == 0 and same.low == same.high == 0 and not same.clear
+    with pytest.raises(ValueError, match="kind"):
+        stats.correlation_difference(good, poor, human, kind="kendall")

@@ -40,6 +40,17 @@ def test_split_keeps_every_held_out_text_out_of_training():
         rz.realism_split(frames, {}, train_per_set=40, heldout_per_set=5)
 
 
+def test_split_cuts_training_against_every_sets_held_out_draw():
+    # set b repeats every conversation of set a: whatever a holds out must not be trained on through b
+    frames = {"a": _frame("a", 20), "b": _frame("b", 20)}
+    split = rz.realism_split(frames, {}, train_per_set=5, heldout_per_set=5, seed=2)
+    texts = lambda frame: [[t["content"] for t in c] for c in frame["turns"]]  # noqa: E731
+    assert leaked_units(texts(split.train), texts(split.heldout)) == set()
+    held = {name: {int(i.split("-")[1]) for i in split.heldout["conversation_id"] if i.startswith(name)}
+            for name in frames}
+    assert split.per_set.loc["b", "removed (shares held-out text)"] == len(held["a"] - held["b"]) > 0
+
+
 def test_split_of_the_real_mirror_sets_leaks_no_labelled_item(real_data_dir):
     from evalkit.userproxy.data import load_human_labels, load_mirror_set
 
@@ -77,13 +88,43 @@ def test_proxy_rewrites_teacher_force_the_real_history_and_alternate_goals():
     assert len(proxy.prompts) == 6  # two user turns per conversation, one batched call
     first, second = proxy.prompts[0][0]["content"], proxy.prompts[1][0]["content"]
     assert "About the person: the person 0" in first and "has not started yet" in first
-    assert "answer number 0" in second and "follow up 0" not in second  # the real history, not the proxy's
+    assert "question number 0" in second and "proxy says" not in second  # the real history, not the proxy's
     assert "About the person" not in proxy.prompts[2][0]["content"]  # the second row gets no goal
     assert [t["content"] for t in rewritten[0]] == ["proxy says 0", "answer number 0 it will rain in town 0 later "
                                                     "today for sure", "proxy says 1"]
     assert frame["turns"].iloc[0][0]["content"].startswith("question")  # the input is not modified
     pairs = rz.realism_pairs(frame, rewritten, 2)
     assert pairs.loc[0, "proxy"] == "proxy says 0\nproxy says 1" and pairs.loc[0, "human"].startswith("question")
+
+
+def test_proxy_rewrites_keep_a_restored_opening_and_name_failures():
+    frame = _frame("q", 2).assign(topic_restored=[True, False])
+    proxy = _EchoProxy()
+    rewritten = rz.proxy_rewrites(frame, proxy, user_turns=1, goal_levels=("none",), user_tokens=8)
+    assert rewritten[0][0]["content"].startswith("question") and rewritten[0][2]["content"] == "proxy says 0"
+    assert rewritten[1][0]["content"] == "proxy says 1" and len(rewritten[1]) == 1
+    pairs = rz.realism_pairs(frame, rewritten, 1)
+    assert pairs["proxy"].tolist() == ["proxy says 0", "proxy says 1"]  # the restored opening is on neither side
+    assert pairs.loc[0, "human"].startswith("follow up 0")
+    with pytest.raises(ValueError, match="goal_levels"):
+        rz.proxy_rewrites(frame, proxy, user_turns=1, goal_levels=("topic",), user_tokens=8)
+
+    class Failing(_EchoProxy):
+        def generate(self, prompts, **options):
+            results = super().generate(prompts, **options)
+            return [GenerationResult([""], 0, 0, error="HTTP 500") for _ in results[:1]] + results[1:]
+
+    with pytest.raises(RuntimeError, match="conversation 'q-0', turn 2: HTTP 500"):
+        rz.proxy_rewrites(frame, Failing(), user_turns=1, goal_levels=("none",), user_tokens=8)
+
+    class Silent(_EchoProxy):
+        def generate(self, prompts, **options):
+            return [GenerationResult(["USER: "], 1, 1)] + super().generate(prompts, **options)[1:]
+
+    empty = []
+    rewritten = rz.proxy_rewrites(frame, Silent(), user_turns=1, goal_levels=("none",), user_tokens=8,
+                                  empty_turns=empty)
+    assert empty == [{"conversation_id": "q-0", "turn": 2}] and rewritten[0][2]["content"] == "…"
 
 
 def test_pair_scores_are_symmetric_and_the_length_baseline_prefers_the_terse_user():
@@ -135,3 +176,7 @@ def test_training_learns_is_cached_and_scores_the_labelled_items(tmp_path, monke
     assert scores["pi"][2] == pytest.approx(0.5)
     table = realism.human_label_agreement(items, {}, scored={"trained": scores}, bootstrap=0)
     assert list(table.index[:2]) == ["GTEval, trained", "PI, trained"] and table.loc["PI, trained", "n"] == 3
+    length = rz.label_item_scores(items, rz.length_scores)
+    differences = realism.human_label_differences(items, {"trained": scores, "length": length}, "trained",
+                                                  ["length"], bootstrap=50)
+    assert list(differences.index) == [("GTEval", "length"), ("PI", "length")] and (differences["n"] == 3).all()

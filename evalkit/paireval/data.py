@@ -50,6 +50,57 @@ def load_dailydialog(split: Literal["train", "validation", "test"] = "train", *,
     return read_dailydialog(dataset_dir("dailydialog", data_dir=data_dir) / f"{split}.zip")
 
 
+def read_topical_chat(path: str | Path) -> list[list[str]]:
+    """Topical-Chat conversations from one of its JSON files (conversation id -> ``content`` of
+    ``{message, agent, ...}``), one list of turns each in file order; a partner's consecutive messages are
+    joined into one turn. A file that is not that shape raises ValueError naming the file and conversation."""
+    import json
+
+    from ..jsonl import read_text
+
+    path = Path(path)
+    try:
+        records = json.loads(read_text(path))
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path}: not JSON ({error})") from None
+    if not isinstance(records, dict):
+        raise ValueError(f"{path}: expected an object of conversations, got {type(records).__name__}")
+    dialogues = []
+    for key, record in records.items():
+        content = record.get("content") if isinstance(record, dict) else None
+        if not isinstance(content, list):
+            raise ValueError(f"{path}: conversation {key!r}: field 'content' must be a list of "
+                             "{message, agent} turns")
+        for position, m in enumerate(content):
+            if not (isinstance(m, dict) and isinstance(m.get("message"), str) and "agent" in m):
+                raise ValueError(f"{path}: conversation {key!r}: field 'content[{position}]' must be a "
+                                 "{message, agent} turn")
+        turns: list[str] = []
+        previous = None
+        for message in content:
+            text = " ".join(message["message"].split())
+            if not text:
+                continue
+            if message["agent"] == previous:
+                turns[-1] += " " + text
+            else:
+                turns.append(text)
+            previous = message["agent"]
+        if len(turns) >= 2:
+            dialogues.append(turns)
+    return dialogues
+
+
+def load_topical_chat(split: Literal["valid_freq", "valid_rare", "test_freq", "test_rare"], *,
+                      data_dir: str | Path | None = None) -> list[list[str]]:
+    """One Topical-Chat file from ``$EVALKIT_DATA_DIR``/``data_dir`` or the verified download cache."""
+    root = dataset_dir("topical_chat", data_dir=data_dir)
+    path = find_file(root, f"conversations/{split}.json")
+    if path is None:
+        raise DataUnavailable(f"{root}: no conversations/{split}.json(.gz)")
+    return read_topical_chat(path)
+
+
 def chitchat_dialogues() -> list[list[str]]:
     """The human conversations shipped inside the ``chitchat-dataset`` wheel, one list of turns each
     (a speaker's consecutive messages joined into one turn; single-turn and repeated conversations left

@@ -16,12 +16,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
 import pandas as pd
 
 from .data import load_dailydialog, load_dailydialog_plusplus, load_khalid_lee, training_pairs
 from .splits import LeakReport, held_out_units, remove_held_out
 
 __all__ = ["EncoderRecipe", "LoraRecipe", "JudgeRecipe", "RECIPES", "JudgeData", "judge_data", "train_judge",
+           "SecondCorpus", "second_corpus",
            "train_lm_judge", "validation_pairs"]
 
 
@@ -177,6 +179,56 @@ def judge_data(*, seed: int = 13, data_dir: str | Path | None = None) -> JudgeDa
                        if not (held_out_units(_ddpp_conversations([r], replies=used)) & test_units)]
     return JudgeData(corpus, train, validation, test, kept_hard, hard_validation, ddpp_test, train_report,
                      validation_report, len(hard_train) - len(kept_hard), sources)
+
+
+@dataclass
+class SecondCorpus:
+    """Topical-Chat's validation conversations cut for training: ``train`` (80%) and ``selection`` (20%, for
+    choosing a recipe), each without any conversation that shares a held-out unit with the six Table-1 sets,
+    UPHELD's Topical-Chat check set or Topical-Chat's test files (``train`` also not with ``selection``)."""
+
+    train: list[list[str]]
+    selection: list[list[str]]
+    train_report: LeakReport
+    selection_report: LeakReport
+    held_out: dict[str, list[list[str]]]
+
+
+def _table1_conversations(data_dir: str | Path | None) -> dict[str, list[list[str]]]:
+    """Every (context + reply) and (context + reference) of the six Table-1 sets, by set."""
+    from .metaeval import META_EVAL_SETS, load_meta_eval_set
+
+    held = {}
+    for name in META_EVAL_SETS:
+        items = load_meta_eval_set(name, data_dir=data_dir).items
+        held[name] = [list(c) + [r] for c, r in zip(items["context"], items["response"])]
+        held[name] += [list(c) + [r] for c, r in zip(items["context"], items["reference"]) if isinstance(r, str)]
+    return held
+
+
+def second_corpus(*, seed: int = 13, data_dir: str | Path | None = None) -> SecondCorpus:
+    """Topical-Chat (knowledge-grounded chit-chat, longer turns than DailyDialog) as a second training corpus,
+    leak-cut (see :class:`SecondCorpus`). Its train file is not public in a size this kit fetches, so the judge
+    trains on the validation files; USR's Topical-Chat items come from the test files, held out here."""
+    from ..upheld import load_upheld
+    from .data import load_topical_chat
+
+    held = _table1_conversations(data_dir)
+    check = load_upheld("topical_chat", data_dir=data_dir).labels
+    held["UPHELD Topical-Chat check set"] = [[t for _, t in h] + [x for x in (r, c) if isinstance(x, str)]
+                                             for h, r, c in zip(check["history"], check["reference"],
+                                                                check["candidate"])]
+    held["Topical-Chat test"] = (load_topical_chat("test_freq", data_dir=data_dir)
+                                 + load_topical_chat("test_rare", data_dir=data_dir))
+    valid = (load_topical_chat("valid_freq", data_dir=data_dir)
+             + load_topical_chat("valid_rare", data_dir=data_dir))
+    order = np.random.default_rng(seed).permutation(len(valid))
+    part = [valid[i] for i in order[:len(valid) // 5]]
+    selection, selection_report = remove_held_out(part, held)
+    train, train_report = remove_held_out([valid[i] for i in order[len(valid) // 5:]],
+                                          {**held, "Topical-Chat selection part": part})
+    return SecondCorpus(train, selection, train_report, selection_report,
+                        {**held, "Topical-Chat selection part": part})
 
 
 def _pairs(data: JudgeData, n: int, hard_share: float, seed: int) -> pd.DataFrame:

@@ -28,7 +28,7 @@ from ..dialogue import Turn
 
 __all__ = ["gteval_messages", "pi_messages", "rnr_messages", "parse_json_verdict", "proxy_slots", "gteval",
            "pairwise_indistinguishability", "rubric_and_reason", "control_pairs", "calibrated", "Verdicts",
-           "human_label_items", "human_label_agreement"]
+           "human_label_items", "human_label_agreement", "human_label_scores", "human_label_differences"]
 
 Mode = Literal["json", "probs"]
 
@@ -251,28 +251,51 @@ def human_label_items(labels: dict[str, Any], n: int | None, *, seed: int = 0) -
                                   for h, s in zip(pi["human_label"], slots)])}
 
 
+def human_label_scores(items: dict[str, Any], judges: dict[str, Backend], *, mode: Mode = "probs",
+                       samples: int = 1) -> dict[str, dict[str, np.ndarray]]:
+    """Each judge's GTEval and PI scores of MirrorBench's labelled items (:func:`human_label_items`), in the
+    items' order: name -> {"gteval": ..., "pi": ...} (NaN for an abstention)."""
+    return {name: {"gteval": np.asarray(gteval(items["gteval_pairs"], judge, mode=mode, samples=samples).scores,
+                                        dtype=float),
+                   "pi": np.asarray(pairwise_indistinguishability(items["pi_pairs"], judge, mode=mode, samples=samples,
+                                                                  slots=items["pi_slots"]).scores, dtype=float)}
+            for name, judge in judges.items()}
+
+
 def human_label_agreement(items: dict[str, Any], judges: dict[str, Backend], *, mode: Mode = "probs",
                           samples: int = 1, seed: int = 0, bootstrap: int = 1000,
                           scored: dict[str, dict[str, Sequence[float]]] | None = None) -> pd.DataFrame:
     """Each judge's agreement with MirrorBench's human labels on ``items`` (:func:`human_label_items`), beside
     the published judge's on the same items: Spearman, Pearson and Kendall with bootstrap intervals and n.
 
-    ``scored`` adds judges whose scores are already computed (name -> {"gteval": ..., "pi": ...}, one score
-    per item in the items' order), e.g. a trained encoder or a baseline."""
+    ``scored`` adds judges whose scores are already computed (:func:`human_label_scores`, a trained encoder,
+    a baseline: name -> {"gteval": ..., "pi": ...}, one score per item in the items' order)."""
     from ..stats import correlation_with_humans
 
     def agree(scores, human) -> dict[str, float]:
         return correlation_with_humans(scores, human, bootstrap=bootstrap, seed=seed).as_dict()
 
-    gt_human, rows = items["gteval"]["human_label"], {}
-    for name, judge in judges.items():
-        rows[f"GTEval, {name}"] = agree(gteval(items["gteval_pairs"], judge, mode=mode, samples=samples).scores,
-                                        gt_human)
-        rows[f"PI, {name}"] = agree(pairwise_indistinguishability(items["pi_pairs"], judge, mode=mode, samples=samples,
-                                                                  slots=items["pi_slots"]).scores, items["pi_human"])
-    for name, scores in (scored or {}).items():
-        rows[f"GTEval, {name}"] = agree(scores["gteval"], gt_human)
+    rows = {}
+    for name, scores in {**human_label_scores(items, judges, mode=mode, samples=samples), **(scored or {})}.items():
+        rows[f"GTEval, {name}"] = agree(scores["gteval"], items["gteval"]["human_label"])
         rows[f"PI, {name}"] = agree(scores["pi"], items["pi_human"])
-    rows["GTEval, published judge (same items)"] = agree(items["gteval"]["judge_score"], gt_human)
+    rows["GTEval, published judge (same items)"] = agree(items["gteval"]["judge_score"], items["gteval"]["human_label"])
     rows["PI, published judge (same items)"] = agree(items["pi"]["judge_score"], items["pi_human"])
     return pd.DataFrame(rows).T
+
+
+def human_label_differences(items: dict[str, Any], scores: dict[str, dict[str, Sequence[float]]], judge: str,
+                            others: Sequence[str], *, bootstrap: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """Spearman of ``judge`` minus that of each of ``others`` with the human labels, per metric, on the same
+    items, with a paired bootstrap interval (:func:`evalkit.stats.correlation_difference`)."""
+    from ..stats import correlation_difference
+
+    human = {"gteval": items["gteval"]["human_label"], "pi": items["pi_human"]}
+    rows = []
+    for metric, label in (("gteval", "GTEval"), ("pi", "PI")):
+        for other in others:
+            result = correlation_difference(scores[judge][metric], scores[other][metric], human[metric],
+                                            bootstrap=bootstrap, seed=seed, kind="spearman")
+            rows.append({"metric": label, "other": other, "difference": result.difference, "low": result.low,
+                         "high": result.high, "n": result.n, "clear": result.clear})
+    return pd.DataFrame(rows).set_index(["metric", "other"])

@@ -16,7 +16,8 @@ removed before training (:func:`realism_split`; the test suite checks no held-ou
 **Scores** on a (real, proxy) pair, fixed before any evaluation: ``p = sigmoid(g(proxy) - g(real))``, the
 chance the judge takes the proxy for the human. PI's score is ``p`` (as a verdict it is the proxy's win);
 GTEval's is ``2 min(p, 1 - p)`` — 1 when the judge cannot tell the two users apart, 0 when it is sure which
-is real. The same two formulas with ``g = -log(words)`` give the length baseline (a user who writes less
+is real. (GTEval's raters know which side is real and rate how *similar* the proxy is, so a proxy that reads
+as more human than the real user is not more similar; the score is symmetric for that reason.) The same two formulas with ``g = -log(words)`` give the length baseline (a user who writes less
 reads as more human).
 """
 from __future__ import annotations
@@ -24,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -73,15 +74,22 @@ REALISM_RECIPES: dict[str, RealismRecipe] = {
 
 # --------------------------------------------------------------------------- data
 
-def user_side(turns: Sequence[Turn], user_turns: int | None = None) -> str:
+def user_side(turns: Sequence[Turn], user_turns: int | None = None, *, skip_first: bool = False) -> str:
     """The first ``user_turns`` user turns (None: all), one per line: what the realism encoder reads.
+    ``skip_first`` leaves out the opening user turn (QULAC's, which the loader restored from metadata).
 
-    >>> user_side([{"role": "user", "content": " hi "}, {"role": "assistant", "content": "hello"},
-    ...            {"role": "user", "content": "thanks"}], 1)
-    'hi'
+    >>> turns = [{"role": "user", "content": " hi "}, {"role": "assistant", "content": "hello"},
+    ...          {"role": "user", "content": "thanks"}]
+    >>> user_side(turns, 1), user_side(turns, 1, skip_first=True)
+    ('hi', 'thanks')
     """
-    texts = [str(t["content"]).strip() for t in turns if t["role"] == "user"]
+    texts = [str(t["content"]).strip() for t in turns if t["role"] == "user"][1 if skip_first else 0:]
     return "\n".join(texts if user_turns is None else texts[:user_turns])
+
+
+def _restored(frame: pd.DataFrame) -> list[bool]:
+    """Per row: does the conversation open with a user turn the loader restored (``topic_restored``)?"""
+    return [bool(v) for v in frame["topic_restored"]] if "topic_restored" in frame else [False] * len(frame)
 
 
 def _texts(turns: Sequence[Turn]) -> list[str]:
@@ -100,22 +108,22 @@ class RealismSplit:
 
 def realism_split(frames: Mapping[str, pd.DataFrame], held_out: Mapping[str, Sequence[Sequence[Turn]]], *,
                   train_per_set: int, heldout_per_set: int, seed: int = 0) -> RealismSplit:
-    """Per mirror set: a seeded draw of held-out conversations, then training conversations drawn from the
-    rest after removing every conversation that shares a held-out unit (an adjacent pair of turns or an
-    utterance of 8+ words, normalised — :mod:`evalkit.paireval.splits`) with ``held_out`` (by source name,
-    e.g. MirrorBench's labelled items) or with the held-out draw itself.
+    """Per mirror set: a seeded draw of held-out conversations; then, per set, training conversations drawn
+    from the rest after removing every conversation that shares a held-out unit (an adjacent pair of turns or
+    an utterance of 8+ words, normalised — :mod:`evalkit.paireval.splits`) with ``held_out`` (by source name,
+    e.g. MirrorBench's labelled items) or with the held-out draw of *any* set (sets can share text).
 
     Raises ValueError when a set has too few conversations left for the sizes asked.
     """
     rng = np.random.default_rng(seed)
+    orders = {name: rng.permutation(len(frame)) for name, frame in frames.items()}
+    heldouts = {name: frame.iloc[orders[name][:heldout_per_set]] for name, frame in frames.items()}
+    sources = {**{k: [_texts(c) for c in v] for k, v in held_out.items()},
+               "held-out conversations": [_texts(c) for part in heldouts.values() for c in part["turns"]]}
     train_parts, heldout_parts, rows = [], [], []
-    report = LeakReport(removed_by={name: 0 for name in [*held_out, "held-out conversations"]})
+    report = LeakReport(removed_by={name: 0 for name in sources})
     for name, frame in frames.items():
-        order = rng.permutation(len(frame))
-        heldout = frame.iloc[order[:heldout_per_set]]
-        rest = frame.iloc[order[heldout_per_set:]]
-        sources = {**{k: [_texts(c) for c in v] for k, v in held_out.items()},
-                   "held-out conversations": [_texts(c) for c in heldout["turns"]]}
+        heldout, rest = heldouts[name], frame.iloc[orders[name][heldout_per_set:]]
         kept_texts, cut = remove_held_out([_texts(c) for c in rest["turns"]], sources)
         kept_keys = {json.dumps(t) for t in kept_texts}
         kept = rest[[json.dumps(_texts(c)) in kept_keys for c in rest["turns"]]]
@@ -136,36 +144,51 @@ def realism_split(frames: Mapping[str, pd.DataFrame], held_out: Mapping[str, Seq
 
 
 def proxy_rewrites(frame: pd.DataFrame, proxy: Backend, *, user_turns: int, goal_levels: Sequence[str],
-                   user_tokens: int) -> list[list[Turn]]:
-    """Each conversation of ``frame`` (columns ``turns``, ``goal``) with its first ``user_turns`` user turns
-    written by ``proxy``: at each position the proxy reads the goal (or none, by ``goal_levels`` taken in
-    turn over the rows) and the real conversation so far. All prompts go in one batched, cached call.
-    The returned conversations stop after the last re-written user turn; an empty output keeps the
-    rollout's placeholder so the pair stays whole.
+                   user_tokens: int, empty_turns: list[dict[str, Any]] | None = None) -> list[list[Turn]]:
+    """Each conversation of ``frame`` (columns ``turns``, ``goal``; ``topic_restored`` if present) with its
+    first ``user_turns`` user turns written by ``proxy`` — after the opening when the loader restored it, which
+    stays as it is: at each position the proxy reads the goal (or none, by ``goal_levels`` — ``full`` or
+    ``none`` — taken in turn over the rows) and the *real* conversation so far. All prompts go in one
+    batched, cached call. The returned conversations stop after the last re-written user turn. An empty
+    output keeps the rollout's placeholder so the pair stays whole, and is appended to ``empty_turns``
+    (conversation id, turn); a backend error or a missing result raises, naming the conversation and turn.
     """
     from .rollout import PLACEHOLDER
 
+    if not goal_levels or set(goal_levels) - {"full", "none"}:
+        raise ValueError(f"goal_levels must be 'full' or 'none' (no goal writer here), not {list(goal_levels)}")
+    ids = frame["conversation_id"].tolist() if "conversation_id" in frame else list(range(len(frame)))
     prompts, where = [], []
-    for row_index, (turns, goal) in enumerate(zip(frame["turns"], frame["goal"])):
+    for row_index, (turns, goal, restored) in enumerate(zip(frame["turns"], frame["goal"], _restored(frame))):
         level: GoalLevel = goal_levels[row_index % len(goal_levels)]  # type: ignore[assignment]
-        positions = [k for k, t in enumerate(turns) if t["role"] == "user"][:user_turns]
+        positions = [k for k, t in enumerate(turns) if t["role"] == "user"][1 if restored else 0:][:user_turns]
         for k in positions:
             prompts.append(proxy_messages(goal if level == "full" else "", level, turns[:k]))
             where.append((row_index, k))
     written = proxy.generate(prompts, max_tokens=user_tokens) if prompts else []
+    if len(written) != len(prompts):
+        raise RuntimeError(f"proxy {getattr(proxy, 'name', proxy)!r} returned {len(written)} results for "
+                           f"{len(prompts)} prompts")
     rewritten = [[dict(t) for t in turns] for turns in frame["turns"]]
     last: dict[int, int] = {}
     for (row_index, k), result in zip(where, written):
-        rewritten[row_index][k]["content"] = clean_user_turn(result.texts[0]) or PLACEHOLDER
+        if getattr(result, "error", None):
+            raise RuntimeError(f"proxy failed on conversation {ids[row_index]!r}, turn {k}: {result.error}")
+        text = clean_user_turn(result.texts[0])
+        if not text and empty_turns is not None:
+            empty_turns.append({"conversation_id": ids[row_index], "turn": k})
+        rewritten[row_index][k]["content"] = text or PLACEHOLDER
         last[row_index] = k
     return [turns[:last.get(i, -1) + 1] for i, turns in enumerate(rewritten)]
 
 
 def realism_pairs(frame: pd.DataFrame, rewrites: Sequence[Sequence[Turn]], user_turns: int) -> pd.DataFrame:
-    """(real, proxy) user-side texts per conversation: ``human`` and ``proxy`` columns, plus ``dataset``."""
+    """(real, proxy) user-side texts per conversation: ``human`` and ``proxy`` columns, plus ``dataset``; a
+    restored opening (QULAC) is left out of both sides."""
+    restored = _restored(frame)
     return pd.DataFrame({"dataset": frame["dataset"].tolist(),
-                         "human": [user_side(t, user_turns) for t in frame["turns"]],
-                         "proxy": [user_side(t, user_turns) for t in rewrites]})
+                         "human": [user_side(t, user_turns, skip_first=r) for t, r in zip(frame["turns"], restored)],
+                         "proxy": [user_side(t, user_turns, skip_first=r) for t, r in zip(rewrites, restored)]})
 
 
 # --------------------------------------------------------------------------- the judge
@@ -187,7 +210,7 @@ class RealismEncoder:
         size = self.model.config.hidden_size
         self.weights = np.zeros(size) if weights is None else np.asarray(weights, dtype=float)
         if self.weights.shape != (size,):
-            raise ValueError(f"head has {self.weights.shape[0]} weights; the encoder's embeddings have {size}")
+            raise ValueError(f"head weights of shape {self.weights.shape}; the encoder's embeddings have {size}")
         self.bias, self.user_turns, self.max_tokens = float(bias), user_turns, max_tokens
         self.name, self.batch_size, self._torch = name or f"realism:{self.path.name}", batch_size, torch
 
@@ -374,9 +397,11 @@ class RealismJudge:
     train_pairs: pd.DataFrame
     heldout_pairs: pd.DataFrame
     generation_seconds: float
+    empty_turns: list[dict[str, Any]] = field(default_factory=list)
 
     def heldout_accuracy(self) -> Any:
-        """Share of held-out pairs where the real user scores higher, with its Wilson interval."""
+        """Share of held-out pairs where the real user scores strictly higher, with its Wilson interval (a tie
+        counts as a miss here; the training curve counts it as half)."""
         from ..stats import proportion
 
         won = self.judge.score_texts(list(self.heldout_pairs["human"])) - self.judge.score_texts(
@@ -385,29 +410,33 @@ class RealismJudge:
 
 
 def train_realism_judge(recipe: RealismRecipe | str, proxy: Backend, frames: Mapping[str, pd.DataFrame],
-                        labels: Mapping[str, Any], *, model: str | Path | None = None) -> RealismJudge:
+                        labels: Mapping[str, Any], *, model: str | Path | None = None,
+                        user_tokens: int | None = None) -> RealismJudge:
     """The whole step: leak-free split, the proxy's re-written turns (through the model door, so cached and
     resumable), training (cached by recipe and data) and the judge.
 
-    ``recipe`` is a :class:`RealismRecipe` or a name in :data:`REALISM_RECIPES`.
+    ``recipe`` is a :class:`RealismRecipe` or a name in :data:`REALISM_RECIPES`; ``user_tokens`` (the
+    chapter's proxy setting) replaces the recipe's when given, so the judge learns the proxy it will meet.
     """
     if isinstance(recipe, str):
         if recipe not in REALISM_RECIPES:
             raise KeyError(f"no realism recipe {recipe!r}; known: {', '.join(REALISM_RECIPES)}")
         recipe = REALISM_RECIPES[recipe]
+    if user_tokens is not None:
+        recipe = replace(recipe, user_tokens=user_tokens)
     split = realism_split(frames, {"MirrorBench human-labelled items": labelled_conversations(labels)},
                           train_per_set=recipe.train_per_set, heldout_per_set=recipe.heldout_per_set,
                           seed=recipe.seed)
     started = time.perf_counter()
-    pairs = {}
+    pairs, empty = {}, []
     for part, frame in (("train", split.train), ("heldout", split.heldout)):
         rewrites = proxy_rewrites(frame, proxy, user_turns=recipe.user_turns, goal_levels=recipe.goal_levels,
-                                  user_tokens=recipe.user_tokens)
+                                  user_tokens=recipe.user_tokens, empty_turns=empty)
         pairs[part] = realism_pairs(frame, rewrites, recipe.user_turns)
     generation_seconds = time.perf_counter() - started
     run = train_realism_encoder(pairs["train"], pairs["heldout"], recipe, model=model)
     return RealismJudge(RealismEncoder.from_training(run), run, split, pairs["train"], pairs["heldout"],
-                        generation_seconds)
+                        generation_seconds, empty)
 
 
 def label_item_scores(items: Mapping[str, Any], g: Any) -> dict[str, np.ndarray]:
