@@ -11,6 +11,7 @@ below 0.
     EVALKIT_DATA_DIR=../shared/data .venv/bin/python experiments/second_corpus.py
 """
 import time
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -42,10 +43,10 @@ def main() -> None:
               f"({run.seconds:.0f} s training, {run.pairs_per_second:.1f} pairs/s); curve {run.curve}")
         return pe.EncoderJudge.from_training(run)
 
-    mixed = pd.concat([R._pairs(data, enc.pairs // 2, enc.hard_share, seed),
-                       training_pairs(corpus.train, enc.pairs // 2, seed=seed + 7)], ignore_index=True)
-    judges = {"zero-shot": pe.EncoderJudge(), "DailyDialog (book)": fit(R._pairs(data, enc.pairs, enc.hard_share, seed),
-                                                                        "DailyDialog"),
+    mix = replace(recipe, encoder=replace(enc, second_corpus_share=0.5))
+    mixed = R.recipe_pairs(mix, data, hard_share=enc.hard_share)
+    judges = {"zero-shot": pe.EncoderJudge(),
+              "DailyDialog (book)": fit(R.recipe_pairs(recipe, data, hard_share=enc.hard_share), "DailyDialog"),
               "DailyDialog + Topical-Chat": fit(mixed, "DailyDialog + Topical-Chat")}
     correct = {(name, check): pe.pair_accuracy(judge, frame) for name, judge in judges.items()
                for check, frame in checks.items()}

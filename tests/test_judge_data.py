@@ -230,3 +230,21 @@ def test_spearman_difference_ignores_monotone_transforms_and_pairs_the_resamples
     assert same.difference == 0 and same.low == same.high == 0 and not same.clear
     with pytest.raises(ValueError, match="kind"):
         stats.correlation_difference(good, poor, human, kind="kendall")
+
+
+def test_recipe_pairs_mix_in_the_second_corpus_only_when_asked(real_data_dir):
+    from dataclasses import replace
+
+    from evalkit.paireval.recipes import recipe_pairs, second_corpus
+
+    recipe = RECIPES["smoke"]
+    data = judge_data(seed=recipe.seed, data_dir=real_data_dir)
+    plain = recipe_pairs(recipe, data, hard_share=0.5, data_dir=real_data_dir)
+    assert plain.equals(_pairs(data, recipe.encoder.pairs, 0.5, recipe.seed))
+    mixed = recipe_pairs(replace(recipe, encoder=replace(recipe.encoder, second_corpus_share=0.25)), data,
+                         hard_share=0.5, data_dir=real_data_dir)
+    assert len(mixed) == len(plain) and mixed.iloc[:48].equals(_pairs(data, 48, 0.5, recipe.seed))
+    topical = {turn for dialogue in second_corpus(seed=recipe.seed, data_dir=real_data_dir).train for turn in dialogue}
+    tail = mixed.iloc[48:]
+    assert (tail["negative"] == "random").all()
+    assert all(r in topical for r in tail["response_a"]) and all(r in topical for r in tail["response_b"])

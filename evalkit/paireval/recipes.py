@@ -23,7 +23,7 @@ from .data import load_dailydialog, load_dailydialog_plusplus, load_khalid_lee, 
 from .splits import LeakReport, held_out_units, remove_held_out
 
 __all__ = ["EncoderRecipe", "LoraRecipe", "JudgeRecipe", "RECIPES", "JudgeData", "judge_data", "train_judge",
-           "SecondCorpus", "second_corpus",
+           "SecondCorpus", "second_corpus", "recipe_pairs",
            "train_lm_judge", "validation_pairs"]
 
 
@@ -41,6 +41,7 @@ class EncoderRecipe:
     hard_share: float = 0.5
     validation_pairs: int = 400
     curve_points: int = 4            # validation points on the learning curve (each costs ~8 s)
+    second_corpus_share: float = 0.0  # share of training pairs from Topical-Chat (:func:`second_corpus`)
 
 
 @dataclass(frozen=True)
@@ -231,6 +232,19 @@ def second_corpus(*, seed: int = 13, data_dir: str | Path | None = None) -> Seco
                         {**held, "Topical-Chat selection part": part})
 
 
+def recipe_pairs(recipe: JudgeRecipe, data: JudgeData, *, hard_share: float,
+                 data_dir: str | Path | None = None) -> pd.DataFrame:
+    """The encoder recipe's training pairs: DailyDialog pairs (with ``hard_share`` adversarial negatives) and,
+    for a share ``second_corpus_share``, Topical-Chat pairs with random negatives (:func:`second_corpus`)."""
+    settings = recipe.encoder
+    extra = int(round(settings.pairs * settings.second_corpus_share))
+    pairs = _pairs(data, settings.pairs - extra, hard_share, recipe.seed)
+    if not extra:
+        return pairs
+    corpus = second_corpus(seed=recipe.seed, data_dir=data_dir)
+    return pd.concat([pairs, training_pairs(corpus.train, extra, seed=recipe.seed + 7)], ignore_index=True)
+
+
 def _pairs(data: JudgeData, n: int, hard_share: float, seed: int) -> pd.DataFrame:
     return training_pairs(data.train, n, seed=seed, hard_negatives=data.hard_train, hard_share=hard_share)
 
@@ -256,7 +270,7 @@ def train_judge(recipe: JudgeRecipe | str, *, kind: Literal["pairwise", "direct"
     settings = recipe.encoder
     share = settings.hard_share if hard_negatives else 0.0
     return train_encoder_judge(
-        _pairs(data, settings.pairs, share, recipe.seed), kind=kind,
+        recipe_pairs(recipe, data, hard_share=share, data_dir=data_dir), kind=kind,
         validation=validation_pairs(data, settings.validation_pairs, settings.hard_share, recipe.seed),
         batch_size=settings.batch_size, learning_rate=settings.learning_rate,
         in_batch_negatives=settings.in_batch_negatives, context_turns=settings.context_turns,
