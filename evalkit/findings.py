@@ -226,10 +226,13 @@ def userproxy_summary(lexical: pd.DataFrame, realism: pd.DataFrame, agreement: p
                           if "published" not in k and k.split(", ", 1)[-1] not in set(baselines)]]
     theirs = agreement.loc[[k for k in agreement.index if "published" in k]]
     best = ours["spearman"].astype(float).idxmax()
+    shown = lambda key: (f"{key} {agreement.loc[key, 'spearman']:.2f} [{agreement.loc[key, 'spearman_low']:.2f}, "  # noqa: E731
+                         f"{agreement.loc[key, 'spearman_high']:.2f}]")
+    base = [k for k in agreement.index if k.split(", ", 1)[-1] in set(baselines)]
     lines.append(f"**Agreement with people.** Spearman with MirrorBench's human labels (n = {int(ours['n'].min())}): "
-                 f"our judges {ours['spearman'].min():.2f} to {ours['spearman'].max():.2f} (best: {best}, "
-                 f"[{ours.loc[best, 'spearman_low']:.2f}, {ours.loc[best, 'spearman_high']:.2f}]); the published judge on "
-                 f"the same items {theirs['spearman'].min():.2f} to {theirs['spearman'].max():.2f}.")
+                 f"our judges {ours['spearman'].min():.2f} to {ours['spearman'].max():.2f} (best: {shown(best)}); "
+                 + (f"baselines: {'; '.join(shown(k) for k in base)}; " if base else "")
+                 + f"the published judge on the same items: {'; '.join(shown(k) for k in theirs.index)}.")
     return lines
 
 
@@ -281,7 +284,7 @@ def trained_realism(agreement: pd.DataFrame, heldout: Any, differences: pd.DataF
     ...                       "low": [-0.1, 0.2], "high": [0.2, 0.6], "n": [100, 100]}).set_index(["metric", "other"])
     >>> print(*trained_realism(table, proportion([True] * 54 + [False] * 6), diffs, trained="enc"), sep="\\n")
     The trained realism judge tells the real user from the proxy in 0.90 [0.80, 0.95] of held-out conversations (n = 60).
-    GTEval: Spearman 0.45 [0.28, 0.60] (n = 100), target 0.4 met (the interval reaches below it); against length +0.05 [-0.10, +0.20] (no difference shown); against lm +0.40 [+0.20, +0.60] (higher).
+    GTEval: Spearman 0.45 [0.28, 0.60] (n = 100), above the 0.4 target by its point estimate; the interval does not settle it; against length +0.05 [-0.10, +0.20] (no difference shown); against lm +0.40 [+0.20, +0.60] (higher).
     """
     lines = [f"The trained realism judge tells the real user from the proxy in {heldout.value:.2f} "
              f"[{heldout.low:.2f}, {heldout.high:.2f}] of held-out conversations (n = {heldout.n})."]
@@ -290,16 +293,19 @@ def trained_realism(agreement: pd.DataFrame, heldout: Any, differences: pd.DataF
         if key not in agreement.index:
             continue
         row = agreement.loc[key]
-        met = row["spearman"] >= target
-        where = ("the whole interval above it" if row["spearman_low"] >= target else
-                 "the interval reaches below it" if met else
-                 "the whole interval below it" if row["spearman_high"] < target else "the interval reaches above it")
+        if row["spearman_low"] >= target:
+            verdict = f"target {target} met (the whole interval above it)"
+        elif row["spearman_high"] < target:
+            verdict = f"target {target} not met (the whole interval below it)"
+        else:
+            side = "above" if row["spearman"] >= target else "below"
+            verdict = f"{side} the {target} target by its point estimate; the interval does not settle it"
         parts = []
         if metric in differences.index.get_level_values("metric"):
             for other, d in differences.xs(metric, level="metric").iterrows():
-                verdict = "higher" if d["low"] > 0 else "lower" if d["high"] < 0 else "no difference shown"
-                parts.append(f"against {other} {d['difference']:+.2f} [{d['low']:+.2f}, {d['high']:+.2f}] ({verdict})")
+                gap = "higher" if d["low"] > 0 else "lower" if d["high"] < 0 else "no difference shown"
+                parts.append(f"against {other} {d['difference']:+.2f} [{d['low']:+.2f}, {d['high']:+.2f}] ({gap})")
         lines.append(f"{metric}: Spearman {row['spearman']:.2f} [{row['spearman_low']:.2f}, {row['spearman_high']:.2f}] "
-                     f"(n = {int(row['n'])}), target {target} {'met' if met else 'not met'} ({where})"
+                     f"(n = {int(row['n'])}), {verdict}"
                      + ("; " + "; ".join(parts) if parts else "") + ".")
     return lines

@@ -1,7 +1,8 @@
 """Judge-based realism of a proxy's user turns: GTEval, pairwise indistinguishability (PI) and
 rubric-and-reason (RNR), with human-human (HH) and proxy-proxy (PP) controls and the calibrated score.
 
-Each judge reads only the USER side of conversations. Two ways to ask, through the same model door:
+Each judge sees the whole conversation (each turn cut to 70 words) and is told to judge only the USER turns.
+Two ways to ask, through the same model door:
 
 * ``mode="json"`` (the paper's way): the judge reasons briefly and answers with a JSON verdict; ``samples``
   > 1 repeats the question at temperature 0.7 and averages (self-consistency). Output that cannot be parsed
