@@ -28,7 +28,7 @@ from .upheld import agreement_bin
 
 __all__ = ["rating_matrix", "pairwise_kappa", "mean_pairwise_kappa", "alpha", "agreement_shares",
            "leave_one_out_ceiling", "split_half_reliability", "spearman_brown", "near_duplicate_raters",
-           "agreement_summary", "kappa_by_group", "plot_agreement_shares", "LEVELS"]
+           "agreement_summary", "kappa_by_group", "kappa_by_group_interval", "plot_agreement_shares", "LEVELS"]
 
 #: Agreement levels from strictest to loosest; each level's items include the stricter levels' items.
 LEVELS = ("perfect", "majority", "plurality")
@@ -176,6 +176,58 @@ def kappa_by_group(labels: pd.DataFrame, label: str, by: str = "model", **option
     """Mean pairwise kappa within each group (e.g. per candidate source)."""
     return pd.Series({group: mean_pairwise_kappa(part, label, **options)
                       for group, part in labels.groupby(by)}, name=label)
+
+
+def _resampled_mean_kappa(labels: pd.DataFrame, label: str, weights: np.ndarray, min_shared: int) -> np.ndarray:
+    """Mean pairwise (unweighted) Cohen's kappa for each row of ``weights`` (resample counts per item, items in
+    the rating matrix's column order); pairs are those sharing ``min_shared`` items in the original sample."""
+    matrix = rating_matrix(labels, label)
+    values, rated = matrix.to_numpy(), matrix.notna().to_numpy()
+    categories = np.unique(values[rated])
+    codes = np.searchsorted(categories, np.where(rated, values, categories[0]))
+    k = len(categories)
+    kappas = []
+    for i, j in combinations(range(len(matrix)), 2):
+        both = np.flatnonzero(rated[i] & rated[j])
+        if len(both) < min_shared:
+            continue
+        cells = np.zeros((len(both), k * k))
+        cells[np.arange(len(both)), codes[i, both] * k + codes[j, both]] = 1.0
+        confusion = (weights[:, both] @ cells).reshape(-1, k, k)
+        total = confusion.sum(axis=(1, 2))
+        observed = np.trace(confusion, axis1=1, axis2=2) / total
+        expected = (confusion.sum(axis=2) * confusion.sum(axis=1)).sum(axis=1) / total ** 2
+        with np.errstate(invalid="ignore", divide="ignore"):
+            kappa = np.where(expected >= 1.0, np.where(observed >= 1.0, 1.0, 0.0),
+                             (observed - expected) / (1.0 - expected))
+        kappas.append(kappa)
+    return np.mean(kappas, axis=0) if kappas else np.full(len(weights), np.nan)
+
+
+def kappa_by_group_interval(labels: pd.DataFrame, label: str, by: str = "model", *, bootstrap: int = 500,
+                            seed: int = 0, level: float = 0.95, min_shared: int = 20) -> pd.DataFrame:
+    """:func:`kappa_by_group` with a percentile-bootstrap interval per group: the group's items are resampled
+    with replacement (an item keeps all its ratings) and the mean pairwise kappa recomputed. Columns ``kappa``,
+    ``low``, ``high``, ``items``.
+
+    >>> frame = pd.DataFrame({"item_id": np.repeat(np.arange(40), 2), "annotator": [1, 2] * 40,
+    ...                       "model": np.repeat(["a", "b"], 40), "content": [1, 1] * 20 + [1, 2, 2, 1] * 10})
+    >>> kappa_by_group_interval(frame, "content", bootstrap=50, min_shared=5)[["kappa", "items"]]
+       kappa  items
+    a    1.0     20
+    b   -1.0     20
+    """
+    rows, rng, tail = {}, np.random.default_rng(seed), (1 - level) / 2 * 100
+    for group, part in labels.groupby(by):
+        items = rating_matrix(part, label).shape[1]
+        draws = rng.integers(0, items, size=(bootstrap, items))
+        weights = np.stack([np.bincount(row, minlength=items) for row in draws]).astype(float)
+        point = _resampled_mean_kappa(part, label, np.ones((1, items)), min_shared)[0]
+        boots = _resampled_mean_kappa(part, label, weights, min_shared)
+        boots = boots[np.isfinite(boots)]
+        low, high = (np.percentile(boots, [tail, 100 - tail]) if len(boots) else (np.nan, np.nan))
+        rows[group] = {"kappa": float(point), "low": float(low), "high": float(high), "items": items}
+    return pd.DataFrame(rows).T.astype({"items": int})
 
 
 def plot_agreement_shares(shares: pd.DataFrame, title: str = "Share of items reaching each agreement level"):

@@ -309,3 +309,31 @@ def trained_realism(agreement: pd.DataFrame, heldout: Any, differences: pd.DataF
                      f"(n = {int(row['n'])}), {verdict}"
                      + ("; " + "; ".join(parts) if parts else "") + ".")
     return lines
+
+
+def calibration_agreement(tables: Mapping[str, pd.DataFrame], calibration: Sequence[str]) -> list[str]:
+    """Per label, whether annotators agree more on the calibration sources than on the real models: each
+    calibration source's kappa with its interval, the models' range, and how many model intervals it clears
+    (tables from :func:`evalkit.agreement.kappa_by_group_interval`, by label).
+
+    >>> t = pd.DataFrame({"kappa": [0.3, 0.1, 0.2, 0.18], "low": [0.25, 0.05, 0.15, 0.12],
+    ...                   "high": [0.35, 0.11, 0.24, 0.22], "items": [50] * 4}, index=["random", "para", "m1", "m2"])
+    >>> calibration_agreement({"content": t}, ["random", "para"])[0]
+    "content: random 0.30 [0.25, 0.35] (n = 50 items) lies above 2 and below 0 of the 2 real models' intervals; para 0.10 [0.05, 0.11] (n = 50 items) lies above 0 and below 2 of the 2 real models' intervals; the real models 0.18 to 0.20."
+    """
+    lines = []
+    for label, table in tables.items():
+        models = table.drop(index=[c for c in calibration if c in table.index])
+        parts = []
+        for source in calibration:
+            if source not in table.index:
+                continue
+            row = table.loc[source]
+            above = int((row["low"] > models["high"]).sum())
+            below = int((row["high"] < models["low"]).sum())
+            verdict = f"lies above {above} and below {below} of the {len(models)} real models' intervals"
+            parts.append(f"{source} {row['kappa']:.2f} [{row['low']:.2f}, {row['high']:.2f}] "
+                         f"(n = {int(row['items'])} items) {verdict}")
+        lines.append(f"{label}: {'; '.join(parts)}; the real models {models['kappa'].min():.2f} to "
+                     f"{models['kappa'].max():.2f}.")
+    return lines

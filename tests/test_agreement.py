@@ -79,3 +79,29 @@ def test_real_release_agreement(real_data_dir):
     topical = load_upheld("topical_chat", data_dir=real_data_dir).labels
     flagged = agreement.near_duplicate_raters(topical)
     assert flagged[["annotator_a", "annotator_b"]].values.tolist() == [[5, 9]]
+
+
+def test_kappa_interval_by_source_agrees_with_scikit_learn_and_covers_it(real_data_dir):
+    from evalkit.upheld import load_upheld
+
+    main = load_upheld("main", data_dir=real_data_dir).labels
+    table = agreement.kappa_by_group_interval(main, "content", bootstrap=200, seed=1)
+    plain = agreement.kappa_by_group(main, "content")
+    assert np.allclose(table["kappa"].astype(float), plain.loc[table.index].astype(float))
+    assert ((table["low"] <= table["kappa"]) & (table["kappa"] <= table["high"])).all()
+    assert (table["high"] - table["low"]).between(0.01, 0.5).all()  # real spread, not a point
+    assert table["items"].sum() == main.groupby("model")["item_id"].nunique().sum()
+
+
+def test_kappa_interval_of_two_raters_matches_a_direct_bootstrap():
+    rng = np.random.default_rng(0)
+    truth = rng.integers(1, 4, size=60)
+    noisy = np.where(rng.random(60) < 0.7, truth, rng.integers(1, 4, size=60))
+    frame = pd.DataFrame({"item_id": np.repeat(np.arange(60), 2), "annotator": [1, 2] * 60, "model": "m",
+                          "content": np.ravel(np.column_stack([truth, noisy]))})
+    table = agreement.kappa_by_group_interval(frame, "content", bootstrap=300, seed=4)
+    draws = np.random.default_rng(4).integers(0, 60, size=(300, 60))
+    from sklearn.metrics import cohen_kappa_score
+    direct = [cohen_kappa_score(truth[d], noisy[d]) for d in draws]
+    assert table.loc["m", "kappa"] == pytest.approx(cohen_kappa_score(truth, noisy))
+    assert (table.loc["m", "low"], table.loc["m", "high"]) == pytest.approx(tuple(np.percentile(direct, [2.5, 97.5])))
