@@ -159,13 +159,17 @@ class EncoderTrainingRun:
         return pd.DataFrame(self.curve)
 
 
-def _key(config: dict[str, Any], pairs: pd.DataFrame, validation: pd.DataFrame | None) -> str:
+def training_key(config: dict[str, Any], frames: Sequence[pd.DataFrame | None], columns: Sequence[str]) -> str:
+    """The cache key of a training run: a hash of its settings and of ``columns`` of its data frames."""
     digest = hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode())
-    columns = ["context_a", "response_a", "context_b", "response_b", "better"]
-    for frame in (pairs, validation):
+    for frame in frames:
         if frame is not None:
-            digest.update(json.dumps(frame[columns].to_numpy().tolist(), default=list).encode())
+            digest.update(json.dumps(frame[list(columns)].to_numpy().tolist(), default=list).encode())
     return digest.hexdigest()[:20]
+
+
+def _key(config: dict[str, Any], pairs: pd.DataFrame, validation: pd.DataFrame | None) -> str:
+    return training_key(config, (pairs, validation), ["context_a", "response_a", "context_b", "response_b", "better"])
 
 
 def pair_accuracy(judge: EncoderJudge, frame: pd.DataFrame) -> np.ndarray:

@@ -22,7 +22,6 @@ reads as more human).
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from dataclasses import asdict, dataclass, field, replace
@@ -278,13 +277,6 @@ class RealismTrainingRun:
         return self.pairs / self.seconds if self.seconds else float("nan")
 
 
-def _key(config: dict[str, Any], *frames: pd.DataFrame) -> str:
-    digest = hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode())
-    for frame in frames:
-        digest.update(json.dumps(frame[["human", "proxy"]].to_numpy().tolist()).encode())
-    return digest.hexdigest()[:20]
-
-
 def train_realism_encoder(train: pd.DataFrame, heldout: pd.DataFrame, recipe: RealismRecipe, *,
                           model: str | Path | None = None, output_dir: str | Path | None = None,
                           reuse: bool = True) -> RealismTrainingRun:
@@ -301,14 +293,14 @@ def train_realism_encoder(train: pd.DataFrame, heldout: pd.DataFrame, recipe: Re
     from transformers import AutoModel, AutoTokenizer
 
     from ..defaults import cache_dir, quiet_model_loading
-    from ..paireval.encoder import _embed, default_encoder_path
+    from ..paireval.encoder import _embed, default_encoder_path, training_key
 
     quiet_model_loading()
     if len(train) < recipe.batch_size:
         raise ValueError(f"{len(train)} training pairs is less than one batch of {recipe.batch_size}")
     location = Path(model) if model is not None else default_encoder_path()
     config = {"model": location.name, "recipe": recipe.as_dict()}
-    key = _key(config, train, heldout)
+    key = training_key(config, (train, heldout), ["human", "proxy"])
     folder = Path(output_dir) if output_dir is not None else cache_dir() / "realism-judges" / key
     record = folder / "evalkit-training.json"
     if reuse and record.is_file():
