@@ -105,8 +105,48 @@ def _table(rows: Sequence[dict[str, Any]]) -> list[str]:
             + ["| " + " | ".join(cell(row.get(c)) for c in columns) + " |" for row in rows])
 
 
-def render_page(results: Sequence[dict[str, Any]], machine: dict[str, Any], *, when: datetime | None = None) -> str:
-    """The Performance page (MyST markdown) for the book."""
+def _section(result: dict[str, Any], when: datetime) -> list[str]:
+    lines = [f"## {result.get('title', result['script'])}", ""]
+    if "error" in result:
+        return lines + [f"`benchmarks/{result['script']}` failed on this run:", "", "```text", result["error"], "```",
+                        ""]
+    lines += [f"`benchmarks/{result['script']}` — {result['workload']} ({result['wall_s']:.0f} s in all; measured "
+              f"{when.strftime('%Y-%m-%d %H:%M UTC')}).", ""]
+    lines += _table(result["rows"]) + [""]
+    lines += ["| compared | ratio |", "|---|---|"]
+    lines += [f"| {name} | {value:.2f}x |" if value < 100 else f"| {name} | {value:,.0f}x |"
+              for name, value in result["ratios"].items()] + [""]
+    return lines + [f"- {note}" for note in result.get("notes", [])] + ([""] if result.get("notes") else [])
+
+
+def _sections(page: str) -> list[tuple[str, str]]:
+    """(heading, text) of each ``## `` section of an existing page, in order."""
+    parts, heading, body = [], None, []
+    for line in page.splitlines():
+        if line.startswith("## "):
+            if heading is not None:
+                parts.append((heading, "\n".join(body).rstrip() + "\n"))
+            heading, body = line, [line]
+        elif heading is not None:
+            body.append(line)
+    if heading is not None:
+        parts.append((heading, "\n".join(body).rstrip() + "\n"))
+    return parts
+
+
+def render_page(results: Sequence[dict[str, Any]], machine: dict[str, Any], *, when: datetime | None = None,
+                keep: str | None = None) -> str:
+    """The Performance page (MyST markdown) for the book. With ``keep`` (the page as it was), sections of
+    scripts not run this time are kept as they were, each with its own date; re-run ones replace theirs.
+
+    >>> machine = {"cpu": "cpu", "cores": 2, "memory_gib": 8, "os": "os", "python": "3", "libraries": {}}
+    >>> one = {"script": "a.py", "title": "A", "workload": "w", "wall_s": 1.0, "rows": [{"way": "x"}],
+    ...        "ratios": {}}
+    >>> old = render_page([one, {**one, "script": "b.py", "title": "B"}], machine)
+    >>> new = render_page([{**one, "workload": "again"}], machine, keep=old)
+    >>> [line.split(" (")[0] for line in new.splitlines() if line.startswith(("## ", "`benchmarks"))]
+    ['## A', '`benchmarks/a.py` — again', '## B', '`benchmarks/b.py` — w']
+    """
     when = when or datetime.now(timezone.utc)
     libraries = ", ".join(f"{k} {v}" for k, v in machine["libraries"].items())
     lines = ["# Performance", "",
@@ -115,24 +155,20 @@ def render_page(results: Sequence[dict[str, Any]], machine: dict[str, Any], *, w
              "work against the naive way on the same data and model, in the same run; the ratios compare the "
              "two. Rerun `make bench` on your machine to see yours.", "",
              f"**Machine:** {machine['cpu']}, {machine['cores']} cores, {machine['memory_gib']} GiB memory; "
-             f"{machine['os']}; Python {machine['python']}; {libraries}. **Measured:** "
-             f"{when.strftime('%Y-%m-%d %H:%M UTC')}.", ""]
-    for result in results:
-        lines += [f"## {result.get('title', result['script'])}", ""]
-        if "error" in result:
-            lines += [f"`benchmarks/{result['script']}` failed on this run:", "", "```text", result["error"], "```",
-                      ""]
-            continue
-        lines += [f"`benchmarks/{result['script']}` — {result['workload']} ({result['wall_s']:.0f} s in all).", ""]
-        lines += _table(result["rows"]) + [""]
-        lines += ["| compared | ratio |", "|---|---|"]
-        lines += [f"| {name} | {value:.2f}x |" if value < 100 else f"| {name} | {value:,.0f}x |"
-                  for name, value in result["ratios"].items()] + [""]
-        lines += [f"- {note}" for note in result.get("notes", [])] + ([""] if result.get("notes") else [])
+             f"{machine['os']}; Python {machine['python']}; {libraries}. **Last measured:** "
+             f"{when.strftime('%Y-%m-%d %H:%M UTC')} (each section says when it was measured).", ""]
+    fresh = {f"## {r.get('title', r['script'])}": _section(r, when) for r in results}
+    if keep:
+        for heading, text in _sections(keep):
+            lines += fresh.pop(heading, None) or text.splitlines() + [""]
+    for section in fresh.values():
+        lines += section
     return "\n".join(lines).rstrip() + "\n"
 
 
-def write_page(results: Sequence[dict[str, Any]], path: str | Path = PAGE) -> Path:
+def write_page(results: Sequence[dict[str, Any]], path: str | Path = PAGE, *, merge: bool = False) -> Path:
+    """Write the page; ``merge`` keeps the sections of scripts that were not run (see :func:`render_page`)."""
     path = Path(path)
-    path.write_text(render_page(results, machine_description()))
+    keep = path.read_text() if merge and path.is_file() else None
+    path.write_text(render_page(results, machine_description(), keep=keep))
     return path

@@ -218,7 +218,7 @@ def _bench(args: argparse.Namespace) -> int:
     from . import benchpage
 
     results = benchpage.run_benchmarks(only=args.only.split(",") if args.only else ())
-    page = benchpage.write_page(results, args.page or benchpage.PAGE)
+    page = benchpage.write_page(results, args.page or benchpage.PAGE, merge=bool(args.only))
     for result in results:
         print(f"{'FAILED' if 'error' in result else 'ok':6} {result['script']} ({result['wall_s']:.0f} s)")
     print(f"page: {page}")
@@ -312,7 +312,7 @@ def main(argv: list[str] | None = None) -> int:
     grid.set_defaults(handler=_grid)
 
     bench = commands.add_parser("bench", help="run every benchmark and rewrite the book's Performance page")
-    bench.add_argument("--only", help="comma-separated script-name prefixes")
+    bench.add_argument("--only", help="comma-separated script-name prefixes (the page keeps the other sections)")
     bench.add_argument("--page", help="where to write the page (default: book/performance.md)")
     bench.set_defaults(handler=_bench)
 

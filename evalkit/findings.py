@@ -118,7 +118,10 @@ def ceiling_sentence(gap: pd.DataFrame, *, train: str = "upheld") -> str:
         interval = ""
         if dataset != train and np.isfinite(row.get("ensemble low", np.nan)):
             interval = f" [{100 * row['ensemble low'] / ceiling:.0f}%, {100 * row['ensemble high'] / ceiling:.0f}%]"
-        parts.append(f"{_name(str(dataset))} metric {100 * row['metric r'] / ceiling:.0f}%, ensemble "
+        single = ""
+        if dataset != train and np.isfinite(row.get("metric low", np.nan)):
+            single = f" [{100 * row['metric low'] / ceiling:.0f}%, {100 * row['metric high'] / ceiling:.0f}%]"
+        parts.append(f"{_name(str(dataset))} metric {100 * row['metric r'] / ceiling:.0f}%{single}, ensemble "
                      f"{100 * row['ensemble r'] / ceiling:.0f}%{interval} (ceiling {ceiling:.2f})")
     first = gap.iloc[0]
     return (f"Chosen on {_name(train)}'s grouped folds: the metric {first['metric']} and the {first['ensemble']} "
@@ -196,14 +199,22 @@ def userproxy_summary(lexical: pd.DataFrame, realism: pd.DataFrame, agreement: p
     pi = realism.xs("pi", level="metric")
     gt = realism.xs("gteval", level="metric")
     pi_sides = interval_sides(pi, value=0.5, low="t_low", high="t_high")
-    lines.append(f"**Realism (default judge).** GTEval means run from {gt['mean'].min():.2f} to {gt['mean'].max():.2f}; "
-                 f"in PI the interval of the proxy's win rate excludes 0.5 on {len(pi['mean']) - len(pi_sides['includes'])} "
-                 f"of {len(pi)} datasets (mean Δw {pi['mean'].mean() - 0.5:+.2f}).")
+    line = (f"**Realism (default judge).** GTEval means run from {gt['mean'].min():.2f} to {gt['mean'].max():.2f}; "
+            f"in PI the interval of the proxy's win rate excludes 0.5 on {len(pi['mean']) - len(pi_sides['includes'])} "
+            f"of {len(pi)} datasets")
+    if "HH" in pi.columns and pi["HH"].notna().any():
+        control = pi.dropna(subset=["HH"])
+        apart = int(((control["HH"] < control["t_low"]) | (control["HH"] > control["t_high"])).sum())
+        line += (f"; but the same judge gives real-vs-real control pairs {control['HH'].min():.2f} to "
+                 f"{control['HH'].max():.2f}, and the proxy's interval excludes its control on {apart} of "
+                 f"{len(control)} — the judge's own bias, not the proxy, sets most of the distance from 0.5")
+    lines.append(line + ".")
     if sensitivity is not None and not sensitivity.empty:
         half = ((realism["t_high"] - realism["t_low"]) / 2).median()
+        inside = int((sensitivity["spread"] < half).sum())
         lines.append(f"**Judges.** The two judges differ by up to {sensitivity['spread'].max():.2f} on the same rollouts "
                      f"(median {sensitivity['spread'].median():.2f}); the median half-width of one judge's interval is "
-                     f"{half:.2f}.")
+                     f"{half:.2f}, and {inside} of {len(sensitivity)} spreads are smaller than that.")
     if stability is not None and not stability.empty and ablation is not None:
         w = ", ".join(f"{row['metric']} {row['kendalls_w']:.2f}" for _, row in stability.iterrows())
         gt_row = stability[stability["metric"] == "gteval"]
@@ -213,15 +224,31 @@ def userproxy_summary(lexical: pd.DataFrame, realism: pd.DataFrame, agreement: p
             proxies = [c[:-len(" mean")] for c in row.index if c.endswith(" mean")]
             spread = " (GTEval mean ± sd over seeds: " + "; ".join(
                 f"{p} {row[f'{p} mean']:.2f} ± {row[f'{p} sd over seeds']:.2f}" for p in proxies) + ")"
-        lines.append(f"**Goal levels over {seeds} seeds.** Highest mean GTEval: `{ablation['gteval'].idxmax()}`"
-                     f"{spread}; Kendall's W of the proxies' order across seeds: {w} (1 = the same order every "
-                     "seed).")
+        if "kendalls_w_p" in stability.columns:
+            w = ", ".join(f"{row['metric']} {row['kendalls_w']:.2f} (p = {row['kendalls_w_p']:.2f})"
+                          for _, row in stability.iterrows())
+        lead = f"Highest mean GTEval: `{ablation['gteval'].idxmax()}`"
+        if not gt_row.empty and "leader difference" in gt_row.columns:
+            row = gt_row.iloc[0]
+            told = row["leader low"] > 0
+            lead = (f"Highest mean GTEval: `{row['leader leader']}`, ahead of `{row['leader runner_up']}` by "
+                    f"{row['leader difference']:+.2f} [{row['leader low']:+.2f}, {row['leader high']:+.2f}] per seed "
+                    f"(t-interval over {int(row['leader seeds'])} seeds) — "
+                    + ("a lead the seeds support" if told else "not a lead these seeds can tell from chance"))
+        lines.append(f"**Goal levels over {seeds} seeds.** {lead}{spread}; Kendall's W of the proxies' order across "
+                     f"seeds: {w} (1 = the same order every seed; p: how often orders drawn at random agree as well, "
+                     "exact).")
     if assistant is not None and "gteval" in assistant.index:
         row = assistant.loc["gteval"]
-        overlap = not (row["guided high"] < row["unguided low"] or row["unguided high"] < row["guided low"])
+        difference = row["unguided"] - row["guided"]
+        half = float(np.hypot(row["guided high"] - row["guided"], row["unguided high"] - row["unguided"]))
+        verdict = "a difference" if abs(difference) > half else "no difference the sample can tell"
         lines.append(f"**Assistant.** GTEval guided {row['guided']:.2f} [{row['guided low']:.2f}, "
                      f"{row['guided high']:.2f}] vs unguided {row['unguided']:.2f} [{row['unguided low']:.2f}, "
-                     f"{row['unguided high']:.2f}]: the intervals {'overlap' if overlap else 'do not overlap'}.")
+                     f"{row['unguided high']:.2f}]: unguided minus guided {difference:+.2f} "
+                     f"[{difference - half:+.2f}, {difference + half:+.2f}] — {verdict} (the two runs treated as "
+                     "independent samples; scores that move together on shared conversations would give a narrower "
+                     "paired interval).")
     ours = agreement.loc[[k for k in agreement.index
                           if "published" not in k and k.split(", ", 1)[-1] not in set(baselines)]]
     theirs = agreement.loc[[k for k in agreement.index if "published" in k]]

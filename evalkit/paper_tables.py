@@ -133,19 +133,32 @@ def table_with_paper(frames: Mapping[str, pd.DataFrame], columns: list[str], pap
 
 
 def ceiling_gap(grouped: pd.DataFrame, ensembles: pd.DataFrame, ceilings: Mapping[str, float], metrics: list[str], *,
-                label: str = "content", train: str = "upheld") -> pd.DataFrame:
+                label: str = "content", train: str = "upheld", frames: Mapping[str, pd.DataFrame] | None = None,
+                bootstrap: int = 1000, seed: int = 0) -> pd.DataFrame:
     """Per dataset: the best single metric and the best ensemble — both chosen on ``train``'s grouped folds
     alone — and the human ceiling. ``grouped`` is :func:`metric_table` with grouped folds, ``ensembles``
     :func:`~evalkit.ensemble.ensemble_table`. On ``train`` the ensemble's value is its grouped-fold CV mean
-    (``sd`` over folds); on a check set its transfer r with a bootstrap interval."""
+    (``sd`` over folds); on a check set its transfer r with a bootstrap interval. With ``frames`` (dataset ->
+    items with the metric and ``target``), the metric on a check set is likewise its r over all the set's items
+    with a bootstrap interval (``metric low``/``metric high``) — nothing is fitted for it, so no folds are
+    needed there."""
     metric = str(grouped.loc[metrics, train].idxmax())
     ensemble = str(ensembles.loc[label][f"{train} grouped cv"].idxmax())
     chosen = ensembles.loc[(label, ensemble)]
     rows = {}
     for dataset, ceiling in ceilings.items():
         on_train = dataset == train
+        single = {"metric r": grouped.loc[metric, dataset], "metric sd": grouped.loc[metric, f"{dataset} sd"],
+                  "metric low": np.nan, "metric high": np.nan}
+        if frames is not None and not on_train:
+            from .stats import correlation_with_humans
+
+            result = correlation_with_humans(frames[dataset][metric], frames[dataset]["target"],
+                                             bootstrap=bootstrap, seed=seed)
+            single = {"metric r": result.pearson, "metric sd": np.nan, "metric low": result.pearson_low,
+                      "metric high": result.pearson_high}
         rows[dataset] = {
-            "metric": metric, "metric r": grouped.loc[metric, dataset], "metric sd": grouped.loc[metric, f"{dataset} sd"],
+            "metric": metric, **single,
             "ensemble": ensemble,
             "ensemble r": chosen[f"{train} grouped cv"] if on_train else chosen[f"{dataset} transfer"],
             "ensemble low": np.nan if on_train else chosen[f"{dataset} low"],

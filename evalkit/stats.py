@@ -6,14 +6,15 @@ A result in the book is a number with its n and an interval; these are the funct
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Literal, Sequence
+from typing import Literal, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
 __all__ = ["Kind", "correlation", "cramers_v", "paper_kind", "bootstrap_ci", "Proportion", "proportion", "summarise",
-           "HumanCorrelation", "correlation_with_humans", "CorrelationDifference", "correlation_difference"]
+           "HumanCorrelation", "correlation_with_humans", "CorrelationDifference", "correlation_difference",
+           "mean_correlation_difference"]
 
 Kind = Literal["pearson", "spearman", "kendall", "pointbiserial", "cramers_v"]
 
@@ -231,6 +232,34 @@ class CorrelationDifference:
         return bool(self.low > 0 or self.high < 0)
 
 
+def _pearson_rows(x: np.ndarray, z: np.ndarray) -> np.ndarray:
+    x = x - x.mean(axis=-1, keepdims=True)
+    z = z - z.mean(axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (x * z).sum(axis=-1) / np.sqrt((x * x).sum(axis=-1) * (z * z).sum(axis=-1))
+
+
+def _difference_draws(first: Sequence[float], second: Sequence[float], human: Sequence[float], *, bootstrap: int,
+                      seed: int, kind: str) -> tuple[float, np.ndarray, int]:
+    """The observed difference of correlations, its ``bootstrap`` paired resamples (NaN where a resample was
+    constant) and n, on the items where no input is NaN."""
+    a, b, y = (np.asarray(v, dtype=float) for v in (first, second, human))
+    keep = ~(np.isnan(a) | np.isnan(b) | np.isnan(y))
+    a, b, y = a[keep], b[keep], y[keep]
+    if len(y) < 3:
+        raise ValueError(f"a correlation needs at least 3 scored items, got {len(y)}")
+    if kind not in ("pearson", "spearman"):
+        raise ValueError(f"kind must be pearson or spearman, not {kind!r}")
+    if bootstrap < 1:
+        raise ValueError(f"a paired interval needs at least one bootstrap resample, got {bootstrap}")
+    ranked = (lambda v: stats.rankdata(v, axis=-1)) if kind == "spearman" else (lambda v: v)  # noqa: E731
+    draws = np.random.default_rng(seed).integers(0, len(y), size=(bootstrap, len(y)))
+    differences = (_pearson_rows(ranked(a[draws]), ranked(y[draws]))
+                   - _pearson_rows(ranked(b[draws]), ranked(y[draws])))
+    a, b, y = ranked(a), ranked(b), ranked(y)
+    return float(_pearson_rows(a, y) - _pearson_rows(b, y)), differences, int(len(y))
+
+
 def correlation_difference(first: Sequence[float], second: Sequence[float], human: Sequence[float], *,
                            bootstrap: int = 1000, seed: int = 0, level: float = 0.95,
                            kind: Literal["pearson", "spearman"] = "pearson") -> CorrelationDifference:
@@ -244,29 +273,44 @@ def correlation_difference(first: Sequence[float], second: Sequence[float], huma
     >>> result.clear, result.difference > 0
     (True, True)
     """
-    a, b, y = (np.asarray(v, dtype=float) for v in (first, second, human))
-    keep = ~(np.isnan(a) | np.isnan(b) | np.isnan(y))
-    a, b, y = a[keep], b[keep], y[keep]
-    if len(y) < 3:
-        raise ValueError(f"a correlation needs at least 3 scored items, got {len(y)}")
-
-    def pearson(x: np.ndarray, z: np.ndarray) -> np.ndarray:
-        x = x - x.mean(axis=-1, keepdims=True)
-        z = z - z.mean(axis=-1, keepdims=True)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return (x * z).sum(axis=-1) / np.sqrt((x * x).sum(axis=-1) * (z * z).sum(axis=-1))
-
-    if kind not in ("pearson", "spearman"):
-        raise ValueError(f"kind must be pearson or spearman, not {kind!r}")
-    if bootstrap < 1:
-        raise ValueError(f"a paired interval needs at least one bootstrap resample, got {bootstrap}")
-    ranked = (lambda v: stats.rankdata(v, axis=-1)) if kind == "spearman" else (lambda v: v)  # noqa: E731
-    draws = np.random.default_rng(seed).integers(0, len(y), size=(bootstrap, len(y)))
-    differences = (pearson(ranked(a[draws]), ranked(y[draws])) - pearson(ranked(b[draws]), ranked(y[draws])))
+    observed, differences, n = _difference_draws(first, second, human, bootstrap=bootstrap, seed=seed, kind=kind)
     differences = differences[np.isfinite(differences)]
     if not len(differences):
-        raise ValueError(f"every one of {bootstrap} resamples was constant: no interval on {len(y)} items")
+        raise ValueError(f"every one of {bootstrap} resamples was constant: no interval on {n} items")
     tail = (1 - level) / 2 * 100
-    a, b, y = ranked(a), ranked(b), ranked(y)
-    return CorrelationDifference(float(pearson(a, y) - pearson(b, y)), float(np.percentile(differences, tail)),
-                                 float(np.percentile(differences, 100 - tail)), int(len(y)))
+    return CorrelationDifference(observed, float(np.percentile(differences, tail)),
+                                 float(np.percentile(differences, 100 - tail)), n)
+
+
+def mean_correlation_difference(sets: Mapping[str, tuple[Sequence[float], Sequence[float], Sequence[float]]], *,
+                                bootstrap: int = 1000, seed: int = 0, level: float = 0.95,
+                                kind: Literal["pearson", "spearman"] = "pearson") -> CorrelationDifference:
+    """The mean over several sets of (correlation of ``first`` minus that of ``second`` with the humans), as in
+    a table's "mean over sets" column, with a paired interval: each set's items are resampled on their own
+    (the sets are independent samples) and the per-set differences averaged within each resample. ``sets``
+    maps a set's name to (first, second, human); ``n`` is the total number of items.
+
+    >>> rng = np.random.default_rng(1)
+    >>> def one(n):
+    ...     human = rng.normal(size=n)
+    ...     return human + rng.normal(size=n), human + 2 * rng.normal(size=n), human
+    >>> result = mean_correlation_difference({"a": one(200), "b": one(300)}, bootstrap=300)
+    >>> result.clear, result.difference > 0, result.n
+    (True, True, 500)
+    """
+    if not sets:
+        raise ValueError("no sets to average over")
+    observed, draws, total = [], [], 0
+    for offset, (name, (first, second, human)) in enumerate(sets.items()):
+        value, differences, n = _difference_draws(first, second, human, bootstrap=bootstrap, seed=seed + offset,
+                                                  kind=kind)
+        observed.append(value)
+        draws.append(differences)
+        total += n
+    means = np.mean(draws, axis=0)
+    means = means[np.isfinite(means)]
+    if not len(means):
+        raise ValueError(f"every one of {bootstrap} resamples was constant in some set")
+    tail = (1 - level) / 2 * 100
+    return CorrelationDifference(float(np.mean(observed)), float(np.percentile(means, tail)),
+                                 float(np.percentile(means, 100 - tail)), total)

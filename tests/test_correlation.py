@@ -116,3 +116,17 @@ def test_the_ceiling_figure_chooses_on_upheld_alone():
     assert gap["metric"].tolist() == ["rougeL", "rougeL"] and gap["ensemble"].tolist() == ["linear", "linear"]
     assert gap.loc["llm_arena", "ensemble r"] == 0.1 and gap.loc["upheld", "ensemble r"] == 0.75
     assert gap.loc["llm_arena", "metric r"] == 0.2
+    # with the items, a check set's metric is its r over all of them with a bootstrap interval
+    import numpy as np
+
+    from evalkit.stats import correlation_with_humans
+
+    rng = np.random.default_rng(0)
+    target = rng.normal(size=80)
+    items = {"upheld": None, "llm_arena": pd.DataFrame({"rougeL": target + rng.normal(size=80), "target": target})}
+    gap = ceiling_gap(grouped, ensembles, {"upheld": 0.9, "llm_arena": 0.8}, ["rougeL", "bertscore_f1"],
+                      frames=items, bootstrap=200, seed=1)
+    expected = correlation_with_humans(items["llm_arena"]["rougeL"], target, bootstrap=200, seed=1)
+    assert gap.loc["llm_arena", ["metric r", "metric low", "metric high"]].tolist() == pytest.approx(
+        [expected.pearson, expected.pearson_low, expected.pearson_high])
+    assert gap.loc["upheld", "metric r"] == 0.7 and np.isnan(gap.loc["upheld", "metric low"])

@@ -164,7 +164,7 @@ def test_chapter4_summary_follows_the_numbers():
     table = pd.DataFrame({"a r": [0.5, 0.3, 0.2, 0.4, 0.1], "b r": [0.6, 0.2, 0.3, 0.5, 0.1],
                           "mean r": [0.55, 0.25, 0.25, 0.45, 0.1]},
                          index=["PairEval", "BLEU-2", "BERTScore", "DirectEval", "PairEval, encoder zero-shot"])
-    good = stats.proportion([1] * 90 + [0] * 10)
+    good = stats.proportion([1] * 97 + [0] * 3)
     poor = stats.proportion([1] * 60 + [0] * 40)
     gain = {"a": CorrelationDifference(0.2, 0.05, 0.3, 100), "b": CorrelationDifference(-0.01, -0.1, 0.1, 100)}
     lines = chapter4_summary(accuracy={("PairEval", "random"): good, ("PairEval", "look-alike"): poor},
@@ -172,12 +172,21 @@ def test_chapter4_summary_follows_the_numbers():
                              training={"PairEval": run})
     text = "\n".join(lines)
     assert "0.800 -> 0.860" in text and "meets the 0.85 target" in text and "misses the 0.70 target" in text
+    assert "the paper" not in text  # no paper means given, none typed in
     assert "PairEval 0.550, BLEU-2 0.250, BERTScore 0.250 — PairEval is above both" in text
     assert "higher on 1 of 2 sets" in text and "gain on a, a loss on none" in text and "tell on b" in text
     table.loc["BLEU-2", "a r"] = 0.9  # the verdict turns with the numbers
     lines = chapter4_summary(accuracy={}, ddpp={}, table1=table, gain=gain, reference_sets=["a", "b"],
                              training={"PairEval": run})
     assert "not above both" in "\n".join(lines)
+    lines = chapter4_summary(accuracy={}, ddpp={}, table1=table, gain=gain, reference_sets=["a", "b"],
+                             training={"PairEval": run}, paper_means={"PairEval": 0.585},
+                             reference_gaps={"BLEU-2": CorrelationDifference(0.08, 0.02, 0.14, 400),
+                                             "BERTScore": CorrelationDifference(-0.02, -0.06, 0.02, 400)})
+    text = "\n".join(lines)
+    assert "minus BLEU-2 +0.080 [+0.020, +0.140] (a difference the sample supports)" in text
+    assert "minus BERTScore -0.020 [-0.060, +0.020] (inside the sampling error)" in text and "n = 400" in text
+    assert "(the paper's Llama-2-7B PairEval: 0.585)" in text
 
 
 def test_topical_chat_reader_joins_a_partners_messages_and_names_a_bad_record(tmp_path):

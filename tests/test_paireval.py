@@ -87,6 +87,24 @@ def test_hard_negatives_come_from_dailydialog_plusplus_records():
         assert (["ctx q"], "sly") in [(row.context_a, row.response_a), (row.context_b, row.response_b)]
 
 
+def test_copy_negatives_repeat_their_own_context_and_leave_other_pairs_alone():
+    dialogues = [[f"d{d} t{t}" for t in range(5)] for d in range(20)]
+    assert training_pairs(dialogues, 60, seed=3, copy_share=0.0).equals(training_pairs(dialogues, 60, seed=3))
+    pairs = training_pairs(dialogues, 400, seed=3, copy_share=0.25)
+    copies = pairs[pairs["negative"] == "copy"]
+    assert 0.18 < len(copies) / len(pairs) < 0.32
+    forms = set()
+    for row in copies.itertuples():
+        context, reply = (row.context_b, row.response_b) if row.better == "A" else (row.context_a, row.response_a)
+        source, turn = (int(part[1:]) for part in context[-1].split())
+        if reply == context[-1]:
+            forms.add("parrot")
+        else:  # the previous turn, then the real next utterance of the same dialogue
+            assert reply == f"{context[-1]} d{source} t{turn + 1}"
+            forms.add("prefix")
+    assert forms == {"parrot", "prefix"}
+
+
 def test_compare_responses_and_directeval_read_the_right_labels():
     from evalkit.paireval import compare_responses, directeval_scores
     from tests.fakes import ScriptedBackend

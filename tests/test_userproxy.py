@@ -236,3 +236,30 @@ def test_a_job_refuses_a_tokenizer_that_contradicts_its_lexical_mode():
         JobConfig.from_dict({"lexical_mode": "mirrorbench", "tokenizer": "words"})
     with pytest.raises(JobConfigError, match="lexical_mode"):
         JobConfig.from_dict({"lexical_mode": "faithful"})
+
+
+def test_userproxy_summary_reads_leads_controls_and_differences_from_the_numbers():
+    from evalkit import findings
+
+    lexical = pd.DataFrame({"z": [-1.0], "low": [-1.5], "high": [-0.5], "n": [8]},
+                           index=pd.MultiIndex.from_tuples([("a", "mattr")], names=["dataset", "metric"]))
+    realism = pd.DataFrame(
+        {"mean": [0.6, 0.3], "t_low": [0.5, 0.2], "t_high": [0.7, 0.4], "n": [8, 8], "HH": [0.7, 0.28]},
+        index=pd.MultiIndex.from_tuples([("a", "gteval"), ("a", "pi")], names=["dataset", "metric"]))
+    agreement = pd.DataFrame({"spearman": [0.3, 0.7], "spearman_low": [0.1, 0.6], "spearman_high": [0.5, 0.8],
+                              "n": [100, 100]}, index=["gteval, ours", "gteval, published"])
+    stability = pd.DataFrame([{"metric": "gteval", "kendalls_w": 0.78, "kendalls_w_p": 0.19,
+                               "leader leader": "goal: none", "leader runner_up": "goal: full",
+                               "leader difference": 0.05, "leader low": -0.1, "leader high": 0.2, "leader seeds": 3,
+                               "goal: none mean": 0.5, "goal: none sd over seeds": 0.1}])
+    ablation = pd.DataFrame({"gteval": [0.5, 0.45]}, index=["goal: none", "goal: full"])
+    assistant = pd.DataFrame({"guided": [0.5], "guided low": [0.4], "guided high": [0.6], "unguided": [0.8],
+                              "unguided low": [0.7], "unguided high": [0.9]}, index=["gteval"])
+    text = "\n".join(findings.userproxy_summary(lexical, realism, agreement, stability=stability, ablation=ablation,
+                                                assistant=assistant, seeds=3))
+    assert "excludes 0.5 on 1 of 1 datasets; but the same judge gives real-vs-real control pairs 0.28" in text
+    assert "excludes its control on 0 of 1" in text
+    assert "ahead of `goal: full` by +0.05 [-0.10, +0.20] per seed" in text and "cannot" not in text
+    assert "not a lead these seeds can tell from chance" in text and "gteval 0.78 (p = 0.19)" in text
+    # 0.3 apart with half-widths 0.1 each: hypot = 0.141, a difference
+    assert "unguided minus guided +0.30 [+0.16, +0.44] — a difference" in text

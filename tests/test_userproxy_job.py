@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 import yaml
 
 from evalkit.cache import CallCache
@@ -214,6 +215,17 @@ def test_kendalls_w_rank_stability_and_judge_sensitivity():
     assert job.kendalls_w(ranks) == pytest.approx(12 * ((s - s.mean()) ** 2).sum() / (9 * 24))
     sensitivity = job.judge_sensitivity(table)
     assert sensitivity.loc[("a", "d", "gteval"), "spread"] == pytest.approx(0.4)
+    # the leader (a: mean 0.8) against the runner-up (b: 0.617), per seed: 0.4, 0.2, -0.05
+    differences = np.array([0.4, 0.2, -0.05])
+    half = stats.t.ppf(0.975, 2) * differences.std(ddof=1) / np.sqrt(3)
+    assert (stability.at["j", "leader leader"], stability.at["j", "leader runner_up"]) == ("a", "b")
+    assert stability.at["j", "leader difference"] == pytest.approx(differences.mean())
+    assert stability.at["j", "leader low"] == pytest.approx(differences.mean() - half)
+    # exact permutation p of W: the first seed's order fixed, the other two seeds' 36 order pairs enumerated
+    from itertools import permutations
+    others = [np.array(p) + 1 for p in permutations(range(3))]
+    w = [job.kendalls_w(np.vstack([ranks[0], a, b])) for a in others for b in others]
+    assert stability.at["j", "kendalls_w_p"] == pytest.approx(np.mean(np.array(w) >= job.kendalls_w(ranks) - 1e-12))
 
 
 def test_report_as_json_and_html(job_dir):

@@ -162,18 +162,41 @@ def load_dailydialog_plusplus(split: Literal["dev", "test"], *,
 
 # --------------------------------------------------------------------------- training examples
 
+COPY_FORMS = ("prefix", "parrot")
+
+
+def copy_reply(context: Texts, reply: str, form: str) -> str:
+    """A reply that repeats its conversation: ``prefix`` puts the previous turn in front of the real reply
+    (the speaker mixes up whose words are whose), ``parrot`` answers with the previous turn itself.
+
+    >>> copy_reply(["Hi .", "Want tea ?"], "Yes please .", "prefix"), copy_reply(["Want tea ?"], "Yes .", "parrot")
+    ('Want tea ? Yes please .', 'Want tea ?')
+    """
+    if not context:
+        raise ValueError("a copy negative needs at least one context turn")
+    previous = str(context[-1]).strip()
+    if form == "prefix":
+        return f"{previous} {str(reply).strip()}"
+    if form == "parrot":
+        return previous
+    raise ValueError(f"copy form must be one of {COPY_FORMS}, not {form!r}")
+
+
 def training_pairs(dialogues: Sequence[Texts], n: int, *, seed: int = 0,
-                   hard_negatives: Sequence[dict[str, Any]] = (), hard_share: float = 0.5) -> pd.DataFrame:
+                   hard_negatives: Sequence[dict[str, Any]] = (), hard_share: float = 0.5,
+                   copy_share: float = 0.0) -> pd.DataFrame:
     """``n`` pairwise training examples, each two (conversation, reply) sides, one good and one bad.
 
     The good side is a context and its real next utterance. The bad side is another context with a wrong
     reply: a random utterance of a third dialogue, or — for a share ``hard_share`` of the examples when
     ``hard_negatives`` (DailyDialog++ records) are given — a human-written adversarial reply to that
-    record's context. The good side's slot (A or B) is random. With ``hard_negatives`` empty every negative
-    is random, so the hard-negative ablation keeps the number of examples.
+    record's context. For a share ``copy_share`` (drawn first) the wrong reply repeats its own context
+    instead (:func:`copy_reply`, the two forms alternating at random). The good side's slot (A or B) is
+    random. With ``hard_negatives`` empty every other negative is random, so the hard-negative ablation keeps
+    the number of examples; ``copy_share=0`` gives exactly the pairs of earlier versions.
 
     Columns: ``context_a``, ``response_a``, ``context_b``, ``response_b``, ``better`` ("A"/"B"),
-    ``negative`` ("random"/"adversarial").
+    ``negative`` ("random"/"adversarial"/"copy").
     """
     if len(dialogues) < 3:
         raise ValueError("need at least three dialogues (positive, negative context, negative reply)")
@@ -191,7 +214,12 @@ def training_pairs(dialogues: Sequence[Texts], n: int, *, seed: int = 0,
         dialogue = dialogues[source]
         cut = int(rng.integers(1, len(dialogue)))
         good = (list(dialogue[:cut]), dialogue[cut])
-        if hard_negatives and rng.random() < hard_share:
+        if copy_share and rng.random() < copy_share:
+            other = dialogues[other_than(source)]
+            other_cut = int(rng.integers(1, len(other)))
+            form = COPY_FORMS[int(rng.integers(len(COPY_FORMS)))]
+            bad, kind = (list(other[:other_cut]), copy_reply(other[:other_cut], other[other_cut], form)), "copy"
+        elif hard_negatives and rng.random() < hard_share:
             record = hard_negatives[int(rng.integers(len(hard_negatives)))]
             replies = record["adversarial_negative_responses"]
             bad, kind = (list(record["context"]), replies[int(rng.integers(len(replies)))]), "adversarial"

@@ -42,6 +42,7 @@ class EncoderRecipe:
     validation_pairs: int = 400
     curve_points: int = 4            # validation points on the learning curve (each costs ~8 s)
     second_corpus_share: float = 0.0  # share of training pairs from Topical-Chat (:func:`second_corpus`)
+    copy_share: float = 0.0           # share of DailyDialog pairs whose bad reply copies its context
 
 
 @dataclass(frozen=True)
@@ -238,15 +239,16 @@ def recipe_pairs(recipe: JudgeRecipe, data: JudgeData, *, hard_share: float,
     for a share ``second_corpus_share``, Topical-Chat pairs with random negatives (:func:`second_corpus`)."""
     settings = recipe.encoder
     extra = int(round(settings.pairs * settings.second_corpus_share))
-    pairs = _pairs(data, settings.pairs - extra, hard_share, recipe.seed)
+    pairs = _pairs(data, settings.pairs - extra, hard_share, recipe.seed, copy_share=settings.copy_share)
     if not extra:
         return pairs
     corpus = second_corpus(seed=recipe.seed, data_dir=data_dir)
     return pd.concat([pairs, training_pairs(corpus.train, extra, seed=recipe.seed + 7)], ignore_index=True)
 
 
-def _pairs(data: JudgeData, n: int, hard_share: float, seed: int) -> pd.DataFrame:
-    return training_pairs(data.train, n, seed=seed, hard_negatives=data.hard_train, hard_share=hard_share)
+def _pairs(data: JudgeData, n: int, hard_share: float, seed: int, *, copy_share: float = 0.0) -> pd.DataFrame:
+    return training_pairs(data.train, n, seed=seed, hard_negatives=data.hard_train, hard_share=hard_share,
+                          copy_share=copy_share)
 
 
 def validation_pairs(data: JudgeData, n: int, hard_share: float, seed: int) -> pd.DataFrame:

@@ -5,27 +5,48 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
-__all__ = ["TARGETS", "chapter4_summary", "target_verdict"]
+__all__ = ["TARGETS", "attack_verdicts", "chapter4_summary", "paired_gaps", "target_verdict"]
 
 # The held-out accuracy the kit's fine-tuned judge aims for, by kind of negative.
 TARGETS = {"random": 0.85, "look-alike": 0.70}
 
 
 def target_verdict(value: Any, target: float) -> str:
-    """How a proportion with an interval stands against a target.
+    """How a proportion with an interval stands against a target: met or missed only when the whole interval
+    is on one side, else said to be at or below the target by its point estimate, unsettled.
 
     >>> from evalkit.stats import proportion
     >>> target_verdict(proportion([1] * 95 + [0] * 5), 0.85)
     'meets the 0.85 target, the whole interval above it'
     >>> target_verdict(proportion([1] * 86 + [0] * 14), 0.85)
-    'meets the 0.85 target, though the interval reaches below it'
+    'above the 0.85 target by its point estimate; the interval reaches below it, so the sample does not settle it'
     >>> target_verdict(proportion([1] * 60 + [0] * 40), 0.85)
     'misses the 0.85 target, the whole interval below it'
     """
-    if value.value < target:
-        return f"misses the {target:.2f} target" + (", the whole interval below it" if value.high < target else "")
-    return f"meets the {target:.2f} target" + (", the whole interval above it" if value.low >= target
-                                               else ", though the interval reaches below it")
+    if value.low >= target:
+        return f"meets the {target:.2f} target, the whole interval above it"
+    if value.high < target:
+        return f"misses the {target:.2f} target, the whole interval below it"
+    side = "above" if value.value >= target else "below"
+    return (f"{side} the {target:.2f} target by its point estimate; the interval reaches "
+            f"{'below' if side == 'above' else 'above'} it, so the sample does not settle it")
+
+
+def attack_verdicts(intervals: Mapping[str, Any], *, judge: str = "PairEval") -> str:
+    """Which attacks a judge resists (prefers the original reply, the whole interval above 0.5), falls for
+    (prefers the corrupted reply, the whole interval below 0.5) or cannot be told apart from chance on.
+    ``intervals``: attack name -> proportion of cases where the original wins.
+
+    >>> from evalkit.stats import proportion
+    >>> attack_verdicts({"dull": proportion([1] * 90 + [0] * 10), "copy": proportion([0] * 40),
+    ...                  "swap": proportion([1] * 22 + [0] * 18)})
+    'PairEval resists dull; falls for copy (0.000 [0.000, 0.088]); is not told from chance on swap.'
+    """
+    resists = [name for name, v in intervals.items() if v.low > 0.5]
+    falls = [f"{name} ({v})".replace(f" (n = {v.n})", "") for name, v in intervals.items() if v.high < 0.5]
+    unclear = [name for name, v in intervals.items() if v.low <= 0.5 <= v.high]
+    return (f"{judge} resists {_names(resists)}; falls for {_names(falls)}; "
+            f"is not told from chance on {_names(unclear)}.")
 
 
 def _names(names: Sequence[str]) -> str:
@@ -34,10 +55,15 @@ def _names(names: Sequence[str]) -> str:
 
 def chapter4_summary(*, accuracy: Mapping[tuple[str, str], Any], ddpp: Mapping[tuple[str, str], Any],
                      table1: pd.DataFrame, gain: Mapping[str, Any], reference_sets: Sequence[str],
-                     training: Mapping[str, Any]) -> list[str]:
+                     training: Mapping[str, Any], reference_gaps: Mapping[str, Any] | None = None,
+                     paper_means: Mapping[str, float] | None = None,
+                     lm_gap: Mapping[str, Any] | None = None) -> list[str]:
     """The chapter's findings as sentences. ``accuracy``/``ddpp``: (judge, negative kind) -> proportion;
     ``table1``: :func:`~evalkit.paireval.table1.table1_view`; ``gain``: set -> paired difference of r
-    (fine-tuned minus zero-shot encoder); ``training``: judge name -> training run."""
+    (fine-tuned minus zero-shot encoder); ``training``: judge name -> training run; ``reference_gaps``:
+    metric -> :func:`~evalkit.stats.mean_correlation_difference` of PairEval minus that metric over the
+    reference sets; ``paper_means``: the paper's mean r over all six sets, by method; ``lm_gap``: set -> paired
+    difference of r, encoder PairEval minus the zero-shot LM judge, on the LM subset."""
     run = training["PairEval"]
     lines = []
     if run.curve:
@@ -67,20 +93,68 @@ def chapter4_summary(*, accuracy: Mapping[tuple[str, str], Any], ddpp: Mapping[t
     means = table1.loc[:, [f"{name} r" for name in reference_sets if f"{name} r" in table1.columns]].mean(axis=1)
     if {"PairEval", "BLEU-2", "BERTScore"} <= set(means.index) and not means.isna().any():
         above = means["PairEval"] > max(means["BLEU-2"], means["BERTScore"])
-        lines.append(f"Mean Pearson r over the {len(reference_sets)} sets with references: PairEval "
-                     f"{means['PairEval']:.3f}, BLEU-2 {means['BLEU-2']:.3f}, BERTScore {means['BERTScore']:.3f} "
-                     f"— PairEval is {'above' if above else 'not above'} both reference-based metrics.")
+        line = (f"Mean Pearson r over the {len(reference_sets)} sets with references: PairEval "
+                f"{means['PairEval']:.3f}, BLEU-2 {means['BLEU-2']:.3f}, BERTScore {means['BERTScore']:.3f} "
+                f"— PairEval is {'above' if above else 'not above'} both reference-based metrics")
+        if reference_gaps:
+            line += "; PairEval minus " + ", minus ".join(
+                f"{metric} {g.difference:+.3f} [{g.low:+.3f}, {g.high:+.3f}]"
+                + (" (a difference the sample supports)" if g.clear else " (inside the sampling error)")
+                for metric, g in reference_gaps.items()) + f" (paired bootstrap over the n = " \
+                f"{next(iter(reference_gaps.values())).n} items, each set resampled on its own)"
+        lines.append(line + ".")
     if "PairEval" in table1.index:
         overall = {m: float(table1.loc[m, "mean r"]) for m in ("PairEval", "DirectEval", "PairEval, encoder zero-shot")
                    if m in table1.index}
-        lines.append("Mean Pearson r over all six sets: " + ", ".join(f"{m} {v:.3f}" for m, v in overall.items())
-                     + " (the paper's Llama-2-7B PairEval: 0.585, DirectEval: 0.498).")
+        paper = "".join(f", {m}: {v:.3f}" for m, v in (paper_means or {}).items())
+        lines.append(f"Mean Pearson r over all {len(gain) or 'the'} sets: "
+                     + ", ".join(f"{m} {v:.3f}" for m, v in overall.items())
+                     + (f" (the paper's Llama-2-7B{paper[1:]})" if paper else "") + ".")
+    lines.append(_gain_line("Fine-tuning against the untrained encoder", gain))
+    if lm_gap:
+        n = min((g.n for g in lm_gap.values() if not isinstance(g, str)), default=0)
+        lines.append(_gain_line(f"The fine-tuned encoder PairEval against the zero-shot SmolLM2 judge (the LM subset, "
+                                f"n = {n} items per set)", lm_gap))
+    return lines
+
+
+def paired_gaps(first: Mapping[str, Any], second: Mapping[str, Any], human: Mapping[str, Any], *,
+                bootstrap: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """Per set, :func:`~evalkit.stats.correlation_difference` of ``first`` minus ``second``; a set where it
+    cannot be had (under 3 scored items, or every resample constant) maps to the reason, a string.
+
+    >>> import numpy as np
+    >>> gaps = paired_gaps({"a": [1, 2, 3, 4], "b": [1, np.nan]}, {"a": [2, 1, 4, 3], "b": [1, 2]},
+    ...                    {"a": [1, 2, 3, 4], "b": [1, 2]}, bootstrap=50)
+    >>> type(gaps["a"]).__name__, gaps["b"]
+    ('CorrelationDifference', 'a correlation needs at least 3 scored items, got 1')
+    """
+    from ..stats import correlation_difference
+
+    out: dict[str, Any] = {}
+    for name in first:
+        try:
+            out[name] = correlation_difference(first[name], second[name], human[name], bootstrap=bootstrap, seed=seed)
+        except ValueError as error:
+            out[name] = str(error)
+    return out
+
+
+def _gain_line(label: str, gain: Mapping[str, Any]) -> str:
+    """One sentence on per-set paired differences of r: where higher, and where the interval tells.
+
+    >>> from evalkit.stats import CorrelationDifference as D
+    >>> _gain_line("X against Y", {"a": D(0.2, 0.05, 0.3, 50), "b": D(-0.1, -0.3, 0.1, 50)})
+    'X against Y: r is higher on 1 of 2 sets (a +0.20 [+0.05, +0.30]; b -0.10 [-0.30, +0.10]); the paired interval shows a gain on a, a loss on none, and no difference the sample can tell on b.'
+    """
+    failed = {name: g for name, g in gain.items() if isinstance(g, str)}
+    gain = {name: g for name, g in gain.items() if not isinstance(g, str)}
     higher = [name for name, g in gain.items() if g.difference > 0]
     clear_gain = [name for name, g in gain.items() if g.clear and g.difference > 0]
     clear_loss = [name for name, g in gain.items() if g.clear and g.difference < 0]
     unclear = [name for name, g in gain.items() if not g.clear]
-    lines.append(f"Fine-tuning against the untrained encoder: r is higher on {len(higher)} of {len(gain)} sets; "
-                 f"the paired interval shows a gain on {_names(clear_gain)}, a loss on {_names(clear_loss)}, and "
-                 f"no difference the sample can tell on {_names(unclear)}.")
-    return lines
+    each = "; ".join(f"{name} {g.difference:+.2f} [{g.low:+.2f}, {g.high:+.2f}]" for name, g in gain.items())
+    return (f"{label}: r is higher on {len(higher)} of {len(gain)} sets ({each}); the paired interval shows a gain "
+            f"on {_names(clear_gain)}, a loss on {_names(clear_loss)}, and no difference the sample can tell on "
+            f"{_names(unclear)}" + "".join(f"; not computed on {name} ({why})" for name, why in failed.items()) + ".")
 

@@ -14,7 +14,7 @@ from ..results import json_ready
 from .evaluate import JUDGE_METRICS
 from .runstore import RunStore
 
-__all__ = ["scores", "kendalls_w", "rank_stability", "judge_sensitivity", "report", "write_html"]
+__all__ = ["scores", "kendalls_w", "kendalls_w_p", "leader_gap", "rank_stability", "judge_sensitivity", "report", "write_html"]
 
 
 def scores(store: RunStore, run_id: str) -> pd.DataFrame:
@@ -44,6 +44,53 @@ def kendalls_w(rankings: np.ndarray) -> float:
     return 12 * s / (m ** 2 * (n ** 3 - n))
 
 
+def kendalls_w_p(rankings: np.ndarray, *, draws: int = 20000, seed: int = 0) -> float:
+    """P(W >= the observed W) if every rater ordered the items at random (rows shuffled independently): exact
+    by enumerating the raters' orders when there are at most ``draws`` combinations, else a permutation
+    estimate from ``draws`` random ones. (Friedman's chi-square approximation is poor for a few raters.)
+
+    >>> round(kendalls_w_p(np.array([[1, 2, 3], [1, 2, 3], [1, 2, 3]])), 4)  # 6 of 216 orders agree fully
+    0.0278
+    >>> kendalls_w_p(np.array([[1, 2, 3], [3, 2, 1]]))
+    1.0
+    """
+    from itertools import permutations, product
+
+    m, n = rankings.shape
+    observed = kendalls_w(rankings) - 1e-12
+    orders = [np.array(p) for p in permutations(range(n))]
+    # the first rater's order can be fixed: W depends only on the others' orders relative to it
+    if len(orders) ** (m - 1) <= draws:
+        values = [kendalls_w(np.vstack([rankings[0]] + [rankings[i][order] for i, order in enumerate(combo, 1)]))
+                  for combo in product(orders, repeat=m - 1)]
+    else:
+        rng = np.random.default_rng(seed)
+        values = [kendalls_w(np.vstack([rankings[0]] + [rng.permutation(rankings[i]) for i in range(1, m)]))
+                  for _ in range(draws)]
+    return float(np.mean(np.asarray(values) >= observed))
+
+
+def leader_gap(wide: pd.DataFrame, *, level: float = 0.95) -> dict[str, Any]:
+    """The proxy with the highest mean over seeds against the runner-up: the mean per-seed difference with a
+    Student-t interval over seeds (each seed is one draw of episodes, so the seeds are the sample).
+
+    >>> wide = pd.DataFrame({"a": [0.5, 0.6, 0.55], "b": [0.4, 0.45, 0.5]})
+    >>> gap = leader_gap(wide)
+    >>> gap["leader"], gap["runner_up"], round(gap["difference"], 3), gap["seeds"]
+    ('a', 'b', 0.1, 3)
+    """
+    from scipy import stats as scipy_stats
+
+    means = wide.mean().sort_values(ascending=False)
+    leader, runner_up = str(means.index[0]), str(means.index[1])
+    differences = (wide[leader] - wide[runner_up]).dropna().to_numpy(dtype=float)
+    k = len(differences)
+    half = (scipy_stats.t.ppf(0.5 + level / 2, k - 1) * differences.std(ddof=1) / np.sqrt(k)) if k > 1 else np.nan
+    mean = float(differences.mean()) if k else float("nan")
+    return {"leader": leader, "runner_up": runner_up, "difference": mean, "low": float(mean - half),
+            "high": float(mean + half), "seeds": k}
+
+
 def _better_is_higher(metric: str) -> bool:
     return metric in JUDGE_METRICS  # lexical z-scores: closest to 0 is best
 
@@ -51,7 +98,9 @@ def _better_is_higher(metric: str) -> bool:
 def rank_stability(table: pd.DataFrame) -> pd.DataFrame:
     """Per dataset, metric and judge with at least two proxies and two seeds: the proxies' order in each
     seed (judge metrics: higher mean first; lexical: |z| closest to 0 first), Kendall's W across seeds,
-    whether the order is identical in every seed, and each proxy's mean ± sd over seeds."""
+    whether the order is identical in every seed with its permutation p (:func:`kendalls_w_p`), the leader's
+    per-seed lead over the runner-up with a t-interval (:func:`leader_gap`, on the ranking key: for lexical
+    metrics minus |z|), and each proxy's mean ± sd over seeds."""
     out = []
     if table.empty:
         return pd.DataFrame()
@@ -62,8 +111,11 @@ def rank_stability(table: pd.DataFrame) -> pd.DataFrame:
         key = wide if _better_is_higher(metric) else -wide.abs()
         ranks = key.rank(axis=1, ascending=False, method="average")
         orders = [" > ".join(row.sort_values(ascending=False).index) for _, row in key.iterrows()]
+        gap = leader_gap(key)
         out.append({"dataset": dataset, "metric": metric, "judge": judge, "seeds": wide.shape[0],
                     "proxies": wide.shape[1], "kendalls_w": kendalls_w(ranks.to_numpy()),
+                    "kendalls_w_p": kendalls_w_p(ranks.to_numpy()),
+                    **{f"leader {k}": v for k, v in gap.items()},
                     "same_order_every_seed": len(set(orders)) == 1, "orders": orders,
                     **{f"{p} mean": wide[p].mean() for p in wide.columns},
                     **{f"{p} sd over seeds": wide[p].std(ddof=1) for p in wide.columns}})
