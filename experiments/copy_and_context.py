@@ -33,6 +33,12 @@ contains that turn stays the highest score whatever 400 copy pairs teach); turns
 +0.003 [-0.035, +0.037] -> not adopted (DailyDialog random +0.037 [+0.007, +0.068], look-alike -0.015
 [-0.050, +0.020]; training 415 s vs 267 s). ``copy+turns2`` was therefore not trained.
 
+**Added after that result (session 8), rule fixed before its run:** ``head+copy`` — the same copy negatives
+with a relevance head (``EncoderRecipe.head_hidden = 64``: an MLP over ``[u * v, |u - v|]`` added to the
+cosine, ``paireval.encoder.relevance_head``), which can score a reply lower for being *too* like its context.
+Adopted by the same rule as ``copy``: copy check higher with the interval above 0, no other check lower with
+the interval entirely below 0.
+
 Variants named on the command line run alone (default: all); ``copy+turns2`` is only needed when both single
 changes are adopted.
 """
@@ -73,7 +79,8 @@ def main() -> None:
               "Topical-Chat selection, random": training_pairs(corpus.selection, 400, seed=seed + 1)}
     variants = {"book": enc, "copy": replace(enc, copy_share=0.125),
                 "turns2": replace(enc, context_turns=2, max_tokens=128),
-                "copy+turns2": replace(enc, copy_share=0.125, context_turns=2, max_tokens=128)}
+                "copy+turns2": replace(enc, copy_share=0.125, context_turns=2, max_tokens=128),
+                "head+copy": replace(enc, copy_share=0.125, head_hidden=64)}
     chosen = sys.argv[1:] or list(variants)
     variants = {name: settings for name, settings in variants.items() if name in chosen or name == "book"}
     judges, seconds = {"zero-shot": pe.EncoderJudge()}, {}
@@ -86,7 +93,7 @@ def main() -> None:
             batch_size=settings.batch_size, learning_rate=settings.learning_rate,
             in_batch_negatives=settings.in_batch_negatives, context_turns=settings.context_turns,
             max_tokens=settings.max_tokens, freeze_embeddings=settings.freeze_embeddings,
-            curve_points=settings.curve_points, seed=seed)
+            curve_points=settings.curve_points, seed=seed, head_hidden=settings.head_hidden)
         seconds[name] = run.seconds
         print(f"{name}: {'cached' if run.from_cache else 'trained'} in {time.time() - started:.0f} s "
               f"({run.seconds:.0f} s training, {run.pairs_per_second:.1f} pairs/s); curve {run.curve}", flush=True)

@@ -67,3 +67,30 @@ def test_training_learns_is_seeded_and_cached(tmp_path, monkeypatch):
 def test_training_refuses_too_few_pairs():
     with pytest.raises(ValueError, match="less than one batch"):
         pe.train_encoder_judge(_toy_pairs(3, 0), batch_size=8)
+
+
+def _copy_pairs(n: int, seed: int) -> pd.DataFrame:
+    """Same-conversation pairs: a question answered (good) against the question repeated back (bad)."""
+    rng = np.random.default_rng(seed)
+    things, colours = ["car", "door", "hat", "cup", "wall", "bag", "kite", "boat"], ["red", "blue", "green", "grey"]
+    rows = []
+    for _ in range(n):
+        question = f"Which colour is the {rng.choice(things)} you bought?"
+        good, bad = ([question], f"It is {rng.choice(colours)}."), ([question], question)
+        a, b, better = (good, bad, "A") if rng.random() < 0.5 else (bad, good, "B")
+        rows.append((a[0], a[1], b[0], b[1], better, "copy"))
+    return pd.DataFrame(rows, columns=["context_a", "response_a", "context_b", "response_b", "better", "negative"])
+
+
+def test_a_relevance_head_learns_what_a_cosine_cannot_and_is_saved_with_the_judge(tmp_path, monkeypatch, judge):
+    monkeypatch.setenv("EVALKIT_CACHE_DIR", str(tmp_path / "cache"))
+    train, held_out = _copy_pairs(96, 0), _copy_pairs(32, 1)
+    assert np.mean(pe.pair_accuracy(judge, held_out)) == 0.0  # the cosine prefers the copy, every time
+    run = pe.train_encoder_judge(train, batch_size=8, learning_rate=5e-4, head_hidden=16, curve_points=1,
+                                 validation=held_out)
+    assert run.config["recipe"]["head_hidden"] == 16 and run.curve[-1]["accuracy"] >= 0.9
+    trained = pe.EncoderJudge.from_training(run)
+    assert trained.head is not None
+    assert np.mean(pe.pair_accuracy(trained, held_out)) == pytest.approx(run.curve[-1]["accuracy"])
+    plain = pe.train_encoder_judge(train, batch_size=8, learning_rate=5e-4, curve_points=1, validation=held_out)
+    assert "head_hidden" not in plain.config["recipe"] and pe.EncoderJudge.from_training(plain).head is None

@@ -69,6 +69,7 @@ class EncoderJudge:
         self.tokenizer = AutoTokenizer.from_pretrained(str(self.path))
         self.model = AutoModel.from_pretrained(str(self.path)).eval()
         self._memo: dict[str, np.ndarray] = {}
+        self.head = load_head(self.path)
 
     @classmethod
     def from_training(cls, run: "EncoderTrainingRun") -> "EncoderJudge":
@@ -88,12 +89,17 @@ class EncoderJudge:
         return np.stack([self._memo[t] for t in texts]) if texts else np.zeros((0, 0))
 
     def relevance(self, contexts: Sequence[Texts], responses: Sequence[str]) -> np.ndarray:
-        """``f(h, r)``: cosine of the conversation's and the reply's embeddings."""
+        """``f(h, r)``: cosine of the conversation's and the reply's embeddings (plus the trained
+        :class:`RelevanceHead`'s term when the judge has one)."""
         if len(contexts) != len(responses):
             raise ValueError(f"{len(contexts)} contexts but {len(responses)} responses")
         history = self.embed([_context_text(c, self.turns) for c in contexts])
         reply = self.embed([str(r).strip() for r in responses])
-        return (history * reply).sum(axis=1)
+        score = (history * reply).sum(axis=1)
+        if getattr(self, "head", None) is not None and len(score):
+            with self._torch.no_grad():
+                score = score + self.head(self._torch.from_numpy(history), self._torch.from_numpy(reply)).numpy()
+        return score
 
     def prefer(self, first: np.ndarray, second: np.ndarray) -> np.ndarray:
         """P(first better) from two relevance arrays."""
@@ -122,6 +128,44 @@ class EncoderJudge:
     def direct(self, contexts: Sequence[Texts], responses: Sequence[str]) -> np.ndarray:
         """DirectEval's P(good reply) = sigmoid(scale * f + bias)."""
         return 1.0 / (1.0 + np.exp(-(self.scale * self.relevance(contexts, responses) + self.bias)))
+
+
+HEAD_FILE = "relevance-head.pt"
+
+
+def relevance_head(dimension: int, hidden: int):
+    """A small MLP over ``[u * v, |u - v|]`` of a context embedding ``u`` and a reply embedding ``v``, added to
+    their cosine. A cosine alone ranks a reply higher the closer it is to its context, so a reply that repeats
+    the context wins; the head can learn a score that falls again when the two are *too* alike. Its last
+    layer starts at zero, so training starts from the plain cosine judge."""
+    import torch
+
+    class RelevanceHead(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.dimension, self.hidden = dimension, hidden
+            self.layers = torch.nn.Sequential(torch.nn.Linear(2 * dimension, hidden), torch.nn.ReLU(),
+                                              torch.nn.Linear(hidden, 1))
+            torch.nn.init.zeros_(self.layers[2].weight)
+            torch.nn.init.zeros_(self.layers[2].bias)
+
+        def forward(self, u, v):
+            return self.layers(torch.cat([u * v, (u - v).abs()], dim=-1)).squeeze(-1)
+
+    return RelevanceHead()
+
+
+def load_head(folder: Path):
+    """The relevance head saved beside a trained encoder, or None when the judge has none."""
+    path = Path(folder) / HEAD_FILE
+    if not path.is_file():
+        return None
+    import torch
+
+    saved = torch.load(path, map_location="cpu", weights_only=True)
+    head = relevance_head(int(saved["dimension"]), int(saved["hidden"]))
+    head.load_state_dict(saved["state"])
+    return head.eval()
 
 
 def _embed(model: Any, tokenizer: Any, texts: Sequence[str], max_tokens: int):
@@ -181,7 +225,7 @@ def train_encoder_judge(pairs: pd.DataFrame, *, kind: Literal["pairwise", "direc
                         validation: pd.DataFrame | None = None, batch_size: int = 16,
                         learning_rate: float = 3e-5, in_batch_negatives: float = 1.0, context_turns: int = 1,
                         max_tokens: int = 64, freeze_embeddings: bool = False, warmup_share: float = 0.1,
-                        curve_points: int = 6, seed: int = 0,
+                        curve_points: int = 6, seed: int = 0, head_hidden: int = 0,
                         model: str | Path | None = None, output_dir: str | Path | None = None,
                         reuse: bool = True) -> EncoderTrainingRun:
     """Fine-tune the encoder on training pairs (columns of :func:`~evalkit.paireval.data.training_pairs`).
@@ -193,6 +237,8 @@ def train_encoder_judge(pairs: pd.DataFrame, *, kind: Literal["pairwise", "direc
     ``freeze_embeddings`` keeps the word-embedding table (half the encoder's weights) fixed: its dense
     gradient and optimizer update are a large share of a CPU step.
     ``validation`` pairs (never trained on) give the learning curve at ``curve_points`` points.
+    ``head_hidden`` > 0 adds a :func:`relevance_head` of that width to the cosine (trained at 20x the
+    learning rate, saved beside the encoder and loaded with it).
     """
     import torch
     from transformers import AutoModel, AutoTokenizer
@@ -209,6 +255,8 @@ def train_encoder_judge(pairs: pd.DataFrame, *, kind: Literal["pairwise", "direc
               "in_batch_negatives": in_batch_negatives, "context_turns": context_turns, "max_tokens": max_tokens,
               "warmup_share": warmup_share, "seed": seed, "curve_points": curve_points,
               "freeze_embeddings": freeze_embeddings}
+    if head_hidden:  # only when used, so the keys of judges without a head stay as they were
+        recipe["head_hidden"] = head_hidden
     config = {"model": location.name, "recipe": recipe}
     key = _key(config, pairs, validation)
     folder = Path(output_dir) if output_dir is not None else cache_dir() / "encoder-judges" / key
@@ -227,7 +275,11 @@ def train_encoder_judge(pairs: pd.DataFrame, *, kind: Literal["pairwise", "direc
     if freeze_embeddings:
         encoder.get_input_embeddings().weight.requires_grad_(False)
     trainable = [p for p in encoder.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(trainable + [scale, bias], lr=learning_rate, weight_decay=0.01)
+    head = relevance_head(encoder.config.hidden_size, head_hidden) if head_hidden else None
+    groups = [{"params": trainable + [scale, bias]}]
+    if head is not None:
+        groups.append({"params": list(head.parameters()), "lr": 20 * learning_rate})
+    optimizer = torch.optim.AdamW(groups, lr=learning_rate, weight_decay=0.01)
     order = np.random.default_rng(seed).permutation(len(pairs))
     shuffled = pairs.iloc[order].reset_index(drop=True)
     good_c, good_r, bad_c, bad_r = good_and_bad_sides(shuffled)
@@ -239,7 +291,7 @@ def train_encoder_judge(pairs: pd.DataFrame, *, kind: Literal["pairwise", "direc
     probe = EncoderJudge.__new__(EncoderJudge)  # shares the live model while training, for the curve
     probe.tokenizer, probe.model, probe.turns, probe.max_tokens, probe.scale, probe.bias = (
         tokenizer, encoder, context_turns, max_tokens, 20.0, 0.0)
-    probe.batch_size, probe._torch, probe._memo = 64, torch, {}
+    probe.batch_size, probe._torch, probe._memo, probe.head = 64, torch, {}, head
 
     def validation_accuracy() -> float:
         probe._memo = {}
@@ -247,6 +299,9 @@ def train_encoder_judge(pairs: pd.DataFrame, *, kind: Literal["pairwise", "direc
         accuracy = float(np.mean(pair_accuracy(probe, validation)))
         encoder.train()
         return accuracy
+
+    def pair_score(u, v):
+        return (u * v).sum(-1) + (head(u, v) if head is not None else 0.0)
 
     curve = [{"pairs": 0, "accuracy": validation_accuracy()}] if validation is not None else []
     context = lambda turns: _context_text(turns, context_turns)  # noqa: E731
@@ -259,12 +314,13 @@ def train_encoder_judge(pairs: pd.DataFrame, *, kind: Literal["pairwise", "direc
         reply_good = _embed(encoder, tokenizer, good_r[batch], max_tokens)
         history_bad = _embed(encoder, tokenizer, [context(c) for c in bad_c[batch]], max_tokens)
         reply_bad = _embed(encoder, tokenizer, bad_r[batch], max_tokens)
-        good = (history_good * reply_good).sum(-1)
-        bad = (history_bad * reply_bad).sum(-1)
+        good = pair_score(history_good, reply_good)
+        bad = pair_score(history_bad, reply_bad)
         if kind == "pairwise":
             loss = -torch.nn.functional.logsigmoid(scale * (good - bad)).mean()
             if in_batch_negatives:
-                logits = scale * history_good @ torch.cat([reply_good, reply_bad]).T
+                replies = torch.cat([reply_good, reply_bad])
+                logits = scale * pair_score(history_good[:, None, :], replies[None, :, :])
                 loss = loss + in_batch_negatives * torch.nn.functional.cross_entropy(
                     logits, torch.arange(len(history_good)))
         else:
@@ -283,6 +339,9 @@ def train_encoder_judge(pairs: pd.DataFrame, *, kind: Literal["pairwise", "direc
     folder.mkdir(parents=True, exist_ok=True)
     encoder.save_pretrained(str(folder))
     tokenizer.save_pretrained(str(folder))
+    if head is not None:
+        torch.save({"dimension": head.dimension, "hidden": head.hidden, "state": head.state_dict()},
+                   folder / HEAD_FILE)
     result = {"key": key, "losses": losses, "curve": curve, "seconds": trained_seconds,
               "pairs": steps * batch_size, "scale": float(scale.detach()), "bias": float(bias.detach()),
               "config": config}

@@ -43,6 +43,7 @@ class EncoderRecipe:
     curve_points: int = 4            # validation points on the learning curve (each costs ~8 s)
     second_corpus_share: float = 0.0  # share of training pairs from Topical-Chat (:func:`second_corpus`)
     copy_share: float = 0.0           # share of DailyDialog pairs whose bad reply copies its context
+    head_hidden: int = 0              # width of an MLP relevance head on top of the cosine (0: none)
 
 
 @dataclass(frozen=True)
@@ -277,7 +278,7 @@ def train_judge(recipe: JudgeRecipe | str, *, kind: Literal["pairwise", "direct"
         batch_size=settings.batch_size, learning_rate=settings.learning_rate,
         in_batch_negatives=settings.in_batch_negatives, context_turns=settings.context_turns,
         max_tokens=settings.max_tokens, freeze_embeddings=settings.freeze_embeddings,
-        curve_points=settings.curve_points, seed=recipe.seed)
+        curve_points=settings.curve_points, seed=recipe.seed, head_hidden=settings.head_hidden)
 
 
 def train_lm_judge(recipe: JudgeRecipe | str, *, kind: Literal["pairwise", "direct"] = "pairwise",
