@@ -205,16 +205,20 @@ def userproxy_summary(lexical: pd.DataFrame, realism: pd.DataFrame, agreement: p
     if "HH" in pi.columns and pi["HH"].notna().any():
         control = pi.dropna(subset=["HH"])
         apart = int(((control["HH"] < control["t_low"]) | (control["HH"] > control["t_high"])).sum())
-        line += (f"; but the same judge gives real-vs-real control pairs {control['HH'].min():.2f} to "
-                 f"{control['HH'].max():.2f}, and the proxy's interval excludes its control on {apart} of "
-                 f"{len(control)} — the judge's own bias, not the proxy, sets most of the distance from 0.5")
+        line += (f"; the same judge gives real-vs-real control pairs {control['HH'].min():.2f} to "
+                 f"{control['HH'].max():.2f} (0.5 would be a judge without bias), and the proxy's interval "
+                 f"excludes its control on {apart} of {len(control)}")
     lines.append(line + ".")
     if sensitivity is not None and not sensitivity.empty:
-        half = ((realism["t_high"] - realism["t_low"]) / 2).median()
-        inside = int((sensitivity["spread"] < half).sum())
+        halves = (realism["t_high"] - realism["t_low"]) / 2
+        own = [halves.get((dataset, metric), np.nan) for _, dataset, metric in sensitivity.index]
+        spreads = sensitivity["spread"].to_numpy(dtype=float)
+        known = np.isfinite(own)
+        inside = int((spreads[known] < np.asarray(own)[known]).sum())
         lines.append(f"**Judges.** The two judges differ by up to {sensitivity['spread'].max():.2f} on the same rollouts "
-                     f"(median {sensitivity['spread'].median():.2f}); the median half-width of one judge's interval is "
-                     f"{half:.2f}, and {inside} of {len(sensitivity)} spreads are smaller than that.")
+                     f"(median {sensitivity['spread'].median():.2f}); {inside} of {int(known.sum())} of these spreads are "
+                     "smaller than the half-width of the default judge's own interval on the same set and metric "
+                     "(differences that size are within one judge's sampling error).")
     if stability is not None and not stability.empty and ablation is not None:
         w = ", ".join(f"{row['metric']} {row['kendalls_w']:.2f}" for _, row in stability.iterrows())
         gt_row = stability[stability["metric"] == "gteval"]

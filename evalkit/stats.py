@@ -96,7 +96,7 @@ def bootstrap_ci(frame: pd.DataFrame, column: str, kind: Kind = "pearson", *, n:
 class Proportion:
     """``successes`` of ``n`` with a Wilson score interval (``level``, default 95%)."""
 
-    successes: int
+    successes: float  # a whole count, or with half-wins (ties) a multiple of 0.5
     n: int
     low: float
     high: float
@@ -116,16 +116,28 @@ class Proportion:
 def proportion(outcomes: Sequence[bool] | np.ndarray, *, level: float = 0.95) -> Proportion:
     """The share of true outcomes with a Wilson interval (NaN outcomes — abstentions — are left out).
 
+    Outcomes of 0.5 (a tie counted as half a win) count as half a success; the Wilson formula is used as is
+    with the fractional count (scipy's binomial test wants whole counts).
+
     >>> str(proportion([True] * 85 + [False] * 15))
     '0.850 [0.767, 0.907] (n = 100)'
+    >>> proportion([1, 0, 0.5, 1]).value
+    0.625
     """
     values = np.asarray(outcomes, dtype=float)
     values = values[~np.isnan(values)]
-    n, successes = int(len(values)), int(values.sum())
+    n, successes = int(len(values)), float(values.sum())
     if n == 0:
         return Proportion(0, 0, float("nan"), float("nan"), level)
-    interval = stats.binomtest(successes, n).proportion_ci(confidence_level=level, method="wilson")
-    return Proportion(successes, n, float(interval.low), float(interval.high), level)
+    if successes.is_integer():
+        successes = int(successes)
+        interval = stats.binomtest(successes, n).proportion_ci(confidence_level=level, method="wilson")
+        return Proportion(successes, n, float(interval.low), float(interval.high), level)
+    z = float(stats.norm.ppf(0.5 + level / 2))
+    share = successes / n
+    centre = (share + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(share * (1 - share) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return Proportion(successes, n, float(centre - half), float(centre + half), level)
 
 
 def summarise(values: Sequence[float], *, bootstrap: int = 0, seed: int = 0, level: float = 0.95) -> dict[str, float]:

@@ -23,6 +23,8 @@ from evalkit.paireval.data import training_pairs
 
 def main() -> None:
     recipe = pe.RECIPES["book"]
+    # the book recipe as it was when this ran (session 7: no copy negatives, no relevance head)
+    recipe = replace(recipe, encoder=replace(recipe.encoder, copy_share=0.0, head_hidden=0))
     enc, seed = recipe.encoder, recipe.seed
     data = R.judge_data(seed=seed)
     corpus = R.second_corpus(seed=seed)

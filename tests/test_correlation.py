@@ -130,3 +130,16 @@ def test_the_ceiling_figure_chooses_on_upheld_alone():
     assert gap.loc["llm_arena", ["metric r", "metric low", "metric high"]].tolist() == pytest.approx(
         [expected.pearson, expected.pearson_low, expected.pearson_high])
     assert gap.loc["upheld", "metric r"] == 0.7 and np.isnan(gap.loc["upheld", "metric low"])
+
+
+def test_a_proportion_counts_ties_as_half_wins_with_the_wilson_interval():
+    import numpy as np
+
+    from evalkit.stats import proportion
+
+    whole = proportion([1] * 37 + [0] * 13)
+    halves = proportion([1] * 36 + [0.5, 0.5] + [0] * 12)  # the same 37 of 50, one win split into two ties
+    assert halves.value == whole.value == 0.74
+    assert (halves.low, halves.high) == pytest.approx((whole.low, whole.high))  # the formula scipy uses
+    odd = proportion([1] * 36 + [0.5] + [0] * 13)
+    assert odd.value == pytest.approx(36.5 / 50) and whole.low > odd.low and np.isfinite(odd.high)

@@ -133,7 +133,8 @@ def test_empty_turns_hold_their_place_and_are_counted():
 def test_pi_order_flips_are_seeded_and_balanced():
     slots = realism.proxy_slots(400, seed=7)
     assert slots == realism.proxy_slots(400, seed=7) and slots != realism.proxy_slots(400, seed=8)
-    assert 0.4 < slots.count("A") / 400 < 0.6
+    assert slots.count("A") == 200 and all(realism.proxy_slots(n, 3).count("A") in (n // 2, n - n // 2)
+                                             for n in range(1, 12))
 
 
 def test_pi_scores_follow_the_judge_and_the_slot():
@@ -255,9 +256,12 @@ def test_userproxy_summary_reads_leads_controls_and_differences_from_the_numbers
     ablation = pd.DataFrame({"gteval": [0.5, 0.45]}, index=["goal: none", "goal: full"])
     assistant = pd.DataFrame({"guided": [0.5], "guided low": [0.4], "guided high": [0.6], "unguided": [0.8],
                               "unguided low": [0.7], "unguided high": [0.9]}, index=["gteval"])
+    sensitivity = pd.DataFrame({"spread": [0.05, 0.3]}, index=pd.MultiIndex.from_tuples(
+        [("p", "a", "gteval"), ("p", "a", "pi")], names=["proxy", "dataset", "metric"]))
     text = "\n".join(findings.userproxy_summary(lexical, realism, agreement, stability=stability, ablation=ablation,
-                                                assistant=assistant, seeds=3))
-    assert "excludes 0.5 on 1 of 1 datasets; but the same judge gives real-vs-real control pairs 0.28" in text
+                                                assistant=assistant, seeds=3, sensitivity=sensitivity))
+    assert "differ by up to 0.30" in text and "1 of 2 of these spreads are smaller than the half-width" in text
+    assert "excludes 0.5 on 1 of 1 datasets; the same judge gives real-vs-real control pairs 0.28" in text
     assert "excludes its control on 0 of 1" in text
     assert "ahead of `goal: full` by +0.05 [-0.10, +0.20] per seed" in text and "cannot" not in text
     assert "not a lead these seeds can tell from chance" in text and "gteval 0.78 (p = 0.19)" in text

@@ -7,7 +7,9 @@ paper's own method at CPU size (SmolLM2 with LoRA, :func:`~evalkit.paireval.trai
 beside it for comparison.
 
 The encoder recipe was chosen on DailyDialog *validation* pairs and the held-out 20% of DailyDialog++ dev
-(never on the test sets the book reports); the measurements are in ``docs/DEVELOPMENT.md``.
+(never on the test sets the book reports); the measurements are in ``docs/DEVELOPMENT.md``. Copy negatives
+with a relevance head (``copy_share``, ``head_hidden``) were adopted in session 8 by the rule written in
+``experiments/copy_and_context.py`` before its run.
 """
 from __future__ import annotations
 
@@ -42,8 +44,8 @@ class EncoderRecipe:
     validation_pairs: int = 400
     curve_points: int = 4            # validation points on the learning curve (each costs ~8 s)
     second_corpus_share: float = 0.0  # share of training pairs from Topical-Chat (:func:`second_corpus`)
-    copy_share: float = 0.0           # share of DailyDialog pairs whose bad reply copies its context
-    head_hidden: int = 0              # width of an MLP relevance head on top of the cosine (0: none)
+    copy_share: float = 0.125         # share of DailyDialog pairs whose bad reply copies its context
+    head_hidden: int = 64             # width of an MLP relevance head on top of the cosine (0: none)
 
 
 @dataclass(frozen=True)

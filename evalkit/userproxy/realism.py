@@ -93,13 +93,19 @@ def parse_json_verdict(text: str, key: str) -> object | None:
 
 
 def proxy_slots(n: int, seed: int) -> list[str]:
-    """Where the proxy conversation goes in each PI sample ("A" or "B"): a seeded coin flip per sample,
-    the same for the same seed and sample whatever else is asked.
+    """Where the proxy conversation goes in each of ``n`` PI samples ("A" or "B"): a seeded shuffle of as many
+    A's as B's (one coin flip for the odd one out), the same for the same ``n`` and seed. Balanced, because a
+    judge that prefers one slot would otherwise score the slot draw: with independent coin flips, 8 samples
+    gave the proxy slot A twice, and an always-"A" judge a PI of 0.25. Balanced, it scores exactly 0.5.
 
-    >>> proxy_slots(4, seed=1) == proxy_slots(4, seed=1)
-    True
+    >>> proxy_slots(8, seed=13) == proxy_slots(8, seed=13), proxy_slots(8, seed=13).count("A")
+    (True, 4)
+    >>> sorted({proxy_slots(7, seed).count("A") for seed in range(20)})
+    [3, 4]
     """
-    return ["A" if np.random.default_rng([seed, i]).random() < 0.5 else "B" for i in range(n)]
+    rng = np.random.default_rng([seed, n])
+    slots = ["A"] * (n // 2) + ["B"] * (n // 2) + ([str(rng.choice(["A", "B"]))] if n % 2 else [])
+    return [str(slot) for slot in rng.permutation(slots)]
 
 
 @dataclass
