@@ -249,11 +249,13 @@ def test_recipe_pairs_mix_in_the_second_corpus_only_when_asked(real_data_dir):
     recipe = RECIPES["smoke"]
     data = judge_data(seed=recipe.seed, data_dir=real_data_dir)
     plain = recipe_pairs(recipe, data, hard_share=0.5, data_dir=real_data_dir)
-    assert plain.equals(_pairs(data, recipe.encoder.pairs, 0.5, recipe.seed))
+    copies = recipe.encoder.copy_share
+    assert plain.equals(_pairs(data, recipe.encoder.pairs, 0.5, recipe.seed, copy_share=copies))
     mixed = recipe_pairs(replace(recipe, encoder=replace(recipe.encoder, second_corpus_share=0.25)), data,
                          hard_share=0.5, data_dir=real_data_dir)
-    assert len(mixed) == len(plain) and mixed.iloc[:48].equals(_pairs(data, 48, 0.5, recipe.seed))
+    assert len(mixed) == len(plain) and mixed.iloc[:48].equals(_pairs(data, 48, 0.5, recipe.seed,
+                                                                      copy_share=copies))
     topical = {turn for dialogue in second_corpus(seed=recipe.seed, data_dir=real_data_dir).train for turn in dialogue}
-    tail = mixed.iloc[48:]
+    tail = mixed.iloc[48:]  # the second corpus's pairs have random negatives only
     assert (tail["negative"] == "random").all()
     assert all(r in topical for r in tail["response_a"]) and all(r in topical for r in tail["response_b"])
