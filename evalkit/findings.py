@@ -206,7 +206,8 @@ def userproxy_summary(lexical: pd.DataFrame, realism: pd.DataFrame, agreement: p
         control = pi.dropna(subset=["HH"])
         apart = int(((control["HH"] < control["t_low"]) | (control["HH"] > control["t_high"])).sum())
         line += (f"; the same judge gives real-vs-real control pairs {control['HH'].min():.2f} to "
-                 f"{control['HH'].max():.2f} (0.5 would be a judge without bias), and the proxy's interval "
+                 f"{control['HH'].max():.2f} (0.5: a judge that cannot tell two people apart, or that always "
+                 f"names one slot), and the proxy's interval "
                  f"excludes its control on {apart} of {len(control)}")
     lines.append(line + ".")
     if sensitivity is not None and not sensitivity.empty:
