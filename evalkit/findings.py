@@ -184,12 +184,14 @@ def _span(values: pd.Series) -> str:
 def userproxy_summary(lexical: pd.DataFrame, realism: pd.DataFrame, agreement: pd.DataFrame, *,
                       sensitivity: pd.DataFrame | None = None, stability: pd.DataFrame | None = None,
                       ablation: pd.DataFrame | None = None, assistant: pd.DataFrame | None = None,
-                      seeds: int = 1, baselines: Sequence[str] = ()) -> list[str]:
+                      seeds: int = 1, baselines: Sequence[str] = (),
+                      episodes_per_seed: int | None = None) -> list[str]:
     """Chapter 5's findings, one line each, every one computed from the tables (intervals decide what is
     called a difference). ``lexical``/``realism`` are indexed by (dataset, metric) with ``z``/``low``/``high``
     and ``mean``/``t_low``/``t_high``/``n``; ``agreement`` is :func:`evalkit.userproxy.realism.human_label_agreement`;
-    ``assistant`` has ``guided``/``unguided`` means with ``low``/``high`` columns per side; ``baselines`` names
-    rows of ``agreement`` (by judge) that are not judges, left out of the judges' range."""
+    ``assistant`` has ``guided``/``unguided`` means with ``low``/``high`` (and, when known, ``n``) columns per
+    side; ``baselines`` names rows of ``agreement`` (by judge) that are not judges, left out of the judges' range;
+    ``episodes_per_seed``: the fewest scored episodes of any proxy, seed and metric in the goal-level job."""
     lines = []
     mattr = lexical.xs("mattr", level="metric")
     sides = interval_sides(mattr, value=0.0)
@@ -240,7 +242,8 @@ def userproxy_summary(lexical: pd.DataFrame, realism: pd.DataFrame, agreement: p
                     f"{row['leader difference']:+.2f} [{row['leader low']:+.2f}, {row['leader high']:+.2f}] per seed "
                     f"(t-interval over {int(row['leader seeds'])} seeds) — "
                     + ("a lead the seeds support" if told else "not a lead these seeds can tell from chance"))
-        lines.append(f"**Goal levels over {seeds} seeds.** {lead}{spread}; Kendall's W of the proxies' order across "
+        size = f", at least {episodes_per_seed} scored episodes per proxy and seed" if episodes_per_seed else ""
+        lines.append(f"**Goal levels over {seeds} seeds{size}.** {lead}{spread}; Kendall's W of the proxies' order across "
                      f"seeds: {w} (1 = the same order every seed; p: how often orders drawn at random agree as well, "
                      "exact).")
     if assistant is not None and "gteval" in assistant.index:
@@ -248,9 +251,10 @@ def userproxy_summary(lexical: pd.DataFrame, realism: pd.DataFrame, agreement: p
         difference = row["unguided"] - row["guided"]
         half = float(np.hypot(row["guided high"] - row["guided"], row["unguided high"] - row["unguided"]))
         verdict = "a difference" if abs(difference) > half else "no difference the sample can tell"
+        size = lambda side: f", n = {int(row[f'{side} n'])}" if f"{side} n" in row.index else ""  # noqa: E731
         lines.append(f"**Assistant.** GTEval guided {row['guided']:.2f} [{row['guided low']:.2f}, "
-                     f"{row['guided high']:.2f}] vs unguided {row['unguided']:.2f} [{row['unguided low']:.2f}, "
-                     f"{row['unguided high']:.2f}]: unguided minus guided {difference:+.2f} "
+                     f"{row['guided high']:.2f}{size('guided')}] vs unguided {row['unguided']:.2f} "
+                     f"[{row['unguided low']:.2f}, {row['unguided high']:.2f}{size('unguided')}]: unguided minus guided {difference:+.2f} "
                      f"[{difference - half:+.2f}, {difference + half:+.2f}] — {verdict} (the two runs treated as "
                      "independent samples; scores that move together on shared conversations would give a narrower "
                      "paired interval).")

@@ -106,8 +106,17 @@ class Proportion:
     def value(self) -> float:
         return self.successes / self.n if self.n else float("nan")
 
+    @property
+    def interval(self) -> str:
+        """The value and its interval without n, for a sentence that gives n once.
+
+        >>> Proportion(3, 4, 0.3, 0.95).interval
+        '0.750 [0.300, 0.950]'
+        """
+        return f"{self.value:.3f} [{self.low:.3f}, {self.high:.3f}]"
+
     def __str__(self) -> str:
-        return f"{self.value:.3f} [{self.low:.3f}, {self.high:.3f}] (n = {self.n})"
+        return f"{self.interval} (n = {self.n})"
 
     def as_dict(self) -> dict[str, float]:
         return {**asdict(self), "value": self.value}

@@ -187,6 +187,18 @@ def test_chapter4_summary_follows_the_numbers():
     assert "minus BLEU-2 +0.080 [+0.020, +0.140] (a difference the sample supports)" in text
     assert "minus BERTScore -0.020 [-0.060, +0.020] (inside the sampling error)" in text and "n = 400" in text
     assert "(the paper's Llama-2-7B PairEval: 0.585)" in text
+    spread = pd.DataFrame({"mean r": [0.3, 0.2, 0.1, 0.1], "sd r": [0.01, 0.03, 0.05, 0.07], "runs": [8] * 4},
+                          index=pd.MultiIndex.from_tuples([("PairEval", "a"), ("PairEval", "b"),
+                                                           ("zero-shot", "a"), ("zero-shot", "b")]))
+    lines = chapter4_summary(accuracy={}, ddpp={}, table1=table, gain=gain, reference_sets=["a", "b"],
+                             training={"PairEval": run}, run_spread=spread,
+                             overall_gaps={"DirectEval": CorrelationDifference(0.1, 0.04, 0.16, 500)},
+                             hard_negative_gain={"a": CorrelationDifference(-0.03, -0.08, 0.02, 100)})
+    text = "\n".join(lines)
+    assert "(8 runs per set)" in text and "0.020 (PairEval, mean over the sets; 0.010 to 0.030)" in text
+    assert "0.060 (zero-shot" in text
+    assert "Mean Pearson r over all 2 sets" in text and "minus DirectEval +0.100 [+0.040, +0.160] (a difference" in text
+    assert "hard negatives against random negatives only: r is higher on 0 of 1 sets" in text
 
 
 def test_topical_chat_reader_joins_a_partners_messages_and_names_a_bad_record(tmp_path):

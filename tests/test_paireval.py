@@ -334,3 +334,15 @@ def test_training_corpus_falls_back_to_the_embedded_chitchat_conversations(monke
     assert name == "chitchat-dataset" and len(train) > 3000 and len(held_out) > 300
     assert all(len(d) >= 2 and all(t.strip() for t in d) for d in train[:200])
     assert not {tuple(d) for d in held_out[:200]} & {tuple(d) for d in train}  # splits do not overlap
+
+
+def test_copy_prefix_share_sets_the_form_of_the_copy_negatives():
+    dialogues = [[f"d{d} t{t}" for t in range(5)] for d in range(20)]
+
+    def forms(share: float) -> set[str]:
+        pairs = training_pairs(dialogues, 80, seed=4, copy_share=1.0, copy_prefix_share=share)
+        bad = [(r.context_b, r.response_b) if r.better == "A" else (r.context_a, r.response_a)
+               for r in pairs.itertuples()]
+        return {"parrot" if reply == context[-1] else "prefix" for context, reply in bad}
+
+    assert forms(1.0) == {"prefix"} and forms(0.0) == {"parrot"} and forms(0.5) == {"prefix", "parrot"}

@@ -267,3 +267,9 @@ def test_userproxy_summary_reads_leads_controls_and_differences_from_the_numbers
     assert "not a lead these seeds can tell from chance" in text and "gteval 0.78 (p = 0.19)" in text
     # 0.3 apart with half-widths 0.1 each: hypot = 0.141, a difference
     assert "unguided minus guided +0.30 [+0.16, +0.44] — a difference" in text
+    assert "episodes per proxy" not in text and "n = " not in text.split("**Assistant.**")[1].split("\n")[0]
+    assistant["guided n"], assistant["unguided n"] = 8, 7
+    text = "\n".join(findings.userproxy_summary(lexical, realism, agreement, stability=stability, ablation=ablation,
+                                                assistant=assistant, seeds=3, episodes_per_seed=6))
+    assert "**Goal levels over 3 seeds, at least 6 scored episodes per proxy and seed.**" in text
+    assert "guided 0.50 [0.40, 0.60, n = 8] vs unguided 0.80 [0.70, 0.90, n = 7]" in text

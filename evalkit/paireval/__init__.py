@@ -22,7 +22,7 @@ from .data import (KHALID_LEE_ATTACKS, chitchat_dialogues, corpus_comparisons, l
 from .prompts import PROMPT_LIMITS, PromptLimits, direct_messages, pair_messages
 from .schema import (META_EVAL_COLUMNS, MetaEvalFormatError, meta_evaluate, read_meta_eval, upheld_contexts,
                      upheld_meta_eval, write_meta_eval)
-from .encoder import EncoderJudge, EncoderTrainingRun, pair_accuracy, train_encoder_judge
+from .encoder import EncoderJudge, EncoderTrainingRun, interpolated, pair_accuracy, train_encoder_judge
 from .metaeval import META_EVAL_SETS, MetaEvalSet, load_meta_eval_set, meta_eval_set_names
 from .recipes import RECIPES, JudgeData, JudgeRecipe, judge_data, train_judge, train_lm_judge, validation_pairs
 from .scoring import (bleu2, compare_responses, directeval_scores, length_scores, pair_preferences, paireval_scores,
@@ -47,4 +47,4 @@ __all__ = ["upheld_judge_features", "PROMPT_LIMITS", "PromptLimits", "read_daily
            "train_judge", "train_lm_judge", "validation_pairs", "length_scores", "LeakReport", "leaked_units",
            "remove_held_out", "pair_preferences", "preference_accuracy", "baseline_scores", "correlation_rows",
            "judge_scores", "paper_table1", "sample_items", "table1_view", "TARGETS", "chapter4_summary", "attack_verdicts", "paired_gaps",
-           "target_verdict"]
+           "target_verdict", "interpolated"]

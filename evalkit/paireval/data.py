@@ -184,14 +184,15 @@ def copy_reply(context: Texts, reply: str, form: str) -> str:
 
 def training_pairs(dialogues: Sequence[Texts], n: int, *, seed: int = 0,
                    hard_negatives: Sequence[dict[str, Any]] = (), hard_share: float = 0.5,
-                   copy_share: float = 0.0) -> pd.DataFrame:
+                   copy_share: float = 0.0, copy_prefix_share: float = 0.5) -> pd.DataFrame:
     """``n`` pairwise training examples, each two (conversation, reply) sides, one good and one bad.
 
     The good side is a context and its real next utterance. The bad side is another context with a wrong
     reply: a random utterance of a third dialogue, or — for a share ``hard_share`` of the examples when
     ``hard_negatives`` (DailyDialog++ records) are given — a human-written adversarial reply to that
     record's context. For a share ``copy_share`` (drawn first) the wrong reply repeats its own context
-    instead (:func:`copy_reply`, the two forms alternating at random). The good side's slot (A or B) is
+    instead (:func:`copy_reply`; the ``prefix`` form with probability ``copy_prefix_share``, else ``parrot``).
+    The good side's slot (A or B) is
     random. With ``hard_negatives`` empty every other negative is random, so the hard-negative ablation keeps
     the number of examples; ``copy_share=0`` gives exactly the pairs of earlier versions.
 
@@ -217,7 +218,10 @@ def training_pairs(dialogues: Sequence[Texts], n: int, *, seed: int = 0,
         if copy_share and rng.random() < copy_share:
             other = dialogues[other_than(source)]
             other_cut = int(rng.integers(1, len(other)))
-            form = COPY_FORMS[int(rng.integers(len(COPY_FORMS)))]
+            if copy_prefix_share == 0.5:  # the draw of earlier versions: same pairs, same cache keys
+                form = COPY_FORMS[int(rng.integers(len(COPY_FORMS)))]
+            else:
+                form = "prefix" if rng.random() < copy_prefix_share else "parrot"
             bad, kind = (list(other[:other_cut]), copy_reply(other[:other_cut], other[other_cut], form)), "copy"
         elif hard_negatives and rng.random() < hard_share:
             record = hard_negatives[int(rng.integers(len(hard_negatives)))]

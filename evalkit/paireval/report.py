@@ -43,10 +43,24 @@ def attack_verdicts(intervals: Mapping[str, Any], *, judge: str = "PairEval") ->
     'PairEval resists dull; falls for copy (0.000 [0.000, 0.088]); is not told from chance on swap.'
     """
     resists = [name for name, v in intervals.items() if v.low > 0.5]
-    falls = [f"{name} ({v})".replace(f" (n = {v.n})", "") for name, v in intervals.items() if v.high < 0.5]
+    falls = [f"{name} ({v.interval})" for name, v in intervals.items() if v.high < 0.5]
     unclear = [name for name, v in intervals.items() if v.low <= 0.5 <= v.high]
     return (f"{judge} resists {_names(resists)}; falls for {_names(falls)}; "
             f"is not told from chance on {_names(unclear)}.")
+
+
+def _gaps_text(gaps: Mapping[str, Any]) -> str:
+    """Mean paired differences of r (PairEval minus each method), each with its interval and what it supports.
+
+    >>> from evalkit.stats import CorrelationDifference as D
+    >>> _gaps_text({"BLEU-2": D(0.078, 0.02, 0.14, 900), "BERTScore": D(-0.02, -0.07, 0.03, 900)})
+    'PairEval minus BLEU-2 +0.078 [+0.020, +0.140] (a difference the sample supports), minus BERTScore -0.020 [-0.070, +0.030] (inside the sampling error) (paired bootstrap over the n = 900 items, each set resampled on its own)'
+    """
+    return ("PairEval minus " + ", minus ".join(
+        f"{metric} {g.difference:+.3f} [{g.low:+.3f}, {g.high:+.3f}]"
+        + (" (a difference the sample supports)" if g.clear else " (inside the sampling error)")
+        for metric, g in gaps.items())
+        + f" (paired bootstrap over the n = {next(iter(gaps.values())).n} items, each set resampled on its own)")
 
 
 def _names(names: Sequence[str]) -> str:
@@ -57,13 +71,19 @@ def chapter4_summary(*, accuracy: Mapping[tuple[str, str], Any], ddpp: Mapping[t
                      table1: pd.DataFrame, gain: Mapping[str, Any], reference_sets: Sequence[str],
                      training: Mapping[str, Any], reference_gaps: Mapping[str, Any] | None = None,
                      paper_means: Mapping[str, float] | None = None,
-                     lm_gap: Mapping[str, Any] | None = None) -> list[str]:
+                     lm_gap: Mapping[str, Any] | None = None,
+                     overall_gaps: Mapping[str, Any] | None = None,
+                     hard_negative_gain: Mapping[str, Any] | None = None,
+                     run_spread: pd.DataFrame | None = None) -> list[str]:
     """The chapter's findings as sentences. ``accuracy``/``ddpp``: (judge, negative kind) -> proportion;
     ``table1``: :func:`~evalkit.paireval.table1.table1_view`; ``gain``: set -> paired difference of r
     (fine-tuned minus zero-shot encoder); ``training``: judge name -> training run; ``reference_gaps``:
     metric -> :func:`~evalkit.stats.mean_correlation_difference` of PairEval minus that metric over the
     reference sets; ``paper_means``: the paper's mean r over all six sets, by method; ``lm_gap``: set -> paired
-    difference of r, encoder PairEval minus the zero-shot LM judge, on the LM subset."""
+    difference of r, encoder PairEval minus the zero-shot LM judge, on the LM subset; ``overall_gaps``: method ->
+    mean paired difference of r, PairEval minus that method, over all the sets; ``hard_negative_gain``: set ->
+    paired difference of r, trained with hard negatives minus random ones only (Table 6); ``run_spread``:
+    Table 2's frame (columns ``mean r``, ``sd r``, ``runs``; index (judge, set))."""
     run = training["PairEval"]
     lines = []
     if run.curve:
@@ -87,7 +107,7 @@ def chapter4_summary(*, accuracy: Mapping[tuple[str, str], Any], ddpp: Mapping[t
             for kind in ("look-alike", "random") if ("PairEval", kind) in ddpp]
     if same:
         lines.append("In the same DailyDialog++ conversation the real reply wins against " + "; ".join(
-            f"a {kind} reply {tuned.value:.3f} [{tuned.low:.3f}, {tuned.high:.3f}]"
+            f"a {kind} reply {tuned.interval}"
             + (f" (untrained {zero.value:.3f})" if zero is not None else "") for kind, tuned, zero in same)
             + f" of the time (n = {same[0][1].n}).")
     means = table1.loc[:, [f"{name} r" for name in reference_sets if f"{name} r" in table1.columns]].mean(axis=1)
@@ -97,11 +117,7 @@ def chapter4_summary(*, accuracy: Mapping[tuple[str, str], Any], ddpp: Mapping[t
                 f"{means['PairEval']:.3f}, BLEU-2 {means['BLEU-2']:.3f}, BERTScore {means['BERTScore']:.3f} "
                 f"— PairEval is {'above' if above else 'not above'} both reference-based metrics")
         if reference_gaps:
-            line += "; PairEval minus " + ", minus ".join(
-                f"{metric} {g.difference:+.3f} [{g.low:+.3f}, {g.high:+.3f}]"
-                + (" (a difference the sample supports)" if g.clear else " (inside the sampling error)")
-                for metric, g in reference_gaps.items()) + f" (paired bootstrap over the n = " \
-                f"{next(iter(reference_gaps.values())).n} items, each set resampled on its own)"
+            line += "; " + _gaps_text(reference_gaps)
         lines.append(line + ".")
     if "PairEval" in table1.index:
         overall = {m: float(table1.loc[m, "mean r"]) for m in ("PairEval", "DirectEval", "PairEval, encoder zero-shot")
@@ -109,8 +125,19 @@ def chapter4_summary(*, accuracy: Mapping[tuple[str, str], Any], ddpp: Mapping[t
         paper = "".join(f", {m}: {v:.3f}" for m, v in (paper_means or {}).items())
         lines.append(f"Mean Pearson r over all {len(gain) or 'the'} sets: "
                      + ", ".join(f"{m} {v:.3f}" for m, v in overall.items())
-                     + (f" (the paper's Llama-2-7B{paper[1:]})" if paper else "") + ".")
+                     + (f" (the paper's Llama-2-7B{paper[1:]})" if paper else "")
+                     + (f"; {_gaps_text(overall_gaps)}" if overall_gaps else "") + ".")
     lines.append(_gain_line("Fine-tuning against the untrained encoder", gain))
+    if run_spread is not None and len(run_spread):
+        spread = run_spread.groupby(level=0)["sd r"].agg(["mean", "min", "max"])
+        runs = int(run_spread["runs"].min())
+        lines.append(f"With one comparison example per run ({runs} runs per set), r moves from run to run by a "
+                     "standard deviation of " + "; ".join(
+                         f"{row['mean']:.3f} ({judge}, mean over the sets; {row['min']:.3f} to {row['max']:.3f})"
+                         for judge, row in spread.iterrows()) + ".")
+    if hard_negative_gain:
+        lines.append(_gain_line("Training with DailyDialog++ hard negatives against random negatives only",
+                                hard_negative_gain))
     if lm_gap:
         n = min((g.n for g in lm_gap.values() if not isinstance(g, str)), default=0)
         lines.append(_gain_line(f"The fine-tuned encoder PairEval against the zero-shot SmolLM2 judge (the LM subset, "

@@ -79,16 +79,13 @@ def leader_gap(wide: pd.DataFrame, *, level: float = 0.95) -> dict[str, Any]:
     >>> gap["leader"], gap["runner_up"], round(gap["difference"], 3), gap["seeds"]
     ('a', 'b', 0.1, 3)
     """
-    from scipy import stats as scipy_stats
+    from ..stats import summarise
 
     means = wide.mean().sort_values(ascending=False)
     leader, runner_up = str(means.index[0]), str(means.index[1])
-    differences = (wide[leader] - wide[runner_up]).dropna().to_numpy(dtype=float)
-    k = len(differences)
-    half = (scipy_stats.t.ppf(0.5 + level / 2, k - 1) * differences.std(ddof=1) / np.sqrt(k)) if k > 1 else np.nan
-    mean = float(differences.mean()) if k else float("nan")
-    return {"leader": leader, "runner_up": runner_up, "difference": mean, "low": float(mean - half),
-            "high": float(mean + half), "seeds": k}
+    gap = summarise((wide[leader] - wide[runner_up]).to_numpy(dtype=float), level=level)
+    return {"leader": leader, "runner_up": runner_up, "difference": gap["mean"], "low": gap["t_low"],
+            "high": gap["t_high"], "seeds": gap["n"]}
 
 
 def _better_is_higher(metric: str) -> bool:
