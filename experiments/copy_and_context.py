@@ -93,13 +93,7 @@ def main() -> None:
     for name, settings in variants.items():
         variant = replace(recipe, encoder=settings)
         started = time.time()
-        run = pe.train_encoder_judge(
-            R.recipe_pairs(variant, data, hard_share=settings.hard_share),
-            validation=R.validation_pairs(data, settings.validation_pairs, settings.hard_share, seed),
-            batch_size=settings.batch_size, learning_rate=settings.learning_rate,
-            in_batch_negatives=settings.in_batch_negatives, context_turns=settings.context_turns,
-            max_tokens=settings.max_tokens, freeze_embeddings=settings.freeze_embeddings,
-            curve_points=settings.curve_points, seed=seed, head_hidden=settings.head_hidden)
+        run = pe.train_judge(variant, data=data)
         seconds[name] = run.seconds
         print(f"{name}: {'cached' if run.from_cache else 'trained'} in {time.time() - started:.0f} s "
               f"({run.seconds:.0f} s training, {run.pairs_per_second:.1f} pairs/s); curve {run.curve}", flush=True)

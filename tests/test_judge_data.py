@@ -271,3 +271,24 @@ def test_recipe_pairs_mix_in_the_second_corpus_only_when_asked(real_data_dir):
     tail = mixed.iloc[48:]  # the second corpus's pairs have random negatives only
     assert (tail["negative"] == "random").all()
     assert all(r in topical for r in tail["response_a"]) and all(r in topical for r in tail["response_b"])
+
+
+def test_directeval_trains_with_its_own_copy_share(real_data_dir, monkeypatch):
+    from evalkit.paireval import encoder
+
+    seen = {}
+
+    def capture(pairs, *, kind="pairwise", **settings):
+        seen[kind] = pairs
+        return kind
+
+    monkeypatch.setattr(encoder, "train_encoder_judge", capture)
+    recipe = RECIPES["smoke"]
+    assert recipe.encoder.copy_share > 0 and recipe.encoder.direct_copy_share == 0
+    data = judge_data(seed=recipe.seed, data_dir=real_data_dir)
+    from evalkit import paireval as pe
+
+    assert pe.train_judge(recipe, kind="pairwise", data=data) == "pairwise"
+    assert pe.train_judge(recipe, kind="direct", data=data) == "direct"
+    assert (seen["pairwise"]["negative"] == "copy").any()
+    assert not (seen["direct"]["negative"] == "copy").any() and len(seen["direct"]) == len(seen["pairwise"])

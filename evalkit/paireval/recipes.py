@@ -10,11 +10,12 @@ The encoder recipe was chosen on DailyDialog *validation* pairs and the held-out
 (never on the test sets the book reports); the measurements are in ``docs/DEVELOPMENT.md``. Copy negatives
 with a relevance head (``copy_share``, ``head_hidden``) were adopted in session 8 by the rule written in
 ``experiments/copy_and_context.py`` before its run; the copy share went from an eighth to a quarter in
-session 9 by the rule of ``experiments/prefix_copies.py``.
+session 9 by the rule of ``experiments/prefix_copies.py``, and DirectEval's to none by that of
+``experiments/direct_copies.py``.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
@@ -47,6 +48,8 @@ class EncoderRecipe:
     second_corpus_share: float = 0.0  # share of training pairs from Topical-Chat (:func:`second_corpus`)
     copy_share: float = 0.25          # share of DailyDialog pairs whose bad reply copies its context
     copy_prefix_share: float = 0.5    # of the copy negatives, the share in the prefix form (else parrot)
+    direct_copy_share: float = 0.0    # DirectEval's copy share (pointwise "no" to a copy teaches it to score
+                                      # closeness down: experiments/direct_copies.py)
     head_hidden: int = 64             # width of an MLP relevance head on top of the cosine (0: none)
 
 
@@ -270,12 +273,15 @@ def train_judge(recipe: JudgeRecipe | str, *, kind: Literal["pairwise", "direct"
     """The encoder judge of ``recipe`` (trained, or loaded from the cache when trained before).
 
     ``hard_negatives=False`` trains the same number of pairs with every negative random (the paper's
-    hard-negative ablation).
+    hard-negative ablation). ``kind="direct"`` trains DirectEval with ``direct_copy_share`` copy negatives in
+    place of ``copy_share``.
     """
     from .encoder import train_encoder_judge
 
     recipe = RECIPES[recipe] if isinstance(recipe, str) else recipe
     data = data or judge_data(seed=recipe.seed, data_dir=data_dir)
+    if kind == "direct":
+        recipe = replace(recipe, encoder=replace(recipe.encoder, copy_share=recipe.encoder.direct_copy_share))
     settings = recipe.encoder
     share = settings.hard_share if hard_negatives else 0.0
     return train_encoder_judge(
