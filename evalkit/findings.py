@@ -373,3 +373,37 @@ def calibration_agreement(tables: Mapping[str, pd.DataFrame], calibration: Seque
         lines.append(f"{label}: {'; '.join(parts)}; the real models {models['kappa'].min():.2f} to "
                      f"{models['kappa'].max():.2f}.")
     return lines
+
+
+def feature_group_gains(table: pd.DataFrame, *, label: str = "content", base: str = "metrics",
+                        train: str = "upheld", checks: Sequence[str] = ("llm_arena", "topical_chat")) -> list[str]:
+    """Chapter 3: what each added group of features does to the linear ensemble, against the ``base`` row of
+    :func:`evalkit.ensemble.feature_group_table`. A gain counts on ``train`` only when the difference of the
+    grouped-CV means exceeds the larger fold sd, and on a check set only when the row's interval lies wholly
+    above the base row's.
+
+    >>> rows = pd.DataFrame({"upheld grouped cv": [0.85, 0.86], "upheld grouped cv sd": [0.03, 0.03],
+    ...                      "judged upheld items": [150, 150], "arena transfer": [0.70, 0.69],
+    ...                      "arena low": [0.54, 0.53], "arena high": [0.82, 0.81], "arena n": [50, 50]},
+    ...                     index=pd.MultiIndex.from_tuples([("content", "metrics"), ("content", "metrics + judges")]))
+    >>> feature_group_gains(rows, checks=["arena"])[0]
+    "Adding judges to the metrics (content): upheld grouped CV 0.860 vs 0.850 (+0.010, fold sd 0.030; n = 150) — no gain beyond the folds' spread; arena 0.690 [0.530, 0.810] vs 0.700 [0.540, 0.820] (n = 50) — no gain the interval shows."
+    """
+    rows = table.xs(label, level=0)
+    reference = rows.loc[base]
+    lines = []
+    for name, row in rows.drop(index=base).iterrows():
+        difference = row[f"{train} grouped cv"] - reference[f"{train} grouped cv"]
+        spread = max(row[f"{train} grouped cv sd"], reference[f"{train} grouped cv sd"])
+        parts = [f"{train} grouped CV {row[f'{train} grouped cv']:.3f} vs {reference[f'{train} grouped cv']:.3f} "
+                 f"({difference:+.3f}, fold sd {spread:.3f}; n = {int(row[f'judged {train} items'])}) — "
+                 + ("a gain beyond the folds' spread" if difference > spread else "no gain beyond the folds' spread")]
+        for check in checks:
+            clear = row[f"{check} low"] > reference[f"{check} high"]
+            parts.append(f"{check} {row[f'{check} transfer']:.3f} [{row[f'{check} low']:.3f}, {row[f'{check} high']:.3f}] "
+                         f"vs {reference[f'{check} transfer']:.3f} [{reference[f'{check} low']:.3f}, "
+                         f"{reference[f'{check} high']:.3f}] (n = {int(row[f'{check} n'])}) — "
+                         + ("a gain the intervals show" if clear else "no gain the interval shows"))
+        added = name[len(base) + 3:] if name.startswith(f"{base} + ") else name
+        lines.append(f"Adding {added} to the {base} ({label}): " + "; ".join(parts) + ".")
+    return lines

@@ -273,3 +273,19 @@ def test_userproxy_summary_reads_leads_controls_and_differences_from_the_numbers
                                                 assistant=assistant, seeds=3, episodes_per_seed=6))
     assert "**Goal levels over 3 seeds, at least 6 scored episodes per proxy and seed.**" in text
     assert "guided 0.50 [0.40, 0.60, n = 8] vs unguided 0.80 [0.70, 0.90, n = 7]" in text
+
+
+def test_feature_group_gains_count_a_gain_only_beyond_the_spread():
+    from evalkit import findings
+
+    index = pd.MultiIndex.from_tuples([("content", "metrics"), ("content", "metrics + judges"),
+                                       ("style", "metrics")])
+    rows = pd.DataFrame({"upheld grouped cv": [0.80, 0.90, 0.5], "upheld grouped cv sd": [0.02, 0.03, 0.1],
+                         "judged upheld items": [150, 150, 150], "a transfer": [0.40, 0.80, 0.1],
+                         "a low": [0.30, 0.70, 0.0], "a high": [0.50, 0.90, 0.2], "a n": [50, 50, 50]}, index=index)
+    (line,) = findings.feature_group_gains(rows, checks=["a"])
+    assert line.startswith("Adding judges to the metrics (content)")
+    assert "(+0.100, fold sd 0.030; n = 150) — a gain beyond the folds' spread" in line
+    assert "a 0.800 [0.700, 0.900] vs 0.400 [0.300, 0.500] (n = 50) — a gain the intervals show" in line
+    rows.loc[("content", "metrics + judges"), "a low"] = 0.45  # overlapping intervals: no gain claimed
+    assert "no gain the interval shows" in findings.feature_group_gains(rows, checks=["a"])[0]

@@ -32,21 +32,33 @@ def target_verdict(value: Any, target: float) -> str:
             f"{'below' if side == 'above' else 'above'} it, so the sample does not settle it")
 
 
-def attack_verdicts(intervals: Mapping[str, Any], *, judge: str = "PairEval") -> str:
-    """Which attacks a judge resists (prefers the original reply, the whole interval above 0.5), falls for
-    (prefers the corrupted reply, the whole interval below 0.5) or cannot be told apart from chance on.
-    ``intervals``: attack name -> proportion of cases where the original wins.
+def attack_verdicts(intervals: Mapping[str, Any], *, judge: str = "PairEval",
+                    controls: Mapping[str, Any] | None = None) -> str:
+    """Which attacks a judge resists, falls for (prefers the corrupted reply, the whole interval below 0.5)
+    or cannot be told apart from chance on. ``intervals``: attack name -> proportion of cases where the
+    original wins; ``controls``: the same for control folders, where the change is harmless. A judge that
+    merely likes the original wording wins controls too, so "resists" needs the whole interval above 0.5
+    *and* above every control's interval; an attack above 0.5 that overlaps a control is listed apart.
 
     >>> from evalkit.stats import proportion
     >>> attack_verdicts({"dull": proportion([1] * 90 + [0] * 10), "copy": proportion([0] * 40),
     ...                  "swap": proportion([1] * 22 + [0] * 18)})
     'PairEval resists dull; falls for copy (0.000 [0.000, 0.088]); is not told from chance on swap.'
+    >>> attack_verdicts({"dull": proportion([1] * 90 + [0] * 10), "echo": proportion([1] * 70 + [0] * 30)},
+    ...                 controls={"paraphrase": proportion([1] * 60 + [0] * 40)})
+    'PairEval resists dull; falls for none; is not told from chance on none; prefers the original above chance but not apart from the controls (paraphrase) on echo.'
     """
-    resists = [name for name, v in intervals.items() if v.low > 0.5]
+    ceiling = max((v.high for v in (controls or {}).values()), default=0.5)
+    resists = [name for name, v in intervals.items() if v.low > max(0.5, ceiling)]
+    near_controls = [name for name, v in intervals.items() if 0.5 < v.low <= ceiling]
     falls = [f"{name} ({v.interval})" for name, v in intervals.items() if v.high < 0.5]
     unclear = [name for name, v in intervals.items() if v.low <= 0.5 <= v.high]
-    return (f"{judge} resists {_names(resists)}; falls for {_names(falls)}; "
-            f"is not told from chance on {_names(unclear)}.")
+    text = (f"{judge} resists {_names(resists)}; falls for {_names(falls)}; "
+            f"is not told from chance on {_names(unclear)}")
+    if near_controls:
+        text += (f"; prefers the original above chance but not apart from the controls ({_names(list(controls))}) "
+                 f"on {_names(near_controls)}")
+    return text + "."
 
 
 def _gaps_text(gaps: Mapping[str, Any]) -> str:
@@ -74,7 +86,8 @@ def chapter4_summary(*, accuracy: Mapping[tuple[str, str], Any], ddpp: Mapping[t
                      lm_gap: Mapping[str, Any] | None = None,
                      overall_gaps: Mapping[str, Any] | None = None,
                      hard_negative_gain: Mapping[str, Any] | None = None,
-                     run_spread: pd.DataFrame | None = None) -> list[str]:
+                     run_spread: pd.DataFrame | None = None,
+                     validation_pairs: int | None = None) -> list[str]:
     """The chapter's findings as sentences. ``accuracy``/``ddpp``: (judge, negative kind) -> proportion;
     ``table1``: :func:`~evalkit.paireval.table1.table1_view`; ``gain``: set -> paired difference of r
     (fine-tuned minus zero-shot encoder); ``training``: judge name -> training run; ``reference_gaps``:
@@ -83,13 +96,15 @@ def chapter4_summary(*, accuracy: Mapping[tuple[str, str], Any], ddpp: Mapping[t
     difference of r, encoder PairEval minus the zero-shot LM judge, on the LM subset; ``overall_gaps``: method ->
     mean paired difference of r, PairEval minus that method, over all the sets; ``hard_negative_gain``: set ->
     paired difference of r, trained with hard negatives minus random ones only (Table 6); ``run_spread``:
-    Table 2's frame (columns ``mean r``, ``sd r``, ``runs``; index (judge, set))."""
+    Table 2's frame (columns ``mean r``, ``sd r``, ``runs``; index (judge, set)); ``validation_pairs``: how many
+    validation pairs the learning curve is measured on."""
     run = training["PairEval"]
     lines = []
     if run.curve:
         lines.append(f"The PairEval encoder judge trained on {run.pairs} leak-free pairs in {run.seconds:.0f} s "
                      f"({run.pairs_per_second:.1f} pairs/s); its validation pair accuracy went "
-                     f"{run.curve[0]['accuracy']:.3f} -> {run.curve[-1]['accuracy']:.3f}.")
+                     f"{run.curve[0]['accuracy']:.3f} -> {run.curve[-1]['accuracy']:.3f}"
+                     + (f" (n = {validation_pairs} validation pairs)" if validation_pairs else "") + ".")
     for kind, target in TARGETS.items():
         tuned, zero = accuracy.get(("PairEval", kind)), accuracy.get(("encoder zero-shot", kind))
         if tuned is None:
@@ -108,7 +123,7 @@ def chapter4_summary(*, accuracy: Mapping[tuple[str, str], Any], ddpp: Mapping[t
     if same:
         lines.append("In the same DailyDialog++ conversation the real reply wins against " + "; ".join(
             f"a {kind} reply {tuned.interval}"
-            + (f" (untrained {zero.value:.3f})" if zero is not None else "") for kind, tuned, zero in same)
+            + (f" (untrained {zero.interval})" if zero is not None else "") for kind, tuned, zero in same)
             + f" of the time (n = {same[0][1].n}).")
     means = table1.loc[:, [f"{name} r" for name in reference_sets if f"{name} r" in table1.columns]].mean(axis=1)
     if {"PairEval", "BLEU-2", "BERTScore"} <= set(means.index) and not means.isna().any():
@@ -172,7 +187,7 @@ def _gain_line(label: str, gain: Mapping[str, Any]) -> str:
 
     >>> from evalkit.stats import CorrelationDifference as D
     >>> _gain_line("X against Y", {"a": D(0.2, 0.05, 0.3, 50), "b": D(-0.1, -0.3, 0.1, 50)})
-    'X against Y: r is higher on 1 of 2 sets (a +0.20 [+0.05, +0.30]; b -0.10 [-0.30, +0.10]); the paired interval shows a gain on a, a loss on none, and no difference the sample can tell on b.'
+    'X against Y: r is higher on 1 of 2 sets (a +0.200 [+0.050, +0.300]; b -0.100 [-0.300, +0.100]); the paired interval shows a gain on a, a loss on none, and no difference the sample can tell on b.'
     """
     failed = {name: g for name, g in gain.items() if isinstance(g, str)}
     gain = {name: g for name, g in gain.items() if not isinstance(g, str)}
@@ -180,7 +195,7 @@ def _gain_line(label: str, gain: Mapping[str, Any]) -> str:
     clear_gain = [name for name, g in gain.items() if g.clear and g.difference > 0]
     clear_loss = [name for name, g in gain.items() if g.clear and g.difference < 0]
     unclear = [name for name, g in gain.items() if not g.clear]
-    each = "; ".join(f"{name} {g.difference:+.2f} [{g.low:+.2f}, {g.high:+.2f}]" for name, g in gain.items())
+    each = "; ".join(f"{name} {g.difference:+.3f} [{g.low:+.3f}, {g.high:+.3f}]" for name, g in gain.items())
     return (f"{label}: r is higher on {len(higher)} of {len(gain)} sets ({each}); the paired interval shows a gain "
             f"on {_names(clear_gain)}, a loss on {_names(clear_loss)}, and no difference the sample can tell on "
             f"{_names(unclear)}" + "".join(f"; not computed on {name} ({why})" for name, why in failed.items()) + ".")
