@@ -122,6 +122,20 @@ class Proportion:
         return {**asdict(self), "value": self.value}
 
 
+def proportion_difference(first: Proportion, second: Proportion) -> tuple[float, float, float]:
+    """``first - second`` of two independent proportions with Newcombe's hybrid score interval (1998, method
+    10), built from the two Wilson intervals at their own level.
+
+    >>> a, b = proportion([1] * 56 + [0] * 14), proportion([1] * 48 + [0] * 32)  # Newcombe's example
+    >>> tuple(round(x, 4) for x in proportion_difference(a, b))
+    (0.2, 0.0524, 0.3339)
+    """
+    difference = first.value - second.value
+    low = difference - np.hypot(first.value - first.low, second.high - second.value)
+    high = difference + np.hypot(first.high - first.value, second.value - second.low)
+    return float(difference), float(low), float(high)
+
+
 def proportion(outcomes: Sequence[bool] | np.ndarray, *, level: float = 0.95) -> Proportion:
     """The share of true outcomes with a Wilson interval (NaN outcomes — abstentions — are left out).
 

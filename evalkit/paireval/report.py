@@ -38,7 +38,8 @@ def attack_verdicts(intervals: Mapping[str, Any], *, judge: str = "PairEval",
     or cannot be told apart from chance on. ``intervals``: attack name -> proportion of cases where the
     original wins; ``controls``: the same for control folders, where the change is harmless. A judge that
     merely likes the original wording wins controls too, so "resists" needs the whole interval above 0.5
-    *and* above every control's interval; an attack above 0.5 that overlaps a control is listed apart.
+    *and* the attack's rate above every control's (the interval of the difference, Newcombe's, above 0);
+    an attack above 0.5 that is not apart from a control is listed on its own.
 
     >>> from evalkit.stats import proportion
     >>> attack_verdicts({"dull": proportion([1] * 90 + [0] * 10), "copy": proportion([0] * 40),
@@ -48,9 +49,13 @@ def attack_verdicts(intervals: Mapping[str, Any], *, judge: str = "PairEval",
     ...                 controls={"paraphrase": proportion([1] * 60 + [0] * 40)})
     'PairEval resists dull; falls for none; is not told from chance on none; prefers the original above chance but not apart from the controls (paraphrase) on echo.'
     """
-    ceiling = max((v.high for v in (controls or {}).values()), default=0.5)
-    resists = [name for name, v in intervals.items() if v.low > max(0.5, ceiling)]
-    near_controls = [name for name, v in intervals.items() if 0.5 < v.low <= ceiling]
+    from ..stats import proportion_difference
+
+    def apart(v: Any) -> bool:
+        return all(proportion_difference(v, c)[1] > 0 for c in (controls or {}).values())
+
+    resists = [name for name, v in intervals.items() if v.low > 0.5 and apart(v)]
+    near_controls = [name for name, v in intervals.items() if v.low > 0.5 and not apart(v)]
     falls = [f"{name} ({v.interval})" for name, v in intervals.items() if v.high < 0.5]
     unclear = [name for name, v in intervals.items() if v.low <= 0.5 <= v.high]
     text = (f"{judge} resists {_names(resists)}; falls for {_names(falls)}; "
