@@ -56,21 +56,8 @@ import pandas as pd
 
 from evalkit import paireval as pe
 from evalkit.paireval import recipes as R
-from evalkit.paireval.data import COPY_FORMS, copy_reply, training_pairs
-
-
-def copy_check(dialogues: list[list[str]], n: int, seed: int) -> pd.DataFrame:
-    """``n`` same-conversation pairs: a context and its real reply (A) against the same context with a copy
-    reply (B)."""
-    rng = np.random.default_rng(seed)
-    rows = []
-    for _ in range(n):
-        dialogue = dialogues[int(rng.integers(len(dialogues)))]
-        cut = int(rng.integers(1, len(dialogue)))
-        context, reply = list(dialogue[:cut]), dialogue[cut]
-        form = COPY_FORMS[int(rng.integers(len(COPY_FORMS)))]
-        rows.append((context, reply, context, copy_reply(context, reply, form), "A", "copy"))
-    return pd.DataFrame(rows, columns=["context_a", "response_a", "context_b", "response_b", "better", "negative"])
+from evalkit.paireval.data import training_pairs
+from weight_interpolation import copy_check
 
 
 def main() -> None:

@@ -35,8 +35,7 @@ import pandas as pd
 
 from evalkit import paireval as pe
 from evalkit.paireval import recipes as R
-from evalkit.paireval.data import training_pairs
-from weight_interpolation import copy_check, paired
+from weight_interpolation import paired, validation_checks
 
 
 def main() -> None:
@@ -44,11 +43,7 @@ def main() -> None:
     seed = recipe.seed
     data = R.judge_data(seed=seed)
     corpus = R.second_corpus(seed=seed)
-    checks = {"DailyDialog validation, random": R.validation_pairs(data, 400, 0.0, seed),
-              "DailyDialog validation, look-alike": R.validation_pairs(data, 400, 1.0, seed),
-              "copy check, prefix form": copy_check(data.validation, 400, seed + 2, "prefix"),
-              "copy check, parrot form": copy_check(data.validation, 400, seed + 3, "parrot"),
-              "Topical-Chat selection, random": training_pairs(corpus.selection, 400, seed=seed + 1)}
+    checks = validation_checks(data, corpus, seed)
     variants = {"book": recipe.encoder, "copy25": replace(recipe.encoder, copy_share=0.25),
                 "prefix": replace(recipe.encoder, copy_share=0.25, copy_prefix_share=0.75)}
     judges = {}

@@ -37,22 +37,32 @@ import pandas as pd
 
 from evalkit import paireval as pe
 from evalkit.paireval import recipes as R
-from evalkit.paireval.data import copy_reply, training_pairs
+from evalkit.paireval.data import COPY_FORMS, copy_reply, training_pairs
 
 WEIGHT = 0.5
 
 
-def copy_check(dialogues: list[list[str]], n: int, seed: int, form: str) -> pd.DataFrame:
+def copy_check(dialogues: list[list[str]], n: int, seed: int, form: str | None = None) -> pd.DataFrame:
     """``n`` same-conversation pairs: a context and its real reply (A) against the same context with a copy
-    reply of ``form`` (B)."""
+    reply (B) of ``form`` (None: each pair's form drawn at random, as in ``copy_and_context.py``)."""
     rng = np.random.default_rng(seed)
     rows = []
     for _ in range(n):
         dialogue = dialogues[int(rng.integers(len(dialogues)))]
         cut = int(rng.integers(1, len(dialogue)))
         context, reply = list(dialogue[:cut]), dialogue[cut]
-        rows.append((context, reply, context, copy_reply(context, reply, form), "A", "copy"))
+        shape = form or COPY_FORMS[int(rng.integers(len(COPY_FORMS)))]
+        rows.append((context, reply, context, copy_reply(context, reply, shape), "A", "copy"))
     return pd.DataFrame(rows, columns=["context_a", "response_a", "context_b", "response_b", "better", "negative"])
+
+
+def validation_checks(data: R.JudgeData, corpus: R.SecondCorpus, seed: int) -> dict[str, pd.DataFrame]:
+    """The checks of these experiments, all built from data no judge trains on (n = 400 each)."""
+    return {"DailyDialog validation, random": R.validation_pairs(data, 400, 0.0, seed),
+            "DailyDialog validation, look-alike": R.validation_pairs(data, 400, 1.0, seed),
+            "copy check, prefix form": copy_check(data.validation, 400, seed + 2, "prefix"),
+            "copy check, parrot form": copy_check(data.validation, 400, seed + 3, "parrot"),
+            "Topical-Chat selection, random": training_pairs(corpus.selection, 400, seed=seed + 1)}
 
 
 def paired(a: np.ndarray, b: np.ndarray, seed: int = 0) -> tuple[float, float, float]:
@@ -68,11 +78,7 @@ def main() -> None:
     seed = recipe.seed
     data = R.judge_data(seed=seed)
     corpus = R.second_corpus(seed=seed)
-    checks = {"DailyDialog validation, random": R.validation_pairs(data, 400, 0.0, seed),
-              "DailyDialog validation, look-alike": R.validation_pairs(data, 400, 1.0, seed),
-              "copy check, prefix form": copy_check(data.validation, 400, seed + 2, "prefix"),
-              "copy check, parrot form": copy_check(data.validation, 400, seed + 3, "parrot"),
-              "Topical-Chat selection, random": training_pairs(corpus.selection, 400, seed=seed + 1)}
+    checks = validation_checks(data, corpus, seed)
     run = pe.train_judge(recipe, data=data)
     print(f"book judge: {'cached' if run.from_cache else 'trained'} ({run.seconds:.0f} s)", flush=True)
     book = pe.EncoderJudge.from_training(run)
