@@ -19,6 +19,8 @@ Uses UPHELD items and DailyDialog (``$EVALKIT_DATA_DIR`` or the download cache) 
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import argparse
 import tempfile
 import time
@@ -90,9 +92,8 @@ def main() -> None:
     encoder_rates = {}
     for frozen in (False, True):
         with tempfile.TemporaryDirectory() as folder:
-            run = train_encoder_judge(encoder_pairs, batch_size=recipe.batch_size, learning_rate=recipe.learning_rate,
-                                      context_turns=recipe.context_turns, max_tokens=recipe.max_tokens,
-                                      freeze_embeddings=frozen, output_dir=folder, reuse=False)
+            run = train_encoder_judge(encoder_pairs, replace(recipe, freeze_embeddings=frozen), output_dir=folder,
+                                      reuse=False)
         encoder_rates[frozen] = run.pairs_per_second
 
     rows = [("(a) scoring, one pair at a time", one_at_a_time), ("(b) scoring, batched + shared prefixes", kit),

@@ -36,10 +36,7 @@ def main() -> None:
 
     def fit(pairs: pd.DataFrame, label: str) -> pe.EncoderJudge:
         started = time.time()
-        run = pe.train_encoder_judge(pairs, validation=curve, batch_size=enc.batch_size,
-                                     learning_rate=enc.learning_rate, in_batch_negatives=enc.in_batch_negatives,
-                                     context_turns=enc.context_turns, max_tokens=enc.max_tokens,
-                                     freeze_embeddings=enc.freeze_embeddings, curve_points=enc.curve_points,
+        run = pe.train_encoder_judge(pairs, replace(enc, head_hidden=0), validation=curve,
                                      seed=seed)
         print(f"{label}: {'cached' if run.from_cache else 'trained'} in {time.time() - started:.0f} s "
               f"({run.seconds:.0f} s training, {run.pairs_per_second:.1f} pairs/s); curve {run.curve}")

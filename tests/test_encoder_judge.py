@@ -2,11 +2,14 @@
 same functions as the LM judge."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from evalkit import paireval as pe
+from evalkit.paireval import recipes as R
 
 pytestmark = pytest.mark.slow  # loads the 22M-parameter encoder (a second on two cores)
 
@@ -32,6 +35,10 @@ def test_pairwise_matrix_has_no_position_bias_and_follows_relevance(judge):
     assert pe.compare_responses(contexts, responses, responses, judge) == pytest.approx([0.5, 0.5])
 
 
+TOY_RECIPE = R.EncoderRecipe(batch_size=8, learning_rate=1e-4, curve_points=2, freeze_embeddings=False,
+                              head_hidden=0)
+
+
 def _toy_pairs(n: int, seed: int) -> pd.DataFrame:
     """Questions about colours answered with a colour (good) or with a number (bad): learnable."""
     rng = np.random.default_rng(seed)
@@ -48,25 +55,39 @@ def _toy_pairs(n: int, seed: int) -> pd.DataFrame:
 def test_training_learns_is_seeded_and_cached(tmp_path, monkeypatch):
     monkeypatch.setenv("EVALKIT_CACHE_DIR", str(tmp_path / "cache"))
     train, validation = _toy_pairs(64, 0), _toy_pairs(32, 1)
-    run = pe.train_encoder_judge(train, validation=validation, batch_size=8, learning_rate=1e-4, curve_points=2)
+    recipe = TOY_RECIPE
+    run = pe.train_encoder_judge(train, recipe, validation=validation)
     assert not run.from_cache and run.pairs == 64 and len(run.losses) == 8 and run.seconds > 0
     assert [point["pairs"] for point in run.curve] == [0, 32, 64]
     assert run.curve[-1]["accuracy"] >= 0.9  # a task this plain is learnt in one pass
     assert np.mean(run.losses[-2:]) < np.mean(run.losses[:2])
-    again = pe.train_encoder_judge(train, validation=validation, batch_size=8, learning_rate=1e-4, curve_points=2)
+    again = pe.train_encoder_judge(train, recipe, validation=validation)
     assert again.from_cache and again.losses == run.losses and again.model_dir == run.model_dir
     trained = pe.EncoderJudge.from_training(run)
     assert np.mean(pe.pair_accuracy(trained, validation)) == pytest.approx(run.curve[-1]["accuracy"])
-    direct = pe.train_encoder_judge(train, kind="direct", batch_size=8, learning_rate=1e-4)
+    direct = pe.train_encoder_judge(train, recipe, kind="direct")
     assert direct.model_dir != run.model_dir and direct.curve == []
     probabilities = pe.EncoderJudge.from_training(direct).direct([["Which colour is it?"]] * 2,
                                                                  ["It is red.", "It is forty."])
     assert probabilities[0] > probabilities[1] and ((0 < probabilities) & (probabilities < 1)).all()
 
 
+def test_a_recipe_field_reaches_training_through_the_recipe_and_a_logging_choice_does_not(tmp_path, monkeypatch):
+    monkeypatch.setenv("EVALKIT_CACHE_DIR", str(tmp_path / "cache"))
+    train = _toy_pairs(16, 0)
+    first = pe.train_encoder_judge(train, TOY_RECIPE)
+    faster = pe.train_encoder_judge(train, replace(TOY_RECIPE, learning_rate=3e-4))
+    logged = pe.train_encoder_judge(train, replace(TOY_RECIPE, curve_points=5))
+    assert faster.model_dir != first.model_dir and not faster.from_cache
+    assert faster.losses != first.losses  # the learning rate was used, not only hashed
+    assert logged.model_dir == first.model_dir and logged.from_cache
+    folders = sorted(p.name for p in (tmp_path / "cache" / "encoder-judges").iterdir())
+    assert len(folders) == 2
+
+
 def test_training_refuses_too_few_pairs():
     with pytest.raises(ValueError, match="less than one batch"):
-        pe.train_encoder_judge(_toy_pairs(3, 0), batch_size=8)
+        pe.train_encoder_judge(_toy_pairs(3, 0), TOY_RECIPE)
 
 
 def _copy_pairs(n: int, seed: int) -> pd.DataFrame:
@@ -86,14 +107,15 @@ def test_a_relevance_head_learns_what_a_cosine_cannot_and_is_saved_with_the_judg
     monkeypatch.setenv("EVALKIT_CACHE_DIR", str(tmp_path / "cache"))
     train, held_out = _copy_pairs(96, 0), _copy_pairs(32, 1)
     assert np.mean(pe.pair_accuracy(judge, held_out)) == 0.0  # the cosine prefers the copy, every time
-    run = pe.train_encoder_judge(train, batch_size=8, learning_rate=5e-4, head_hidden=16, curve_points=1,
+    run = pe.train_encoder_judge(train, replace(TOY_RECIPE, learning_rate=5e-4, head_hidden=16, curve_points=1),
                                  validation=held_out)
     assert run.config["recipe"]["head_hidden"] == 16 and run.curve[-1]["accuracy"] >= 0.9
     trained = pe.EncoderJudge.from_training(run)
     assert trained.head is not None
     assert np.mean(pe.pair_accuracy(trained, held_out)) == pytest.approx(run.curve[-1]["accuracy"])
-    plain = pe.train_encoder_judge(train, batch_size=8, learning_rate=5e-4, curve_points=1, validation=held_out)
-    assert "head_hidden" not in plain.config["recipe"] and pe.EncoderJudge.from_training(plain).head is None
+    plain = pe.train_encoder_judge(train, replace(TOY_RECIPE, learning_rate=5e-4, curve_points=1),
+                                   validation=held_out)
+    assert plain.config["recipe"]["head_hidden"] == 0 and pe.EncoderJudge.from_training(plain).head is None
 
 
 def test_interpolated_mixes_every_encoder_weight_and_keeps_the_fine_tuned_rest(tmp_path, judge):

@@ -197,7 +197,7 @@ def test_chapter4_summary_follows_the_numbers():
     text = "\n".join(lines)
     assert "(8 runs per set)" in text and "0.020 (PairEval, mean over the sets; 0.010 to 0.030)" in text
     assert "0.060 (zero-shot" in text
-    assert "Mean Pearson r over all 2 sets" in text and "minus DirectEval +0.100 [+0.040, +0.160] (a difference" in text
+    assert "Mean Pearson r over the test halves of all 2 sets" in text and "minus DirectEval +0.100 [+0.040, +0.160] (a difference" in text
     assert "hard negatives against random negatives only: r is higher on 0 of 1 sets" in text
 
 

@@ -18,6 +18,7 @@ import requests
 
 from evalkit.cache import CallCache
 from evalkit.defaults import smollm2_gguf_file
+from tests.llama import ensure_llama_cpp
 from evalkit.judges import judge
 from evalkit.models import CachedBackend, OpenAICompatibleBackend
 
@@ -26,10 +27,9 @@ LLAMA_CPP = "llama-cpp-python[server]==0.3.36"
 
 
 def _ensure_llama_cpp() -> None:
-    """llama.cpp comes with `make install` (built once into a cached wheel, see the Makefile); its server's
+    """llama.cpp is opt-in (`make llamacpp`, built here when missing, see tests/llama.py); its server's
     extra packages (pure Python) are installed here the first time."""
-    if importlib.util.find_spec("llama_cpp") is None:
-        pytest.fail("llama-cpp-python is missing: `make install` builds and installs it")
+    ensure_llama_cpp()
     if importlib.util.find_spec("uvicorn") and importlib.util.find_spec("sse_starlette"):
         return
     done = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "-c", "constraints.txt", LLAMA_CPP],

@@ -62,11 +62,10 @@ def llama():
 
 
 def _needs_llama_cpp() -> None:
-    """`make install` installs llama.cpp: its absence is a broken install, not a reason to skip."""
-    import importlib.util
+    """llama.cpp is opt-in: built by `make llamacpp` the first time a test needs it (tests/llama.py)."""
+    from tests.llama import ensure_llama_cpp
 
-    if importlib.util.find_spec("llama_cpp") is None:
-        pytest.fail("llama-cpp-python is missing: `make install` builds and installs it")
+    ensure_llama_cpp()
 
 
 def test_llama_cpp_engine_agrees_with_transformers_on_the_same_tokens(backend, llama):

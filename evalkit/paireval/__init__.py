@@ -28,7 +28,7 @@ from .recipes import RECIPES, JudgeData, JudgeRecipe, judge_data, train_judge, t
 from .scoring import (bleu2, compare_responses, directeval_scores, length_scores, pair_preferences, paireval_scores,
                       pairwise_matrix, preference_accuracy, score_frame, upheld_judge_features)
 from .report import TARGETS, attack_verdicts, chapter4_summary, paired_gaps, target_verdict
-from .table1 import baseline_scores, correlation_rows, judge_scores, paper_table1, sample_items, table1_view
+from .table1 import ENCODER_METHODS, baseline_scores, correlation_rows, encoder_method_scores, judge_scores, paper_table1, sample_items, table1_view
 from .splits import LeakReport, leaked_units, remove_held_out
 from .training import TrainingRun, judge_training_examples, split_dailydialog_plusplus_dev, train_lora
 
@@ -46,5 +46,5 @@ __all__ = ["upheld_judge_features", "PROMPT_LIMITS", "PromptLimits", "read_daily
            "load_meta_eval_set", "meta_eval_set_names", "RECIPES", "JudgeData", "JudgeRecipe", "judge_data",
            "train_judge", "train_lm_judge", "validation_pairs", "length_scores", "LeakReport", "leaked_units",
            "remove_held_out", "pair_preferences", "preference_accuracy", "baseline_scores", "correlation_rows",
-           "judge_scores", "paper_table1", "sample_items", "table1_view", "TARGETS", "chapter4_summary", "attack_verdicts", "paired_gaps",
+           "judge_scores", "ENCODER_METHODS", "encoder_method_scores", "paper_table1", "sample_items", "table1_view", "TARGETS", "chapter4_summary", "attack_verdicts", "paired_gaps",
            "target_verdict", "interpolated"]

@@ -32,7 +32,7 @@ import pandas as pd
 from .scoring import Position, good_and_bad_sides, pair_preferences, preference_accuracy
 from ..dialogue import Texts
 
-__all__ = ["EncoderJudge", "EncoderTrainingRun", "train_encoder_judge", "default_encoder_path", "pair_accuracy",
+__all__ = ["EncoderJudge", "EncoderTrainingRun", "train_encoder_judge", "recipe_key_fields", "LOGGING_FIELDS", "default_encoder_path", "pair_accuracy",
            "interpolated"]
 
 
@@ -240,6 +240,24 @@ def training_key(config: dict[str, Any], frames: Sequence[pd.DataFrame | None], 
     return digest.hexdigest()[:20]
 
 
+LOGGING_FIELDS = ("curve_points",)
+"""Recipe fields that change what is recorded, not what is trained: left out of the cache key."""
+
+
+def recipe_key_fields(recipe: Any) -> dict[str, Any]:
+    """The fields of a training recipe (a frozen dataclass) that decide training: all but
+    :data:`LOGGING_FIELDS`.
+
+    >>> from evalkit.paireval.recipes import EncoderRecipe
+    >>> a, b = EncoderRecipe(), EncoderRecipe(curve_points=9)
+    >>> recipe_key_fields(a) == recipe_key_fields(b), "curve_points" in recipe_key_fields(a)
+    (True, False)
+    """
+    from dataclasses import asdict
+
+    return {name: value for name, value in asdict(recipe).items() if name not in LOGGING_FIELDS}
+
+
 def _key(config: dict[str, Any], pairs: pd.DataFrame, validation: pd.DataFrame | None) -> str:
     return training_key(config, (pairs, validation), ["context_a", "response_a", "context_b", "response_b", "better"])
 
@@ -249,14 +267,14 @@ def pair_accuracy(judge: EncoderJudge, frame: pd.DataFrame) -> np.ndarray:
     return preference_accuracy(pair_preferences(frame, judge))
 
 
-def train_encoder_judge(pairs: pd.DataFrame, *, kind: Literal["pairwise", "direct"] = "pairwise",
-                        validation: pd.DataFrame | None = None, batch_size: int = 16,
-                        learning_rate: float = 3e-5, in_batch_negatives: float = 1.0, context_turns: int = 1,
-                        max_tokens: int = 64, freeze_embeddings: bool = False, warmup_share: float = 0.1,
-                        curve_points: int = 6, seed: int = 0, head_hidden: int = 0,
-                        model: str | Path | None = None, output_dir: str | Path | None = None,
+def train_encoder_judge(pairs: pd.DataFrame, recipe: "EncoderRecipe | None" = None, *,
+                        kind: Literal["pairwise", "direct"] = "pairwise", validation: pd.DataFrame | None = None,
+                        seed: int = 0, model: str | Path | None = None, output_dir: str | Path | None = None,
                         reuse: bool = True) -> EncoderTrainingRun:
-    """Fine-tune the encoder on training pairs (columns of :func:`~evalkit.paireval.data.training_pairs`).
+    """Fine-tune the encoder on training pairs (columns of :func:`~evalkit.paireval.data.training_pairs`) as
+    ``recipe`` (an :class:`~evalkit.paireval.recipes.EncoderRecipe`, handed whole; its defaults are the only
+    defaults) says. The cache key is :func:`recipe_key_fields` of the recipe, the kind, the seed, the model
+    and the data: a field that changes training changes the key, a logging choice (``curve_points``) does not.
 
     ``pairwise``: Bradley-Terry loss ``-log sigmoid(s * (f(good) - f(bad)))`` on each pair, plus (weight
     ``in_batch_negatives``) a softmax over the batch's replies for each good conversation — every other
@@ -274,18 +292,17 @@ def train_encoder_judge(pairs: pd.DataFrame, *, kind: Literal["pairwise", "direc
     from ..defaults import cache_dir, quiet_model_loading
 
     quiet_model_loading()
+    from .recipes import EncoderRecipe
+
+    recipe = EncoderRecipe() if recipe is None else recipe
     if kind not in ("pairwise", "direct"):
         raise ValueError(f"kind must be pairwise or direct, not {kind!r}")
+    batch_size, learning_rate, in_batch_negatives = recipe.batch_size, recipe.learning_rate, recipe.in_batch_negatives
+    context_turns, max_tokens, head_hidden = recipe.context_turns, recipe.max_tokens, recipe.head_hidden
     if len(pairs) < batch_size:
         raise ValueError(f"{len(pairs)} training pairs is less than one batch of {batch_size}")
     location = Path(model) if model is not None else default_encoder_path()
-    recipe = {"kind": kind, "batch_size": batch_size, "learning_rate": learning_rate,
-              "in_batch_negatives": in_batch_negatives, "context_turns": context_turns, "max_tokens": max_tokens,
-              "warmup_share": warmup_share, "seed": seed, "curve_points": curve_points,
-              "freeze_embeddings": freeze_embeddings}
-    if head_hidden:  # only when used, so the keys of judges without a head stay as they were
-        recipe["head_hidden"] = head_hidden
-    config = {"model": location.name, "recipe": recipe}
+    config = {"model": location.name, "kind": kind, "seed": seed, "recipe": recipe_key_fields(recipe)}
     key = _key(config, pairs, validation)
     folder = Path(output_dir) if output_dir is not None else cache_dir() / "encoder-judges" / key
     record = folder / "evalkit-training.json"
@@ -300,7 +317,7 @@ def train_encoder_judge(pairs: pd.DataFrame, *, kind: Literal["pairwise", "direc
     encoder = AutoModel.from_pretrained(str(location))
     scale = torch.nn.Parameter(torch.tensor(20.0))
     bias = torch.nn.Parameter(torch.tensor(0.0))
-    if freeze_embeddings:
+    if recipe.freeze_embeddings:
         encoder.get_input_embeddings().weight.requires_grad_(False)
     trainable = [p for p in encoder.parameters() if p.requires_grad]
     head = relevance_head(encoder.config.hidden_size, head_hidden) if head_hidden else None
@@ -312,10 +329,10 @@ def train_encoder_judge(pairs: pd.DataFrame, *, kind: Literal["pairwise", "direc
     shuffled = pairs.iloc[order].reset_index(drop=True)
     good_c, good_r, bad_c, bad_r = good_and_bad_sides(shuffled)
     steps = len(shuffled) // batch_size
-    warmup = max(1, int(warmup_share * steps))
+    warmup = max(1, int(recipe.warmup_share * steps))
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda s: min(1.0, (s + 1) / warmup) * max(0.0, (steps - s) / steps))
-    checkpoints = set(np.linspace(0, steps, curve_points + 1).astype(int)[1:]) if validation is not None else set()
+    checkpoints = set(np.linspace(0, steps, recipe.curve_points + 1).astype(int)[1:]) if validation is not None else set()
     probe = EncoderJudge.__new__(EncoderJudge)  # shares the live model while training, for the curve
     probe.tokenizer, probe.model, probe.turns, probe.max_tokens, probe.scale, probe.bias = (
         tokenizer, encoder, context_turns, max_tokens, 20.0, 0.0)

@@ -51,6 +51,7 @@ class EncoderRecipe:
     direct_copy_share: float = 0.0    # DirectEval's copy share (pointwise "no" to a copy teaches it to score
                                       # closeness down: experiments/direct_copies.py)
     head_hidden: int = 64             # width of an MLP relevance head on top of the cosine (0: none)
+    warmup_share: float = 0.1         # share of the steps with a linear learning-rate warm-up
 
 
 @dataclass(frozen=True)
@@ -285,12 +286,9 @@ def train_judge(recipe: JudgeRecipe | str, *, kind: Literal["pairwise", "direct"
     settings = recipe.encoder
     share = settings.hard_share if hard_negatives else 0.0
     return train_encoder_judge(
-        recipe_pairs(recipe, data, hard_share=share, data_dir=data_dir), kind=kind,
-        validation=validation_pairs(data, settings.validation_pairs, settings.hard_share, recipe.seed),
-        batch_size=settings.batch_size, learning_rate=settings.learning_rate,
-        in_batch_negatives=settings.in_batch_negatives, context_turns=settings.context_turns,
-        max_tokens=settings.max_tokens, freeze_embeddings=settings.freeze_embeddings,
-        curve_points=settings.curve_points, seed=recipe.seed, head_hidden=settings.head_hidden)
+        recipe_pairs(recipe, data, hard_share=share, data_dir=data_dir), replace(settings, hard_share=share),
+        kind=kind, validation=validation_pairs(data, settings.validation_pairs, settings.hard_share, recipe.seed),
+        seed=recipe.seed)
 
 
 def train_lm_judge(recipe: JudgeRecipe | str, *, kind: Literal["pairwise", "direct"] = "pairwise",

@@ -133,7 +133,7 @@ def chapter4_summary(*, accuracy: Mapping[tuple[str, str], Any], ddpp: Mapping[t
     means = table1.loc[:, [f"{name} r" for name in reference_sets if f"{name} r" in table1.columns]].mean(axis=1)
     if {"PairEval", "BLEU-2", "BERTScore"} <= set(means.index) and not means.isna().any():
         above = means["PairEval"] > max(means["BLEU-2"], means["BERTScore"])
-        line = (f"Mean Pearson r over the {len(reference_sets)} sets with references: PairEval "
+        line = (f"Mean Pearson r over the test halves of the {len(reference_sets)} sets with references: PairEval "
                 f"{means['PairEval']:.3f}, BLEU-2 {means['BLEU-2']:.3f}, BERTScore {means['BERTScore']:.3f} "
                 f"— PairEval is {'above' if above else 'not above'} both reference-based metrics")
         if reference_gaps:
@@ -143,7 +143,7 @@ def chapter4_summary(*, accuracy: Mapping[tuple[str, str], Any], ddpp: Mapping[t
         overall = {m: float(table1.loc[m, "mean r"]) for m in ("PairEval", "DirectEval", "PairEval, encoder zero-shot")
                    if m in table1.index}
         paper = "".join(f", {m}: {v:.3f}" for m, v in (paper_means or {}).items())
-        lines.append(f"Mean Pearson r over all {len(gain) or 'the'} sets: "
+        lines.append(f"Mean Pearson r over the test halves of all {len(gain) or 'the'} sets: "
                      + ", ".join(f"{m} {v:.3f}" for m, v in overall.items())
                      + (f" (the paper's Llama-2-7B{paper[1:]})" if paper else "")
                      + (f"; {_gaps_text(overall_gaps)}" if overall_gaps else "") + ".")

@@ -11,7 +11,8 @@ from ..stats import correlation_with_humans
 from .analysis import PAPER, comparison_runs
 from .scoring import bleu2, directeval_scores, length_scores, pairwise_matrix
 
-__all__ = ["sample_items", "baseline_scores", "judge_scores", "correlation_rows", "table1_view", "paper_table1"]
+__all__ = ["sample_items", "baseline_scores", "judge_scores", "ENCODER_METHODS", "encoder_method_scores",
+           "correlation_rows", "table1_view", "paper_table1"]
 
 
 def sample_items(frame: pd.DataFrame, n: int | None, *, seed: int) -> pd.DataFrame:
@@ -42,6 +43,25 @@ def judge_scores(frame: pd.DataFrame, judge: Any, pool: Sequence[tuple[Sequence[
     run_scores = comparison_runs(matrix, n, runs, seed=seed)
     return {"paireval": np.nanmean(np.stack(run_scores), axis=0), "runs": run_scores, "matrix": matrix,
             "directeval": directeval_scores(contexts, responses, judge)}
+
+
+ENCODER_METHODS = ("PairEval, encoder zero-shot", "DirectEval", "PairEval")
+"""The encoder judges a chapter chooses between, cheapest first (the untrained encoder leads)."""
+
+
+def encoder_method_scores(frame: pd.DataFrame, *, zero_shot: Any, paireval: Any, directeval: Any,
+                          pool: Sequence[tuple[Sequence[str], str]], n: int, runs: int, seed: int
+                          ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """The three :data:`ENCODER_METHODS`' scores on a set's items (the untrained encoder and the fine-tuned
+    PairEval judge scored by comparison, DirectEval pointwise), and the two pairwise arrays the ablations
+    reuse (keyed ``encoder zero-shot`` and ``PairEval``). The dev and the test halves are scored alike."""
+    scores, matrices = {}, {}
+    for method, key, judge in (("PairEval, encoder zero-shot", "encoder zero-shot", zero_shot),
+                               ("PairEval", "PairEval", paireval)):
+        result = judge_scores(frame, judge, pool, n=n, runs=runs, seed=seed)
+        scores[method], matrices[key] = result["paireval"], result["matrix"]
+    scores["DirectEval"] = directeval_scores(list(frame["context"]), list(frame["response"]), directeval)
+    return scores, matrices
 
 
 def correlation_rows(human: Mapping[str, np.ndarray], scores: Mapping[tuple[str, str], np.ndarray], *,
