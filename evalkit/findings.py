@@ -306,12 +306,12 @@ def lexical_mode_shifts(table: pd.DataFrame, *, base: str = "kit", other: str = 
 
 
 def trained_realism(agreement: pd.DataFrame, heldout: Any, differences: pd.DataFrame, *, trained: str,
-                    target: float = 0.4) -> list[str]:
+                    target: float = 0.4, where: str = "") -> list[str]:
     """Chapter 5's trained realism judge in sentences: held-out accuracy (a :class:`~evalkit.stats.Proportion`),
     its Spearman with the human labels per metric against ``target`` (rows "<metric>, <judge>" of
     :func:`evalkit.userproxy.realism.human_label_agreement`), and its paired difference from each other judge
     (:func:`evalkit.userproxy.realism.human_label_differences`): a difference counts only when its interval
-    excludes 0.
+    excludes 0. ``where`` names the items (e.g. " on the test half").
 
     >>> from evalkit.stats import proportion
     >>> table = pd.DataFrame({"spearman": [0.45], "spearman_low": [0.28], "spearman_high": [0.60], "n": [100]},
@@ -341,7 +341,7 @@ def trained_realism(agreement: pd.DataFrame, heldout: Any, differences: pd.DataF
             for other, d in differences.xs(metric, level="metric").iterrows():
                 gap = "higher" if d["low"] > 0 else "lower" if d["high"] < 0 else "no difference shown"
                 parts.append(f"against {other} {d['difference']:+.2f} [{d['low']:+.2f}, {d['high']:+.2f}] ({gap})")
-        lines.append(f"{metric}: Spearman {row['spearman']:.2f} [{row['spearman_low']:.2f}, {row['spearman_high']:.2f}] "
+        lines.append(f"{metric}{where}: Spearman {row['spearman']:.2f} [{row['spearman_low']:.2f}, {row['spearman_high']:.2f}] "
                      f"(n = {int(row['n'])}), {verdict}"
                      + ("; " + "; ".join(parts) if parts else "") + ".")
     return lines

@@ -42,7 +42,7 @@ from .dialogue import Texts
 from .paireval.splits import DISTINCT_WORDS, _units, normalise
 
 __all__ = ["SEED", "Half", "DevHalf", "TestHalf", "content_groups", "split_frame", "require_dev", "halves_table",
-           "meta_eval_halves", "split_meta_eval", "upheld_halves", "mirrorbench_label_halves", "human_scored_halves"]
+           "meta_eval_halves", "split_meta_eval", "upheld_halves", "mirrorbench_label_halves", "split_mirrorbench_labels", "human_scored_halves"]
 
 SEED = "evalkit-halves-1"
 HalfName = Literal["dev", "test"]
@@ -213,7 +213,11 @@ def mirrorbench_label_halves(*, data_dir=None, seed: str = SEED) -> dict[str, tu
     turns, so a real conversation is in one half across both tables."""
     from .userproxy.data import load_human_labels
 
-    labels = load_human_labels(data_dir=data_dir)
+    return split_mirrorbench_labels(load_human_labels(data_dir=data_dir), seed=seed)
+
+
+def split_mirrorbench_labels(labels: dict, *, seed: str = SEED) -> dict[str, tuple[DevHalf, TestHalf]]:
+    """:func:`mirrorbench_label_halves` of labels already loaded (:func:`evalkit.userproxy.data.load_human_labels`)."""
     gteval, pi = labels["gteval"], labels["pi"]
     real_pi = [row.conversation_b if row.ground_truth_synthetic_slot == "A" else row.conversation_a
                for row in pi.itertuples(index=False)]

@@ -199,6 +199,9 @@ def test_chapter5_results(executed):
     assert all(0 <= r["kendalls_w"] <= 1 for r in recorded["rank_stability"])
     assert set(recorded["assistant_sensitivity"]) == {"mattr", "gteval", "pi", "rnr"}
     assert recorded["human_agreement"]["GTEval, smollm2"]["n"] == 5
+    test = recorded["realism_test"]  # the realism judge: gated on the dev half, reported on the test half
+    assert isinstance(test["adopted_on_dev"], bool) and set(test["difference"]) == {"GTEval", "PI"}
+    assert all(d["n"] == 5 and d["low"] <= d["difference"] <= d["high"] for d in test["difference"].values())
     assert (executed / "05_user_proxy_eval" / "realism_and_diversity.png").stat().st_size > 10_000
     assert "Judge sensitivity" in (executed / "05_user_proxy_eval" / "userproxy_report.html").read_text()
 

@@ -242,11 +242,23 @@ def calibrated(score: float, hh: float, pp: float) -> float:
     return float(np.clip((score - pp) / (hh - pp), 0.0, 1.0)) + 0.0  # + 0.0: no "-0.0" in tables
 
 
-def human_label_items(labels: dict[str, Any], n: int | None, *, seed: int = 0) -> dict[str, Any]:
-    """``n`` of MirrorBench's labelled GTEval and PI items (None: all), with what scoring them needs:
+def human_label_items(labels: dict[str, Any], n: int | None, *, seed: int = 0,
+                      half: Literal["test", "dev", "all"] = "test") -> dict[str, Any]:
+    """``n`` of MirrorBench's labelled GTEval and PI items (None: all) of ``half`` (the test half by default:
+    :func:`evalkit.halves.split_mirrorbench_labels`, a real conversation in one half across both tables;
+    ``all`` for every item), with what scoring them needs:
     ``gteval`` (items), ``gteval_pairs`` ((real, proxy) conversations), ``pi`` (items), ``pi_pairs`` ((real,
     proxy) as labelled), ``pi_slots`` (the proxy's slot, A or B) and ``pi_human`` (the proxy's win by the
     human label: 1, 0.5 for a tie, 0)."""
+    if half not in ("test", "dev", "all"):
+        raise ValueError(f"half must be test, dev or all, not {half!r}")
+    if half != "all":
+        from ..halves import split_mirrorbench_labels
+
+        split = split_mirrorbench_labels(labels)
+        index = 1 if half == "test" else 0
+        labels = {**labels, "gteval": split["mirrorbench-gteval"][index].items.drop(columns="group"),
+                  "pi": split["mirrorbench-pi"][index].items.drop(columns="group")}
     take = lambda frame: frame if n is None else frame.sample(min(n, len(frame)), random_state=seed)  # noqa: E731
     gt, pi = take(labels["gteval"]), take(labels["pi"])
     slots = pi["ground_truth_synthetic_slot"].tolist()
@@ -306,3 +318,26 @@ def human_label_differences(items: dict[str, Any], scores: dict[str, dict[str, S
             rows.append({"metric": label, "other": other, "difference": result.difference, "low": result.low,
                          "high": result.high, "n": result.n, "clear": result.clear})
     return pd.DataFrame(rows).set_index(["metric", "other"])
+
+
+def dev_gate(differences: pd.DataFrame, judge: str, baseline: str = "length baseline") -> tuple[bool, str]:
+    """Whether ``judge`` passed its gate on the *dev* half — higher Spearman than ``baseline`` on both GTEval
+    and PI by a paired interval above 0 (rows of :func:`human_label_differences` on dev items) — and a
+    sentence saying so from the numbers.
+
+    >>> rows = pd.DataFrame({"metric": ["GTEval", "PI"], "other": ["length baseline"] * 2,
+    ...                      "difference": [0.2, -0.1], "low": [0.05, -0.3], "high": [0.35, 0.1], "n": [46, 46],
+    ...                      "clear": [True, False]}).set_index(["metric", "other"])
+    >>> dev_gate(rows, "trained encoder")[0]
+    False
+    """
+    parts, passed = [], True
+    for metric in ("GTEval", "PI"):
+        row = differences.loc[(metric, baseline)]
+        passed &= bool(row["low"] > 0)
+        parts.append(f"{metric} {row['difference']:+.3f} [{row['low']:+.3f}, {row['high']:+.3f}] (n = {int(row['n'])})")
+    verdict = ("passes: it is the chapter's adopted realism judge" if passed else
+               "does not pass: it is not adopted, and the test half below shows it only as a trained judge that "
+               "failed its gate")
+    return passed, (f"Gate on the dev half (Spearman, {judge} minus the {baseline}, paired interval): "
+                    + "; ".join(parts) + f". The {judge} {verdict}.")
