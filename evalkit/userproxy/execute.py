@@ -11,7 +11,7 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from ..models import CachedBackend, open_backend
+from ..models import DEFAULT_API_KEY_ENV, CachedBackend, configured_secrets, open_backend, redact
 from ..results import json_ready
 from . import realism
 from .config import JobConfig, ModelSpec, dataset_name
@@ -220,6 +220,17 @@ def lexical_modes(config: JobConfig, store: RunStore, *, modes: tuple[str, ...] 
                               modes=modes, proxy_topic_restored=restored)
 
 
+def _job_secrets(config: JobConfig) -> list[str]:
+    """The credentials the job's HTTP models are configured with (API keys in the environment, URL
+    passwords and query values), for :func:`evalkit.models.redact`."""
+    specs = [proxy.model for proxy in config.proxies.values()] + [config.assistant, config.goal_writer]
+    secrets: list[str] = []
+    for spec in specs + list(config.judges.values()):
+        if spec.kind == "openai":
+            secrets += configured_secrets(spec.base_url, spec.options.get("api_key_env", DEFAULT_API_KEY_ENV))
+    return secrets
+
+
 def execute(config: JobConfig, *, open_model: OpenModel | None = None, progress: bool = False,
             stop_on_error: bool = False) -> RunOutcome:
     """Run (or resume) the job: every unit not yet done, in plan order, stored as it goes.
@@ -246,9 +257,12 @@ def execute(config: JobConfig, *, open_model: OpenModel | None = None, progress:
                 summary = executor.rollout(unit) if unit.kind == "rollout" else executor.metric(unit)
             except Exception as error:  # noqa: BLE001 — recorded with its traceback, the run goes on
                 executor.roles.drain(store, unit)
-                store.fail_unit(unit, f"{type(error).__name__}: {error}\n{traceback.format_exc(limit=4)}",
-                                time.perf_counter() - started)
-                outcome.failed[unit.unit_id] = f"{type(error).__name__}: {error}"
+                # Stored, reported and printed: redacted with the credentials the job's models are given.
+                secrets = _job_secrets(config)
+                message = redact(f"{type(error).__name__}: {error}", secrets)
+                store.fail_unit(unit, f"{message}\n{traceback.format_exc(limit=4)}", time.perf_counter() - started,
+                                secrets=secrets)
+                outcome.failed[unit.unit_id] = message
                 if stop_on_error:
                     raise
                 continue

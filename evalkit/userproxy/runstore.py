@@ -25,6 +25,7 @@ from typing import Any, Iterable, Sequence
 import pandas as pd
 
 from ..cache import CallRecord, open_store
+from ..models import redact
 
 __all__ = ["Unit", "RunStore"]
 
@@ -129,10 +130,12 @@ class RunStore:
             self._db.execute("UPDATE units SET status = 'done', summary = ?, finished = ?, seconds = seconds + ? "
                              "WHERE unit_id = ?", (json.dumps(summary), time.time(), seconds, unit.unit_id))
 
-    def fail_unit(self, unit: Unit, error: str, seconds: float) -> None:
+    def fail_unit(self, unit: Unit, error: str, seconds: float, *, secrets: Sequence[str] = ()) -> None:
+        """Mark ``unit`` failed with ``error``, stored redacted (:func:`evalkit.models.redact`, with the
+        ``secrets`` the job's models are configured with): reports show what the store holds."""
         with self._lock, self._db:
             self._db.execute("UPDATE units SET status = 'failed', error = ?, seconds = seconds + ? WHERE unit_id = ?",
-                             (error, seconds, unit.unit_id))
+                             (redact(error, secrets), seconds, unit.unit_id))
 
     def close_run(self, run_id: str) -> None:
         """Mark the run done when all its units are, else ``incomplete``."""

@@ -1,0 +1,31 @@
+"""The model door: one small protocol through which every language-model call of the kit goes.
+
+Two operations, both batched:
+
+* :meth:`Backend.label_probs` — for each prompt (chat messages), the probability of each label word
+  ("Yes"/"No", "A"/"B", "1".."5") as the model's next token, normalised over the labels;
+* :meth:`Backend.generate` — text for each prompt, with max tokens, temperature, n samples and a seed.
+
+Implementations, one module each: :class:`TransformersBackend` (:mod:`.hf`: any local folder or Hugging
+Face id; the default is the converted SmolLM2-135M-Instruct), :class:`LlamaCppBackend` (:mod:`.llamacpp`,
+opt-in: ``make llamacpp``) and :class:`OpenAICompatibleBackend` (:mod:`.openai_compatible`: vLLM, Ollama,
+llama.cpp server, OpenAI; its tries and time bounds are a :class:`RetryPolicy`). :class:`CachedBackend`
+(:mod:`.cached`) wraps any of them with the call cache and telemetry; :func:`open_backend` builds the usual
+stack from a few settings. Every string that leaves the door passes :func:`redact` (:mod:`.redaction`).
+"""
+from __future__ import annotations
+
+# Private names are re-exported too: other modules of the kit (and users' code) import them from here.
+from .base import (Backend, BackendConfigError, BackendError, GenerationResult, LabelResult, Messages,
+                   ParsedVerdicts, _parsed_result, one_hot, parse_label, warn_if_parsed)
+from .cached import CachedBackend, open_backend
+from .hf import TransformersBackend, _folder_fingerprint, _label_result
+from .llamacpp import _REWRITE_VERSION, LlamaCppBackend, _engine_gguf, _file_identity
+from .openai_compatible import DEFAULT_API_KEY_ENV, OpenAICompatibleBackend, _chat_url, _logprobs_problem
+from .redaction import configured_secrets, redact
+from .retry import RetryPolicy
+
+__all__ = ["Messages", "LabelResult", "GenerationResult", "Backend", "BackendError", "BackendConfigError",
+           "TransformersBackend", "LlamaCppBackend", "OpenAICompatibleBackend", "RetryPolicy", "CachedBackend",
+           "open_backend", "parse_label", "one_hot", "redact", "configured_secrets", "DEFAULT_API_KEY_ENV",
+           "ParsedVerdicts", "warn_if_parsed"]

@@ -1,0 +1,92 @@
+"""The door's wrapper: any backend behind the call cache, with telemetry, and the usual stack builder."""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..cache import CallCache, CallRecord, Telemetry, call_key
+from .base import Backend, GenerationResult, LabelResult, Messages
+from .hf import TransformersBackend
+from .llamacpp import LlamaCppBackend
+from .openai_compatible import OpenAICompatibleBackend
+
+__all__ = ["CachedBackend", "open_backend"]
+
+
+@dataclass
+class CachedBackend:
+    """Any backend behind the call cache, with telemetry. Same interface as the backend it wraps."""
+
+    backend: Backend
+    cache: CallCache | None = None
+    telemetry: Telemetry = field(default_factory=Telemetry)
+    chunk_size: int = 256
+
+    @property
+    def name(self) -> str:
+        return self.backend.name
+
+    def _cached(self, operation: str, prompts: Sequence[Messages], parameters: dict[str, Any], call, build):
+        keys = [call_key(self.name, operation, list(map(dict, p)), parameters) for p in prompts]
+        found = self.cache.get_many(keys) if self.cache is not None else {}
+        # Missing prompts run in chunks, each stored as soon as it is done, so an interrupted run resumes
+        # from the last finished chunk; sorting by text keeps prompts that open alike in the same chunk.
+        missing = sorted((i for i, key in enumerate(keys) if key not in found),
+                         key=lambda i: json.dumps(list(map(dict, prompts[i]))))
+        fresh: dict[int, Any] = {}
+        elapsed = 0.0
+        for start in range(0, len(missing), self.chunk_size):
+            chunk = missing[start:start + self.chunk_size]
+            started = time.perf_counter()
+            answers = call([prompts[i] for i in chunk])
+            elapsed += time.perf_counter() - started
+            fresh.update(zip(chunk, answers))
+            if self.cache is not None:
+                # An answer with an error (no usable reply this time) is used but never stored: a rerun asks
+                # again instead of inheriting a server's glitch as a permanent result.
+                self.cache.put_many((keys[i], self.name, operation, asdict(answer))
+                                    for i, answer in zip(chunk, answers) if not getattr(answer, "error", None))
+        results, records = [], []
+        for i, key in enumerate(keys):
+            hit = i not in fresh
+            result = build(found[key]) if hit else fresh[i]
+            results.append(result)
+            records.append(CallRecord(self.name, operation, result.prompt_tokens, result.completion_tokens,
+                                      0.0 if hit else elapsed / len(missing), hit))
+        self.telemetry.add(records)
+        return results
+
+    def label_probs(self, prompts: Sequence[Messages], labels: Sequence[str]) -> list[LabelResult]:
+        return self._cached("label_probs", prompts, {"labels": list(labels)},
+                            lambda batch: self.backend.label_probs(batch, labels), lambda v: LabelResult(**v))
+
+    def generate(self, prompts: Sequence[Messages], *, max_tokens: int = 128, temperature: float = 0.0,
+                 n: int = 1, seed: int = 0) -> list[GenerationResult]:
+        parameters = {"max_tokens": max_tokens, "temperature": temperature, "n": n, "seed": seed}
+        return self._cached("generate", prompts, parameters,
+                            lambda batch: self.backend.generate(batch, **parameters),
+                            lambda v: GenerationResult(**v))
+
+
+def open_backend(kind: str = "transformers", model: str | None = None, *, base_url: str | None = None,
+                 adapter: str | None = None, cache: bool | str | Path = True, **options: Any) -> CachedBackend:
+    """The usual stack: a backend of ``kind`` ("transformers", "llamacpp" or "openai") behind the call cache.
+
+    ``cache`` is True (the default SQLite file), False (no cache) or a path.
+    """
+    backend: Backend
+    if kind == "transformers":
+        backend = TransformersBackend(model, adapter=adapter, **options)
+    elif kind == "llamacpp":
+        backend = LlamaCppBackend(model, adapter=adapter, **options)
+    elif kind == "openai":
+        if not model or not base_url:
+            raise ValueError("an OpenAI-compatible backend needs model= and base_url=")
+        backend = OpenAICompatibleBackend(model, base_url, **options)
+    else:
+        raise ValueError(f"unknown backend kind {kind!r} (transformers, llamacpp or openai)")
+    store = None if cache is False else CallCache(None if cache is True else cache)
+    return CachedBackend(backend, store)

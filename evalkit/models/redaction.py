@@ -1,0 +1,201 @@
+"""One redaction for every string that leaves the model door: exception messages, backend names (and so
+cache keys and rows), telemetry, run stores and reports.
+
+:func:`redact` masks, in this order,
+
+1. every secret it is given — in full, URL-quoted and JSON-escaped — and every run of at least
+   ``MIN_FRAGMENT`` (6) characters of a secret: a key cut by a message-length limit, or echoed by a server
+   without its ``Bearer``/``key=`` prefix, is still masked;
+2. the user-info of URLs (``scheme://user:password@`` becomes ``scheme://***@``);
+3. every query-string value (``?sig=...&code=...`` becomes ``?sig=***&code=***``; a bare ``?token`` becomes
+   ``?***``) and URL fragments, after a URL or a path;
+4. known shapes of credentials: ``Bearer``/``Basic`` tokens, ``key=``/``token=``/``password=``... values,
+   JSON and header fields such as ``"api_key": ...`` or ``Authorization: ...``, and ``sk-...``, ``hf_...``,
+   ``ghp_...``, ``AKIA...``, ``AIza...``, ``xox?-...`` keys and JSON web tokens.
+
+The function is pure (its result depends on ``text`` and ``secrets`` only), so a backend name built with it
+is the same in every process. :func:`configured_secrets` lists the secrets a backend is configured with.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+from typing import Iterable, Sequence
+from urllib.parse import quote, unquote, urlsplit
+
+__all__ = ["redact", "configured_secrets", "url_credentials", "MASK", "MIN_FRAGMENT"]
+
+MASK = "***"
+MIN_FRAGMENT = 6  # a run this long of a configured secret is masked wherever it appears
+_MIN_SECRET = 4  # shorter "secrets" are not masked in free text (they would mask ordinary words)
+
+_URL_START = r"\b[A-Za-z][A-Za-z0-9+.\-]*://"
+_USERINFO = re.compile(rf"({_URL_START})[^\s/?#\"<>]*@")
+# A query starts at a "?" right after a URL or path character; it runs to a space, a quote or a fragment.
+_QUERY = re.compile(r"(?<=[\w/.\-:%\]])\?([^\s#\"<>]+)")
+_FRAGMENT = re.compile(rf"({_URL_START}[^\s#\"<>]*)#[^\s\"<>]+")
+
+_KEY_SHAPES = [
+    (re.compile(r"(?i)\b(bearer|basic)\s+[^\s\"',;]+"), r"\1 ***"),
+    (re.compile(r"(?i)((?:api[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret|token"
+                r"|secret|password|passwd|pwd|sig|signature|credential|key)\s*=\s*)[^&\s\"',;]+"), r"\1***"),
+    (re.compile(r"(?i)(\"?(?:api[_-]?key|authorization|x-api-key|access[_-]?token|refresh[_-]?token|secret"
+                r"|password)\"?\s*:\s*\"?)(?!(?:bearer|basic)\s)[^\"\s,}]+"), r"\1***"),
+    (re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}"), "sk-***"),
+    (re.compile(r"\b(hf|ghp|gho|ghu|ghs|ghr|github_pat|glpat)_[A-Za-z0-9_\-]{16,}"), r"\1_***"),
+    (re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}"), "xox-***"),
+    (re.compile(r"\bAKIA[0-9A-Z]{16}\b"), "AKIA***"),
+    (re.compile(r"\bAIza[0-9A-Za-z_\-]{30,}"), "AIza***"),
+    (re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"), "jwt-***"),
+]
+
+
+def redact(text: str, secrets: Sequence[str] = ()) -> str:
+    """``text`` with credentials masked: the ``secrets`` given (in full and in part), URL user-info, every
+    query value and known key shapes (see the module's description).
+
+    >>> redact("https://me:hunter2@host/v1?api_key=abc123&x=1")
+    'https://***@host/v1?api_key=***&x=***'
+    >>> redact('{"error": "bad header Authorization: Bearer sk-live-0123456789"}')
+    '{"error": "bad header Authorization: Bearer ***"}'
+    >>> redact("GET /v1/chat/completions?sig=0a1b2c&code=42 failed")
+    'GET /v1/chat/completions?sig=***&code=*** failed'
+
+    A configured secret is masked where it appears bare, and so is a part of it of 6 characters or more — the
+    head of a key cut by a length limit, say:
+
+    >>> key = "k3y-0123456789abcdef"
+    >>> redact(f"server says: unknown key {key}; echo: '{key[:9]}", [key])
+    "server says: unknown key ***; echo: '***"
+    """
+    variants = _variants(secrets)
+    for variant in variants:
+        text = text.replace(variant, MASK)
+    text = _mask_fragments(text, [v for v in variants if len(v) > MIN_FRAGMENT])
+    text = _USERINFO.sub(rf"\1{MASK}@", text)
+    text = _QUERY.sub(_masked_query, text)
+    text = _FRAGMENT.sub(rf"\1#{MASK}", text)
+    for pattern, replacement in _KEY_SHAPES:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def _variants(secrets: Iterable[str]) -> list[str]:
+    """Each secret as it may be written: bare, URL-quoted, URL-unquoted, JSON-escaped; longest first."""
+    found: set[str] = set()
+    for secret in secrets:
+        if not isinstance(secret, str) or len(secret) < _MIN_SECRET:
+            continue
+        for variant in (secret, quote(secret, safe=""), unquote(secret), json.dumps(secret)[1:-1]):
+            if len(variant) >= _MIN_SECRET:
+                found.add(variant)
+    return sorted(found, key=len, reverse=True)
+
+
+def _mask_fragments(text: str, secrets: Sequence[str]) -> str:
+    """``text`` with every run made of ``MIN_FRAGMENT``-character pieces of a secret replaced by the mask.
+
+    Each stretch of ``text`` that is a substring (at least ``MIN_FRAGMENT`` long) of a secret is covered by
+    that secret's ``MIN_FRAGMENT``-grams, so marking every position covered by one of them masks all such
+    stretches (and, rarely, a little more)."""
+    size = MIN_FRAGMENT
+    grams = {secret[i:i + size] for secret in secrets for i in range(len(secret) - size + 1)}
+    if not grams or len(text) < size:
+        return text
+    covered = bytearray(len(text))
+    for start in range(len(text) - size + 1):
+        if text[start:start + size] in grams:
+            covered[start:start + size] = b"\x01" * size
+    if not any(covered):
+        return text
+    out, index = [], 0
+    while index < len(text):
+        if covered[index]:
+            while index < len(text) and covered[index]:
+                index += 1
+            out.append(MASK)
+        else:
+            out.append(text[index])
+            index += 1
+    return "".join(out)
+
+
+def _masked_query(match: re.Match) -> str:
+    pieces = re.split(r"([&;])", match.group(1))
+    masked = [piece if piece in ("", "&", ";") else
+              (piece.split("=", 1)[0] + "=" + MASK if "=" in piece else MASK) for piece in pieces]
+    return "?" + "".join(masked)
+
+
+def configured_secrets(base_url: str | None = None, api_key_env: str | None = None, *,
+                       query: bool = True) -> list[str]:
+    """The secrets a backend is configured with, for :func:`redact`: the API key in the environment
+    variable ``api_key_env`` (read now), and the credentials written into ``base_url`` — its password (as
+    written and decoded), its user name when that is the only credential (a token passed as the user), the
+    Basic-auth header value they make, and (unless ``query`` is False) each query value of at least
+    ``MIN_FRAGMENT`` characters (a signature, a code), so that a server echoing one bare is masked too.
+
+    >>> configured_secrets("http://alice:s3cr%40t99@h/v1?sig=0123abcd&n=1")
+    ['s3cr%40t99', 's3cr@t99', 'YWxpY2U6czNjckB0OTk=', '0123abcd']
+    """
+    secrets: list[str] = []
+    key = os.environ.get(api_key_env) if api_key_env else None
+    if key:
+        secrets.append(key)
+    credentials = url_credentials(base_url) if base_url else None
+    if credentials is not None:
+        (user, password), raw = credentials, _raw_userinfo(base_url) or ""
+        if password:
+            secrets.extend(dict.fromkeys([raw.partition(":")[2], password]))
+        elif user:
+            secrets.extend(dict.fromkeys([raw, user]))
+        secrets.append(_basic_value(user, password))
+    if query and base_url:
+        secrets.extend(value for value in _query_values(base_url) if len(value) >= MIN_FRAGMENT)
+    return [secret for secret in secrets if secret]
+
+
+def _query_values(url: str) -> list[str]:
+    """The values (and bare pieces) of ``url``'s query string, as written and decoded."""
+    try:
+        raw = urlsplit(url).query
+    except ValueError:
+        return []
+    values: list[str] = []
+    for piece in re.split(r"[&;]", raw):
+        value = piece.split("=", 1)[1] if "=" in piece else piece
+        values.extend(dict.fromkeys([value, unquote(value.replace("+", " "))]))
+    return values
+
+
+def _raw_userinfo(url: str) -> str | None:
+    """The ``user:password`` part of ``url``'s authority as written, or None when it has none."""
+    try:
+        netloc = urlsplit(url).netloc
+    except ValueError:
+        return None
+    return netloc.rpartition("@")[0] if "@" in netloc else None
+
+
+def url_credentials(url: str) -> tuple[str, str] | None:
+    """(user, password), percent-decoded, written into ``url``'s authority; None when there are none.
+
+    >>> url_credentials("https://u:p%2Fw@h:8000/v1"), url_credentials("http://h/v1")
+    (('u', 'p/w'), None)
+    """
+    userinfo = _raw_userinfo(url)
+    if userinfo is None:
+        return None
+    user, _, password = userinfo.partition(":")
+    return unquote(user), unquote(password)
+
+
+def _basic_value(user: str, password: str) -> str:
+    """The value of the Basic ``Authorization`` header for (user, password), as requests builds it."""
+    try:
+        raw = f"{user}:{password}".encode("latin1")
+    except UnicodeEncodeError:
+        raw = f"{user}:{password}".encode("utf-8")
+    return base64.b64encode(raw).decode("ascii")

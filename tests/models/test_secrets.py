@@ -1,0 +1,252 @@
+"""No credential in any output of the model door: exceptions (text, repr, traceback), backend names, cache
+rows and `cache stats`, the user-proxy run store — whatever the URL, the server or a length limit does."""
+from __future__ import annotations
+
+import base64
+import json
+import sqlite3
+import traceback
+
+import pytest
+
+from evalkit.cache import CallCache
+from evalkit.models import (BackendConfigError, BackendError, CachedBackend, OpenAICompatibleBackend, open_backend,
+                            redact)
+from evalkit.models.redaction import MIN_FRAGMENT
+
+PROMPT = [[{"role": "user", "content": "Hi"}]]
+KEY = "sk-live-" + "Zq8XwV3nR7tY2uP6mK4j"  # the API key, in EVALKIT_TEST_KEY
+PASSWORD = "pw-Hh7Kk2Ll9Mm"
+SIG, CODE, BARE = "sigA1b2C3d4E5", "codeF6g7H8i9", "bareJ0k1L2m3"
+
+
+def fragments(secret: str) -> list[str]:
+    """Every piece of ``secret`` of MIN_FRAGMENT characters: none may appear in an output."""
+    return [secret[i:i + MIN_FRAGMENT] for i in range(len(secret) - MIN_FRAGMENT + 1)]
+
+
+def assert_no_secret(text: str, *secrets: str) -> None:
+    for secret in secrets or (KEY, PASSWORD, SIG, CODE, BARE):
+        for piece in fragments(secret):
+            assert piece not in text, f"{piece!r} (of {secret!r}) leaked in {text!r}"
+
+
+def error_texts(error: BaseException) -> str:
+    """Everything an error shows: its text, repr, cause string and the full printed traceback."""
+    return "\n".join([str(error), repr(error), str(getattr(error, "cause", "")),
+                      "".join(traceback.format_exception(error))])
+
+
+def ok_body(content: str = "Fine.") -> bytes:
+    return json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}]}).encode()
+
+
+# --------------------------------------------------------------------------- the function itself
+
+def test_redact_masks_user_info_every_query_value_and_key_shapes():
+    assert redact("http://alice:pw@h:8/v1?sig=abc&code=42&flag;x#frag") == "http://***@h:8/v1?sig=***&code=***&***;***#***"
+    assert redact("url: /v1/chat/completions?token=T0k (Caused by x)") == "url: /v1/chat/completions?token=*** (Caused by x)"
+    assert redact("https://ghp_0123456789abcdefABCD@github.com/x") == "https://***@github.com/x"
+    for shape in ("Bearer abc.def", "sk-abcdef012345", "hf_" + "a" * 20, "AKIA" + "A" * 16, "AIza" + "b" * 35,
+                  "xoxb-1234567890-abc", "eyJhbGciOiJI.eyJzdWIiOiIx.SflKxwRJSMeKKF2Q"):
+        assert shape[5:] not in redact(f"echo {shape} here"), shape
+    assert redact("nothing here: what? yes, 5 > 3 & 2") == "nothing here: what? yes, 5 > 3 & 2"
+    once = redact("http://a:b@h/v1?k=v Bearer x")
+    assert redact(once) == once  # idempotent: masking a masked text changes nothing
+
+
+@pytest.mark.parametrize("cut", range(MIN_FRAGMENT, len(KEY)))
+def test_a_secret_cut_anywhere_is_masked_in_part(cut):
+    head, tail = KEY[:cut], KEY[-cut:]
+    assert_no_secret(redact(f"HTTP 401: {{'detail': 'bad key {head}", [KEY]), KEY)  # cut by a length limit
+    assert_no_secret(redact(f"{tail}' was refused", [KEY]), KEY)  # a text that starts inside the key
+    assert_no_secret(redact(f"middle {KEY[2:cut]}{KEY[2:cut]} twice", [KEY]), KEY)
+
+
+def test_a_secret_is_masked_bare_quoted_and_escaped_but_short_pieces_are_not_secrets():
+    odd = "p@ss/w0rd+Zz"
+    for written in (odd, "p%40ss%2Fw0rd%2BZz", json.dumps(odd)[1:-1]):
+        assert_no_secret(redact(f"server echoed {written}!", [odd]), odd)
+    # Fewer than MIN_FRAGMENT characters of a secret are not masked in free text (they would mask words).
+    assert redact("the word Zq8Xw", [KEY]) == "the word Zq8Xw"
+
+
+# --------------------------------------------------------------------------- the HTTP backend
+
+def test_a_bad_port_in_a_url_with_credentials_is_refused_without_echoing_them():
+    url = f"http://user:{PASSWORD}@127.0.0.1:99999/v1?key={SIG}"
+    for build in (lambda: OpenAICompatibleBackend("m", url), lambda: open_backend("openai", "m", base_url=url)):
+        with pytest.raises(BackendConfigError) as failure:
+            build()
+        error = failure.value
+        assert isinstance(error, BackendError) and isinstance(error, ValueError)
+        assert "port" in str(error) and "http://***@127.0.0.1:99999/v1?key=***" in str(error)
+        assert error.__cause__ is None and error.__context__ is None
+        assert_no_secret(error_texts(error), PASSWORD, SIG)
+    for bad in ("not a url", f"ftp://u:{PASSWORD}@h/v1", "http:///v1", f"http://u:{PASSWORD}@[::1/v1"):
+        with pytest.raises(BackendConfigError) as failure:
+            OpenAICompatibleBackend("m", bad)
+        assert_no_secret(error_texts(failure.value), PASSWORD)
+
+
+@pytest.mark.parametrize("raised", ["invalid-url", "runtime", "protocol"])
+def test_an_unforeseen_library_error_leaves_as_a_redacted_backend_error(monkeypatch, raised):
+    import requests
+    import urllib3
+
+    monkeypatch.setenv("EVALKIT_TEST_KEY", KEY)
+    text = f"Failed to parse: http://user:{PASSWORD}@h/v1/chat/completions?sig={SIG} sent {KEY}"
+    error_class = {"invalid-url": requests.exceptions.InvalidURL, "runtime": RuntimeError,
+                   "protocol": urllib3.exceptions.ProtocolError}[raised]
+
+    def explode(*args, **kwargs):
+        raise error_class(text)
+
+    monkeypatch.setattr(requests.Session, "post", explode)
+    model = OpenAICompatibleBackend("m", f"http://127.0.0.1:9/v1?sig={SIG}", api_key_env="EVALKIT_TEST_KEY",
+                                    backoff_s=0.0, max_retries=1, deadline_s=5)
+    with pytest.raises(BackendError) as failure:
+        model.generate(PROMPT)
+    error = failure.value
+    assert type(error) is BackendError and error.__cause__ is None and error.__context__ is None
+    assert error_class.__name__ in error.cause
+    assert model.attempts == (2 if raised == "protocol" else 1)  # a transport error is retried, the others not
+    assert_no_secret(error_texts(error))
+
+
+def test_a_server_echoing_the_key_bare_or_cut_at_the_length_limit_leaks_nothing(raw_server, monkeypatch):
+    monkeypatch.setenv("EVALKIT_TEST_KEY", KEY)
+    basic = base64.b64encode(f"user:{PASSWORD}".encode()).decode()
+    replies = {
+        "bare 503": (503, json.dumps({"error": f"credential {KEY} is over quota"}).encode()),
+        "cut 503": (503, b"E" * 287 + KEY.encode()),  # the 300-character cut falls inside the key
+        "cut 401": (401, b"E" * 290 + KEY.encode()),
+        "cut non-JSON 200": (200, b"<" * 190 + KEY.encode()),
+    }
+    for name, (status, body) in replies.items():
+        url = raw_server(lambda c, status=status, body=body: c.reply(status, body))
+        model = OpenAICompatibleBackend("m", url, api_key_env="EVALKIT_TEST_KEY", backoff_s=0.0, max_retries=1)
+        with pytest.raises(BackendError) as failure:
+            model.generate(PROMPT)
+        assert "***" in str(failure.value), name
+        assert_no_secret(error_texts(failure.value), KEY)
+    # Basic credentials from the URL, echoed as their header value without the "Basic" prefix.
+    url = raw_server(lambda c: c.reply(503, {"echo": c.headers.get("authorization", "").split()[-1]}))
+    model = OpenAICompatibleBackend("m", url.replace("http://", f"http://user:{PASSWORD}@"), api_key_env=None,
+                                    backoff_s=0.0, max_retries=0)
+    with pytest.raises(BackendError) as failure:
+        model.generate(PROMPT)
+    assert_no_secret(error_texts(failure.value), PASSWORD, basic)
+
+
+def test_query_tokens_reach_the_server_but_no_name_cache_row_or_stats(raw_server, tmp_path, capsys):
+    from evalkit.cli import main
+
+    seen = []
+
+    def answer(c):
+        seen.append(c.request_line)
+        c.reply(200, ok_body()) if c.count == 1 else c.reply(503, {"error": f"bad sig {SIG} code {CODE}"})
+
+    url = raw_server(answer) + f"?sig={SIG}&code={CODE}&{BARE}"
+    model = OpenAICompatibleBackend("m", url, api_key_env=None, backoff_s=0.0, max_retries=0)
+    assert model.name == f"openai:{url.split('?')[0]}?sig=***&code=***&***:m"
+    assert_no_secret(model.name + model.endpoint + repr(model) + repr(CachedBackend(model)))
+    cache = CallCache(tmp_path / "calls.sqlite")
+    assert CachedBackend(model, cache).generate(PROMPT)[0].texts == ["Fine."]
+    assert f"?sig={SIG}&code={CODE}&{BARE}" in seen[0]  # masked in every output, sent as it is
+    with pytest.raises(BackendError) as failure:
+        CachedBackend(model, cache).generate([[{"role": "user", "content": "other"}]])
+    assert_no_secret(error_texts(failure.value))
+    cache.close()
+    assert main(["cache", "stats", "--path", str(tmp_path / "calls.sqlite")]) == 0
+    assert_no_secret(capsys.readouterr().out)
+    for path in tmp_path.iterdir():
+        assert_no_secret(path.read_bytes().decode("latin1"))
+
+
+def test_a_url_password_and_an_api_key_are_refused_together_never_silently_swapped(raw_server, monkeypatch):
+    seen = []
+
+    def answer(c):
+        seen.append(c.headers.get("authorization"))
+        c.reply(200, ok_body())
+
+    url = raw_server(answer).replace("http://", f"http://user:{PASSWORD}@")
+    monkeypatch.setenv("EVALKIT_TEST_KEY", KEY)
+    with pytest.raises(BackendConfigError, match=r"carries credentials .*EVALKIT_TEST_KEY holds an API key") as failure:
+        OpenAICompatibleBackend("m", url, api_key_env="EVALKIT_TEST_KEY")
+    assert_no_secret(error_texts(failure.value), KEY, PASSWORD)
+    monkeypatch.delenv("EVALKIT_TEST_KEY")
+    model = OpenAICompatibleBackend("m", url, api_key_env="EVALKIT_TEST_KEY", max_retries=0)
+    assert model.generate(PROMPT)[0].texts == ["Fine."]
+    assert seen == ["Basic " + base64.b64encode(f"user:{PASSWORD}".encode()).decode()]
+    monkeypatch.setenv("EVALKIT_TEST_KEY", KEY)  # set after the backend was built: refused at the call
+    with pytest.raises(BackendConfigError) as failure:
+        model.generate(PROMPT)
+    assert len(seen) == 1 and failure.value.__context__ is None
+    assert_no_secret(error_texts(failure.value), KEY, PASSWORD)
+    keyed = OpenAICompatibleBackend("m", url.replace(f"user:{PASSWORD}@", ""), api_key_env="EVALKIT_TEST_KEY")
+    assert keyed.generate(PROMPT)[0].texts == ["Fine."] and seen[-1] == f"Bearer {KEY}"
+
+
+# --------------------------------------------------------------------------- the user-proxy run store
+
+class _Fixed:
+    """A backend that answers every prompt alike."""
+
+    name = "fixed:test"
+
+    def label_probs(self, prompts, labels):
+        from evalkit.models import LabelResult
+
+        return [LabelResult({label: 1 / len(labels) for label in labels}, labels[0], "logprobs", 1.0)
+                for _ in prompts]
+
+    def generate(self, prompts, *, max_tokens=128, temperature=0.0, n=1, seed=0):
+        from evalkit.models import GenerationResult
+
+        return [GenerationResult(["could you tell me about trains please"] * n) for _ in prompts]
+
+
+class _Leaky(_Fixed):
+    """A backend whose library fails with the credentials in its message (as requests' InvalidURL does)."""
+
+    def __init__(self, url: str):
+        self.url = url
+
+    def label_probs(self, prompts, labels):
+        raise RuntimeError(f"Failed to parse: {self.url} with key {KEY} (sig {SIG})")
+
+
+def test_errors_stored_in_the_run_store_are_redacted(tmp_path, monkeypatch):
+    from evalkit.userproxy import job
+    from evalkit.userproxy.runstore import RunStore
+
+    monkeypatch.setenv("EVALKIT_TEST_KEY", KEY)
+    conversation = {"dataset": "tiny", "conversation_id": "c", "task_description": "A person who wants trains.",
+                    "turns": [{"role": "user", "content": "tell me about trains"},
+                              {"role": "assistant", "content": "Trains run on rails."}], "metadata": {}}
+    (tmp_path / "tiny_mirror.jsonl").write_text("".join(
+        json.dumps({**conversation, "conversation_id": f"c{i}"}) + "\n" for i in range(4)))
+    url = f"http://user:{PASSWORD}@127.0.0.1:8/v1?sig={SIG}"
+    config = job.JobConfig.from_dict({
+        "name": "t", "datasets": ["tiny_mirror.jsonl"], "episodes": 2, "seeds": [1], "tokenizer": "words",
+        "proxies": {"p": {"model": "one"}}, "metrics": ["gteval"], "bootstrap": 0, "min_tokens": 1,
+        "judges": {"j": {"kind": "openai", "model": "m", "base_url": url,
+                         "options": {"api_key_env": "EVALKIT_TEST_KEY"}}}}, base_dir=tmp_path)
+    cache = CallCache(tmp_path / "calls.sqlite")
+    outcome = job.execute(config, open_model=lambda spec: CachedBackend(
+        _Leaky(spec.base_url) if spec.kind == "openai" else _Fixed(), cache))
+    assert outcome.failed and all("RuntimeError" in text for text in outcome.failed.values())
+    assert_no_secret(json.dumps(outcome.failed))
+    store = RunStore(config.store)
+    errors = store.units(config.run_id())["error"].dropna().tolist()
+    assert errors and all("Failed to parse" in text for text in errors)
+    assert_no_secret("\n".join(errors))
+    store.fail_unit(job.plan(config)[0], f"direct: {url}", 0.0)  # the store masks what it is handed, too
+    store.close()
+    with sqlite3.connect(config.store) as connection:
+        dump = "\n".join(connection.iterdump())
+    assert "direct: http://***@127.0.0.1:8/v1?sig=***" in dump
+    assert_no_secret(dump)
