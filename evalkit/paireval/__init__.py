@@ -2,16 +2,23 @@
 
     s(h, r) = mean over comparison examples (h_j, r_j) of P(r is the better reply),
 
-each comparison asked in both orders (target shown as A, then as B) and averaged, which cancels a judge's
-position bias. The judge is a small LM fine-tuned with LoRA on synthetic pairs: the real next utterance of a
-conversation against a random utterance of another dialogue or a human-written adversarial reply
-(DailyDialog++). DirectEval, the pointwise baseline, asks P("Yes") to "is this a good reply?" after training
-on the same data.
+each comparison asked in both orders (target shown as A, then as B) and averaged, which cancels an LM judge's
+position bias. The kit's judge is a fine-tuned sentence encoder (:mod:`.encoder`: all-MiniLM-L6-v2 scoring
+``f(h, r)``, the cosine of the conversation's and the reply's embeddings plus a small relevance head, trained
+with a pairwise Bradley-Terry loss on leak-free two-conversation pairs: the real next utterance of a
+conversation against a random utterance of another dialogue, a human-written adversarial reply
+(DailyDialog++) or a copy of its own context). For that judge ``P(A better than B) = sigmoid(scale * (f(A) -
+f(B)))``, so the order of the two sides cannot matter and the PairEval score ranks replies as ``f`` does.
+DirectEval, the pointwise baseline, is the same backbone trained on the same replies one at a time. The
+paper's own method at CPU size — SmolLM2-135M fine-tuned with LoRA, asked "A or B?" (or P("Yes") for
+DirectEval) — is kept beside it for comparison (:mod:`.training`, :func:`train_lm_judge`).
 
-Modules: :mod:`.data` (corpora, attack cases, training pairs), :mod:`.prompts`, :mod:`.scoring`,
-:mod:`.training` (LoRA), :mod:`.calibration`, :mod:`.schema` (the meta-evaluation file format) and
-:mod:`.analysis` (the paper's ablations as averages over the pairwise matrix). Everything public is
-importable from ``evalkit.paireval``.
+Modules: :mod:`.data` (corpora, attack cases, training pairs), :mod:`.splits` (the leak cut),
+:mod:`.recipes` (the named judge recipes every chapter trains from), :mod:`.encoder`, :mod:`.prompts`,
+:mod:`.scoring`, :mod:`.training` (LoRA), :mod:`.metaeval` and :mod:`.table1` (the paper's six sets and its
+Table 1), :mod:`.report` (the chapter's generated findings), :mod:`.calibration`, :mod:`.schema` (the
+meta-evaluation file format) and :mod:`.analysis` (the paper's ablations as averages over the pairwise
+matrix). Everything public is importable from ``evalkit.paireval``.
 """
 from .analysis import (PAPER, accuracy_by_group, comparison_runs, correlations, enriched_sample, exhaustive_matrix,
                        ranking_accuracy, restrict_positions, summarise_runs)
