@@ -271,9 +271,32 @@ TOPICAL_CHAT = Dataset(
     },
 )
 
+PERSONACHAT = Dataset(
+    name="personachat",
+    # ConvAI2's validation dialogues only (the train file is too large for the staged copy). Byte-identical to
+    # ParlAI's official valid_self_original_no_cands.txt (md5 d27c8cac40fc7c937fab999993ef2a9b). The source of
+    # most personachat-usr and convai2-grade contexts: it trains a judge only after the leak cut.
+    base_url="https://raw.githubusercontent.com/bzantium/Posterior-Knowledge-Selection/"
+             "d7ab647970b200c8a1ecbdfacb2c8fd3f3e11a37/data/",
+    licence="CC BY 4.0 (ConvAI2 data, per ParlAI's ConvAI2 README; the re-hosting repository states none)",
+    attribution="PersonaChat, Zhang et al. 2018 (ACL); ConvAI2, Dinan et al. 2019",
+    files={"valid_self_original_no_cands.txt": "7e26e8a266583dfe21fd2df4c651a2831dceeb7c87be9c7bb517974d9979c363"},
+)
+
+COMMONSENSE_DIALOGUES = Dataset(
+    name="commonsense_dialogues",
+    base_url="https://raw.githubusercontent.com/alexa/Commonsense-Dialogues/53b55325ee010279ce4ad5ca019fa2878e4f5b57/"
+             "data/",
+    licence="CC BY-NC 4.0 (repository LICENSE; non-commercial)",
+    attribution="Commonsense-Dialogues, Zhou et al. 2021 (SIGDIAL), github.com/alexa/Commonsense-Dialogues",
+    files={"valid.json": "53da3c2cc6cfbb3cecec0246ce82047b7a7f3a8f3e4c8b1beb224c3a76968e87",
+           "test.json": "75053829185a7c439db14f52f0606b435f4d56bfb16322ec8f192b63e4f37d45"},
+)
+
 DATASETS: dict[str, Dataset] = {d.name: d for d in (UPHELD, DAILYDIALOG, DAILYDIALOG_PLUSPLUS, KHALID_LEE,
                                                      MIRRORBENCH, METAEVAL_GRADE, METAEVAL_USR, METAEVAL_FED,
-                                                     METAEVAL_ZHAO, TOPICAL_CHAT)}
+                                                     METAEVAL_ZHAO, TOPICAL_CHAT, PERSONACHAT,
+                                                     COMMONSENSE_DIALOGUES)}
 
 _ENV_VAR = "EVALKIT_DATA_DIR"
 

@@ -52,6 +52,8 @@ class EncoderRecipe:
                                       # closeness down: experiments/direct_copies.py)
     head_hidden: int = 64             # width of an MLP relevance head on top of the cosine (0: none)
     warmup_share: float = 0.1         # share of the steps with a linear learning-rate warm-up
+    domains: tuple[str, ...] = ()     # other training corpora (:data:`~evalkit.paireval.corpora.DOMAINS`)
+    domain_share: float = 0.0         # share of the training pairs drawn from ``domains`` (evenly split)
 
 
 @dataclass(frozen=True)
@@ -244,16 +246,25 @@ def second_corpus(*, seed: int = 13, data_dir: str | Path | None = None) -> Seco
 
 def recipe_pairs(recipe: JudgeRecipe, data: JudgeData, *, hard_share: float,
                  data_dir: str | Path | None = None) -> pd.DataFrame:
-    """The encoder recipe's training pairs: DailyDialog pairs (with ``hard_share`` adversarial negatives) and,
-    for a share ``second_corpus_share``, Topical-Chat pairs with random negatives (:func:`second_corpus`)."""
+    """The encoder recipe's training pairs: DailyDialog pairs (with ``hard_share`` adversarial negatives), for a
+    share ``second_corpus_share`` Topical-Chat pairs with random negatives (:func:`second_corpus`), and for a
+    share ``domain_share`` pairs from the leak-cut ``domains`` (:func:`~evalkit.paireval.corpora.domain_pairs`)."""
     settings = recipe.encoder
     extra = int(round(settings.pairs * settings.second_corpus_share))
-    pairs = _pairs(data, settings.pairs - extra, hard_share, recipe.seed, copy_share=settings.copy_share,
+    other = int(round(settings.pairs * settings.domain_share)) if settings.domains else 0
+    pairs = _pairs(data, settings.pairs - extra - other, hard_share, recipe.seed, copy_share=settings.copy_share,
                    copy_prefix_share=settings.copy_prefix_share)
-    if not extra:
-        return pairs
-    corpus = second_corpus(seed=recipe.seed, data_dir=data_dir)
-    return pd.concat([pairs, training_pairs(corpus.train, extra, seed=recipe.seed + 7)], ignore_index=True)
+    frames = [pairs]
+    if extra:
+        corpus = second_corpus(seed=recipe.seed, data_dir=data_dir)
+        frames.append(training_pairs(corpus.train, extra, seed=recipe.seed + 7))
+    if other:
+        from .corpora import domain_corpus, domain_pairs
+
+        frames.append(domain_pairs(domain_corpus(settings.domains, data_dir=data_dir), other, seed=recipe.seed + 11,
+                                   copy_share=settings.copy_share, copy_prefix_share=settings.copy_prefix_share)
+                      .drop(columns="corpus"))
+    return pd.concat(frames, ignore_index=True) if len(frames) > 1 else pairs
 
 
 def _pairs(data: JudgeData, n: int, hard_share: float, seed: int, *, copy_share: float = 0.0,

@@ -1,0 +1,99 @@
+"""Recipe selection on people's scores (dev halves): does training on four more dialogue domains help?
+
+Question: the book's judge trains on DailyDialog only, and gains over the untrained encoder only on the two
+DailyDialog sets. Does a mix — half the training pairs from the leak-cut PersonaChat, Commonsense-Dialogues,
+Topical-Chat and chitchat corpora (:mod:`evalkit.paireval.corpora`), a quarter of each — agree better with
+people on the persona, knowledge and open-chat sets?
+
+Data it may see: the *dev* halves of the six Table-1 sets (:mod:`evalkit.halves`) for the decision; DailyDialog
+validation pairs for a constraint. Never a test half (``choose_on_dev`` refuses one).
+
+Candidates, cheapest first (the baseline pinned here, not read from ``RECIPES["book"]`` at run time, so a later
+adoption cannot turn this into a comparison of a recipe with itself):
+  1. ``dailydialog``: the book recipe as of this script (DailyDialog, a quarter copy negatives, head 64);
+  2. ``mixed``: the same with ``domains = DOMAINS`` and ``domain_share = 0.5``.
+Both score the dev halves as chapter 4 scores Table 1: PairEval with 3 comparison examples x 5 runs from 8
+DailyDialog validation conversations, seed 13.
+
+Rule, fixed before the run (:data:`evalkit.selection.RULE`): ``mixed`` is adopted when its six-set mean
+Pearson r on the dev halves is higher by a paired 95% bootstrap interval excluding 0 — and (constraint) its
+accuracy on DailyDialog validation pairs with random and with look-alike negatives is not lower by more than
+0.05 on either.
+
+    EVALKIT_DATA_DIR=../shared/data .venv/bin/python experiments/domains.py [--smoke]
+
+Result: see ``experiments/README.md`` (written from this script's printed record).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from dataclasses import replace
+
+import numpy as np
+
+from evalkit import paireval as pe
+from evalkit.halves import split_meta_eval
+from evalkit.paireval.corpora import DOMAINS
+from evalkit.paireval.recipes import EncoderRecipe, JudgeRecipe, LoraRecipe
+from evalkit.selection import choose_on_dev
+
+BASELINE = JudgeRecipe("dailydialog", EncoderRecipe(pairs=3200, copy_share=0.25, head_hidden=64), LoraRecipe())
+SMOKE = JudgeRecipe("dailydialog-smoke", EncoderRecipe(pairs=64, validation_pairs=48), LoraRecipe())
+
+
+def candidates(baseline: JudgeRecipe) -> dict[str, JudgeRecipe]:
+    """The two recipes compared, the baseline first."""
+    mixed = replace(baseline, name=baseline.name.replace("dailydialog", "mixed"),
+                    encoder=replace(baseline.encoder, domains=DOMAINS, domain_share=0.5))
+    return {"dailydialog": baseline, "mixed": mixed}
+
+
+def run(*, smoke: bool = False, data_dir=None, items: int | None = None) -> dict:
+    """Train both candidates, score the dev halves, decide by the rule; the record of the run."""
+    baseline = SMOKE if smoke else BASELINE
+    items = items if items is not None else (12 if smoke else None)
+    data = pe.judge_data(seed=baseline.seed, data_dir=data_dir)
+    dev = {}
+    for name in pe.meta_eval_set_names():
+        half, _ = split_meta_eval(pe.load_meta_eval_set(name, data_dir=data_dir).items, name)
+        dev[name] = half.sample(items, seed=13)
+    pool = pe.corpus_comparisons(data.validation, 4 if smoke else 8, seed=13)
+    checks = {kind: pe.validation_pairs(data, 40 if smoke else 400, share, baseline.seed)
+              for kind, share in (("random", 0.0), ("look-alike", 1.0))}
+    scores, constraint, timing = {}, {}, {}
+    for label, recipe in candidates(baseline).items():
+        started = time.time()
+        training = pe.train_judge(recipe, data=data, data_dir=data_dir)
+        judge = pe.EncoderJudge.from_training(training)
+        timing[label] = {"training_seconds": training.seconds, "reused": training.from_cache,
+                         "wall_seconds": time.time() - started}
+        for name, half in dev.items():
+            scores[label, name] = pe.judge_scores(half.items, judge, pool, n=2 if smoke else 3, runs=2 if smoke else 5,
+                                                  seed=13)["paireval"]
+        constraint[label] = {kind: float(np.mean(pe.pair_accuracy(judge, pairs))) for kind, pairs in checks.items()}
+    decision = choose_on_dev(dev, scores, ["dailydialog", "mixed"], bootstrap=200 if smoke else 1000, seed=13,
+                             question="Does training on four more dialogue domains help?")
+    drops = {kind: constraint["dailydialog"][kind] - constraint["mixed"][kind] for kind in checks}
+    adopted = decision.choice == "mixed" and max(drops.values()) <= 0.05
+    return {"decision": decision.as_record(), "sentence": decision.sentence(), "validation_accuracy": constraint,
+            "validation_drop": drops, "adopted": "mixed" if adopted else "dailydialog", "timing": timing,
+            "dev_items": {name: len(half) for name, half in dev.items()}}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes: checks that the script runs")
+    parser.add_argument("--json", help="write the record to this file")
+    args = parser.parse_args()
+    record = run(smoke=args.smoke)
+    print(record["sentence"])
+    print(json.dumps({k: v for k, v in record.items() if k != "decision"}, indent=1))
+    if args.json:
+        with open(args.json, "w") as handle:
+            json.dump(record, handle, indent=1, default=float)
+
+
+if __name__ == "__main__":
+    main()
