@@ -15,12 +15,31 @@ grid of parameters: every combination of the listed values is one unit (``fixed`
     retries: 1
     workers: 2                     # local process pool size
 
-A command unit fills ``{name}`` in its arguments with the unit's parameters (``"--seed={seed}"``); when the last line of
-its standard output is a JSON object, that object is its result. Every unit writes ``unit.json`` (its
-parameters, status, attempts, seconds, result or error) into ``out/units/<unit id>/``; a unit already
-finished there is skipped on the next run. A failing unit is retried ``retries`` times and then reported;
-the others finish. The results of all units are gathered into ``out/results.csv`` (and ``results.parquet``
-when pyarrow is installed), one row per unit with its parameters and numeric results.
+A command unit runs in the grid file's folder, so relative paths in its arguments (``scored_{seed}.jsonl``)
+name files beside the grid file. Its arguments are filled by one grammar, checked when the file is read:
+
+- ``{name}`` — a name of letters, digits and ``_`` in single braces — is replaced by the unit's parameter
+  ``name``; a name that is no parameter is an error;
+- ``{{name}}`` is the literal text ``{name}``;
+- a word in braces that is not such a name (``{judge-name}``, ``{1}``) is an error naming the file and field;
+- any other brace is literal text (``{"a": 1}``, ``{}``).
+
+Its result is the last line of its standard output that is a whole JSON object (other lines may follow it);
+a command that prints none fails with that reason. A command unit runs in a process group of its own,
+under a small reaper that kills the group — the command and whatever it started — when the command ends,
+when the unit times out, and when the worker or driver above it dies, however it dies (SIGKILL included).
+
+Every unit writes ``unit.json`` (its parameters, status, attempts, seconds, result or error) into
+``out/units/<unit id>/``; a unit already finished there is skipped on the next run. A failing unit is
+retried ``retries`` times and then reported; the others finish. The results of all units are gathered into
+``out/results.csv`` (and ``results.parquet`` when pyarrow is installed), one row per unit with its parameters
+and numeric results.
+
+Credentials never leave in clear: a unit's folder name is its short values and a hash of the whole unit
+(URLs and parameters named like ``api_key``, ``token`` or ``password`` are left out of it), and every text
+written — ``unit.json``, ``results.csv``, the unit's captured output, its executed notebook, errors and
+progress — passes :func:`evalkit.models.redact`, with the unit's own secrets (URL passwords and query
+values, secret-named parameters) masked wherever they appear. The worker alone sees the real values.
 
 Ray is the distributed engine: with ``ray_address`` (``auto``, ``ray://host:10001``) or an initialised Ray
 the units are Ray tasks; no scheduler of our own. Judge and proxy calls inside units go through the model
@@ -34,6 +53,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -44,9 +64,11 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
+from urllib.parse import unquote, urlsplit
 
 import pandas as pd
 
+from .models import redact
 from .specfile import Fields, SpecError, read_yaml
 
 __all__ = ["GridSpec", "GridUnit", "GridSpecError", "GridLocked", "GridOutcome", "load_grid", "expand", "run_unit", "run_grid",
@@ -61,27 +83,110 @@ class GridLocked(RuntimeError):
     """Another grid run holds the output folder."""
 
 
+# --------------------------------------------------------------------------- secrets
+
+# A parameter whose name ends in one of these words holds a credential: its value is never shown.
+_SECRET_NAME = re.compile(r"(?i)(^|[_-])(pass(word|wd|phrase)?|secret|token|credentials?|auth(orization)?|"
+                          r"api[_-]?key|apikey|key|sig(nature)?)$")
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S+")
+
+
+def _mask_url(text: str) -> str:
+    """A URL with its user-info and every query value masked (other text as it is).
+
+    >>> _mask_url("http://me:pw@host:8000/v1?key=K&sig=S&flag")
+    'http://***@host:8000/v1?key=***&sig=***&flag'
+    """
+    if not _URL.fullmatch(text):
+        return text
+    parts = urlsplit(text)
+    netloc = f"***@{parts.netloc.rpartition('@')[2]}" if "@" in parts.netloc else parts.netloc
+    pairs = (part.partition("=") for part in parts.query.split("&"))
+    query = "&".join(f"{name}=***" if eq else name for name, eq, _ in pairs)
+    return parts._replace(netloc=netloc, query=query).geturl()
+
+
+def _secrets(value: Any, name: str = "") -> list[str]:
+    """The credentials inside a unit's values, longest first: secret-named values, URL passwords and query
+    values (masked wherever they appear, also without their URL)."""
+    found: list[str] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += _secrets(item, str(key))
+    elif isinstance(value, list):
+        for item in value:
+            found += _secrets(item, name)
+    elif _SECRET_NAME.search(name) and value is not None and not isinstance(value, bool):
+        found.append(str(value))
+    elif isinstance(value, str) and _URL.fullmatch(value):
+        parts = urlsplit(value)
+        found += [parts.password or "", unquote(parts.password or "")]
+        for _, _, query_value in (p.partition("=") for p in parts.query.split("&")):
+            if len(query_value) >= 6:  # shorter values (json, en, 1) would mask ordinary words
+                found += [query_value, unquote(query_value)]
+    return sorted({s for s in found if len(s) >= 4}, key=len, reverse=True)
+
+
+def _public(value: Any, secrets: list[str], name: str = "") -> Any:
+    """``value`` as it may be written: secret-named values as ``***``, every text redacted."""
+    if isinstance(value, dict):
+        return {redact(str(k), secrets): _public(v, secrets, str(k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_public(v, secrets, name) for v in value]
+    if _SECRET_NAME.search(name) and value is not None and not isinstance(value, bool):
+        return "***"
+    return redact(_mask_url(value), secrets) if isinstance(value, str) else value
+
+
+def _shown(name: str, value: Any) -> bool:
+    """Whether a value may appear in a unit's folder name: no secret-named parameter, no URL, nothing that
+    redaction would change."""
+    if _SECRET_NAME.search(name):
+        return False
+    if isinstance(value, dict):
+        return all(_shown(str(k), v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_shown(name, v) for v in value)
+    if isinstance(value, str):
+        return not re.search(r"[@:?=&#%\s]", value) and redact(value) == value
+    return True
+
+
 @dataclass(frozen=True)
 class GridUnit:
-    """One combination of the grid: what it runs and with which parameters."""
+    """One combination of the grid: what it runs and with which parameters (the real values, for the
+    worker; what is written is :meth:`public`). ``workdir`` is where a command runs: the grid file's folder."""
 
     kind: str
     target: str
     params: dict[str, Any]
     base_params: str = "smoke"
     timeout_s: float | None = None
+    workdir: str | None = None
 
     @property
     def unit_id(self) -> str:
-        """A readable, stable id: the parameter values, then a hash of the whole unit.
+        """A readable, stable id: the values safe to show, then a hash of the whole unit.
 
         >>> GridUnit("command", '["echo"]', {"seed": 1, "judge": "likert"}).unit_id
         'judge=likert,seed=1-4cfd555a'
+        >>> GridUnit("command", '["echo"]', {"seed": 1, "base_url": "http://u:pw@host/v1"}).unit_id
+        'seed=1-afe8b488'
         """
-        readable = ",".join(f"{k}={_short(v)}" for k, v in sorted(self.params.items()))[:80]
+        readable = ",".join(f"{k}={_short(v)}" for k, v in sorted(self.params.items()) if _shown(k, v))[:80]
         digest = hashlib.sha256(json.dumps([self.kind, self.target, self.params, self.base_params],
                                            sort_keys=True).encode()).hexdigest()[:8]
         return f"{readable}-{digest}" if readable else digest
+
+    @property
+    def secrets(self) -> list[str]:
+        """The credentials in this unit's values (masked in everything written)."""
+        return _secrets(self.params)
+
+    def public(self) -> dict[str, Any]:
+        """What a record stores of the unit: kind, target, parameters, base parameters and time limit, with
+        credentials masked (``workdir`` is where, not what, and is left out)."""
+        return _public({k: v for k, v in asdict(self).items() if k != "workdir"}, self.secrets)
 
 
 def _short(value: Any) -> str:
@@ -91,7 +196,7 @@ def _short(value: Any) -> str:
 
 @dataclass
 class GridSpec:
-    """A parsed grid file."""
+    """A parsed grid file; ``base_dir`` is the grid file's folder (where command units run)."""
 
     name: str
     kind: str
@@ -103,6 +208,7 @@ class GridSpec:
     retries: int = 1
     workers: int = 2
     timeout_s: float | None = None
+    base_dir: str = "."
 
 
 _FIELDS = {"name", "kind", "notebook", "command", "base_params", "grid", "fixed", "out", "retries", "workers",
@@ -110,15 +216,63 @@ _FIELDS = {"name", "kind", "notebook", "command", "base_params", "grid", "fixed"
 
 
 def load_grid(path: str | Path) -> GridSpec:
-    """Read and check a grid file; relative ``out`` and ``base_params`` paths are relative to it."""
+    """Read and check a grid file; relative ``out`` and ``base_params`` paths are relative to it, and so is
+    the folder command units run in."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such grid file")
     return parse_grid(read_yaml(path, GridSpecError) or {}, source=str(path), base_dir=path.parent)
 
 
+# --------------------------------------------------------------------------- placeholders
+
+# At one place: a word in double braces (literal), else a word in single braces (a placeholder).
+_BRACED = re.compile(r"\{\{([\w.\-]+)\}\}|\{([\w.\-]+)\}", re.ASCII)
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def placeholders(argument: str) -> list[str]:
+    """The parameter names ``argument`` refers to; a malformed placeholder raises ``ValueError``.
+
+    >>> placeholders("--seed={seed} {{literal}} {'a': 1}")
+    ['seed']
+    >>> placeholders("--judge={judge-name}")
+    Traceback (most recent call last):
+    ...
+    ValueError: {judge-name} is not a placeholder {name} (a name of letters, digits and _); {{judge-name}} is the literal text
+    """
+    names = []
+    for match in _BRACED.finditer(argument):
+        if match.group(2) is None:
+            continue
+        if not _NAME.fullmatch(match.group(2)):
+            raise ValueError(f"{match.group(0)} is not a placeholder {{name}} (a name of letters, digits and _); "
+                             f"{{{match.group(0)}}} is the literal text")
+        names.append(match.group(2))
+    return names
+
+
+def fill(argument: str, params: dict[str, Any]) -> str:
+    """``{name}`` replaced by the unit's parameter of that name, ``{{name}}`` by ``{name}``; other braces are
+    left as they are (the grammar of the module docstring, checked by :func:`placeholders` at parse time).
+
+    >>> fill("--seed={seed}", {"seed": 3}), fill("{'a': 1} {{seed}}", {"seed": 3})
+    ('--seed=3', "{'a': 1} {seed}")
+    """
+    return _BRACED.sub(lambda m: "{" + m.group(1) + "}" if m.group(2) is None else str(params[m.group(2)]), argument)
+
+
+# --------------------------------------------------------------------------- the grid file
+
 def parse_grid(raw: Any, *, source: str = "grid spec", base_dir: str | Path = ".") -> GridSpec:
-    """A grid spec from parsed YAML/JSON, with errors naming ``source`` and the field."""
+    """A grid spec from parsed YAML/JSON, with errors naming ``source`` and the field (credentials masked)."""
+    try:
+        return _parse_grid(raw, source, Path(base_dir).resolve())
+    except GridSpecError as error:
+        raise GridSpecError(redact(_mask_url(str(error)), _secrets(raw))) from None
+
+
+def _parse_grid(raw: Any, source: str, base: Path) -> GridSpec:
     read = Fields(raw, source, known=_FIELDS, error=GridSpecError)
     kind = read.text("kind", "notebook", choices=("notebook", "command"))
     grid = read.mapping("grid", nonempty=True)
@@ -158,15 +312,22 @@ def parse_grid(raw: Any, *, source: str = "grid spec", base_dir: str | Path = ".
             read.fail("command", "expected a non-empty list of arguments")
         names = set(grid) | set(fixed)
         for index, part in enumerate(map(str, command)):
-            for placeholder in _PLACEHOLDER.findall(part):
+            try:
+                used = placeholders(part)
+            except ValueError as error:
+                read.fail(f"command[{index}]", str(error))
+            for placeholder in used:
                 if placeholder not in names:
                     read.fail(f"command[{index}]", f"placeholder {{{placeholder}}} names no parameter "
                                                    f"(parameters: {', '.join(sorted(names))})")
         program = str(command[0])
-        if not _PLACEHOLDER.search(program) and shutil.which(program) is None and not Path(program).is_file():
-            read.fail("command[0]", f"{program!r} is not a program on PATH nor a file")
+        if not placeholders(program) and shutil.which(program) is None:
+            if not (base / program).is_file():
+                read.fail("command[0]", f"{program!r} is not a program on PATH nor a file")
+            if "/" not in program:  # a bare name is looked up on PATH only
+                read.fail("command[0]", f"{program!r} is not on PATH; write ./{program} for the file beside the "
+                                        "grid file")
         target = json.dumps([str(c) for c in command])
-    base = Path(base_dir)
     base_params = read.text("base_params", "smoke")
     if Path(base_params).suffix and not Path(base_params).is_absolute():
         base_params = str((base / base_params).resolve())
@@ -182,7 +343,7 @@ def parse_grid(raw: Any, *, source: str = "grid spec", base_dir: str | Path = ".
     return GridSpec(name=name, kind=kind, target=target, grid=grid, fixed=fixed, base_params=base_params,
                     out=str(out if out.is_absolute() else (base / out).resolve()),
                     retries=read.integer("retries", 1, minimum=0), workers=read.integer("workers", 2, minimum=1),
-                    timeout_s=read.number("timeout_s", None, optional=True, positive=True))
+                    timeout_s=read.number("timeout_s", None, optional=True, positive=True), base_dir=str(base))
 
 
 def expand(spec: GridSpec) -> list[GridUnit]:
@@ -194,7 +355,7 @@ def expand(spec: GridSpec) -> list[GridUnit]:
     """
     names = list(spec.grid)
     return [GridUnit(spec.kind, spec.target, {**spec.fixed, **dict(zip(names, values))}, spec.base_params,
-                     spec.timeout_s) for values in itertools.product(*(spec.grid[n] for n in names))]
+                     spec.timeout_s, spec.base_dir) for values in itertools.product(*(spec.grid[n] for n in names))]
 
 
 # --------------------------------------------------------------------------- one unit
@@ -212,32 +373,119 @@ def _run_notebook(unit: GridUnit, folder: Path) -> dict[str, Any]:
     return read_results(run.results) if run.results.is_file() else {}
 
 
-_PLACEHOLDER = re.compile(r"\{(\w+)\}")
-
-
-def fill(argument: str, params: dict[str, Any]) -> str:
-    """``{name}`` replaced by the unit's parameter of that name; other braces are left as they are.
-
-    >>> fill("--seed={seed}", {"seed": 3}), fill("{'a': 1}", {"seed": 3})
-    ('--seed=3', "{'a': 1}")
-    """
-    return _PLACEHOLDER.sub(lambda m: str(params[m.group(1)]) if m.group(1) in params else m.group(0), argument)
-
-
-def _run_command(unit: GridUnit, folder: Path) -> dict[str, Any]:
-    arguments = [fill(part, unit.params) for part in json.loads(unit.target)]
-    done = subprocess.run(arguments, capture_output=True, text=True, timeout=unit.timeout_s, cwd=folder)
-    (folder / "stdout.txt").write_text(done.stdout)
-    (folder / "stderr.txt").write_text(done.stderr)
-    if done.returncode != 0:
-        tail = (done.stderr.strip() or done.stdout.strip())[-1500:]
-        raise RuntimeError(f"exit status {done.returncode}: {tail}")
-    lines = done.stdout.strip().splitlines()
+# The process between a worker and its command. It asks for SIGTERM when its parent (the worker, or the
+# driver itself) dies — however it dies — and starts the command in a session and process group of its own
+# (the command itself asks for SIGKILL when the reaper dies). Told to stop, or orphaned, it kills the whole
+# group, the command and all it started; when the command ends it kills what the command left running (a
+# background child would otherwise hold the output pipes open). A command killed by a signal is reported
+# as killed by that signal.
+_REAPER = r"""
+import ctypes, os, signal, subprocess, sys
+def die_with_parent(signum):
     try:
-        result = json.loads(lines[-1]) if lines else {}
-    except json.JSONDecodeError:
-        result = {}
-    return result if isinstance(result, dict) else {"result": result}
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signum))  # PR_SET_PDEATHSIG (Linux)
+    except (OSError, AttributeError):
+        pass
+parent, me, group = int(sys.argv[1]), os.getpid(), None
+die_with_parent(signal.SIGTERM)
+if os.getppid() != parent:
+    os._exit(143)
+os.setsid()
+def stop(signum, frame):
+    if group is not None:
+        try:
+            os.killpg(group, signal.SIGKILL)
+        except OSError:
+            pass
+    os._exit(128 + signum)
+for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+    signal.signal(signum, stop)
+def child_setup():
+    die_with_parent(signal.SIGKILL)
+    if os.getppid() != me:
+        os._exit(137)
+try:
+    child = subprocess.Popen(sys.argv[2:], start_new_session=True, preexec_fn=child_setup)
+except OSError as error:
+    print(f"cannot start {sys.argv[2]!r}: {type(error).__name__}: {error.strerror or error}", file=sys.stderr)
+    os._exit(127)
+group = child.pid
+code = child.wait()
+try:
+    os.killpg(group, signal.SIGKILL)
+except OSError:
+    pass
+if code < 0:
+    signal.signal(-code, signal.SIG_DFL)
+    os.kill(me, -code)
+sys.exit(code if code >= 0 else 128 - code)
+"""
+
+
+def _json_result(stdout: str) -> dict[str, Any]:
+    """The last line of ``stdout`` that is a whole JSON object.
+
+    >>> _json_result('{"a": 1}\\nnot json\\n[2]\\n{"b": 2}\\ndone\\n')
+    {'b': 2}
+    """
+    for line in reversed(stdout.splitlines()):
+        line = line.strip()
+        if line.startswith("{") and line.endswith("}"):
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(value, dict):
+                return value
+    raise RuntimeError("no result: no line of its standard output is a JSON object (a command unit prints its "
+                       "result as one JSON object on a line of its own)")
+
+
+def _run_command(unit: GridUnit, folder: Path, secrets: list[str]) -> dict[str, Any]:
+    arguments = [fill(part, unit.params) for part in json.loads(unit.target)]
+    reaper = subprocess.Popen([sys.executable, "-I", "-S", "-c", _REAPER, str(os.getpid()), *arguments],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, encoding="utf-8", errors="replace",
+                              cwd=unit.workdir or None)
+    timed_out = False
+    try:
+        try:
+            stdout, stderr = reaper.communicate(timeout=unit.timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            reaper.terminate()  # the reaper kills the command's process group
+            stdout, stderr = reaper.communicate()
+    finally:
+        if reaper.poll() is None:  # this worker is interrupted: its unit's processes go with it
+            reaper.terminate()
+            reaper.wait()
+    (folder / "stdout.txt").write_text(redact(stdout, secrets))
+    (folder / "stderr.txt").write_text(redact(stderr, secrets))
+    if timed_out:
+        raise TimeoutError(f"still running after timeout_s = {unit.timeout_s:g} s; its processes were killed")
+    if reaper.returncode != 0:
+        ended = (f"killed by signal {signal.Signals(-reaper.returncode).name}" if reaper.returncode < 0
+                 else f"exit status {reaper.returncode}")
+        tail = (stderr.strip() or stdout.strip())[-1500:]
+        raise RuntimeError(f"{ended}: {tail}")
+    return _json_result(stdout)
+
+
+_TEXT_FILES = (".ipynb", ".json", ".jsonl", ".txt", ".log", ".md", ".html", ".csv")
+
+
+def _scrub_folder(folder: Path, secrets: list[str]) -> None:
+    """Mask credentials in the text files a unit left in its folder (an executed notebook shows its
+    parameters cell)."""
+    for path in folder.rglob("*"):
+        if path.suffix not in _TEXT_FILES or not path.is_file():
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        masked = redact(text, secrets)
+        if masked != text:
+            path.write_text(masked, encoding="utf-8")
 
 
 def run_unit(unit: GridUnit, out_dir: str) -> dict[str, Any]:
@@ -245,15 +493,19 @@ def run_unit(unit: GridUnit, out_dir: str) -> dict[str, Any]:
     with its error). Importable by process-pool and Ray workers alike."""
     folder = Path(out_dir) / "units" / unit.unit_id
     folder.mkdir(parents=True, exist_ok=True)
+    secrets = unit.secrets
     started = time.perf_counter()
-    record: dict[str, Any] = {"unit_id": unit.unit_id, "unit": asdict(unit), "status": "ok", "error": None,
+    record: dict[str, Any] = {"unit_id": unit.unit_id, "unit": unit.public(), "status": "ok", "error": None,
                               "result": {}}
     try:
-        record["result"] = _run_notebook(unit, folder) if unit.kind == "notebook" else _run_command(unit, folder)
+        result = _run_notebook(unit, folder) if unit.kind == "notebook" else _run_command(unit, folder, secrets)
+        record["result"] = _public(result, secrets)
     except Exception as error:  # noqa: BLE001 — any failure of a unit is reported, the grid goes on
-        record.update(status="failed", error=f"{type(error).__name__}: {error}",
-                      traceback=traceback.format_exc(limit=6))
+        record.update(status="failed", error=redact(f"{type(error).__name__}: {error}", secrets),
+                      traceback=redact(traceback.format_exc(limit=6), secrets))
     record["seconds"] = time.perf_counter() - started
+    if unit.kind == "notebook":
+        _scrub_folder(folder, secrets)
     # Filed here too, not only by the driver: a driver killed while this worker ran loses nothing it did.
     _write_record(Path(out_dir), unit, record)
     return record
@@ -292,6 +544,10 @@ def _write_record(out: Path, unit: GridUnit, record: dict[str, Any]) -> None:
 
 
 def _finished(out: Path, unit: GridUnit) -> bool:
+    """Whether the unit's folder holds an ``ok`` record of this very unit. The record stores the unit with
+    its credentials masked, so equal stored forms alone could hide a changed password; but the folder is
+    named by a hash of the real values, so a unit with another credential has another folder (and no
+    record), while the stored form still tells apart units whose short hashes collide."""
     path = _record_path(out, unit)
     if not path.is_file():
         return False
@@ -299,19 +555,20 @@ def _finished(out: Path, unit: GridUnit) -> bool:
         record = json.loads(path.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError):
         return False  # a damaged record: the unit runs again
-    return record.get("status") == "ok" and record.get("unit") == json.loads(json.dumps(asdict(unit)))
+    return (record.get("status") == "ok" and record.get("unit_id") == unit.unit_id
+            and record.get("unit") == json.loads(json.dumps(unit.public())))
 
 
 def _failed_record(unit: GridUnit, error: BaseException) -> dict[str, Any]:
-    return {"unit_id": unit.unit_id, "unit": asdict(unit), "status": "failed",
-            "error": f"{type(error).__name__}: {error}", "result": {}, "seconds": 0.0}
+    return {"unit_id": unit.unit_id, "unit": unit.public(), "status": "failed",
+            "error": redact(f"{type(error).__name__}: {error}", unit.secrets), "result": {}, "seconds": 0.0}
 
 
 def _die_with_parent() -> None:
     """Pool-worker initializer: on Linux, ask for SIGTERM when the driver dies, however it dies, so a killed
-    grid leaves no idle workers behind (elsewhere a no-op)."""
+    grid leaves no idle workers behind (elsewhere a no-op). A worker's command units die with it (see
+    ``_REAPER``)."""
     import ctypes
-    import signal
 
     try:
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
@@ -409,6 +666,8 @@ def run_grid(spec: GridSpec, *, engine: str = "local", ray_address: str | None =
     """
     if engine not in ("local", "ray"):
         raise ValueError(f"engine must be local or ray, not {engine!r}")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise ValueError(f"workers (--workers) must be a whole number of at least 1, not {workers!r}")
     out = Path(spec.out)
     out.mkdir(parents=True, exist_ok=True)
     with _folder_lock(out):
@@ -423,8 +682,8 @@ def run_grid(spec: GridSpec, *, engine: str = "local", ray_address: str | None =
             if progress:
                 print(f"attempt {attempt + 1}: {len(pending)} units on {engine}", file=sys.stderr, flush=True)
             retry = []
-            for unit, record in _execute(pending, out, engine=engine, workers=workers or spec.workers,
-                                         ray_address=ray_address):
+            size = spec.workers if workers is None else workers
+            for unit, record in _execute(pending, out, engine=engine, workers=size, ray_address=ray_address):
                 record["attempts"] = attempt + 1
                 _write_record(out, unit, record)
                 if record["status"] == "ok":
@@ -457,8 +716,11 @@ def results_table(spec: GridSpec) -> pd.DataFrame:
         flat = pd.json_normalize(record.get("result") or {}, sep="/").to_dict("records")
         values = {k: v for k, v in (flat[0] if flat else {}).items()
                   if isinstance(v, (int, float, bool)) or (isinstance(v, str) and len(v) <= 80)}
+        shown = unit.public()["params"]  # a record written before masking is masked here too
+        values = _public(values, unit.secrets)
         rows.append({"unit_id": unit.unit_id, **{f"param/{k}": _short(v) if isinstance(v, (list, dict)) else v
-                                                   for k, v in unit.params.items()},
+                                                   for k, v in shown.items()},
                      "status": record["status"], "attempts": record.get("attempts", 1),
-                     "seconds": round(record.get("seconds", 0.0), 3), "error": record.get("error"), **values})
+                     "seconds": round(record.get("seconds", 0.0), 3),
+                     "error": _public(record.get("error"), unit.secrets), **values})
     return pd.DataFrame(rows)

@@ -177,3 +177,239 @@ def test_worker_processes_do_not_keep_a_dead_drivers_lock(tmp_path):
     time.sleep(1)
     left = subprocess.run(["pgrep", "-f", str(spec_path)], capture_output=True, text=True).stdout.split()
     assert not left, f"workers of the killed driver still alive: {left}"
+
+
+# --------------------------------------------------------------------------- issue 26
+
+PASSWORD, KEY, SIG, TOKEN = "hunter2pw", "KEYSECRET1", "SIGSECRET22", "tok-abcdef123"
+SECRET_URL = f"http://user:{PASSWORD}@127.0.0.1:9/v1?key={KEY}&sig={SIG}"
+# A unit that gets a URL and a key, notes what it got outside the grid's folder, echoes both to its output
+# and in its result, and fails for x == 3 with both in its error.
+ECHO_UNIT = ("import json, sys; url, token, x, seen = sys.argv[1:5]; "
+             "open(seen, 'a').write(url + ' ' + token + '\\n'); "
+             "print('calling', url, 'with', token); print(url, token, file=sys.stderr); "
+             "sys.exit('cannot reach %s as %s' % (url, token)) if x == '3' else None; "
+             "print(json.dumps(dict(url=url, token=token, square=int(x) ** 2)))")
+
+
+def _leaks(text: str) -> list[str]:
+    return [secret for secret in (PASSWORD, KEY, SIG, TOKEN) if secret in text]
+
+
+def test_credentials_reach_the_command_and_no_output(tmp_path, capsys):
+    import yaml
+
+    path = tmp_path / "grid.yml"
+    raw = {"name": "secret", "kind": "command", "out": "out", "retries": 0, "workers": 2,
+           "command": [sys.executable, "-c", ECHO_UNIT, "{base_url}", "{api_key}", "{x}", str(tmp_path / "seen.log")],
+           "grid": {"x": [1, 2, 3]}, "fixed": {"base_url": SECRET_URL, "api_key": TOKEN}}
+    path.write_text(yaml.safe_dump(raw))
+    assert main(["grid", "--spec", str(path)]) == 1  # unit 3 fails
+    printed = capsys.readouterr()
+    assert "2 units run, 0 skipped" in printed.out and not _leaks(printed.out + printed.err)
+    assert (tmp_path / "seen.log").read_text().count(f"{SECRET_URL} {TOKEN}") == 3  # the real values, for the worker
+    written = [p for p in (tmp_path / "out").rglob("*") if p.is_file()]
+    assert len(written) >= 3 * 3 + 1
+    for file in [tmp_path / "out", *(tmp_path / "out").rglob("*")]:
+        assert not _leaks(str(file.relative_to(tmp_path))), file
+        if file.is_file():
+            assert not _leaks(file.read_text(errors="replace")), (file, file.read_text()[:400])
+    table = grid.results_table(grid.load_grid(path)).set_index("param/x")
+    assert table.loc[1, "param/base_url"] == "http://***@127.0.0.1:9/v1?key=***&sig=***"
+    assert table.loc[2, "square"] == 4 and table.loc[3, "status"] == "failed"
+    assert "cannot reach http://***@127.0.0.1:9" in table.loc[3, "error"]
+
+    # Resume recognises the finished units from their masked records ...
+    assert main(["grid", "--spec", str(path)]) == 1
+    assert "0 units run, 2 skipped" in capsys.readouterr().out
+    # ... but a unit with another credential is another unit (its masked form alone would look the same).
+    other = SECRET_URL.replace(PASSWORD, "other-pw")
+    path.write_text(yaml.safe_dump({**raw, "fixed": {**raw["fixed"], "base_url": other}}))
+    assert main(["grid", "--spec", str(path)]) == 1
+    assert "2 units run, 0 skipped" in capsys.readouterr().out
+
+    # A grid file's errors mask them too.
+    path.write_text(yaml.safe_dump({**raw, "fixed": {}, "grid": {"base_url": [SECRET_URL, SECRET_URL]}}))
+    with pytest.raises(grid.GridSpecError, match="listed more than once") as refused:
+        grid.load_grid(path)
+    assert not _leaks(str(refused.value))
+
+
+# Units 1 and 2 finish at once; a later unit starts a grandchild, notes both pids, and sleeps as long as the
+# file `sleep` says.
+ORPHAN_UNIT = ("import json, subprocess, sys, time, pathlib; "
+               "x = int(sys.argv[1]); folder = pathlib.Path(sys.argv[2]); "
+               "open(folder / 'ran.log', 'a').write('%d\\n' % x); "
+               "child = subprocess.Popen(['sleep', '300']) if x > 2 else None; "
+               "open(folder / 'pids', 'a').write('%d %d\\n' % (x, child.pid) if child else ''); "
+               "time.sleep(float((folder / 'sleep').read_text()) if x > 2 else 0); print(json.dumps(dict(x=x)))")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+    return state != "Z"  # a zombie has ended; only its parent's reaping is pending
+
+
+@pytest.mark.parametrize("signum, workers", [("SIGKILL", 2), ("SIGTERM", 1)])
+def test_a_killed_driver_leaves_no_command_running(tmp_path, signum, workers):
+    """kill -9 (or SIGTERM) of the driver alone: every command and what it started dies with it, and the
+    resumed grid runs only the units that had not finished."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    import yaml
+
+    slow = [3, 4] if workers == 2 else [3]
+    (tmp_path / "sleep").write_text("300")
+    spec_path = tmp_path / "grid.yml"
+    spec_path.write_text(yaml.safe_dump({
+        "name": "orphans", "kind": "command", "command": [sys.executable, "-c", ORPHAN_UNIT, "{x}", str(tmp_path)],
+        "grid": {"x": [1, 2, *slow]}, "out": "out", "retries": 0, "workers": workers}))
+    driver = subprocess.Popen([sys.executable, "-m", "evalkit.cli", "grid", "--spec", str(spec_path)],
+                              start_new_session=True)
+    watched: list[int] = []
+    try:
+        pids_file = tmp_path / "pids"
+        deadline = time.time() + 120
+        noted = lambda: pids_file.read_text().split() if pids_file.is_file() else []  # noqa: E731
+        while time.time() < deadline and len(noted()) < 2 * len(slow):
+            assert driver.poll() is None, "the driver ended early"
+            time.sleep(0.1)
+        started = {int(x): int(pid) for x, pid in (line.split() for line in pids_file.read_text().splitlines())}
+        assert sorted(started) == slow, "the slow units never started"
+        # The grid's processes: pool workers, reapers and commands (all name this test's folder), grandchildren.
+        found = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True).stdout.split()
+        watched = [*started.values(), *(int(pid) for pid in found if int(pid) != driver.pid)]
+        assert len(watched) > len(slow)  # a command (and more) per unit, besides its grandchild
+        os.kill(driver.pid, getattr(signal, signum))  # the driver alone, not its process group
+        driver.wait()
+        deadline = time.time() + 15
+        while time.time() < deadline and any(map(_alive, watched)):
+            time.sleep(0.1)
+        assert not [pid for pid in watched if _alive(pid)], "processes of the killed grid still run"
+    finally:  # whatever failed above, leave nothing running
+        if driver.poll() is None:
+            os.killpg(driver.pid, signal.SIGKILL)
+            driver.wait()
+        for pid in filter(_alive, watched):
+            os.kill(pid, signal.SIGKILL)
+
+    (tmp_path / "sleep").write_text("0")
+    outcome = grid.run_grid(grid.load_grid(spec_path))
+    assert len(outcome.skipped) == 2 and sorted(outcome.ran) == sorted(
+        u.unit_id for u in grid.expand(grid.load_grid(spec_path)) if u.params["x"] > 2) and not outcome.failed
+    assert executions(tmp_path) == [1, 2, *sorted(slow * 2)]  # the finished units ran once
+
+
+def test_commands_run_in_the_grid_files_folder_and_fill_one_grammar(tmp_path):
+    folder = tmp_path / "experiment"
+    folder.mkdir()
+    for seed in (1, 2):
+        (folder / f"scored_{seed}.jsonl").write_text("{}\n" * seed)
+    (folder / "count.py").write_text(
+        "import json, sys\n"
+        "lines = len(open(sys.argv[1]).read().splitlines())\n"
+        "print(json.dumps({'lines': lines, 'literal': sys.argv[2], 'data': {'as': 'text'}}))\n"
+        "print('done: a JSON object need not be the last line')\n")
+    path = folder / "grid.yml"
+    path.write_text(json.dumps({"kind": "command", "command": [sys.executable, "count.py", "scored_{seed}.jsonl",
+                                                              "{{seed}}-{seed}"],
+                                "grid": {"seed": [1, 2]}, "out": "out", "workers": 1}))
+    outcome = grid.run_grid(grid.load_grid(path))
+    assert not outcome.failed, outcome.failed
+    table = outcome.table.set_index("param/seed")
+    assert table.loc[2, "lines"] == 2 and table.loc[1, "literal"] == "{seed}-1" and table.loc[1, "data/as"] == "text"
+    assert (folder / "out" / "results.csv").is_file()
+
+
+def test_a_command_without_a_json_result_fails_with_that_reason(tmp_path):
+    spec = command_spec(tmp_path, command=[sys.executable, "-c", "print('all good'); print('[1, 2]')"],
+                        grid={"x": [1]}, retries=0)
+    outcome = grid.run_grid(spec)
+    (error,) = outcome.failed.values()
+    assert not outcome.ran and "no line of its standard output is a JSON object" in error
+
+
+def test_malformed_placeholders_are_refused_naming_file_and_field(tmp_path):
+    path = tmp_path / "g.yml"
+    path.write_text("kind: command\ncommand: [echo, '--judge={judge-name}']\ngrid: {judge-name: [a]}\n")
+    with pytest.raises(grid.GridSpecError, match=rf"{path}, field 'command\[1\]': \{{judge-name\}} is not a "
+                                                 r"placeholder.*\{\{judge-name\}\} is the literal text"):
+        grid.load_grid(path)
+    (tmp_path / "run.sh").write_text("echo '{}'\n")
+    path.write_text("kind: command\ncommand: [run.sh]\ngrid: {a: [1]}\n")
+    with pytest.raises(grid.GridSpecError, match=r"field 'command\[0\]': 'run.sh' is not on PATH; write ./run.sh"):
+        grid.load_grid(path)
+
+
+def test_workers_below_one_are_refused(tmp_path, capsys):
+    path = tmp_path / "g.yml"
+    path.write_text(json.dumps({"kind": "command", "command": [sys.executable, "-c", "print('{}')"],
+                                "grid": {"x": [1]}, "out": "out"}))
+    for workers in ("0", "-2"):
+        assert main(["grid", "--spec", str(path), "--workers", workers]) == 2
+        assert f"workers (--workers) must be a whole number of at least 1, not {workers}" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(ValueError, match="at least 1"):
+        grid.run_grid(grid.load_grid(path), workers=0)
+
+
+def test_the_documented_command_grid_runs_beside_its_files(tmp_path):
+    """The command grid of jobs/grid_example.yml, with two small scored files beside it."""
+    import yaml
+
+    text = (Path(__file__).parents[1] / "jobs" / "grid_example.yml").read_text()
+    example = text.split("# A command grid instead", 1)[1]
+    raw = yaml.safe_load("\n".join(line[4:] for line in example.splitlines() if line.startswith("#   ")))
+    raw["command"][0] = sys.executable  # `python` as the environment that runs the tests
+    for seed in raw["grid"]["seed"]:
+        rows = [{"context": ["hi"], "response": f"r{i}", "score": i, "paireval": i * seed % 5, "bleu2": i}
+                for i in range(6)]
+        (tmp_path / f"scored_{seed}.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    path = tmp_path / "grid.yml"
+    path.write_text(yaml.safe_dump({**raw, "out": "out"}))
+    outcome = grid.run_grid(grid.load_grid(path))
+    assert not outcome.failed and len(outcome.ran) == 4
+    table = outcome.table.set_index(["param/seed", "param/metric"])
+    assert table.loc[(1, "bleu2"), "pearson"] == pytest.approx(1.0) and table.loc[(2, "paireval"), "n"] == 6
+
+
+def test_a_notebook_units_folder_and_record_are_masked(tmp_path, monkeypatch):
+    def notebook(unit, folder):  # an executed notebook shows its parameters cell
+        (folder / "00_models.ipynb").write_text(json.dumps({"source": f"base_url = {unit.params['base_url']!r}"}))
+        return {"endpoint": unit.params["base_url"], "items": 3}
+
+    monkeypatch.setattr(grid, "_run_notebook", notebook)
+    unit = grid.GridUnit("notebook", "00_models", {"base_url": SECRET_URL, "hf_token": TOKEN, "seed": 1})
+    record = grid.run_unit(unit, str(tmp_path / "out"))
+    assert record["status"] == "ok" and record["result"]["items"] == 3
+    assert record["unit"]["params"] == {"base_url": "http://***@127.0.0.1:9/v1?key=***&sig=***", "hf_token": "***",
+                                        "seed": 1}
+    for file in (tmp_path / "out").rglob("*"):
+        assert not _leaks(str(file)) and (file.is_dir() or not _leaks(file.read_text())), file
+    assert grid._finished(tmp_path / "out", unit)
+
+
+def test_a_unit_leaves_no_process_behind_when_it_ends_or_times_out(tmp_path):
+    """A background child would hold the output pipes open (the unit hung until it ended) and a timed-out
+    unit's grandchild ran on: both are killed with the unit's process group."""
+    import time
+
+    leave = ("import json, subprocess, sys; child = subprocess.Popen(['sleep', '30']); "
+             "open(sys.argv[2], 'w').write(str(child.pid)); import time; time.sleep(int(sys.argv[1])); "
+             "print(json.dumps(dict(done=1)))")
+    spec = command_spec(tmp_path, command=[sys.executable, "-c", leave, "{x}", str(tmp_path / "pid_{x}")],
+                        grid={"x": [0, 30]}, retries=0, timeout_s=3)
+    started = time.time()
+    outcome = grid.run_grid(spec)
+    assert time.time() - started < 20
+    table = outcome.table.set_index("param/x")
+    assert table.loc[0, "status"] == "ok" and table.loc[0, "done"] == 1
+    assert table.loc[30, "status"] == "failed" and "still running after timeout_s = 3 s" in table.loc[30, "error"]
+    time.sleep(0.5)
+    assert not [x for x in (0, 30) if _alive(int((tmp_path / f"pid_{x}").read_text()))]
