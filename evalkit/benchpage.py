@@ -66,10 +66,22 @@ def machine_description() -> dict[str, Any]:
 def run_benchmarks(folder: str | Path = BENCHMARK_DIR, *, only: Sequence[str] = (),
                    timeout_s: float = 1800) -> list[dict[str, Any]]:
     """Run each ``*.py`` in ``folder`` (alone, one after the other — they measure time) with ``--json``;
-    a script that fails is reported with its error output instead of a table."""
+    a script that fails is reported with its error output instead of a table.
+
+    A prefix in ``only`` that names no benchmark, or a folder without any, raises ``ValueError`` naming the
+    known benchmarks before anything runs (so no page is rewritten for a typo)."""
+    scripts = [script for script in sorted(Path(folder).glob("*.py")) if not script.name.startswith("_")]
+    known = ", ".join(script.stem for script in scripts) or "none"
+    if not scripts:
+        raise ValueError(f"{folder}: no benchmark scripts (*.py) to run")
+    wanted = [prefix.strip() for prefix in only if prefix.strip()]
+    unmatched = [prefix for prefix in wanted if not any(script.stem.startswith(prefix) for script in scripts)]
+    if unmatched or (only and not wanted):
+        raise ValueError(f"no benchmark matches {', '.join(map(repr, unmatched or list(only)))}; known benchmarks: "
+                         f"{known}")
     results = []
-    for script in sorted(Path(folder).glob("*.py")):
-        if script.name.startswith("_") or (only and not any(script.stem.startswith(o) for o in only)):
+    for script in scripts:
+        if wanted and not any(script.stem.startswith(o) for o in wanted):
             continue
         out = Path(folder).resolve() / f".{script.stem}.json"
         out.unlink(missing_ok=True)

@@ -19,7 +19,7 @@ from typing import Any, Iterable
 from .defaults import cache_dir
 
 __all__ = ["call_key", "CallCache", "CallRecord", "Telemetry", "default_cache_path", "StoreFileError",
-           "open_store"]
+           "open_store", "open_store_read_only", "cache_stats"]
 
 
 class StoreFileError(RuntimeError):
@@ -55,6 +55,64 @@ def open_store(path: Path, schema: str, what: str) -> sqlite3.Connection:
     return connection
 
 
+def open_store_read_only(path: Path, schema: str, what: str) -> sqlite3.Connection:
+    """An existing store at ``path`` opened read-only (a ``mode=ro`` URI: no table is created, the journal mode
+    is left as it is, the file is never written), after checking that its tables are those of ``schema``.
+
+    Anything else — another program's database, an empty file, a file that is not SQLite — raises
+    :class:`StoreFileError` saying that it is not ``what`` and that it was left unchanged.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file")
+    unchanged = "it was opened read-only and left unchanged"
+    if path.stat().st_size == 0:
+        raise StoreFileError(f"{path}: an empty file, not {what}; {unchanged}")
+    try:
+        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+        tables = {name for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.DatabaseError as error:
+        raise StoreFileError(f"{path}: not {what} (SQLite says: {error}); {unchanged}") from None
+    reference = sqlite3.connect(":memory:")
+    reference.executescript(schema)
+    try:
+        for (table,) in reference.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
+            wanted = [row[1] for row in reference.execute(f"PRAGMA table_info({table})")]
+            found = [row[1] for row in connection.execute(f"PRAGMA table_info({table})")] if table in tables else []
+            if found != wanted:
+                connection.close()
+                held = f"its tables are {', '.join(sorted(tables))}" if tables else "it holds no table"
+                detail = f"its table {table!r} has the columns {found}" if found else f"no table {table!r}; {held}"
+                raise StoreFileError(f"{path}: not {what} ({detail}); {unchanged}")
+    finally:
+        reference.close()
+    return connection
+
+
+_CALLS_SCHEMA = ("CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, backend TEXT NOT NULL, operation TEXT NOT "
+                 "NULL, value TEXT NOT NULL, created REAL NOT NULL);")
+_CALLS_WHAT = "an evalkit model-call cache"
+
+
+def _stats(connection: sqlite3.Connection) -> list[dict[str, Any]]:
+    rows = connection.execute(
+        "SELECT backend, operation, COUNT(*), SUM(LENGTH(value)) FROM calls GROUP BY backend, operation "
+        "ORDER BY backend, operation").fetchall()
+    return [{"backend": b, "operation": o, "entries": n, "bytes": size} for b, o, n, size in rows]
+
+
+def cache_stats(path: str | Path | None = None) -> list[dict[str, Any]]:
+    """Entries per (backend, operation) of the cache at ``path`` (default: the kit's), read without changing
+    the file (:func:`open_store_read_only`); a file that is not an evalkit cache raises :class:`StoreFileError`.
+    """
+    connection = open_store_read_only(Path(path) if path is not None else default_cache_path(), _CALLS_SCHEMA,
+                                      _CALLS_WHAT)
+    try:
+        return _stats(connection)
+    finally:
+        connection.close()
+
+
 def default_cache_path() -> Path:
     return cache_dir() / "calls.sqlite"
 
@@ -78,9 +136,7 @@ class CallCache:
     def __init__(self, path: str | Path | None = None):
         self.path = Path(path) if path is not None else default_cache_path()
         self._lock = threading.Lock()
-        self._connection = open_store(self.path, "CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, "
-                                      "backend TEXT NOT NULL, operation TEXT NOT NULL, value TEXT NOT NULL, "
-                                      "created REAL NOT NULL);", "an evalkit model-call cache")
+        self._connection = open_store(self.path, _CALLS_SCHEMA, _CALLS_WHAT)
 
     def get_many(self, keys: Iterable[str]) -> dict[str, Any]:
         """Values of the keys that are cached (missing keys are absent from the result)."""
@@ -105,12 +161,10 @@ class CallCache:
             self._connection.executemany("INSERT OR REPLACE INTO calls VALUES (?, ?, ?, ?, ?)", rows)
 
     def stats(self) -> list[dict[str, Any]]:
-        """Entries per (backend, operation)."""
+        """Entries per (backend, operation) (to read a cache file without opening it for writing:
+        :func:`cache_stats`)."""
         with self._lock:
-            rows = self._connection.execute(
-                "SELECT backend, operation, COUNT(*), SUM(LENGTH(value)) FROM calls GROUP BY backend, operation "
-                "ORDER BY backend, operation").fetchall()
-        return [{"backend": b, "operation": o, "entries": n, "bytes": size} for b, o, n, size in rows]
+            return _stats(self._connection)
 
     def purge(self, backend: str | None = None) -> int:
         """Delete every entry (or those of one backend); returns how many were deleted."""

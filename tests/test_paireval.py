@@ -249,7 +249,7 @@ def test_cli_score_and_meta_eval_round_trip(tmp_path, monkeypatch, capsys, real_
     assert main(["paireval", "meta-eval", "--input", str(tmp_path / "out.csv"), "--metric", "paireva"]) == 2
     assert "no column 'paireva'" in capsys.readouterr().err
     assert main(["paireval", "meta-eval", "--input", str(tmp_path / "out.csv"), "--metric", "response"]) == 2
-    assert "column 'response' is not numeric (e.g. 'Two blocks north.')" in capsys.readouterr().err
+    assert "out.csv, line 2, field 'response': 'Two blocks north.' is not a number" in capsys.readouterr().err
 
 
 def test_khalid_lee_cases_parse_and_malformed_case_is_named(tmp_path):

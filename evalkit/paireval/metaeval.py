@@ -17,9 +17,11 @@ Every file comes through :func:`evalkit.sources.dataset_dir` (``$EVALKIT_DATA_DI
 download cache, else a checksum-verified download from the pinned repository). What a loader had to change
 is counted in its :class:`MetaEvalLoadReport`: ratings written as text (FED's "N/A (...)") are dropped and
 each is listed with its file, item and aspect; surrounding whitespace is stripped and counted; an item left
-with no numeric rating is dropped and counted. A structural fault (a missing field, files of unequal
-length, a score that is not a number) raises :class:`~evalkit.paireval.schema.MetaEvalFormatError` naming
-the file, line or item, and field.
+with no numeric rating is dropped and counted. A FED turn-level item (known by its turn-level aspects)
+without its ``response`` or ``context`` — a renamed key in a modified copy read with ``verify=False`` — is
+dropped, counted and listed, never taken for a dialogue-level item. A structural fault (a file that is not
+JSON, a missing field, files of unequal length, a score that is not a number) raises
+:class:`~evalkit.paireval.schema.MetaEvalFormatError` naming the file, line or item, and field.
 """
 from __future__ import annotations
 
@@ -48,13 +50,17 @@ class MetaEvalLoadReport:
     ratings_dropped: list[tuple[str, str, str, str]] = field(default_factory=list)  # file, item, aspect, raw
     whitespace_stripped: int = 0
     score_aspect: str = "Overall"
+    items_dropped_where: list[tuple[str, str, str]] = field(default_factory=list)  # file, item, why
+
 
     @property
     def items_kept(self) -> int:
         return self.items_read - sum(self.items_dropped.values())
 
-    def drop(self, why: str) -> None:
+    def drop(self, why: str, file: str = "", where: str = "") -> None:
         self.items_dropped[why] = self.items_dropped.get(why, 0) + 1
+        if where:
+            self.items_dropped_where.append((file, where, why))
 
     def summary(self) -> pd.DataFrame:
         """The report as a (what, count) table."""
@@ -95,6 +101,22 @@ class _Texts:
 
 def _read_text(path: Path) -> str:
     return read_text(path, MetaEvalFormatError)
+
+
+def _read_json(path: Path) -> Any:
+    """A JSON file's value; text that is not JSON raises :class:`MetaEvalFormatError` naming file and line."""
+    try:
+        return json.loads(_read_text(path))
+    except json.JSONDecodeError as error:
+        raise MetaEvalFormatError(f"{path}, line {error.lineno}, column {error.colno}: not JSON ({error.msg})") \
+            from None
+
+
+def _json_list(path: Path, what: str) -> list[Any]:
+    value = _read_json(path)
+    if not isinstance(value, list):
+        raise MetaEvalFormatError(f"{path}: expected a JSON array of {what}, got {type(value).__name__}")
+    return value
 
 
 def _required(root: Path, relative: str) -> Path:
@@ -151,11 +173,7 @@ def _read_grade(root: Path, corpus: str, report: MetaEvalLoadReport) -> list[dic
 def _read_usr(root: Path, file: str, report: MetaEvalLoadReport) -> list[dict[str, Any]]:
     path = _required(root, file)
     clean, rows = _Texts(report), []
-    try:
-        records = json.loads(_read_text(path))
-    except json.JSONDecodeError as error:
-        raise MetaEvalFormatError(f"{path}, line {error.lineno}: not JSON ({error.msg})") from error
-    for index, record in enumerate(records):
+    for index, record in enumerate(_json_list(path, "contexts")):
         where = f"context {index}"
         if not isinstance(record, dict) or not isinstance(record.get("context"), str) \
                 or not isinstance(record.get("responses"), list):
@@ -171,7 +189,7 @@ def _read_usr(root: Path, file: str, report: MetaEvalLoadReport) -> list[dict[st
             ratings = _numeric_ratings(response.get("Overall"), f"{where}, system {response.get('model')!r}",
                                        "Overall", report, path.name)
             if not ratings:
-                report.drop("no numeric Overall rating")
+                report.drop("no numeric Overall rating", path.name, f"{where}, system {response.get('model')!r}")
                 continue
             rows.append({"context": context, "response": clean(response["response"]), "reference": reference,
                          "score": sum(ratings) / len(ratings), "system": str(response.get("model"))})
@@ -192,15 +210,29 @@ def _untag(line: str) -> str:
     return line
 
 
+# Aspects rated only at the turn level in FED (its dialogue-level items rate Coherent, Depth, ...).
+_FED_TURN_ASPECTS = frozenset({"Interesting", "Engaging", "Specific", "Relevant", "Correct",
+                               "Semantically appropriate", "Understandable", "Fluent"})
+
+
 def _read_fed(root: Path, report: MetaEvalLoadReport) -> list[dict[str, Any]]:
     path = _required(root, "fed_data.json")
     clean, rows = _Texts(report), []
-    for index, record in enumerate(json.loads(_read_text(path))):
-        if "response" not in record:
+    for index, record in enumerate(_json_list(path, "items")):
+        where = f"item {index}"
+        if not isinstance(record, dict):
+            raise MetaEvalFormatError(f"{path}, {where}: expected an object, got {type(record).__name__}")
+        annotations = record.get("annotations")
+        turn_level = "response" in record or (isinstance(annotations, dict)
+                                              and bool(_FED_TURN_ASPECTS & set(annotations)))
+        if not turn_level:
             continue  # a dialogue-level item: FED's turn-level part is the one PairEval reports
         report.items_read += 1
-        where = f"item {index}"
-        annotations = record.get("annotations")
+        missing = [name for name in ("response", "context") if name not in record]
+        if missing:  # a renamed key: the item cannot be read, and it must not vanish unseen
+            report.drop(f"turn-level item without {' and '.join(map(repr, missing))} (a renamed key?)",
+                        path.name, where)
+            continue
         if not isinstance(annotations, dict) or "Overall" not in annotations:
             raise MetaEvalFormatError(f"{path}, {where}, field 'annotations': no 'Overall' ratings")
         overall: list[float] = []
@@ -209,9 +241,9 @@ def _read_fed(root: Path, report: MetaEvalLoadReport) -> list[dict[str, Any]]:
             if aspect == "Overall":
                 overall = numbers
         if not overall:
-            report.drop("no numeric Overall rating")
+            report.drop("no numeric Overall rating", path.name, where)
             continue
-        turns = [_untag(line) for line in str(record.get("context", "")).split("\n")]
+        turns = [_untag(line) for line in str(record["context"]).split("\n")]
         rows.append({"context": clean.turns(turns), "response": clean(_untag(str(record["response"]))),
                      "reference": None,
                      "score": sum(overall) / len(overall), "system": str(record.get("system"))})

@@ -10,13 +10,14 @@ from typing import Any, Iterable
 import numpy as np
 import pandas as pd
 
-from ..jsonl import csv_frame, json_lines
+from ..jsonl import csv_frame, json_lines, read_text
 from ..stats import correlation_with_humans
 
 
 # --------------------------------------------------------------------------- meta-evaluation schema
 
 META_EVAL_COLUMNS = ("context", "response", "reference", "score", "dataset", "system")
+META_EVAL_SUFFIXES = (".jsonl", ".json", ".csv")
 _REQUIRED = ("context", "response", "score")
 
 
@@ -24,12 +25,24 @@ class MetaEvalFormatError(ValueError):
     """A meta-evaluation file breaks the schema; the message names the file, line and field."""
 
 
-def _check_record(record: Any, path: Path, line: int) -> dict[str, Any]:
-    where = f"{path}, line {line}"
+class DegenerateScoresError(ValueError):
+    """Scores from which no correlation can be computed (all equal, or too few distinct values)."""
+
+
+def _is_missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and np.isnan(value))
+
+
+def _check_record(record: Any, where: str) -> dict[str, Any]:
+    """One record in the schema; ``where`` locates it in messages (``file, line N`` or ``file, item N``)."""
     if not isinstance(record, dict):
         raise MetaEvalFormatError(f"{where}: expected an object with fields {', '.join(_REQUIRED)}")
+    for name, value in record.items():  # JSON has no NaN or Infinity: Python's reader lets them through
+        if isinstance(value, float) and not math.isfinite(value):
+            raise MetaEvalFormatError(f"{where}, field {name!r}: {value!r} is not a finite number "
+                                      "(write null for a missing score)")
     for name in _REQUIRED:
-        if name not in record or record[name] is None or (isinstance(record[name], float) and np.isnan(record[name])):
+        if name not in record or _is_missing(record[name]):
             raise MetaEvalFormatError(f"{where}, field {name!r}: missing")
     context = record["context"]
     if isinstance(context, str):
@@ -52,60 +65,181 @@ def _check_record(record: Any, path: Path, line: int) -> dict[str, Any]:
     clean = {**record, "context": context, "score": score}
     for name in ("reference", "dataset", "system"):
         value = clean.get(name)
-        clean[name] = None if value is None or (isinstance(value, float) and np.isnan(value)) else str(value)
+        clean[name] = None if _is_missing(value) else str(value)
     return clean
 
 
+def _json_records(path: Path) -> list[tuple[str, Any]]:
+    """(where, record) of a ``.json`` file (a JSON array of records, or JSON Lines) or a ``.jsonl`` file (JSON
+    Lines; an array there is refused by name rather than reported as a line that is not JSON)."""
+    text = read_text(path, MetaEvalFormatError)
+    if text.lstrip().startswith("["):
+        try:
+            whole = json.loads(text)
+        except json.JSONDecodeError as error:
+            if path.suffix.lower() == ".json":
+                raise MetaEvalFormatError(f"{path}, line {error.lineno}: not JSON ({error.msg})") from None
+            whole = None
+        if isinstance(whole, list):
+            if path.suffix.lower() == ".jsonl":
+                raise MetaEvalFormatError(f"{path}: holds a JSON array, not JSON Lines (one object per line); "
+                                          "name it .json to read it as an array of records")
+            return [(f"{path}, item {index}", record) for index, record in enumerate(whole)]
+    if path.suffix.lower() == ".json":
+        try:
+            whole = json.loads(text)
+        except json.JSONDecodeError:
+            whole = None  # JSON Lines in a .json file: read line by line below
+        if isinstance(whole, dict):
+            return [(f"{path}, line 1", whole)]
+    return [(f"{path}, line {number}", record) for number, record in json_lines(path, MetaEvalFormatError)]
+
+
 def read_meta_eval(path: str | Path) -> pd.DataFrame:
-    """A meta-evaluation file (``.jsonl`` or ``.csv``) in evalkit's turn-level schema.
+    """A meta-evaluation file (``.jsonl``, ``.json`` or ``.csv``) in evalkit's turn-level schema.
 
     Fields: ``context`` (list of turns; in CSV a JSON list), ``response``, ``score`` (human), and optional
-    ``reference``, ``dataset``, ``system``; other fields are kept. Any malformed line raises
-    :class:`MetaEvalFormatError` naming the file, line and field.
+    ``reference``, ``dataset``, ``system``; other fields are kept. A ``.json`` file holds a JSON array of
+    records (or JSON Lines). Any malformed line raises :class:`MetaEvalFormatError` naming the file, line
+    (item, for an array) and field. The frame's ``attrs`` keep the file (``source``) and where each row
+    was (``where``), so that a bad value found later is named the same way (:func:`metric_scores`).
     """
     path = Path(path)
-    records = []
-    if path.suffix.lower() in (".jsonl", ".json"):
-        records = [_check_record(record, path, number) for number, record in json_lines(path, MetaEvalFormatError)]
-    elif path.suffix.lower() == ".csv":
+    suffix = path.suffix.lower()
+    records, where = [], []
+    if suffix in (".jsonl", ".json"):
+        for place, record in _json_records(path):
+            records.append(_check_record(record, place))
+            where.append(place.rsplit(", ", 1)[-1])
+    elif suffix == ".csv":
         frame, lines = csv_frame(path, MetaEvalFormatError)
         missing = [c for c in _REQUIRED if c not in frame.columns]
         if missing:
             raise MetaEvalFormatError(f"{path}, line 1 (header): missing column(s) {', '.join(missing)}")
         for number, row in zip(lines, frame.to_dict("records")):
             row = {k: (None if v == "" else v) for k, v in row.items()}
-            records.append(_check_record(row, path, number))
+            records.append(_check_record(row, f"{path}, line {number}"))
+            where.append(f"line {number}")
     else:
-        raise MetaEvalFormatError(f"{path}: unknown format (use .jsonl or .csv)")
+        raise MetaEvalFormatError(f"{path}: unknown format (use {', '.join(META_EVAL_SUFFIXES)})")
     if not records:
         raise MetaEvalFormatError(f"{path}: no records")
     frame = pd.DataFrame(records)
-    if path.suffix.lower() == ".csv":
+    if suffix == ".csv":
         # CSV has no types: an extra column (a metric's scores) that is entirely numeric becomes numbers.
         for column in frame.columns.difference(list(META_EVAL_COLUMNS)):
             numbers = pd.to_numeric(frame[column], errors="coerce")
             if numbers.notna().sum() == frame[column].notna().sum():
                 frame[column] = numbers
     ordered = [c for c in META_EVAL_COLUMNS if c in frame.columns]
-    return frame[ordered + [c for c in frame.columns if c not in ordered]]
+    frame = frame[ordered + [c for c in frame.columns if c not in ordered]]
+    frame.attrs.update(source=str(path), where=where)
+    return frame
+
+
+def check_meta_eval_output(path: str | Path) -> Path:
+    """``path`` if a meta-evaluation file can be written there (a ``.jsonl``, ``.json`` or ``.csv`` name that
+    is not a folder) — checked before any scoring is done."""
+    path = Path(path)
+    if path.is_dir():
+        raise MetaEvalFormatError(f"{path}: is a folder; name the file to write (e.g. {path / 'scored.jsonl'})")
+    if path.suffix.lower() not in META_EVAL_SUFFIXES:
+        raise MetaEvalFormatError(f"{path}: unknown format {path.suffix or '(no suffix)'!r}; name a "
+                                  f"{', '.join(META_EVAL_SUFFIXES)} file (what `paireval meta-eval` reads)")
+    return path
 
 
 def write_meta_eval(frame: pd.DataFrame, path: str | Path) -> Path:
-    """Write a frame in the schema (``.jsonl`` or ``.csv``, chosen by the suffix); it reads back equal."""
-    path = Path(path)
+    """Write a frame in the schema (``.jsonl``, ``.json`` — an array — or ``.csv``, by the suffix); it reads
+    back equal. Another suffix is refused (the file could not be read back)."""
+    path = check_meta_eval_output(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    records = frame.to_dict("records")
     if path.suffix.lower() == ".csv":
         out = frame.copy()
         out["context"] = [json.dumps(list(c), ensure_ascii=False) for c in out["context"]]
         out.to_csv(path, index=False)
-    else:
-        with open(path, "w", encoding="utf-8") as handle:
+        return path
+    records = []
+    for record in frame.to_dict("records"):
+        record = {k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in record.items()}
+        record["context"] = list(record["context"])
+        records.append(record)
+    with open(path, "w", encoding="utf-8") as handle:
+        if path.suffix.lower() == ".json":
+            json.dump(records, handle, ensure_ascii=False, default=float, indent=1)
+            handle.write("\n")
+        else:
             for record in records:
-                record = {k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in record.items()}
-                record["context"] = list(record["context"])
                 handle.write(json.dumps(record, ensure_ascii=False, default=float) + "\n")
     return path
+
+
+def metric_scores(frame: pd.DataFrame, metric: str, *, source: str | None = None) -> pd.Series:
+    """A metric column as floats, checked as strictly as the ``score`` column: missing (null, a blank CSV
+    cell, NaN from a scorer that abstained) is an abstention; ``true``/``false``, a text that is not a
+    number and an infinite number are refused naming the file, line and field.
+
+    >>> metric_scores(pd.DataFrame({"m": [0.5, None, "2"]}), "m").tolist()
+    [0.5, nan, 2.0]
+    >>> metric_scores(pd.DataFrame({"m": [0.5, True]}), "m", source="x.jsonl")
+    Traceback (most recent call last):
+    ...
+    evalkit.paireval.schema.MetaEvalFormatError: x.jsonl, row 2, field 'm': True is not a score (true/false is not a number)
+    """
+    if metric not in frame.columns:
+        raise MetaEvalFormatError(f"{source or frame.attrs.get('source', 'the frame')} has no column {metric!r} "
+                                  f"(columns: {', '.join(map(str, frame.columns))})")
+    source = source or frame.attrs.get("source", "the frame")
+    where = frame.attrs.get("where")
+    if where is None or len(where) != len(frame):
+        where = [f"row {index + 1}" for index in range(len(frame))]
+    values = []
+    for place, value in zip(where, frame[metric].tolist()):
+        at = f"{source}, {place}, field {metric!r}"
+        if _is_missing(value):
+            values.append(np.nan)
+            continue
+        if isinstance(value, (bool, np.bool_)):
+            raise MetaEvalFormatError(f"{at}: {value!r} is not a score (true/false is not a number)")
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise MetaEvalFormatError(f"{at}: {value!r} is not a number; name a column of scores") from None
+        if not math.isfinite(number):
+            raise MetaEvalFormatError(f"{at}: {value!r} is not a finite number (leave it blank, or null, for "
+                                      "an abstention)")
+        values.append(number)
+    return pd.Series(values, index=frame.index, name=metric, dtype=float)
+
+
+def duplicate_rows(frame: pd.DataFrame) -> dict[str, Any]:
+    """Rows that repeat an earlier row's context and response: how many (``repeated``), how many of them
+    also repeat its human score (``identical``), and up to three (first, repeat) locations.
+
+    They are reported, not refused: the paper's sets hold such rows (two systems giving the same response
+    to the same context, rated apart; DailyDialog-Zhao repeats some items whole), but a file pasted twice
+    doubles n and shrinks every p-value, so a reader must see the count.
+
+    >>> duplicate_rows(pd.DataFrame({"context": [["a"], ["a"], ["b"]], "response": ["x", "x", "x"],
+    ...                              "score": [1.0, 1.0, 2.0]}))["repeated"]
+    1
+    """
+    where = frame.attrs.get("where")
+    if where is None or len(where) != len(frame):
+        where = [f"row {index + 1}" for index in range(len(frame))]
+    first: dict[Any, int] = {}
+    repeated, identical, examples = 0, 0, []
+    scores = frame["score"].tolist() if "score" in frame else [None] * len(frame)
+    for position, (context, response) in enumerate(zip(frame["context"], frame["response"])):
+        key = (tuple(context) if isinstance(context, (list, tuple)) else context, response)
+        if key not in first:
+            first[key] = position
+            continue
+        repeated += 1
+        identical += scores[first[key]] == scores[position]
+        if len(examples) < 3:
+            examples.append((where[first[key]], where[position]))
+    return {"repeated": repeated, "identical": int(identical), "examples": examples}
 
 
 def upheld_contexts(histories: Iterable[Any]) -> list[list[str]]:
@@ -134,14 +268,34 @@ def upheld_meta_eval(subset: str = "main", *, label: str = "reasonable",
 
 
 def meta_evaluate(frame: pd.DataFrame, metric: str, human: str = "score", *, bootstrap: int = 0,
-                  seed: int = 0) -> dict[str, float]:
+                  seed: int = 0, min_distinct: int = 3) -> dict[str, float]:
     """Pearson and Spearman (and Kendall) of a metric column against the human scores, with p-values, n and
     — when ``bootstrap`` resamples are asked for — intervals; rows where either is missing are left out and
-    counted (:func:`evalkit.stats.correlation_with_humans` on the frame's two columns)."""
+    counted (:func:`evalkit.stats.correlation_with_humans` on the frame's two columns), and rows repeating
+    an earlier row's context and response are counted in ``duplicates`` (:func:`duplicate_rows`).
+
+    The metric column is checked as the score column is (:func:`metric_scores`). Scores of either side with
+    fewer than ``min_distinct`` distinct values over the scored items raise :class:`DegenerateScoresError`:
+    all equal, no correlation exists (it would be nan); two values make Spearman and Kendall mostly ties.
+    """
     if metric == human:
         raise ValueError(f"the metric column and the human column are both {metric!r}")
-    columns = frame[[metric, human]].apply(pd.to_numeric, errors="coerce")
+    metric_values = metric_scores(frame, metric)
+    human_values = pd.to_numeric(frame[human], errors="coerce")
+    scored = metric_values.notna() & human_values.notna()
+    for side, values in ((f"metric {metric!r}", metric_values[scored]), (f"human {human!r}", human_values[scored])):
+        distinct = sorted(values.unique())
+        if len(values) >= 3 and len(distinct) < min_distinct:
+            shown = ", ".join(f"{v:g}" for v in distinct)
+            what = (f"gives every one of the {len(values)} scored items the same score ({shown}): a correlation "
+                    "is undefined" if len(distinct) == 1 else
+                    f"takes only {len(distinct)} distinct values ({shown}) over {len(values)} scored items "
+                    f"(fewer than {min_distinct}: the correlation would be mostly ties)")
+            raise DegenerateScoresError(f"meta-evaluation of {metric!r}: the {side} column {what}")
     try:
-        return correlation_with_humans(columns[metric], columns[human], bootstrap=bootstrap, seed=seed).as_dict()
+        result = correlation_with_humans(metric_values, human_values, bootstrap=bootstrap, seed=seed).as_dict()
     except ValueError as error:
         raise ValueError(f"meta-evaluation of {metric!r}: {error}") from None
+    if "context" in frame and "response" in frame:
+        result["duplicates"] = duplicate_rows(frame)["repeated"]
+    return result

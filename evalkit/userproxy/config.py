@@ -14,7 +14,8 @@ from .data import MIRROR_SETS
 from .evaluate import JUDGE_METRICS
 from .lexical import LEXICAL_METRICS, LEXICAL_MODES
 
-__all__ = ["METRICS", "ModelSpec", "ProxySpec", "JobConfig", "JobConfigError", "load_job", "dataset_name"]
+__all__ = ["METRICS", "ModelSpec", "ProxySpec", "JobConfig", "JobConfigError", "load_job", "dataset_name",
+           "check_sample_sizes"]
 
 METRICS = tuple(LEXICAL_METRICS) + JUDGE_METRICS
 
@@ -183,12 +184,36 @@ def _model(value: Any, where: str, source: str) -> ModelSpec:
     read = Fields(value, source, prefix=f"{where}.", known=_MODEL_KEYS, error=JobConfigError)
     kind = read.text("kind", "transformers", choices=("transformers", "llamacpp", "openai"))
     spec = ModelSpec(kind=kind, model=read.text("model", None, optional=True),
-                     base_url=read.text("base_url", None, optional=True),
+                     base_url=_base_url(read),
                      adapter=read.text("adapter", None, optional=True),
                      options=_options(read, kind))
     if spec.kind == "openai" and not (spec.model and spec.base_url):
         raise JobConfigError(f"{source}, field '{where}': an openai model needs model and base_url")
     return spec
+
+
+def _base_url(read: Fields) -> str | None:
+    """An endpoint URL with a scheme (http or https) and a host, and a port from 1 to 65535 if one is given;
+    the message shows the URL with its credentials masked."""
+    from urllib.parse import urlsplit
+
+    from ..models import redact
+
+    url = read.text("base_url", None, optional=True)
+    if url is None:
+        return None
+    shown = redact(url)
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        read.fail("base_url", f"{shown!r} is not an endpoint URL: expected http(s)://host[:port]/path, e.g. "
+                              "http://127.0.0.1:8080/v1")
+    try:
+        port = parts.port
+    except ValueError:
+        port = 0
+    if port == 0:
+        read.fail("base_url", f"{shown!r}: the port must be a number from 1 to 65535")
+    return url
 
 
 _TRANSFORMERS_OPTIONS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -316,6 +341,34 @@ def _checked(raw: Any, source: str) -> dict[str, Any]:
     metrics = out.get("metrics", given.get("metrics", METRICS))
     if controls and episodes < 2 and any(m in JUDGE_METRICS for m in metrics):
         read.fail("episodes", "controls pair different conversations: at least 2 episodes (or controls: false)")
+    minimum = out.get("minimum_per_stratum", given.get("minimum_per_stratum", 1))
+    for name in ("episodes", "human_anchor"):  # both are stratified samples with the same minimum
+        size = out.get(name, given.get(name, 10 if name == "episodes" else 200))
+        if minimum > size:
+            read.fail(name, f"{size} cannot give a stratum its minimum_per_stratum of {minimum} (the sample would "
+                            f"hold {minimum} or more, not {size}); raise {name} or lower minimum_per_stratum")
     return out
+
+
+def check_sample_sizes(config: JobConfig, source: str = "job configuration") -> None:
+    """Refuse a job whose ``episodes`` are fewer than its datasets' strata need: each stratum is given at
+    least ``minimum_per_stratum`` conversations (or all it has), so with more strata than that allows the
+    sample would be larger than asked — the run would silently hold more episodes than the job says.
+    Reads the datasets (as the run will)."""
+    from .data import load_mirror_set, read_mirror_set
+
+    for index, dataset in enumerate(config.datasets):
+        frame, _ = (load_mirror_set(dataset, data_dir=config.data_dir) if dataset in MIRROR_SETS
+                    else read_mirror_set(dataset))
+        if config.episodes >= len(frame):
+            continue  # the whole set is taken
+        sizes = frame["stratum"].value_counts()
+        needed = int(sum(min(size, config.minimum_per_stratum) for size in sizes))
+        if needed > config.episodes:
+            raise JobConfigError(
+                f"{source}, field 'episodes': {config.episodes} episodes cannot give each of the {len(sizes)} "
+                f"strata of {dataset_name(dataset)} (datasets[{index}]) its minimum_per_stratum of "
+                f"{config.minimum_per_stratum}: the sample would hold {needed}; set episodes to at least "
+                f"{needed} or lower minimum_per_stratum")
 
 

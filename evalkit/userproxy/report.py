@@ -131,12 +131,20 @@ def judge_sensitivity(table: pd.DataFrame) -> pd.DataFrame:
 
 def report(store_path: str | Path, run_id: str | None = None) -> dict[str, Any]:
     """The run's report as plain JSON-able data: run, units (status, seconds), scores, judge sensitivity,
-    rank stability and telemetry per role. ``run_id`` defaults to the store's latest run."""
+    rank stability and telemetry per role. ``run_id`` defaults to the store's latest run; a run id the store
+    does not hold (the job file was edited since its run) raises ``ValueError`` listing the stored runs."""
+    if not Path(store_path).is_file():  # a report only reads: it must not create an empty store
+        raise FileNotFoundError(f"{store_path}: no run store there (run the job first)")
     store = RunStore(store_path)
     try:
         runs = store.runs()
         if runs.empty:
             raise ValueError(f"{store_path}: no runs stored")
+        if run_id is not None and run_id not in set(runs["run_id"]):
+            raise ValueError(f"{store_path}: no run {run_id} stored — the job file differs from the one the "
+                             f"stored run(s) used (an edited job is a new run). Stored runs: "
+                             f"{', '.join(map(str, runs['run_id']))}; run the edited job first, or report a "
+                             "stored run by its id")
         run_id = run_id or str(runs["run_id"].iloc[-1])
         units = store.units(run_id)
         table = scores(store, run_id)
