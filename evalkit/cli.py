@@ -272,6 +272,12 @@ def _bench(args: argparse.Namespace) -> int:
     return 1 if any("error" in r for r in results) else 0
 
 
+def _judge(args: argparse.Namespace) -> int:
+    from .judgecard.cli import run
+
+    return run(args)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="evalkit", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -363,6 +369,12 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--only", help="comma-separated script-name prefixes (the page keeps the other sections)")
     bench.add_argument("--page", help="where to write the page (default: book/performance.md)")
     bench.set_defaults(handler=_bench)
+
+    judge = commands.add_parser("judge", help="a judge's report card on every human-scored set (card.json, card.html)")
+    from .judgecard.cli import add_arguments as judge_arguments
+
+    judge_arguments(judge)
+    judge.set_defaults(handler=_judge)
 
     args = parser.parse_args(argv)
     if args.command == "paireval":

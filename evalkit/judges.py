@@ -173,14 +173,15 @@ def parse_verdict(text: str, labels: Sequence[str]) -> str | None:
     return parse_label(text, labels)
 
 
-def judge(items: pd.DataFrame, name: str, backend: Backend, *, max_tokens: int = 96) -> pd.DataFrame:
-    """Run judge ``name`` over ``items`` (columns ``item_id``, ``history``, ``reference``, ``candidate``).
+def judge(items: pd.DataFrame, name: str | JudgeSpec, backend: Backend, *, max_tokens: int = 96) -> pd.DataFrame:
+    """Run judge ``name`` (a name in :data:`JUDGES`, or a :class:`JudgeSpec` of one's own: a judge is a file,
+    not an edit) over ``items`` (columns ``item_id``, ``history``, ``reference``, ``candidate``).
 
     Returns one row per item: ``item_id``, ``judge``, ``target``, ``score`` (missing for an abstention),
     ``status`` ("ok" or "abstain"), ``method`` ("logprobs" or "generated"), ``probs`` (label → probability,
     or None) and ``raw_text`` (what the model said).
     """
-    spec = JUDGES[name]
+    spec = name if isinstance(name, JudgeSpec) else JUDGES[name]
     prompts = [judge_messages(spec, h, r, c) for h, r, c in
                zip(items["history"], items["reference"], items["candidate"])]
     rows = []
@@ -197,7 +198,7 @@ def judge(items: pd.DataFrame, name: str, backend: Backend, *, max_tokens: int =
                 score = sum(result.probs[label] * spec.value_of(label) for label in spec.labels)
             rows.append((item_id, score, result.method, result.probs, result.text))
     frame = pd.DataFrame(rows, columns=["item_id", "score", "method", "probs", "raw_text"])
-    frame.insert(1, "judge", name)
+    frame.insert(1, "judge", spec.name)
     frame.insert(2, "target", spec.target)
     frame.insert(4, "status", frame["score"].isna().map({True: "abstain", False: "ok"}))
     frame["score"] = frame["score"].astype(float)

@@ -1,0 +1,44 @@
+"""A report card for any dialogue judge (issue 24): agreement with people on every human-scored set, beside
+the human noise ceiling of the same items, with length and position biases, abstentions and cost.
+
+* :mod:`.spec` — what is judged: :class:`JudgeSpec` from a ``--judge`` string or a YAML file;
+* :mod:`.judges` — the judges, and the one :class:`Judge` protocol (``score``, ``orders``, ``calls``) they
+  all answer;
+* :mod:`.sets` — the human-scored sets in one shape (:class:`HumanSet`), their dev/test halves and ceilings;
+* :mod:`.card` — :func:`judge_card` and the :class:`Card` it returns;
+* :mod:`.render` — the self-contained HTML page; :mod:`.cli` — ``evalkit judge card``.
+
+Names are imported on first use, so that ``evalkit``'s command line starts without pandas.
+
+>>> import pandas as pd
+>>> from evalkit.judgecard import from_meta_eval, judge_card
+>>> frame = pd.DataFrame({"context": [["how was the trip to the coast last week"]] * 3 + [["and the food"]] * 3,
+...                       "response": ["great", "it rained all week long", "fine thanks",
+...                                    "good", "the fish was fresh and cheap", "ok"],
+...                       "score": [4.0, 2.0, 3.0, 3.5, 4.5, 2.0]})
+>>> card = judge_card("length", [from_meta_eval(frame, "toy")], half="all", bootstrap=0)
+>>> row = card.rows[0]
+>>> row.n, round(row.pearson, 3), row.ceiling_note
+(6, 0.158, 'the file holds one score per item')
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from ._names import SET_NAMES
+
+_HOMES = {"card": ("Card", "LabelRow", "SlotRow", "SetCost", "judge_card", "same_context_pairs"),
+          "render": ("card_html", "write_card"),
+          "sets": ("Ceiling", "HumanSet", "from_meta_eval", "load_set", "noise_ceiling"),
+          "spec": ("KINDS", "JudgeSpec", "parse_spec", "read_spec_file"),
+          "judges": ("CannotScore", "FunctionJudge", "Judge", "Scored", "ScoresJudge", "build_judge")}
+_WHERE = {name: module for module, names in _HOMES.items() for name in names}
+
+__all__ = ["SET_NAMES", *_WHERE]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        return getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,309 @@
+"""A judge's report card: agreement with people on every human-scored set, against the human noise ceiling,
+with its length and position biases, abstentions and cost, measured on the same items.
+
+Per set and label (UPHELD's content, style and reasonable separately; a Table-1 set's score) a
+:class:`LabelRow` holds Pearson, Spearman and Kendall with percentile-bootstrap intervals that resample
+*groups* of items (the dev/test groups of :mod:`evalkit.halves`: the replies to one context, joined with any
+context sharing its conversation), n, the noise ceiling and the share of it
+(:mod:`evalkit.judgecard.sets`), and the length panel:
+
+* ``length_partial`` — the partial correlation of the judge's score with reply length (words) given the human
+  score (:func:`evalkit.stats.partial_correlation`), with the same grouped interval: > 0 means the judge
+  rewards length beyond what people's scores explain;
+* ``prefers_longer`` — on pairs of replies to the same context where people scored the *shorter* reply
+  higher, the share where the judge scored the longer one higher (ties count half), Wilson interval.
+
+``length_bias`` is raised when the partial correlation's interval lies above 0 or the preference's above 0.5.
+For a judge with slots (:meth:`~evalkit.judgecard.spec.Judge.orders`), a :class:`SlotRow` per set gives the
+first-slot win rate over every verdict and the flip rate: the share of pairs whose winner changes when the
+two replies swap slots (the same slot wins both times).
+"""
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..paireval.scoring import length_scores
+from ..stats import (correlation, group_resamples, grouped_correlation_intervals, partial_correlation,
+                     proportion)
+from .sets import HalfChoice, HumanSet, load_set, noise_ceiling
+from .judges import CannotScore, Judge, build_judge
+from .spec import JudgeSpec, parse_spec
+
+__all__ = ["LabelRow", "SlotRow", "SetCost", "Card", "judge_card", "same_context_pairs"]
+
+_KEPT_EXAMPLES = 20
+
+
+@dataclass(frozen=True)
+class LabelRow:
+    """One set and label of a card (see the module docstring); NaN where a value does not exist."""
+
+    set: str
+    label: str
+    n: int
+    groups: int
+    missing: int
+    pearson: float
+    pearson_low: float
+    pearson_high: float
+    spearman: float
+    spearman_low: float
+    spearman_high: float
+    kendall: float
+    kendall_low: float
+    kendall_high: float
+    ceiling: float
+    one_person: float
+    ceiling_note: str
+    share: float
+    at_ceiling: bool
+    length_partial: float
+    length_partial_low: float
+    length_partial_high: float
+    shorter_preferred_pairs: int
+    prefers_longer: float
+    prefers_longer_low: float
+    prefers_longer_high: float
+    length_bias: bool
+
+
+@dataclass(frozen=True)
+class SlotRow:
+    """Position checks of a judge with slots on one set's same-context pairs."""
+
+    set: str
+    pairs: int
+    first_slot: float
+    first_slot_low: float
+    first_slot_high: float
+    flip: float
+    flip_low: float
+    flip_high: float
+
+
+@dataclass(frozen=True)
+class SetCost:
+    """What one set cost — scoring it and the slot probe: model-door calls, cache hits, tokens, wall-clock and
+    model seconds, money (None without a price); ``abstained`` items with up to 20 ``examples`` of (item, raw
+    text)."""
+
+    set: str
+    items: int
+    seconds: float
+    calls: int
+    cache_hits: int
+    prompt_tokens: int
+    completion_tokens: int
+    model_seconds: float
+    money: float | None
+    abstained: int
+    examples: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Card:
+    """A judge's card: what was judged, on which half, and the rows. :meth:`record` gives plain values (NaN
+    as None), :meth:`to_json` the JSON text."""
+
+    judge: str
+    spec: dict[str, Any]
+    half: str
+    bootstrap: int
+    seed: int
+    rows: tuple[LabelRow, ...]
+    slots: tuple[SlotRow, ...]
+    costs: tuple[SetCost, ...]
+    skipped: tuple[tuple[str, str], ...] = ()
+    notes: tuple[str, ...] = field(default=())
+
+    def table(self) -> pd.DataFrame:
+        return pd.DataFrame([asdict(row) for row in self.rows])
+
+    def summary(self) -> dict[str, Any]:
+        """Means over the rows: Pearson, share of ceiling (rows with a ceiling), flags raised."""
+        shares = [row.share for row in self.rows if row.share == row.share]
+        pearsons = [row.pearson for row in self.rows if row.pearson == row.pearson]
+        return {"rows": len(self.rows), "mean_pearson": float(np.mean(pearsons)) if pearsons else None,
+                "mean_share": float(np.mean(shares)) if shares else None, "rows_with_ceiling": len(shares),
+                "length_bias": [f"{r.set}/{r.label}" for r in self.rows if r.length_bias],
+                "at_ceiling": [f"{r.set}/{r.label}" for r in self.rows if r.at_ceiling],
+                "calls": sum(c.calls for c in self.costs), "seconds": sum(c.seconds for c in self.costs),
+                "money": (sum(c.money for c in self.costs) if all(c.money is not None for c in self.costs)
+                          and self.costs else None)}
+
+    def record(self) -> dict[str, Any]:
+        return _plain({"judge": self.judge, "spec": self.spec, "half": self.half, "bootstrap": self.bootstrap,
+                       "seed": self.seed, "summary": self.summary(), "rows": [asdict(r) for r in self.rows],
+                       "slots": [asdict(s) for s in self.slots], "costs": [asdict(c) for c in self.costs],
+                       "skipped": [list(s) for s in self.skipped], "notes": list(self.notes)})
+
+    def to_json(self) -> str:
+        return json.dumps(self.record(), indent=1, ensure_ascii=False)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (float, np.floating)):
+        return None if not math.isfinite(float(value)) else float(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    return value
+
+
+# --------------------------------------------------------------------------- pairs of replies to one context
+
+def same_context_pairs(contexts: Sequence[Sequence[str]]) -> list[tuple[int, int]]:
+    """Every (i, j), i < j, of items with the same context.
+
+    >>> same_context_pairs([["a"], ["b"], ["a"], ["a"]])
+    [(0, 2), (0, 3), (2, 3)]
+    """
+    by_context: dict[tuple[str, ...], list[int]] = {}
+    for index, context in enumerate(contexts):
+        by_context.setdefault(tuple(context), []).append(index)
+    return sorted((members[a], members[b]) for members in by_context.values()
+                  for a in range(len(members)) for b in range(a + 1, len(members)))
+
+
+def _outcome(first: float, second: float) -> float:
+    """1 when ``first`` is higher, 0.5 on a tie, 0 when lower, NaN when either is missing."""
+    if first != first or second != second:
+        return float("nan")
+    return 1.0 if first > second else 0.5 if first == second else 0.0
+
+
+def _length_panel(scores, lengths, human, groups, pairs, *, bootstrap: int, seed: int) -> dict[str, Any]:
+    partial = partial_correlation(scores, lengths, human)
+    draws = [partial_correlation(scores[d], lengths[d], human[d])
+             for d in group_resamples(groups, bootstrap=bootstrap, seed=seed)] if bootstrap else []
+    draws = [d for d in draws if d == d]
+    low, high = (np.percentile(draws, [2.5, 97.5]) if draws else (float("nan"), float("nan")))
+    outcomes = []
+    for i, j in pairs:
+        if lengths[i] == lengths[j] or human[i] != human[i] or human[j] != human[j]:
+            continue
+        shorter, longer = (i, j) if lengths[i] < lengths[j] else (j, i)
+        if human[shorter] > human[longer]:
+            outcomes.append(_outcome(scores[longer], scores[shorter]))
+    preference = proportion(outcomes)
+    return {"length_partial": partial, "length_partial_low": float(low), "length_partial_high": float(high),
+            "shorter_preferred_pairs": preference.n, "prefers_longer": preference.value,
+            "prefers_longer_low": preference.low, "prefers_longer_high": preference.high,
+            "length_bias": bool(low > 0 or preference.low > 0.5)}
+
+
+def _label_row(human_set: HumanSet, label: str, scores: np.ndarray, pairs, *, bootstrap: int, seed: int) -> LabelRow:
+    items = human_set.items
+    human = items[label].to_numpy(dtype=float)
+    keep = ~(np.isnan(scores) | np.isnan(human))
+    n = int(keep.sum())
+    x, y, groups = scores[keep], human[keep], items["group"].to_numpy()[keep]
+    values = {kind: correlation(x, y, kind) for kind in ("pearson", "spearman", "kendall")}
+    bounds = grouped_correlation_intervals(x, y, groups, bootstrap=bootstrap, seed=seed) if bootstrap and n >= 3 \
+        else {kind: (float("nan"), float("nan")) for kind in values}
+    ceiling, one_person, note = float("nan"), float("nan"), human_set.no_ratings
+    if human_set.ratings is not None:
+        rated = human_set.ratings[human_set.ratings["item_id"].isin(set(items["item_id"][keep]))]
+        result = noise_ceiling(rated, label)
+        ceiling, one_person = result.ceiling, result.one_person
+        note = (f"sqrt(ICC(1, k)) = sqrt({result.icc_mean:.3f}), k = {result.raters_per_item:.2f} ratings per item "
+                f"on {result.items} items")
+    share = values["pearson"] / ceiling if ceiling == ceiling and ceiling > 0 else float("nan")
+    length = _length_panel(scores, length_scores(items["response"]), human, items["group"].to_numpy(), pairs,
+                           bootstrap=bootstrap, seed=seed)
+    return LabelRow(human_set.name, label, n, int(len(set(groups))), int(len(items) - n),
+                    values["pearson"], *bounds["pearson"], values["spearman"], *bounds["spearman"],
+                    values["kendall"], *bounds["kendall"], ceiling, one_person, note, share,
+                    bool(share == share and share >= 1.0), **length)
+
+
+def _slot_row(name: str, judge: Judge, items: pd.DataFrame, pairs, *, max_pairs: int, seed: int) -> SlotRow | None:
+    if not pairs:
+        return None
+    if len(pairs) > max_pairs:
+        chosen = np.random.default_rng(seed).choice(len(pairs), size=max_pairs, replace=False)
+        pairs = [pairs[i] for i in sorted(chosen)]
+    contexts, replies = list(items["context"]), items["response"].astype(str).tolist()
+    verdicts = judge.orders([contexts[i] for i, _ in pairs], [replies[i] for i, _ in pairs],
+                            [replies[j] for _, j in pairs])
+    if verdicts is None:
+        return None
+    verdicts = np.asarray(verdicts, dtype=float).reshape(len(pairs), 2)
+    first = proportion([_outcome(v, 0.5) for v in verdicts.ravel()])
+    flips = []
+    for v0, v1 in verdicts:
+        if v0 != v0 or v1 != v1:
+            flips.append(float("nan"))
+        else:
+            flips.append(float(np.sign(v0 - 0.5) == np.sign(v1 - 0.5) != 0))
+    flip = proportion(flips)
+    return SlotRow(name, len(pairs), first.value, first.low, first.high, flip.value, flip.low, flip.high)
+
+
+def _cost(name: str, items: int, seconds: float, records: list, scores: np.ndarray, raw: Sequence, price: float | None,
+          ids: Sequence) -> SetCost:
+    tokens = [(r.prompt_tokens, r.completion_tokens) for r in records]
+    prompt, completion = sum(t[0] for t in tokens), sum(t[1] for t in tokens)
+    money = None if price is None else (prompt + completion) / 1000 * price
+    missing = np.flatnonzero(np.isnan(scores))
+    raw = raw if len(raw) == len(scores) else ()
+    examples = tuple((str(ids[i]), str(raw[i]) if raw else "(no text: not scored)") for i in missing[:_KEPT_EXAMPLES])
+    return SetCost(name, items, seconds, len(records), sum(1 for r in records if r.cache_hit), prompt, completion,
+                   float(sum(r.latency_s for r in records)), money, int(len(missing)), examples)
+
+
+def judge_card(judge: Judge | JudgeSpec | str, sets: Sequence[str | HumanSet], *, half: HalfChoice = "test",
+               bootstrap: int = 1000, seed: int = 0, max_pairs: int = 300, data_dir=None,
+               price_per_1k_tokens: float | None = None) -> Card:
+    """The card of ``judge`` (a judge, a :class:`JudgeSpec` or a ``--judge`` string) on ``sets`` (names of
+    :data:`~evalkit.judgecard.sets.SET_NAMES`, meta-evaluation files, or :class:`HumanSet` values), on their
+    ``half`` (the test halves unless told; ``all`` for the full sets). ``max_pairs`` caps the pairs per set
+    a judge with slots is asked about (both orders each)."""
+    spec = parse_spec(judge) if isinstance(judge, str) else judge if isinstance(judge, JudgeSpec) else None
+    if spec is not None:
+        judge = build_judge(spec)
+        price_per_1k_tokens = price_per_1k_tokens if price_per_1k_tokens is not None else spec.price_per_1k_tokens
+    if half not in ("test", "dev", "all"):
+        raise ValueError(f"half must be test, dev or all, not {half!r}")
+    rows, slots, costs, skipped = [], [], [], []
+    for entry in sets:
+        human_set = (entry if isinstance(entry, HumanSet) else load_set(entry, data_dir=data_dir)).half(half)
+        items = human_set.items
+        if len(items) < 3:
+            skipped.append((human_set.name, f"{len(items)} items in the {half} half"))
+            continue
+        before = len(judge.calls())
+        started = time.perf_counter()
+        try:
+            scored = judge.score(items)
+        except CannotScore as reason:
+            skipped.append((human_set.name, str(reason)))
+            continue
+        scores = np.asarray(scored.scores, dtype=float)
+        if scores.shape != (len(items),):
+            raise ValueError(f"{judge.name} gave {scores.shape} scores for {len(items)} items of {human_set.name}")
+        pairs = same_context_pairs(list(items["context"]))
+        if np.isnan(scores).all():
+            skipped.append((human_set.name, f"the judge scored none of its {len(items)} items"))
+        else:
+            for label in human_set.labels:
+                rows.append(_label_row(human_set, label, scores, pairs, bootstrap=bootstrap, seed=seed))
+            slot = _slot_row(human_set.name, judge, items, pairs, max_pairs=max_pairs, seed=seed)
+            if slot is not None:
+                slots.append(slot)
+        costs.append(_cost(human_set.name, len(items), time.perf_counter() - started, judge.calls()[before:],
+                           scores, scored.raw, price_per_1k_tokens, items["item_id"].tolist()))
+    record = spec.as_record() if spec is not None else {"kind": type(judge).__name__, "name": judge.name}
+    return Card(judge.name, record, half, bootstrap, seed, tuple(rows), tuple(slots), tuple(costs), tuple(skipped))

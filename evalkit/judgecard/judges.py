@@ -1,0 +1,292 @@
+"""The judges a card can hold, and the one protocol (:class:`Judge`) they all answer — a metric, an encoder, an
+LM behind the model door, or a file of scores — so that the card never asks what kind of judge it holds.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..specfile import SpecError
+from .spec import KINDS, JudgeSpec
+
+__all__ = ["Judge", "Scored", "CannotScore", "FunctionJudge", "ScoresJudge", "PairEvalSettings", "BOOK_PAIREVAL",
+           "build_judge"]
+
+
+# --------------------------------------------------------------------------- the judge protocol
+
+class CannotScore(ValueError):
+    """A judge that cannot score a set at all (a reference metric on a set without references): the card
+    says why instead of failing."""
+
+
+@dataclass(frozen=True)
+class Scored:
+    """A judge's scores on a set's items (NaN: an abstention) and, where it produced text, what it said."""
+
+    scores: np.ndarray
+    raw: tuple[str | None, ...] = ()
+
+
+class Judge(Protocol):
+    """What every judge on a card answers. ``items`` hold ``item_id``, ``context`` (turn texts), ``history``
+    ((speaker, text) pairs), ``response`` and ``reference`` (None where a set has none).
+
+    ``orders`` is the pairwise probe: for replies ``first`` and ``second`` to the same context, P(the reply
+    in slot A wins) with ``first`` in slot A (column 0) and with ``second`` in slot A (column 1); None for
+    a judge that scores one reply at a time (it has no slots). ``calls`` are the model door's call records
+    so far (none for a metric)."""
+
+    name: str
+
+    def score(self, items: pd.DataFrame) -> Scored: ...
+
+    def orders(self, contexts: Sequence[Sequence[str]], first: Sequence[str], second: Sequence[str]
+               ) -> np.ndarray | None: ...
+
+    def calls(self) -> list: ...
+
+
+@dataclass
+class FunctionJudge:
+    """A judge made of a function of the items (metrics, and test doubles): ``function(items) -> scores``."""
+
+    name: str
+    function: Any
+    needs_reference: bool = False
+    pairwise: Any = None  # optional orders(contexts, first, second) -> (n, 2)
+
+    def score(self, items: pd.DataFrame) -> Scored:
+        if self.needs_reference and items["reference"].isna().any():
+            missing = int(items["reference"].isna().sum())
+            raise CannotScore(f"{self.name} needs a reference for every item ({missing} of {len(items)} have none)")
+        return Scored(np.asarray(self.function(items), dtype=float))
+
+    def orders(self, contexts, first, second):
+        return None if self.pairwise is None else np.asarray(self.pairwise(contexts, first, second), dtype=float)
+
+    def calls(self) -> list:
+        return []
+
+
+def _rouge_l(items: pd.DataFrame) -> np.ndarray:
+    from rouge_score import rouge_scorer
+
+    from ..metrics import split_sentences
+
+    scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
+    return np.array([scorer.score("\n".join(split_sentences(str(ref))), "\n".join(split_sentences(str(cand))))
+                     ["rougeL"].fmeasure for ref, cand in zip(items["reference"], items["response"])])
+
+
+@dataclass
+class _ReferenceModelMetric:
+    """BERTScore F1 or the embedding cosine of :class:`evalkit.metrics.ReferenceMetrics` (loads the encoder)."""
+
+    column: str
+    _metrics: Any = None
+
+    def __call__(self, items: pd.DataFrame) -> np.ndarray:
+        if self._metrics is None:
+            from ..metrics import ReferenceMetrics
+
+            self._metrics = ReferenceMetrics()
+        frame = self._metrics.score(items["reference"].astype(str).tolist(), items["response"].astype(str).tolist())
+        return frame[self.column].to_numpy(dtype=float)
+
+
+@dataclass(frozen=True)
+class PairEvalSettings:
+    """How an encoder judge is scored by comparison: ``comparisons`` examples per score drawn from a pool of
+    ``pool_size`` DailyDialog validation examples, ``runs`` runs averaged, ``seed``. The defaults are chapter
+    4's parameters cell (so a card's numbers can be set beside its Table 1); the chapter still types them
+    itself (to do: it imports :data:`BOOK_PAIREVAL`)."""
+
+    comparisons: int = 3
+    pool_size: int = 8
+    runs: int = 5
+    seed: int = 13
+
+
+BOOK_PAIREVAL = PairEvalSettings()
+
+
+def _book_pool(recipe: str, settings: PairEvalSettings) -> list:
+    """Chapter 4's comparison pool: ``pool_size`` examples of the recipe's leak-free validation dialogues."""
+    from ..paireval import RECIPES, corpus_comparisons, judge_data
+
+    data = judge_data(seed=RECIPES[recipe].seed)
+    return corpus_comparisons(data.validation, settings.pool_size, seed=settings.seed)
+
+
+@dataclass
+class _EncoderJudge:
+    """An encoder judge (:class:`evalkit.paireval.EncoderJudge`, untrained or trained): scored by PairEval
+    against chapter 4's comparison pool (``method="paireval"``) or by DirectEval's P(good) (``"direct"``);
+    both slots through its ``compare``. ``build`` and ``pool`` are called on first use (they load a model,
+    train or read corpora)."""
+
+    name: str
+    build: Any
+    method: str = "paireval"
+    pool: Any = None
+    settings: PairEvalSettings = BOOK_PAIREVAL
+    _judge: Any = None
+    _pool: Any = None
+
+    def _model(self):
+        if self._judge is None:
+            self._judge = self.build()
+        return self._judge
+
+    def score(self, items: pd.DataFrame) -> Scored:
+        from ..paireval.scoring import directeval_scores
+        from ..paireval.table1 import judge_scores
+
+        judge, contexts, replies = self._model(), list(items["context"]), items["response"].astype(str).tolist()
+        if self.method == "direct":
+            return Scored(directeval_scores(contexts, replies, judge))
+        if self._pool is None:
+            self._pool = self.pool()
+        frame = pd.DataFrame({"context": contexts, "response": replies})
+        settings = self.settings
+        return Scored(judge_scores(frame, judge, self._pool, n=settings.comparisons, runs=settings.runs,
+                                   seed=settings.seed)["paireval"])
+
+    def orders(self, contexts, first, second):
+        judge = self._model()
+        return np.stack([judge.compare(contexts, first, second), judge.compare(contexts, second, first)], axis=1)
+
+    def calls(self) -> list:
+        return []
+
+
+@dataclass
+class _LMJudge:
+    """A prompt of :mod:`evalkit.judges` (or one's own) through the model door; scores are expected values over
+    the labels, abstentions keep their raw text; the door's telemetry gives calls, tokens and cache hits."""
+
+    name: str
+    spec: JudgeSpec
+    _backend: Any = None
+
+    def _prompt(self):
+        from ..judges import JUDGES, JudgeSpec as PromptSpec
+
+        if self.spec.prompt is not None:
+            return JUDGES[self.spec.prompt]
+        return PromptSpec(self.name, self.spec.target or "score", self.spec.template, self.spec.labels,
+                          self.spec.values, generates=self.spec.generates,
+                          uses_reference="{reference}" in self.spec.template)
+
+    def backend(self):
+        if self._backend is None:
+            from ..models import open_backend
+
+            options = {"base_url": self.spec.base_url} if self.spec.backend == "openai" else {}
+            self._backend = open_backend(self.spec.backend, self.spec.model, **options)
+        return self._backend
+
+    def score(self, items: pd.DataFrame) -> Scored:
+        from ..judges import judge
+
+        prompt = self._prompt()
+        if prompt.uses_reference and items["reference"].isna().any():
+            raise CannotScore(f"{self.name}'s prompt shows the reference; "
+                              f"{int(items['reference'].isna().sum())} of {len(items)} items have none")
+        frame = pd.DataFrame({"item_id": items["item_id"].to_numpy(), "history": list(items["history"]),
+                              "reference": items["reference"].fillna("").astype(str).to_numpy(),
+                              "candidate": items["response"].astype(str).to_numpy()})
+        result = judge(frame, prompt, self.backend())
+        return Scored(result["score"].to_numpy(dtype=float), tuple(result["raw_text"]))
+
+    def orders(self, contexts, first, second):
+        return None  # the prompts of evalkit.judges score one reply; a pairwise LM prompt is to do
+
+    def calls(self) -> list:
+        backend = self._backend
+        return list(backend.telemetry.records) if backend is not None else []
+
+
+@dataclass
+class ScoresJudge:
+    """Scores a user already has, in a meta-evaluation file (:func:`evalkit.paireval.read_meta_eval`) with a
+    score column (default ``score_judge``). A set's item takes the file's score of the row with its
+    ``item_id`` when the file has that column, else of the row with the same context and response (and
+    ``dataset``, when the file names it); an item the file lacks is unscored (NaN), counted as missing."""
+
+    path: str
+    column: str = "score_judge"
+    name: str = ""
+    _frame: pd.DataFrame = field(default=None, repr=False)
+
+    def __post_init__(self):
+        from ..paireval.schema import MetaEvalFormatError, metric_scores, read_meta_eval
+
+        frame = read_meta_eval(self.path)
+        if self.column not in frame.columns:
+            raise MetaEvalFormatError(f"{self.path}: no score column {self.column!r} (columns: "
+                                      f"{', '.join(map(str, frame.columns))}); name it with --score-column")
+        frame[self.column] = metric_scores(frame, self.column, source=self.path)
+        self._frame = frame
+        self.name = self.name or f"scores:{Path(self.path).name}#{self.column}"
+
+    def score(self, items: pd.DataFrame) -> Scored:
+        frame = self._frame
+        if "item_id" in frame.columns:  # the ids of the kit's sets, or of the file the user scored
+            by_id = dict(zip(frame["item_id"].astype(str), frame[self.column]))
+            values = [by_id.get(str(item), np.nan) for item in items["item_id"]]
+            if not np.all(np.isnan(values)):
+                return Scored(np.asarray(values, dtype=float))
+        named = ("dataset" in frame.columns and frame["dataset"].notna().all()
+                 and bool(set(frame["dataset"]) & set(items["dataset"])))  # a file's own set names match nothing
+
+        def key(dataset, context, response) -> tuple:
+            return ((dataset,) if named else ()) + (tuple(context), str(response))
+
+        table = {key(d, c, r): s for d, c, r, s in zip(frame.get("dataset", [None] * len(frame)), frame["context"],
+                                                        frame["response"], frame[self.column])}
+        datasets = items["dataset"] if "dataset" in items else [None] * len(items)
+        return Scored(np.array([table.get(key(d, c, r), np.nan) for d, c, r in
+                                zip(datasets, items["context"], items["response"])], dtype=float))
+
+    def orders(self, contexts, first, second):
+        return None
+
+    def calls(self) -> list:
+        return []
+
+
+def build_judge(spec: JudgeSpec) -> Judge:
+    """The judge a spec names; nothing is loaded or trained until it first scores."""
+    from ..paireval.scoring import bleu2, length_scores
+
+    name = spec.title
+    if spec.kind == "length":
+        return FunctionJudge(name, lambda items: length_scores(items["response"]))
+    if spec.kind == "bleu2":
+        return FunctionJudge(name, lambda items: bleu2(items["reference"], items["response"]), needs_reference=True)
+    if spec.kind == "rouge-l":
+        return FunctionJudge(name, _rouge_l, needs_reference=True)
+    if spec.kind in ("cosine", "bertscore"):
+        column = "embedding_cosine" if spec.kind == "cosine" else "bertscore_f1"
+        return FunctionJudge(name, _ReferenceModelMetric(column), needs_reference=True)
+    if spec.kind == "encoder":
+        from ..paireval.encoder import EncoderJudge
+
+        return _EncoderJudge(name, EncoderJudge, pool=lambda: _book_pool("book", BOOK_PAIREVAL))
+    if spec.kind in ("paireval", "directeval"):
+        from ..paireval import EncoderJudge, train_judge
+
+        kind = "pairwise" if spec.kind == "paireval" else "direct"
+        return _EncoderJudge(name, lambda: EncoderJudge.from_training(train_judge(spec.recipe, kind=kind)),
+                             method="paireval" if kind == "pairwise" else "direct",
+                             pool=lambda: _book_pool(spec.recipe, BOOK_PAIREVAL))
+    if spec.kind == "lm":
+        return _LMJudge(name, spec)
+    raise SpecError(f"{spec.source or 'judge'}: kind {spec.kind!r} cannot be built here (known: {', '.join(KINDS)})")
+

@@ -1,0 +1,130 @@
+"""A card as one self-contained HTML page: per set and label a bar of Pearson r with its interval's whisker, the
+ceiling (red tick) and one person's agreement (grey tick) in inline SVG; the length and slot panels; the cost
+table. Every text that comes from data or a spec is escaped.
+
+>>> "<script>" in card_html(_empty("<script>alert(1)</script>"))
+False
+"""
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+
+from .card import Card
+
+__all__ = ["card_html", "write_card"]
+
+_WIDTH, _ROW, _LEFT = 360, 22, 230
+
+
+def _fmt(value, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and value != value):
+        return "&ndash;"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return html.escape(str(value))
+
+
+def _x(r: float) -> float:
+    return _LEFT + (r + 1) / 2 * _WIDTH
+
+
+def _bars(card: Card) -> str:
+    rows = card.rows
+    height = _ROW * len(rows) + 30
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{_LEFT + _WIDTH + 20}" height="{height}" '
+             'role="img" aria-label="Pearson r per set and label">']
+    for tick in (-1, -0.5, 0, 0.5, 1):
+        parts.append(f'<line x1="{_x(tick):.1f}" y1="0" x2="{_x(tick):.1f}" y2="{height - 20}" stroke="#ddd"/>'
+                     f'<text x="{_x(tick):.1f}" y="{height - 6}" font-size="10" text-anchor="middle">{tick:g}</text>')
+    for index, row in enumerate(rows):
+        y = index * _ROW + 4
+        middle = y + _ROW / 2 - 2
+        parts.append(f'<text x="{_LEFT - 6}" y="{middle + 4:.1f}" font-size="11" text-anchor="end">'
+                     f'{html.escape(row.set)} / {html.escape(row.label)}</text>')
+        if row.pearson == row.pearson:
+            left, right = sorted((_x(0), _x(row.pearson)))
+            parts.append(f'<rect x="{left:.1f}" y="{y + 3}" width="{right - left:.1f}" height="{_ROW - 10}" '
+                         f'fill="#4a7ab5"><title>r = {row.pearson:.3f}</title></rect>')
+        if row.pearson_low == row.pearson_low:
+            parts.append(f'<line x1="{_x(row.pearson_low):.1f}" y1="{middle:.1f}" x2="{_x(row.pearson_high):.1f}" '
+                         f'y2="{middle:.1f}" stroke="#222" stroke-width="1.5"/>')
+        for value, colour, what in ((row.ceiling, "#c0392b", "ceiling"), (row.one_person, "#888", "one person")):
+            if value == value:
+                parts.append(f'<line x1="{_x(value):.1f}" y1="{y}" x2="{_x(value):.1f}" y2="{y + _ROW - 4}" '
+                             f'stroke="{colour}" stroke-width="2.5"><title>{what} {value:.3f}</title></line>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _table(headers: list[str], rows: list[list]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{_fmt(v)}</td>" for v in row) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def card_html(card: Card) -> str:
+    """The card as an HTML page (no external resources)."""
+    summary = card.summary()
+    agreement = _table(["set", "label", "n", "groups", "Pearson", "95% interval", "Spearman", "Kendall", "ceiling",
+                        "share", "one person", "ceiling from"],
+                       [[r.set, r.label, r.n, r.groups, r.pearson, f"[{_fmt(r.pearson_low)}, {_fmt(r.pearson_high)}]",
+                         r.spearman, r.kendall, r.ceiling, r.share, r.one_person, r.ceiling_note] for r in card.rows])
+    length = _table(["set", "label", "partial r (length | human)", "95% interval", "pairs where people prefer the "
+                     "shorter", "judge prefers the longer", "flag"],
+                    [[r.set, r.label, r.length_partial,
+                      f"[{_fmt(r.length_partial_low)}, {_fmt(r.length_partial_high)}]", r.shorter_preferred_pairs,
+                      r.prefers_longer, "length bias" if r.length_bias else ""]
+                     for r in card.rows])
+    slots = (_table(["set", "pairs", "first-slot wins", "95% interval", "flip rate", "95% interval"],
+                    [[s.set, s.pairs, s.first_slot, f"[{_fmt(s.first_slot_low)}, {_fmt(s.first_slot_high)}]", s.flip,
+                      f"[{_fmt(s.flip_low)}, {_fmt(s.flip_high)}]"] for s in card.slots])
+             if card.slots else "<p>This judge scores one reply at a time: it has no slots to be biased by.</p>")
+    cost = _table(["set", "items", "seconds", "calls", "cache hits", "prompt tokens", "completion tokens", "money",
+                   "abstained"],
+                  [[c.set, c.items, c.seconds, c.calls, c.cache_hits, c.prompt_tokens, c.completion_tokens, c.money,
+                    c.abstained] for c in card.costs])
+    abstentions = "".join(f"<li>{html.escape(c.set)}, {html.escape(item)}: <code>{html.escape(text)}</code></li>"
+                          for c in card.costs for item, text in c.examples)
+    skipped = "".join(f"<li>{html.escape(name)}: {html.escape(why)}</li>" for name, why in card.skipped)
+    spec = html.escape(json.dumps(card.spec, ensure_ascii=False))
+    share = _fmt(summary["mean_share"])
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Judge card: {html.escape(card.judge)}</title>
+<style>body{{font-family:sans-serif;max-width:70em;margin:2em auto}}table{{border-collapse:collapse;margin:1em 0}}
+td,th{{border:1px solid #ccc;padding:2px 6px;font-size:13px}}code{{white-space:pre-wrap}}</style></head><body>
+<h1>Judge card: {html.escape(card.judge)}</h1>
+<p>Half: <b>{html.escape(card.half)}</b>; {card.bootstrap} bootstrap resamples of item groups (contexts),
+seed {card.seed}.
+Mean Pearson r {_fmt(summary["mean_pearson"])}; mean share of the human ceiling {share}
+(over {summary["rows_with_ceiling"]} rows with one).</p>
+<p>Spec: <code>{spec}</code></p>
+<h2>Agreement with people</h2>
+<p>Bars: Pearson r; whisker: its 95% interval; red tick: the human noise ceiling; grey tick: one person against the
+others.</p>
+{_bars(card)}
+{agreement}
+<h2>Length</h2>{length}
+<h2>Slots</h2>{slots}
+<h2>Cost</h2>{cost}
+<h2>Abstentions</h2><ul>{abstentions or "<li>none</li>"}</ul>
+<h2>Sets not scored</h2><ul>{skipped or "<li>none</li>"}</ul>
+</body></html>
+"""
+
+
+def write_card(card: Card, out: str | Path) -> tuple[Path, Path]:
+    """``card.json`` and ``card.html`` in the folder ``out`` (created)."""
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    record, page = folder / "card.json", folder / "card.html"
+    record.write_text(card.to_json() + "\n", encoding="utf-8")
+    page.write_text(card_html(card), encoding="utf-8")
+    return record, page
+
+
+def _empty(name: str) -> Card:
+    return Card(name, {"kind": "python", "name": name}, "test", 0, 0, (), (), (), ((name, name),))

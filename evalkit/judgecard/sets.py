@@ -1,0 +1,166 @@
+"""The human-scored sets a card reads: one shape for all (:class:`HumanSet`), the half it reports, and the
+human noise ceiling where the data keep individual ratings.
+
+**The ceiling.** Where each item's individual ratings are kept (UPHELD: one row per item and annotator), the
+reliability of an item's mean rating is the one-way intraclass correlation ``ICC(1, k)`` of Shrout and Fleiss
+(case 1: raters vary per item; :func:`evalkit.stats.icc_oneway`, ``k`` the mean number of ratings per item).
+Under that model the observed mean is the true item score plus noise, and a judge that *knew* the true score
+would correlate with the observed mean at ``ceiling = sqrt(ICC(1, k))``; that is the Pearson ceiling a card
+sets beside the judge, and the judge's ``share`` is ``pearson / ceiling``. A share at or above 1 is flagged:
+no judge should beat people's own noise on unseen items (a judge equal to the human mean does, since it
+carries the same noise). Beside it the card shows ``one_person``: the mean over annotators (with at least 10
+items) of the Pearson correlation of one annotator's ratings with the mean of the *other* annotators on the
+same items — how well a single person agrees with the rest.
+
+Sets whose staged files keep only means say so instead of guessing (GRADE, DailyDialog-Zhao); USR (three
+ratings a reply) and FED (five) keep them in their files, but the loader averages them (to do).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from ..stats import correlation, icc_oneway
+from ._names import SET_NAMES
+
+__all__ = ["HalfChoice", "HumanSet", "Ceiling", "noise_ceiling", "load_set", "from_meta_eval", "SET_NAMES",
+           "UPHELD_LABELS"]
+
+HalfChoice = Literal["test", "dev", "all"]
+UPHELD_LABELS = ("content", "style", "reasonable")
+_NO_RATINGS = {"dailydialog-grade": "means only in the staged files", "convai2-grade": "means only in the staged files",
+               "dailydialog-zhao": "means only in the staged files",
+               "personachat-usr": "ratings not kept by the loader (to do)",
+               "topicalchat-usr": "ratings not kept by the loader (to do)",
+               "fed": "ratings not kept by the loader (to do)"}
+
+
+@dataclass(frozen=True)
+class HumanSet:
+    """One human-scored set in the card's shape.
+
+    ``items``: ``item_id``, ``group`` (the dev/test grouping of :mod:`evalkit.halves`), ``half`` ("dev" or
+    "test"), ``context`` (turn texts), ``history`` ((speaker, text) pairs), ``response``, ``reference`` (None
+    where absent), ``dataset`` and one column per label of ``labels`` (the item's mean human score).
+    ``ratings``: ``item_id``, ``rater`` and the label columns, one row per individual rating — or None, with
+    ``no_ratings`` saying why."""
+
+    name: str
+    items: pd.DataFrame
+    labels: tuple[str, ...] = ("score",)
+    ratings: pd.DataFrame | None = None
+    no_ratings: str = "the file holds one score per item"
+    notes: tuple[str, ...] = field(default=())
+
+    def half(self, which: HalfChoice) -> "HumanSet":
+        """The set restricted to the ``dev`` or ``test`` half (``all``: unchanged)."""
+        if which == "all":
+            return self
+        if which not in ("dev", "test"):
+            raise ValueError(f"half must be test, dev or all, not {which!r}")
+        items = self.items[self.items["half"] == which].reset_index(drop=True)
+        ratings = None if self.ratings is None else self.ratings[self.ratings["item_id"].isin(set(items["item_id"]))]
+        return HumanSet(self.name, items, self.labels, ratings, self.no_ratings, self.notes)
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    """The human noise ceiling of one label on the items rated: see the module docstring."""
+
+    ceiling: float
+    icc_single: float
+    icc_mean: float
+    raters_per_item: float
+    one_person: float
+    items: int
+
+
+def noise_ceiling(ratings: pd.DataFrame, label: str) -> Ceiling:
+    """The ceiling of ``label`` from individual ``ratings`` (``item_id``, ``rater``, the label column).
+
+    >>> table = [[9, 2, 5, 8], [6, 1, 3, 2], [8, 4, 6, 8], [7, 1, 2, 6], [10, 5, 6, 9], [6, 2, 4, 7]]
+    >>> ratings = pd.DataFrame([{"item_id": i, "rater": r, "score": v} for i, row in enumerate(table)
+    ...                         for r, v in enumerate(row)])
+    >>> result = noise_ceiling(ratings, "score")
+    >>> round(result.icc_mean, 2), round(result.ceiling, 2), result.items  # Shrout and Fleiss: ICC(1, 4) = .44
+    (0.44, 0.67, 6)
+    """
+    values = ratings[["item_id", "rater", label]].dropna()
+    values = values.assign(**{label: values[label].astype(float)})
+    per_item = values.groupby("item_id")[label].apply(list)
+    single, mean, k = icc_oneway(per_item.tolist())
+    rated = int((per_item.map(len) >= 2).sum())
+    ceiling = float(np.sqrt(mean)) if mean == mean and mean > 0 else float("nan")
+    totals = values.groupby("item_id")[label].agg(["sum", "count"])
+    people = []
+    for _, own in values.groupby("rater"):
+        own = own[own["item_id"].map(totals["count"]) >= 2]
+        if len(own) < 10:
+            continue
+        total, count = own["item_id"].map(totals["sum"]), own["item_id"].map(totals["count"])
+        others = (total - own[label]) / (count - 1)
+        people.append(correlation(own[label].to_numpy(), others.to_numpy()))
+    people = [p for p in people if p == p]
+    return Ceiling(ceiling, single, mean, k, float(np.mean(people)) if people else float("nan"), rated)
+
+
+# --------------------------------------------------------------------------- the kit's sets
+
+def _with_halves(dev, test) -> pd.DataFrame:
+    return pd.concat([dev.items.assign(half="dev"), test.items.assign(half="test")], ignore_index=True)
+
+
+def from_meta_eval(frame: pd.DataFrame, name: str, *, no_ratings: str = "the file holds one score per item"
+                   ) -> HumanSet:
+    """A set in the meta-evaluation schema (one of the six, or a user's file), split into its halves."""
+    from ..dialogue import alternating
+    from ..halves import split_meta_eval
+
+    frame = frame.reset_index(drop=True)
+    if "item_id" not in frame.columns:
+        frame = frame.assign(item_id=[f"{name}:{i}" for i in range(len(frame))])
+    dev, test = split_meta_eval(frame, name)
+    items = _with_halves(dev, test)
+    items["history"] = [alternating(list(c)) for c in items["context"]]
+    if "reference" not in items.columns:
+        items["reference"] = None
+    items["reference"] = items["reference"].where(items["reference"].notna(), None)
+    items["dataset"] = items["dataset"].fillna(name) if "dataset" in items.columns else name
+    return HumanSet(name, items, ("score",), None, no_ratings)
+
+
+def _upheld(subset: str, data_dir) -> HumanSet:
+    from ..halves import upheld_halves
+    from ..upheld import load_upheld
+
+    items = _with_halves(*upheld_halves(subset, data_dir=data_dir))
+    items = items.assign(context=[[text for _, text in h] for h in items["history"]], response=items["candidate"],
+                         **{label: items[f"{label}_mean"].astype(float) for label in UPHELD_LABELS})
+    labels = load_upheld(subset, data_dir=data_dir).labels
+    ratings = labels[["item_id", "annotator", *UPHELD_LABELS]].rename(columns={"annotator": "rater"})
+    ratings = ratings.astype({label: float for label in UPHELD_LABELS})
+    return HumanSet(f"upheld-{subset}", items, UPHELD_LABELS, ratings, "")
+
+
+def load_set(name: str, *, data_dir: str | Path | None = None) -> HumanSet:
+    """One of :data:`SET_NAMES` (both halves, marked in ``items.half``), or a meta-evaluation file's path."""
+    if name.startswith("upheld-"):
+        subset = name[len("upheld-"):]
+        if subset not in ("main", "llm_arena", "topical_chat"):
+            raise KeyError(f"no set {name!r}; known: {', '.join(SET_NAMES)}")
+        return _upheld(subset, data_dir)
+    if name in _NO_RATINGS or name == "convai2-usr":
+        from ..paireval.metaeval import load_meta_eval_set
+
+        loaded = load_meta_eval_set(name, data_dir=data_dir)
+        return from_meta_eval(loaded.items, loaded.name, no_ratings=_NO_RATINGS[loaded.name])
+    path = Path(name)
+    if path.suffix.lower() in (".jsonl", ".json", ".csv"):
+        from ..paireval.schema import read_meta_eval
+
+        return from_meta_eval(read_meta_eval(path), path.stem)
+    raise KeyError(f"no set {name!r}; known: {', '.join(SET_NAMES)}, or a meta-evaluation file (--add FILE)")

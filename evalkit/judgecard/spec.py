@@ -1,0 +1,186 @@
+"""What a card judges: a judge named by a string or a YAML file, as a :class:`JudgeSpec` value (the judges
+themselves, and the one protocol they answer, are in :mod:`evalkit.judgecard.judges`).
+
+The strings::
+
+    length  bleu2  rouge-l  cosine  bertscore  encoder  paireval:<recipe>  directeval:<recipe>  lm:<prompt>
+
+(``<recipe>`` a name in :data:`evalkit.paireval.RECIPES`, ``<prompt>`` a name in
+:data:`evalkit.judges.JUDGES`) or the path of a ``.yml``/``.yaml`` file whose fields are those of :class:`JudgeSpec`::
+
+    kind: lm                      # one of KINDS
+    name: my-likert               # shown on the card (default: made from the fields)
+    backend: openai               # transformers | llamacpp | openai
+    model: qwen2.5-7b-instruct
+    base_url: http://127.0.0.1:8080/v1
+    template: |                   # or prompt: likert (a name in evalkit.judges.JUDGES)
+      Conversation: {history}
+      Reply: {candidate}
+      Rate the reply from 1 to 5. Answer with one number.
+    labels: ["1", "2", "3", "4", "5"]
+    values: [1, 2, 3, 4, 5]       # default: the labels read as numbers
+    target: reasonable            # the label it was written for (all labels are reported)
+    price_per_1k_tokens: 0.0005
+
+>>> parse_spec("bleu2").kind, parse_spec("lm:likert").prompt, parse_spec("paireval:smoke").recipe
+('bleu2', 'likert', 'smoke')
+>>> parse_spec("paireval:x")
+Traceback (most recent call last):
+...
+evalkit.specfile.SpecError: judge 'paireval:x': no recipe 'x' in evalkit.paireval.RECIPES (known: book, large, smoke)
+"""
+from __future__ import annotations
+
+import string
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from ..specfile import Fields, SpecError, read_yaml
+
+__all__ = ["KINDS", "METRIC_KINDS", "JudgeSpec", "parse_spec", "read_spec_file"]
+
+METRIC_KINDS = ("length", "bleu2", "rouge-l", "cosine", "bertscore")
+KINDS = (*METRIC_KINDS, "encoder", "paireval", "directeval", "lm", "scores")
+_NEEDS_REFERENCE = ("bleu2", "rouge-l", "cosine", "bertscore")
+_BACKENDS = ("transformers", "llamacpp", "openai")
+_PLACEHOLDERS = ("history", "reference", "candidate")
+_FIELDS = ("kind", "name", "recipe", "backend", "model", "base_url", "prompt", "template", "labels", "values",
+           "generates", "target", "price_per_1k_tokens")
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    """A judge, as a value: its ``kind`` (one of :data:`KINDS`) and the settings that kind reads. Not to be
+    confused with :class:`evalkit.judges.JudgeSpec`, which is one LM prompt; an ``lm`` judge names one
+    (``prompt``) or writes its own (``template``, ``labels``, ``values``)."""
+
+    kind: str
+    name: str = ""
+    recipe: str | None = None
+    backend: str = "transformers"
+    model: str | None = None
+    base_url: str | None = None
+    prompt: str | None = None
+    template: str | None = None
+    labels: tuple[str, ...] = ()
+    values: tuple[float, ...] = ()
+    generates: bool = False
+    target: str | None = None
+    price_per_1k_tokens: float | None = None
+    source: str = ""  # where the spec came from (a string or a file), for messages
+
+    @property
+    def title(self) -> str:
+        if self.name:
+            return self.name
+        detail = self.recipe or self.prompt or ("template" if self.template else None)
+        model = f" ({self.backend} {self.model})" if self.kind == "lm" and self.model else ""
+        return f"{self.kind}:{detail}{model}" if detail else self.kind
+
+    def as_record(self) -> dict[str, Any]:
+        return {key: list(value) if isinstance(value, tuple) else value for key, value in asdict(self).items()}
+
+
+def _recipes() -> tuple[str, ...]:
+    from ..paireval.recipes import RECIPES
+
+    return tuple(RECIPES)
+
+
+def _prompts() -> dict[str, Any]:
+    from ..judges import JUDGES
+
+    return JUDGES
+
+
+def parse_spec(text: str) -> JudgeSpec:
+    """A :class:`JudgeSpec` from a ``--judge`` string (or the path of a YAML spec file). A string that names
+    no judge raises :class:`~evalkit.specfile.SpecError` naming it and what is known."""
+    text = text.strip()
+    if text.lower().endswith((".yml", ".yaml")):
+        return read_spec_file(text)
+    kind, _, detail = text.partition(":")
+    where = f"judge {text!r}"
+    if kind in (*METRIC_KINDS, "encoder") and not detail:
+        return JudgeSpec(kind, source=text)
+    if kind in ("paireval", "directeval"):
+        recipe = detail or "book"
+        if recipe not in _recipes():
+            raise SpecError(f"{where}: no recipe {recipe!r} in evalkit.paireval.RECIPES (known: "
+                            f"{', '.join(_recipes())})")
+        return JudgeSpec(kind, recipe=recipe, source=text)
+    if kind == "lm":
+        if detail not in _prompts():
+            raise SpecError(f"{where}: no prompt {detail!r} in evalkit.judges.JUDGES (known: "
+                            f"{', '.join(sorted(_prompts()))})")
+        return JudgeSpec("lm", prompt=detail, target=_prompts()[detail].target, source=text)
+    known = ", ".join([*METRIC_KINDS, "encoder", "paireval:<recipe>", "directeval:<recipe>", "lm:<prompt>",
+                       "a .yml spec file"])
+    raise SpecError(f"{where}: not a judge the kit knows (known: {known}; a file of scores: --scores FILE)")
+
+
+def read_spec_file(path: str | Path) -> JudgeSpec:
+    """A :class:`JudgeSpec` from a YAML file; every error names the file, the line and the field."""
+    source = str(path)
+    raw = read_yaml(path, lines=True)
+    fields = Fields(raw, source, known=_FIELDS)
+    kind = fields.text("kind", choices=[k for k in KINDS if k != "scores"])
+    recipe = fields.text("recipe", None, optional=True)
+    if kind in ("paireval", "directeval"):
+        recipe = recipe or "book"
+        if recipe not in _recipes():
+            fields.fail("recipe", f"{recipe!r} is not a recipe of evalkit.paireval.RECIPES ({', '.join(_recipes())})")
+    elif recipe is not None:
+        fields.fail("recipe", f"only a paireval or directeval judge has a recipe (this one is {kind!r})")
+    lm_only = [name for name in ("backend", "model", "base_url", "prompt", "template", "labels", "values",
+                                 "generates") if name in raw]
+    if kind != "lm" and lm_only:
+        fields.fail(lm_only[0], f"only an lm judge reads it (this one is {kind!r})")
+    spec = dict(kind=kind, name=fields.text("name", None, optional=True) or "", recipe=recipe, source=source,
+                price_per_1k_tokens=fields.number("price_per_1k_tokens", None, minimum=0, optional=True),
+                target=fields.text("target", None, optional=True))
+    if kind != "lm":
+        return JudgeSpec(**spec)
+    backend = fields.text("backend", "transformers", choices=_BACKENDS)
+    base_url = fields.text("base_url", None, optional=True)
+    model = fields.text("model", None, optional=True)
+    if backend == "openai" and (base_url is None or model is None):
+        fields.fail("base_url" if base_url is None else "model", "an openai backend needs both model and base_url")
+    prompt, template = fields.text("prompt", None, optional=True), fields.text("template", None, optional=True)
+    if (prompt is None) == (template is None):
+        fields.fail("template" if template else "prompt", "give exactly one of prompt (a name in "
+                    "evalkit.judges.JUDGES) and template (a prompt of your own)")
+    labels: tuple[str, ...] = ()
+    values: tuple[float, ...] = ()
+    if prompt is not None:
+        if prompt not in _prompts():
+            fields.fail("prompt", f"{prompt!r} is not in evalkit.judges.JUDGES ({', '.join(sorted(_prompts()))})")
+        for name in ("labels", "values"):
+            if name in raw:
+                fields.fail(name, "comes with the named prompt; write a template to choose your own")
+        spec["target"] = spec["target"] or _prompts()[prompt].target
+    else:
+        names = [name for _, name, _, _ in string.Formatter().parse(template) if name is not None]
+        unknown = sorted(set(names) - set(_PLACEHOLDERS))
+        if unknown:
+            fields.fail("template", f"unknown placeholder(s) {', '.join('{' + n + '}' for n in unknown)}; "
+                        f"known: {', '.join('{' + n + '}' for n in _PLACEHOLDERS)}")
+        if "candidate" not in names:
+            fields.fail("template", "has no {candidate}: the judge would never see the reply it scores")
+        labels = tuple(fields.text_list("labels"))
+        if "values" in raw:
+            numbers = fields.values("values")
+            for index, value in enumerate(numbers):
+                if isinstance(value, bool) or not isinstance(value, (int, float)):
+                    fields.fail(f"values[{index}]", f"expected a number, got {value!r}")
+            if len(numbers) != len(labels):
+                fields.fail("values", f"{len(numbers)} values for {len(labels)} labels")
+            values = tuple(float(v) for v in numbers)
+        else:
+            try:
+                values = tuple(float(label) for label in labels)
+            except ValueError:
+                fields.fail("labels", "are not numbers; give values: (one number per label)")
+    return JudgeSpec(**spec, backend=backend, model=model, base_url=base_url, prompt=prompt, template=template,
+                     labels=labels, values=values, generates=fields.boolean("generates", False))
