@@ -10,11 +10,14 @@ Two changes to the book recipe, each with a reason found before this run:
   cosine of the last turn).
 - ``copy+turns2``: both.
 
-Checks, all built from data no judge trains on: DailyDialog validation pairs with random and look-alike
-negatives (two conversations, as the judge is trained), a same-conversation copy check (a validation context
-with its real reply against the same context with a copy reply — the attack's form, on validation dialogues),
-and Topical-Chat selection pairs (session 7's selection part). The six Table-1 sets and the attack suite are
-never scored here.
+Baseline, pinned (:data:`BASELINE`): the book recipe of session 8 before this experiment — no copy negatives,
+no relevance head (``copy_share = 0``, ``head_hidden = 0``), every other field as the book's then.
+
+Data it may see (:mod:`_common`): DailyDialog validation pairs with random and look-alike negatives (two
+conversations, as the judge is trained), a same-conversation copy check (a validation context with its real
+reply against the same context with a copy reply of either form — the attack's form, on validation
+dialogues), and Topical-Chat selection pairs (session 7's selection part). The six Table-1 sets and the attack
+suite are never scored here.
 
 Decision rules, fixed before running (paired bootstrap intervals, 95%, n = 400 per check):
 - adopt ``copy`` if its copy-check accuracy is higher than the book's with the interval above 0, and none of
@@ -23,7 +26,7 @@ Decision rules, fixed before running (paired bootstrap intervals, 95%, n = 400 p
   check is lower with the interval entirely below 0;
 - if both are adopted, the book takes ``copy+turns2`` only if it passes both rules against the book itself.
 
-    EVALKIT_DATA_DIR=../shared/data .venv/bin/python experiments/copy_and_context.py [VARIANT ...]
+    EVALKIT_DATA_DIR=../shared/data .venv/bin/python experiments/copy_and_context.py [--smoke] [VARIANT ...]
 
 **Result (session 8, alone on two cores; n = 400 pairs per check; book / copy / turns2):**
 DailyDialog random 0.860 / 0.832 / 0.898; look-alike 0.855 / 0.858 / 0.840; copy check 0.000 / 0.000 / 0.012;
@@ -44,61 +47,76 @@ the interval entirely below 0.
 +0.547], random -0.003 [-0.030, +0.025], look-alike -0.015 [-0.045, +0.013], Topical-Chat +0.003 [-0.022,
 +0.028] -> **adopted** (``EncoderRecipe`` defaults ``copy_share = 0.125``, ``head_hidden = 64``); training 254 s.
 
-Variants named on the command line run alone (default: all); ``copy+turns2`` is only needed when both single
-changes are adopted.
+Variants named on the command line run alone (default: all); ``copy+turns2`` is trained only when both single
+changes pass their rules.
 """
-import sys
-import time
+from __future__ import annotations
+
 from dataclasses import replace
+from typing import Any
 
-import numpy as np
-import pandas as pd
+import _common as lab
+from evalkit.paireval.recipes import EncoderRecipe, JudgeRecipe, LoraRecipe
 
-from evalkit import paireval as pe
-from evalkit.paireval import recipes as R
-from evalkit.paireval.data import training_pairs
-from weight_interpolation import copy_check
+BASELINE = JudgeRecipe("book-session-8", EncoderRecipe(
+    pairs=3200, batch_size=16, learning_rate=5e-5, in_batch_negatives=1.0, context_turns=1, max_tokens=64,
+    freeze_embeddings=True, hard_share=0.5, validation_pairs=400, warmup_share=0.1, second_corpus_share=0.0,
+    copy_share=0.0, copy_prefix_share=0.5, direct_copy_share=0.0, head_hidden=0), LoraRecipe(), seed=13)
+
+COPY, RANDOM, LOOK_ALIKE, TOPICAL = ("copy check, either form", "DailyDialog validation, random",
+                                     "DailyDialog validation, look-alike", "Topical-Chat selection, random")
 
 
-def main() -> None:
-    recipe = pe.RECIPES["book"]
-    # the book recipe before this experiment (it adopted head+copy afterwards)
-    enc, seed = replace(recipe.encoder, copy_share=0.0, head_hidden=0), recipe.seed
-    data = R.judge_data(seed=seed)
-    corpus = R.second_corpus(seed=seed)
-    checks = {"DailyDialog validation, random": R.validation_pairs(data, 400, 0.0, seed),
-              "DailyDialog validation, look-alike": R.validation_pairs(data, 400, 1.0, seed),
-              "DailyDialog validation, copy (same conversation)": copy_check(data.validation, 400, seed + 2),
-              "Topical-Chat selection, random": training_pairs(corpus.selection, 400, seed=seed + 1)}
-    variants = {"book": enc, "copy": replace(enc, copy_share=0.125),
-                "turns2": replace(enc, context_turns=2, max_tokens=128),
-                "copy+turns2": replace(enc, copy_share=0.125, context_turns=2, max_tokens=128),
-                "head+copy": replace(enc, copy_share=0.125, head_hidden=64)}
-    chosen = sys.argv[1:] or list(variants)
-    variants = {name: settings for name, settings in variants.items() if name in chosen or name == "book"}
-    judges, seconds = {"zero-shot": pe.EncoderJudge()}, {}
-    for name, settings in variants.items():
-        variant = replace(recipe, encoder=settings)
-        started = time.time()
-        run = pe.train_judge(variant, data=data)
-        seconds[name] = run.seconds
-        print(f"{name}: {'cached' if run.from_cache else 'trained'} in {time.time() - started:.0f} s "
-              f"({run.seconds:.0f} s training, {run.pairs_per_second:.1f} pairs/s); curve {run.curve}", flush=True)
-        judges[name] = pe.EncoderJudge.from_training(run)
-    correct = {(name, check): pe.pair_accuracy(judge, frame) for name, judge in judges.items()
-               for check, frame in checks.items()}
-    print(pd.DataFrame({name: {check: correct[(name, check)].mean() for check in checks} for name in judges}).T
-          .round(3).to_string())
-    rng = np.random.default_rng(0)
-    for name in [v for v in variants if v != "book"]:
-        for check in checks:
-            difference = correct[(name, check)] - correct[("book", check)]
-            boots = difference[rng.integers(0, len(difference), (2000, len(difference)))].mean(axis=1)
-            low, high = np.percentile(boots, [2.5, 97.5])
-            print(f"{name} - book, {check}: {difference.mean():+.3f} [{low:+.3f}, {high:+.3f}] "
-                  f"(n = {len(difference)})")
-    print("training seconds:", {k: round(v) for k, v in seconds.items()})
+def candidates(baseline: JudgeRecipe) -> dict[str, JudgeRecipe]:
+    """The baseline and the four variants, each one change (or two) away from it."""
+    def variant(name: str, **changes: Any) -> JudgeRecipe:
+        return replace(baseline, name=f"{baseline.name}+{name}", encoder=replace(baseline.encoder, **changes))
+
+    return {"book": baseline, "copy": variant("copy", copy_share=0.125),
+            "turns2": variant("turns2", context_turns=2, max_tokens=128),
+            "copy+turns2": variant("copy+turns2", copy_share=0.125, context_turns=2, max_tokens=128),
+            "head+copy": variant("head+copy", copy_share=0.125, head_hidden=64)}
+
+
+def failures(gaps: dict[str, dict[str, float]], target: str, guarded: tuple[str, ...]) -> list[str]:
+    """The rule's failures: ``target`` not higher with the interval above 0, a ``guarded`` check lower with
+    the interval entirely below 0 (empty: the variant passes)."""
+    failed = [target] if gaps[target]["low"] <= 0 else []
+    return failed + [check for check in guarded if check != target and gaps[check]["high"] < 0]
+
+
+def run(*, smoke: bool = False, data_dir=None, variants: list[str] | None = None) -> dict:
+    """Train the baseline and the variants asked for, score the checks, apply the rules; the record."""
+    baseline = lab.at_size(BASELINE, smoke)
+    seed = baseline.seed
+    data, corpus = lab.judge_data(seed, data_dir), lab.second_corpus(seed, data_dir)
+    checks = lab.validation_checks(data, corpus, seed, lab.check_size(smoke), copy_forms=(None,))
+    recipes = candidates(baseline)
+    asked = [name for name in recipes if name != "copy+turns2" and (not variants or name in variants)]
+    judges, timing = {"zero-shot": lab.zero_shot()}, {}
+    for name in ["book"] + [name for name in asked if name != "book"]:
+        judges[name], timing[name] = lab.train(recipes[name], data, data_dir=data_dir)
+    correct = lab.score(judges, checks)
+    rules = {"copy": (COPY, tuple(checks)), "head+copy": (COPY, tuple(checks)),
+             "turns2": (TOPICAL, (RANDOM, LOOK_ALIKE, TOPICAL))}
+
+    def failed(name: str, rule: str) -> list[str]:
+        target, guarded = rules[rule]
+        return failures({check: lab.paired(correct[name, check], correct["book", check]) for check in checks},
+                        target, guarded)
+
+    fails = {name: failed(name, name) for name in judges if name in rules}
+    if "copy" in fails and "turns2" in fails and not fails["copy"] and not fails["turns2"]:
+        judges["copy+turns2"], timing["copy+turns2"] = lab.train(recipes["copy+turns2"], data, data_dir=data_dir)
+        correct.update(lab.score({"copy+turns2": judges["copy+turns2"]}, checks))
+        fails["copy+turns2"] = failed("copy+turns2", "copy") + failed("copy+turns2", "turns2")
+    adopted = [name for name, failed_checks in fails.items() if not failed_checks]
+    if "copy+turns2" in adopted:
+        adopted = ["copy+turns2"] + [name for name in adopted if name not in ("copy", "turns2", "copy+turns2")]
+    trained = {name: recipes[name] for name in judges if name in recipes}
+    return lab.record("copy_and_context", __doc__, smoke=smoke, baseline="book", recipes=trained, correct=correct,
+                      adopted=adopted, fails=fails, timing=timing)
 
 
 if __name__ == "__main__":
-    main()
+    lab.main(run, __doc__, variants=True)

@@ -9,15 +9,19 @@ closeness to the context down, which is most of what a relevance score ranks by;
 beside a real reply and can learn the difference. (That run's test figures were seen before this experiment
 was written; the choice below uses validation pairs only.)
 
-Variants: DirectEval with ``copy_share`` 0, 0.125 (session 8's book) and 0.25 (the recipe now); everything else
-the book recipe. Checks: DailyDialog validation pairs with random and look-alike negatives (n = 400 each; the
-two halves of the learning curve's pairs) and the two copy-check forms (``weight_interpolation.copy_check``).
+Baseline, pinned (:data:`BASELINE`): the book recipe of session 9 after ``prefix_copies.py`` — ``copy_share =
+0.25``, ``head_hidden = 64`` — with DirectEval on the same quarter of copy negatives, as it then trained
+(``direct_copy_share = 0.25``; the field was added by this experiment's decision).
+
+Variants: DirectEval with ``direct_copy_share`` 0, 0.125 (session 8's book) and 0.25 (the baseline); everything
+else the baseline. Data it may see: DailyDialog validation pairs with random and look-alike negatives (n = 400
+each; the two halves of the learning curve's pairs) and the two copy-check forms (:func:`_common.copy_check`).
 
 Decision rule, fixed before running: DirectEval takes the copy share with the highest mean accuracy over the
 random and look-alike checks; where two are within 0.01 of each other, the larger share (it resists copying
 better, the attack checks say how much). The pairwise judge keeps 0.25 (its own rule).
 
-    EVALKIT_DATA_DIR=../shared/data .venv/bin/python experiments/direct_copies.py
+    EVALKIT_DATA_DIR=../shared/data .venv/bin/python experiments/direct_copies.py [--smoke]
 
 **Result (session 9, alone on two cores; n = 400 per check; copy share 0 / 0.125 / 0.25):** random 0.825 /
 0.782 / 0.618; look-alike 0.848 / 0.805 / 0.730 (means 0.836 / 0.794 / 0.674); copy prefix 0.000 / 0.000 /
@@ -25,42 +29,55 @@ better, the attack checks say how much). The pairwise judge keeps 0.25 (its own 
 -> 0.858 / 0.823 / 0.715. **Chosen: 0** (``EncoderRecipe.direct_copy_share = 0``). Copy negatives do not even
 teach the pointwise judge to reject copies; they only cost it the ranking.
 """
-import time
+from __future__ import annotations
+
 from dataclasses import replace
 
-import pandas as pd
+import _common as lab
+from evalkit.paireval.recipes import EncoderRecipe, JudgeRecipe, LoraRecipe
 
-from evalkit import paireval as pe
-from evalkit.paireval import recipes as R
-from weight_interpolation import copy_check
+BASELINE = JudgeRecipe("book-session-9-direct", EncoderRecipe(
+    pairs=3200, batch_size=16, learning_rate=5e-5, in_batch_negatives=1.0, context_turns=1, max_tokens=64,
+    freeze_embeddings=True, hard_share=0.5, validation_pairs=400, warmup_share=0.1, second_corpus_share=0.0,
+    copy_share=0.25, copy_prefix_share=0.5, direct_copy_share=0.25, head_hidden=64), LoraRecipe(), seed=13)
 
 SHARES = (0.0, 0.125, 0.25)
+RANKING = ("DailyDialog validation, random", "DailyDialog validation, look-alike")
 
 
-def main() -> None:
-    recipe = pe.RECIPES["book"]
-    seed = recipe.seed
-    data = R.judge_data(seed=seed)
-    checks = {"random": R.validation_pairs(data, 400, 0.0, seed),
-              "look-alike": R.validation_pairs(data, 400, 1.0, seed),
-              "copy, prefix": copy_check(data.validation, 400, seed + 2, "prefix"),
-              "copy, parrot": copy_check(data.validation, 400, seed + 3, "parrot")}
-    rows = {}
-    for share in SHARES:
-        started = time.time()
-        run = pe.train_judge(replace(recipe, encoder=replace(recipe.encoder, direct_copy_share=share)), kind="direct",
-                             data=data)
-        print(f"DirectEval, copy share {share}: {'cached' if run.from_cache else 'trained'} in "
-              f"{time.time() - started:.0f} s; curve {[round(p['accuracy'], 3) for p in run.curve]}", flush=True)
-        judge = pe.EncoderJudge.from_training(run)
-        rows[share] = {check: float(pe.pair_accuracy(judge, frame).mean()) for check, frame in checks.items()}
-    table = pd.DataFrame(rows).T
-    table["mean of random and look-alike"] = table[["random", "look-alike"]].mean(axis=1)
-    print(table.round(3).to_string())
-    score = table["mean of random and look-alike"]
-    best = max(s for s in SHARES if score[s] >= score.max() - 0.01)
-    print("DirectEval copy share chosen:", best)
+def candidates(baseline: JudgeRecipe) -> dict[str, JudgeRecipe]:
+    """DirectEval at each copy share, by the share's name; the baseline's share is one of them."""
+    return {f"{share:g}": baseline if share == baseline.encoder.direct_copy_share else replace(
+        baseline, name=f"{baseline.name}@{share:g}", encoder=replace(baseline.encoder, direct_copy_share=share))
+        for share in SHARES}
+
+
+def choose(means: dict[float, float]) -> float:
+    """The rule: the largest share whose mean is within 0.01 of the best.
+
+    >>> choose({0.0: 0.836, 0.125: 0.794, 0.25: 0.674}), choose({0.0: 0.80, 0.125: 0.805, 0.25: 0.70})
+    (0.0, 0.125)
+    """
+    return max(share for share, mean in means.items() if mean >= max(means.values()) - 0.01)
+
+
+def run(*, smoke: bool = False, data_dir=None) -> dict:
+    """Train DirectEval at each share, score the checks, apply the rule; the record."""
+    baseline = lab.at_size(BASELINE, smoke)
+    seed = baseline.seed
+    data = lab.judge_data(seed, data_dir)
+    checks = lab.validation_checks(data, None, seed, lab.check_size(smoke))
+    recipes = candidates(baseline)
+    judges, timing = {}, {}
+    for name, recipe in recipes.items():
+        judges[name], timing[name] = lab.train(recipe, data, kind="direct", data_dir=data_dir)
+    correct = lab.score(judges, checks)
+    means = {share: float(sum(correct[f"{share:g}", check].mean() for check in RANKING) / len(RANKING))
+             for share in SHARES}
+    return lab.record("direct_copies", __doc__, smoke=smoke, baseline=f"{baseline.encoder.direct_copy_share:g}",
+                      recipes=recipes, correct=correct, adopted=[f"{choose(means):g}"],
+                      ranking_means={f"{share:g}": mean for share, mean in means.items()}, timing=timing)
 
 
 if __name__ == "__main__":
-    main()
+    lab.main(run, __doc__)

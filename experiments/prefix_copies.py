@@ -5,17 +5,21 @@ are copy negatives, half of them each form) rejects a reply that *is* the previo
 of 400 validation checks but one that puts the previous turn in front of the real reply (``prefix``, the form
 of Khalid & Lee's Speaker Sensitiveness attack) on only 0.168. The prefix form got 1/16 of the training pairs.
 
-Variants (fixed before running; everything else is the book recipe):
+Baseline, pinned (:data:`BASELINE`): the book recipe of session 9 *before* this experiment — ``copy_share =
+0.125``, half of each form, ``head_hidden = 64`` (the book adopted ``copy25`` afterwards, so the baseline is not
+read from ``RECIPES["book"]``: that would compare the adopted variant with itself).
+
+Variants (fixed before running; everything else is the baseline):
 - ``copy25``: ``copy_share = 0.25``, half of each form (prefix 1/8 of the pairs, parrot 1/8);
 - ``prefix``: ``copy_share = 0.25``, ``copy_prefix_share = 0.75`` (prefix 3/16, parrot 1/16 as in the book).
 
-Checks as in ``weight_interpolation.py`` (data no judge trains on; the Table-1 sets and the attack suite are
-never scored here). Decision rule, fixed before running (paired bootstrap, 95%, n = 400 per check): a variant
-passes if its prefix-form copy-check accuracy is higher than the book judge's with the interval above 0 and no
-other check is lower with the interval entirely below 0. If both pass, the book takes the one with the higher
-prefix-form accuracy.
+Data it may see: the checks of ``weight_interpolation.py`` (:func:`_common.validation_checks`; data no judge
+trains on; the Table-1 sets and the attack suite are never scored here). Decision rule, fixed before running
+(paired bootstrap, 95%, n = 400 per check): a variant passes if its prefix-form copy-check accuracy is higher
+than the book judge's with the interval above 0 and no other check is lower with the interval entirely below
+0. If both pass, the book takes the one with the higher prefix-form accuracy.
 
-    EVALKIT_DATA_DIR=../shared/data .venv/bin/python experiments/prefix_copies.py
+    EVALKIT_DATA_DIR=../shared/data .venv/bin/python experiments/prefix_copies.py [--smoke]
 
 **Result (session 9, alone on two cores; n = 400 per check; book / copy25 / prefix):** DailyDialog random
 0.858 / 0.862 / 0.870; look-alike 0.840 / 0.832 / 0.832; copy check, prefix form 0.168 / 0.410 / 0.285; parrot
@@ -28,48 +32,52 @@ form 0.875 / 0.998 / 0.980; Topical-Chat selection 0.810 / 0.792 / 0.792. Paired
 vs the book judge's 254 s recorded in session 8 (8.7 vs 12.6 pairs/s; this machine ran slower today, and a
 prefix copy is a longer text) — chapter 4's cold book run is the measurement of record.
 """
-import time
+from __future__ import annotations
+
 from dataclasses import replace
+from typing import Any
 
-import pandas as pd
+import _common as lab
+from evalkit.paireval.recipes import EncoderRecipe, JudgeRecipe, LoraRecipe
 
-from evalkit import paireval as pe
-from evalkit.paireval import recipes as R
-from weight_interpolation import paired, validation_checks
+BASELINE = JudgeRecipe("book-session-9", EncoderRecipe(
+    pairs=3200, batch_size=16, learning_rate=5e-5, in_batch_negatives=1.0, context_turns=1, max_tokens=64,
+    freeze_embeddings=True, hard_share=0.5, validation_pairs=400, warmup_share=0.1, second_corpus_share=0.0,
+    copy_share=0.125, copy_prefix_share=0.5, direct_copy_share=0.0, head_hidden=64), LoraRecipe(), seed=13)
+
+PREFIX = "copy check, prefix form"
 
 
-def main() -> None:
-    recipe = pe.RECIPES["book"]
-    seed = recipe.seed
-    data = R.judge_data(seed=seed)
-    corpus = R.second_corpus(seed=seed)
-    checks = validation_checks(data, corpus, seed)
-    variants = {"book": recipe.encoder, "copy25": replace(recipe.encoder, copy_share=0.25),
-                "prefix": replace(recipe.encoder, copy_share=0.25, copy_prefix_share=0.75)}
-    judges = {}
-    for name, settings in variants.items():
-        started = time.time()
-        run = pe.train_judge(replace(recipe, encoder=settings), data=data)
-        print(f"{name}: {'cached' if run.from_cache else 'trained'} in {time.time() - started:.0f} s "
-              f"({run.seconds:.0f} s training, {run.pairs_per_second:.1f} pairs/s)", flush=True)
-        judges[name] = pe.EncoderJudge.from_training(run)
-    correct = {(name, check): pe.pair_accuracy(judge, frame) for name, judge in judges.items()
-               for check, frame in checks.items()}
-    print(pd.DataFrame({name: {check: correct[(name, check)].mean() for check in checks} for name in judges}).T
-          .round(3).to_string())
-    passing = {}
+def candidates(baseline: JudgeRecipe) -> dict[str, JudgeRecipe]:
+    """The baseline and the two variants."""
+    def variant(name: str, **changes: Any) -> JudgeRecipe:
+        return replace(baseline, name=f"{baseline.name}+{name}", encoder=replace(baseline.encoder, **changes))
+
+    return {"book": baseline, "copy25": variant("copy25", copy_share=0.25),
+            "prefix": variant("prefix", copy_share=0.25, copy_prefix_share=0.75)}
+
+
+def run(*, smoke: bool = False, data_dir=None) -> dict:
+    """Train the three, score the checks, apply the rule; the record."""
+    baseline = lab.at_size(BASELINE, smoke)
+    seed = baseline.seed
+    data, corpus = lab.judge_data(seed, data_dir), lab.second_corpus(seed, data_dir)
+    checks = lab.validation_checks(data, corpus, seed, lab.check_size(smoke))
+    recipes = candidates(baseline)
+    judges, timing = {}, {}
+    for name, recipe in recipes.items():
+        judges[name], timing[name] = lab.train(recipe, data, data_dir=data_dir)
+    correct = lab.score(judges, checks)
+    fails = {}
     for name in ("copy25", "prefix"):
-        ok = True
-        for check in checks:
-            difference, low, high = paired(correct[(name, check)], correct[("book", check)])
-            fails = low <= 0 if check == "copy check, prefix form" else high < 0
-            ok &= not fails
-            print(f"{name} - book, {check}: {difference:+.3f} [{low:+.3f}, {high:+.3f}]"
-                  f"{'  <- fails the rule' if fails else ''}")
-        if ok:
-            passing[name] = correct[(name, "copy check, prefix form")].mean()
-    print("passing:", passing, "-> adopt:", max(passing, key=passing.get) if passing else None)
+        gaps = {check: lab.paired(correct[name, check], correct["book", check]) for check in checks}
+        fails[name] = ([PREFIX] if gaps[PREFIX]["low"] <= 0 else []) + [
+            check for check in checks if check != PREFIX and gaps[check]["high"] < 0]
+    passing = {name: float(correct[name, PREFIX].mean()) for name, failed in fails.items() if not failed}
+    adopted = [max(passing, key=passing.get)] if passing else []
+    return lab.record("prefix_copies", __doc__, smoke=smoke, baseline="book", recipes=recipes, correct=correct,
+                      adopted=adopted, fails=fails, timing=timing)
 
 
 if __name__ == "__main__":
-    main()
+    lab.main(run, __doc__)

@@ -1,0 +1,160 @@
+"""What the validation-pair experiments share: the checks, training a candidate, and the record of a run.
+
+The checks are built from data no judge trains on: DailyDialog validation pairs with random and look-alike
+negatives (:func:`evalkit.paireval.validation_pairs`), same-conversation copy checks (:func:`copy_check`) and
+pairs from Topical-Chat's selection part. The six Table-1 sets and the attack suite are never scored here.
+An accuracy is a :func:`evalkit.stats.proportion` (ties count half); a candidate minus the baseline on the same
+pairs is a paired bootstrap of the mean difference (:func:`evalkit.stats.summarise`, 2,000 resamples, seed 0 —
+the resampling the recorded results used).
+
+Not an experiment: ``tests/test_experiments.py`` runs every other script of this folder.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from dataclasses import asdict, replace
+from functools import lru_cache
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+
+from evalkit import paireval as pe
+from evalkit import stats
+from evalkit.paireval.data import COPY_FORMS, copy_reply, training_pairs
+from evalkit.paireval.recipes import JudgeData, JudgeRecipe, SecondCorpus, second_corpus as _second_corpus
+
+BOOTSTRAP = 2000
+
+
+SMOKE_SIZES = {"pairs": 32, "validation_pairs": 16, "curve_points": 1}
+"""Training sizes at smoke size: two steps of the recipe's batch, a two-point learning curve (below
+``RECIPES["smoke"]``'s 64/48: these scripts train up to five judges each, and smoke only proves they run)."""
+
+
+def at_size(recipe: JudgeRecipe, smoke: bool) -> JudgeRecipe:
+    """``recipe`` as pinned, or at :data:`SMOKE_SIZES` (every other field kept)."""
+    if not smoke:
+        return recipe
+    return replace(recipe, name=f"{recipe.name}-smoke", encoder=replace(recipe.encoder, **SMOKE_SIZES))
+
+
+def check_size(smoke: bool) -> int:
+    """Pairs per check: 400 as recorded, 40 at smoke size."""
+    return 40 if smoke else 400
+
+
+@lru_cache(maxsize=4)
+def judge_data(seed: int, data_dir: Any = None) -> JudgeData:
+    """:func:`evalkit.paireval.judge_data`, loaded once per process (the experiments do not modify it)."""
+    return pe.judge_data(seed=seed, data_dir=data_dir)
+
+
+@lru_cache(maxsize=4)
+def second_corpus(seed: int, data_dir: Any = None) -> SecondCorpus:
+    """:func:`evalkit.paireval.recipes.second_corpus`, loaded once per process."""
+    return _second_corpus(seed=seed, data_dir=data_dir)
+
+
+@lru_cache(maxsize=1)
+def zero_shot() -> pe.EncoderJudge:
+    """The untrained encoder, a reference every table shows."""
+    return pe.EncoderJudge()
+
+
+def copy_check(dialogues: list[list[str]], n: int, seed: int, form: str | None = None) -> pd.DataFrame:
+    """``n`` same-conversation pairs: a context and its real reply (A) against the same context with a copy
+    reply (B) of ``form`` (None: each pair's form drawn at random)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for _ in range(n):
+        dialogue = dialogues[int(rng.integers(len(dialogues)))]
+        cut = int(rng.integers(1, len(dialogue)))
+        context, reply = list(dialogue[:cut]), dialogue[cut]
+        shape = form or COPY_FORMS[int(rng.integers(len(COPY_FORMS)))]
+        rows.append((context, reply, context, copy_reply(context, reply, shape), "A", "copy"))
+    return pd.DataFrame(rows, columns=["context_a", "response_a", "context_b", "response_b", "better", "negative"])
+
+
+def validation_checks(data: JudgeData, corpus: SecondCorpus | None, seed: int, n: int, *,
+                      copy_forms: tuple[str | None, ...] = ("prefix", "parrot")) -> dict[str, pd.DataFrame]:
+    """The checks, ``n`` pairs each: DailyDialog random and look-alike, one copy check per form (None: the
+    forms mixed) and, with ``corpus``, Topical-Chat selection pairs."""
+    checks = {"DailyDialog validation, random": pe.validation_pairs(data, n, 0.0, seed),
+              "DailyDialog validation, look-alike": pe.validation_pairs(data, n, 1.0, seed)}
+    for offset, form in enumerate(copy_forms):
+        checks[f"copy check, {form or 'either'} form"] = copy_check(data.validation, n, seed + 2 + offset, form)
+    if corpus is not None:
+        checks["Topical-Chat selection, random"] = training_pairs(corpus.selection, n, seed=seed + 1)
+    return checks
+
+
+def train(recipe: JudgeRecipe, data: JudgeData, *, kind: str = "pairwise",
+          data_dir: Any = None) -> tuple[pe.EncoderJudge, dict[str, Any]]:
+    """The judge of ``recipe`` (trained or from the cache) and how long it took."""
+    started = time.time()
+    run = pe.train_judge(recipe, kind=kind, data=data, data_dir=data_dir)
+    judge = pe.EncoderJudge.from_training(run)
+    return judge, {"training_seconds": round(run.seconds, 1), "reused": run.from_cache,
+                   "pairs_per_second": round(run.pairs_per_second, 2), "wall_seconds": round(time.time() - started, 1),
+                   "curve": [round(point["accuracy"], 3) for point in run.curve]}
+
+
+def score(judges: dict[str, pe.EncoderJudge], checks: dict[str, pd.DataFrame]) -> dict[tuple[str, str], np.ndarray]:
+    """Per judge and check: 1, 0 or 0.5 (a tie) for each pair."""
+    return {(name, check): pe.pair_accuracy(judge, frame) for name, judge in judges.items()
+            for check, frame in checks.items()}
+
+
+def paired(candidate: np.ndarray, baseline: np.ndarray) -> dict[str, float]:
+    """``candidate - baseline`` accuracy on the same pairs with a paired 95% bootstrap interval."""
+    result = stats.summarise(np.asarray(candidate) - np.asarray(baseline), bootstrap=BOOTSTRAP, seed=0)
+    return {"difference": result["mean"], "low": result["boot_low"], "high": result["boot_high"], "n": result["n"]}
+
+
+def record(script: str, doc: str, *, smoke: bool, baseline: str, recipes: dict[str, JudgeRecipe],
+           correct: dict[tuple[str, str], np.ndarray], adopted: list[str], candidates: list[str] | None = None,
+           **extra: Any) -> dict[str, Any]:
+    """The record of a run: each judge's accuracy per check (with its Wilson interval and n), each candidate
+    minus the baseline per check, and what the rule adopted (empty: the baseline stays). ``candidates``
+    defaults to the names of ``recipes``, the baseline first."""
+    judges = list(dict.fromkeys(name for name, _ in correct))
+    checks = list(dict.fromkeys(check for _, check in correct))
+    return {"experiment": script, "question": doc.strip().splitlines()[0], "smoke": smoke, "baseline": baseline,
+            "candidates": candidates or list(recipes),
+            "recipes": {name: asdict(recipe) for name, recipe in recipes.items()},
+            "accuracy": {name: {check: stats.proportion(correct[name, check]).as_dict() for check in checks}
+                         for name in judges},
+            "paired": {name: {check: paired(correct[name, check], correct[baseline, check]) for check in checks}
+                       for name in judges if name not in (baseline, "zero-shot")},
+            "adopted": adopted, **extra}
+
+
+def describe(result: dict[str, Any]) -> str:
+    """The record as the lines a reader checks: accuracies, paired differences, the decision."""
+    table = pd.DataFrame({name: {check: value["value"] for check, value in checks.items()}
+                          for name, checks in result["accuracy"].items()}).T
+    lines = [result["question"], table.round(3).to_string()]
+    for name, checks in result["paired"].items():
+        for check, gap in checks.items():
+            lines.append(f"{name} - {result['baseline']}, {check}: {gap['difference']:+.3f} "
+                         f"[{gap['low']:+.3f}, {gap['high']:+.3f}] (n = {gap['n']})")
+    lines.append(f"adopted: {', '.join(result['adopted']) or 'none (the baseline stays)'}")
+    return "\n".join(lines)
+
+
+def main(run: Callable[..., dict[str, Any]], doc: str, *, variants: bool = False) -> None:
+    """The command line every script shares: ``--smoke``, ``--json FILE`` (and, where asked, variant names)."""
+    parser = argparse.ArgumentParser(description=doc.strip().splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes: checks that the script runs")
+    parser.add_argument("--json", help="write the record to this file")
+    if variants:
+        parser.add_argument("variants", nargs="*", help="run only these variants (and the baseline)")
+    args = parser.parse_args()
+    result = run(smoke=args.smoke, **({"variants": args.variants or None} if variants else {}))
+    print(describe(result))
+    if args.json:
+        with open(args.json, "w") as handle:
+            json.dump(result, handle, indent=1, default=float)
