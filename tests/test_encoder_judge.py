@@ -118,28 +118,3 @@ def test_a_relevance_head_learns_what_a_cosine_cannot_and_is_saved_with_the_judg
     assert plain.config["recipe"]["head_hidden"] == 0 and pe.EncoderJudge.from_training(plain).head is None
 
 
-def test_interpolated_mixes_every_encoder_weight_and_keeps_the_fine_tuned_rest(tmp_path, judge):
-    import torch
-
-    tuned = tmp_path / "tuned"
-    judge.model.save_pretrained(tuned)
-    judge.tokenizer.save_pretrained(tuned)
-    fine = pe.EncoderJudge(tuned, scale=7.0)
-    with torch.no_grad():
-        for tensor in fine.model.state_dict().values():
-            if tensor.is_floating_point():
-                tensor.add_(0.01)
-    fine.model.save_pretrained(tuned)
-    fine = pe.EncoderJudge(tuned, scale=7.0)
-    base = judge.model.state_dict()
-    for weight in (0.0, 0.5, 1.0):
-        mixed = pe.interpolated(fine, weight)
-        assert mixed.scale == 7.0 and mixed.path == fine.path
-        for name, tensor in mixed.model.state_dict().items():
-            if tensor.is_floating_point():
-                assert torch.allclose(tensor, base[name] + 0.01 * weight, atol=1e-6), name
-    contexts, replies = [["Do you like tea?"]], ["Yes, with milk."]
-    assert pe.interpolated(fine, 0.0).relevance(contexts, replies) == pytest.approx(
-        judge.relevance(contexts, replies), abs=1e-5)
-    with pytest.raises(ValueError, match="weight"):
-        pe.interpolated(fine, 1.5)

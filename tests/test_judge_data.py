@@ -278,7 +278,7 @@ def test_directeval_trains_with_its_own_copy_share(real_data_dir, monkeypatch):
 
     seen = {}
 
-    def capture(pairs, *, kind="pairwise", **settings):
+    def capture(pairs, recipe, *, kind="pairwise", **settings):
         seen[kind] = pairs
         return kind
 

@@ -29,12 +29,12 @@ from .data import (KHALID_LEE_ATTACKS, chitchat_dialogues, corpus_comparisons, l
 from .prompts import PROMPT_LIMITS, PromptLimits, direct_messages, pair_messages
 from .schema import (META_EVAL_COLUMNS, MetaEvalFormatError, meta_evaluate, read_meta_eval, upheld_contexts,
                      upheld_meta_eval, write_meta_eval)
-from .encoder import EncoderJudge, EncoderTrainingRun, interpolated, pair_accuracy, train_encoder_judge
+from .encoder import BACKBONES, EncoderJudge, EncoderTrainingRun, backbone_path, pair_accuracy, train_encoder_judge
 from .metaeval import META_EVAL_SETS, MetaEvalSet, load_meta_eval_set, meta_eval_set_names
 from .recipes import RECIPES, JudgeData, JudgeRecipe, judge_data, train_judge, train_lm_judge, validation_pairs
 from .scoring import (bleu2, compare_responses, directeval_scores, length_scores, pair_preferences, paireval_scores,
                       pairwise_matrix, preference_accuracy, score_frame, upheld_judge_features)
-from .report import TARGETS, attack_verdicts, chapter4_summary, paired_gaps, target_verdict
+from .report import TARGETS, adopted_line, attack_verdicts, chapter4_summary, paired_gaps, target_verdict
 from .table1 import ENCODER_METHODS, baseline_scores, correlation_rows, encoder_method_scores, judge_scores, paper_table1, sample_items, table1_view
 from .splits import LeakReport, leaked_units, remove_held_out
 from .training import TrainingRun, judge_training_examples, split_dailydialog_plusplus_dev, train_lora
@@ -53,5 +53,5 @@ __all__ = ["upheld_judge_features", "PROMPT_LIMITS", "PromptLimits", "read_daily
            "load_meta_eval_set", "meta_eval_set_names", "RECIPES", "JudgeData", "JudgeRecipe", "judge_data",
            "train_judge", "train_lm_judge", "validation_pairs", "length_scores", "LeakReport", "leaked_units",
            "remove_held_out", "pair_preferences", "preference_accuracy", "baseline_scores", "correlation_rows",
-           "judge_scores", "ENCODER_METHODS", "encoder_method_scores", "paper_table1", "sample_items", "table1_view", "TARGETS", "chapter4_summary", "attack_verdicts", "paired_gaps",
-           "target_verdict", "interpolated"]
+           "judge_scores", "ENCODER_METHODS", "encoder_method_scores", "paper_table1", "sample_items", "table1_view", "TARGETS", "chapter4_summary", "adopted_line", "BACKBONES", "backbone_path", "attack_verdicts", "paired_gaps",
+           "target_verdict"]

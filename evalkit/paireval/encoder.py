@@ -32,8 +32,7 @@ import pandas as pd
 from .scoring import Position, good_and_bad_sides, pair_preferences, preference_accuracy
 from ..dialogue import Texts
 
-__all__ = ["EncoderJudge", "EncoderTrainingRun", "train_encoder_judge", "BACKBONES", "backbone_path", "recipe_key_fields", "LOGGING_FIELDS", "default_encoder_path", "pair_accuracy",
-           "interpolated"]
+__all__ = ["EncoderJudge", "EncoderTrainingRun", "train_encoder_judge", "BACKBONES", "backbone_path", "recipe_key_fields", "LOGGING_FIELDS", "default_encoder_path", "pair_accuracy"]
 
 
 
@@ -147,33 +146,6 @@ class EncoderJudge:
     def direct(self, contexts: Sequence[Texts], responses: Sequence[str]) -> np.ndarray:
         """DirectEval's P(good reply) = sigmoid(scale * f + bias)."""
         return 1.0 / (1.0 + np.exp(-(self.scale * self.relevance(contexts, responses) + self.bias)))
-
-
-def interpolated(judge: EncoderJudge, weight: float, base: str | Path | None = None) -> EncoderJudge:
-    """A judge whose encoder weights are ``weight`` x the fine-tuned ones + ``1 - weight`` x the untrained
-    ``base`` encoder's (weight-space ensembling, "WiSE-FT", Wortsman et al. 2022: it keeps much of what
-    fine-tuning gained on its own data and less of what it lost elsewhere). The relevance head, the scale and
-    the bias are the fine-tuned judge's. ``weight = 1`` is the fine-tuned judge, ``0`` the base encoder.
-
-    Both encoders must have the same architecture; a name or parameter that differs raises ``ValueError``.
-    """
-    import torch
-    from transformers import AutoModel
-
-    if not 0.0 <= weight <= 1.0:
-        raise ValueError(f"weight must lie in [0, 1], got {weight}")
-    mixed = EncoderJudge(judge.path, turns=judge.turns, max_tokens=judge.max_tokens, scale=judge.scale,
-                         bias=judge.bias, name=f"{judge.name}@{weight:g}", batch_size=judge.batch_size)
-    untrained = AutoModel.from_pretrained(str(Path(base) if base is not None else default_encoder_path()))
-    tuned_state, base_state = mixed.model.state_dict(), untrained.state_dict()
-    if set(tuned_state) != set(base_state):
-        raise ValueError(f"{judge.path} and the base encoder have different parameters: "
-                         f"{sorted(set(tuned_state) ^ set(base_state))[:5]}")
-    with torch.no_grad():
-        for name, tensor in tuned_state.items():
-            if tensor.is_floating_point():
-                tensor.copy_(weight * tensor + (1.0 - weight) * base_state[name])
-    return mixed
 
 
 HEAD_FILE = "relevance-head.pt"

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
-__all__ = ["TARGETS", "attack_verdicts", "chapter4_summary", "paired_gaps", "target_verdict"]
+__all__ = ["adopted_line", "TARGETS", "attack_verdicts", "chapter4_summary", "paired_gaps", "target_verdict"]
 
 # The held-out accuracy the kit's fine-tuned judge aims for, by kind of negative.
 TARGETS = {"random": 0.85, "look-alike": 0.70}
@@ -140,8 +141,8 @@ def chapter4_summary(*, accuracy: Mapping[tuple[str, str], Any], ddpp: Mapping[t
             line += "; " + _gaps_text(reference_gaps)
         lines.append(line + ".")
     if "PairEval" in table1.index:
-        overall = {m: float(table1.loc[m, "mean r"]) for m in ("PairEval", "DirectEval", "PairEval, encoder zero-shot")
-                   if m in table1.index}
+        overall = {m: float(table1.loc[m, "mean r"]) for m in ("PairEval", "DirectEval", "PairEval, encoder zero-shot",
+                                                               "PairEval, mpnet zero-shot") if m in table1.index}
         paper = "".join(f", {m}: {v:.3f}" for m, v in (paper_means or {}).items())
         lines.append(f"Mean Pearson r over the test halves of all {len(gain) or 'the'} sets: "
                      + ", ".join(f"{m} {v:.3f}" for m, v in overall.items())
@@ -163,6 +164,39 @@ def chapter4_summary(*, accuracy: Mapping[tuple[str, str], Any], ddpp: Mapping[t
         lines.append(_gain_line(f"The fine-tuned encoder PairEval against the zero-shot SmolLM2 judge (the LM subset, "
                                 f"n = {n} items per set)", lm_gap))
     return lines
+
+
+def adopted_line(adopted: str, scores: Mapping[tuple[str, str], Any], human: Mapping[str, Any],
+                 sets: Sequence[str], reference_sets: Sequence[str], *, untrained: str = "PairEval, encoder zero-shot",
+                 bootstrap: int = 1000, seed: int = 0) -> str:
+    """The adopted judge on the test halves in one sentence: its mean r over ``sets`` against the untrained
+    encoder and, over ``reference_sets``, against BERTScore — each a mean paired difference with its interval.
+
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> human = {"a": rng.normal(size=80)}
+    >>> scores = {("J", "a"): human["a"] + rng.normal(size=80), ("U", "a"): rng.normal(size=80),
+    ...           ("BERTScore", "a"): rng.normal(size=80)}
+    >>> adopted_line("J", scores, human, ["a"], ["a"], untrained="U", bootstrap=200).split(":")[0]
+    'The adopted judge, J, on the test halves'
+    """
+    from ..stats import correlation, mean_correlation_difference
+
+    def gap(other: str, names: Sequence[str]) -> str:
+        g = mean_correlation_difference({n: (scores[adopted, n], scores[other, n], human[n]) for n in names},
+                                        bootstrap=bootstrap, seed=seed)
+        verdict = "above, the interval excludes 0" if g.low > 0 else (
+            "below, the interval excludes 0" if g.high < 0 else "inside the sampling error")
+        return f"minus {other} {g.difference:+.3f} [{g.low:+.3f}, {g.high:+.3f}] ({verdict}; n = {g.n})"
+
+    mean = float(np.mean([correlation(np.asarray(scores[adopted, n], float), np.asarray(human[n], float))
+                          for n in sets]))
+    parts = [f"mean Pearson r {mean:.3f} over {len(sets)} sets"]
+    if adopted != untrained:
+        parts.append(gap(untrained, sets))
+    if reference_sets and all(("BERTScore", n) in scores for n in reference_sets):
+        parts.append(f"on the {len(reference_sets)} sets with references " + gap("BERTScore", reference_sets))
+    return f"The adopted judge, {adopted}, on the test halves: " + "; ".join(parts) + "."
 
 
 def paired_gaps(first: Mapping[str, Any], second: Mapping[str, Any], human: Mapping[str, Any], *,

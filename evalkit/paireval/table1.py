@@ -45,22 +45,28 @@ def judge_scores(frame: pd.DataFrame, judge: Any, pool: Sequence[tuple[Sequence[
             "directeval": directeval_scores(contexts, responses, judge)}
 
 
-ENCODER_METHODS = ("PairEval, encoder zero-shot", "DirectEval", "PairEval")
-"""The encoder judges a chapter chooses between, cheapest first (the untrained encoder leads)."""
+ENCODER_METHODS = ("PairEval, encoder zero-shot", "DirectEval", "PairEval", "PairEval, mpnet zero-shot")
+"""The encoder judges a chapter chooses between, cheapest first: the untrained MiniLM leads, then the two
+judges fine-tuned from it, then the untrained all-mpnet-base-v2 (5x MiniLM's inference cost)."""
 
 
 def encoder_method_scores(frame: pd.DataFrame, *, zero_shot: Any, paireval: Any, directeval: Any,
-                          pool: Sequence[tuple[Sequence[str], str]], n: int, runs: int, seed: int
-                          ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """The three :data:`ENCODER_METHODS`' scores on a set's items (the untrained encoder and the fine-tuned
-    PairEval judge scored by comparison, DirectEval pointwise), and the two pairwise arrays the ablations
-    reuse (keyed ``encoder zero-shot`` and ``PairEval``). The dev and the test halves are scored alike."""
+                          pool: Sequence[tuple[Sequence[str], str]], n: int, runs: int, seed: int,
+                          large: Any | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """The :data:`ENCODER_METHODS`' scores on a set's items (the untrained encoders and the fine-tuned
+    PairEval judge scored by comparison, DirectEval pointwise; the mpnet judge only when ``large`` is
+    given), and the two pairwise arrays the ablations reuse (keyed ``encoder zero-shot`` and ``PairEval``).
+    The dev and the test halves are scored alike."""
     scores, matrices = {}, {}
     for method, key, judge in (("PairEval, encoder zero-shot", "encoder zero-shot", zero_shot),
                                ("PairEval", "PairEval", paireval)):
         result = judge_scores(frame, judge, pool, n=n, runs=runs, seed=seed)
         scores[method], matrices[key] = result["paireval"], result["matrix"]
     scores["DirectEval"] = directeval_scores(list(frame["context"]), list(frame["response"]), directeval)
+    if large is not None:
+        contexts, responses = list(frame["context"]), list(frame["response"])
+        scores["PairEval, mpnet zero-shot"] = np.nanmean(np.stack(comparison_runs(
+            pairwise_matrix(contexts, responses, pool, large), n, runs, seed=seed)), axis=0)
     return scores, matrices
 
 
