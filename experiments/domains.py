@@ -45,7 +45,11 @@ from evalkit.paireval.corpora import DOMAINS
 from evalkit.paireval.recipes import EncoderRecipe, JudgeRecipe, LoraRecipe
 from evalkit.selection import choose_on_dev
 
-BASELINE = JudgeRecipe("dailydialog", EncoderRecipe(pairs=3200, copy_share=0.25, head_hidden=64), LoraRecipe())
+BASELINE = JudgeRecipe("dailydialog", EncoderRecipe(
+    pairs=3200, batch_size=16, learning_rate=5e-5, in_batch_negatives=1.0, context_turns=1, max_tokens=64,
+    freeze_embeddings=True, hard_share=0.5, validation_pairs=400, curve_points=4, second_corpus_share=0.0,
+    copy_share=0.25, copy_prefix_share=0.5, direct_copy_share=0.0, head_hidden=64, warmup_share=0.1, domains=(),
+    domain_share=0.0, backbone="minilm"), LoraRecipe(), seed=13)
 SMOKE = JudgeRecipe("dailydialog-smoke", EncoderRecipe(pairs=64, validation_pairs=48), LoraRecipe())
 
 

@@ -6,7 +6,7 @@ import gzip
 import pandas as pd
 import pytest
 
-from conftest import HEADER, SEP, row, write_annotator
+from tests.conftest import HEADER, SEP, row, write_annotator
 from evalkit.upheld import UpheldFormatError, load_upheld, read_subset
 
 

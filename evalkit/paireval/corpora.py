@@ -127,10 +127,13 @@ def _held_out(data_dir: str | Path | None) -> dict[str, list[list[str]]]:
     return held
 
 
-def domain_corpus(names: Sequence[str], *, data_dir: str | Path | None = None) -> DomainCorpus:
+def domain_corpus(names: Sequence[str], *, data_dir: str | Path | None = None,
+                  also_held_out: dict[str, list[list[str]]] | None = None) -> DomainCorpus:
     """The corpora ``names`` (of :data:`DOMAINS`), each without every dialogue that shares a held-out unit with
-    a human-scored set (see the module docstring)."""
-    held = _held_out(data_dir)
+    a human-scored set (see the module docstring) or with ``also_held_out`` (the judge data's own held-out
+    sources — DailyDialog validation and test, DailyDialog++ held-out parts, the attack suite: a training
+    recipe passes :attr:`~evalkit.paireval.recipes.JudgeData.held_out` and its validation dialogues)."""
+    held = {**_held_out(data_dir), **(also_held_out or {})}
     dialogues, reports = {}, {}
     for name in names:
         dialogues[name], reports[name] = remove_held_out(domain_dialogues(name, data_dir=data_dir), held)

@@ -265,7 +265,9 @@ def recipe_pairs(recipe: JudgeRecipe, data: JudgeData, *, hard_share: float,
     if other:
         from .corpora import domain_corpus, domain_pairs
 
-        frames.append(domain_pairs(domain_corpus(settings.domains, data_dir=data_dir), other, seed=recipe.seed + 11,
+        own = {**data.held_out, "judge validation dialogues": data.validation}
+        frames.append(domain_pairs(domain_corpus(settings.domains, data_dir=data_dir, also_held_out=own), other,
+                                   seed=recipe.seed + 11,
                                    copy_share=settings.copy_share, copy_prefix_share=settings.copy_prefix_share)
                       .drop(columns="corpus"))
     return pd.concat(frames, ignore_index=True) if len(frames) > 1 else pairs

@@ -168,9 +168,10 @@ def chapter4_summary(*, accuracy: Mapping[tuple[str, str], Any], ddpp: Mapping[t
 
 def adopted_line(adopted: str, scores: Mapping[tuple[str, str], Any], human: Mapping[str, Any],
                  sets: Sequence[str], reference_sets: Sequence[str], *, untrained: str = "PairEval, encoder zero-shot",
-                 bootstrap: int = 1000, seed: int = 0) -> str:
+                 groups: Mapping[str, Sequence[object]] | None = None, bootstrap: int = 1000, seed: int = 0) -> str:
     """The adopted judge on the test halves in one sentence: its mean r over ``sets`` against the untrained
-    encoder and, over ``reference_sets``, against BERTScore — each a mean paired difference with its interval.
+    encoder and, over ``reference_sets``, against BERTScore — each a mean paired difference with its interval
+    (whole ``groups`` resampled per set when given: contexts that share text).
 
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
@@ -183,7 +184,8 @@ def adopted_line(adopted: str, scores: Mapping[tuple[str, str], Any], human: Map
     from ..stats import correlation, mean_correlation_difference
 
     def gap(other: str, names: Sequence[str]) -> str:
-        g = mean_correlation_difference({n: (scores[adopted, n], scores[other, n], human[n]) for n in names},
+        g = mean_correlation_difference({n: (scores[adopted, n], scores[other, n], human[n],
+                                             *([list(groups[n])] if groups else [])) for n in names},
                                         bootstrap=bootstrap, seed=seed)
         verdict = "above, the interval excludes 0" if g.low > 0 else (
             "below, the interval excludes 0" if g.high < 0 else "inside the sampling error")
