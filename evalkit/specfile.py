@@ -23,7 +23,18 @@ _MISSING = object()
 
 
 class SpecError(ValueError):
-    """A spec file that cannot run; the message names the file and the field (or line)."""
+    """A spec file that cannot run; the message names the file and the field (or line). The message quotes
+    the offending value, so it is masked (:func:`evalkit.models.redact`: URL user-info, query values, key
+    shapes) before it can be printed, stored or shown: a URL pasted into the wrong field must not leak.
+
+    >>> str(SpecError("job.yml, field 'seed': got the text 'http://me:pw123456@h/v1?key=abcdef'"))
+    "job.yml, field 'seed': got the text 'http://***@h/v1?key=***'"
+    """
+
+    def __init__(self, message: str = "", *args: Any):
+        from .models.redaction import redact
+
+        super().__init__(redact(str(message)), *args)
 
 
 class _Lined(dict):

@@ -63,6 +63,18 @@ def test_bad_parameter_sets_are_refused_with_file_line_and_field(tmp_path, capsy
     assert not (tmp_path / "out").exists() and not (tmp_path / "book").exists()  # refused before any work
 
 
+def test_a_credential_in_a_wrong_field_is_masked_in_the_message(tmp_path, capsys):
+    """A URL pasted into the wrong field is quoted by the message: masked before it is printed (issue 26)."""
+    secret_url = "http://userABC987x:PWsecretXYZ123456@127.0.0.1:99999/v1?key=QKEYvalue55555&sig=SIGvalue77777"
+    path = tmp_path / "p.yml"
+    path.write_text(f"notebooks:\n  03_metric_correlation:\n    seed: '{secret_url}'\n")
+    assert cli.main(["run-notebooks", "--params", str(path), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "seed" in err and "***" in err
+    for secret in ("userABC987x", "PWsecretXYZ123456", "QKEYvalue55555", "SIGvalue77777"):
+        assert secret not in err
+
+
 def test_good_parameter_sets_still_load(tmp_path):
     path = tmp_path / "p.yml"
     path.write_text("defaults:\n  seed: 7\nnotebooks:\n  03_metric_correlation:\n    metric_items: 30\n"

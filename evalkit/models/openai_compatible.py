@@ -1,7 +1,9 @@
 """The OpenAI-compatible HTTP backend: chat completions from vLLM, Ollama, a llama.cpp server or OpenAI."""
 from __future__ import annotations
 
+import hashlib
 import json
+import threading
 import math
 import os
 import time
@@ -122,7 +124,12 @@ class OpenAICompatibleBackend:
         self.api_key_env = api_key_env
         self.max_concurrency = max_concurrency
         self.top_logprobs = top_logprobs
-        self.name = f"openai:{self.base_url}:{model}"
+        # Masking maps different query values (?deployment=alpha / beta) to one text: a short digest of the
+        # query as given keeps their cache keys apart (user-info is left out: a changed password is the same
+        # server; URLs without a query keep their names).
+        query = urlsplit(self._base_url).query
+        masked_apart = "#" + hashlib.sha256(query.encode("utf-8")).hexdigest()[:10] if query else ""
+        self.name = f"openai:{self.base_url}{masked_apart}:{model}"
         self.attempts = 0  # requests sent, retries included (for tests and telemetry)
         self._authorization(self._api_key())  # a conflict of credentials is refused now, not at the first call
 
@@ -247,8 +254,21 @@ class OpenAICompatibleBackend:
     def _map(self, function, items: Sequence[Any]) -> list[Any]:
         """``function`` over ``items`` with bounded concurrency; on the first failure the items not yet
         started are cancelled (a dead server must not cost one timeout per prompt) and the error raised."""
+        failed = threading.Event()
+
+        def guarded(item):
+            # A worker that saw a failure must not start the next queued item: leaving the pool waits for it,
+            # and it would run to a deadline of its own (a batch took twice its deadline before this).
+            if failed.is_set():
+                raise BackendError(f"{self.endpoint}: cancelled after an earlier request of the batch failed")
+            try:
+                return function(item)
+            except BaseException:
+                failed.set()
+                raise
+
         with ThreadPoolExecutor(max_workers=self.max_concurrency) as pool:
-            futures = [pool.submit(function, item) for item in items]
+            futures = [pool.submit(guarded, item) for item in items]
             try:
                 return [future.result() for future in futures]
             except BaseException:

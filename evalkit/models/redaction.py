@@ -32,10 +32,10 @@ MIN_FRAGMENT = 6  # a run this long of a configured secret is masked wherever it
 _MIN_SECRET = 4  # shorter "secrets" are not masked in free text (they would mask ordinary words)
 
 _URL_START = r"\b[A-Za-z][A-Za-z0-9+.\-]*://"
-_USERINFO = re.compile(rf"({_URL_START})[^\s/?#\"<>]*@")
+_USERINFO = re.compile(rf"({_URL_START})[^\s/?#\"'<>]*@")
 # A query starts at a "?" right after a URL or path character; it runs to a space, a quote or a fragment.
-_QUERY = re.compile(r"(?<=[\w/.\-:%\]])\?([^\s#\"<>]+)")
-_FRAGMENT = re.compile(rf"({_URL_START}[^\s#\"<>]*)#[^\s\"<>]+")
+_QUERY = re.compile(r"(?<=[\w/.\-:%\]])\?([^\s#\"'<>]+)")  # a quote ends it: URLs encode quotes
+_FRAGMENT = re.compile(rf"({_URL_START}[^\s#\"'<>]*)#[^\s\"'<>]+")
 
 _KEY_SHAPES = [
     (re.compile(r"(?i)\b(bearer|basic)\s+[^\s\"',;]+"), r"\1 ***"),

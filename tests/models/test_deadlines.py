@@ -162,3 +162,41 @@ def test_the_deadline_holds_over_https_too(tmp_path, monkeypatch):
     finally:
         stop.set()
         listener.close()
+
+
+def test_a_batch_larger_than_its_concurrency_ends_within_one_deadline():
+    """A stalling server: the worker that failed must not start the next queued prompt, which would run to a
+    deadline of its own (a batch of 8 at concurrency 2 took twice its deadline)."""
+    import socket
+    import threading
+    import time
+
+    from evalkit.models import BackendError, OpenAICompatibleBackend
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    stop, held = threading.Event(), []
+
+    def accept():  # accept and never answer
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])
+            except OSError:
+                continue
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+        backend = OpenAICompatibleBackend("m", url, api_key_env=None, max_concurrency=2, deadline_s=2.0,
+                                          timeout_s=1.0, backoff_s=0.0)
+        started = time.monotonic()
+        with pytest.raises(BackendError):
+            backend.generate([[{"role": "user", "content": f"q{i}"}] for i in range(8)])
+        assert time.monotonic() - started < 2.0 + 1.5
+    finally:
+        stop.set()
+        for sock in held:
+            sock.close()
+        listener.close()

@@ -150,7 +150,9 @@ def test_query_tokens_reach_the_server_but_no_name_cache_row_or_stats(raw_server
 
     url = raw_server(answer) + f"?sig={SIG}&code={CODE}&{BARE}"
     model = OpenAICompatibleBackend("m", url, api_key_env=None, backoff_s=0.0, max_retries=0)
-    assert model.name == f"openai:{url.split('?')[0]}?sig=***&code=***&***:m"
+    assert model.name.startswith(f"openai:{url.split('?')[0]}?sig=***&code=***&***#") and model.name.endswith(":m")
+    other = OpenAICompatibleBackend("m", url.replace(SIG, SIG[::-1]), api_key_env=None)
+    assert other.name != model.name  # masked alike, but another query: never one cache entry for both
     assert_no_secret(model.name + model.endpoint + repr(model) + repr(CachedBackend(model)))
     cache = CallCache(tmp_path / "calls.sqlite")
     assert CachedBackend(model, cache).generate(PROMPT)[0].texts == ["Fine."]
