@@ -142,14 +142,7 @@ def _paireval_train(args: argparse.Namespace) -> int:
               f"{' (reused)' if run.from_cache else ''}; {run.pairs} pairs in {run.seconds:.0f} s "
               f"({run.pairs_per_second:.1f} pairs/s); validation accuracy by pairs seen: {curve}")
         return 0
-    if args.output is None:
-        prompts_run = paireval.train_lm_judge(args.recipe, kind=args.kind, model=args.model)
-    else:
-        prompts, targets, name = paireval.judge_training_examples(args.kind, pairs=args.pairs, seed=args.seed,
-                                                                  hard_share=args.hard_share)
-        prompts_run = paireval.train_lora(prompts, targets, steps=args.steps, batch_size=args.batch_size,
-                                          learning_rate=args.lr, r=args.r, alpha=args.alpha, seed=args.seed,
-                                          model=args.model, output_dir=args.output, progress=True)
+    prompts_run = paireval.train_lm_judge(args.recipe, kind=args.kind, model=args.model)
     run = prompts_run
     first, last = run.losses[:5], run.losses[-5:]
     print(f"{args.kind} LoRA adapter: {run.adapter} ({run.examples} examples, {len(run.losses)} steps; "
@@ -319,8 +312,10 @@ def main(argv: list[str] | None = None) -> int:
     pair.add_argument("--dataset", help="one of the paper's meta-evaluation sets instead of --input: "
                                         "dailydialog-grade, convai2-grade, dailydialog-zhao, personachat-usr "
                                         "(convai2-usr), topicalchat-usr, fed")
-    pair.add_argument("--recipe", choices=["book", "smoke"], default="book",
-                      help="the judge recipe (evalkit.paireval.RECIPES) to train or to score with")
+    pair.add_argument("--recipe", choices=["book", "smoke", "large"], default="book",
+                      help="the judge recipe (evalkit.paireval.RECIPES) to train or to score with: every "
+                           "training setting comes from it (its encoder recipe, or its LoRA recipe with "
+                           "--backbone lm)")
     pair.add_argument("--backbone", choices=["encoder", "lm"], default="encoder",
                       help="train: the kit's encoder judge, or the SmolLM2 LoRA judge")
     pair.add_argument("--judge-dir", help="score with a trained encoder judge folder instead of the recipe's")
@@ -339,15 +334,6 @@ def main(argv: list[str] | None = None) -> int:
     pair.add_argument("--seed", type=int, default=0)
     pair.add_argument("--no-cache", action="store_true", help="do not use the model-call cache")
     pair.add_argument("--kind", choices=["pairwise", "direct"], default="pairwise", help="train: which judge")
-    pair.add_argument("--pairs", type=int, default=128, help="train: number of training pairs")
-    pair.add_argument("--steps", type=int, default=32)
-    pair.add_argument("--batch-size", type=int, default=4)
-    pair.add_argument("--lr", type=float, default=2e-3,
-                      help="AdamW learning rate (default 2e-3 for short CPU runs; the paper used 1e-4 over ~5,000 steps)")
-    pair.add_argument("--r", type=int, default=16)
-    pair.add_argument("--alpha", type=int, default=8)
-    pair.add_argument("--hard-share", type=float, default=0.5,
-                      help="train: share of DailyDialog++ adversarial negatives (0 = random negatives only)")
     pair.set_defaults(handler=_paireval)
 
     proxy = commands.add_parser("userproxy", help="plan, run (or resume) and report a user-proxy evaluation job")

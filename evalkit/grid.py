@@ -377,10 +377,42 @@ def _run_notebook(unit: GridUnit, folder: Path) -> dict[str, Any]:
 # driver itself) dies — however it dies — and starts the command in a session and process group of its own
 # (the command itself asks for SIGKILL when the reaper dies). Told to stop, or orphaned, it kills the whole
 # group, the command and all it started; when the command ends it kills what the command left running (a
-# background child would otherwise hold the output pipes open). A command killed by a signal is reported
-# as killed by that signal.
+# background child would otherwise hold the output pipes open). It is a child subreaper, so what the command
+# detached into a session of its own (setsid) is reparented to it and killed too. A command killed by a signal
+# is reported as killed by that signal.
 _REAPER = r"""
-import ctypes, os, signal, subprocess, sys
+import ctypes, os, signal, subprocess, sys, time
+def children():
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    fields = handle.read().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if fields[1] == str(me):
+                found.append(int(entry))
+    return found
+def kill_descendants():
+    # What the command started and detached (setsid) is reparented here (we are a child subreaper): kill it.
+    for _ in range(50):
+        pids = children()
+        if not pids:
+            return
+        for pid in pids:
+            for kill in (os.killpg, os.kill):
+                try:
+                    kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+        while True:
+            try:
+                if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                    break
+            except ChildProcessError:
+                break
+        time.sleep(0.02)
 def die_with_parent(signum):
     try:
         ctypes.CDLL(None, use_errno=True).prctl(1, int(signum))  # PR_SET_PDEATHSIG (Linux)
@@ -391,12 +423,17 @@ die_with_parent(signal.SIGTERM)
 if os.getppid() != parent:
     os._exit(143)
 os.setsid()
+try:
+    ctypes.CDLL(None, use_errno=True).prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: orphans of the command come here
+except (OSError, AttributeError):
+    pass
 def stop(signum, frame):
     if group is not None:
         try:
             os.killpg(group, signal.SIGKILL)
         except OSError:
             pass
+    kill_descendants()
     os._exit(128 + signum)
 for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
     signal.signal(signum, stop)
@@ -415,6 +452,7 @@ try:
     os.killpg(group, signal.SIGKILL)
 except OSError:
     pass
+kill_descendants()
 if code < 0:
     signal.signal(-code, signal.SIG_DFL)
     os.kill(me, -code)

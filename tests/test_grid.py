@@ -395,6 +395,23 @@ def test_a_notebook_units_folder_and_record_are_masked(tmp_path, monkeypatch):
     assert grid._finished(tmp_path / "out", unit)
 
 
+def test_a_child_that_detaches_into_its_own_session_is_killed_with_its_unit(tmp_path):
+    """``setsid`` takes a child out of the unit's process group; the reaper is a child subreaper, so the
+    orphan is reparented to it and killed when the unit ends (an independent probe found it surviving)."""
+    import time
+
+    detach = ("import json, subprocess, sys; child = subprocess.Popen(['setsid', 'sleep', '971']); "
+              "import time; time.sleep(0.3); open(sys.argv[1], 'w').write(str(child.pid)); "
+              "print(json.dumps(dict(done=1)))")
+    spec = command_spec(tmp_path, command=[sys.executable, "-c", detach, str(tmp_path / "pid_{x}")],
+                        grid={"x": [0]}, retries=0, timeout_s=20)
+    outcome = grid.run_grid(spec)
+    assert outcome.table["status"].tolist() == ["ok"]
+    time.sleep(0.5)
+    pid = int((tmp_path / "pid_0").read_text())
+    assert not _alive(pid), f"the detached sleep {pid} outlived its unit"
+
+
 def test_a_unit_leaves_no_process_behind_when_it_ends_or_times_out(tmp_path):
     """A background child would hold the output pipes open (the unit hung until it ended) and a timed-out
     unit's grandchild ran on: both are killed with the unit's process group."""

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import threading
 import math
 import os
@@ -81,6 +82,29 @@ def _policy(retry: RetryPolicy | None, **options: Any) -> RetryPolicy:
     if changed:
         raise ValueError(f"give retry= or {', '.join(changed)}, not both")
     return retry
+
+
+def _without_secrets(text: str, secrets: Sequence[str]) -> str:
+    """A reply's text with any configured secret it echoes (whole, 8 characters or more) masked: the text is
+    stored in the call cache and shown in reports. Only whole secrets — a model's words are otherwise kept.
+
+    >>> _without_secrets("your key is sk-abcdefgh12345", ["sk-abcdefgh12345"])
+    'your key is ***'
+    """
+    for secret in sorted((s for s in secrets if len(s) >= 8), key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text
+
+
+class _RedactingFilter(logging.Filter):
+    """Masks what urllib3 logs at DEBUG level (the request line carries the URL's query values)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = redact(record.getMessage()), ()
+        return True
+
+
+logging.getLogger("urllib3.connectionpool").addFilter(_RedactingFilter())
 
 
 class OpenAICompatibleBackend:
@@ -293,7 +317,8 @@ class OpenAICompatibleBackend:
                 reply, error = self._post({"model": self.model, "messages": list(map(dict, messages)),
                                            "max_tokens": max_tokens, "temperature": temperature,
                                            "seed": seed + sample}, need_content=True)
-                texts.append((reply["choices"][0]["message"].get("content") or "").strip())
+                texts.append(_without_secrets((reply["choices"][0]["message"].get("content") or "").strip(),
+                                              self._secrets()))
                 if error:
                     errors.append(error)
                 used = self._usage(reply)

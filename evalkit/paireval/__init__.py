@@ -37,7 +37,7 @@ from .scoring import (bleu2, compare_responses, directeval_scores, length_scores
 from .report import TARGETS, adopted_line, attack_verdicts, chapter4_summary, paired_gaps, target_verdict
 from .table1 import ENCODER_METHODS, baseline_scores, correlation_rows, encoder_method_scores, judge_scores, paper_table1, sample_items, table1_view
 from .splits import LeakReport, leaked_units, remove_held_out
-from .training import TrainingRun, judge_training_examples, split_dailydialog_plusplus_dev, train_lora
+from .training import TrainingRun, split_dailydialog_plusplus_dev, train_lora
 
 __all__ = ["upheld_judge_features", "PROMPT_LIMITS", "PromptLimits", "read_dailydialog", "load_dailydialog", "chitchat_dialogues",
            "training_corpus", "read_dailydialog_plusplus", "load_dailydialog_plusplus", "training_pairs",
@@ -48,7 +48,7 @@ __all__ = ["upheld_judge_features", "PROMPT_LIMITS", "PromptLimits", "read_daily
            "read_khalid_lee", "load_khalid_lee", "KHALID_LEE_ATTACKS", "bleu2", "restrict_positions",
            "comparison_runs", "exhaustive_matrix", "correlations", "ranking_accuracy", "enriched_sample",
            "corpus_comparisons", "score_frame", "summarise_runs", "accuracy_by_group", "PAPER",
-           "judge_training_examples", "split_dailydialog_plusplus_dev", "upheld_contexts", "EncoderJudge",
+           "split_dailydialog_plusplus_dev", "upheld_contexts", "EncoderJudge",
            "EncoderTrainingRun", "pair_accuracy", "train_encoder_judge", "META_EVAL_SETS", "MetaEvalSet",
            "load_meta_eval_set", "meta_eval_set_names", "RECIPES", "JudgeData", "JudgeRecipe", "judge_data",
            "train_judge", "train_lm_judge", "validation_pairs", "length_scores", "LeakReport", "leaked_units",

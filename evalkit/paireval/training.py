@@ -12,8 +12,6 @@ import numpy as np
 import pandas as pd
 
 from ..models import Messages
-from .data import load_dailydialog_plusplus, pointwise_examples, training_corpus, training_pairs
-from .prompts import direct_messages, pair_messages
 
 
 # --------------------------------------------------------------------------- LoRA training
@@ -137,21 +135,3 @@ def split_dailydialog_plusplus_dev(records: Sequence[Any], seed: int) -> tuple[l
     shuffled = np.random.default_rng(seed).permutation(len(records))
     cut = int(0.8 * len(shuffled))
     return [records[i] for i in shuffled[:cut]], [records[i] for i in shuffled[cut:]]
-
-
-def judge_training_examples(kind: str = "pairwise", *, pairs: int, seed: int = 0, hard_share: float = 0.5,
-                            data_dir: str | Path | None = None) -> tuple[list[Messages], list[str], str]:
-    """Prompts, target labels and corpus name for training a ``pairwise`` (PairEval) or ``direct``
-    (DirectEval) judge — the data chapter 4 trains on: ``pairs`` training pairs from the dialogue corpus,
-    a ``hard_share`` of negatives from the training part of DailyDialog++ dev."""
-    if kind not in ("pairwise", "direct"):
-        raise ValueError(f"kind must be pairwise or direct, not {kind!r}")
-    name, dialogues = training_corpus("train", data_dir=data_dir)
-    hard = ([] if hard_share == 0 else
-            split_dailydialog_plusplus_dev(load_dailydialog_plusplus("dev", data_dir=data_dir), seed)[0])
-    frame = training_pairs(dialogues, pairs, seed=seed, hard_negatives=hard, hard_share=hard_share)
-    if kind == "pairwise":
-        prompts = [pair_messages(r.context_a, r.response_a, r.context_b, r.response_b) for r in frame.itertuples()]
-        return prompts, list(frame["better"]), name
-    points = pointwise_examples(frame)
-    return [direct_messages(r.context, r.response) for r in points.itertuples()], list(points["label"]), name

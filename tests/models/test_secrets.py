@@ -252,3 +252,21 @@ def test_errors_stored_in_the_run_store_are_redacted(tmp_path, monkeypatch):
         dump = "\n".join(connection.iterdump())
     assert "direct: http://***@127.0.0.1:8/v1?sig=***" in dump
     assert_no_secret(dump)
+
+
+def test_a_key_echoed_in_a_reply_and_urllib3s_debug_log_are_masked(raw_server, tmp_path, monkeypatch, caplog):
+    """Found by an independent probe: a server echoing the key inside a 200 reply put it into the cache, and
+    urllib3's DEBUG request line carried the query values."""
+    import logging
+
+    monkeypatch.setenv("EVALKIT_TEST_KEY", KEY)
+    url = raw_server(lambda c: c.reply(200, ok_body(f"your key is {KEY}, all fine"))) + f"?sig={SIG}"
+    model = OpenAICompatibleBackend("m", url, api_key_env="EVALKIT_TEST_KEY", backoff_s=0.0, max_retries=0)
+    cache = CallCache(tmp_path / "calls.sqlite")
+    with caplog.at_level(logging.DEBUG, logger="urllib3.connectionpool"):
+        (result,) = CachedBackend(model, cache).generate(PROMPT)
+    assert result.texts == ["your key is ***, all fine"]
+    assert caplog.records and SIG not in caplog.text  # the request line was logged, masked
+    cache.close()
+    stored = (tmp_path / "calls.sqlite").read_bytes()
+    assert KEY.encode() not in stored and SIG.encode() not in stored
