@@ -35,6 +35,8 @@ _URL_START = r"\b[A-Za-z][A-Za-z0-9+.\-]*://"
 _USERINFO = re.compile(rf"({_URL_START})[^\s/?#\"'<>]*@")
 # A query starts at a "?" right after a URL or path character; it runs to a space, a quote or a fragment.
 _QUERY = re.compile(r"(?<=[\w/.\-:%\]])\?([^\s#\"'<>]+)")  # a quote ends it: URLs encode quotes
+# user:password@host without a well-formed scheme in front (a typo: "http:/u:p@h", or no scheme at all).
+_BARE_USERINFO = re.compile(r"(?<![\w.~%+\-:])[A-Za-z0-9._~%+\-]+:[^\s/?#@\"'<>]+@(?=[A-Za-z0-9\[])")
 _FRAGMENT = re.compile(rf"({_URL_START}[^\s#\"'<>]*)#[^\s\"'<>]+")
 
 _KEY_SHAPES = [
@@ -75,6 +77,7 @@ def redact(text: str, secrets: Sequence[str] = ()) -> str:
         text = text.replace(variant, MASK)
     text = _mask_fragments(text, [v for v in variants if len(v) > MIN_FRAGMENT])
     text = _USERINFO.sub(rf"\1{MASK}@", text)
+    text = _BARE_USERINFO.sub(f"{MASK}@", text)
     text = _QUERY.sub(_masked_query, text)
     text = _FRAGMENT.sub(rf"\1#{MASK}", text)
     for pattern, replacement in _KEY_SHAPES:

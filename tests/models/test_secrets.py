@@ -270,3 +270,11 @@ def test_a_key_echoed_in_a_reply_and_urllib3s_debug_log_are_masked(raw_server, t
     cache.close()
     stored = (tmp_path / "calls.sqlite").read_bytes()
     assert KEY.encode() not in stored and SIG.encode() not in stored
+
+
+@pytest.mark.parametrize("typo", ["userABC987x:PWsecretXYZ123456@127.0.0.1:18765/v1?key=QKEYvalue55555",
+                                  "http:/userABC987x:PWsecretXYZ123456@127.0.0.1/v1"])
+def test_user_info_without_a_well_formed_scheme_is_masked(typo):
+    """Found by a re-probe: a URL typed without its scheme (or with 'http:/') kept its password in messages."""
+    masked = redact(f"base_url {typo!r} cannot be used")
+    assert "userABC987x" not in masked and "PWsecretXYZ123456" not in masked and "QKEYvalue55555" not in masked
