@@ -145,8 +145,25 @@ def describe(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main(run: Callable[..., dict[str, Any]], doc: str, *, variants: bool = False) -> None:
-    """The command line every script shares: ``--smoke``, ``--json FILE`` (and, where asked, variant names)."""
+def dev_halves(items: int | None, data_dir: Any = None) -> dict[str, Any]:
+    """The dev halves of the six Table-1 sets (:mod:`evalkit.halves`), ``items`` of each (None: all) — the only
+    human-scored data the dev-half experiments may see."""
+    from evalkit.halves import split_meta_eval
+
+    return {name: split_meta_eval(pe.load_meta_eval_set(name, data_dir=data_dir).items, name)[0]
+            .sample(items, seed=13) for name in pe.meta_eval_set_names()}
+
+
+def decision_lines(result: dict[str, Any]) -> str:
+    """A dev-half decision's record as printed: its sentence, then the rest as JSON."""
+    return result["sentence"] + "\n" + json.dumps({k: v for k, v in result.items() if k != "decision"}, indent=1,
+                                                  default=float)
+
+
+def main(run: Callable[..., dict[str, Any]], doc: str, *, variants: bool = False,
+         show: Callable[[dict[str, Any]], str] = describe) -> None:
+    """The command line every script shares: ``--smoke``, ``--json FILE`` (and, where asked, variant names);
+    ``show`` turns the record into the printed lines."""
     parser = argparse.ArgumentParser(description=doc.strip().splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="tiny sizes: checks that the script runs")
     parser.add_argument("--json", help="write the record to this file")
@@ -154,7 +171,7 @@ def main(run: Callable[..., dict[str, Any]], doc: str, *, variants: bool = False
         parser.add_argument("variants", nargs="*", help="run only these variants (and the baseline)")
     args = parser.parse_args()
     result = run(smoke=args.smoke, **({"variants": args.variants or None} if variants else {}))
-    print(describe(result))
+    print(show(result))
     if args.json:
         with open(args.json, "w") as handle:
             json.dump(result, handle, indent=1, default=float)

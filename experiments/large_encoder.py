@@ -28,12 +28,10 @@ is not: issue 28 measured ~19 minutes for 1,600 pairs.
 """
 from __future__ import annotations
 
-import argparse
-import json
 import time
 
+import _common as lab
 from evalkit import paireval as pe
-from evalkit.halves import split_meta_eval
 from evalkit.paireval.encoder import backbone_path
 from evalkit.selection import choose_on_dev
 
@@ -44,10 +42,7 @@ def run(*, smoke: bool = False, data_dir=None, items: int | None = None) -> dict
     """Score the dev halves with both untrained encoders; the decision, per-set r and seconds."""
     items = items if items is not None else (12 if smoke else None)
     data = pe.judge_data(seed=13, data_dir=data_dir)
-    dev = {}
-    for name in pe.meta_eval_set_names():
-        half, _ = split_meta_eval(pe.load_meta_eval_set(name, data_dir=data_dir).items, name)
-        dev[name] = half.sample(items, seed=13)
+    dev = lab.dev_halves(items, data_dir)
     pool = pe.corpus_comparisons(data.validation, 4 if smoke else 8, seed=13)
     scores, seconds = {}, {}
     for label in ("minilm", "mpnet"):
@@ -63,18 +58,5 @@ def run(*, smoke: bool = False, data_dir=None, items: int | None = None) -> dict
             "dev_items": {name: len(half) for name, half in dev.items()}}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--smoke", action="store_true", help="tiny sizes: checks that the script runs")
-    parser.add_argument("--json", help="write the record to this file")
-    args = parser.parse_args()
-    record = run(smoke=args.smoke)
-    print(record["sentence"])
-    print(json.dumps({k: v for k, v in record.items() if k != "decision"}, indent=1))
-    if args.json:
-        with open(args.json, "w") as handle:
-            json.dump(record, handle, indent=1, default=float)
-
-
 if __name__ == "__main__":
-    main()
+    lab.main(run, __doc__, show=lab.decision_lines)
