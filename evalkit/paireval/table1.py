@@ -64,9 +64,7 @@ def encoder_method_scores(frame: pd.DataFrame, *, zero_shot: Any, paireval: Any,
         scores[method], matrices[key] = result["paireval"], result["matrix"]
     scores["DirectEval"] = directeval_scores(list(frame["context"]), list(frame["response"]), directeval)
     if large is not None:
-        contexts, responses = list(frame["context"]), list(frame["response"])
-        scores["PairEval, mpnet zero-shot"] = np.nanmean(np.stack(comparison_runs(
-            pairwise_matrix(contexts, responses, pool, large), n, runs, seed=seed)), axis=0)
+        scores["PairEval, mpnet zero-shot"] = judge_scores(frame, large, pool, n=n, runs=runs, seed=seed)["paireval"]
     return scores, matrices
 
 
