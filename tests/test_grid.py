@@ -384,7 +384,7 @@ def test_a_notebook_units_folder_and_record_are_masked(tmp_path, monkeypatch):
         (folder / "00_models.ipynb").write_text(json.dumps({"source": f"base_url = {unit.params['base_url']!r}"}))
         return {"endpoint": unit.params["base_url"], "items": 3}
 
-    monkeypatch.setattr(grid, "_run_notebook", notebook)
+    monkeypatch.setattr("evalkit.grid.unit._run_notebook", notebook)
     unit = grid.GridUnit("notebook", "00_models", {"base_url": SECRET_URL, "hf_token": TOKEN, "seed": 1})
     record = grid.run_unit(unit, str(tmp_path / "out"))
     assert record["status"] == "ok" and record["result"]["items"] == 3

@@ -1,0 +1,75 @@
+"""Credentials in a grid's values: which parameters hold them, how a value is written with them masked, and
+which values may appear in a unit's folder name."""
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from ..models import redact
+
+# A parameter whose name ends in one of these words holds a credential: its value is never shown.
+_SECRET_NAME = re.compile(r"(?i)(^|[_-])(pass(word|wd|phrase)?|secret|token|credentials?|auth(orization)?|"
+                          r"api[_-]?key|apikey|key|sig(nature)?)$")
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S+")
+
+
+def _mask_url(text: str) -> str:
+    """A URL with its user-info and every query value masked (other text as it is).
+
+    >>> _mask_url("http://me:pw@host:8000/v1?key=K&sig=S&flag")
+    'http://***@host:8000/v1?key=***&sig=***&flag'
+    """
+    if not _URL.fullmatch(text):
+        return text
+    parts = urlsplit(text)
+    netloc = f"***@{parts.netloc.rpartition('@')[2]}" if "@" in parts.netloc else parts.netloc
+    pairs = (part.partition("=") for part in parts.query.split("&"))
+    query = "&".join(f"{name}=***" if eq else name for name, eq, _ in pairs)
+    return parts._replace(netloc=netloc, query=query).geturl()
+
+
+def _secrets(value: Any, name: str = "") -> list[str]:
+    """The credentials inside a unit's values, longest first: secret-named values, URL passwords and query
+    values (masked wherever they appear, also without their URL)."""
+    found: list[str] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += _secrets(item, str(key))
+    elif isinstance(value, list):
+        for item in value:
+            found += _secrets(item, name)
+    elif _SECRET_NAME.search(name) and value is not None and not isinstance(value, bool):
+        found.append(str(value))
+    elif isinstance(value, str) and _URL.fullmatch(value):
+        parts = urlsplit(value)
+        found += [parts.password or "", unquote(parts.password or "")]
+        for _, _, query_value in (p.partition("=") for p in parts.query.split("&")):
+            if len(query_value) >= 6:  # shorter values (json, en, 1) would mask ordinary words
+                found += [query_value, unquote(query_value)]
+    return sorted({s for s in found if len(s) >= 4}, key=len, reverse=True)
+
+
+def _public(value: Any, secrets: list[str], name: str = "") -> Any:
+    """``value`` as it may be written: secret-named values as ``***``, every text redacted."""
+    if isinstance(value, dict):
+        return {redact(str(k), secrets): _public(v, secrets, str(k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_public(v, secrets, name) for v in value]
+    if _SECRET_NAME.search(name) and value is not None and not isinstance(value, bool):
+        return "***"
+    return redact(_mask_url(value), secrets) if isinstance(value, str) else value
+
+
+def _shown(name: str, value: Any) -> bool:
+    """Whether a value may appear in a unit's folder name: no secret-named parameter, no URL, nothing that
+    redaction would change."""
+    if _SECRET_NAME.search(name):
+        return False
+    if isinstance(value, dict):
+        return all(_shown(str(k), v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_shown(name, v) for v in value)
+    if isinstance(value, str):
+        return not re.search(r"[@:?=&#%\s]", value) and redact(value) == value
+    return True

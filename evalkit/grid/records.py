@@ -1,0 +1,71 @@
+"""A grid's output folder: each unit's ``unit.json`` (written whole or not at all), whether a unit finished
+before, and the gathered results table."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..models import redact
+from .masking import _public
+from .spec import GridSpec, GridUnit, _short, expand
+
+
+def _record_path(out: Path, unit: GridUnit) -> Path:
+    return out / "units" / unit.unit_id / "unit.json"
+
+
+def _write_record(out: Path, unit: GridUnit, record: dict[str, Any]) -> None:
+    """Write a unit's record whole or not at all (a kill mid-write leaves the previous record)."""
+    path = _record_path(out, unit)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(f".json.{os.getpid()}.tmp")
+    partial.write_text(json.dumps(record, indent=1, default=str))
+    os.replace(partial, path)
+
+
+def _finished(out: Path, unit: GridUnit) -> bool:
+    """Whether the unit's folder holds an ``ok`` record of this very unit. The record stores the unit with
+    its credentials masked, so equal stored forms alone could hide a changed password; but the folder is
+    named by a hash of the real values, so a unit with another credential has another folder (and no
+    record), while the stored form still tells apart units whose short hashes collide."""
+    path = _record_path(out, unit)
+    if not path.is_file():
+        return False
+    try:
+        record = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return False  # a damaged record: the unit runs again
+    return (record.get("status") == "ok" and record.get("unit_id") == unit.unit_id
+            and record.get("unit") == json.loads(json.dumps(unit.public())))
+
+
+def _failed_record(unit: GridUnit, error: BaseException) -> dict[str, Any]:
+    return {"unit_id": unit.unit_id, "unit": unit.public(), "status": "failed",
+            "error": redact(f"{type(error).__name__}: {error}", unit.secrets), "result": {}, "seconds": 0.0}
+
+
+def results_table(spec: GridSpec) -> pd.DataFrame:
+    """One row per unit of the grid that has a record: its parameters, status, attempts, seconds and the
+    numeric (or short text) values of its result, nested keys joined with ``/``."""
+    out = Path(spec.out)
+    rows = []
+    for unit in expand(spec):
+        path = _record_path(out, unit)
+        if not path.is_file():
+            continue
+        record = json.loads(path.read_text())
+        flat = pd.json_normalize(record.get("result") or {}, sep="/").to_dict("records")
+        values = {k: v for k, v in (flat[0] if flat else {}).items()
+                  if isinstance(v, (int, float, bool)) or (isinstance(v, str) and len(v) <= 80)}
+        shown = unit.public()["params"]  # a record written before masking is masked here too
+        values = _public(values, unit.secrets)
+        rows.append({"unit_id": unit.unit_id, **{f"param/{k}": _short(v) if isinstance(v, (list, dict)) else v
+                                                   for k, v in shown.items()},
+                     "status": record["status"], "attempts": record.get("attempts", 1),
+                     "seconds": round(record.get("seconds", 0.0), 3),
+                     "error": _public(record.get("error"), unit.secrets), **values})
+    return pd.DataFrame(rows)

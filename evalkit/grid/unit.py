@@ -1,0 +1,207 @@
+"""One unit run by a worker: a notebook through papermill, or a command under a reaper that kills its
+process group; its record filed with credentials masked."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from ..models import redact
+from .masking import _public
+from .records import _write_record
+from .spec import GridUnit, fill
+
+
+def _run_notebook(unit: GridUnit, folder: Path) -> dict[str, Any]:
+    """The notebook with its base parameter set, the unit's values laid over that notebook's entry."""
+    from ..results import read_results
+    from ..runner import load_params, notebook_sources, run_notebooks
+
+    params = load_params(unit.base_params)
+    (source,) = notebook_sources([unit.target])
+    notebooks = {**params["notebooks"], source.stem: {**(params["notebooks"].get(source.stem) or {}), **unit.params}}
+    (run,) = run_notebooks({"defaults": params["defaults"], "notebooks": notebooks}, only=[source.stem],
+                           out_dir=folder)
+    return read_results(run.results) if run.results.is_file() else {}
+
+
+# The process between a worker and its command. It asks for SIGTERM when its parent (the worker, or the
+# driver itself) dies — however it dies — and starts the command in a session and process group of its own
+# (the command itself asks for SIGKILL when the reaper dies). Told to stop, or orphaned, it kills the whole
+# group, the command and all it started; when the command ends it kills what the command left running (a
+# background child would otherwise hold the output pipes open). It is a child subreaper, so what the command
+# detached into a session of its own (setsid) is reparented to it and killed too. A command killed by a signal
+# is reported as killed by that signal.
+_REAPER = r"""
+import ctypes, os, signal, subprocess, sys, time
+def children():
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    fields = handle.read().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if fields[1] == str(me):
+                found.append(int(entry))
+    return found
+def kill_descendants():
+    # What the command started and detached (setsid) is reparented here (we are a child subreaper): kill it.
+    for _ in range(50):
+        pids = children()
+        if not pids:
+            return
+        for pid in pids:
+            for kill in (os.killpg, os.kill):
+                try:
+                    kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+        while True:
+            try:
+                if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                    break
+            except ChildProcessError:
+                break
+        time.sleep(0.02)
+def die_with_parent(signum):
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signum))  # PR_SET_PDEATHSIG (Linux)
+    except (OSError, AttributeError):
+        pass
+parent, me, group = int(sys.argv[1]), os.getpid(), None
+die_with_parent(signal.SIGTERM)
+if os.getppid() != parent:
+    os._exit(143)
+os.setsid()
+try:
+    ctypes.CDLL(None, use_errno=True).prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: orphans of the command come here
+except (OSError, AttributeError):
+    pass
+def stop(signum, frame):
+    if group is not None:
+        try:
+            os.killpg(group, signal.SIGKILL)
+        except OSError:
+            pass
+    kill_descendants()
+    os._exit(128 + signum)
+for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+    signal.signal(signum, stop)
+def child_setup():
+    die_with_parent(signal.SIGKILL)
+    if os.getppid() != me:
+        os._exit(137)
+try:
+    child = subprocess.Popen(sys.argv[2:], start_new_session=True, preexec_fn=child_setup)
+except OSError as error:
+    print(f"cannot start {sys.argv[2]!r}: {type(error).__name__}: {error.strerror or error}", file=sys.stderr)
+    os._exit(127)
+group = child.pid
+code = child.wait()
+try:
+    os.killpg(group, signal.SIGKILL)
+except OSError:
+    pass
+kill_descendants()
+if code < 0:
+    signal.signal(-code, signal.SIG_DFL)
+    os.kill(me, -code)
+sys.exit(code if code >= 0 else 128 - code)
+"""
+
+
+def _json_result(stdout: str) -> dict[str, Any]:
+    """The last line of ``stdout`` that is a whole JSON object.
+
+    >>> _json_result('{"a": 1}\\nnot json\\n[2]\\n{"b": 2}\\ndone\\n')
+    {'b': 2}
+    """
+    for line in reversed(stdout.splitlines()):
+        line = line.strip()
+        if line.startswith("{") and line.endswith("}"):
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(value, dict):
+                return value
+    raise RuntimeError("no result: no line of its standard output is a JSON object (a command unit prints its "
+                       "result as one JSON object on a line of its own)")
+
+
+def _run_command(unit: GridUnit, folder: Path, secrets: list[str]) -> dict[str, Any]:
+    arguments = [fill(part, unit.params) for part in json.loads(unit.target)]
+    reaper = subprocess.Popen([sys.executable, "-I", "-S", "-c", _REAPER, str(os.getpid()), *arguments],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, encoding="utf-8", errors="replace",
+                              cwd=unit.workdir or None)
+    timed_out = False
+    try:
+        try:
+            stdout, stderr = reaper.communicate(timeout=unit.timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            reaper.terminate()  # the reaper kills the command's process group
+            stdout, stderr = reaper.communicate()
+    finally:
+        if reaper.poll() is None:  # this worker is interrupted: its unit's processes go with it
+            reaper.terminate()
+            reaper.wait()
+    (folder / "stdout.txt").write_text(redact(stdout, secrets))
+    (folder / "stderr.txt").write_text(redact(stderr, secrets))
+    if timed_out:
+        raise TimeoutError(f"still running after timeout_s = {unit.timeout_s:g} s; its processes were killed")
+    if reaper.returncode != 0:
+        ended = (f"killed by signal {signal.Signals(-reaper.returncode).name}" if reaper.returncode < 0
+                 else f"exit status {reaper.returncode}")
+        tail = (stderr.strip() or stdout.strip())[-1500:]
+        raise RuntimeError(f"{ended}: {tail}")
+    return _json_result(stdout)
+
+
+_TEXT_FILES = (".ipynb", ".json", ".jsonl", ".txt", ".log", ".md", ".html", ".csv")
+
+
+def _scrub_folder(folder: Path, secrets: list[str]) -> None:
+    """Mask credentials in the text files a unit left in its folder (an executed notebook shows its
+    parameters cell)."""
+    for path in folder.rglob("*"):
+        if path.suffix not in _TEXT_FILES or not path.is_file():
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        masked = redact(text, secrets)
+        if masked != text:
+            path.write_text(masked, encoding="utf-8")
+
+
+def run_unit(unit: GridUnit, out_dir: str) -> dict[str, Any]:
+    """Run one unit into ``out_dir/units/<id>/`` and return its record (never raises: a failure is recorded
+    with its error). Importable by process-pool and Ray workers alike."""
+    folder = Path(out_dir) / "units" / unit.unit_id
+    folder.mkdir(parents=True, exist_ok=True)
+    secrets = unit.secrets
+    started = time.perf_counter()
+    record: dict[str, Any] = {"unit_id": unit.unit_id, "unit": unit.public(), "status": "ok", "error": None,
+                              "result": {}}
+    try:
+        result = _run_notebook(unit, folder) if unit.kind == "notebook" else _run_command(unit, folder, secrets)
+        record["result"] = _public(result, secrets)
+    except Exception as error:  # noqa: BLE001 — any failure of a unit is reported, the grid goes on
+        record.update(status="failed", error=redact(f"{type(error).__name__}: {error}", secrets),
+                      traceback=redact(traceback.format_exc(limit=6), secrets))
+    record["seconds"] = time.perf_counter() - started
+    if unit.kind == "notebook":
+        _scrub_folder(folder, secrets)
+    # Filed here too, not only by the driver: a driver killed while this worker ran loses nothing it did.
+    _write_record(Path(out_dir), unit, record)
+    return record
