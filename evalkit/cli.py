@@ -273,9 +273,35 @@ def _judge(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the ``evalkit`` command ``argv`` (default: the process's arguments); return its exit status (2 for
+    an error the command reports in one line)."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command == "paireval":
+        _check_paireval_arguments(parser, args)
+    try:
+        status = args.handler(args)
+        sys.stdout.flush()  # here, so that a reader gone away (`| head`) is met below, not at exit
+        return status
+    except BrokenPipeError:
+        return _reader_gone()
+    except (FileNotFoundError, KeyError, ValueError, RuntimeError) as error:
+        print(f"evalkit: {error}", file=sys.stderr)
+        return 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    """The command line: one subcommand per task, each with its handler as its ``handler`` default."""
     parser = argparse.ArgumentParser(prog="evalkit", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
+    _add_book_commands(commands)
+    _add_paireval_command(commands)
+    _add_job_commands(commands)
+    return parser
 
+
+def _add_book_commands(commands: argparse._SubParsersAction) -> None:
+    """``run-notebooks``, ``book``, ``data``, ``models`` and ``cache``: the book and what it needs."""
     run = commands.add_parser("run-notebooks", help="execute notebooks with a parameter set (papermill)")
     run.add_argument("--params", default="smoke", help="smoke, full or a YAML file (default: smoke)")
     run.add_argument("--only", help="comma-separated notebook prefixes, e.g. 01,03")
@@ -306,6 +332,9 @@ def main(argv: list[str] | None = None) -> int:
     cache.add_argument("--backend", help="purge only this backend's entries")
     cache.set_defaults(handler=_cache)
 
+
+def _add_paireval_command(commands: argparse._SubParsersAction) -> None:
+    """``paireval``: train a pairwise judge, score or meta-evaluate a file."""
     pair = commands.add_parser("paireval", help="train a pairwise judge, score or meta-evaluate a file")
     pair.add_argument("action", choices=["train", "score", "meta-eval"])
     pair.add_argument("--input", help="meta-evaluation file (.jsonl or .csv; see the book, chapter 4)")
@@ -336,6 +365,9 @@ def main(argv: list[str] | None = None) -> int:
     pair.add_argument("--kind", choices=["pairwise", "direct"], default="pairwise", help="train: which judge")
     pair.set_defaults(handler=_paireval)
 
+
+def _add_job_commands(commands: argparse._SubParsersAction) -> None:
+    """``userproxy``, ``grid``, ``bench`` and ``judge``: jobs described by a file or run over every set."""
     proxy = commands.add_parser("userproxy", help="plan, run (or resume) and report a user-proxy evaluation job")
     proxy.add_argument("action", choices=["plan", "run", "report"])
     proxy.add_argument("--config", required=True, help="the job file (YAML; see jobs/userproxy_example.yml)")
@@ -363,23 +395,15 @@ def main(argv: list[str] | None = None) -> int:
     judge_arguments(judge)
     judge.set_defaults(handler=_judge)
 
-    args = parser.parse_args(argv)
-    if args.command == "paireval":
-        needs = {"train": [], "score": ["output"], "meta-eval": []}[args.action]
-        missing = [f"--{name}" for name in needs if getattr(args, name) is None]
-        if args.action != "train" and (args.input is None) == (args.dataset is None):
-            missing.append("exactly one of --input and --dataset")
-        if missing:
-            parser.error(f"paireval {args.action} needs {' and '.join(missing)}")
-    try:
-        status = args.handler(args)
-        sys.stdout.flush()  # here, so that a reader gone away (`| head`) is met below, not at exit
-        return status
-    except BrokenPipeError:
-        return _reader_gone()
-    except (FileNotFoundError, KeyError, ValueError, RuntimeError) as error:
-        print(f"evalkit: {error}", file=sys.stderr)
-        return 2
+
+def _check_paireval_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse (with argparse's usage error) a ``paireval`` action missing the arguments it needs."""
+    needs = {"train": [], "score": ["output"], "meta-eval": []}[args.action]
+    missing = [f"--{name}" for name in needs if getattr(args, name) is None]
+    if args.action != "train" and (args.input is None) == (args.dataset is None):
+        missing.append("exactly one of --input and --dataset")
+    if missing:
+        parser.error(f"paireval {args.action} needs {' and '.join(missing)}")
 
 
 def _reader_gone() -> int:

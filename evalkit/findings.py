@@ -192,12 +192,28 @@ def userproxy_summary(lexical: pd.DataFrame, realism: pd.DataFrame, agreement: p
     ``assistant`` has ``guided``/``unguided`` means with ``low``/``high`` (and, when known, ``n``) columns per
     side; ``baselines`` names rows of ``agreement`` (by judge) that are not judges, left out of the judges' range;
     ``episodes_per_seed``: the fewest scored episodes of any proxy, seed and metric in the goal-level job."""
-    lines = []
+    lines = [_diversity_line(lexical), _realism_line(realism)]
+    if sensitivity is not None and not sensitivity.empty:
+        lines.append(_judges_line(sensitivity, realism))
+    if stability is not None and not stability.empty and ablation is not None:
+        lines.append(_goal_levels_line(stability, ablation, seeds=seeds, episodes_per_seed=episodes_per_seed))
+    if assistant is not None and "gteval" in assistant.index:
+        lines.append(_assistant_line(assistant.loc["gteval"]))
+    lines.append(_agreement_line(agreement, baselines))
+    return lines
+
+
+def _diversity_line(lexical: pd.DataFrame) -> str:
+    """Where the proxy's MATTR z-score intervals lie with respect to 0 (the real users), over the datasets."""
     mattr = lexical.xs("mattr", level="metric")
     sides = interval_sides(mattr, value=0.0)
-    lines.append(f"**Diversity.** The proxy's MATTR z-score interval lies below 0 (less varied than the real users) "
-                 f"on {len(sides['below'])} of {len(mattr)} datasets, above 0 on {len(sides['above'])}, and includes 0 "
-                 f"on {len(sides['includes'])} (n = {_span(mattr['n'])} episodes per set).")
+    return (f"**Diversity.** The proxy's MATTR z-score interval lies below 0 (less varied than the real users) "
+            f"on {len(sides['below'])} of {len(mattr)} datasets, above 0 on {len(sides['above'])}, and includes 0 "
+            f"on {len(sides['includes'])} (n = {_span(mattr['n'])} episodes per set).")
+
+
+def _realism_line(realism: pd.DataFrame) -> str:
+    """The default judge's GTEval range and PI win rates, with the real-vs-real control where it was run."""
     pi = realism.xs("pi", level="metric")
     gt = realism.xs("gteval", level="metric")
     pi_sides = interval_sides(pi, value=0.5, low="t_low", high="t_high")
@@ -211,53 +227,67 @@ def userproxy_summary(lexical: pd.DataFrame, realism: pd.DataFrame, agreement: p
                  f"{control['HH'].max():.2f} (0.5: a judge that cannot tell two people apart, or that always "
                  f"names one slot), and the proxy's interval "
                  f"excludes its control on {apart} of {len(control)}")
-    lines.append(line + ".")
-    if sensitivity is not None and not sensitivity.empty:
-        halves = (realism["t_high"] - realism["t_low"]) / 2
-        own = [halves.get((dataset, metric), np.nan) for _, dataset, metric in sensitivity.index]
-        spreads = sensitivity["spread"].to_numpy(dtype=float)
-        known = np.isfinite(own)
-        inside = int((spreads[known] < np.asarray(own)[known]).sum())
-        lines.append(f"**Judges.** The two judges differ by up to {sensitivity['spread'].max():.2f} on the same rollouts "
-                     f"(median {sensitivity['spread'].median():.2f}); {inside} of {int(known.sum())} of these spreads are "
-                     "smaller than the half-width of the default judge's own interval on the same set and metric "
-                     "(differences that size are within one judge's sampling error).")
-    if stability is not None and not stability.empty and ablation is not None:
-        w = ", ".join(f"{row['metric']} {row['kendalls_w']:.2f}" for _, row in stability.iterrows())
-        gt_row = stability[stability["metric"] == "gteval"]
-        spread = ""
-        if not gt_row.empty:
-            row = gt_row.iloc[0]
-            proxies = [c[:-len(" mean")] for c in row.index if c.endswith(" mean")]
-            spread = " (GTEval mean ± sd over seeds: " + "; ".join(
-                f"{p} {row[f'{p} mean']:.2f} ± {row[f'{p} sd over seeds']:.2f}" for p in proxies) + ")"
-        if "kendalls_w_p" in stability.columns:
-            w = ", ".join(f"{row['metric']} {row['kendalls_w']:.2f} (p = {row['kendalls_w_p']:.2f})"
-                          for _, row in stability.iterrows())
-        lead = f"Highest mean GTEval: `{ablation['gteval'].idxmax()}`"
-        if not gt_row.empty and "leader difference" in gt_row.columns:
-            row = gt_row.iloc[0]
-            told = row["leader low"] > 0
-            lead = (f"Highest mean GTEval: `{row['leader leader']}`, ahead of `{row['leader runner_up']}` by "
-                    f"{row['leader difference']:+.2f} [{row['leader low']:+.2f}, {row['leader high']:+.2f}] per seed "
-                    f"(t-interval over {int(row['leader seeds'])} seeds) — "
-                    + ("a lead the seeds support" if told else "not a lead these seeds can tell from chance"))
-        size = f", at least {episodes_per_seed} scored episodes per proxy and seed" if episodes_per_seed else ""
-        lines.append(f"**Goal levels over {seeds} seeds{size}.** {lead}{spread}; Kendall's W of the proxies' order across "
-                     f"seeds: {w} (1 = the same order every seed; p: how often orders drawn at random agree as well, "
-                     "exact).")
-    if assistant is not None and "gteval" in assistant.index:
-        row = assistant.loc["gteval"]
-        difference = row["unguided"] - row["guided"]
-        half = float(np.hypot(row["guided high"] - row["guided"], row["unguided high"] - row["unguided"]))
-        verdict = "a difference" if abs(difference) > half else "no difference the sample can tell"
-        size = lambda side: f", n = {int(row[f'{side} n'])}" if f"{side} n" in row.index else ""  # noqa: E731
-        lines.append(f"**Assistant.** GTEval guided {row['guided']:.2f} [{row['guided low']:.2f}, "
-                     f"{row['guided high']:.2f}{size('guided')}] vs unguided {row['unguided']:.2f} "
-                     f"[{row['unguided low']:.2f}, {row['unguided high']:.2f}{size('unguided')}]: unguided minus guided {difference:+.2f} "
-                     f"[{difference - half:+.2f}, {difference + half:+.2f}] — {verdict} (the two runs treated as "
-                     "independent samples; scores that move together on shared conversations would give a narrower "
-                     "paired interval).")
+    return line + "."
+
+
+def _judges_line(sensitivity: pd.DataFrame, realism: pd.DataFrame) -> str:
+    """How far the two judges differ on the same rollouts, against the default judge's own interval."""
+    halves = (realism["t_high"] - realism["t_low"]) / 2
+    own = [halves.get((dataset, metric), np.nan) for _, dataset, metric in sensitivity.index]
+    spreads = sensitivity["spread"].to_numpy(dtype=float)
+    known = np.isfinite(own)
+    inside = int((spreads[known] < np.asarray(own)[known]).sum())
+    return (f"**Judges.** The two judges differ by up to {sensitivity['spread'].max():.2f} on the same rollouts "
+            f"(median {sensitivity['spread'].median():.2f}); {inside} of {int(known.sum())} of these spreads are "
+            "smaller than the half-width of the default judge's own interval on the same set and metric "
+            "(differences that size are within one judge's sampling error).")
+
+
+def _goal_levels_line(stability: pd.DataFrame, ablation: pd.DataFrame, *, seeds: int,
+                      episodes_per_seed: int | None) -> str:
+    """The goal levels' leader over seeds (with its per-seed interval when known) and Kendall's W of the
+    proxies' order."""
+    w = ", ".join(f"{row['metric']} {row['kendalls_w']:.2f}" for _, row in stability.iterrows())
+    gt_row = stability[stability["metric"] == "gteval"]
+    spread = ""
+    if not gt_row.empty:
+        row = gt_row.iloc[0]
+        proxies = [c[:-len(" mean")] for c in row.index if c.endswith(" mean")]
+        spread = " (GTEval mean ± sd over seeds: " + "; ".join(
+            f"{p} {row[f'{p} mean']:.2f} ± {row[f'{p} sd over seeds']:.2f}" for p in proxies) + ")"
+    if "kendalls_w_p" in stability.columns:
+        w = ", ".join(f"{row['metric']} {row['kendalls_w']:.2f} (p = {row['kendalls_w_p']:.2f})"
+                      for _, row in stability.iterrows())
+    lead = f"Highest mean GTEval: `{ablation['gteval'].idxmax()}`"
+    if not gt_row.empty and "leader difference" in gt_row.columns:
+        row = gt_row.iloc[0]
+        told = row["leader low"] > 0
+        lead = (f"Highest mean GTEval: `{row['leader leader']}`, ahead of `{row['leader runner_up']}` by "
+                f"{row['leader difference']:+.2f} [{row['leader low']:+.2f}, {row['leader high']:+.2f}] per seed "
+                f"(t-interval over {int(row['leader seeds'])} seeds) — "
+                + ("a lead the seeds support" if told else "not a lead these seeds can tell from chance"))
+    size = f", at least {episodes_per_seed} scored episodes per proxy and seed" if episodes_per_seed else ""
+    return (f"**Goal levels over {seeds} seeds{size}.** {lead}{spread}; Kendall's W of the proxies' order across "
+            f"seeds: {w} (1 = the same order every seed; p: how often orders drawn at random agree as well, "
+            "exact).")
+
+
+def _assistant_line(row: pd.Series) -> str:
+    """GTEval of the guided and the unguided assistant (``row``: the ``gteval`` row of the assistant table)."""
+    difference = row["unguided"] - row["guided"]
+    half = float(np.hypot(row["guided high"] - row["guided"], row["unguided high"] - row["unguided"]))
+    verdict = "a difference" if abs(difference) > half else "no difference the sample can tell"
+    size = lambda side: f", n = {int(row[f'{side} n'])}" if f"{side} n" in row.index else ""  # noqa: E731
+    return (f"**Assistant.** GTEval guided {row['guided']:.2f} [{row['guided low']:.2f}, "
+            f"{row['guided high']:.2f}{size('guided')}] vs unguided {row['unguided']:.2f} "
+            f"[{row['unguided low']:.2f}, {row['unguided high']:.2f}{size('unguided')}]: unguided minus guided {difference:+.2f} "
+            f"[{difference - half:+.2f}, {difference + half:+.2f}] — {verdict} (the two runs treated as "
+            "independent samples; scores that move together on shared conversations would give a narrower "
+            "paired interval).")
+
+
+def _agreement_line(agreement: pd.DataFrame, baselines: Sequence[str]) -> str:
+    """Spearman of our judges, the baselines and the published judge with the human labels."""
     ours = agreement.loc[[k for k in agreement.index
                           if "published" not in k and k.split(", ", 1)[-1] not in set(baselines)]]
     theirs = agreement.loc[[k for k in agreement.index if "published" in k]]
@@ -265,11 +295,10 @@ def userproxy_summary(lexical: pd.DataFrame, realism: pd.DataFrame, agreement: p
     shown = lambda key: (f"{key} {agreement.loc[key, 'spearman']:.2f} [{agreement.loc[key, 'spearman_low']:.2f}, "  # noqa: E731
                          f"{agreement.loc[key, 'spearman_high']:.2f}]")
     base = [k for k in agreement.index if k.split(", ", 1)[-1] in set(baselines)]
-    lines.append(f"**Agreement with people.** Spearman with MirrorBench's human labels (n = {int(ours['n'].min())}): "
-                 f"our judges {ours['spearman'].min():.2f} to {ours['spearman'].max():.2f} (best: {shown(best)}); "
-                 + (f"baselines: {'; '.join(shown(k) for k in base)}; " if base else "")
-                 + f"the published judge on the same items: {'; '.join(shown(k) for k in theirs.index)}.")
-    return lines
+    return (f"**Agreement with people.** Spearman with MirrorBench's human labels (n = {int(ours['n'].min())}): "
+            f"our judges {ours['spearman'].min():.2f} to {ours['spearman'].max():.2f} (best: {shown(best)}); "
+            + (f"baselines: {'; '.join(shown(k) for k in base)}; " if base else "")
+            + f"the published judge on the same items: {'; '.join(shown(k) for k in theirs.index)}.")
 
 
 def lexical_mode_shifts(table: pd.DataFrame, *, base: str = "kit", other: str = "mirrorbench") -> list[str]:

@@ -141,8 +141,23 @@ def parse_grid(raw: Any, *, source: str = "grid spec", base_dir: str | Path = ".
 
 
 def _parse_grid(raw: Any, source: str, base: Path) -> GridSpec:
+    """The checked grid spec of ``raw`` (fields read in a fixed order, so the first error is always the same)."""
     read = Fields(raw, source, known=_FIELDS, error=GridSpecError)
     kind = read.text("kind", "notebook", choices=("notebook", "command"))
+    grid = _grid_values(read)
+    fixed = _fixed_values(read, grid)
+    target = _notebook_target(read, grid, fixed) if kind == "notebook" else _command_target(read, grid, fixed, base)
+    base_params = _base_params(read, kind, base)
+    name = read.text("name", "grid")
+    out = Path(read.text("out", f"grid-runs/{name}"))
+    return GridSpec(name=name, kind=kind, target=target, grid=grid, fixed=fixed, base_params=base_params,
+                    out=str(out if out.is_absolute() else (base / out).resolve()),
+                    retries=read.integer("retries", 1, minimum=0), workers=read.integer("workers", 2, minimum=1),
+                    timeout_s=read.number("timeout_s", None, optional=True, positive=True), base_dir=str(base))
+
+
+def _grid_values(read: Fields) -> dict[str, list[Any]]:
+    """The ``grid`` field: parameter names that are texts, each with a list of distinct values."""
     grid = read.mapping("grid", nonempty=True)
     values = read.nested("grid", grid)
     for name in grid:
@@ -152,50 +167,69 @@ def _parse_grid(raw: Any, source: str, base: Path) -> GridSpec:
         repeated = sorted({json.dumps(v) for v in listed if listed.count(v) > 1})
         if repeated:
             values.fail(name, f"{', '.join(repeated)} listed more than once (the same unit would run twice)")
+    return grid
+
+
+def _fixed_values(read: Fields, grid: dict[str, list[Any]]) -> dict[str, Any]:
+    """The ``fixed`` field: values given to every unit, none of them also a grid parameter."""
     fixed = read.mapping("fixed", {})
     both = sorted(set(grid) & set(fixed))
     if both:
         read.fail("fixed", f"{', '.join(both)} also in grid (a grid value would silently replace the fixed one)")
-    if kind == "notebook":
-        target = read.text("notebook")
-        from ..runner import notebook_sources
+    return fixed
 
+
+def _notebook_target(read: Fields, grid: dict[str, list[Any]], fixed: dict[str, Any]) -> str:
+    """The ``notebook`` field: exactly one chapter notebook, of which every grid and fixed name is a parameter."""
+    target = read.text("notebook")
+    from ..runner import notebook_sources
+
+    try:
+        matches = notebook_sources([target])
+    except ValueError:
+        matches = []
+    if len(matches) != 1:
+        read.fail("notebook", f"{target!r} must name exactly one notebook (matches: {[m.stem for m in matches]})")
+    from ..runner import chapter_parameters
+
+    accepted = set(chapter_parameters(matches[0])) - {"output_dir", "results_path", "store_path"}
+    for field_name, names in (("grid", grid), ("fixed", fixed)):
+        unknown = sorted(set(names) - accepted)
+        if unknown:
+            read.fail(field_name, f"{', '.join(unknown)} not a parameter of {matches[0].stem} "
+                                  f"(its parameters: {', '.join(sorted(accepted))})")
+    return target
+
+
+def _command_target(read: Fields, grid: dict[str, list[Any]], fixed: dict[str, Any], base: Path) -> str:
+    """The ``command`` field as a JSON list of texts: its placeholders well formed and naming parameters, its
+    program on PATH or a file beside the grid file."""
+    command = read.value("command", None)
+    if not isinstance(command, list) or not command or not all(isinstance(c, (str, int, float)) for c in command):
+        read.fail("command", "expected a non-empty list of arguments")
+    names = set(grid) | set(fixed)
+    for index, part in enumerate(map(str, command)):
         try:
-            matches = notebook_sources([target])
-        except ValueError:
-            matches = []
-        if len(matches) != 1:
-            read.fail("notebook", f"{target!r} must name exactly one notebook (matches: {[m.stem for m in matches]})")
-        from ..runner import chapter_parameters
+            used = placeholders(part)
+        except ValueError as error:
+            read.fail(f"command[{index}]", str(error))
+        for placeholder in used:
+            if placeholder not in names:
+                read.fail(f"command[{index}]", f"placeholder {{{placeholder}}} names no parameter "
+                                               f"(parameters: {', '.join(sorted(names))})")
+    program = str(command[0])
+    if not placeholders(program) and shutil.which(program) is None:
+        if not (base / program).is_file():
+            read.fail("command[0]", f"{program!r} is not a program on PATH nor a file")
+        if "/" not in program:  # a bare name is looked up on PATH only
+            read.fail("command[0]", f"{program!r} is not on PATH; write ./{program} for the file beside the "
+                                    "grid file")
+    return json.dumps([str(c) for c in command])
 
-        accepted = set(chapter_parameters(matches[0])) - {"output_dir", "results_path", "store_path"}
-        for field_name, names in (("grid", grid), ("fixed", fixed)):
-            unknown = sorted(set(names) - accepted)
-            if unknown:
-                read.fail(field_name, f"{', '.join(unknown)} not a parameter of {matches[0].stem} "
-                                      f"(its parameters: {', '.join(sorted(accepted))})")
-    else:
-        command = read.value("command", None)
-        if not isinstance(command, list) or not command or not all(isinstance(c, (str, int, float)) for c in command):
-            read.fail("command", "expected a non-empty list of arguments")
-        names = set(grid) | set(fixed)
-        for index, part in enumerate(map(str, command)):
-            try:
-                used = placeholders(part)
-            except ValueError as error:
-                read.fail(f"command[{index}]", str(error))
-            for placeholder in used:
-                if placeholder not in names:
-                    read.fail(f"command[{index}]", f"placeholder {{{placeholder}}} names no parameter "
-                                                   f"(parameters: {', '.join(sorted(names))})")
-        program = str(command[0])
-        if not placeholders(program) and shutil.which(program) is None:
-            if not (base / program).is_file():
-                read.fail("command[0]", f"{program!r} is not a program on PATH nor a file")
-            if "/" not in program:  # a bare name is looked up on PATH only
-                read.fail("command[0]", f"{program!r} is not on PATH; write ./{program} for the file beside the "
-                                        "grid file")
-        target = json.dumps([str(c) for c in command])
+
+def _base_params(read: Fields, kind: str, base: Path) -> str:
+    """The ``base_params`` field: a parameter-set name, or a file path made absolute from the grid file's
+    folder; for a notebook grid it must load."""
     base_params = read.text("base_params", "smoke")
     if Path(base_params).suffix and not Path(base_params).is_absolute():
         base_params = str((base / base_params).resolve())
@@ -206,12 +240,7 @@ def _parse_grid(raw: Any, source: str, base: Path) -> GridSpec:
             load_params(base_params)
         except (FileNotFoundError, ValueError) as error:
             read.fail("base_params", str(error))
-    name = read.text("name", "grid")
-    out = Path(read.text("out", f"grid-runs/{name}"))
-    return GridSpec(name=name, kind=kind, target=target, grid=grid, fixed=fixed, base_params=base_params,
-                    out=str(out if out.is_absolute() else (base / out).resolve()),
-                    retries=read.integer("retries", 1, minimum=0), workers=read.integer("workers", 2, minimum=1),
-                    timeout_s=read.number("timeout_s", None, optional=True, positive=True), base_dir=str(base))
+    return base_params
 
 
 def expand(spec: GridSpec) -> list[GridUnit]:

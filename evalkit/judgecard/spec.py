@@ -126,13 +126,7 @@ def read_spec_file(path: str | Path) -> JudgeSpec:
     raw = read_yaml(path, lines=True)
     fields = Fields(raw, source, known=_FIELDS)
     kind = fields.text("kind", choices=[k for k in KINDS if k != "scores"])
-    recipe = fields.text("recipe", None, optional=True)
-    if kind in ("paireval", "directeval"):
-        recipe = recipe or "book"
-        if recipe not in _recipes():
-            fields.fail("recipe", f"{recipe!r} is not a recipe of evalkit.paireval.RECIPES ({', '.join(_recipes())})")
-    elif recipe is not None:
-        fields.fail("recipe", f"only a paireval or directeval judge has a recipe (this one is {kind!r})")
+    recipe = _checked_recipe(fields, kind)
     lm_only = [name for name in ("backend", "model", "base_url", "prompt", "template", "labels", "values",
                                  "generates") if name in raw]
     if kind != "lm" and lm_only:
@@ -142,6 +136,25 @@ def read_spec_file(path: str | Path) -> JudgeSpec:
                 target=fields.text("target", None, optional=True))
     if kind != "lm":
         return JudgeSpec(**spec)
+    return _lm_spec(fields, raw, spec)
+
+
+def _checked_recipe(fields: Fields, kind: str) -> str | None:
+    """The ``recipe`` field: a recipe of evalkit.paireval.RECIPES (default ``book``) for a paireval or
+    directeval judge, absent for every other kind."""
+    recipe = fields.text("recipe", None, optional=True)
+    if kind in ("paireval", "directeval"):
+        recipe = recipe or "book"
+        if recipe not in _recipes():
+            fields.fail("recipe", f"{recipe!r} is not a recipe of evalkit.paireval.RECIPES ({', '.join(_recipes())})")
+    elif recipe is not None:
+        fields.fail("recipe", f"only a paireval or directeval judge has a recipe (this one is {kind!r})")
+    return recipe
+
+
+def _lm_spec(fields: Fields, raw: dict[str, Any], spec: dict[str, Any]) -> JudgeSpec:
+    """An lm judge's spec: ``spec``'s common fields plus its backend, model and endpoint, and either a named
+    prompt (which brings its labels, values and target) or a template of its own with its labels and values."""
     backend = fields.text("backend", "transformers", choices=_BACKENDS)
     base_url = fields.text("base_url", None, optional=True)
     model = fields.text("model", None, optional=True)
@@ -161,26 +174,31 @@ def read_spec_file(path: str | Path) -> JudgeSpec:
                 fields.fail(name, "comes with the named prompt; write a template to choose your own")
         spec["target"] = spec["target"] or _prompts()[prompt].target
     else:
-        names = [name for _, name, _, _ in string.Formatter().parse(template) if name is not None]
-        unknown = sorted(set(names) - set(_PLACEHOLDERS))
-        if unknown:
-            fields.fail("template", f"unknown placeholder(s) {', '.join('{' + n + '}' for n in unknown)}; "
-                        f"known: {', '.join('{' + n + '}' for n in _PLACEHOLDERS)}")
-        if "candidate" not in names:
-            fields.fail("template", "has no {candidate}: the judge would never see the reply it scores")
-        labels = tuple(fields.text_list("labels"))
-        if "values" in raw:
-            numbers = fields.values("values")
-            for index, value in enumerate(numbers):
-                if isinstance(value, bool) or not isinstance(value, (int, float)):
-                    fields.fail(f"values[{index}]", f"expected a number, got {value!r}")
-            if len(numbers) != len(labels):
-                fields.fail("values", f"{len(numbers)} values for {len(labels)} labels")
-            values = tuple(float(v) for v in numbers)
-        else:
-            try:
-                values = tuple(float(label) for label in labels)
-            except ValueError:
-                fields.fail("labels", "are not numbers; give values: (one number per label)")
+        labels, values = _template_scale(fields, raw, template)
     return JudgeSpec(**spec, backend=backend, model=model, base_url=base_url, prompt=prompt, template=template,
                      labels=labels, values=values, generates=fields.boolean("generates", False))
+
+
+def _template_scale(fields: Fields, raw: dict[str, Any], template: str) -> tuple[tuple[str, ...], tuple[float, ...]]:
+    """A template's placeholders checked (known ones only, ``{candidate}`` among them), and its labels with
+    one number each: the ``values`` given, or the labels read as numbers."""
+    names = [name for _, name, _, _ in string.Formatter().parse(template) if name is not None]
+    unknown = sorted(set(names) - set(_PLACEHOLDERS))
+    if unknown:
+        fields.fail("template", f"unknown placeholder(s) {', '.join('{' + n + '}' for n in unknown)}; "
+                    f"known: {', '.join('{' + n + '}' for n in _PLACEHOLDERS)}")
+    if "candidate" not in names:
+        fields.fail("template", "has no {candidate}: the judge would never see the reply it scores")
+    labels = tuple(fields.text_list("labels"))
+    if "values" in raw:
+        numbers = fields.values("values")
+        for index, value in enumerate(numbers):
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                fields.fail(f"values[{index}]", f"expected a number, got {value!r}")
+        if len(numbers) != len(labels):
+            fields.fail("values", f"{len(numbers)} values for {len(labels)} labels")
+        return labels, tuple(float(v) for v in numbers)
+    try:
+        return labels, tuple(float(label) for label in labels)
+    except ValueError:
+        fields.fail("labels", "are not numbers; give values: (one number per label)")

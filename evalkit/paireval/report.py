@@ -104,13 +104,38 @@ def chapter4_summary(*, accuracy: Mapping[tuple[str, str], Any], ddpp: Mapping[t
     paired difference of r, trained with hard negatives minus random ones only (Table 6); ``run_spread``:
     Table 2's frame (columns ``mean r``, ``sd r``, ``runs``; index (judge, set)); ``validation_pairs``: how many
     validation pairs the learning curve is measured on."""
-    run = training["PairEval"]
+    lines = _training_lines(training["PairEval"], validation_pairs) + _held_out_lines(accuracy)
+    lines += _ddpp_lines(ddpp)
+    lines += _table1_lines(table1, reference_sets, reference_gaps=reference_gaps, gain=gain, paper_means=paper_means,
+                           overall_gaps=overall_gaps)
+    lines.append(_gain_line("Fine-tuning against the untrained encoder", gain))
+    if run_spread is not None and len(run_spread):
+        lines.append(_run_spread_line(run_spread))
+    if hard_negative_gain:
+        lines.append(_gain_line("Training with DailyDialog++ hard negatives against random negatives only",
+                                hard_negative_gain))
+    if lm_gap:
+        n = min((g.n for g in lm_gap.values() if not isinstance(g, str)), default=0)
+        lines.append(_gain_line(f"The fine-tuned encoder PairEval against the zero-shot SmolLM2 judge (the LM subset, "
+                                f"n = {n} items per set)", lm_gap))
+    return lines
+
+
+def _training_lines(run: Any, validation_pairs: int | None) -> list[str]:
+    """How the PairEval encoder judge trained (pairs, speed, its learning curve's first and last accuracy);
+    none when the run has no curve."""
     lines = []
     if run.curve:
         lines.append(f"The PairEval encoder judge trained on {run.pairs} leak-free pairs in {run.seconds:.0f} s "
                      f"({run.pairs_per_second:.1f} pairs/s); its validation pair accuracy went "
                      f"{run.curve[0]['accuracy']:.3f} -> {run.curve[-1]['accuracy']:.3f}"
                      + (f" (n = {validation_pairs} validation pairs)" if validation_pairs else "") + ".")
+    return lines
+
+
+def _held_out_lines(accuracy: Mapping[tuple[str, str], Any]) -> list[str]:
+    """Held-out pair accuracy by kind of negative, against :data:`TARGETS`, then the LM judges on such pairs."""
+    lines = []
     for kind, target in TARGETS.items():
         tuned, zero = accuracy.get(("PairEval", kind)), accuracy.get(("encoder zero-shot", kind))
         if tuned is None:
@@ -124,6 +149,12 @@ def chapter4_summary(*, accuracy: Mapping[tuple[str, str], Any], ddpp: Mapping[t
     if lm:
         lines.append("The LM judges on the same kind of pairs: " + "; ".join(
             f"{name}, {kind}: {value}" for name, kind, value in lm) + ".")
+    return lines
+
+
+def _ddpp_lines(ddpp: Mapping[tuple[str, str], Any]) -> list[str]:
+    """How often the real reply wins within one DailyDialog++ conversation (fine-tuned and untrained judge)."""
+    lines = []
     same = [(kind, ddpp[("PairEval", kind)], ddpp.get(("encoder zero-shot", kind)))
             for kind in ("look-alike", "random") if ("PairEval", kind) in ddpp]
     if same:
@@ -131,6 +162,14 @@ def chapter4_summary(*, accuracy: Mapping[tuple[str, str], Any], ddpp: Mapping[t
             f"a {kind} reply {tuned.interval}"
             + (f" (untrained {zero.interval})" if zero is not None else "") for kind, tuned, zero in same)
             + f" of the time (n = {same[0][1].n}).")
+    return lines
+
+
+def _table1_lines(table1: pd.DataFrame, reference_sets: Sequence[str], *, reference_gaps: Mapping[str, Any] | None,
+                  gain: Mapping[str, Any], paper_means: Mapping[str, float] | None,
+                  overall_gaps: Mapping[str, Any] | None) -> list[str]:
+    """Table 1's mean Pearson r: over the sets with references (against BLEU-2 and BERTScore), then over all."""
+    lines = []
     means = table1.loc[:, [f"{name} r" for name in reference_sets if f"{name} r" in table1.columns]].mean(axis=1)
     if {"PairEval", "BLEU-2", "BERTScore"} <= set(means.index) and not means.isna().any():
         above = means["PairEval"] > max(means["BLEU-2"], means["BERTScore"])
@@ -148,22 +187,17 @@ def chapter4_summary(*, accuracy: Mapping[tuple[str, str], Any], ddpp: Mapping[t
                      + ", ".join(f"{m} {v:.3f}" for m, v in overall.items())
                      + (f" (the paper's Llama-2-7B{paper[1:]})" if paper else "")
                      + (f"; {_gaps_text(overall_gaps)}" if overall_gaps else "") + ".")
-    lines.append(_gain_line("Fine-tuning against the untrained encoder", gain))
-    if run_spread is not None and len(run_spread):
-        spread = run_spread.groupby(level=0)["sd r"].agg(["mean", "min", "max"])
-        runs = int(run_spread["runs"].min())
-        lines.append(f"With one comparison example per run ({runs} runs per set), r moves from run to run by a "
-                     "standard deviation of " + "; ".join(
-                         f"{row['mean']:.3f} ({judge}, mean over the sets; {row['min']:.3f} to {row['max']:.3f})"
-                         for judge, row in spread.iterrows()) + ".")
-    if hard_negative_gain:
-        lines.append(_gain_line("Training with DailyDialog++ hard negatives against random negatives only",
-                                hard_negative_gain))
-    if lm_gap:
-        n = min((g.n for g in lm_gap.values() if not isinstance(g, str)), default=0)
-        lines.append(_gain_line(f"The fine-tuned encoder PairEval against the zero-shot SmolLM2 judge (the LM subset, "
-                                f"n = {n} items per set)", lm_gap))
     return lines
+
+
+def _run_spread_line(run_spread: pd.DataFrame) -> str:
+    """How much r moves from run to run with one comparison example per run (Table 2's spread)."""
+    spread = run_spread.groupby(level=0)["sd r"].agg(["mean", "min", "max"])
+    runs = int(run_spread["runs"].min())
+    return (f"With one comparison example per run ({runs} runs per set), r moves from run to run by a "
+            "standard deviation of " + "; ".join(
+                f"{row['mean']:.3f} ({judge}, mean over the sets; {row['min']:.3f} to {row['max']:.3f})"
+                for judge, row in spread.iterrows()) + ".")
 
 
 def adopted_line(adopted: str, scores: Mapping[tuple[str, str], Any], human: Mapping[str, Any],

@@ -57,8 +57,6 @@ def train_lora(prompts: Sequence[Messages], targets: Sequence[str], *, steps: in
 
     quiet_model_loading()  # before peft and transformers import tqdm
     import torch
-    from peft import LoraConfig, get_peft_model
-    from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from ..models import _folder_fingerprint
 
@@ -72,13 +70,44 @@ def train_lora(prompts: Sequence[Messages], targets: Sequence[str], *, steps: in
     key = _training_key(config, list(map(list, prompts)), list(targets))
     folder = Path(output_dir) if output_dir is not None else cache_dir() / "adapters" / key
     record = folder / "evalkit-training.json"
-    if reuse and record.is_file():
-        saved = json.loads(record.read_text())
-        if saved.get("key") == key:
-            return TrainingRun(folder, saved["losses"], saved["seconds_per_step"], saved["config"], True,
-                               saved["examples"])
+    saved = _saved_run(folder, record, key) if reuse else None
+    if saved is not None:
+        return saved
 
     torch.manual_seed(seed)
+    tokenizer, peft_model = _lora_model(location, r=r, alpha=alpha, dropout=dropout, target_modules=target_modules)
+    encoded = [list(tokenizer.apply_chat_template(list(map(dict, m)), add_generation_prompt=True, tokenize=True,
+                                                  return_dict=True)["input_ids"]) for m in prompts]
+    target_ids = [tokenizer.encode(t, add_special_tokens=False)[0] for t in targets]
+    started = time.perf_counter()
+    losses = _train_steps(peft_model, tokenizer.pad_token_id, encoded, target_ids, steps=steps,
+                          batch_size=batch_size, learning_rate=learning_rate, seed=seed, progress=progress)
+    seconds_per_step = (time.perf_counter() - started) / max(steps, 1)
+    folder.mkdir(parents=True, exist_ok=True)
+    peft_model.save_pretrained(str(folder))
+    # The record is written last: a folder without it is an interrupted run and is trained again.
+    record.write_text(json.dumps({"key": key, "losses": losses, "seconds_per_step": seconds_per_step,
+                                  "config": config, "examples": len(encoded)}, indent=1))
+    return TrainingRun(folder, losses, seconds_per_step, config, False, len(encoded))
+
+
+def _saved_run(folder: Path, record: Path, key: str) -> TrainingRun | None:
+    """The run recorded in ``folder`` when its record is of these very inputs (``key``), else None."""
+    if not record.is_file():
+        return None
+    saved = json.loads(record.read_text())
+    if saved.get("key") != key:
+        return None
+    return TrainingRun(folder, saved["losses"], saved["seconds_per_step"], saved["config"], True, saved["examples"])
+
+
+def _lora_model(location: str, *, r: int, alpha: int, dropout: float, target_modules: Sequence[str]):
+    """The tokenizer (left padding, a pad token) and the fp32 causal LM at ``location`` with fresh LoRA layers
+    (initialised from torch's current seed)."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
     tokenizer = AutoTokenizer.from_pretrained(location)
     tokenizer.padding_side = "left"
     if tokenizer.pad_token is None:
@@ -86,15 +115,19 @@ def train_lora(prompts: Sequence[Messages], targets: Sequence[str], *, steps: in
     base = AutoModelForCausalLM.from_pretrained(location, dtype=torch.float32)
     lora = LoraConfig(r=r, lora_alpha=alpha, lora_dropout=dropout, target_modules=list(target_modules),
                       task_type="CAUSAL_LM")
-    peft_model = get_peft_model(base, lora)
-    encoded = [list(tokenizer.apply_chat_template(list(map(dict, m)), add_generation_prompt=True, tokenize=True,
-                                                  return_dict=True)["input_ids"]) for m in prompts]
-    target_ids = [tokenizer.encode(t, add_special_tokens=False)[0] for t in targets]
+    return tokenizer, get_peft_model(base, lora)
+
+
+def _train_steps(peft_model: Any, pad_token_id: int, encoded: list[list[int]], target_ids: list[int], *, steps: int,
+                 batch_size: int, learning_rate: float, seed: int, progress: bool) -> list[float]:
+    """``steps`` AdamW steps on the cross-entropy of each example's target token at its answer position
+    (examples shuffled with ``seed``, left-padded batches of ``batch_size``, cycling); the loss of each step."""
+    import torch
+
     order = np.random.default_rng(seed).permutation(len(encoded))
     optimizer = torch.optim.AdamW([p for p in peft_model.parameters() if p.requires_grad], lr=learning_rate)
     peft_model.train()
     losses: list[float] = []
-    started = time.perf_counter()
     iterator: Iterable[int] = range(steps)
     if progress:
         from tqdm.auto import tqdm
@@ -103,7 +136,7 @@ def train_lora(prompts: Sequence[Messages], targets: Sequence[str], *, steps: in
     for step in iterator:
         batch = [int(order[(step * batch_size + k) % len(order)]) for k in range(batch_size)]
         width = max(len(encoded[i]) for i in batch)
-        ids = torch.tensor([[tokenizer.pad_token_id] * (width - len(encoded[i])) + encoded[i] for i in batch])
+        ids = torch.tensor([[pad_token_id] * (width - len(encoded[i])) + encoded[i] for i in batch])
         mask = torch.tensor([[0] * (width - len(encoded[i])) + [1] * len(encoded[i]) for i in batch])
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
         logits = peft_model(input_ids=ids, attention_mask=mask, position_ids=positions, logits_to_keep=1).logits
@@ -113,13 +146,7 @@ def train_lora(prompts: Sequence[Messages], targets: Sequence[str], *, steps: in
         loss.backward()
         optimizer.step()
         losses.append(float(loss.detach()))
-    seconds_per_step = (time.perf_counter() - started) / max(steps, 1)
-    folder.mkdir(parents=True, exist_ok=True)
-    peft_model.save_pretrained(str(folder))
-    # The record is written last: a folder without it is an interrupted run and is trained again.
-    record.write_text(json.dumps({"key": key, "losses": losses, "seconds_per_step": seconds_per_step,
-                                  "config": config, "examples": len(encoded)}, indent=1))
-    return TrainingRun(folder, losses, seconds_per_step, config, False, len(encoded))
+    return losses
 
 
 # --------------------------------------------------------------------------- the book's judge training data

@@ -274,6 +274,16 @@ def _checked(raw: Any, source: str) -> dict[str, Any]:
     read = Fields(raw, source, known=known, error=JobConfigError)
     given = read.raw
     out: dict[str, Any] = {}
+    out.update(_checked_numbers(read, given))
+    out.update(_checked_texts(read, given))
+    out.update(_checked_models(read, given, source))
+    _check_sizes(read, given, out)
+    return out
+
+
+def _checked_numbers(read: Fields, given: dict[str, Any]) -> dict[str, Any]:
+    """The given sizes, counts, seeds and switches, each of its type and range."""
+    out: dict[str, Any] = {}
     positive = ("episodes", "chunk", "judge_samples", "user_tokens", "assistant_tokens", "min_tokens")
     for name in positive:
         if name in given:
@@ -290,6 +300,13 @@ def _checked(raw: Any, source: str) -> dict[str, Any]:
     for name in ("guided", "controls"):
         if name in given:
             out[name] = read.boolean(name)
+    return out
+
+
+def _checked_texts(read: Fields, given: dict[str, Any]) -> dict[str, Any]:
+    """The given names, paths and modes (a lexical mode with a tokenizer of its own refuses another), the
+    metrics, and the datasets (mirror sets or mirror-format files, none twice)."""
+    out: dict[str, Any] = {}
     if "name" in given:
         out["name"] = read.text("name")
         if "/" in out["name"]:
@@ -299,7 +316,6 @@ def _checked(raw: Any, source: str) -> dict[str, Any]:
     for name in ("tokenizer", "data_dir"):
         if name in given:
             out[name] = read.text(name, optional=True)
-
     if "cache" in given:
         cache = given["cache"]
         if not isinstance(cache, bool):
@@ -325,6 +341,12 @@ def _checked(raw: Any, source: str) -> dict[str, Any]:
             if dataset not in MIRROR_SETS and not dataset.endswith(".jsonl"):
                 read.fail(f"datasets[{index}]", f"{dataset!r} is neither one of {', '.join(MIRROR_SETS)} nor a "
                                                 "path to a mirror-format .jsonl file")
+    return out
+
+
+def _checked_models(read: Fields, given: dict[str, Any], source: str) -> dict[str, Any]:
+    """The given proxies and judges (by usable names) and the assistant and goal writer, as model specs."""
+    out: dict[str, Any] = {}
     if "proxies" in given:
         proxies = read.mapping("proxies", nonempty=True)
         _names(read, "proxies", proxies)
@@ -336,6 +358,12 @@ def _checked(raw: Any, source: str) -> dict[str, Any]:
     for role in ("assistant", "goal_writer"):
         if role in given:
             out[role] = _model(given[role], role, source)
+    return out
+
+
+def _check_sizes(read: Fields, given: dict[str, Any], out: dict[str, Any]) -> None:
+    """Refuse sample sizes that cannot work together: controls need two episodes, and each stratified sample
+    (episodes, human_anchor) must hold at least ``minimum_per_stratum``."""
     episodes = out.get("episodes", given.get("episodes", 10))
     controls = out.get("controls", given.get("controls", True))
     metrics = out.get("metrics", given.get("metrics", METRICS))
@@ -347,7 +375,6 @@ def _checked(raw: Any, source: str) -> dict[str, Any]:
         if minimum > size:
             read.fail(name, f"{size} cannot give a stratum its minimum_per_stratum of {minimum} (the sample would "
                             f"hold {minimum} or more, not {size}); raise {name} or lower minimum_per_stratum")
-    return out
 
 
 def check_sample_sizes(config: JobConfig, source: str = "job configuration") -> None:

@@ -133,48 +133,54 @@ class _Executor:
                 "empty_assistant_turns": sum(e["role"] == "assistant" for e in empty_turns)}
 
     def metric(self, unit: Unit) -> dict[str, Any]:
-        config = self.config
+        """Score a finished rollout with the unit's metric (a lexical z-score, or a judge's verdicts stored
+        chunk by chunk) and return the metric's summary."""
         sample = self.sample(unit.dataset, unit.seed)
         rolled = self.store.episodes(unit.rollout_id)
         if len(rolled) != len(sample):
             raise RuntimeError(f"{unit.rollout_id} is not finished ({len(rolled)} of {len(sample)} episodes)")
         human = list(sample["turns"])
         proxy = [rolled[p]["payload"]["turns"] for p in range(len(sample))]
-        ids = list(sample["conversation_id"])
         if unit.metric in LEXICAL_METRICS:
-            started = time.perf_counter()
-            # The human side of a z-score costs no model call, so it is anchored on a larger stratified sample
-            # of the dataset's real users (as the paper's 200 per dataset) than the proxy episodes.
-            anchor_frame = self.sample(unit.dataset, unit.seed, config.human_anchor)
-            anchor = list(anchor_frame["turns"])
-            z = lexical_z_scores(anchor, proxy, self.tokenizer(), min_tokens=config.min_tokens,
-                                 mode=LEXICAL_MODES[config.lexical_mode],
-                                 topic_restored=list(anchor_frame["topic_restored"]),
-                                 proxy_topic_restored=list(sample["topic_restored"]))
-            seconds = (time.perf_counter() - started) / len(sample)
-            self.store.put_episodes(unit, [
-                (p, ids[p], None if np.isnan(z.at[p, unit.metric]) else z.at[p, unit.metric],
-                 {"proxy_value": json_ready(z.at[p, f"{unit.metric}_proxy"]), "tokens": int(z.at[p, "tokens"]),
-                  "unstable": bool(z.at[p, "unstable"])}, seconds) for p in range(len(sample))])
-            summary = summarise(z[unit.metric], bootstrap=config.bootstrap, seed=unit.seed)
-            summary.update(proxy_value=float(z[f"{unit.metric}_proxy"].mean()),
-                           human_value=float(z[f"{unit.metric}_human_mean"].iloc[0]),
-                           unstable=int(z["unstable"].sum()), human_anchor=len(anchor),
-                           human_unstable=int(z.attrs["human_unstable"]))
-            return summary
+            return self._lexical_metric(unit, sample, proxy)
+        return self._judged_metric(unit, sample, human, proxy)
+
+    def _lexical_metric(self, unit: Unit, sample: pd.DataFrame, proxy: list[Any]) -> dict[str, Any]:
+        """The proxy episodes' z-scores against the dataset's real users (no model call), stored per episode."""
+        config = self.config
+        ids = list(sample["conversation_id"])
+        started = time.perf_counter()
+        # The human side of a z-score costs no model call, so it is anchored on a larger stratified sample
+        # of the dataset's real users (as the paper's 200 per dataset) than the proxy episodes.
+        anchor_frame = self.sample(unit.dataset, unit.seed, config.human_anchor)
+        anchor = list(anchor_frame["turns"])
+        z = lexical_z_scores(anchor, proxy, self.tokenizer(), min_tokens=config.min_tokens,
+                             mode=LEXICAL_MODES[config.lexical_mode],
+                             topic_restored=list(anchor_frame["topic_restored"]),
+                             proxy_topic_restored=list(sample["topic_restored"]))
+        seconds = (time.perf_counter() - started) / len(sample)
+        self.store.put_episodes(unit, [
+            (p, ids[p], None if np.isnan(z.at[p, unit.metric]) else z.at[p, unit.metric],
+             {"proxy_value": json_ready(z.at[p, f"{unit.metric}_proxy"]), "tokens": int(z.at[p, "tokens"]),
+              "unstable": bool(z.at[p, "unstable"])}, seconds) for p in range(len(sample))])
+        summary = summarise(z[unit.metric], bootstrap=config.bootstrap, seed=unit.seed)
+        summary.update(proxy_value=float(z[f"{unit.metric}_proxy"].mean()),
+                       human_value=float(z[f"{unit.metric}_human_mean"].iloc[0]),
+                       unstable=int(z["unstable"].sum()), human_anchor=len(anchor),
+                       human_unstable=int(z.attrs["human_unstable"]))
+        return summary
+
+    def _judged_metric(self, unit: Unit, sample: pd.DataFrame, human: list[Any], proxy: list[Any]) -> dict[str, Any]:
+        """The judge's verdicts on the episodes (chunks not yet stored only), summarised; with the job's
+        controls, the real-vs-real and proxy-vs-proxy scores and the calibrated summary too."""
+        config = self.config
+        ids = list(sample["conversation_id"])
         judge = self.roles.door("judge", config.judges[unit.judge])
         slots = realism.proxy_slots(len(sample), unit.seed)
         for positions in self.chunks(unit, len(sample)):
             started = time.perf_counter()
-            pairs = [(human[p], proxy[p]) for p in positions]
-            options = {"mode": config.judge_mode, "samples": config.judge_samples}
-            if unit.metric == "gteval":
-                verdicts = realism.gteval(pairs, judge, **options)
-            elif unit.metric == "pi":
-                verdicts = realism.pairwise_indistinguishability(pairs, judge, slots=[slots[p] for p in positions],
-                                                                 **options)
-            else:
-                verdicts = realism.rubric_and_reason([proxy[p] for p in positions], judge, **options)
+            verdicts = self._verdicts(unit, judge, [(human[p], proxy[p]) for p in positions],
+                                      [slots[p] for p in positions])
             seconds = (time.perf_counter() - started) / len(positions)
             parsed = verdicts.parsed or [False] * len(positions)
             self.store.put_episodes(unit, [
@@ -197,6 +203,16 @@ class _Executor:
         if unit.metric == "pi":
             summary["delta_w"] = summary["mean"] - 0.5
         return summary
+
+    def _verdicts(self, unit: Unit, judge: CachedBackend, pairs: list[tuple[Any, Any]], slots: list[str]):
+        """The judge's verdicts on one chunk of (human, proxy) episode pairs under the unit's realism metric
+        (``slots``: where PI shows the proxy's side; the rubric reads the proxy's side alone)."""
+        options = {"mode": self.config.judge_mode, "samples": self.config.judge_samples}
+        if unit.metric == "gteval":
+            return realism.gteval(pairs, judge, **options)
+        if unit.metric == "pi":
+            return realism.pairwise_indistinguishability(pairs, judge, slots=slots, **options)
+        return realism.rubric_and_reason([proxy for _, proxy in pairs], judge, **options)
 
 
 def lexical_modes(config: JobConfig, store: RunStore, *, modes: tuple[str, ...] = ("kit", "mirrorbench"),
