@@ -31,7 +31,7 @@ import numpy as np
 from evalkit.benchpage import write_measurement
 from evalkit.cache import CallCache
 from evalkit.models import CachedBackend, TransformersBackend
-from evalkit.paireval import (RECIPES, corpus_comparisons, pair_messages, pairwise_matrix, train_encoder_judge,
+from evalkit.paireval import (RECIPES, LMJudge, corpus_comparisons, pair_messages, pairwise_matrix, train_encoder_judge,
                               train_lora, training_corpus, training_pairs, upheld_meta_eval)
 
 
@@ -63,17 +63,17 @@ def main() -> None:
             return [whole.label_probs([prompt], labels)[0] for prompt in batch]
 
     started = time.perf_counter()
-    naive = pairwise_matrix(contexts, responses, comparisons, OneAtATime())
+    naive = pairwise_matrix(contexts, responses, comparisons, LMJudge(OneAtATime()))
     one_at_a_time = time.perf_counter() - started
 
     shared = TransformersBackend(args.model)
     with tempfile.TemporaryDirectory() as folder:
         cached = CachedBackend(shared, CallCache(Path(folder) / "calls.sqlite"))
         started = time.perf_counter()
-        batched = pairwise_matrix(contexts, responses, comparisons, cached)
+        batched = pairwise_matrix(contexts, responses, comparisons, LMJudge(cached))
         kit = time.perf_counter() - started
         started = time.perf_counter()
-        again = pairwise_matrix(contexts, responses, comparisons, cached)
+        again = pairwise_matrix(contexts, responses, comparisons, LMJudge(cached))
         rerun = time.perf_counter() - started
     difference = float(np.nanmax(np.abs(naive - batched)))
     assert difference < 1e-4 and np.array_equal(again, batched, equal_nan=True), "all three must agree"

@@ -122,7 +122,7 @@ def _paireval_score(args: argparse.Namespace, frame):
         return paireval.bleu2(frame["reference"], frame["response"])
     kind = "pairwise" if args.method.startswith("paireval") else "direct"
     if args.method.endswith("-lm"):
-        judge = _paireval_backend(args)
+        judge = paireval.LMJudge(_paireval_backend(args))
     elif args.judge_dir:
         judge = paireval.EncoderJudge(args.judge_dir)
     else:

@@ -24,7 +24,8 @@ import pandas as pd
 from evalkit import paireval as pe
 from evalkit import stats
 from evalkit.paireval.data import COPY_FORMS, copy_reply, training_pairs
-from evalkit.paireval.recipes import JudgeData, JudgeRecipe, SecondCorpus, second_corpus as _second_corpus
+from evalkit.paireval.judge_data import JudgeData, SecondCorpus, second_corpus as _second_corpus
+from evalkit.paireval.recipes import JudgeRecipe
 
 BOOTSTRAP = 2000
 
@@ -54,7 +55,7 @@ def judge_data(seed: int, data_dir: Any = None) -> JudgeData:
 
 @lru_cache(maxsize=4)
 def second_corpus(seed: int, data_dir: Any = None) -> SecondCorpus:
-    """:func:`evalkit.paireval.recipes.second_corpus`, loaded once per process."""
+    """:func:`evalkit.paireval.judge_data.second_corpus`, loaded once per process."""
     return _second_corpus(seed=seed, data_dir=data_dir)
 
 

@@ -32,7 +32,7 @@ import time
 
 import _common as lab
 from evalkit import paireval as pe
-from evalkit.paireval.encoder import backbone_path
+from evalkit.encoders import backbone_path
 from evalkit.selection import choose_on_dev
 
 SETTINGS = {"turns": 1, "max_tokens": 64}

@@ -9,7 +9,9 @@ import pytest
 
 from evalkit import cli, stats
 from evalkit.paireval import metaeval
-from evalkit.paireval.recipes import RECIPES, _ddpp_conversations, _pairs, judge_data, validation_pairs
+from evalkit.paireval.judge_data import _ddpp_conversations, judge_data, validation_pairs
+from evalkit.paireval.judge_data import recipe_frame as _pairs
+from evalkit.paireval.recipes import RECIPES
 from evalkit.paireval.schema import MetaEvalFormatError
 from evalkit.paireval.splits import held_out_units, leaked_units, remove_held_out
 
@@ -224,7 +226,7 @@ def test_staged_topical_chat_matches_its_pins(real_data_dir):
 
 
 def test_second_corpus_keeps_every_held_out_text_out_of_training(real_data_dir):
-    from evalkit.paireval.recipes import second_corpus
+    from evalkit.paireval.judge_data import second_corpus
 
     corpus = second_corpus(seed=13, data_dir=real_data_dir)
     assert len(corpus.train) > 300 and len(corpus.selection) > 50  # half of it is in UPHELD's check set
@@ -256,7 +258,7 @@ def test_spearman_difference_ignores_monotone_transforms_and_pairs_the_resamples
 def test_recipe_pairs_mix_in_the_second_corpus_only_when_asked(real_data_dir):
     from dataclasses import replace
 
-    from evalkit.paireval.recipes import recipe_pairs, second_corpus
+    from evalkit.paireval.judge_data import recipe_pairs, second_corpus
 
     recipe = RECIPES["smoke"]
     data = judge_data(seed=recipe.seed, data_dir=real_data_dir)

@@ -13,7 +13,7 @@ from evalkit.cache import CallRecord
 from evalkit.judgecard import (CannotScore, FunctionJudge, HumanSet, ScoresJudge, card_html, from_meta_eval,
                                judge_card, parse_spec, read_spec_file)
 from evalkit.judgecard.cli import main
-from evalkit.judgecard.judges import PairEvalSettings, _EncoderJudge, _LMJudge
+from evalkit.judgecard.judges import PairEvalSettings, _PairJudge, _LMJudge
 from evalkit.models import CachedBackend
 from evalkit.paireval.schema import MetaEvalFormatError, write_meta_eval
 from evalkit.specfile import SpecError
@@ -152,7 +152,7 @@ def test_a_consistent_pairwise_judge_never_flips_and_a_pointwise_one_has_no_slot
 
 class WordEncoder:
     """An encoder-shaped double: relevance = words in the reply (no model); the scoring code treats it as the
-    kit's EncoderJudge (relevance, pairwise_matrix, compare, direct)."""
+    kit's EncoderJudge (the paireval.Judge protocol: direct, orders, pairwise_matrix)."""
 
     name = "encoder:words"
 
@@ -167,8 +167,9 @@ class WordEncoder:
                         self.relevance(*zip(*comparisons))[None, :])
         return np.stack([p, p], axis=-1)
 
-    def compare(self, contexts, first, second):
-        return self.prefer(self.relevance(contexts, first), self.relevance(contexts, second))
+    def orders(self, first_contexts, first, second_contexts, second):
+        p = self.prefer(self.relevance(first_contexts, first), self.relevance(second_contexts, second))
+        return np.stack([p, p], axis=1)
 
     def direct(self, contexts, replies):
         return self.prefer(self.relevance(contexts, replies), 3.0)
@@ -176,14 +177,14 @@ class WordEncoder:
 
 def test_encoder_judges_score_by_comparison_with_the_pool_and_have_symmetric_slots():
     pool = [(["a"], "one two three"), (["b"], "one"), (["c"], "one two three four five six")]
-    judge = _EncoderJudge("encoder", WordEncoder, pool=lambda: pool, settings=PairEvalSettings(2, 3, 4, 0))
+    judge = _PairJudge("encoder", WordEncoder, pool=lambda: pool, settings=PairEvalSettings(2, 3, 4, 0))
     items = length_set().items
     scores = judge.score(items).scores
     words = items["response"].str.split().map(len).to_numpy()
     assert stats.spearmanr(scores, words)[0] == pytest.approx(1.0)  # PairEval ranks replies as f does
     card = judge_card(judge, [length_set()], half="all", bootstrap=0)
     assert card.slots[0].flip == 0.0 and card.slots[0].first_slot == 0.5  # P(A) + P(B) = 1: no position bias
-    direct = _EncoderJudge("directeval", WordEncoder, method="direct").score(items).scores
+    direct = _PairJudge("directeval", WordEncoder, method="direct").score(items).scores
     assert np.all((direct > 0) & (direct < 1))
 
 

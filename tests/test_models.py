@@ -273,15 +273,15 @@ def test_a_server_that_never_answers_costs_a_bounded_time_and_says_so():
 
 def test_parsed_verdicts_are_flagged_on_paireval_scores():
     from evalkit.models import ParsedVerdicts
-    from evalkit.paireval import directeval_scores, paireval_scores
+    from evalkit.paireval import LMJudge, directeval_scores, paireval_scores
 
     server = FakeChatServer(lambda body, count: (200, chat_reply("A is better." if "A" in str(body) else "Yes")))
     try:
         backend = OpenAICompatibleBackend("m", server.base_url, api_key_env=None)
         with pytest.warns(ParsedVerdicts, match="2 of 2 PairEval verdicts are parsed one-hot answers"):
-            paireval_scores([["Hi."]], ["Hello!"], [(["Hey."], "Yo.")], backend)
+            paireval_scores([["Hi."]], ["Hello!"], [(["Hey."], "Yo.")], LMJudge(backend))
         with pytest.warns(ParsedVerdicts, match="1 of 1 DirectEval verdicts"):
-            directeval_scores([["Hi."]], ["Hello!"], backend)
+            directeval_scores([["Hi."]], ["Hello!"], LMJudge(backend))
     finally:
         server.close()
 

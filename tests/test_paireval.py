@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from evalkit.models import LabelResult
-from evalkit.paireval import paireval_scores, read_dailydialog, training_pairs
+from evalkit.paireval import LMJudge, paireval_scores, read_dailydialog, training_pairs
 
 
 class PositionBiased:
@@ -47,17 +47,17 @@ def test_position_swap_cancels_position_bias():
     contexts, responses = [["Hi there"], ["How are you?"]], ["a good reply", "a bad reply"]
     comparisons = [(["Hello"], "other reply"), (["Morning"], "another reply")]
     backend = PositionBiased(0.9)
-    both = paireval_scores(contexts, responses, comparisons, backend)
+    both = paireval_scores(contexts, responses, comparisons, LMJudge(backend))
     assert both == pytest.approx([0.5, 0.5])  # 0.9 as A, 0.1 as B, averaged
     assert len(backend.prompts) == 2 * 2 * 2  # targets x comparisons x orders
-    assert paireval_scores(contexts, responses, comparisons, PositionBiased(0.9), positions="first") == \
+    assert paireval_scores(contexts, responses, comparisons, LMJudge(PositionBiased(0.9)), positions="first") == \
         pytest.approx([0.9, 0.9])
-    assert paireval_scores(contexts, responses, comparisons, PositionBiased(0.9), positions="second") == \
+    assert paireval_scores(contexts, responses, comparisons, LMJudge(PositionBiased(0.9)), positions="second") == \
         pytest.approx([0.1, 0.1])
 
 
 def test_a_judge_that_knows_quality_ranks_replies():
-    scores = paireval_scores([["Hi"], ["Hi"]], ["a good reply", "a bad reply"], [(["Yo"], "meh")], KnowsQuality())
+    scores = paireval_scores([["Hi"], ["Hi"]], ["a good reply", "a bad reply"], [(["Yo"], "meh")], LMJudge(KnowsQuality()))
     assert scores[0] > 0.5 > scores[1]
 
 
@@ -109,10 +109,10 @@ def test_compare_responses_and_directeval_read_the_right_labels():
     from evalkit.paireval import compare_responses, directeval_scores
     from tests.fakes import ScriptedBackend
 
-    assert compare_responses([["Hi"]], ["x"], ["y"], PositionBiased(0.8)) == pytest.approx([0.5])
-    assert compare_responses([["Hi"]], ["a good one"], ["a bad one"], KnowsQuality())[0] > 0.8
+    assert compare_responses([["Hi"]], ["x"], ["y"], LMJudge(PositionBiased(0.8))) == pytest.approx([0.5])
+    assert compare_responses([["Hi"]], ["a good one"], ["a bad one"], LMJudge(KnowsQuality()))[0] > 0.8
     backend = ScriptedBackend(lambda prompt: "Yes" if "kind" in prompt else "No")
-    assert directeval_scores([["Hi"], ["Hi"]], ["a kind reply", "rude"], backend).tolist() == [0.9, 0.1]
+    assert directeval_scores([["Hi"], ["Hi"]], ["a kind reply", "rude"], LMJudge(backend)).tolist() == [0.9, 0.1]
 
 
 def test_prompt_limits_clip_contexts_and_replies():
@@ -132,7 +132,7 @@ def test_comparison_runs_positions_and_exhaustive():
     assert comparison_runs(matrix, 1, 2, positions="second")[0] == pytest.approx([0.1])
     with pytest.raises(ValueError):
         comparison_runs(matrix, 3, 1)
-    full = exhaustive_matrix([["a"], ["b"], ["c"]], ["a good", "a meh", "a bad"], KnowsQuality())
+    full = exhaustive_matrix([["a"], ["b"], ["c"]], ["a good", "a meh", "a bad"], LMJudge(KnowsQuality()))
     assert np.isnan(full[np.arange(3), np.arange(3)]).all()
     scores = np.nanmean(full, axis=(1, 2))
     assert scores[0] > scores[1] > scores[2]

@@ -2,7 +2,7 @@
 the human noise ceiling of the same items, with length and position biases, abstentions and cost.
 
 * :mod:`.spec` — what is judged: :class:`JudgeSpec` from a ``--judge`` string or a YAML file;
-* :mod:`.judges` — the judges, and the one :class:`Judge` protocol (``score``, ``orders``, ``calls``) they
+* :mod:`.judges` — the judges, and the one :class:`CardJudge` protocol (``score``, ``orders``, ``calls``) they
   all answer;
 * :mod:`.sets` — the human-scored sets in one shape (:class:`HumanSet`), their dev/test halves and ceilings;
 * :mod:`.card` — :func:`judge_card` and the :class:`Card` it returns;
@@ -32,7 +32,7 @@ _HOMES = {"card": ("Card", "LabelRow", "SlotRow", "SetCost", "judge_card", "same
           "render": ("card_html", "write_card"),
           "sets": ("Ceiling", "HumanSet", "from_meta_eval", "load_set", "noise_ceiling"),
           "spec": ("KINDS", "JudgeSpec", "parse_spec", "read_spec_file"),
-          "judges": ("CannotScore", "FunctionJudge", "Judge", "Scored", "ScoresJudge", "build_judge")}
+          "judges": ("CannotScore", "CardJudge", "FunctionJudge", "Scored", "ScoresJudge", "build_judge")}
 _WHERE = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = ["SET_NAMES", *_WHERE]

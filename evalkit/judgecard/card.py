@@ -14,7 +14,7 @@ context sharing its conversation), n, the noise ceiling and the share of it
   higher, the share where the judge scored the longer one higher (ties count half), Wilson interval.
 
 ``length_bias`` is raised when the partial correlation's interval lies above 0 or the preference's above 0.5.
-For a judge with slots (:meth:`~evalkit.judgecard.spec.Judge.orders`), a :class:`SlotRow` per set gives the
+For a judge with slots (:meth:`~evalkit.judgecard.judges.CardJudge.orders`), a :class:`SlotRow` per set gives the
 first-slot win rate over every verdict and the flip rate: the share of pairs whose winner changes when the
 two replies swap slots (the same slot wins both times).
 """
@@ -33,7 +33,7 @@ from ..paireval.scoring import length_scores
 from ..stats import (correlation, group_resamples, grouped_correlation_intervals, partial_correlation,
                      proportion)
 from .sets import HalfChoice, HumanSet, load_set, noise_ceiling
-from .judges import CannotScore, Judge, build_judge
+from .judges import CannotScore, CardJudge, build_judge
 from .spec import JudgeSpec, parse_spec
 
 __all__ = ["LabelRow", "SlotRow", "SetCost", "Card", "judge_card", "same_context_pairs"]
@@ -229,7 +229,7 @@ def _label_row(human_set: HumanSet, label: str, scores: np.ndarray, pairs, *, bo
                     bool(share == share and share >= 1.0), **length)
 
 
-def _slot_row(name: str, judge: Judge, items: pd.DataFrame, pairs, *, max_pairs: int, seed: int) -> SlotRow | None:
+def _slot_row(name: str, judge: CardJudge, items: pd.DataFrame, pairs, *, max_pairs: int, seed: int) -> SlotRow | None:
     if not pairs:
         return None
     if len(pairs) > max_pairs:
@@ -264,7 +264,7 @@ def _cost(name: str, items: int, seconds: float, records: list, scores: np.ndarr
                    float(sum(r.latency_s for r in records)), money, int(len(missing)), examples)
 
 
-def judge_card(judge: Judge | JudgeSpec | str, sets: Sequence[str | HumanSet], *, half: HalfChoice = "test",
+def judge_card(judge: CardJudge | JudgeSpec | str, sets: Sequence[str | HumanSet], *, half: HalfChoice = "test",
                bootstrap: int = 1000, seed: int = 0, max_pairs: int = 300, data_dir=None,
                price_per_1k_tokens: float | None = None) -> Card:
     """The card of ``judge`` (a judge, a :class:`JudgeSpec` or a ``--judge`` string) on ``sets`` (names of

@@ -1,4 +1,4 @@
-"""The judges a card can hold, and the one protocol (:class:`Judge`) they all answer — a metric, an encoder, an
+"""The judges a card can hold, and the one protocol (:class:`CardJudge`) they all answer — a metric, an encoder, an
 LM behind the model door, or a file of scores — so that the card never asks what kind of judge it holds.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pandas as pd
 from ..specfile import SpecError
 from .spec import KINDS, JudgeSpec
 
-__all__ = ["Judge", "Scored", "CannotScore", "FunctionJudge", "ScoresJudge", "PairEvalSettings", "BOOK_PAIREVAL",
+__all__ = ["CardJudge", "Scored", "CannotScore", "FunctionJudge", "ScoresJudge", "PairEvalSettings", "BOOK_PAIREVAL",
            "build_judge"]
 
 
@@ -32,7 +32,7 @@ class Scored:
     raw: tuple[str | None, ...] = ()
 
 
-class Judge(Protocol):
+class CardJudge(Protocol):
     """What every judge on a card answers. ``items`` hold ``item_id``, ``context`` (turn texts), ``history``
     ((speaker, text) pairs), ``response`` and ``reference`` (None where a set has none).
 
@@ -124,10 +124,10 @@ def _book_pool(recipe: str, settings: PairEvalSettings) -> list:
 
 
 @dataclass
-class _EncoderJudge:
-    """An encoder judge (:class:`evalkit.paireval.EncoderJudge`, untrained or trained): scored by PairEval
-    against chapter 4's comparison pool (``method="paireval"``) or by DirectEval's P(good) (``"direct"``);
-    both slots through its ``compare``. ``build`` and ``pool`` are called on first use (they load a model,
+class _PairJudge:
+    """A chapter-4 judge (any :class:`evalkit.paireval.Judge`: an encoder, untrained or trained, or an LM
+    through :class:`~evalkit.paireval.LMJudge`): scored by PairEval against chapter 4's comparison pool
+    (``method="paireval"``) or by DirectEval's P(good) (``"direct"``); both slots through its ``orders``. ``build`` and ``pool`` are called on first use (they load a model,
     train or read corpora)."""
 
     name: str
@@ -158,8 +158,8 @@ class _EncoderJudge:
                                    seed=settings.seed)["paireval"])
 
     def orders(self, contexts, first, second):
-        judge = self._model()
-        return np.stack([judge.compare(contexts, first, second), judge.compare(contexts, second, first)], axis=1)
+        in_a = self._model().orders(contexts, first, contexts, second)  # P(first wins): shown as A, shown as B
+        return np.stack([in_a[:, 0], 1.0 - in_a[:, 1]], axis=1)         # P(slot A wins): first in A, second in A
 
     def calls(self) -> list:
         return []
@@ -261,7 +261,7 @@ class ScoresJudge:
         return []
 
 
-def build_judge(spec: JudgeSpec) -> Judge:
+def build_judge(spec: JudgeSpec) -> CardJudge:
     """The judge a spec names; nothing is loaded or trained until it first scores."""
     from ..paireval.scoring import bleu2, length_scores
 
@@ -278,12 +278,12 @@ def build_judge(spec: JudgeSpec) -> Judge:
     if spec.kind == "encoder":
         from ..paireval.encoder import EncoderJudge
 
-        return _EncoderJudge(name, EncoderJudge, pool=lambda: _book_pool("book", BOOK_PAIREVAL))
+        return _PairJudge(name, EncoderJudge, pool=lambda: _book_pool("book", BOOK_PAIREVAL))
     if spec.kind in ("paireval", "directeval"):
         from ..paireval import EncoderJudge, train_judge
 
         kind = "pairwise" if spec.kind == "paireval" else "direct"
-        return _EncoderJudge(name, lambda: EncoderJudge.from_training(train_judge(spec.recipe, kind=kind)),
+        return _PairJudge(name, lambda: EncoderJudge.from_training(train_judge(spec.recipe, kind=kind)),
                              method="paireval" if kind == "pairwise" else "direct",
                              pool=lambda: _book_pool(spec.recipe, BOOK_PAIREVAL))
     if spec.kind == "lm":

@@ -21,7 +21,7 @@ meta-evaluation file format) and :mod:`.analysis` (the paper's ablations as aver
 matrix). Everything public is importable from ``evalkit.paireval``.
 """
 from .analysis import (PAPER, accuracy_by_group, comparison_runs, correlations, enriched_sample, exhaustive_matrix,
-                       ranking_accuracy, restrict_positions, summarise_runs)
+                       ranking_accuracy, summarise_runs)
 from .calibration import apply_temperature, expected_calibration_error, fit_temperature, reliability_table
 from .data import (KHALID_LEE_ATTACKS, chitchat_dialogues, corpus_comparisons, load_dailydialog,
                    load_dailydialog_plusplus, load_khalid_lee, pointwise_examples, read_dailydialog,
@@ -29,15 +29,18 @@ from .data import (KHALID_LEE_ATTACKS, chitchat_dialogues, corpus_comparisons, l
 from .prompts import PROMPT_LIMITS, PromptLimits, direct_messages, pair_messages
 from .schema import (META_EVAL_COLUMNS, MetaEvalFormatError, meta_evaluate, read_meta_eval, upheld_contexts,
                      upheld_meta_eval, write_meta_eval)
-from .encoder import BACKBONES, EncoderJudge, EncoderTrainingRun, backbone_path, pair_accuracy, train_encoder_judge
+from .encoder import (BACKBONES, EncoderJudge, EncoderTrainingRun, backbone_path, pair_accuracy, train_encoder_judge,
+                      train_judge)
+from .judge import Judge, LMJudge
+from .judge_data import JudgeData, judge_data, split_dailydialog_plusplus_dev, validation_pairs
 from .metaeval import META_EVAL_SETS, MetaEvalSet, load_meta_eval_set, meta_eval_set_names
-from .recipes import RECIPES, JudgeData, JudgeRecipe, judge_data, train_judge, train_lm_judge, validation_pairs
+from .recipes import RECIPES, JudgeRecipe, train_lm_judge
 from .scoring import (bleu2, compare_responses, directeval_scores, length_scores, pair_preferences, paireval_scores,
                       pairwise_matrix, preference_accuracy, score_frame, upheld_judge_features)
 from .report import TARGETS, adopted_line, attack_verdicts, chapter4_summary, paired_gaps, target_verdict
 from .table1 import ENCODER_METHODS, baseline_scores, correlation_rows, encoder_method_scores, judge_scores, paper_table1, sample_items, table1_view
 from .splits import LeakReport, leaked_units, remove_held_out
-from .training import TrainingRun, split_dailydialog_plusplus_dev, train_lora
+from .training import TrainingRun, train_lora
 
 __all__ = ["upheld_judge_features", "PROMPT_LIMITS", "PromptLimits", "read_dailydialog", "load_dailydialog", "chitchat_dialogues",
            "training_corpus", "read_dailydialog_plusplus", "load_dailydialog_plusplus", "training_pairs",
@@ -45,7 +48,7 @@ __all__ = ["upheld_judge_features", "PROMPT_LIMITS", "PromptLimits", "read_daily
            "compare_responses", "directeval_scores", "TrainingRun", "train_lora", "fit_temperature",
            "apply_temperature", "expected_calibration_error", "reliability_table", "MetaEvalFormatError",
            "META_EVAL_COLUMNS", "read_meta_eval", "write_meta_eval", "upheld_meta_eval", "meta_evaluate",
-           "read_khalid_lee", "load_khalid_lee", "KHALID_LEE_ATTACKS", "bleu2", "restrict_positions",
+           "read_khalid_lee", "load_khalid_lee", "KHALID_LEE_ATTACKS", "bleu2", "Judge", "LMJudge",
            "comparison_runs", "exhaustive_matrix", "correlations", "ranking_accuracy", "enriched_sample",
            "corpus_comparisons", "score_frame", "summarise_runs", "accuracy_by_group", "PAPER",
            "split_dailydialog_plusplus_dev", "upheld_contexts", "EncoderJudge",

@@ -7,24 +7,14 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ..models import Backend
-from .prompts import PROMPT_LIMITS, PromptLimits
 from ..stats import correlation_with_humans
-from .scoring import Position, _mean_over, pairwise_matrix
+from .judge import Judge, Position, keep_positions, mean_over
+from .scoring import pairwise_matrix
 from ..dialogue import Texts
 
 
 
 # --------------------------------------------------------------------------- the chapter's experiments
-
-def restrict_positions(matrix: np.ndarray, positions: Position) -> np.ndarray:
-    """The pairwise matrix with only the target-first ("first") or target-second ("second") order kept."""
-    if positions == "both":
-        return matrix
-    kept = matrix.copy()
-    kept[..., 1 if positions == "first" else 0] = np.nan
-    return kept
-
 
 def comparison_runs(matrix: np.ndarray, n: int, runs: int, *, seed: int = 0,
                     positions: Position = "both") -> list[np.ndarray]:
@@ -42,16 +32,15 @@ def comparison_runs(matrix: np.ndarray, n: int, runs: int, *, seed: int = 0,
     rng = np.random.default_rng(seed)
     chosen = ([[j] for j in range(columns)][:runs] if n == 1 and runs <= columns
               else [sorted(rng.choice(columns, size=n, replace=False)) for _ in range(runs)])
-    view = restrict_positions(matrix, positions)
-    return [_mean_over(view[:, list(c), :], (1, 2)) for c in chosen]
+    view = keep_positions(matrix, positions)
+    return [mean_over(view[:, list(c), :], (1, 2)) for c in chosen]
 
 
-def exhaustive_matrix(contexts: Sequence[Texts], responses: Sequence[str], backend: Backend, *,
-                      limits: PromptLimits = PROMPT_LIMITS) -> np.ndarray:
+def exhaustive_matrix(contexts: Sequence[Texts], responses: Sequence[str], judge: Judge) -> np.ndarray:
     """Every item against every other item of the same set, both orders (the paper's O(M²) variant);
     the diagonal (an item against itself) is NaN."""
     items = list(zip(contexts, responses))
-    matrix = pairwise_matrix(contexts, responses, items, backend, limits=limits)
+    matrix = pairwise_matrix(contexts, responses, items, judge)
     for i in range(len(items)):
         matrix[i, i, :] = np.nan
     return matrix

