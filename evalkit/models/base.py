@@ -124,3 +124,19 @@ def _parsed_result(text: str, labels: Sequence[str], prompt_tokens: int, complet
     label = parse_label(text, labels)
     probs = one_hot(label, labels)
     return LabelResult(probs, text, "generated", 1.0 if label else 0.0, prompt_tokens, completion_tokens)
+
+
+def _reusable_prefix(held: Sequence[int], ids: Sequence[int]) -> int:
+    """How many leading tokens of the prompt ``ids`` a local backend may take from its key/value cache of
+    ``held`` (the tokens it computed last): their common prefix, leaving at least one token of ``ids`` to run,
+    which gives the next-token logits.
+
+    >>> _reusable_prefix([1, 2, 3, 9], [1, 2, 3, 4, 5]), _reusable_prefix([1, 2, 3], [1, 2, 3])
+    (3, 2)
+    """
+    shared = 0
+    for held_token, token in zip(held, ids):
+        if held_token != token:
+            break
+        shared += 1
+    return min(shared, len(ids) - 1)

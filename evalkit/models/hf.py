@@ -8,7 +8,7 @@ import hashlib
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from .base import GenerationResult, LabelResult, Messages
+from .base import GenerationResult, LabelResult, Messages, _reusable_prefix
 
 __all__ = ["TransformersBackend"]
 
@@ -169,12 +169,7 @@ class TransformersBackend:
         cache, previous = None, []
         for index in sorted(range(len(encoded)), key=lambda i: encoded[i]):
             ids = encoded[index]
-            shared = 0
-            for a, b in zip(previous, ids):
-                if a != b:
-                    break
-                shared += 1
-            shared = min(shared, len(ids) - 1)  # at least one token must run to give the next-token logits
+            shared = _reusable_prefix(previous, ids)
             if cache is None or shared < self.min_shared_prefix:
                 cache, shared = DynamicCache(config=self.model.config), 0
             else:

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Sequence
 
-from .base import GenerationResult, LabelResult, Messages
+from .base import GenerationResult, LabelResult, Messages, _reusable_prefix
 from .hf import TransformersBackend, _folder_fingerprint, _label_result
 
 __all__ = ["LlamaCppBackend"]
@@ -121,13 +121,7 @@ class LlamaCppBackend:
 
     def _prefill(self, ids: list[int]) -> None:
         """Evaluate ``ids``, keeping the cached keys/values of the prefix shared with what the context holds."""
-        held = list(self.llm.input_ids[:self.llm.n_tokens])
-        shared = 0
-        for a, b in zip(held, ids):
-            if a != b:
-                break
-            shared += 1
-        shared = min(shared, len(ids) - 1)  # at least one token must run to give the next-token logits
+        shared = _reusable_prefix(list(self.llm.input_ids[:self.llm.n_tokens]), ids)
         if (self.share_prefixes and shared >= self.min_shared_prefix
                 and self.llm._ctx.kv_cache_seq_rm(-1, shared, -1)):
             self.llm.n_tokens = shared

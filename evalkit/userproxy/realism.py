@@ -40,35 +40,44 @@ def _user_only_note() -> str:
     return "Judge only the USER turns (how the person writes and behaves); ignore the quality of the ASSISTANT."
 
 
+def _judge_messages(task: str, shown: str, *, json_answer: str, plain_answer: str, mode: Mode) -> Messages:
+    """One user message asking a realism judge ``task`` about the conversations ``shown``: the user-only
+    note, the task, the conversations, then how to answer — a JSON object (``json_answer``, after "Answer
+    with JSON only: ") in json mode, else the label words ``plain_answer`` asks for."""
+    ask = f"Answer with JSON only: {json_answer}" if mode == "json" else plain_answer
+    return [{"role": "user", "content": f"{_user_only_note()} {task}\n\n{shown}\n\n{ask}"}]
+
+
 def gteval_messages(real: Sequence[Turn], proxy: Sequence[Turn], mode: Mode = "json") -> Messages:
     """GTEval: how close are the proxy conversation's user turns to the real user's in style, tone and realism?"""
-    ask = ('Answer with JSON only: {"reasoning": "<two sentences>", "score": <number from 0.0 to 1.0>}, where 0 '
-           "means nothing alike and 1 means indistinguishable in style and realism." if mode == "json" else
-           "Rate the similarity with one digit from 0 (nothing alike) to 9 (indistinguishable). Digit:")
-    prompt = (f"{_user_only_note()} Compare the user in conversation 1 (a real person) with the user in "
-              "conversation 2 on style, tone, naturalness and fit to the context — not on content.\n\n"
-              f"Conversation 1:\n{render(real, _WORDS)}\n\nConversation 2:\n{render(proxy, _WORDS)}\n\n{ask}")
-    return [{"role": "user", "content": prompt}]
+    return _judge_messages(
+        "Compare the user in conversation 1 (a real person) with the user in conversation 2 on style, tone, "
+        "naturalness and fit to the context — not on content.",
+        f"Conversation 1:\n{render(real, _WORDS)}\n\nConversation 2:\n{render(proxy, _WORDS)}",
+        json_answer='{"reasoning": "<two sentences>", "score": <number from 0.0 to 1.0>}, where 0 means nothing '
+                    "alike and 1 means indistinguishable in style and realism.",
+        plain_answer="Rate the similarity with one digit from 0 (nothing alike) to 9 (indistinguishable). Digit:",
+        mode=mode)
 
 
 def pi_messages(first: Sequence[Turn], second: Sequence[Turn], mode: Mode = "json") -> Messages:
     """PI: two conversations; in which one is the USER a real person? (A, B, or T for cannot tell)"""
-    ask = ('Answer with JSON only: {"reasoning": "<two sentences>", "verdict": "A" or "B" or "Tie"}.'
-           if mode == "json" else "Answer with one letter: A, B, or T if you cannot tell. Letter:")
-    prompt = (f"{_user_only_note()} In one of these conversations the USER is a real person; in the other the "
-              "USER is simulated by a program. Which conversation has the real person?\n\n"
-              f"Conversation A:\n{render(first, _WORDS)}\n\nConversation B:\n{render(second, _WORDS)}\n\n{ask}")
-    return [{"role": "user", "content": prompt}]
+    return _judge_messages(
+        "In one of these conversations the USER is a real person; in the other the USER is simulated by a "
+        "program. Which conversation has the real person?",
+        f"Conversation A:\n{render(first, _WORDS)}\n\nConversation B:\n{render(second, _WORDS)}",
+        json_answer='{"reasoning": "<two sentences>", "verdict": "A" or "B" or "Tie"}.',
+        plain_answer="Answer with one letter: A, B, or T if you cannot tell. Letter:", mode=mode)
 
 
 def rnr_messages(conversation: Sequence[Turn], mode: Mode = "json") -> Messages:
     """RNR: does the USER read as a real person by a three-point rubric? (YES/NO)"""
-    ask = ('Answer with JSON only: {"reasoning": "<one or two sentences>", "verdict": "YES" or "NO"}.'
-           if mode == "json" else "Answer YES or NO. Answer:")
-    prompt = (f"{_user_only_note()} Rubric — a real user: (1) writes concisely, as people type to an assistant; "
-              "(2) does not sound scripted or artificial; (3) has a natural tone and style. Does the USER below "
-              f"meet the rubric?\n\nConversation:\n{render(conversation, _WORDS)}\n\n{ask}")
-    return [{"role": "user", "content": prompt}]
+    return _judge_messages(
+        "Rubric — a real user: (1) writes concisely, as people type to an assistant; (2) does not sound scripted "
+        "or artificial; (3) has a natural tone and style. Does the USER below meet the rubric?",
+        f"Conversation:\n{render(conversation, _WORDS)}",
+        json_answer='{"reasoning": "<one or two sentences>", "verdict": "YES" or "NO"}.',
+        plain_answer="Answer YES or NO. Answer:", mode=mode)
 
 
 _OBJECT = re.compile(r"\{.*?\}", re.DOTALL)
