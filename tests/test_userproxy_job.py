@@ -140,6 +140,52 @@ def test_config_errors_name_the_file_and_field(job_dir):
         job.load_job(bad)
 
 
+class _BackendWithLanes:
+    """A backend whose constructor has an option no job-file table knows of: ``lanes``."""
+
+    option_checks = {"lanes": {"minimum": 1}}
+
+    def __init__(self, model: str | None = None, *, adapter: str | None = None, lanes: int = 2,
+                 tag: str | None = None, retry: object = None):
+        self.lanes = lanes
+
+
+def test_backend_options_are_read_from_the_backends_signature(job_dir, monkeypatch):
+    from evalkit.models import options as backend_options
+
+    monkeypatch.setitem(backend_options.BACKEND_CLASSES, "transformers", _BackendWithLanes)
+    config = job.JobConfig.from_dict({"judges": {"j": {"options": {"lanes": 3, "tag": None}}}})
+    assert config.judges["j"].options == {"lanes": 3, "tag": None}
+    path = job_dir / "lanes.yml"
+    for options, message in [("{lanes: 0}", r"options\.lanes': must be at least 1, got 0"),
+                             ("{lanes: many}", r"options\.lanes': expected a whole number, got the text 'many'"),
+                             ("{lane: 3}", r"options': unknown field\(s\) lane; known: lanes, tag$"),
+                             ("{retry: 1}", r"options': unknown field\(s\) retry; known: lanes, tag$")]:
+        path.write_text(f"judges: {{j: {{options: {options}}}}}\n")
+        with pytest.raises(job.JobConfigError, match=rf"^{path}, field 'judges\.j\.{message}"):
+            job.load_job(path)
+
+
+def test_the_real_backends_options_and_their_checks():
+    from evalkit.models.options import backend_options
+
+    assert list(backend_options("openai")) == ["api_key_env", "max_concurrency", "max_retries", "backoff_s",
+                                               "timeout_s", "deadline_s", "top_logprobs"]
+    assert set(backend_options("transformers")) == {"batch_size", "dtype", "device", "share_prefixes",
+                                                    "min_shared_prefix", "generate_batch_size"}
+    assert backend_options("llamacpp")["weights"].checks == {"choices": ("f32", "f16", "q8_0", "shipped")}
+    assert backend_options("llamacpp")["share_prefixes"].default is False
+    with pytest.raises(job.JobConfigError, match=r"field 'judges\.j\.options\.top_logprobs': must be at most 20"):
+        job.JobConfig.from_dict({"judges": {"j": {"kind": "openai", "model": "m", "base_url": "http://h/v1",
+                                                  "options": {"top_logprobs": 21}}}})
+
+    class Renamed(_BackendWithLanes):
+        option_checks = {"lanez": {"minimum": 1}}
+
+    with pytest.raises(TypeError, match="Renamed.option_checks names lanez, not keyword options"):
+        backend_options(Renamed)
+
+
 def test_a_killed_run_resumes_without_repeating_a_call_and_ends_equal(job_dir):
     whole_dir, cut_dir = job_dir / "whole", job_dir / "cut"
     whole_dir.mkdir(), cut_dir.mkdir()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
 from .base import GenerationResult, LabelResult, Messages, _reusable_prefix
 
@@ -49,6 +49,11 @@ class TransformersBackend:
     continuation could depend on which prompts shared its batch (measured: identical on every prompt tried);
     the call cache keeps whichever came first, so a rerun reads, rather than recomputes, it.
     """
+
+    # What a spec's value of an option must be beyond its type (see evalkit.models.options).
+    option_checks: ClassVar[dict[str, dict[str, Any]]] = {
+        "batch_size": {"minimum": 1}, "dtype": {"choices": ("float32", "float16", "bfloat16")},
+        "min_shared_prefix": {"minimum": 1}, "generate_batch_size": {"minimum": 1}}
 
     def __init__(self, model: str | Path | None = None, *, adapter: str | Path | None = None,
                  batch_size: int | None = None, dtype: str = "float32", device: str = "cpu",

@@ -4,8 +4,9 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
-from typing import Sequence
+from typing import Any, ClassVar, Sequence
 
+from ..gguf_weights import GGUF_TYPES
 from .base import GenerationResult, LabelResult, Messages, _reusable_prefix
 from .hf import TransformersBackend, _folder_fingerprint, _label_result
 
@@ -34,7 +35,7 @@ def _engine_gguf(model: str | Path | None, weights: str | None, adapter: str | P
     F16 unless told), rewritten into ``weights`` when given (and an adapter merged in), written once into the
     evalkit cache."""
     from ..defaults import cache_dir, smollm2_gguf_file
-    from ..gguf_weights import GGUF_TYPES, lora_deltas, rewrite_gguf
+    from ..gguf_weights import lora_deltas, rewrite_gguf
 
     weights = weights if weights is not None else ("f16" if model is None else "shipped")
     if weights != "shipped" and weights not in GGUF_TYPES:
@@ -81,6 +82,11 @@ class LlamaCppBackend:
     file: a label probability moved by 0.014 when half its prompt came from the cache), so with it a result
     would depend on which prompt ran before — off, each result depends on its prompt alone.
     """
+
+    # What a spec's value of an option must be beyond its type (see evalkit.models.options).
+    option_checks: ClassVar[dict[str, dict[str, Any]]] = {
+        "weights": {"choices": (*GGUF_TYPES, "shipped")}, "threads": {"minimum": 1}, "context": {"minimum": 64},
+        "min_shared_prefix": {"minimum": 1}}
 
     def __init__(self, model: str | Path | None = None, *, adapter: str | Path | None = None,
                  weights: str | None = None, tokenizer: str | Path | None = None, threads: int | None = None,

@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from ..models.options import BACKEND_CLASSES, backend_options, read_option
 from ..specfile import Fields, SpecError, read_yaml
 from .data import MIRROR_SETS
 from .evaluate import JUDGE_METRICS
@@ -28,8 +29,9 @@ class JobConfigError(SpecError):
 class ModelSpec:
     """A model behind the model door: ``kind`` transformers (``model`` a folder or Hugging Face id, None for
     the default LM; optional LoRA ``adapter``), llamacpp (``model`` a GGUF file, None for the default LM's;
-    an ``adapter`` is merged in) or openai (``model`` and ``base_url``); ``options`` go to the backend (e.g.
-    ``max_concurrency``, ``api_key_env``, ``weights``)."""
+    an ``adapter`` is merged in) or openai (``model`` and ``base_url``); ``options`` go to the backend: any
+    keyword option of its constructor (e.g. ``max_concurrency``, ``api_key_env``, ``weights``; see
+    :mod:`evalkit.models.options`)."""
 
     kind: str = "transformers"
     model: str | None = None
@@ -182,7 +184,7 @@ def _model(value: Any, where: str, source: str) -> ModelSpec:
     if isinstance(value, ModelSpec):
         value = asdict(value)
     read = Fields(value, source, prefix=f"{where}.", known=_MODEL_KEYS, error=JobConfigError)
-    kind = read.text("kind", "transformers", choices=("transformers", "llamacpp", "openai"))
+    kind = read.text("kind", "transformers", choices=tuple(BACKEND_CLASSES))
     spec = ModelSpec(kind=kind, model=read.text("model", None, optional=True),
                      base_url=_base_url(read),
                      adapter=read.text("adapter", None, optional=True),
@@ -216,31 +218,14 @@ def _base_url(read: Fields) -> str | None:
     return url
 
 
-_TRANSFORMERS_OPTIONS: dict[str, tuple[str, dict[str, Any]]] = {
-    "batch_size": ("integer", {"minimum": 1}), "dtype": ("text", {"choices": ("float32", "float16", "bfloat16")}),
-    "device": ("text", {}), "share_prefixes": ("boolean", {}), "min_shared_prefix": ("integer", {"minimum": 1}),
-    "generate_batch_size": ("integer", {"minimum": 1})}
-
-# What each backend accepts as options, with the check each value gets (name -> (reader method, bounds)).
-_OPTIONS: dict[str, dict[str, tuple[str, dict[str, Any]]]] = {
-    "openai": {"api_key_env": ("text", {"optional": True}), "max_concurrency": ("integer", {"minimum": 1}),
-               "max_retries": ("integer", {"minimum": 0}), "backoff_s": ("number", {"minimum": 0.0}),
-               "timeout_s": ("number", {"positive": True}), "deadline_s": ("number", {"positive": True}),
-               "top_logprobs": ("integer", {"minimum": 1, "maximum": 20})},
-    "transformers": _TRANSFORMERS_OPTIONS,
-    "llamacpp": {"weights": ("text", {"choices": ("f16", "f32", "q8_0", "shipped")}), "tokenizer": ("text", {}),
-                 "threads": ("integer", {"minimum": 1}), "context": ("integer", {"minimum": 64}),
-                 "share_prefixes": ("boolean", {}), "min_shared_prefix": ("integer", {"minimum": 1})},
-}
-
-
 def _options(read: Fields, kind: str) -> dict[str, Any]:
-    """A model's backend ``options``, each known to that backend and of the right type and range."""
+    """A model's backend ``options``: each a keyword option of that backend's constructor, of the type its
+    signature gives and within the backend's checks (:func:`evalkit.models.options.backend_options`); an
+    unknown one is refused naming the options the backend has."""
     raw = read.mapping("options", {})
-    known = _OPTIONS[kind]
+    known = backend_options(kind)
     options = read.nested("options", raw, known=known)
-    return {name: getattr(options, method)(name, **bounds) for name, (method, bounds) in known.items()
-            if name in raw}
+    return {name: read_option(options, option) for name, option in known.items() if name in raw}
 
 
 def _proxy(value: Any, where: str, source: str) -> ProxySpec:
