@@ -1,0 +1,65 @@
+"""``evalkit course release`` and ``evalkit course grade SUBMISSIONS_DIR``: the command's parser and action.
+
+:func:`add_parser` registers the ``course`` command on ``evalkit``'s subcommands; ``python -m evalkit.course``
+runs it alone.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+__all__ = ["add_parser", "run", "main"]
+
+
+def add_parser(commands) -> argparse.ArgumentParser:
+    """Add ``course`` (with its actions ``release`` and ``grade``) to an argparse subparsers object."""
+    course = commands.add_parser("course", help="release the student notebooks, grade a class's submissions")
+    _add_actions(course)
+    return course
+
+
+def _add_actions(course: argparse.ArgumentParser) -> None:
+    from ..runner import PROJECT_ROOT
+
+    actions = course.add_subparsers(dest="course_action", required=True)
+    release = actions.add_parser("release", help="write the student notebooks (MyST, .ipynb) and a zip per chapter")
+    release.add_argument("--out", default=str(PROJECT_ROOT / "_build" / "course" / "release"),
+                         help="the release folder (default: _build/course/release)")
+    release.add_argument("--only", help="comma-separated chapter prefixes, e.g. 01,02")
+    grade = actions.add_parser("grade", help="run every exercise's public and hidden checks on each submission")
+    grade.add_argument("submissions", metavar="SUBMISSIONS_DIR",
+                       help="a folder of notebooks: one folder per student, or one file per student")
+    grade.add_argument("--out", default=str(PROJECT_ROOT / "_build" / "course" / "grades"),
+                       help="where grades.csv, totals.csv and grades.html go (default: _build/course/grades)")
+    grade.add_argument("--timeout", type=float, default=900.0,
+                       help="seconds one notebook may run before it is killed (default 900)")
+    grade.add_argument("--progress", action="store_true")
+    course.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.course_action == "release":
+        from .release import release
+
+        for chapter in release(args.out, only=args.only.split(",") if args.only else None):
+            print(f"{chapter.chapter}: {chapter.archive} ({len(chapter.exercises)} exercises)")
+        return 0
+    from .grade import grade
+
+    outcome = grade(args.submissions, args.out, timeout=args.timeout, progress=args.progress)
+    students = len({row.student for row in outcome.rows})
+    problems = [row for row in outcome.rows if row.status not in ("graded",)]
+    print(f"{students} students, {len(outcome.rows)} rows ({len(problems)} with a problem): {outcome.csv}, "
+          f"{outcome.totals}, {outcome.html}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m evalkit.course", description=__doc__)
+    _add_actions(parser)
+    args = parser.parse_args(argv)
+    try:
+        return args.handler(args)
+    except (FileNotFoundError, KeyError, ValueError) as error:
+        print(f"evalkit: {error}", file=sys.stderr)
+        return 2

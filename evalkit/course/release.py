@@ -1,0 +1,100 @@
+"""``evalkit course release``: the student notebooks of every chapter, solutions left out.
+
+Per chapter ``NN_name`` the release folder gets ``NN_name/NN_name.md`` (MyST, what JupyterLab opens through
+jupytext), ``NN_name/NN_name.ipynb`` (for any notebook tool) and ``NN_name.zip`` holding both. The solutions
+are cut with :func:`evalkit.runner.strip_solutions`, outputs and execution counts are cleared, and the
+notebook's metadata names its chapter and exercises (``evalkit.chapter``, ``evalkit.exercises``) so a
+submission is recognised even when renamed. Hidden checks never live in a notebook (they are in
+:mod:`evalkit.course.checks`), so nothing of them can reach the release.
+"""
+from __future__ import annotations
+
+import re
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+import nbformat
+
+from .checks import chapter_exercises
+
+__all__ = ["ReleasedChapter", "release", "student_notebook", "answer_cells", "CHECK_CALL"]
+
+#: A cell that runs an exercise's checks: ``course.check("ch2-half", ...)`` (any module alias).
+CHECK_CALL = re.compile(r"""\bcheck\(\s*["'](?P<label>ch\d+-[\w-]+)["']""")
+_LEFTOVERS = ("{solution-start}", "{solution-end}", "{solution}")
+
+
+@dataclass(frozen=True)
+class ReleasedChapter:
+    chapter: str
+    markdown: Path
+    notebook: Path
+    archive: Path
+    exercises: tuple[str, ...]
+
+
+def answer_cells(notebook: nbformat.NotebookNode) -> dict[str, int]:
+    """Each exercise label with the index of the first code cell that calls its check."""
+    found: dict[str, int] = {}
+    for index, cell in enumerate(notebook.cells):
+        if cell.cell_type == "code":
+            for match in CHECK_CALL.finditer(cell.source):
+                found.setdefault(match["label"], index)
+    return found
+
+
+def student_notebook(source: str | Path) -> nbformat.NotebookNode:
+    """A chapter as a student gets it: no solutions, no outputs, its exercises named in the metadata.
+
+    Raises ``ValueError`` when an exercise of the chapter has no answer cell (a student could not answer
+    it) or a solution directive survived the cut."""
+    from ..runner import read_chapter, strip_solutions
+
+    source = Path(source)
+    notebook = strip_solutions(read_chapter(source))
+    labels = [item.label for item in chapter_exercises(source.stem)]
+    cells = answer_cells(notebook)
+    missing = [label for label in labels if label not in cells]
+    if missing:
+        raise ValueError(f"{source.name}: no answer cell (a code cell calling course.check) for "
+                         f"{', '.join(missing)}")
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+        for key in ("execution", "papermill", "collapsed", "scrolled"):
+            cell.metadata.pop(key, None)
+        leftover = next((mark for mark in _LEFTOVERS if mark in cell.source), None)
+        if leftover:
+            raise ValueError(f"{source.name}: a {leftover} directive is left after cutting the solutions")
+    notebook.metadata.pop("papermill", None)
+    notebook.metadata["evalkit"] = {"chapter": source.stem, "exercises": labels, "edition": "student"}
+    return notebook
+
+
+def release(out_dir: str | Path, *, only: Iterable[str] | None = None,
+            sources: Iterable[str | Path] | None = None) -> list[ReleasedChapter]:
+    """Write every chapter's student notebooks (MyST and ``.ipynb``) and a zip of the two into ``out_dir``
+    (``only``: chapter prefixes such as ``02``; ``sources``: chapter files other than the book's)."""
+    import jupytext
+
+    from ..runner import notebook_sources
+
+    out = Path(out_dir)
+    released = []
+    for source in (map(Path, sources) if sources is not None else notebook_sources(only)):
+        notebook = student_notebook(source)
+        folder = out / source.stem
+        folder.mkdir(parents=True, exist_ok=True)
+        markdown, ipynb = folder / f"{source.stem}.md", folder / f"{source.stem}.ipynb"
+        markdown.write_text(jupytext.writes(notebook, fmt="md:myst"), encoding="utf-8")
+        nbformat.validate(notebook)
+        nbformat.write(notebook, ipynb)
+        archive = out / f"{source.stem}.zip"
+        with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
+            for path in (markdown, ipynb):
+                bundle.write(path, f"{source.stem}/{path.name}")
+        released.append(ReleasedChapter(source.stem, markdown, ipynb, archive,
+                                        tuple(notebook.metadata["evalkit"]["exercises"])))
+    return released
