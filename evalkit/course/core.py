@@ -281,7 +281,7 @@ def _as_dict(value: Any, name: str, what: str) -> dict:
 def _norm_key(key: Any) -> Any:
     if isinstance(key, str):
         return key.strip().lower()
-    if isinstance(key, tuple):
+    if isinstance(key, (tuple, list)):
         return tuple(_norm_key(part) for part in key)
     if _is_real(key) and not isinstance(key, bool) and float(key) == round(float(key)):
         return int(round(float(key)))
