@@ -297,6 +297,8 @@ def _parser() -> argparse.ArgumentParser:
     _add_book_commands(commands)
     _add_paireval_command(commands)
     _add_job_commands(commands)
+    from .course.cli import add_parser as add_course_command
+    add_course_command(commands)
     return parser
 
 

@@ -696,3 +696,16 @@ def test_submissions_are_named_by_their_folder_or_their_file(tmp_path):
         (tmp_path / path).write_text("{}")
     assert [(student, path.name) for student, path in submissions(tmp_path)] == [("ann", "02.ipynb"),
                                                                                ("ben", "ben.ipynb")]
+
+
+def test_the_course_command_is_wired_into_evalkit(tmp_path, capsys):
+    from evalkit.cli import main
+
+    assert main(["course", "grade", str(tmp_path / "nowhere")]) == 2
+    assert "no such folder of submissions" in capsys.readouterr().err
+    (tmp_path / "class").mkdir()
+    (tmp_path / "class" / "ann.txt").write_text("not a notebook")
+    assert main(["course", "grade", str(tmp_path / "class"), "--out", str(tmp_path / "grades"), "--timeout", "60"]) == 0
+    assert "1 students, 1 rows (1 with a problem)" in capsys.readouterr().out
+    assert main(["course", "release", "--out", str(tmp_path / "release"), "--only", "04"]) == 0
+    assert (tmp_path / "release" / "04_pairwise_judge.zip").is_file()
