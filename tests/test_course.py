@@ -709,3 +709,70 @@ def test_the_course_command_is_wired_into_evalkit(tmp_path, capsys):
     assert "1 students, 1 rows (1 with a problem)" in capsys.readouterr().out
     assert main(["course", "release", "--out", str(tmp_path / "release"), "--only", "04"]) == 0
     assert (tmp_path / "release" / "04_pairwise_judge.zip").is_file()
+
+
+# --- the book's own solutions pass every check ----------------------------------------------------------
+
+def exercise_cells(stem: str) -> dict[str, tuple[str, list[str]]]:
+    """label -> (its answer cell, its solution's code cells), read from the book's chapter."""
+    from evalkit.runner import read_chapter
+
+    notebook = read_chapter(ROOT / "notebooks" / f"{stem}.md")
+    answers = answer_cells(notebook)
+    solutions: dict[str, list[str]] = {}
+    inside = None
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown":
+            if inside and "{solution-end}" in cell.source:
+                inside = None
+            found = re.search(r"\{solution-start\} (\S+)", cell.source)
+            if found:
+                inside = found[1]
+                solutions[inside] = []
+        elif inside:
+            solutions[inside].append(cell.source)
+    return {label: (notebook.cells[index].source, solutions.get(label, [])) for label, index in answers.items()}
+
+
+def chapter_stand_in(stem: str, monkeypatch) -> dict:
+    """What each chapter's cells above its exercises define, on stand-in data (no model)."""
+    from evalkit import agreement, ensemble
+    from evalkit.stats import proportion
+    from evalkit.upheld import LABEL_NAMES, aggregate_scores
+    from evalkit.userproxy import realism
+
+    common = {"np": np, "pd": pd}
+    if stem.startswith("00"):
+        return {**common, **ch0_env(), "results": [SimpleNamespace(probs={"Yes": 0.6, "No": 0.4})] * 8}
+    if stem.startswith("01"):
+        env = ch1_env()
+        aggregate = aggregate_scores(env["main"].labels).set_index("model").sort_values("content")
+        return {**common, **env, "aggregate": aggregate, "aggregate_scores": aggregate_scores}
+    if stem.startswith("02"):
+        env = ch2_env()
+        summary = agreement.agreement_summary(env["labels"], LABEL_NAMES, repeats=5, seed=13)
+        return {**common, **env, "agreement": agreement, "summary": summary}
+    if stem.startswith("03"):
+        return {**common, **ch3_env(), "ensemble": ensemble, "n_splits": 3}
+    if stem.startswith("04"):
+        return {**common, **ch4_env(), "proportion": proportion, "heldout_pairs": 400}
+    return {**common, **ch5_env(monkeypatch), "realism": realism}
+
+
+@pytest.mark.parametrize("stem", [path.stem for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.md"))])
+def test_the_books_solutions_pass_every_public_and_hidden_check(stem, monkeypatch):
+    """Each exercise's answer cell, then its solution's code as the chapter has it, run on stand-in data for
+    what the chapter computes above: before the solution the check says there is no answer yet; after it,
+    every public and hidden check passes."""
+    cells = exercise_cells(stem)
+    assert sorted(cells) == sorted(item.label for item in course.chapter_exercises(stem))
+    env = chapter_stand_in(stem, monkeypatch)
+    for label, (answer, solution) in cells.items():
+        exec(compile(answer, f"{stem}:{label}:answer", "exec"), env)
+        before = run_exercise(exercise(label), {}, env, hidden=True)
+        assert "no answer yet" in before.message(), (label, before.message())
+        assert solution, label
+        for number, code in enumerate(solution):
+            exec(compile(code, f"{stem}:{label}:solution{number}", "exec"), env)
+        after = run_exercise(exercise(label), {}, env, hidden=True)
+        assert after.passed, after.message()

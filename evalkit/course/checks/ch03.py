@@ -45,6 +45,10 @@ def _given_transfer(work: Work) -> dict:
 
 
 def _transfer_expected(work: Work, key: str) -> float:
+    return work.memo(("transfer", key), lambda: _transfer_r(work, key))
+
+
+def _transfer_r(work: Work, key: str) -> float:
     from ... import ensemble
 
     frames, features = work.chapter("frames")["content"], list(work.chapter("METRICS"))
@@ -99,7 +103,7 @@ def _size_ratio(work: Work) -> None:
 def _width_ratio(work: Work) -> None:
     from ...stats import correlation_with_humans
 
-    bootstrap, seed = max(int(work.setting("bootstrap", 1000)), 200), work.setting("seed", 0)
+    bootstrap, seed = int(work.setting("bootstrap", 1000)) or 1000, work.setting("seed", 0)
     widths = []
     for frame in _interval_frames(work):
         result = correlation_with_humans(frame["embedding_cosine"], frame["target"], bootstrap=bootstrap, seed=seed)

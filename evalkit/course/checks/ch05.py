@@ -53,6 +53,10 @@ def _balanced_range(work: Work) -> None:
 
 
 def _anchor_inputs(work: Work):
+    return work.memo("anchor inputs", lambda: _read_anchor_inputs(work))
+
+
+def _read_anchor_inputs(work: Work):
     from ...userproxy import lexical
 
     dataset = work.chapter("datasets")[0]
