@@ -512,6 +512,7 @@ def test_release_strips_solutions_and_outputs_and_holds_no_hidden_check(tmp_path
         assert "Compute the thing" in text or "Do it." in text  # the exercises themselves stay
     markdown = released[1].markdown.read_text()
     assert markdown.startswith("---\n") and "format_name: myst" in markdown and "Closing words." in markdown
+    assert "chapter: 02_agreement" in markdown.split("---")[1]  # a renamed .md submission is still recognised
 
 
 def test_release_refuses_a_chapter_whose_exercise_has_no_answer_cell(tmp_path):

@@ -70,6 +70,7 @@ def student_notebook(source: str | Path) -> nbformat.NotebookNode:
             raise ValueError(f"{source.name}: a {leftover} directive is left after cutting the solutions")
     notebook.metadata.pop("papermill", None)
     notebook.metadata["evalkit"] = {"chapter": source.stem, "exercises": labels, "edition": "student"}
+    notebook.metadata.setdefault("jupytext", {})["notebook_metadata_filter"] = "evalkit"  # kept in the MyST header
     return notebook
 
 
