@@ -1,0 +1,200 @@
+"""Paired and grouped bootstrap intervals of correlations with humans — part of :mod:`evalkit.stats`.
+
+Which of two scores tracks the human scores better, on the same items (a paired interval: the items are
+resampled once for both), and intervals that resample whole contexts rather than items (the replies to one
+context are not independent). Chapters import these from :mod:`evalkit.stats`, the one statistics module;
+they live here so that module stays short.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+__all__ = ["CorrelationDifference", "correlation_difference", "mean_correlation_difference", "group_resamples",
+           "grouped_correlation_intervals"]
+
+
+# --------------------------------------------------------------------------- the paired difference of two correlations
+
+@dataclass(frozen=True)
+class CorrelationDifference:
+    """The correlation (Pearson or Spearman) of ``first`` minus that of ``second`` with the humans, on the
+    same items (those where neither abstains), with a paired percentile-bootstrap interval (items resampled
+    once for both)."""
+
+    difference: float
+    low: float
+    high: float
+    n: int
+
+    @property
+    def clear(self) -> bool:
+        """True when the interval excludes zero — a difference the sample supports."""
+        return bool(self.low > 0 or self.high < 0)
+
+
+def _pearson_rows(x: np.ndarray, z: np.ndarray) -> np.ndarray:
+    x = x - x.mean(axis=-1, keepdims=True)
+    z = z - z.mean(axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (x * z).sum(axis=-1) / np.sqrt((x * x).sum(axis=-1) * (z * z).sum(axis=-1))
+
+
+def _difference_draws(first: Sequence[float], second: Sequence[float], human: Sequence[float], *, bootstrap: int,
+                      seed: int, kind: str) -> tuple[float, np.ndarray, int]:
+    """The observed difference of correlations, its ``bootstrap`` paired resamples (NaN where a resample was
+    constant) and n, on the items where no input is NaN."""
+    a, b, y = (np.asarray(v, dtype=float) for v in (first, second, human))
+    keep = ~(np.isnan(a) | np.isnan(b) | np.isnan(y))
+    a, b, y = a[keep], b[keep], y[keep]
+    if len(y) < 3:
+        raise ValueError(f"a correlation needs at least 3 scored items, got {len(y)}")
+    if kind not in ("pearson", "spearman"):
+        raise ValueError(f"kind must be pearson or spearman, not {kind!r}")
+    if bootstrap < 1:
+        raise ValueError(f"a paired interval needs at least one bootstrap resample, got {bootstrap}")
+    ranked = (lambda v: stats.rankdata(v, axis=-1)) if kind == "spearman" else (lambda v: v)  # noqa: E731
+    draws = np.random.default_rng(seed).integers(0, len(y), size=(bootstrap, len(y)))
+    differences = (_pearson_rows(ranked(a[draws]), ranked(y[draws]))
+                   - _pearson_rows(ranked(b[draws]), ranked(y[draws])))
+    a, b, y = ranked(a), ranked(b), ranked(y)
+    return float(_pearson_rows(a, y) - _pearson_rows(b, y)), differences, int(len(y))
+
+
+def _grouped_difference_draws(first: Sequence[float], second: Sequence[float], human: Sequence[float],
+                              groups: Sequence[object], *, bootstrap: int, seed: int, kind: str
+                              ) -> tuple[float, np.ndarray, int]:
+    """:func:`_difference_draws` with whole groups resampled (:func:`group_resamples`).
+
+    >>> rng = np.random.default_rng(2)
+    >>> h = rng.normal(size=60)
+    >>> value, draws, n = _grouped_difference_draws(h + rng.normal(size=60), rng.normal(size=60), h,
+    ...                                             [i // 3 for i in range(60)], bootstrap=50, seed=0, kind="pearson")
+    >>> n, draws.shape, bool(value > 0)
+    (60, (50,), True)
+    """
+    a, b, y = (np.asarray(v, dtype=float) for v in (first, second, human))
+    keep = ~(np.isnan(a) | np.isnan(b) | np.isnan(y))
+    a, b, y = a[keep], b[keep], y[keep]
+    kept_groups = [g for g, k in zip(groups, keep) if k]
+    if len(y) < 3:
+        raise ValueError(f"a correlation needs at least 3 scored items, got {len(y)}")
+    if kind not in ("pearson", "spearman"):
+        raise ValueError(f"kind must be pearson or spearman, not {kind!r}")
+    ranked = (lambda v: stats.rankdata(v)) if kind == "spearman" else (lambda v: v)  # noqa: E731
+    differences = np.array([_pearson_rows(ranked(a[d]), ranked(y[d])) - _pearson_rows(ranked(b[d]), ranked(y[d]))
+                            for d in group_resamples(kept_groups, bootstrap=bootstrap, seed=seed)])
+    return (float(_pearson_rows(ranked(a), ranked(y)) - _pearson_rows(ranked(b), ranked(y))), differences,
+            int(len(y)))
+
+
+def correlation_difference(first: Sequence[float], second: Sequence[float], human: Sequence[float], *,
+                           bootstrap: int = 1000, seed: int = 0, level: float = 0.95,
+                           kind: Literal["pearson", "spearman"] = "pearson") -> CorrelationDifference:
+    """How much better ``first`` tracks ``human`` than ``second`` does (Pearson, or Spearman: Pearson of the
+    ranks, re-ranked within each resample), with a paired interval.
+
+    >>> rng = np.random.default_rng(0)
+    >>> human = rng.normal(size=300)
+    >>> good, poor = human + rng.normal(size=300), human + 3 * rng.normal(size=300)
+    >>> result = correlation_difference(good, poor, human, bootstrap=300)
+    >>> result.clear, result.difference > 0
+    (True, True)
+    """
+    observed, differences, n = _difference_draws(first, second, human, bootstrap=bootstrap, seed=seed, kind=kind)
+    differences = differences[np.isfinite(differences)]
+    if not len(differences):
+        raise ValueError(f"every one of {bootstrap} resamples was constant: no interval on {n} items")
+    tail = (1 - level) / 2 * 100
+    return CorrelationDifference(observed, float(np.percentile(differences, tail)),
+                                 float(np.percentile(differences, 100 - tail)), n)
+
+
+def mean_correlation_difference(sets: Mapping[str, tuple[Sequence[float], Sequence[float], Sequence[float]]], *,
+                                bootstrap: int = 1000, seed: int = 0, level: float = 0.95,
+                                kind: Literal["pearson", "spearman"] = "pearson") -> CorrelationDifference:
+    """The mean over several sets of (correlation of ``first`` minus that of ``second`` with the humans), as in
+    a table's "mean over sets" column, with a paired interval: each set's items are resampled on their own
+    (the sets are independent samples) and the per-set differences averaged within each resample. ``sets``
+    maps a set's name to (first, second, human) or (first, second, human, groups): with ``groups`` (one key
+    per item, e.g. its context) whole groups are resampled instead of items. ``n`` is the total number of items.
+
+    >>> rng = np.random.default_rng(1)
+    >>> def one(n):
+    ...     human = rng.normal(size=n)
+    ...     return human + rng.normal(size=n), human + 2 * rng.normal(size=n), human
+    >>> result = mean_correlation_difference({"a": one(200), "b": one(300)}, bootstrap=300)
+    >>> result.clear, result.difference > 0, result.n
+    (True, True, 500)
+    """
+    if not sets:
+        raise ValueError("no sets to average over")
+    observed, draws, total = [], [], 0
+    for offset, (name, entry) in enumerate(sets.items()):
+        first, second, human, *grouping = entry
+        if grouping:  # whole groups (contexts) resampled: replies to one context are not independent items
+            value, differences, n = _grouped_difference_draws(first, second, human, grouping[0],
+                                                              bootstrap=bootstrap, seed=seed + offset, kind=kind)
+        else:
+            value, differences, n = _difference_draws(first, second, human, bootstrap=bootstrap, seed=seed + offset,
+                                                      kind=kind)
+        observed.append(value)
+        draws.append(differences)
+        total += n
+    means = np.mean(draws, axis=0)
+    means = means[np.isfinite(means)]
+    if not len(means):
+        raise ValueError(f"every one of {bootstrap} resamples was constant in some set")
+    tail = (1 - level) / 2 * 100
+    return CorrelationDifference(float(np.mean(observed)), float(np.percentile(means, tail)),
+                                 float(np.percentile(means, 100 - tail)), total)
+
+
+# --------------------------------------------------------------------------- resampling contexts, not items
+
+def group_resamples(groups: Sequence[object], *, bootstrap: int, seed: int) -> list[np.ndarray]:
+    """``bootstrap`` resamples of item indices, each drawing whole groups (contexts) with replacement: the
+    replies to one context are not independent items, so they enter or leave a resample together.
+
+    >>> [sorted(draw.tolist()) for draw in group_resamples(["a", "a", "b"], bootstrap=2, seed=0)]
+    [[2, 2], [0, 1, 2]]
+    """
+    members = list(pd.Series(range(len(groups))).groupby(pd.Series(list(groups), dtype=object), sort=True)
+                   .apply(lambda s: s.to_numpy()))
+    rng = np.random.default_rng(seed)
+    return [np.concatenate([members[i] for i in rng.integers(len(members), size=len(members))])
+            for _ in range(bootstrap)]
+
+
+def grouped_correlation_intervals(metric: Sequence[float], human: Sequence[float], groups: Sequence[object], *,
+                                  bootstrap: int = 1000, seed: int = 0, level: float = 0.95
+                                  ) -> dict[str, tuple[float, float]]:
+    """Percentile-bootstrap intervals of Pearson, Spearman and Kendall between ``metric`` and ``human``,
+    resampling ``groups`` (one key per item, e.g. its context) rather than items. Pairs with a missing side
+    are left out first; a resample that is constant gives no value and is skipped.
+
+    >>> rng = np.random.default_rng(0)
+    >>> human = rng.normal(size=60)
+    >>> bounds = grouped_correlation_intervals(human + rng.normal(size=60), human, np.arange(60) // 3, bootstrap=200)
+    >>> low, high = bounds["pearson"]
+    >>> bool(low < 0.707 < high), bounds["kendall"][1] < high  # Kendall's tau runs below Pearson's r
+    (True, True)
+    """
+    x, y = np.asarray(metric, dtype=float), np.asarray(human, dtype=float)
+    keep = ~(np.isnan(x) | np.isnan(y))
+    x, y, keys = x[keep], y[keep], np.asarray(list(groups), dtype=object)[keep]
+    values: dict[str, list[float]] = {"pearson": [], "spearman": [], "kendall": []}
+    for draw in group_resamples(keys, bootstrap=bootstrap, seed=seed):
+        a, b = x[draw], y[draw]
+        if len(a) < 3 or np.ptp(a) == 0 or np.ptp(b) == 0:
+            continue
+        values["pearson"].append(float(_pearson_rows(a, b)))
+        values["spearman"].append(float(_pearson_rows(stats.rankdata(a), stats.rankdata(b))))
+        values["kendall"].append(float(stats.kendalltau(a, b)[0]))
+    tail = (1 - level) / 2 * 100
+    return {name: ((float(np.nanpercentile(v, tail)), float(np.nanpercentile(v, 100 - tail))) if v
+                   else (float("nan"), float("nan"))) for name, v in values.items()}
