@@ -16,83 +16,35 @@ missing (``<NA>``), never guessed.
 ``items`` — one row per item: the texts, ``n_annotators`` and ``<label>_{mean,median,std,n,bin}``.
 
 ``report`` — a :class:`LoadReport`: every fault found, counted and located.
+
+The release's format — subsets, labels and their spellings, reading one cell — is
+:mod:`evalkit.upheld_format`; its public names are importable from here too.
 """
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Literal, Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 
 from .sources import dataset_dir, find_file, sha256_of
+from .upheld_format import (DATASET_NAMES, ID_COLUMNS, LABEL_NAMES, LABELS, SUBSETS, TEXT_COLUMNS, Subset,
+                            UpheldFormatError, parse_history, parse_label)
+from .upheld_format import LabelSpec  # noqa: F401  (re-exported: evalkit.upheld.LabelSpec, as before the split)
 
 __all__ = [
     "LABELS", "SUBSETS", "CALIBRATION_SOURCES", "UpheldFormatError", "Fault", "LoadReport", "UpheldData",
     "load_upheld", "read_subset", "parse_history", "agreement_bin", "item_table", "aggregate_scores",
 ]
 
-Subset = Literal["main", "llm_arena", "topical_chat"]
-SUBSETS: dict[str, str] = {"main": "", "llm_arena": "additional_resources/llm_arena_annotated/",
-                           "topical_chat": "additional_resources/topical_chat_annotated/"}
-DATASET_NAMES = {"main": "upheld", "llm_arena": "llm_arena", "topical_chat": "topical_chat"}
 #: The two calibration sources of the main set: a paraphrase of the reference and a random utterance.
 CALIBRATION_SOURCES = ("gpt4_rephrase", "random")
 #: Option B of both check sets was written by GPT-4o (paper §3.1.5); the files have no model column.
 CHECK_SET_MODEL = "gpt-4o"
 N_ANNOTATOR_FILES = 10
-
-
-@dataclass(frozen=True)
-class LabelSpec:
-    """One annotation dimension: its column, the allowed values and the release's spelling of each."""
-
-    name: str
-    column: str
-    spellings: dict[int, str]
-
-    @property
-    def scale(self) -> tuple[int, ...]:
-        return tuple(self.spellings)
-
-    @property
-    def maximum(self) -> int:
-        return max(self.spellings)
-
-
-LABELS: dict[str, LabelSpec] = {
-    spec.name: spec for spec in (
-        LabelSpec("content", "score_task_1_content", {
-            1: "1: Strongly Disagree -- no content overlap",
-            2: "2: Disagree - very little overlap of content",
-            3: "3: Neutral  - some overlap of content",
-            4: "4: Agree - mostly same content",
-            5: "5: Strongly Agree -- same content"}),
-        LabelSpec("style", "score_task_2_style", {
-            1: "1: Different styles", 3: "3: Somewhat same styles", 5: "5: Same styles"}),
-        LabelSpec("reasonable", "score_task_3_reasonableness", {
-            1: "1: Not a reasonable continuation", 5: "5:  A reasonable continuation"}),
-    )
-}
-LABEL_NAMES: tuple[str, ...] = tuple(LABELS)
-_TEXT_COLUMNS = ("chat_history", "Option A", "Option B")
-_ID_COLUMNS = ("id_annotated", "Unnamed: 0", "id")
-
-
-class UpheldFormatError(ValueError):
-    """A file of the release cannot be read as UPHELD: names the file, row and column."""
-
-    def __init__(self, file: Path | str, message: str, *, row: int | None = None, column: str | None = None):
-        where = str(file)
-        if row is not None:
-            where += f", row {row}"
-        if column is not None:
-            where += f", column {column!r}"
-        super().__init__(f"{where}: {message}")
-        self.file, self.row, self.column = str(file), row, column
 
 
 @dataclass(frozen=True)
@@ -159,117 +111,6 @@ class UpheldData:
     report: LoadReport
 
 
-# --------------------------------------------------------------------------- parsing helpers
-
-def _normalise_label_text(text: str) -> str:
-    """Lower-case, one space between words, any run of dashes as one '-'."""
-    text = re.sub(r"[-\u2013\u2014]+", "-", text.strip().lower())
-    return re.sub(r"\s+", " ", text)
-
-
-_LABEL_RE = re.compile(r"^\s*(\d+)\s*:\s*(.+?)\s*$", re.DOTALL)
-_KNOWN_TEXT: dict[str, dict[str, int]] = {
-    name: {_normalise_label_text(text.split(":", 1)[1]): value for value, text in spec.spellings.items()}
-    for name, spec in LABELS.items()
-}
-
-
-def _parse_label(raw: str, label: str) -> tuple[int | None, str]:
-    """Value of one label cell and its status: 'ok', 'variant', 'blank', 'misplaced' or 'bad'.
-
-    >>> _parse_label("3: Neutral  - some overlap of content", "content")
-    (3, 'ok')
-    >>> _parse_label("3: Neutral - some overlap of content", "content")
-    (3, 'variant')
-    >>> _parse_label("1: Not a reasonable continuation", "style")
-    (None, 'misplaced')
-    >>> _parse_label("  ", "style")
-    (None, 'blank')
-    >>> _parse_label("4: Same styles", "style")
-    (None, 'bad')
-    """
-    if not raw.strip():
-        return None, "blank"
-    match = _LABEL_RE.match(raw)
-    if not match:
-        return None, "bad"
-    value, text = int(match.group(1)), _normalise_label_text(match.group(2))
-    if _KNOWN_TEXT[label].get(text) == value:
-        return value, "ok" if raw == LABELS[label].spellings[value] else "variant"
-    if any(_KNOWN_TEXT[other].get(text) == value for other in LABELS if other != label):
-        return None, "misplaced"
-    return None, "bad"
-
-
-_TURN_SPLIT = re.compile(r"\s*\n\s*\n\s*(?=(?:user|assistant):)")
-_TURN_RE = re.compile(r"^(user|assistant):[ \t]*(.*)$", re.DOTALL)
-
-
-def parse_history(text: str) -> list[tuple[str, str]]:
-    """Split a ``chat_history`` cell into ``(speaker, text)`` turns.
-
-    Turns are ``user: …`` / ``assistant: …`` separated by blank lines (the release uses
-    ``"\\n \\n\\n  "`` with varying spaces).
-
-    >>> parse_history("user: Hi!\\n \\n\\n  assistant: Hello.\\nHow can I help?\\n \\n\\n  user: A car.")
-    [('user', 'Hi!'), ('assistant', 'Hello.\\nHow can I help?'), ('user', 'A car.')]
-    >>> parse_history("")
-    []
-    """
-    text = text.strip()
-    if not text:
-        return []
-    turns = []
-    for part in _TURN_SPLIT.split(text):
-        match = _TURN_RE.match(part)
-        if match is None:
-            raise ValueError(f"a turn does not start with 'user:' or 'assistant:': {part[:60]!r}")
-        turns.append((match.group(1), match.group(2).strip()))
-    return turns
-
-
-def _same_text(first: str, second: str) -> bool:
-    return " ".join(first.split()) == " ".join(second.split())
-
-
-def _conversation_of(turn_id: str) -> str | None:
-    """Conversation part of a turn id; None for the bare global ids (e.g. ``45397``).
-
-    >>> _conversation_of("87-15"), _conversation_of("mw-20-12"), _conversation_of("tc_211-10")
-    ('87', 'mw-20', 'tc_211')
-    >>> _conversation_of("45397") is None
-    True
-    """
-    head, sep, _ = turn_id.rpartition("-")
-    return head if sep else None
-
-
-def agreement_bin(scores: Iterable[float]) -> str:
-    """Strongest agreement level among the annotators' scores of one item (UPHELD App. H).
-
-    ``perfect`` all equal; ``majority`` one score given by more than half; ``plurality`` one score given
-    more often than any other; ``none`` otherwise; ``single`` when fewer than two scores exist
-    (missing values are ignored).
-
-    >>> agreement_bin([5, 5, 5, 5, 5]), agreement_bin([5, 5, 5, 1, 3]), agreement_bin([5, 5, 1, 3, 4])
-    ('perfect', 'majority', 'plurality')
-    >>> agreement_bin([5, 5, 1, 1, 3]), agreement_bin([1, 2, 3, 4, 5]), agreement_bin([4])
-    ('none', 'none', 'single')
-    """
-    values = [v for v in scores if v is not None and not pd.isna(v)]
-    if len(values) < 2:
-        return "single"
-    counts = Counter(values).most_common()
-    top = counts[0][1]
-    if top == len(values):
-        return "perfect"
-    if top * 2 > len(values):
-        return "majority"
-    if len(counts) > 1 and counts[1][1] < top:
-        return "plurality"
-    return "none"
-
-
 # --------------------------------------------------------------------------- reading files
 
 def _read_csv(path: Path) -> pd.DataFrame:
@@ -294,11 +135,11 @@ def _annotator_files(root: Path) -> list[tuple[int, Path]]:
 
 def _rows_of_file(path: Path, annotator: int, subset: str, report: LoadReport) -> pd.DataFrame:
     frame = _read_csv(path)
-    id_column = next((c for c in _ID_COLUMNS if c in frame.columns), None)
+    id_column = next((c for c in ID_COLUMNS if c in frame.columns), None)
     if id_column is None:
-        raise UpheldFormatError(path, f"no turn-id column (expected one of {list(_ID_COLUMNS)})",
-                                column=_ID_COLUMNS[0])
-    required = [*_TEXT_COLUMNS, *(spec.column for spec in LABELS.values())]
+        raise UpheldFormatError(path, f"no turn-id column (expected one of {list(ID_COLUMNS)})",
+                                column=ID_COLUMNS[0])
+    required = [*TEXT_COLUMNS, *(spec.column for spec in LABELS.values())]
     if subset == "main":
         required.append("model")
     for column in required:
@@ -318,7 +159,7 @@ def _rows_of_file(path: Path, annotator: int, subset: str, report: LoadReport) -
         turn_id = record[id_column].strip()
         if not turn_id:
             raise UpheldFormatError(path, "blank turn id", row=index, column=id_column)
-        for column in _TEXT_COLUMNS:
+        for column in TEXT_COLUMNS:
             if not record[column].strip():
                 raise UpheldFormatError(path, "blank text", row=index, column=column)
         try:
@@ -338,7 +179,7 @@ def _rows_of_file(path: Path, annotator: int, subset: str, report: LoadReport) -
                "candidate": record["Option B"].strip(), "source_file": path.name, "source_row": index}
         for name, spec in LABELS.items():
             raw = record[spec.column]
-            value, status = _parse_label(raw, name)
+            value, status = parse_label(raw, name)
             if status == "bad":
                 raise UpheldFormatError(path, f"unparseable {name} label {raw!r} (allowed: "
                                               f"{list(spec.spellings.values())})", row=index, column=spec.column)
@@ -351,6 +192,22 @@ def _rows_of_file(path: Path, annotator: int, subset: str, report: LoadReport) -
             row[name] = value
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _same_text(first: str, second: str) -> bool:
+    return " ".join(first.split()) == " ".join(second.split())
+
+
+def _conversation_of(turn_id: str) -> str | None:
+    """Conversation part of a turn id; None for the bare global ids (e.g. ``45397``).
+
+    >>> _conversation_of("87-15"), _conversation_of("mw-20-12"), _conversation_of("tc_211-10")
+    ('87', 'mw-20', 'tc_211')
+    >>> _conversation_of("45397") is None
+    True
+    """
+    head, sep, _ = turn_id.rpartition("-")
+    return head if sep else None
 
 
 def _strip_leaked_reference(labels: pd.DataFrame, report: LoadReport) -> None:
@@ -442,6 +299,32 @@ def load_upheld(subset: Subset = "main", *, data_dir: str | Path | None = None,
 
 
 # --------------------------------------------------------------------------- item-level views
+
+def agreement_bin(scores: Iterable[float]) -> str:
+    """Strongest agreement level among the annotators' scores of one item (UPHELD App. H).
+
+    ``perfect`` all equal; ``majority`` one score given by more than half; ``plurality`` one score given
+    more often than any other; ``none`` otherwise; ``single`` when fewer than two scores exist
+    (missing values are ignored).
+
+    >>> agreement_bin([5, 5, 5, 5, 5]), agreement_bin([5, 5, 5, 1, 3]), agreement_bin([5, 5, 1, 3, 4])
+    ('perfect', 'majority', 'plurality')
+    >>> agreement_bin([5, 5, 1, 1, 3]), agreement_bin([1, 2, 3, 4, 5]), agreement_bin([4])
+    ('none', 'none', 'single')
+    """
+    values = [v for v in scores if v is not None and not pd.isna(v)]
+    if len(values) < 2:
+        return "single"
+    counts = Counter(values).most_common()
+    top = counts[0][1]
+    if top == len(values):
+        return "perfect"
+    if top * 2 > len(values):
+        return "majority"
+    if len(counts) > 1 and counts[1][1] < top:
+        return "plurality"
+    return "none"
+
 
 def _most_common(values: pd.Series):
     return Counter(map(_hashable, values)).most_common(1)[0][0]
