@@ -31,8 +31,11 @@ import numpy as np
 from evalkit.benchpage import write_measurement
 from evalkit.cache import CallCache
 from evalkit.models import CachedBackend, TransformersBackend
-from evalkit.paireval import (RECIPES, LMJudge, corpus_comparisons, pair_messages, pairwise_matrix, train_encoder_judge,
-                              train_lora, training_corpus, training_pairs, upheld_meta_eval)
+from evalkit.paireval import RECIPES, LMJudge, pairwise_matrix, train_encoder_judge
+from evalkit.paireval.data import corpus_comparisons, training_corpus, training_pairs
+from evalkit.paireval.prompts import pair_messages
+from evalkit.paireval.training import train_lora
+from evalkit.paireval.schema import upheld_meta_eval
 
 
 def main() -> None:

@@ -108,7 +108,7 @@ def _comparisons(args: argparse.Namespace):
         pool = paireval.read_meta_eval(args.comparison_file)
         return list(zip(pool["context"], pool["response"]))[:args.comparisons]
     data = paireval.judge_data(seed=paireval.RECIPES[args.recipe].seed)
-    return paireval.corpus_comparisons(data.validation, args.comparisons, seed=args.seed)
+    return paireval.data.corpus_comparisons(data.validation, args.comparisons, seed=args.seed)
 
 
 def _paireval_score(args: argparse.Namespace, frame):
@@ -116,11 +116,11 @@ def _paireval_score(args: argparse.Namespace, frame):
     from . import paireval
 
     if args.method == "length":
-        return paireval.length_scores(frame["response"])
+        return paireval.scoring.length_scores(frame["response"])
     if args.method == "bleu2":
         if frame["reference"].isna().any() if "reference" in frame else True:
             raise ValueError("bleu2 needs a reference for every row (this set has none, or some are missing)")
-        return paireval.bleu2(frame["reference"], frame["response"])
+        return paireval.scoring.bleu2(frame["reference"], frame["response"])
     kind = "pairwise" if args.method.startswith("paireval") else "direct"
     if args.method.endswith("-lm"):
         judge = paireval.LMJudge(_paireval_backend(args))
@@ -130,7 +130,7 @@ def _paireval_score(args: argparse.Namespace, frame):
         judge = paireval.EncoderJudge.from_training(paireval.train_judge(args.recipe, kind=kind))
     method = "paireval" if kind == "pairwise" else "directeval"
     comparisons = _comparisons(args) if method == "paireval" else []
-    return paireval.score_frame(frame, judge, method=method, comparisons=comparisons)
+    return paireval.scoring.score_frame(frame, judge, method=method, comparisons=comparisons)
 
 
 def _paireval_train(args: argparse.Namespace) -> int:

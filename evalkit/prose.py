@@ -12,7 +12,7 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 __all__ = ["join_names", "count_span", "probe_findings", "release_findings", "agreement_findings",
-           "multiplicity_line", "fallback_sets"]
+           "multiplicity_line"]
 
 
 def join_names(names: Sequence[str], *, empty: str = "none") -> str:
@@ -39,18 +39,6 @@ def count_span(counts: Mapping[str, int], *, unit: str = "items", per: str = "se
     low, high, total = min(values), max(values), sum(values)
     size = f"{low:,}" if low == high else f"{low:,} to {high:,}"
     return f"{size} {unit} per {per} ({total:,} in all)"
-
-
-def fallback_sets(test_sizes: Mapping[str, int], scored: Mapping[str, int], needed: int) -> list[str]:
-    """The sets whose test half has fewer than ``needed`` items left over once the scored items are taken
-    out, so that chapter 4's Table 3 draws its *Test* comparison examples from the scored items themselves.
-
-    >>> fallback_sets({"fed": 60, "fed-small": 26}, {"fed": 60, "fed-small": 24}, 3)
-    ['fed', 'fed-small']
-    >>> fallback_sets({"fed": 100}, {"fed": 24}, 3)
-    []
-    """
-    return [name for name, size in test_sizes.items() if size - scored[name] < needed]
 
 
 def probe_findings(probe: pd.DataFrame, position: pd.DataFrame, *, repeated: int, repeated_hits: int) -> list[str]:

@@ -1,7 +1,7 @@
 """What the validation-pair experiments share: the checks, training a candidate, and the record of a run.
 
 The checks are built from data no judge trains on: DailyDialog validation pairs with random and look-alike
-negatives (:func:`evalkit.paireval.validation_pairs`), same-conversation copy checks (:func:`copy_check`) and
+negatives (:func:`evalkit.paireval.training_data.validation_pairs`), same-conversation copy checks (:func:`copy_check`) and
 pairs from Topical-Chat's selection part. The six Table-1 sets and the attack suite are never scored here.
 An accuracy is a :func:`evalkit.stats.proportion` (ties count half); a candidate minus the baseline on the same
 pairs is a paired bootstrap of the mean difference (:func:`evalkit.stats.summarise`, 2,000 resamples, seed 0 —
@@ -24,7 +24,7 @@ import pandas as pd
 from evalkit import paireval as pe
 from evalkit import stats
 from evalkit.paireval.data import COPY_FORMS, copy_reply, training_pairs
-from evalkit.paireval.judge_data import JudgeData, SecondCorpus, second_corpus as _second_corpus
+from evalkit.paireval.training_data import JudgeData, SecondCorpus, second_corpus as _second_corpus
 from evalkit.paireval.recipes import JudgeRecipe
 
 BOOTSTRAP = 2000
@@ -55,7 +55,7 @@ def judge_data(seed: int, data_dir: Any = None) -> JudgeData:
 
 @lru_cache(maxsize=4)
 def second_corpus(seed: int, data_dir: Any = None) -> SecondCorpus:
-    """:func:`evalkit.paireval.judge_data.second_corpus`, loaded once per process."""
+    """:func:`evalkit.paireval.training_data.second_corpus`, loaded once per process."""
     return _second_corpus(seed=seed, data_dir=data_dir)
 
 
@@ -83,8 +83,8 @@ def validation_checks(data: JudgeData, corpus: SecondCorpus | None, seed: int, n
                       copy_forms: tuple[str | None, ...] = ("prefix", "parrot")) -> dict[str, pd.DataFrame]:
     """The checks, ``n`` pairs each: DailyDialog random and look-alike, one copy check per form (None: the
     forms mixed) and, with ``corpus``, Topical-Chat selection pairs."""
-    checks = {"DailyDialog validation, random": pe.validation_pairs(data, n, 0.0, seed),
-              "DailyDialog validation, look-alike": pe.validation_pairs(data, n, 1.0, seed)}
+    checks = {"DailyDialog validation, random": pe.training_data.validation_pairs(data, n, 0.0, seed),
+              "DailyDialog validation, look-alike": pe.training_data.validation_pairs(data, n, 1.0, seed)}
     for offset, form in enumerate(copy_forms):
         checks[f"copy check, {form or 'either'} form"] = copy_check(data.validation, n, seed + 2 + offset, form)
     if corpus is not None:
@@ -105,7 +105,7 @@ def train(recipe: JudgeRecipe, data: JudgeData, *, kind: str = "pairwise",
 
 def score(judges: dict[str, pe.EncoderJudge], checks: dict[str, pd.DataFrame]) -> dict[tuple[str, str], np.ndarray]:
     """Per judge and check: 1, 0 or 0.5 (a tie) for each pair."""
-    return {(name, check): pe.pair_accuracy(judge, frame) for name, judge in judges.items()
+    return {(name, check): pe.encoder.pair_accuracy(judge, frame) for name, judge in judges.items()
             for check, frame in checks.items()}
 
 

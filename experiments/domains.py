@@ -64,8 +64,8 @@ def run(*, smoke: bool = False, data_dir=None, items: int | None = None) -> dict
     items = items if items is not None else (12 if smoke else None)
     data = pe.judge_data(seed=baseline.seed, data_dir=data_dir)
     dev = lab.dev_halves(items, data_dir)
-    pool = pe.corpus_comparisons(data.validation, 4 if smoke else 8, seed=13)
-    checks = {kind: pe.validation_pairs(data, 40 if smoke else 400, share, baseline.seed)
+    pool = pe.data.corpus_comparisons(data.validation, 4 if smoke else 8, seed=13)
+    checks = {kind: pe.training_data.validation_pairs(data, 40 if smoke else 400, share, baseline.seed)
               for kind, share in (("random", 0.0), ("look-alike", 1.0))}
     scores, constraint, timing = {}, {}, {}
     for label, recipe in candidates(baseline).items():
@@ -75,9 +75,9 @@ def run(*, smoke: bool = False, data_dir=None, items: int | None = None) -> dict
         timing[label] = {"training_seconds": training.seconds, "reused": training.from_cache,
                          "wall_seconds": time.time() - started}
         for name, half in dev.items():
-            scores[label, name] = pe.judge_scores(half.items, judge, pool, n=2 if smoke else 3, runs=2 if smoke else 5,
+            scores[label, name] = pe.table1.judge_scores(half.items, judge, pool, n=2 if smoke else 3, runs=2 if smoke else 5,
                                                   seed=13)["paireval"]
-        constraint[label] = {kind: float(np.mean(pe.pair_accuracy(judge, pairs))) for kind, pairs in checks.items()}
+        constraint[label] = {kind: float(np.mean(pe.encoder.pair_accuracy(judge, pairs))) for kind, pairs in checks.items()}
     decision = choose_on_dev(dev, scores, ["dailydialog", "mixed"], bootstrap=200 if smoke else 1000, seed=13,
                              question="Does training on four more dialogue domains help?")
     drops = {kind: constraint["dailydialog"][kind] - constraint["mixed"][kind] for kind in checks}

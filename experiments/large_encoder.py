@@ -43,13 +43,13 @@ def run(*, smoke: bool = False, data_dir=None, items: int | None = None) -> dict
     items = items if items is not None else (12 if smoke else None)
     data = pe.judge_data(seed=13, data_dir=data_dir)
     dev = lab.dev_halves(items, data_dir)
-    pool = pe.corpus_comparisons(data.validation, 4 if smoke else 8, seed=13)
+    pool = pe.data.corpus_comparisons(data.validation, 4 if smoke else 8, seed=13)
     scores, seconds = {}, {}
     for label in ("minilm", "mpnet"):
         judge = pe.EncoderJudge(backbone_path(label), **SETTINGS)
         started = time.perf_counter()
         for name, half in dev.items():
-            scores[label, name] = pe.judge_scores(half.items, judge, pool, n=2 if smoke else 3,
+            scores[label, name] = pe.table1.judge_scores(half.items, judge, pool, n=2 if smoke else 3,
                                                   runs=2 if smoke else 5, seed=13)["paireval"]
         seconds[label] = time.perf_counter() - started
     decision = choose_on_dev(dev, scores, ["minilm", "mpnet"], bootstrap=200 if smoke else 1000, seed=13,

@@ -1,5 +1,5 @@
 """Recipe selection, on validation data only: does a second training corpus (Topical-Chat's validation files,
-leak-cut by ``evalkit.paireval.judge_data.second_corpus``) make the encoder judge better?
+leak-cut by ``evalkit.paireval.training_data.second_corpus``) make the encoder judge better?
 
 Compares, at the book recipe's size and settings, the judge trained on DailyDialog alone (the book's) with one
 trained on half DailyDialog pairs and half Topical-Chat pairs (``second_corpus_share = 0.5``).

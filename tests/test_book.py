@@ -162,10 +162,18 @@ def test_chapter4_results(executed):
     rows = {(r["method"], r["set"]): r for r in recorded["table1"]}
     assert ("BLEU-2", "fed") not in rows and ("BLEU-2", "topicalchat-usr") in rows  # FED has no reference
     assert all(r["n"] == 24 and r["pearson_low"] <= r["pearson"] <= r["pearson_high"] for r in rows.values())
-    # Position bias is reported only where it can be non-zero: the LM judges, which read both sides at once.
-    assert set(recorded["position_bias"]) == {"SmolLM2 zero-shot/dailydialog-grade", "SmolLM2 + LoRA/dailydialog-grade"}
+    # Position bias is reported only where it can be non-zero: the judges that read both sides at once.
+    assert set(recorded["position_bias"]) == {"SmolLM2 zero-shot/dailydialog-grade", "SmolLM2 + LoRA/dailydialog-grade",
+                                              "PairEval, comparative reader/dailydialog-grade"}
+    bias = recorded["reader_position_bias"]
+    assert bias["n"] == 6 * 24 and bias["low"] <= bias["value"] <= bias["high"]
+    comparison = recorded["comparison_vs_pointwise"]  # comparing vs scoring, paired, on the test halves
+    assert comparison["reading"] == "PairEval, comparative reader" and comparison["scoring"] == "PairEval"
+    assert comparison["low"] <= comparison["difference"] <= comparison["high"] and comparison["n"] == 6 * 24
+    assert comparison["sentence"] in recorded["findings"]
+    assert recorded["reader_training"]["pairs"] > 0 and len(recorded["reader_training"]["curve"]) == 3
     # The judge is chosen on dev halves; every reported row is a test half, disjoint from dev.
-    assert recorded["adopted"] in set(pe.ENCODER_METHODS)
+    assert recorded["adopted"] in set(pe.table1.ENCODER_METHODS)
     (decision,) = recorded["selection"]
     assert decision["choice"] == recorded["adopted"] and decision["candidates"][0] == "PairEval, encoder zero-shot"
     assert {row["n"] for row in decision["dev"]} == {24}

@@ -64,7 +64,7 @@ def test_training_learns_is_seeded_and_cached(tmp_path, monkeypatch):
     again = pe.train_encoder_judge(train, recipe, validation=validation)
     assert again.from_cache and again.losses == run.losses and again.model_dir == run.model_dir
     trained = pe.EncoderJudge.from_training(run)
-    assert np.mean(pe.pair_accuracy(trained, validation)) == pytest.approx(run.curve[-1]["accuracy"])
+    assert np.mean(pe.encoder.pair_accuracy(trained, validation)) == pytest.approx(run.curve[-1]["accuracy"])
     direct = pe.train_encoder_judge(train, recipe, kind="direct")
     assert direct.model_dir != run.model_dir and direct.curve == []
     probabilities = pe.EncoderJudge.from_training(direct).direct([["Which colour is it?"]] * 2,
@@ -106,13 +106,13 @@ def _copy_pairs(n: int, seed: int) -> pd.DataFrame:
 def test_a_relevance_head_learns_what_a_cosine_cannot_and_is_saved_with_the_judge(tmp_path, monkeypatch, judge):
     monkeypatch.setenv("EVALKIT_CACHE_DIR", str(tmp_path / "cache"))
     train, held_out = _copy_pairs(96, 0), _copy_pairs(32, 1)
-    assert np.mean(pe.pair_accuracy(judge, held_out)) == 0.0  # the cosine prefers the copy, every time
+    assert np.mean(pe.encoder.pair_accuracy(judge, held_out)) == 0.0  # the cosine prefers the copy, every time
     run = pe.train_encoder_judge(train, replace(TOY_RECIPE, learning_rate=5e-4, head_hidden=16, curve_points=1),
                                  validation=held_out)
     assert run.config["recipe"]["head_hidden"] == 16 and run.curve[-1]["accuracy"] >= 0.9
     trained = pe.EncoderJudge.from_training(run)
     assert trained.head is not None
-    assert np.mean(pe.pair_accuracy(trained, held_out)) == pytest.approx(run.curve[-1]["accuracy"])
+    assert np.mean(pe.encoder.pair_accuracy(trained, held_out)) == pytest.approx(run.curve[-1]["accuracy"])
     plain = pe.train_encoder_judge(train, replace(TOY_RECIPE, learning_rate=5e-4, curve_points=1),
                                    validation=held_out)
     assert plain.config["recipe"]["head_hidden"] == 0 and pe.EncoderJudge.from_training(plain).head is None

@@ -9,8 +9,8 @@ import pytest
 
 from evalkit import cli, stats
 from evalkit.paireval import metaeval
-from evalkit.paireval.judge_data import _ddpp_conversations, judge_data, validation_pairs
-from evalkit.paireval.judge_data import recipe_frame as _pairs
+from evalkit.paireval.training_data import _ddpp_conversations, judge_data, validation_pairs
+from evalkit.paireval.training_data import recipe_frame as _pairs
 from evalkit.paireval.recipes import RECIPES
 from evalkit.paireval.schema import MetaEvalFormatError
 from evalkit.paireval.splits import held_out_units, leaked_units, remove_held_out
@@ -122,7 +122,7 @@ def test_no_held_out_text_reaches_training(real_data_dir):
     validation = validation_pairs(data, 200, 0.5, 13)
     assert not (held_out_units([list(c) + [r] for c, r in zip(validation["context_a"], validation["response_a"])])
                 & held_out_units(data.held_out["DailyDialog test"]))
-    from evalkit.paireval import load_dailydialog
+    from evalkit.paireval.data import load_dailydialog
 
     raw_train = load_dailydialog("train", data_dir=real_data_dir)
     assert len(leaked_units(raw_train, data.held_out["DailyDialog test"])) > 100  # the check has teeth
@@ -158,7 +158,7 @@ def test_correlation_with_humans_interval_covers_the_estimate_and_counts_missing
 def test_chapter4_summary_follows_the_numbers():
     from types import SimpleNamespace
 
-    from evalkit.paireval import chapter4_summary
+    from evalkit.paireval.report import chapter4_summary
     from evalkit.stats import CorrelationDifference
 
     run = SimpleNamespace(pairs=1600, seconds=200.0, pairs_per_second=8.0,
@@ -226,7 +226,7 @@ def test_staged_topical_chat_matches_its_pins(real_data_dir):
 
 
 def test_second_corpus_keeps_every_held_out_text_out_of_training(real_data_dir):
-    from evalkit.paireval.judge_data import second_corpus
+    from evalkit.paireval.training_data import second_corpus
 
     corpus = second_corpus(seed=13, data_dir=real_data_dir)
     assert len(corpus.train) > 300 and len(corpus.selection) > 50  # half of it is in UPHELD's check set
@@ -258,7 +258,7 @@ def test_spearman_difference_ignores_monotone_transforms_and_pairs_the_resamples
 def test_recipe_pairs_mix_in_the_second_corpus_only_when_asked(real_data_dir):
     from dataclasses import replace
 
-    from evalkit.paireval.judge_data import recipe_pairs, second_corpus
+    from evalkit.paireval.training_data import recipe_pairs, second_corpus
 
     recipe = RECIPES["smoke"]
     data = judge_data(seed=recipe.seed, data_dir=real_data_dir)

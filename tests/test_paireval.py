@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from evalkit.models import LabelResult
-from evalkit.paireval import LMJudge, paireval_scores, read_dailydialog, training_pairs
+from evalkit.paireval import LMJudge, paireval_scores
+from evalkit.paireval.data import read_dailydialog, training_pairs
 
 
 class PositionBiased:
@@ -116,7 +117,7 @@ def test_compare_responses_and_directeval_read_the_right_labels():
 
 
 def test_prompt_limits_clip_contexts_and_replies():
-    from evalkit.paireval import PromptLimits, pair_messages
+    from evalkit.paireval.prompts import PromptLimits, pair_messages
 
     text = pair_messages(["t1", "t2", "t3 is long here"], "w " * 100, ["u"], "r",
                          limits=PromptLimits(turns=2, words=3))[0]["content"]
@@ -124,7 +125,7 @@ def test_prompt_limits_clip_contexts_and_replies():
 
 
 def test_comparison_runs_positions_and_exhaustive():
-    from evalkit.paireval import comparison_runs, exhaustive_matrix, ranking_accuracy
+    from evalkit.paireval.analysis import comparison_runs, exhaustive_matrix, ranking_accuracy
 
     matrix = paireval_matrix = np.array([[[0.9, 0.1], [0.6, 0.4]]])
     assert comparison_runs(matrix, 2, 1)[0] == pytest.approx([0.5])
@@ -141,7 +142,7 @@ def test_comparison_runs_positions_and_exhaustive():
 
 def test_lora_training_lowers_the_loss_and_the_adapter_reloads(tmp_path, monkeypatch):
     from evalkit.models import TransformersBackend
-    from evalkit.paireval import train_lora
+    from evalkit.paireval.training import train_lora
 
     monkeypatch.setenv("EVALKIT_CACHE_DIR", str(tmp_path / "cache"))
     words = ["apple", "river", "stone", "cloud", "lamp", "tiger", "piano", "maple"]
@@ -164,7 +165,7 @@ def test_lora_training_lowers_the_loss_and_the_adapter_reloads(tmp_path, monkeyp
 
 
 def test_temperature_scaling_fixes_overconfidence():
-    from evalkit.paireval import apply_temperature, expected_calibration_error, fit_temperature
+    from evalkit.paireval.calibration import apply_temperature, expected_calibration_error, fit_temperature
 
     rng = np.random.default_rng(0)
     true = rng.uniform(0.05, 0.95, 4000)
@@ -256,7 +257,7 @@ def test_khalid_lee_cases_parse_and_malformed_case_is_named(tmp_path):
     import io
     import tarfile
 
-    from evalkit.paireval import read_khalid_lee
+    from evalkit.paireval.data import read_khalid_lee
 
     def case(original, modified):
         return "original_conversation\n" + "\n".join(original) + "\nmodified_conversation\n" + "\n".join(modified) + "\n"
@@ -282,7 +283,7 @@ def test_khalid_lee_cases_parse_and_malformed_case_is_named(tmp_path):
 
 
 def test_dailydialog_plusplus_malformed_line_is_named(tmp_path):
-    from evalkit.paireval import read_dailydialog_plusplus
+    from evalkit.paireval.data import read_dailydialog_plusplus
 
     path = tmp_path / "dev.json"
     path.write_text('{"context": ["a"], "positive_responses": ["b"], "adversarial_negative_responses": ["c"]}\n'
@@ -305,7 +306,7 @@ def test_read_dailydialog_and_malformed_line(tmp_path):
 
 
 def test_real_dailydialog(real_data_dir):
-    from evalkit.paireval import load_dailydialog
+    from evalkit.paireval.data import load_dailydialog
 
     dialogues = load_dailydialog("validation", data_dir=real_data_dir)  # checksums verified on the way
     assert len(dialogues) == 1000 and all(len(d) >= 2 for d in dialogues)
@@ -313,7 +314,7 @@ def test_real_dailydialog(real_data_dir):
 
 
 def test_real_attack_suite_and_dailydialog_plusplus(real_data_dir):
-    from evalkit.paireval import KHALID_LEE_ATTACKS, load_dailydialog_plusplus, load_khalid_lee
+    from evalkit.paireval.data import KHALID_LEE_ATTACKS, load_dailydialog_plusplus, load_khalid_lee
 
     cases = load_khalid_lee(data_dir=real_data_dir)  # the content manifest is verified on the way
     assert len(cases) == 7417 and set(cases["attack"]) == set(KHALID_LEE_ATTACKS)

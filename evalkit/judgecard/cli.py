@@ -14,7 +14,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``judge`` command's arguments (its one action, ``card``)."""
     parser.add_argument("action", choices=["card"])
     parser.add_argument("--judge", help="length, bleu2, rouge-l, cosine, bertscore, encoder, paireval:<recipe>, "
-                                        "directeval:<recipe>, lm:<prompt>, or a judge spec file (.yml)")
+                                        "directeval:<recipe>, reader:<recipe>, lm:<prompt>, or a judge spec file "
+                                        "(.yml)")
     parser.add_argument("--scores", help="a meta-evaluation file with the judge's scores (instead of --judge)")
     parser.add_argument("--score-column", default="score_judge", help="the scores' column (default score_judge)")
     parser.add_argument("--set", action="append", dest="sets", metavar="NAME",

@@ -117,7 +117,8 @@ BOOK_PAIREVAL = PairEvalSettings()
 
 def _book_pool(recipe: str, settings: PairEvalSettings) -> list:
     """Chapter 4's comparison pool: ``pool_size`` examples of the recipe's leak-free validation dialogues."""
-    from ..paireval import RECIPES, corpus_comparisons, judge_data
+    from ..paireval import RECIPES, judge_data
+    from ..paireval.data import corpus_comparisons
 
     data = judge_data(seed=RECIPES[recipe].seed)
     return corpus_comparisons(data.validation, settings.pool_size, seed=settings.seed)
@@ -286,6 +287,11 @@ def build_judge(spec: JudgeSpec) -> CardJudge:
         return _PairJudge(name, lambda: EncoderJudge.from_training(train_judge(spec.recipe, kind=kind)),
                              method="paireval" if kind == "pairwise" else "direct",
                              pool=lambda: _book_pool(spec.recipe, BOOK_PAIREVAL))
+    if spec.kind == "reader":
+        from ..paireval.reader import train_reader
+
+        return _PairJudge(name, lambda: train_reader(spec.recipe)[0],
+                          pool=lambda: _book_pool(spec.recipe, BOOK_PAIREVAL))
     if spec.kind == "lm":
         return _LMJudge(name, spec)
     raise SpecError(f"{spec.source or 'judge'}: kind {spec.kind!r} cannot be built here (known: {', '.join(KINDS)})")

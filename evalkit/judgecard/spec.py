@@ -3,7 +3,8 @@ themselves, and the one protocol they answer, are in :mod:`evalkit.judgecard.jud
 
 The strings::
 
-    length  bleu2  rouge-l  cosine  bertscore  encoder  paireval:<recipe>  directeval:<recipe>  lm:<prompt>
+    length  bleu2  rouge-l  cosine  bertscore  encoder  paireval:<recipe>  directeval:<recipe>  reader:<recipe>
+    lm:<prompt>
 
 (``<recipe>`` a name in :data:`evalkit.paireval.RECIPES`, ``<prompt>`` a name in
 :data:`evalkit.judges.JUDGES`) or the path of a ``.yml``/``.yaml`` file whose fields are those of :class:`JudgeSpec`::
@@ -24,6 +25,8 @@ The strings::
 
 >>> parse_spec("bleu2").kind, parse_spec("lm:likert").prompt, parse_spec("paireval:smoke").recipe
 ('bleu2', 'likert', 'smoke')
+>>> parse_spec("reader").kind, parse_spec("reader").recipe
+('reader', 'book')
 >>> parse_spec("paireval:x")
 Traceback (most recent call last):
 ...
@@ -41,7 +44,8 @@ from ..specfile import Fields, SpecError, read_yaml
 __all__ = ["KINDS", "METRIC_KINDS", "JudgeSpec", "parse_spec", "read_spec_file"]
 
 METRIC_KINDS = ("length", "bleu2", "rouge-l", "cosine", "bertscore")
-KINDS = (*METRIC_KINDS, "encoder", "paireval", "directeval", "lm", "scores")
+KINDS = (*METRIC_KINDS, "encoder", "paireval", "directeval", "reader", "lm", "scores")
+RECIPE_KINDS = ("paireval", "directeval", "reader")
 _NEEDS_REFERENCE = ("bleu2", "rouge-l", "cosine", "bertscore")
 _BACKENDS = ("transformers", "llamacpp", "openai")
 _PLACEHOLDERS = ("history", "reference", "candidate")
@@ -104,7 +108,7 @@ def parse_spec(text: str) -> JudgeSpec:
     where = f"judge {text!r}"
     if kind in (*METRIC_KINDS, "encoder") and not detail:
         return JudgeSpec(kind, source=text)
-    if kind in ("paireval", "directeval"):
+    if kind in RECIPE_KINDS:
         recipe = detail or "book"
         if recipe not in _recipes():
             raise SpecError(f"{where}: no recipe {recipe!r} in evalkit.paireval.RECIPES (known: "
@@ -115,7 +119,8 @@ def parse_spec(text: str) -> JudgeSpec:
             raise SpecError(f"{where}: no prompt {detail!r} in evalkit.judges.JUDGES (known: "
                             f"{', '.join(sorted(_prompts()))})")
         return JudgeSpec("lm", prompt=detail, target=_prompts()[detail].target, source=text)
-    known = ", ".join([*METRIC_KINDS, "encoder", "paireval:<recipe>", "directeval:<recipe>", "lm:<prompt>",
+    known = ", ".join([*METRIC_KINDS, "encoder", "paireval:<recipe>", "directeval:<recipe>", "reader:<recipe>",
+                       "lm:<prompt>",
                        "a .yml spec file"])
     raise SpecError(f"{where}: not a judge the kit knows (known: {known}; a file of scores: --scores FILE)")
 
@@ -140,15 +145,15 @@ def read_spec_file(path: str | Path) -> JudgeSpec:
 
 
 def _checked_recipe(fields: Fields, kind: str) -> str | None:
-    """The ``recipe`` field: a recipe of evalkit.paireval.RECIPES (default ``book``) for a paireval or
-    directeval judge, absent for every other kind."""
+    """The ``recipe`` field: a recipe of evalkit.paireval.RECIPES (default ``book``) for a paireval,
+    directeval or reader judge, absent for every other kind."""
     recipe = fields.text("recipe", None, optional=True)
-    if kind in ("paireval", "directeval"):
+    if kind in RECIPE_KINDS:
         recipe = recipe or "book"
         if recipe not in _recipes():
             fields.fail("recipe", f"{recipe!r} is not a recipe of evalkit.paireval.RECIPES ({', '.join(_recipes())})")
     elif recipe is not None:
-        fields.fail("recipe", f"only a paireval or directeval judge has a recipe (this one is {kind!r})")
+        fields.fail("recipe", f"only a paireval, directeval or reader judge has a recipe (this one is {kind!r})")
     return recipe
 
 

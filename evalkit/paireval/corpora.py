@@ -115,7 +115,7 @@ class DomainCorpus:
 def _held_out(data_dir: str | Path | None) -> dict[str, list[list[str]]]:
     from ..upheld import load_upheld
     from .data import load_topical_chat
-    from .judge_data import _table1_conversations
+    from .training_data import _table1_conversations
 
     held = _table1_conversations(data_dir)
     for subset in ("main", "llm_arena", "topical_chat"):
@@ -132,7 +132,7 @@ def domain_corpus(names: Sequence[str], *, data_dir: str | Path | None = None,
     """The corpora ``names`` (of :data:`DOMAINS`), each without every dialogue that shares a held-out unit with
     a human-scored set (see the module docstring) or with ``also_held_out`` (the judge data's own held-out
     sources — DailyDialog validation and test, DailyDialog++ held-out parts, the attack suite: a training
-    recipe passes :attr:`~evalkit.paireval.judge_data.JudgeData.held_out` and its validation dialogues)."""
+    recipe passes :attr:`~evalkit.paireval.training_data.JudgeData.held_out` and its validation dialogues)."""
     held = {**_held_out(data_dir), **(also_held_out or {})}
     dialogues, reports = {}, {}
     for name in names:

@@ -314,13 +314,13 @@ def train_judge(recipe: "JudgeRecipe | str", *, kind: Literal["pairwise", "direc
                 data_dir: str | Path | None = None) -> EncoderTrainingRun:
     """The encoder judge of ``recipe`` (a :class:`~evalkit.paireval.recipes.JudgeRecipe` or a name in
     :data:`~evalkit.paireval.recipes.RECIPES`; trained, or loaded from the cache when trained before) on its
-    leak-free pairs (:func:`~evalkit.paireval.judge_data.recipe_pairs`).
+    leak-free pairs (:func:`~evalkit.paireval.training_data.recipe_pairs`).
 
     ``hard_negatives=False`` trains the same number of pairs with every negative random (the paper's
     hard-negative ablation). ``kind="direct"`` trains DirectEval with ``direct_copy_share`` copy negatives in
     place of ``copy_share``.
     """
-    from .judge_data import judge_data, recipe_pairs, validation_pairs
+    from .training_data import judge_data, recipe_pairs, validation_pairs
     from .recipes import named_recipe
 
     recipe = named_recipe(recipe)

@@ -16,10 +16,9 @@ session 9 by the rule of ``experiments/prefix_copies.py``, and DirectEval's to n
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-__all__ = ["EncoderRecipe", "LoraRecipe", "JudgeRecipe", "RECIPES", "named_recipe", "train_lm_judge"]
+__all__ = ["EncoderRecipe", "LoraRecipe", "ReaderRecipe", "JudgeRecipe", "RECIPES", "named_recipe"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +62,21 @@ class LoraRecipe:
 
 
 @dataclass(frozen=True)
+class ReaderRecipe:
+    """How the comparative reader's head is trained (the encoder under it stays as its base judge left it)."""
+
+    width: int = 64              # the projection the two sides attend in
+    hidden: int = 64             # the MLP's hidden width
+    max_tokens: int = 48         # tokens of a side (last context turns + reply, as a text pair)
+    epochs: int = 2
+    batch_size: int = 32
+    learning_rate: float = 1e-3
+    warmup_share: float = 0.1
+    curve_points: int = 4
+
+
+
+@dataclass(frozen=True)
 class JudgeRecipe:
     """A named pair of recipes and the seed both use."""
 
@@ -70,6 +84,7 @@ class JudgeRecipe:
     encoder: EncoderRecipe
     lm: LoraRecipe
     seed: int = 13
+    reader: ReaderRecipe = ReaderRecipe()  # the comparative reader's head over the encoder judge (:mod:`.reader`)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -81,7 +96,8 @@ RECIPES: dict[str, JudgeRecipe] = {
     # on 1,600 pairs it costs ~19 minutes of two CPU cores (issue 28's measurement), more than the book can pay.
     "large": JudgeRecipe("large", EncoderRecipe(pairs=1600, backbone="mpnet"), LoraRecipe()),
     "smoke": JudgeRecipe("smoke", EncoderRecipe(pairs=64, validation_pairs=48),
-                         LoraRecipe(pairs=8, steps=2, batch_size=2, direct_batch_size=4)),
+                         LoraRecipe(pairs=8, steps=2, batch_size=2, direct_batch_size=4),
+                         reader=ReaderRecipe(epochs=1, batch_size=16, curve_points=2)),
 }
 
 
@@ -100,26 +116,3 @@ def named_recipe(recipe: "JudgeRecipe | str") -> JudgeRecipe:
     if recipe not in RECIPES:
         raise KeyError(f"no judge recipe {recipe!r}; known: {', '.join(RECIPES)}")
     return RECIPES[recipe]
-
-
-def train_lm_judge(recipe: JudgeRecipe | str, *, kind: Literal["pairwise", "direct"] = "pairwise",
-                   hard_negatives: bool = True, data: Any = None,
-                   data_dir: str | Path | None = None, model: str | Path | None = None):
-    """The SmolLM2 LoRA judge of ``recipe`` on the same leak-free pairs (trained or loaded from the cache)."""
-    from .data import pointwise_examples
-    from .judge_data import judge_data, recipe_frame
-    from .prompts import direct_messages, pair_messages
-    from .training import train_lora
-
-    recipe = named_recipe(recipe)
-    data = data or judge_data(seed=recipe.seed, data_dir=data_dir)
-    settings = recipe.lm
-    frame = recipe_frame(data, settings.pairs, settings.hard_share if hard_negatives else 0.0, recipe.seed)
-    common = dict(steps=settings.steps, learning_rate=settings.learning_rate, r=settings.r, alpha=settings.alpha,
-                  seed=recipe.seed, model=model)
-    if kind == "pairwise":
-        prompts = [pair_messages(r.context_a, r.response_a, r.context_b, r.response_b) for r in frame.itertuples()]
-        return train_lora(prompts, list(frame["better"]), batch_size=settings.batch_size, **common)
-    points = pointwise_examples(frame)
-    return train_lora([direct_messages(r.context, r.response) for r in points.itertuples()], list(points["label"]),
-                      batch_size=settings.direct_batch_size, **common)

@@ -46,21 +46,27 @@ def judge_scores(frame: pd.DataFrame, judge: Judge, pool: Sequence[tuple[Sequenc
             "directeval": directeval_scores(contexts, responses, judge)}
 
 
-ENCODER_METHODS = ("PairEval, encoder zero-shot", "DirectEval", "PairEval", "PairEval, mpnet zero-shot")
+ENCODER_METHODS = ("PairEval, encoder zero-shot", "DirectEval", "PairEval", "PairEval, comparative reader",
+                   "PairEval, mpnet zero-shot")
 """The encoder judges a chapter chooses between, cheapest first: the untrained MiniLM leads, then the two
-judges fine-tuned from it, then the untrained all-mpnet-base-v2 (5x MiniLM's inference cost)."""
+judges fine-tuned from it, the comparative reader over the PairEval judge (:mod:`.reader`: one more small head
+per pair), then the untrained all-mpnet-base-v2 (5x MiniLM's inference cost)."""
 
 
 def encoder_method_scores(frame: pd.DataFrame, *, zero_shot: Any, paireval: Any, directeval: Any,
                           pool: Sequence[tuple[Sequence[str], str]], n: int, runs: int, seed: int,
-                          large: Any | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """The :data:`ENCODER_METHODS`' scores on a set's items (the untrained encoders and the fine-tuned
-    PairEval judge scored by comparison, DirectEval pointwise; the mpnet judge only when ``large`` is
-    given), and the two pairwise arrays the ablations reuse (keyed ``encoder zero-shot`` and ``PairEval``).
-    The dev and the test halves are scored alike."""
+                          large: Any | None = None, reader: Any | None = None
+                          ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """The :data:`ENCODER_METHODS`' scores on a set's items (the untrained encoders, the fine-tuned PairEval
+    judge and the comparative reader scored by comparison, DirectEval pointwise; the mpnet judge only when
+    ``large`` is given, the reader only when ``reader`` is), and the pairwise arrays the ablations and the
+    position bias reuse (keyed ``encoder zero-shot``, ``PairEval`` and ``reader``). The dev and the test halves
+    are scored alike."""
     scores, matrices = {}, {}
-    for method, key, judge in (("PairEval, encoder zero-shot", "encoder zero-shot", zero_shot),
-                               ("PairEval", "PairEval", paireval)):
+    judges = [("PairEval, encoder zero-shot", "encoder zero-shot", zero_shot), ("PairEval", "PairEval", paireval)]
+    if reader is not None:
+        judges.append(("PairEval, comparative reader", "reader", reader))
+    for method, key, judge in judges:
         result = judge_scores(frame, judge, pool, n=n, runs=runs, seed=seed)
         scores[method], matrices[key] = result["paireval"], result["matrix"]
     scores["DirectEval"] = directeval_scores(list(frame["context"]), list(frame["response"]), directeval)

@@ -6,7 +6,7 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Literal, Sequence
 
 import numpy as np
 import pandas as pd
@@ -151,14 +151,25 @@ def _train_steps(peft_model: Any, pad_token_id: int, encoded: list[list[int]], t
 
 # --------------------------------------------------------------------------- the book's judge training data
 
-def split_dailydialog_plusplus_dev(records: Sequence[Any], seed: int) -> tuple[list[Any], list[Any]]:
-    """DailyDialog++ has no public train file, so its dev file is cut by a seeded permutation: 80% supplies
-    adversarial training negatives, 20% is held out (calibration pairs).
 
-    >>> train, held_out = split_dailydialog_plusplus_dev(list(range(10)), seed=0)
-    >>> len(train), len(held_out), sorted(train + held_out) == list(range(10))
-    (8, 2, True)
-    """
-    shuffled = np.random.default_rng(seed).permutation(len(records))
-    cut = int(0.8 * len(shuffled))
-    return [records[i] for i in shuffled[:cut]], [records[i] for i in shuffled[cut:]]
+def train_lm_judge(recipe: "JudgeRecipe | str", *, kind: Literal["pairwise", "direct"] = "pairwise",
+                   hard_negatives: bool = True, data: Any = None,
+                   data_dir: str | Path | None = None, model: str | Path | None = None):
+    """The SmolLM2 LoRA judge of ``recipe`` on the same leak-free pairs (trained or loaded from the cache)."""
+    from .data import pointwise_examples
+    from .training_data import judge_data, recipe_frame
+    from .prompts import direct_messages, pair_messages
+    from .recipes import named_recipe
+
+    recipe = named_recipe(recipe)
+    data = data or judge_data(seed=recipe.seed, data_dir=data_dir)
+    settings = recipe.lm
+    frame = recipe_frame(data, settings.pairs, settings.hard_share if hard_negatives else 0.0, recipe.seed)
+    common = dict(steps=settings.steps, learning_rate=settings.learning_rate, r=settings.r, alpha=settings.alpha,
+                  seed=recipe.seed, model=model)
+    if kind == "pairwise":
+        prompts = [pair_messages(r.context_a, r.response_a, r.context_b, r.response_b) for r in frame.itertuples()]
+        return train_lora(prompts, list(frame["better"]), batch_size=settings.batch_size, **common)
+    points = pointwise_examples(frame)
+    return train_lora([direct_messages(r.context, r.response) for r in points.itertuples()], list(points["label"]),
+                      batch_size=settings.direct_batch_size, **common)
