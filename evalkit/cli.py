@@ -17,7 +17,7 @@ def _run_notebooks(args: argparse.Namespace) -> int:
     runs = runner.run_notebooks(args.params, only=only, out_dir=args.out, raise_on_failure=False,
                                 progress=args.progress)
     for run in runs:
-        print(f"{'FAILED' if run.error else 'ok':6} {run.name}: {run.executed}")
+        print(f"{'FAILED' if run.error else 'ok':6} {run.name}: {run.executed} ({run.seconds / 60:.1f} min)")
     failures = [run.error for run in runs if run.error]
     for failure in failures:
         print(failure, file=sys.stderr)

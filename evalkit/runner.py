@@ -22,12 +22,15 @@ be given twice.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable
 
@@ -61,6 +64,7 @@ class NotebookRun:
     executed: Path
     results: Path
     error: str | None = None
+    seconds: float = float("nan")    # wall clock of the execution (the kernel's start included)
 
 
 def load_params(name_or_path: str | Path) -> dict:
@@ -258,6 +262,26 @@ def _describe_failure(error: Exception, executed: Path) -> str:
     return f"{where}: {ename}: {evalue}"
 
 
+TIMINGS_FILE = "timings.json"
+
+
+def record_timing(path: Path, run: NotebookRun, params: str) -> None:
+    """Add one chapter's wall clock to the timings file beside the executed notebooks (other chapters' entries
+    are kept, so a run of one chapter updates only its own): seconds, the parameter set, whether it failed and
+    when it ran. A teacher's guide or a budget check reads measured times from here, not from notes.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> record_timing(folder / "t.json", NotebookRun("04", folder, folder, None, 61.0), "lab")
+    >>> json.loads((folder / "t.json").read_text())["04"]["lab"]["seconds"]
+    61.0
+    """
+    timings = json.loads(path.read_text()) if path.is_file() else {}
+    timings.setdefault(run.name, {})[params] = {"seconds": round(run.seconds, 1), "failed": run.error is not None,
+                                                "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    path.write_text(json.dumps(timings, indent=1, sort_keys=True))
+
+
 def run_notebooks(params: str | Path | dict, *, only: Iterable[str] | None = None,
                   out_dir: str | Path = PROJECT_ROOT / "_build" / "executed", raise_on_failure: bool = True,
                   progress: bool = False) -> list[NotebookRun]:
@@ -285,7 +309,7 @@ def run_notebooks(params: str | Path | dict, *, only: Iterable[str] | None = Non
         executed.unlink(missing_ok=True)
         parameters = {**chosen["defaults"], **(chosen["notebooks"].get(source.stem) or {}),
                       "output_dir": str(out / source.stem), "results_path": str(results)}
-        error = None
+        error, started = None, time.perf_counter()
         try:
             papermill.execute_notebook(read_chapter(source), str(executed), parameters=parameters, cwd=str(NOTEBOOK_DIR),
                                        kernel_name="python3", progress_bar=progress, log_output=False)
@@ -293,7 +317,8 @@ def run_notebooks(params: str | Path | dict, *, only: Iterable[str] | None = Non
             error = f"{source.name} failed in {_describe_failure(failure, executed)}"
         if executed.is_file():
             _show_parameters_once(executed)
-        runs.append(NotebookRun(source.stem, executed, results, error))
+        runs.append(NotebookRun(source.stem, executed, results, error, time.perf_counter() - started))
+        record_timing(out / TIMINGS_FILE, runs[-1], chosen["name"])
     failures = [run.error for run in runs if run.error]
     if failures and raise_on_failure:
         raise NotebookFailure("\n".join(failures))
