@@ -14,7 +14,7 @@ import pytest
 
 from evalkit.runner import PROJECT_ROOT
 
-from test_book import _chromium
+from tests.test_book import _chromium
 
 pytestmark = pytest.mark.slow
 

@@ -36,7 +36,7 @@ def test_multiplicity_pairs_and_consistency(tmp_path):
     import pandas as pd
 
     from evalkit.multiplicity import multiplicity
-    from fakes import ScriptedBackend
+    from tests.fakes import ScriptedBackend
 
     replies = iter(["The blue one suits you.", "Blue fits you best.", "Bananas are yellow.", "I like trains."] * 2)
     backend = ScriptedBackend(lambda prompt: "Yes" if "Predicted reply" in prompt else next(replies))

@@ -9,7 +9,7 @@ import pytest
 from evalkit.cache import CallCache
 from evalkit.judges import JUDGES, judge
 from evalkit.models import BackendError, CachedBackend, OpenAICompatibleBackend
-from fakes import FakeChatServer, ScriptedBackend, chat_reply
+from tests.fakes import FakeChatServer, ScriptedBackend, chat_reply
 
 PROMPTS = [[{"role": "user", "content": f"question {i}"}] for i in range(3)]
 

@@ -21,7 +21,7 @@ from evalkit.course import checks, exercise, run_exercise
 from evalkit.course.grade import grade, submissions
 from evalkit.course.release import answer_cells, release, student_notebook
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DATA = os.environ.get("EVALKIT_DATA_DIR")
 
 

@@ -19,7 +19,7 @@ from evalkit.paireval.schema import MetaEvalFormatError, write_meta_eval
 from evalkit.specfile import SpecError
 from evalkit.stats import group_resamples
 
-from fakes import ScriptedBackend
+from tests.fakes import ScriptedBackend
 
 RATINGS = np.array([[5, 4, 5], [1, 2, 1], [3, 3, 4], [4, 5, 5], [2, 1, 2], [3, 2, 2], [5, 5, 4], [1, 1, 2]], float)
 

@@ -363,7 +363,7 @@ def test_the_documented_command_grid_runs_beside_its_files(tmp_path):
     """The command grid of jobs/grid_example.yml, with two small scored files beside it."""
     import yaml
 
-    text = (Path(__file__).parents[1] / "jobs" / "grid_example.yml").read_text()
+    text = (Path(__file__).parents[2] / "jobs" / "grid_example.yml").read_text()
     example = text.split("# A command grid instead", 1)[1]
     raw = yaml.safe_load("\n".join(line[4:] for line in example.splitlines() if line.startswith("#   ")))
     raw["command"][0] = sys.executable  # `python` as the environment that runs the tests

@@ -1,0 +1,1 @@
+"""The test suite as a package: its helpers are `tests.fakes`, `tests.llama`, `tests.conftest` from any folder."""
