@@ -28,11 +28,13 @@ _LEFTOVERS = ("{solution-start}", "{solution-end}", "{solution}")
 
 @dataclass(frozen=True)
 class ReleasedChapter:
-    chapter: str
-    markdown: Path
-    notebook: Path
-    archive: Path
-    exercises: tuple[str, ...]
+    """What the release wrote for one chapter."""
+
+    chapter: str                 # the notebook's stem, e.g. 02_agreement
+    markdown: Path               # the student MyST file
+    notebook: Path               # the same as .ipynb, outputs cleared
+    archive: Path                # both in one zip
+    exercises: tuple[str, ...]   # the labels of its exercises, in order
 
 
 def answer_cells(notebook: nbformat.NotebookNode) -> dict[str, int]:

@@ -213,13 +213,10 @@ def train_encoder_judge(pairs: pd.DataFrame, recipe: "EncoderRecipe | None" = No
     seed, the model and the data: a field that changes training changes the key, a logging choice
     (``curve_points``) does not.
 
-    ``pairwise``: Bradley-Terry loss ``-log sigmoid(s * (f(good) - f(bad)))`` on each pair, plus (weight
-    ``in_batch_negatives``) a softmax over the batch's replies for each good conversation — every other
-    reply in the batch is a free negative. ``direct``: binary cross-entropy of ``s * f + b`` on each side
-    alone, the same pairs and steps. One pass over the pairs, linear warm-up then linear decay, AdamW.
-    ``freeze_embeddings`` keeps the word-embedding table fixed. ``validation`` pairs (never trained on) give
-    the learning curve at ``curve_points`` points. ``head_hidden`` > 0 adds a :func:`relevance_head` of that
-    width to the cosine (trained at 20x the learning rate, saved beside the encoder and loaded with it).
+    ``pairwise``: Bradley-Terry loss ``-log sigmoid(s * (f(good) - f(bad)))`` per pair plus (weight
+    ``in_batch_negatives``) a softmax over the batch's replies for each good conversation. ``direct``: binary
+    cross-entropy of ``s * f + b`` per side. One pass, linear warm-up then decay, AdamW. ``validation`` pairs
+    give the learning curve; ``head_hidden`` > 0 adds a :func:`relevance_head` (saved beside the encoder).
     """
     import torch
 
@@ -240,13 +237,7 @@ def train_encoder_judge(pairs: pd.DataFrame, recipe: "EncoderRecipe | None" = No
         return _run_from_record(kind, folder, saved, True)
 
     torch.manual_seed(seed)
-    tokenizer, encoder = load_encoder(location, freeze_embeddings=recipe.freeze_embeddings)
-    scale, bias = torch.nn.Parameter(torch.tensor(20.0)), torch.nn.Parameter(torch.tensor(0.0))
-    head = relevance_head(encoder.config.hidden_size, recipe.head_hidden) if recipe.head_hidden else None
-    groups = [{"params": [p for p in encoder.parameters() if p.requires_grad] + [scale, bias]}]
-    if head is not None:
-        groups.append({"params": list(head.parameters()), "lr": 20 * recipe.learning_rate})
-    optimizer = torch.optim.AdamW(groups, lr=recipe.learning_rate, weight_decay=0.01)
+    tokenizer, encoder, head, scale, bias, optimizer = _trainable(location, recipe)
     shuffled = pairs.iloc[np.random.default_rng(seed).permutation(len(pairs))].reset_index(drop=True)
     steps = len(shuffled) // recipe.batch_size
     schedule = Schedule.linear(steps=steps, warmup_share=recipe.warmup_share,
@@ -271,6 +262,20 @@ def train_encoder_judge(pairs: pd.DataFrame, recipe: "EncoderRecipe | None" = No
                    folder / HEAD_FILE)
     save_encoder(folder, encoder, tokenizer, result)
     return _run_from_record(kind, folder, result, False)
+
+
+def _trainable(location: Path, recipe: Any):
+    """(tokenizer, encoder, head or None, scale, bias, AdamW) ready to train, created in a fixed order (the
+    seeded initialisation depends on it); the head learns at 20x the encoder's rate."""
+    import torch
+
+    tokenizer, encoder = load_encoder(location, freeze_embeddings=recipe.freeze_embeddings)
+    scale, bias = torch.nn.Parameter(torch.tensor(20.0)), torch.nn.Parameter(torch.tensor(0.0))
+    head = relevance_head(encoder.config.hidden_size, recipe.head_hidden) if recipe.head_hidden else None
+    groups = [{"params": [p for p in encoder.parameters() if p.requires_grad] + [scale, bias]}]
+    if head is not None:
+        groups.append({"params": list(head.parameters()), "lr": 20 * recipe.learning_rate})
+    return tokenizer, encoder, head, scale, bias, torch.optim.AdamW(groups, lr=recipe.learning_rate, weight_decay=0.01)
 
 
 def _loss_function(kind: str, recipe: Any, sides: tuple[list, list, list, list], tokenizer: Any, encoder: Any,

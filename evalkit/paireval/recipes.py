@@ -51,14 +51,14 @@ class EncoderRecipe:
 class LoraRecipe:
     """How the SmolLM2 LoRA judge (the paper's method at CPU size) is trained."""
 
-    pairs: int = 96
-    steps: int = 24
-    batch_size: int = 4
-    direct_batch_size: int = 8
+    pairs: int = 96                  # leak-free training pairs (the first of the recipe's DailyDialog pairs)
+    steps: int = 24                  # optimizer steps (the pairs are cycled)
+    batch_size: int = 4              # pairwise prompts per step
+    direct_batch_size: int = 8       # DirectEval's prompts per step (two per pair)
     learning_rate: float = 2e-3
-    r: int = 16
-    alpha: int = 8
-    hard_share: float = 0.5
+    r: int = 16                      # LoRA rank
+    alpha: int = 8                   # LoRA scaling
+    hard_share: float = 0.5          # share of DailyDialog++ look-alike negatives
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,6 @@ class ReaderRecipe:
     learning_rate: float = 1e-3
     warmup_share: float = 0.1
     curve_points: int = 4
-
 
 
 @dataclass(frozen=True)

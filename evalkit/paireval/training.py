@@ -149,8 +149,7 @@ def _train_steps(peft_model: Any, pad_token_id: int, encoded: list[list[int]], t
     return losses
 
 
-# --------------------------------------------------------------------------- the book's judge training data
-
+# --------------------------------------------------------------------------- the recipe's LoRA judge
 
 def train_lm_judge(recipe: "JudgeRecipe | str", *, kind: Literal["pairwise", "direct"] = "pairwise",
                    hard_negatives: bool = True, data: Any = None,

@@ -312,7 +312,10 @@ def test_cli_plan_run_kill_resume_report_on_the_default_model(job_dir, tmp_path)
     while time.time() < deadline and process.poll() is None:
         if (job_dir / "cli.sqlite").exists():
             with sqlite3.connect(job_dir / "cli.sqlite", timeout=30) as db:
-                stored = db.execute("SELECT COUNT(*) FROM episodes").fetchone()[0]
+                try:
+                    stored = db.execute("SELECT COUNT(*) FROM episodes").fetchone()[0]
+                except sqlite3.OperationalError:  # the file exists a moment before the run creates its tables
+                    stored = 0
             if stored >= 2:
                 process.send_signal(signal.SIGKILL)
                 break
