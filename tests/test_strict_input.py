@@ -245,6 +245,20 @@ def test_plan_refuses_an_endpoint_that_is_not_a_url(tmp_path, capsys, url, said)
     assert said in err and "hunter2" not in err
 
 
+def test_plan_refuses_url_credentials_beside_an_api_key_before_any_call(tmp_path, capsys, monkeypatch):
+    """One request has one Authorization header: the plan says so, naming the field, and prints no secret."""
+    path = tmp_path / "job.yml"
+    path.write_text("metrics: [gteval]\njudges: {j: {kind: openai, model: m, base_url: "
+                    "'https://user:hunter2secret@h/v1', options: {api_key_env: EVALKIT_TEST_KEY}}}\n")
+    monkeypatch.setenv("EVALKIT_TEST_KEY", "sk-not-printed-123")
+    assert cli.main(["userproxy", "plan", "--config", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "field 'judges.j.base_url'" in err and "one Authorization header" in err
+    assert "hunter2secret" not in err and "sk-not-printed-123" not in err
+    monkeypatch.delenv("EVALKIT_TEST_KEY")
+    job.load_job(path)  # without the key there is no conflict
+
+
 def test_episodes_are_honoured_or_the_job_is_refused(tmp_path, capsys):
     _mirror(tmp_path / "tiny_mirror.jsonl")
     path = tmp_path / "job.yml"

@@ -107,6 +107,27 @@ class _RedactingFilter(logging.Filter):
 logging.getLogger("urllib3.connectionpool").addFilter(_RedactingFilter())
 
 
+def credentials_conflict(base_url: str, api_key_env: str | None) -> str | None:
+    """Why one request could not carry both: ``base_url``'s user-info (sent as HTTP Basic) and an API key
+    in ``$api_key_env`` (sent as a key header) — or None when there is no such conflict in this environment.
+
+    >>> import os
+    >>> os.environ["EVALKIT_DOCTEST_KEY"] = "k"
+    >>> credentials_conflict("https://u:p@host/v1", "EVALKIT_DOCTEST_KEY")[:36]
+    'base_url carries credentials (HTTP B'
+    >>> credentials_conflict("https://host/v1", "EVALKIT_DOCTEST_KEY"), credentials_conflict("https://u:p@h/v1", None)
+    (None, None)
+    >>> del os.environ["EVALKIT_DOCTEST_KEY"]
+    """
+    from urllib.parse import urlsplit
+
+    if urlsplit(base_url.strip()).password is None or not api_key_env or not os.environ.get(api_key_env):
+        return None
+    return (f"base_url carries credentials (HTTP Basic) and ${api_key_env} holds an API key; a request has one "
+            "Authorization header: remove the credentials, or set api_key_env to null (options: {api_key_env: "
+            "null}) to use them")
+
+
 class OpenAICompatibleBackend:
     """Chat completions over HTTP (vLLM, Ollama, llama.cpp server, OpenAI).
 

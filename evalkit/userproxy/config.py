@@ -191,7 +191,19 @@ def _model(value: Any, where: str, source: str) -> ModelSpec:
                      options=_options(read, kind))
     if spec.kind == "openai" and not (spec.model and spec.base_url):
         raise JobConfigError(f"{source}, field '{where}': an openai model needs model and base_url")
+    _check_one_authorization(spec, where, source)
     return spec
+
+
+def _check_one_authorization(spec: ModelSpec, where: str, source: str) -> None:
+    """Refuse at plan time what the backend would refuse at its first call (see
+    :func:`evalkit.models.openai_compatible.credentials_conflict`)."""
+    from ..models.openai_compatible import DEFAULT_API_KEY_ENV, credentials_conflict
+
+    if spec.kind == "openai" and spec.base_url:
+        reason = credentials_conflict(spec.base_url, spec.options.get("api_key_env", DEFAULT_API_KEY_ENV))
+        if reason:
+            raise JobConfigError(f"{source}, field '{where}.base_url': {reason}")
 
 
 def _base_url(read: Fields) -> str | None:
