@@ -175,7 +175,9 @@ def test_chapter4_results(executed):
     # The judge is chosen on dev halves; every reported row is a test half, disjoint from dev.
     assert recorded["adopted"] in set(pe.table1.ENCODER_METHODS)
     (decision,) = recorded["selection"]
-    assert decision["choice"] == recorded["adopted"] and decision["candidates"][0] == "PairEval, encoder zero-shot"
+    assert decision["choice"] == recorded["adopted"] and decision["candidates"] == list(pe.table1.ENCODER_METHODS)
+    assert all(("PairEval, comparative reader", name) in {(r["method"], r["set"]) for r in recorded["table1"]}
+               for name in recorded["meta_items"])
     assert {row["n"] for row in decision["dev"]} == {24}
     for name, half in recorded["halves"].items():
         assert half["dev_items"] > 24 and half["test_items"] > 24, name
