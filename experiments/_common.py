@@ -155,6 +155,19 @@ def dev_halves(items: int | None, data_dir: Any = None) -> dict[str, Any]:
             .sample(items, seed=13) for name in pe.meta_eval_set_names()}
 
 
+def dev_setup(recipe: JudgeRecipe, *, smoke: bool, data_dir: Any = None,
+              items: int | None = None) -> tuple[JudgeData, dict[str, Any], list, dict[str, pd.DataFrame]]:
+    """What the dev-half scripts share: the judge data, the dev halves (``items`` each; 12 at smoke size,
+    else all), the comparison pool (4 / 8 DailyDialog validation conversations, seed 13) and the constraint's
+    validation checks (random and look-alike, 40 / 400 pairs)."""
+    items = items if items is not None else (12 if smoke else None)
+    data = pe.judge_data(seed=recipe.seed, data_dir=data_dir)
+    pool = pe.data.corpus_comparisons(data.validation, 4 if smoke else 8, seed=13)
+    checks = {kind: pe.training_data.validation_pairs(data, 40 if smoke else 400, share, recipe.seed)
+              for kind, share in (("random", 0.0), ("look-alike", 1.0))}
+    return data, dev_halves(items, data_dir), pool, checks
+
+
 def decision_lines(result: dict[str, Any]) -> str:
     """A dev-half decision's record as printed: its sentence, then the rest as JSON."""
     return result["sentence"] + "\n" + json.dumps({k: v for k, v in result.items() if k != "decision"}, indent=1,

@@ -66,12 +66,7 @@ def position_bias(matrices: list[np.ndarray]) -> float:
 def run(*, smoke: bool = False, data_dir=None, items: int | None = None) -> dict:
     """Train the reader over the baseline judge, score the dev halves, decide by the rule; the record."""
     recipe = SMOKE if smoke else BASELINE
-    items = items if items is not None else (12 if smoke else None)
-    data = pe.judge_data(seed=recipe.seed, data_dir=data_dir)
-    dev = lab.dev_halves(items, data_dir)
-    pool = pe.data.corpus_comparisons(data.validation, 4 if smoke else 8, seed=13)
-    checks = {kind: pe.training_data.validation_pairs(data, 40 if smoke else 400, share, recipe.seed)
-              for kind, share in (("random", 0.0), ("look-alike", 1.0))}
+    data, dev, pool, checks = lab.dev_setup(recipe, smoke=smoke, data_dir=data_dir, items=items)
     base_run = pe.train_judge(recipe, data=data, data_dir=data_dir)
     base = pe.EncoderJudge.from_training(base_run)
     started = time.time()

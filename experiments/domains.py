@@ -61,12 +61,7 @@ def candidates(baseline: JudgeRecipe) -> dict[str, JudgeRecipe]:
 def run(*, smoke: bool = False, data_dir=None, items: int | None = None) -> dict:
     """Train both candidates, score the dev halves, decide by the rule; the record of the run."""
     baseline = SMOKE if smoke else BASELINE
-    items = items if items is not None else (12 if smoke else None)
-    data = pe.judge_data(seed=baseline.seed, data_dir=data_dir)
-    dev = lab.dev_halves(items, data_dir)
-    pool = pe.data.corpus_comparisons(data.validation, 4 if smoke else 8, seed=13)
-    checks = {kind: pe.training_data.validation_pairs(data, 40 if smoke else 400, share, baseline.seed)
-              for kind, share in (("random", 0.0), ("look-alike", 1.0))}
+    data, dev, pool, checks = lab.dev_setup(baseline, smoke=smoke, data_dir=data_dir, items=items)
     scores, constraint, timing = {}, {}, {}
     for label, recipe in candidates(baseline).items():
         started = time.time()
