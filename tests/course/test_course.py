@@ -2,6 +2,7 @@
 folder of tiny notebooks (each in its own process; none imports torch or loads a model)."""
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import re
@@ -547,14 +548,8 @@ def test_the_books_chapters_release_without_solution_code(tmp_path):
 
 # --- grading --------------------------------------------------------------------------------------------
 
-SETUP = '''import numpy as np, pandas as pd
-class Judge:
-    scale = 2.0
-    def relevance(self, contexts, responses):
-        return np.array([len(set(str(c).split()) & set(str(r).split())) + 0.01 * len(str(r))
-                         for c, r in zip(contexts, responses)])
-    def prefer(self, first, second):
-        return 1.0 / (1.0 + np.exp(-self.scale * (np.asarray(first) - np.asarray(second))))
+# The graded notebooks' stand-in judge is StandInJudge's own source (one definition for both uses).
+SETUP = "import numpy as np, pandas as pd\n" + inspect.getsource(StandInJudge) + '''Judge = StandInJudge
 rng = np.random.default_rng(0)
 words = "the cat sat on a mat with blue red shoes".split()
 def text(k): return " ".join(rng.choice(words, k))
