@@ -168,6 +168,22 @@ def dev_setup(recipe: JudgeRecipe, *, smoke: bool, data_dir: Any = None,
     return data, dev_halves(items, data_dir), pool, checks
 
 
+def decide(dev: dict[str, Any], scores: dict, constraint: dict[str, dict[str, float]], baseline: str,
+           candidate: str, *, smoke: bool, question: str) -> dict[str, Any]:
+    """The dev-half scripts' rule: ``candidate`` is adopted when :func:`evalkit.selection.choose_on_dev` picks it
+    (paired interval over the dev halves excluding 0) and its validation accuracy drops by no more than 0.05 on
+    any check; the record's common part."""
+    from evalkit.selection import choose_on_dev
+
+    decision = choose_on_dev(dev, scores, [baseline, candidate], bootstrap=200 if smoke else 1000, seed=13,
+                             question=question)
+    drops = {kind: constraint[baseline][kind] - constraint[candidate][kind] for kind in constraint[baseline]}
+    adopted = decision.choice == candidate and max(drops.values()) <= 0.05
+    return {"decision": decision.as_record(), "sentence": decision.sentence(), "validation_accuracy": constraint,
+            "validation_drop": drops, "adopted": candidate if adopted else baseline,
+            "dev_items": {name: len(half) for name, half in dev.items()}}
+
+
 def decision_lines(result: dict[str, Any]) -> str:
     """A dev-half decision's record as printed: its sentence, then the rest as JSON."""
     return result["sentence"] + "\n" + json.dumps({k: v for k, v in result.items() if k != "decision"}, indent=1,

@@ -45,7 +45,6 @@ from evalkit import paireval as pe
 from evalkit.paireval.recipes import EncoderRecipe, JudgeRecipe, LoraRecipe, ReaderRecipe
 from evalkit.paireval.reader import ComparativeReader, train_comparative_reader
 from evalkit.paireval.training_data import recipe_pairs
-from evalkit.selection import choose_on_dev
 
 READER = ReaderRecipe(width=64, hidden=64, max_tokens=48, epochs=2, batch_size=32, learning_rate=1e-3,
                       warmup_share=0.1, curve_points=4)
@@ -86,14 +85,9 @@ def run(*, smoke: bool = False, data_dir=None, items: int | None = None) -> dict
             if label == "reading":
                 matrices["reading"].append(result["matrix"])
         constraint[label] = {kind: float(np.mean(pe.encoder.pair_accuracy(judge, pairs))) for kind, pairs in checks.items()}
-    decision = choose_on_dev(dev, scores, ["scoring", "reading"], bootstrap=200 if smoke else 1000, seed=13,
-                             question="Does a judge that reads both sides beat one that scores each side alone?")
-    drops = {kind: constraint["scoring"][kind] - constraint["reading"][kind] for kind in checks}
-    adopted = decision.choice == "reading" and max(drops.values()) <= 0.05
-    return {"decision": decision.as_record(), "sentence": decision.sentence(), "validation_accuracy": constraint,
-            "validation_drop": drops, "adopted": "reading" if adopted else "scoring", "timing": timing,
-            "position_bias": position_bias(matrices["reading"]), "curve": reader_run.curve,
-            "dev_items": {name: len(half) for name, half in dev.items()}}
+    record = lab.decide(dev, scores, constraint, "scoring", "reading", smoke=smoke,
+                        question="Does a judge that reads both sides beat one that scores each side alone?")
+    return {**record, "timing": timing, "position_bias": position_bias(matrices["reading"]), "curve": reader_run.curve}
 
 
 if __name__ == "__main__":

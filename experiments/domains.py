@@ -41,7 +41,6 @@ import _common as lab
 from evalkit import paireval as pe
 from evalkit.paireval.corpora import DOMAINS
 from evalkit.paireval.recipes import EncoderRecipe, JudgeRecipe, LoraRecipe
-from evalkit.selection import choose_on_dev
 
 BASELINE = JudgeRecipe("dailydialog", EncoderRecipe(
     pairs=3200, batch_size=16, learning_rate=5e-5, in_batch_negatives=1.0, context_turns=1, max_tokens=64,
@@ -73,13 +72,9 @@ def run(*, smoke: bool = False, data_dir=None, items: int | None = None) -> dict
             scores[label, name] = pe.table1.judge_scores(half.items, judge, pool, n=2 if smoke else 3, runs=2 if smoke else 5,
                                                   seed=13)["paireval"]
         constraint[label] = {kind: float(np.mean(pe.encoder.pair_accuracy(judge, pairs))) for kind, pairs in checks.items()}
-    decision = choose_on_dev(dev, scores, ["dailydialog", "mixed"], bootstrap=200 if smoke else 1000, seed=13,
-                             question="Does training on four more dialogue domains help?")
-    drops = {kind: constraint["dailydialog"][kind] - constraint["mixed"][kind] for kind in checks}
-    adopted = decision.choice == "mixed" and max(drops.values()) <= 0.05
-    return {"decision": decision.as_record(), "sentence": decision.sentence(), "validation_accuracy": constraint,
-            "validation_drop": drops, "adopted": "mixed" if adopted else "dailydialog", "timing": timing,
-            "dev_items": {name: len(half) for name, half in dev.items()}}
+    record = lab.decide(dev, scores, constraint, "dailydialog", "mixed", smoke=smoke,
+                        question="Does training on four more dialogue domains help?")
+    return {**record, "timing": timing}
 
 
 if __name__ == "__main__":
