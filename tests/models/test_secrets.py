@@ -225,7 +225,6 @@ def test_errors_stored_in_the_run_store_are_redacted(tmp_path, monkeypatch):
     from evalkit.userproxy import job
     from evalkit.userproxy.runstore import RunStore
 
-    monkeypatch.setenv("EVALKIT_TEST_KEY", KEY)
     conversation = {"dataset": "tiny", "conversation_id": "c", "task_description": "A person who wants trains.",
                     "turns": [{"role": "user", "content": "tell me about trains"},
                               {"role": "assistant", "content": "Trains run on rails."}], "metadata": {}}
@@ -237,6 +236,9 @@ def test_errors_stored_in_the_run_store_are_redacted(tmp_path, monkeypatch):
         "proxies": {"p": {"model": "one"}}, "metrics": ["gteval"], "bootstrap": 0, "min_tokens": 1,
         "judges": {"j": {"kind": "openai", "model": "m", "base_url": url,
                          "options": {"api_key_env": "EVALKIT_TEST_KEY"}}}}, base_dir=tmp_path)
+    # The key is set after the plan: with it set, the plan refuses URL credentials beside a key (one
+    # Authorization header); here both must be present at run time so that both are secrets to mask.
+    monkeypatch.setenv("EVALKIT_TEST_KEY", KEY)
     cache = CallCache(tmp_path / "calls.sqlite")
     outcome = job.execute(config, open_model=lambda spec: CachedBackend(
         _Leaky(spec.base_url) if spec.kind == "openai" else _Fixed(), cache))
