@@ -30,7 +30,7 @@ The strings::
 >>> parse_spec("paireval:x")
 Traceback (most recent call last):
 ...
-evalkit.specfile.SpecError: judge 'paireval:x': no recipe 'x' in evalkit.paireval.RECIPES (known: book, large, smoke)
+evalkit.specfile.SpecError: judge 'paireval:x': no recipe 'x' in evalkit.paireval.RECIPES (known: book, large, lab, smoke)
 """
 from __future__ import annotations
 

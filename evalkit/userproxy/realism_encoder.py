@@ -67,6 +67,7 @@ class RealismRecipe:
 
 REALISM_RECIPES: dict[str, RealismRecipe] = {
     "book": RealismRecipe(),
+    "lab": RealismRecipe(train_per_set=20, curve_points=2),  # params/lab.yml: fewer proxy turns to write
     "smoke": RealismRecipe(train_per_set=4, heldout_per_set=2, user_tokens=12, epochs=2, batch_size=4,
                            curve_points=2),
 }
