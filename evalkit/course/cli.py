@@ -26,6 +26,8 @@ def _add_actions(course: argparse.ArgumentParser) -> None:
     release.add_argument("--out", default=str(PROJECT_ROOT / "_build" / "course" / "release"),
                          help="the release folder (default: _build/course/release)")
     release.add_argument("--only", help="comma-separated chapter prefixes, e.g. 01,02")
+    release.add_argument("--params", help="a parameter set whose sizes the notebooks carry (e.g. lab: each chapter "
+                                          "in about ten minutes); default: the book's own values")
     grade = actions.add_parser("grade", help="run every exercise's public and hidden checks on each submission")
     grade.add_argument("submissions", metavar="SUBMISSIONS_DIR",
                        help="a folder of notebooks: one folder per student, or one file per student")
@@ -33,6 +35,8 @@ def _add_actions(course: argparse.ArgumentParser) -> None:
                        help="where grades.csv, totals.csv and grades.html go (default: _build/course/grades)")
     grade.add_argument("--timeout", type=float, default=900.0,
                        help="seconds one notebook may run before it is killed (default 900)")
+    grade.add_argument("--params", help="run every submission at this parameter set's sizes (e.g. lab); default: "
+                                        "the values the submission holds")
     grade.add_argument("--progress", action="store_true")
     course.set_defaults(handler=run)
 
@@ -41,12 +45,14 @@ def run(args: argparse.Namespace) -> int:
     if args.course_action == "release":
         from .release import release
 
-        for chapter in release(args.out, only=args.only.split(",") if args.only else None):
+        for chapter in release(args.out, only=args.only.split(",") if args.only else None,
+                               params=args.params):
             print(f"{chapter.chapter}: {chapter.archive} ({len(chapter.exercises)} exercises)")
         return 0
     from .grade import grade
 
-    outcome = grade(args.submissions, args.out, timeout=args.timeout, progress=args.progress)
+    outcome = grade(args.submissions, args.out, timeout=args.timeout, progress=args.progress,
+                    params=args.params)
     students = len({row.student for row in outcome.rows})
     problems = [row for row in outcome.rows if row.status not in ("graded",)]
     print(f"{students} students, {len(outcome.rows)} rows ({len(problems)} with a problem): {outcome.csv}, "

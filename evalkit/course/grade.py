@@ -64,9 +64,15 @@ def submissions(folder: Path) -> list[tuple[str, Path]]:
 
 
 def grade(submissions_dir: str | Path, out_dir: str | Path, *, timeout: float = 900.0,
-          progress: bool = False) -> GradeRun:
-    """Grade every submission (each in its own process, at most ``timeout`` seconds) and write the tables."""
+          progress: bool = False, params: str | Path | None = None) -> GradeRun:
+    """Grade every submission (each in its own process, at most ``timeout`` seconds) and write the tables;
+    ``params`` (e.g. ``"lab"``) runs each at that parameter set's sizes instead of the values it holds."""
     folder, out = Path(submissions_dir), Path(out_dir)
+    if params is not None:
+        from ..runner import load_params
+
+        params = str(Path(params).resolve()) if Path(params).suffix else params
+        load_params(params)  # a misspelt set fails here, before any submission runs
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder}: no such folder of submissions")
     if timeout <= 0:
@@ -77,7 +83,7 @@ def grade(submissions_dir: str | Path, out_dir: str | Path, *, timeout: float = 
     rows: list[GradeRow] = []
     for number, (student, path) in enumerate(submissions(folder)):
         started = time.monotonic()
-        outcome = _run_one(path, work / f"{number:04d}", timeout)
+        outcome = _run_one(path, work / f"{number:04d}", timeout, params)
         rows.extend(_rows(student, str(path.relative_to(folder)), outcome, timeout))
         if progress:
             print(f"{student}: {path.name} ({time.monotonic() - started:.0f} s)", file=sys.stderr)
@@ -96,13 +102,13 @@ def _environment() -> dict[str, str]:
     return env
 
 
-def _run_one(path: Path, base: Path, timeout: float) -> dict:
+def _run_one(path: Path, base: Path, timeout: float, params: str | None = None) -> dict:
     """The worker's result for one submission; on a timeout or a crash, what the parent knows."""
     base.mkdir(parents=True)
     result = base / "result.json"
     log = (base / "worker.log").open("wb")
     command = [sys.executable, "-m", "evalkit.course.worker", str(path.resolve()), str(result),
-               "--workdir", str(base / "cwd")]
+               "--workdir", str(base / "cwd"), *(["--params", str(params)] if params is not None else [])]
     process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                cwd=base, env=_environment(), start_new_session=True)
     try:
@@ -175,7 +181,7 @@ def _rows(student: str, submission: str, outcome: dict, timeout: float) -> list[
                                  "not run", f"the answer cell of {label} (a cell calling course.check("
                                             f"{label!r}, ...)) is missing from the notebook"))
         elif outcome.get("timed_out") or label not in checked:
-            status = "timeout" if outcome.get("timed_out") else "crashed"
+            status = "timeout" if outcome.get("timed_out") else "not run" if outcome.get("refused") else "crashed"
             rows.append(GradeRow(student, submission, chapter, label, 0.0, points, status, "not run", "not run",
                                  problem or "the checks did not run"))
         else:

@@ -19,7 +19,7 @@ import nbformat
 
 from .checks import chapter_exercises
 
-__all__ = ["ReleasedChapter", "release", "student_notebook", "answer_cells", "CHECK_CALL"]
+__all__ = ["ReleasedChapter", "release", "student_notebook", "answer_cells", "with_parameter_set", "CHECK_CALL"]
 
 #: A cell that runs an exercise's checks: ``course.check("ch2-half", ...)`` (any module alias).
 CHECK_CALL = re.compile(r"""\bcheck\(\s*["'](?P<label>ch\d+-[\w-]+)["']""")
@@ -47,15 +47,42 @@ def answer_cells(notebook: nbformat.NotebookNode) -> dict[str, int]:
     return found
 
 
-def student_notebook(source: str | Path) -> nbformat.NotebookNode:
+def with_parameter_set(notebook: nbformat.NotebookNode, chapter: str, params: str | Path | None
+                       ) -> nbformat.NotebookNode:
+    """``notebook`` with a parameter set's values for ``chapter`` (``lab``, ``smoke``, a YAML path) in a cell
+    right after its ``parameters`` cell, tagged ``injected-parameters`` as papermill tags its own; a cell of
+    that tag already there is replaced. Unchanged when ``params`` is None or the set overrides nothing here.
+    Raises ``ValueError`` when the notebook has no ``parameters`` cell to follow."""
+    if params is None:
+        return notebook
+    from ..runner import load_params
+
+    chosen = load_params(params)
+    values = {**chosen["defaults"], **(chosen["notebooks"].get(chapter) or {})}
+    if not values:
+        return notebook
+    tagged = [i for i, cell in enumerate(notebook.cells) if "parameters" in cell.metadata.get("tags", [])]
+    if not tagged:
+        raise ValueError(f"{chapter}: no cell tagged 'parameters', so the {chosen['name']!r} set has no place")
+    cells = [cell for cell in notebook.cells if "injected-parameters" not in cell.metadata.get("tags", [])]
+    index = next(i for i, cell in enumerate(cells) if "parameters" in cell.metadata.get("tags", []))
+    source = "\n".join([f"# The {chosen['name']!r} parameter set's sizes for this chapter "
+                        f"(params/{chosen['name']}.yml)", *(f"{name} = {value!r}" for name, value in values.items())])
+    cells.insert(index + 1, nbformat.v4.new_code_cell(source, metadata={"tags": ["injected-parameters"]}))
+    notebook.cells = cells
+    return notebook
+
+
+def student_notebook(source: str | Path, *, params: str | Path | None = None) -> nbformat.NotebookNode:
     """A chapter as a student gets it: no solutions, no outputs, its exercises named in the metadata.
 
     Raises ``ValueError`` when an exercise of the chapter has no answer cell (a student could not answer
-    it) or a solution directive survived the cut."""
+    it) or a solution directive survived the cut. ``params`` (e.g. ``"lab"``) puts that parameter set's
+    values in the notebook (:func:`with_parameter_set`), so the students run and are graded at its sizes."""
     from ..runner import read_chapter, strip_solutions
 
     source = Path(source)
-    notebook = strip_solutions(read_chapter(source))
+    notebook = with_parameter_set(strip_solutions(read_chapter(source)), source.stem, params)
     labels = [item.label for item in chapter_exercises(source.stem)]
     cells = answer_cells(notebook)
     missing = [label for label in labels if label not in cells]
@@ -77,9 +104,10 @@ def student_notebook(source: str | Path) -> nbformat.NotebookNode:
 
 
 def release(out_dir: str | Path, *, only: Iterable[str] | None = None,
-            sources: Iterable[str | Path] | None = None) -> list[ReleasedChapter]:
+            sources: Iterable[str | Path] | None = None, params: str | Path | None = None) -> list[ReleasedChapter]:
     """Write every chapter's student notebooks (MyST and ``.ipynb``) and a zip of the two into ``out_dir``
-    (``only``: chapter prefixes such as ``02``; ``sources``: chapter files other than the book's)."""
+    (``only``: chapter prefixes such as ``02``; ``sources``: chapter files other than the book's; ``params``:
+    a parameter set whose sizes the notebooks carry, e.g. ``"lab"``)."""
     import jupytext
 
     from ..runner import notebook_sources
@@ -87,7 +115,7 @@ def release(out_dir: str | Path, *, only: Iterable[str] | None = None,
     out = Path(out_dir)
     released = []
     for source in (map(Path, sources) if sources is not None else notebook_sources(only)):
-        notebook = student_notebook(source)
+        notebook = student_notebook(source, params=params)
         folder = out / source.stem
         folder.mkdir(parents=True, exist_ok=True)
         markdown, ipynb = folder / f"{source.stem}.md", folder / f"{source.stem}.ipynb"

@@ -19,7 +19,7 @@ from typing import Any
 import nbformat
 
 from .checks import EXERCISES, chapter_exercises
-from .release import answer_cells
+from .release import answer_cells, with_parameter_set
 
 __all__ = ["NotASubmission", "read_submission", "identify", "record", "main"]
 
@@ -152,6 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("submission", type=Path)
     parser.add_argument("result", type=Path)
     parser.add_argument("--workdir", type=Path, help="the kernel's working folder (default: beside RESULT)")
+    parser.add_argument("--params", help="a parameter set whose sizes the notebook runs at (default: its own)")
     args = parser.parse_args(argv)
     result: Path = args.result
     outcome: dict[str, Any] = {"submission": str(args.submission), "chapter": None, "exercises": None,
@@ -161,6 +162,12 @@ def main(argv: list[str] | None = None) -> int:
         chapter = identify(notebook, args.submission)
     except NotASubmission as reason:
         outcome["problem"] = str(reason)
+        result.write_text(json.dumps(outcome, indent=1))
+        return 0
+    try:
+        notebook = with_parameter_set(notebook, chapter, args.params)
+    except ValueError as reason:  # its parameters cell was deleted: it cannot run at the set's sizes
+        outcome.update(chapter=chapter, refused=True, problem=f"cannot run at the {args.params!r} sizes: {reason}")
         result.write_text(json.dumps(outcome, indent=1))
         return 0
     labels = [item.label for item in chapter_exercises(chapter)]

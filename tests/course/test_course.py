@@ -579,12 +579,15 @@ course.check("ch4-rank", rank_rho=rank_rho)'''
 
 
 def submission(path: Path, *, order: str = "b, a", needed: str = "560", rank: bool = True, extra: str = "",
-               setup_extra: str = "") -> Path:
-    """A tiny chapter-4 notebook: stand-in judge and data (no model), and the three answer cells."""
+               setup_extra: str = "", parameters: str | None = None) -> Path:
+    """A tiny chapter-4 notebook: stand-in judge and data (no model), and the three answer cells
+    (``parameters``: the source of a cell tagged ``parameters`` before them)."""
     cells = [new_markdown_cell("# 4. PairEval (tiny)"), new_code_cell(SETUP + setup_extra),
              new_markdown_cell("```{exercise}\n:label: ch4-order\n\nShow it.\n```"),
              new_code_cell(ORDER.replace("OTHER, b", order)),
              new_code_cell(SIZE.replace("NEEDED", needed))]
+    if parameters is not None:
+        cells.insert(1, new_code_cell(parameters, metadata={"tags": ["parameters"]}))
     if rank:
         cells.append(new_code_cell(RANK))
     if extra:
@@ -683,6 +686,52 @@ def test_a_hanging_notebook_is_killed_at_the_time_limit_and_the_rest_are_graded(
     for kernel in kernels:
         with pytest.raises(ProcessLookupError):
             os.killpg(int(kernel.read_text()), 0)
+
+
+def test_grading_at_a_parameter_sets_sizes_runs_each_submission_with_its_values(tmp_path):
+    """``--params lab``: the set's values follow the parameters cell (the last cell fails unless they do); a
+    submission whose parameters cell was deleted gets a row saying so; a misspelt set fails before any run."""
+    from evalkit.runner import load_params
+
+    lab = load_params("lab")["notebooks"]["04_pairwise_judge"]["heldout_pairs"]
+    folder = tmp_path / "submissions"
+    check = f"assert heldout_pairs == {lab}, heldout_pairs"
+    submission(folder / "ann" / "04_pairwise_judge.ipynb", parameters="heldout_pairs = 400", extra=check)
+    submission(folder / "ben" / "04_pairwise_judge.ipynb", extra="print('no parameters cell')")
+    table = by_student(grade(folder, tmp_path / "lab", timeout=240, params="lab").rows)
+    assert {label: row.score for label, row in table["ann"].items()} == {"ch4-order": 1, "ch4-size": 1,
+                                                                        "ch4-rank": 1}
+    assert all(row.status == "graded" for row in table["ann"].values())
+    assert all(row.score == 0 and row.status == "not run" and "cannot run at the 'lab' sizes" in row.reason
+               and "parameters" in row.reason
+               for row in table["ben"].values()) and len(table["ben"]) == 3
+    as_submitted = by_student(grade(folder / "ann", tmp_path / "own", timeout=240).rows)
+    assert all(row.status == "cell error" and "AssertionError" in row.reason
+               for row in as_submitted["04_pairwise_judge"].values())
+    with pytest.raises(FileNotFoundError, match="no parameter set 'labb'"):
+        grade(folder, tmp_path / "x", params="labb")
+
+
+def test_a_release_at_lab_size_carries_the_sets_values_after_the_parameters_cell(tmp_path):
+    from evalkit.course.release import with_parameter_set
+    from evalkit.runner import load_params, read_chapter
+
+    (chapter,) = release(tmp_path, only=["04"], params="lab")
+    student = nbformat.read(chapter.notebook, as_version=4)
+    tags = [cell.metadata.get("tags", []) for cell in student.cells]
+    at = next(i for i, t in enumerate(tags) if "parameters" in t)
+    assert "injected-parameters" in tags[at + 1] and sum("injected-parameters" in t for t in tags) == 1
+    values = {}
+    exec(student.cells[at + 1].source, {}, values)
+    assert values == load_params("lab")["notebooks"]["04_pairwise_judge"]
+    assert "injected-parameters" in chapter.markdown.read_text()  # the MyST copy keeps the cell and its tag
+    again = with_parameter_set(student, "04_pairwise_judge", "smoke")  # a second set replaces the first
+    assert sum("injected-parameters" in c.metadata.get("tags", []) for c in again.cells) == 1
+    assert "bootstrap = 100" in again.cells[at + 1].source
+    book = read_chapter(ROOT / "notebooks" / "01_dataset_building.md")
+    assert with_parameter_set(book, "01_dataset_building", "lab") is book  # lab changes nothing there
+    with pytest.raises(ValueError, match="no cell tagged 'parameters'"):
+        with_parameter_set(nbformat.v4.new_notebook(cells=[new_code_cell("x = 1")]), "04_pairwise_judge", "lab")
 
 
 def test_submissions_are_named_by_their_folder_or_their_file(tmp_path):
