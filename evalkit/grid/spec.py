@@ -6,7 +6,9 @@ import hashlib
 import itertools
 import json
 import re
+import os
 import shutil
+import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -218,7 +220,8 @@ def _command_target(read: Fields, grid: dict[str, list[Any]], fixed: dict[str, A
                 read.fail(f"command[{index}]", f"placeholder {{{placeholder}}} names no parameter "
                                                f"(parameters: {', '.join(sorted(names))})")
     program = str(command[0])
-    if not placeholders(program) and shutil.which(program) is None:
+    on_path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])  # as units run it
+    if not placeholders(program) and shutil.which(program, path=on_path) is None:
         if not (base / program).is_file():
             read.fail("command[0]", f"{program!r} is not a program on PATH nor a file")
         if "/" not in program:  # a bare name is looked up on PATH only

@@ -139,9 +139,12 @@ def _json_result(stdout: str) -> dict[str, Any]:
 
 def _run_command(unit: GridUnit, folder: Path, secrets: list[str]) -> dict[str, Any]:
     arguments = [fill(part, unit.params) for part in json.loads(unit.target)]
+    # The grid's own environment first on PATH, so `evalkit` and `python` in a command are the kit's, also
+    # when its virtual environment is not activated.
+    environment = {**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
     reaper = subprocess.Popen([sys.executable, "-I", "-S", "-c", _REAPER, str(os.getpid()), *arguments],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, encoding="utf-8", errors="replace",
-                              cwd=unit.workdir or None)
+                              cwd=unit.workdir or None, env=environment)
     timed_out = False
     try:
         try:

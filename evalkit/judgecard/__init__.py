@@ -6,7 +6,8 @@ the human noise ceiling of the same items, with length and position biases, abst
   all answer;
 * :mod:`.sets` — the human-scored sets in one shape (:class:`HumanSet`), their dev/test halves and ceilings;
 * :mod:`.card` — :func:`judge_card` and the :class:`Card` it returns;
-* :mod:`.render` — the self-contained HTML page; :mod:`.cli` — ``evalkit judge card``.
+* :mod:`.render` — the self-contained HTML page; :mod:`.leaderboard` — judges side by side, ranked by mean
+  share of the ceiling with ties called; :mod:`.cli` — ``evalkit judge card`` and ``evalkit judge leaderboard``.
 
 Names are imported on first use, so that ``evalkit``'s command line starts without pandas.
 
@@ -28,8 +29,10 @@ from typing import Any
 
 from ._names import SET_NAMES
 
-_HOMES = {"card": ("Card", "LabelRow", "SlotRow", "SetCost", "judge_card", "same_context_pairs"),
-          "render": ("card_html", "write_card"),
+_HOMES = {"card": ("Card", "LabelRow", "SlotRow", "SetCost", "SetScores", "judge_card", "merge_cards",
+                   "same_context_pairs"),
+          "render": ("card_html", "card_fragment", "write_card"),
+          "leaderboard": ("Standing", "standings", "standings_frame", "leaderboard_markdown", "board_sentence"),
           "sets": ("Ceiling", "HumanSet", "from_meta_eval", "load_set", "noise_ceiling"),
           "spec": ("KINDS", "JudgeSpec", "parse_spec", "read_spec_file"),
           "judges": ("CannotScore", "CardJudge", "FunctionJudge", "Scored", "ScoresJudge", "build_judge")}

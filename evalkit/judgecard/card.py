@@ -36,7 +36,7 @@ from .sets import HalfChoice, HumanSet, load_set, noise_ceiling
 from .judges import CannotScore, CardJudge, build_judge
 from .spec import JudgeSpec, parse_spec
 
-__all__ = ["LabelRow", "SlotRow", "SetCost", "Card", "judge_card", "same_context_pairs"]
+__all__ = ["LabelRow", "SlotRow", "SetCost", "SetScores", "Card", "judge_card", "merge_cards", "same_context_pairs"]
 
 _KEPT_EXAMPLES = 20
 
@@ -108,6 +108,15 @@ class SetCost:
 
 
 @dataclass(frozen=True)
+class SetScores:
+    """The judge's score of every item of one set it scored (NaN: not scored)."""
+
+    set: str
+    item_ids: tuple[str, ...]
+    scores: tuple[float, ...]
+
+
+@dataclass(frozen=True)
 class Card:
     """A judge's card: what was judged, on which half, and the rows. :meth:`record` gives plain values (NaN
     as None), :meth:`to_json` the JSON text."""
@@ -122,6 +131,7 @@ class Card:
     costs: tuple[SetCost, ...]
     skipped: tuple[tuple[str, str], ...] = ()
     notes: tuple[str, ...] = field(default=())
+    scores: tuple[SetScores, ...] = ()  # each set's scores, item by item (what a leaderboard resamples)
 
     def table(self) -> pd.DataFrame:
         return pd.DataFrame([asdict(row) for row in self.rows])
@@ -142,10 +152,53 @@ class Card:
         return _plain({"judge": self.judge, "spec": self.spec, "half": self.half, "bootstrap": self.bootstrap,
                        "seed": self.seed, "summary": self.summary(), "rows": [asdict(r) for r in self.rows],
                        "slots": [asdict(s) for s in self.slots], "costs": [asdict(c) for c in self.costs],
-                       "skipped": [list(s) for s in self.skipped], "notes": list(self.notes)})
+                       "skipped": [list(s) for s in self.skipped], "notes": list(self.notes),
+                       "scores": [asdict(s) for s in self.scores]})
 
     def to_json(self) -> str:
         return json.dumps(self.record(), indent=1, ensure_ascii=False)
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any], *, source: str = "card") -> "Card":
+        """The card a :meth:`record` (e.g. a ``card.json``) holds; None in it is NaN again. Raises
+        ``ValueError`` naming ``source`` and the field when the record is not a card's."""
+        def nan(value):
+            return float("nan") if value is None else value
+
+        try:
+            rows = tuple(LabelRow(**{k: nan(v) for k, v in row.items()}) for row in record["rows"])
+            slots = tuple(SlotRow(**{k: nan(v) for k, v in row.items()}) for row in record["slots"])
+            costs = tuple(SetCost(**{**row, "examples": tuple(map(tuple, row["examples"]))})
+                          for row in record["costs"])
+            scores = tuple(SetScores(row["set"], tuple(map(str, row["item_ids"])),
+                                     tuple(float(nan(v)) for v in row["scores"])) for row in record.get("scores", []))
+            return cls(str(record["judge"]), dict(record["spec"]), str(record["half"]), int(record["bootstrap"]),
+                       int(record["seed"]), rows, slots, costs, tuple(map(tuple, record["skipped"])),
+                       tuple(record["notes"]), scores)
+        except KeyError as missing:
+            raise ValueError(f"{source}: not a judge card's record (no field {missing})") from None
+        except TypeError as wrong:
+            raise ValueError(f"{source}: a row of the card does not fit its fields ({wrong})") from None
+
+
+def merge_cards(cards: Sequence[Card]) -> Card:
+    """One judge's cards on different sets (e.g. a grid's units, one set each) as one card; they must share the
+    judge, half, bootstrap and seed, and no set may appear twice."""
+    if not cards:
+        raise ValueError("no cards to merge")
+    first = cards[0]
+    for card in cards[1:]:
+        for name in ("judge", "half", "bootstrap", "seed"):
+            if getattr(card, name) != getattr(first, name):
+                raise ValueError(f"cards of {first.judge!r} differ in {name}: {getattr(first, name)!r} and "
+                                 f"{getattr(card, name)!r}")
+    sets = [c.set for card in cards for c in card.costs]
+    twice = sorted({name for name in sets if sets.count(name) > 1})
+    if twice:
+        raise ValueError(f"cards of {first.judge!r}: sets scored twice: {', '.join(twice)}")
+    join = lambda name: tuple(x for card in cards for x in getattr(card, name))
+    return Card(first.judge, first.spec, first.half, first.bootstrap, first.seed, join("rows"), join("slots"),
+                join("costs"), join("skipped"), join("notes"), join("scores"))
 
 
 def _plain(value: Any) -> Any:
@@ -266,20 +319,22 @@ def _cost(name: str, items: int, seconds: float, records: list, scores: np.ndarr
 
 def judge_card(judge: CardJudge | JudgeSpec | str, sets: Sequence[str | HumanSet], *, half: HalfChoice = "test",
                bootstrap: int = 1000, seed: int = 0, max_pairs: int = 300, data_dir=None,
-               price_per_1k_tokens: float | None = None) -> Card:
+               price_per_1k_tokens: float | None = None, items_per_set: int | None = None) -> Card:
     """The card of ``judge`` (a judge, a :class:`JudgeSpec` or a ``--judge`` string) on ``sets`` (names of
     :data:`~evalkit.judgecard.sets.SET_NAMES`, meta-evaluation files, or :class:`HumanSet` values), on their
     ``half`` (the test halves unless told; ``all`` for the full sets). ``max_pairs`` caps the pairs per set
-    a judge with slots is asked about (both orders each)."""
+    a judge with slots is asked about (both orders each); ``items_per_set`` draws about that many items of
+    each half by whole contexts (:meth:`HumanSet.sample`, seeded by ``seed``) for a judge too slow for all."""
     spec = parse_spec(judge) if isinstance(judge, str) else judge if isinstance(judge, JudgeSpec) else None
     if spec is not None:
         judge = build_judge(spec)
         price_per_1k_tokens = price_per_1k_tokens if price_per_1k_tokens is not None else spec.price_per_1k_tokens
     if half not in ("test", "dev", "all"):
         raise ValueError(f"half must be test, dev or all, not {half!r}")
-    rows, slots, costs, skipped = [], [], [], []
+    rows, slots, costs, skipped, kept = [], [], [], [], []
     for entry in sets:
         human_set = (entry if isinstance(entry, HumanSet) else load_set(entry, data_dir=data_dir)).half(half)
+        human_set = human_set.sample(items_per_set, seed=seed)
         items = human_set.items
         if len(items) < 3:
             skipped.append((human_set.name, f"{len(items)} items in the {half} half"))
@@ -298,6 +353,7 @@ def judge_card(judge: CardJudge | JudgeSpec | str, sets: Sequence[str | HumanSet
         if np.isnan(scores).all():
             skipped.append((human_set.name, f"the judge scored none of its {len(items)} items"))
         else:
+            kept.append(SetScores(human_set.name, tuple(items["item_id"].astype(str)), tuple(map(float, scores))))
             for label in human_set.labels:
                 rows.append(_label_row(human_set, label, scores, pairs, bootstrap=bootstrap, seed=seed))
             slot = _slot_row(human_set.name, judge, items, pairs, max_pairs=max_pairs, seed=seed)
@@ -306,4 +362,5 @@ def judge_card(judge: CardJudge | JudgeSpec | str, sets: Sequence[str | HumanSet
         costs.append(_cost(human_set.name, len(items), time.perf_counter() - started, judge.calls()[before:],
                            scores, scored.raw, price_per_1k_tokens, items["item_id"].tolist()))
     record = spec.as_record() if spec is not None else {"kind": type(judge).__name__, "name": judge.name}
-    return Card(judge.name, record, half, bootstrap, seed, tuple(rows), tuple(slots), tuple(costs), tuple(skipped))
+    return Card(judge.name, record, half, bootstrap, seed, tuple(rows), tuple(slots), tuple(costs), tuple(skipped),
+                scores=tuple(kept))

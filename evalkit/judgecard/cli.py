@@ -12,7 +12,9 @@ __all__ = ["add_arguments", "run", "main"]
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``judge`` command's arguments (its one action, ``card``)."""
-    parser.add_argument("action", choices=["card"])
+    parser.add_argument("action", choices=["card", "leaderboard"],
+                        help="card: one judge on every set; leaderboard: judges side by side from their card.json "
+                             "files (--cards)")
     parser.add_argument("--judge", help="length, bleu2, rouge-l, cosine, bertscore, encoder, paireval:<recipe>, "
                                         "directeval:<recipe>, reader:<recipe>, lm:<prompt>, or a judge spec file "
                                         "(.yml)")
@@ -27,10 +29,71 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="which half of every set (default test; all: the full sets)")
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (default 1000)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default="judge-card", help="folder for card.json and card.html")
+    parser.add_argument("--items-per-set", type=int, metavar="N",
+                        help="about N items of each half, drawn by whole contexts (for a slow judge; default: all)")
+    parser.add_argument("--print-summary", action="store_true",
+                        help="end with the card's summary as one JSON line (what a command grid records)")
+    parser.add_argument("--cards", action="append", default=[], metavar="PATH",
+                        help="leaderboard: a card.json, or a folder searched for card.json files (repeatable); "
+                             "one judge's cards on different sets are merged")
+    parser.add_argument("--out", default=None,
+                        help="folder for card.json and card.html (default judge-card), or for leaderboard.json, "
+                             "leaderboard.md and the cards' pages (default judge-leaderboard)")
+
+
+def leaderboard(args: argparse.Namespace) -> int:
+    """Read every card named by ``--cards``, merge each judge's, rank them on the sets they scored."""
+    import json
+
+    from .card import Card, merge_cards
+    from .leaderboard import leaderboard_markdown, standings, standings_frame
+    from .render import write_card
+    from .sets import load_set
+
+    if not args.cards:
+        raise ValueError("judge leaderboard needs --cards PATH (a card.json or a folder of them)")
+    files = []
+    for entry in map(Path, args.cards):
+        if not entry.exists():
+            raise FileNotFoundError(f"--cards {entry}: no such file or folder")
+        files.extend(sorted(entry.rglob("card.json")) if entry.is_dir() else [entry])
+    if not files:
+        raise FileNotFoundError(f"--cards {', '.join(args.cards)}: no card.json found")
+    by_judge: dict[str, list] = {}
+    for path in files:
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError as error:
+            raise ValueError(f"{path}: not JSON ({error})") from None
+        card = Card.from_record(record, source=str(path))
+        by_judge.setdefault(card.judge, []).append(card)
+    cards = [merge_cards(group) for group in by_judge.values()]
+    halves = {card.half for card in cards}
+    if len(halves) > 1:
+        raise ValueError(f"the cards report different halves ({', '.join(sorted(halves))}): rank one half at a time")
+    half = halves.pop()
+    # The ranking reads the sets whose ratings give a ceiling: the kit's own (a user's --add file has none).
+    human_sets = {name: load_set(name).half(half) for name in
+                  sorted({entry.set for card in cards for entry in card.scores}) if name in SET_NAMES}
+    board = standings(cards, human_sets, bootstrap=args.bootstrap, seed=args.seed)
+    out = Path(args.out or "judge-leaderboard")
+    links = {}
+    for number, card in enumerate(cards):
+        _, page = write_card(card, out / "cards" / f"{number:02d}")
+        links[card.judge] = str(page.relative_to(out))
+    (out / "leaderboard.md").write_text(leaderboard_markdown(board, links) + "\n", encoding="utf-8")
+    (out / "leaderboard.json").write_text(standings_frame(board).to_json(orient="records", indent=1) + "\n",
+                                          encoding="utf-8")
+    for standing in board:
+        print(f"{standing.rank:3d}  {standing.judge}: mean share {standing.mean_share:.3f} "
+              f"[{standing.share_low:.3f}, {standing.share_high:.3f}] over {standing.ceiling_rows} rows")
+    print(f"{len(cards)} judges from {len(files)} cards: {out / 'leaderboard.md'}, {out / 'leaderboard.json'}")
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.action == "leaderboard":
+        return leaderboard(args)
     from .card import judge_card
     from .render import write_card
     from .judges import ScoresJudge
@@ -45,14 +108,21 @@ def run(args: argparse.Namespace) -> int:
             raise FileNotFoundError(f"--add {path}: no such file")
     judge = parse_spec(args.judge) if args.judge else ScoresJudge(args.scores, args.score_column)
     sets = [*(args.sets or SET_NAMES), *args.add]
-    card = judge_card(judge, sets, half=args.half, bootstrap=args.bootstrap, seed=args.seed)
-    record, page = write_card(card, args.out)
+    if args.items_per_set is not None and args.items_per_set < 3:
+        raise ValueError(f"--items-per-set must be 3 or more, not {args.items_per_set}")
+    card = judge_card(judge, sets, half=args.half, bootstrap=args.bootstrap, seed=args.seed,
+                      items_per_set=args.items_per_set)
+    record, page = write_card(card, args.out or "judge-card")
     summary = card.summary()
     mean = summary["mean_pearson"]
     print(f"{card.judge} on the {card.half} halves: {len(card.rows)} set/label rows, mean Pearson r "
           f"{'n/a' if mean is None else f'{mean:.3f}'}; {len(card.skipped)} sets not scored; {record}, {page}")
     for name, why in card.skipped:
         print(f"note: {name}: {why}", file=sys.stderr)
+    if args.print_summary:
+        import json
+
+        print(json.dumps({"judge": card.judge, "half": card.half, **card.summary(), "card": str(record)}))
     return 0
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .card import Card
 
-__all__ = ["card_html", "write_card"]
+__all__ = ["card_html", "card_fragment", "write_card"]
 
 _WIDTH, _ROW, _LEFT = 360, 22, 230
 
@@ -66,8 +66,21 @@ def _table(headers: list[str], rows: list[list]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+_STYLE = ("body{font-family:sans-serif;max-width:70em;margin:2em auto}table{border-collapse:collapse;margin:1em 0}"
+          "td,th{border:1px solid #ccc;padding:2px 6px;font-size:13px}code{white-space:pre-wrap}")
+
+
 def card_html(card: Card) -> str:
     """The card as an HTML page (no external resources)."""
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>Judge card: '
+            f"{html.escape(card.judge)}</title>\n<style>{_STYLE}</style></head><body>\n"
+            f"<h1>Judge card: {html.escape(card.judge)}</h1>\n{card_fragment(card)}</body></html>\n")
+
+
+def card_fragment(card: Card, *, heading: int = 2) -> str:
+    """The card's body without page or title, to place in another page (the book's leaderboard); its
+    section headings are ``<h{heading}>``."""
+    h = f"h{heading}"
     summary = card.summary()
     agreement = _table(["set", "label", "n", "groups", "Pearson", "95% interval", "Spearman", "Kendall", "ceiling",
                         "share", "one person", "ceiling from"],
@@ -92,27 +105,21 @@ def card_html(card: Card) -> str:
     skipped = "".join(f"<li>{html.escape(name)}: {html.escape(why)}</li>" for name, why in card.skipped)
     spec = html.escape(json.dumps(card.spec, ensure_ascii=False))
     share = _fmt(summary["mean_share"])
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>Judge card: {html.escape(card.judge)}</title>
-<style>body{{font-family:sans-serif;max-width:70em;margin:2em auto}}table{{border-collapse:collapse;margin:1em 0}}
-td,th{{border:1px solid #ccc;padding:2px 6px;font-size:13px}}code{{white-space:pre-wrap}}</style></head><body>
-<h1>Judge card: {html.escape(card.judge)}</h1>
-<p>Half: <b>{html.escape(card.half)}</b>; {card.bootstrap} bootstrap resamples of item groups (contexts),
+    return f"""<p>Half: <b>{html.escape(card.half)}</b>; {card.bootstrap} bootstrap resamples of item groups (contexts),
 seed {card.seed}.
 Mean Pearson r {_fmt(summary["mean_pearson"])}; mean share of the human ceiling {share}
 (over {summary["rows_with_ceiling"]} rows with one).</p>
 <p>Spec: <code>{spec}</code></p>
-<h2>Agreement with people</h2>
+<{h}>Agreement with people</{h}>
 <p>Bars: Pearson r; whisker: its 95% interval; red tick: the human noise ceiling; grey tick: one person against the
 others.</p>
 {_bars(card)}
 {agreement}
-<h2>Length</h2>{length}
-<h2>Slots</h2>{slots}
-<h2>Cost</h2>{cost}
-<h2>Abstentions</h2><ul>{abstentions or "<li>none</li>"}</ul>
-<h2>Sets not scored</h2><ul>{skipped or "<li>none</li>"}</ul>
-</body></html>
+<{h}>Length</{h}>{length}
+<{h}>Slots</{h}>{slots}
+<{h}>Cost</{h}>{cost}
+<{h}>Abstentions</{h}><ul>{abstentions or "<li>none</li>"}</ul>
+<{h}>Sets not scored</{h}><ul>{skipped or "<li>none</li>"}</ul>
 """
 
 

@@ -62,7 +62,31 @@ class HumanSet:
             return self
         if which not in ("dev", "test"):
             raise ValueError(f"half must be test, dev or all, not {which!r}")
-        items = self.items[self.items["half"] == which].reset_index(drop=True)
+        return self._keep(self.items[self.items["half"] == which])
+
+    def sample(self, items: int | None, *, seed: int = 0) -> "HumanSet":
+        """About ``items`` items drawn by whole groups (contexts), in a seeded order of the group keys (so the
+        same set, size and seed always give the same items); unchanged when ``items`` is None or covers all.
+
+        >>> frame = pd.DataFrame({"item_id": list("abcdef"), "group": list("xxyyzz"), "score": range(6)})
+        >>> sorted(HumanSet("toy", frame).sample(3, seed=1).items["group"].unique())
+        ['x', 'y']
+        """
+        if items is None or items >= len(self.items):
+            return self
+        keys = sorted(self.items["group"].astype(str).unique())
+        order = np.random.default_rng(seed).permutation(len(keys))
+        sizes = self.items["group"].astype(str).value_counts()
+        chosen, total = set(), 0
+        for index in order:
+            if total >= items:
+                break
+            chosen.add(keys[index])
+            total += int(sizes[keys[index]])
+        return self._keep(self.items[self.items["group"].astype(str).isin(chosen)])
+
+    def _keep(self, items: pd.DataFrame) -> "HumanSet":
+        items = items.reset_index(drop=True)
         ratings = None if self.ratings is None else self.ratings[self.ratings["item_id"].isin(set(items["item_id"]))]
         return HumanSet(self.name, items, self.labels, ratings, self.no_ratings, self.notes)
 

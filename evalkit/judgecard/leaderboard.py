@@ -1,0 +1,253 @@
+"""Judges side by side: each judge's mean share of the human noise ceiling, with an interval, and a rank that
+calls ties ties.
+
+**What is averaged.** A *row* is one set and label with a ceiling (UPHELD's three sets x content, style and
+reasonable; any set whose ratings are kept). The ceiling of a row is computed once, on the whole half of
+that set (:func:`~evalkit.judgecard.sets.noise_ceiling`), so every judge is divided by the same number; a
+judge's share on a row is its Pearson r with the mean human score, on the items it scored, over that
+ceiling, and its *mean share* averages its rows. Sets without a ceiling (the Table-1 sets, whose files keep
+means only) enter the mean Pearson column, not the ranking.
+
+**Intervals and ties.** A judge's interval resamples whole groups (contexts) of every set it scored, the
+sets independently (:func:`evalkit.stats.group_resamples`), and takes the percentile interval of the mean
+share. Two judges are compared *paired*: on the rows both have and the items both scored, with the same
+resamples for both, the interval of the difference of their mean shares. A judge's rank is 1 + the number of
+judges whose difference from it lies above zero by that interval; judges of equal rank, or whose paired
+interval holds zero, are tied, and the table says with whom.
+
+>>> import pandas as pd
+>>> from evalkit.judgecard.sets import HumanSet
+>>> ratings = pd.DataFrame([{"item_id": str(i), "rater": r, "score": float(i % 5 + (r == i % 3))}
+...                         for i in range(40) for r in range(3)])
+>>> items = pd.DataFrame({"item_id": [str(i) for i in range(40)], "group": [i // 2 for i in range(40)],
+...                       "score": ratings.groupby("item_id", sort=False)["score"].mean().to_numpy(),
+...                       "response": ["x"] * 40})
+>>> toy = HumanSet("toy", items, ("score",), ratings, "")
+>>> cards = [scored_card(name, toy, values) for name, values in
+...          (("people", items["score"].to_numpy()), ("noise", (items.index.to_numpy() * 7919) % 13))]
+>>> board = standings(cards, {"toy": toy}, bootstrap=200)
+>>> [(s.judge, s.rank) for s in board], board[0].mean_share > 0.9 > board[1].mean_share
+([('people', 1), ('noise', 2)], True)
+"""
+from __future__ import annotations
+
+import html
+from dataclasses import asdict, dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..stats import group_resamples
+from .card import Card, LabelRow, SetScores
+from .sets import HumanSet, noise_ceiling
+
+__all__ = ["Standing", "standings", "standings_frame", "leaderboard_markdown", "board_sentence", "row_ceilings",
+           "scored_card"]
+
+
+@dataclass(frozen=True)
+class Standing:
+    """One judge's line on the board (NaN where it has no row with a ceiling)."""
+
+    judge: str
+    rank: int
+    mean_share: float
+    share_low: float
+    share_high: float
+    ceiling_rows: int
+    mean_pearson: float
+    pearson_rows: int
+    tied_with: tuple[str, ...]
+    sets_skipped: tuple[str, ...]
+
+
+def row_ceilings(human_sets: Mapping[str, HumanSet]) -> dict[tuple[str, str], float]:
+    """The ceiling of every (set, label) whose ratings are kept, on the set's items as given."""
+    ceilings = {}
+    for name, human_set in human_sets.items():
+        if human_set.ratings is None:
+            continue
+        for label in human_set.labels:
+            value = noise_ceiling(human_set.ratings, label).ceiling
+            if value == value and value > 0:
+                ceilings[name, label] = value
+    return ceilings
+
+
+class _Rows:
+    """A judge's (set, label) rows with a ceiling, as arrays aligned with its human set, for resampling."""
+
+    def __init__(self, card: Card, human_sets: Mapping[str, HumanSet], ceilings: Mapping[tuple[str, str], float]):
+        self.scores: dict[str, pd.Series] = {}
+        for entry in card.scores:
+            if entry.set in human_sets:
+                self.scores[entry.set] = pd.Series(entry.scores, index=list(entry.item_ids), dtype=float)
+        self.rows = [(s, label) for (s, label) in ceilings if s in self.scores]
+        self.human_sets, self.ceilings = human_sets, ceilings
+
+    def aligned(self, name: str, common: set[str] | None = None) -> tuple[pd.DataFrame, np.ndarray]:
+        items = self.human_sets[name].items
+        ids = items["item_id"].astype(str)
+        scores = ids.map(self.scores[name]).to_numpy(dtype=float)
+        keep = ~np.isnan(scores) & (ids.isin(common).to_numpy() if common is not None else True)
+        return items[keep].reset_index(drop=True), scores[keep]
+
+    def ids(self, name: str) -> set[str]:
+        series = self.scores[name]
+        return set(series.index[series.notna()])
+
+
+def _pearson(x: np.ndarray, y: np.ndarray) -> float:
+    x, y = x - x.mean(), y - y.mean()
+    denominator = np.sqrt((x * x).sum() * (y * y).sum())
+    return float((x * y).sum() / denominator) if denominator > 0 else float("nan")
+
+
+def _share_draws(judges: Sequence[_Rows], rows: Sequence[tuple[str, str]], *, bootstrap: int, seed: int,
+                 resamples: dict) -> tuple[np.ndarray, np.ndarray]:
+    """Mean share over ``rows``: the point value per judge and its ``bootstrap`` draws (judges x draws). Every
+    judge is read on the items all of them scored, with one resampling of those items' groups for all (kept
+    in ``resamples`` for the next call on the same items)."""
+    points = np.zeros((len(judges), len(rows)))
+    draws = np.zeros((len(judges), len(rows), bootstrap))
+    for s in sorted({name for name, _ in rows}):
+        common = set.intersection(*(j.ids(s) for j in judges))
+        for k, judge in enumerate(judges):
+            items, scores = judge.aligned(s, common)
+            groups = tuple(items["group"].astype(str))
+            if (s, groups) not in resamples:
+                resamples[s, groups] = group_resamples(list(groups), bootstrap=bootstrap, seed=seed)
+            for r, (name, label) in enumerate(rows):
+                if name == s:
+                    human, ceiling = items[label].to_numpy(dtype=float), judge.ceilings[name, label]
+                    points[k, r] = _pearson(scores, human) / ceiling
+                    draws[k, r] = [_pearson(scores[d], human[d]) / ceiling for d in resamples[s, groups]]
+    return points.mean(axis=1), np.nanmean(draws, axis=1)
+
+
+def _interval(draws: np.ndarray) -> tuple[float, float]:
+    kept = draws[~np.isnan(draws)]
+    return tuple(map(float, np.percentile(kept, [2.5, 97.5]))) if len(kept) else (float("nan"), float("nan"))
+
+
+def standings(cards: Sequence[Card], human_sets: Mapping[str, HumanSet], *, bootstrap: int = 1000,
+              seed: int = 0) -> list[Standing]:
+    """The board: one :class:`Standing` per card, best first (see the module docstring). ``human_sets`` are the
+    sets the cards scored, by name, restricted to the half the cards report."""
+    names = [card.judge for card in cards]
+    if len(set(names)) < len(names):
+        raise ValueError(f"two cards share a judge name ({', '.join(sorted({n for n in names if names.count(n) > 1}))}):"
+                         " merge them (merge_cards) or name the judges apart")
+    ceilings = row_ceilings(human_sets)
+    judged = [_Rows(card, human_sets, ceilings) for card in cards]
+    resamples: dict = {}
+    share, interval = {}, {}
+    for card, rows in zip(cards, judged):
+        if rows.rows:
+            point, draws = _share_draws([rows], rows.rows, bootstrap=bootstrap, seed=seed, resamples=resamples)
+            share[card.judge], interval[card.judge] = float(point[0]), _interval(draws[0])
+    better = {card.judge: set() for card in cards}
+    tied = {card.judge: set() for card in cards}
+    for a in range(len(cards)):
+        for b in range(a + 1, len(cards)):
+            rows = sorted(set(judged[a].rows) & set(judged[b].rows))
+            if not rows:
+                continue
+            _, draws = _share_draws([judged[a], judged[b]], rows, bootstrap=bootstrap, seed=seed,
+                                    resamples=resamples)
+            lower, upper = _interval(draws[0] - draws[1])
+            first, second = cards[a].judge, cards[b].judge
+            if lower > 0:
+                better[second].add(first)
+            elif upper < 0:
+                better[first].add(second)
+            else:
+                tied[first].add(second)
+                tied[second].add(first)
+    board = []
+    for card, rows in zip(cards, judged):
+        pearsons = [row.pearson for row in card.rows if row.pearson == row.pearson]
+        name, nan = card.judge, float("nan")
+        board.append(Standing(name, 1 + len(better[name]), share.get(name, nan), *interval.get(name, (nan, nan)),
+                              len(rows.rows), float(np.mean(pearsons)) if pearsons else nan, len(pearsons),
+                              tuple(sorted(tied[name])), tuple(s for s, _ in card.skipped)))
+    return sorted(board, key=lambda s: (s.rank, -np.nan_to_num(s.mean_share, nan=-np.inf), s.judge))
+
+
+def standings_frame(board: Sequence[Standing]) -> pd.DataFrame:
+    """The board as a table, one row per judge."""
+    frame = pd.DataFrame([asdict(s) for s in board])
+    frame["tied_with"] = [", ".join(t) for t in frame["tied_with"]]
+    frame["sets_skipped"] = [", ".join(t) for t in frame["sets_skipped"]]
+    return frame
+
+
+def _number(value: float) -> str:
+    return "–" if value != value else f"{value:.3f}"
+
+
+def leaderboard_markdown(board: Sequence[Standing], links: Mapping[str, str] | None = None) -> str:
+    """The board as a Markdown table; a judge's name links to ``links[judge]`` when given (text escaped)."""
+    links = links or {}
+    ranks = [s.rank for s in board]
+    lines = ["| Rank | Judge | Mean share of ceiling [95% interval] | Rows | Mean Pearson r (all rows) | Tied with |",
+             "|---|---|---|---|---|---|"]
+    for s in board:
+        name = html.escape(s.judge).replace("|", "&#124;")
+        shown = f"[{name}]({links[s.judge]})" if s.judge in links else name
+        rank = f"{s.rank}=" if ranks.count(s.rank) > 1 else str(s.rank)
+        share = (f"{_number(s.mean_share)} [{_number(s.share_low)}, {_number(s.share_high)}]"
+                 if s.mean_share == s.mean_share else "no set with a ceiling")
+        tied = html.escape(", ".join(s.tied_with)).replace("|", "&#124;") or "none"
+        lines.append(f"| {rank} | {shown} | {share} | {s.ceiling_rows} | {_number(s.mean_pearson)} "
+                     f"({s.pearson_rows}) | {tied} |")
+    return "\n".join(lines)
+
+
+def board_sentence(board: Sequence[Standing]) -> str:
+    """What the board shows, in words computed from it: who ranks first, what ties with it, how many judges
+    it is separated from.
+
+    >>> a = Standing("a", 1, 0.5, 0.4, 0.6, 9, 0.3, 9, ("b",), ())
+    >>> b = Standing("b", 1, 0.45, 0.35, 0.55, 9, 0.3, 9, ("a",), ())
+    >>> c = Standing("c", 3, 0.1, 0.0, 0.2, 9, 0.1, 9, (), ())
+    >>> board_sentence([a, b, c])
+    'a and b share the first rank (mean share of the ceiling 0.500 [0.400, 0.600] and 0.450 [0.350, 0.550]): their paired interval holds zero, so this sample does not separate them. 1 of the other 1 judges (c) is below the first rank by a paired interval.'
+    """
+    ranked = [s for s in board if s.mean_share == s.mean_share]
+    if not ranked:
+        return "No judge scored a set with a ceiling, so nothing is ranked."
+    first = [s for s in ranked if s.rank == 1]
+    shown = " and ".join(f"{_number(s.mean_share)} [{_number(s.share_low)}, {_number(s.share_high)}]" for s in first)
+    if len(first) == 1:
+        lead = first[0]
+        text = (f"{lead.judge} ranks first, with a mean share of the ceiling of {shown} over {lead.ceiling_rows} "
+                f"rows; ")
+        text += (f"it is tied with {', '.join(lead.tied_with)} (their paired intervals hold zero)."
+                 if lead.tied_with else "every other judge is below it by a paired interval.")
+    else:
+        names = ", ".join(s.judge for s in first[:-1]) + f" and {first[-1].judge}"
+        text = (f"{names} share the first rank (mean share of the ceiling {shown}): their paired interval holds "
+                f"zero, so this sample does not separate them.")
+    below = [s for s in ranked if s.rank > 1 and not set(s.tied_with) & {f.judge for f in first}]
+    others = len(ranked) - len(first)
+    if len(first) > 1 or first[0].tied_with:
+        text += (f" {len(below)} of the other {others} judges ({', '.join(s.judge for s in below)}) "
+                 f"{'is' if len(below) == 1 else 'are'} below the first rank by a paired interval."
+                 if below else "")
+    unranked = [s.judge for s in board if s.mean_share != s.mean_share]
+    if unranked:
+        text += f" Not ranked (no set with a ceiling scored): {', '.join(unranked)}."
+    return text
+
+
+def scored_card(name: str, human_set: HumanSet, scores: Sequence[float], *, bootstrap: int = 0) -> Card:
+    """A card of ready scores on one set (for examples and tests): its rows and its item scores."""
+    from .card import _label_row
+
+    values = np.asarray(scores, dtype=float)
+    rows: tuple[LabelRow, ...] = tuple(_label_row(human_set, label, values, [], bootstrap=bootstrap, seed=0)
+                                       for label in human_set.labels)
+    kept = SetScores(human_set.name, tuple(human_set.items["item_id"].astype(str)), tuple(map(float, values)))
+    return Card(name, {"kind": "scores", "name": name}, "all", bootstrap, 0, rows, (), (), (), (), (kept,))

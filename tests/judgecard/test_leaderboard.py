@@ -1,0 +1,173 @@
+"""The judge leaderboard (evalkit.judgecard.leaderboard): shares, intervals, ranks and ties on hand-made sets; a
+card read back from its JSON; one judge's per-set cards merged; the command over a folder of cards."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalkit.judgecard import Card, FunctionJudge, HumanSet, judge_card, merge_cards, write_card
+from evalkit.judgecard.cli import main
+from evalkit.judgecard.leaderboard import (board_sentence, leaderboard_markdown, row_ceilings, standings,
+                                           standings_frame)
+from evalkit.judgecard.sets import noise_ceiling
+
+
+def people_set(name: str = "rated", items: int = 120, seed: int = 0) -> HumanSet:
+    """``items`` replies, two per context, each rated by three people: a true score plus rating noise."""
+    rng = np.random.default_rng(seed)
+    truth = rng.normal(size=items)
+    ratings = pd.DataFrame([{"item_id": f"{name}{i}", "rater": r, "score": truth[i] + rng.normal(scale=0.7)}
+                            for i in range(items) for r in range(3)])
+    frame = pd.DataFrame({"item_id": [f"{name}{i}" for i in range(items)], "group": [f"g{i // 2}" for i in range(items)],
+                          "half": "test", "context": [[f"context {i // 2}"] for i in range(items)],
+                          "history": [[("user", f"context {i // 2}")] for i in range(items)],
+                          "response": [f"reply {i}" for i in range(items)], "reference": "ref", "dataset": name})
+    frame["score"] = ratings.groupby("item_id", sort=False)["score"].mean().to_numpy()
+    frame["truth"] = truth
+    return HumanSet(name, frame, ("score",), ratings, "")
+
+
+def column_judge(name: str, values: dict[str, np.ndarray]) -> FunctionJudge:
+    """A judge whose score of an item is ``values[set][its index]`` (the item ids end in the index)."""
+    def score(items):
+        return np.array([values[d][int(i[len(d):])] for d, i in zip(items["dataset"], items["item_id"])])
+    return FunctionJudge(name, score)
+
+
+@pytest.fixture(scope="module")
+def board_inputs():
+    sets = {name: people_set(name, seed=k) for k, name in enumerate(("one", "two"))}
+    rng = np.random.default_rng(5)
+    truth = {n: s.items["truth"].to_numpy() for n, s in sets.items()}
+    judges = {"oracle": truth,                                                       # knows the true score
+              "oracle, jittered": {n: t + rng.normal(scale=0.05, size=len(t)) for n, t in truth.items()},
+              "weak": {n: t + rng.normal(scale=2.0, size=len(t)) for n, t in truth.items()},
+              "noise": {n: rng.normal(size=len(t)) for n, t in truth.items()}}
+    cards = [judge_card(column_judge(name, values), list(sets.values()), half="all", bootstrap=0)
+             for name, values in judges.items()]
+    return sets, cards
+
+
+def test_share_is_pearson_over_the_sets_ceiling_and_the_board_ranks_and_ties(board_inputs):
+    sets, cards = board_inputs
+    board = standings(cards, sets, bootstrap=300, seed=1)
+    by_name = {s.judge: s for s in board}
+    ceilings = row_ceilings(sets)
+    assert ceilings["one", "score"] == pytest.approx(noise_ceiling(sets["one"].ratings, "score").ceiling)
+    oracle = np.mean([np.corrcoef(sets[n].items["truth"], sets[n].items["score"])[0, 1] / ceilings[n, "score"]
+                      for n in sets])
+    assert by_name["oracle"].mean_share == pytest.approx(oracle)
+    assert by_name["oracle"].share_low < by_name["oracle"].mean_share < by_name["oracle"].share_high
+    assert 0.85 < by_name["oracle"].mean_share < 1.15  # knowing the truth reaches the ceiling, up to sampling
+    assert [s.judge for s in board][:2] == ["oracle", "oracle, jittered"] or \
+        [s.judge for s in board][:2] == ["oracle, jittered", "oracle"]
+    assert by_name["oracle"].rank == by_name["oracle, jittered"].rank == 1          # a tie, called a tie
+    assert "oracle, jittered" in by_name["oracle"].tied_with
+    assert by_name["weak"].rank == 3 and by_name["noise"].rank == 4                 # separated by paired intervals
+    assert by_name["noise"].share_low < 0 < by_name["noise"].share_high
+    assert by_name["oracle"].ceiling_rows == 2
+    text = board_sentence(board)
+    assert "share the first rank" in text and "2 of the other 2 judges" in text
+
+
+def test_the_markdown_table_marks_ties_and_escapes_names(board_inputs):
+    sets, cards = board_inputs
+    board = standings(cards, sets, bootstrap=100)
+    table = leaderboard_markdown(board, {"oracle": "#card-0"})
+    assert "| 1= | [oracle](#card-0) |" in table and "| 3 | weak |" in table
+    frame = standings_frame(board)
+    assert list(frame["judge"])[2:] == ["weak", "noise"] and frame["tied_with"].iloc[2] == ""
+    evil = Card("a|b <script>", {}, "all", 0, 0, (), (), ())
+    assert "<script>" not in leaderboard_markdown(standings([evil], sets, bootstrap=10))
+
+
+def test_judges_are_compared_on_the_items_both_scored(board_inputs):
+    """A judge scored on a sample of contexts is compared with the others on that sample only: a copy of the
+    oracle restricted to half the items ties with the oracle and keeps its share."""
+    sets, cards = board_inputs
+    truth = {n: s.items["truth"].to_numpy() for n, s in sets.items()}
+    sampled = judge_card(column_judge("oracle, sampled", truth), list(sets.values()), half="all", bootstrap=0,
+                         items_per_set=60, seed=3)
+    assert all(len(entry.item_ids) in range(60, 62) for entry in sampled.scores)
+    board = {s.judge: s for s in standings([cards[0], sampled, cards[3]], sets, bootstrap=200)}
+    assert board["oracle, sampled"].rank == board["oracle"].rank == 1 and board["noise"].rank == 3
+    assert "oracle" in board["oracle, sampled"].tied_with
+    with pytest.raises(ValueError, match="share a judge name"):
+        standings([cards[0], cards[0]], sets)
+
+
+def test_a_card_survives_its_json_and_per_set_cards_merge(board_inputs, tmp_path):
+    sets, cards = board_inputs
+    card = cards[2]
+    again = Card.from_record(json.loads(card.to_json()), source="x.json")
+    assert again.to_json() == card.to_json()
+    parts = [judge_card(column_judge("weak", {n: np.asarray(s.scores) for n, s in
+                                              ((e.set, e) for e in card.scores)}), [sets[name]], half="all",
+                        bootstrap=0) for name in sets]
+    merged = merge_cards(parts)
+    assert [r.set for r in merged.rows] == ["one", "two"] and len(merged.scores) == 2
+    assert merged.rows[1].pearson == pytest.approx(card.rows[1].pearson)
+    with pytest.raises(ValueError, match="sets scored twice: one"):
+        merge_cards([parts[0], parts[0]])
+    with pytest.raises(ValueError, match="differ in half"):
+        merge_cards([parts[0], Card("weak", {}, "test", 0, 0, (), (), ())])
+    with pytest.raises(ValueError, match="y.json: not a judge card's record .no field 'rows'."):
+        Card.from_record({"judge": "x"}, source="y.json")
+
+
+def test_the_leaderboard_command_reads_a_folder_of_cards(board_inputs, tmp_path, monkeypatch, capsys):
+    sets, cards = board_inputs
+    for number, card in enumerate(cards):
+        write_card(card, tmp_path / "cards" / f"unit-{number}")
+    from evalkit.judgecard import cli
+
+    monkeypatch.setattr(cli, "SET_NAMES", tuple(sets))
+    monkeypatch.setattr("evalkit.judgecard.sets.load_set", lambda name, **_: sets[name])
+    assert main(["leaderboard", "--cards", str(tmp_path / "cards"), "--bootstrap", "100",
+                 "--out", str(tmp_path / "board")]) == 0
+    table = (tmp_path / "board" / "leaderboard.md").read_text()
+    assert table.count("](cards/") == 4 and "| 3 | [weak](cards/" in table
+    record = json.loads((tmp_path / "board" / "leaderboard.json").read_text())
+    assert [r["judge"] for r in record][2:] == ["weak", "noise"]
+    assert "4 judges from 4 cards" in capsys.readouterr().out
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "card.json").write_text("{not json")
+    assert main(["leaderboard", "--cards", str(tmp_path / "bad")]) == 2
+    assert "bad/card.json: not JSON" in capsys.readouterr().err
+    assert main(["leaderboard", "--cards", str(tmp_path / "nowhere")]) == 2
+    assert "no such file or folder" in capsys.readouterr().err
+
+
+def test_the_judge_cards_grid_runs_judges_by_sets_and_its_cards_make_a_board(tmp_path, capsys):
+    """jobs/judge_cards.yml with its judges and sets cut to two fast judges on a file of one's own: each unit
+    is a card; the leaderboard command merges and ranks them; the book's grid file itself loads and expands."""
+    import yaml
+
+    from evalkit import grid
+    from evalkit.paireval.schema import write_meta_eval
+
+    jobs = Path(__file__).parents[2] / "jobs" / "judge_cards.yml"
+    units = grid.expand(grid.load_grid(jobs))
+    assert len(units) == 11 * 9 and {u.params["set"] for u in units} >= {"fed", "upheld-main"}
+    human = people_set("mine")
+    frame = human.items[["context", "score"]].assign(response=[f"reply {'so ' * (i % 6)}{i}" for i in range(120)],
+                                                     reference=[f"reply {i}" for i in range(120)])
+    write_meta_eval(frame, tmp_path / "mine.jsonl")
+    raw = yaml.safe_load(jobs.read_text())
+    raw.update(grid={"judge": ["length", "bleu2"], "set": ["mine.jsonl"]}, out="out")
+    raw["command"] = [part.replace("../_build/judge-cards/", "out/").replace("1000", "50") for part in raw["command"]]
+    (tmp_path / "grid.yml").write_text(yaml.safe_dump(raw))
+    outcome = grid.run_grid(grid.load_grid(tmp_path / "grid.yml"))
+    assert not outcome.failed and len(outcome.ran) == 2, outcome.failed
+    assert set(outcome.table["judge"]) == {"length", "bleu2"} and set(outcome.table["half"]) == {"test"}
+    assert outcome.table["mean_pearson"].notna().all() and (outcome.table["rows"] == 1).all()
+    again = grid.run_grid(grid.load_grid(tmp_path / "grid.yml"))
+    assert not again.ran and len(again.skipped) == 2  # a rerun repeats no finished unit
+    assert main(["leaderboard", "--cards", str(tmp_path / "out" / "cards"), "--out", str(tmp_path / "board")]) == 0
+    assert "2 judges from 2 cards" in capsys.readouterr().out
+    record = json.loads((tmp_path / "board" / "leaderboard.json").read_text())
+    assert {r["judge"] for r in record} == {"length", "bleu2"} and all(r["ceiling_rows"] == 0 for r in record)
