@@ -124,9 +124,11 @@ def _goal_levels_line(stability: pd.DataFrame, ablation: pd.DataFrame, *, seeds:
                 f"(t-interval over {int(row['leader seeds'])} seeds) — "
                 + ("a lead the seeds support" if told else "not a lead these seeds can tell from chance"))
     size = f", at least {episodes_per_seed} scored episodes per proxy and seed" if episodes_per_seed else ""
+    few = (" With fewer than three seeds no order can be told from chance (the smallest p Kendall's W can reach is "
+           "too large), so the order is not tested here." if seeds < 3 else "")
     return (f"**Goal levels over {seeds} seeds{size}.** {lead}{spread}; Kendall's W of the proxies' order across "
             f"seeds: {w} (1 = the same order every seed; p: how often orders drawn at random agree as well, "
-            "exact).")
+            f"exact).{few}")
 
 
 def _assistant_line(row: pd.Series) -> str:
@@ -153,7 +155,8 @@ def _agreement_line(agreement: pd.DataFrame, baselines: Sequence[str]) -> str:
                          f"{agreement.loc[key, 'spearman_high']:.2f}]")
     base = [k for k in agreement.index if k.split(", ", 1)[-1] in set(baselines)]
     return (f"**Agreement with people.** Spearman with MirrorBench's human labels (n = {int(ours['n'].min())}): "
-            f"our judges {ours['spearman'].min():.2f} to {ours['spearman'].max():.2f} (best: {shown(best)}); "
+            f"our judges {ours['spearman'].min():.2f} to {ours['spearman'].max():.2f} (highest point estimate: "
+            f"{shown(best)}); "
             + (f"baselines: {'; '.join(shown(k) for k in base)}; " if base else "")
             + f"the published judge on the same items: {'; '.join(shown(k) for k in theirs.index)}.")
 

@@ -94,9 +94,11 @@ def _grouped_difference_draws(first: Sequence[float], second: Sequence[float], h
 
 def correlation_difference(first: Sequence[float], second: Sequence[float], human: Sequence[float], *,
                            bootstrap: int = 1000, seed: int = 0, level: float = 0.95,
-                           kind: Literal["pearson", "spearman"] = "pearson") -> CorrelationDifference:
+                           kind: Literal["pearson", "spearman"] = "pearson",
+                           groups: Sequence[object] | None = None) -> CorrelationDifference:
     """How much better ``first`` tracks ``human`` than ``second`` does (Pearson, or Spearman: Pearson of the
-    ranks, re-ranked within each resample), with a paired interval.
+    ranks, re-ranked within each resample), with a paired interval; with ``groups`` (one key per item, e.g. its
+    context) whole groups are resampled, since replies to one context are not independent items.
 
     >>> rng = np.random.default_rng(0)
     >>> human = rng.normal(size=300)
@@ -105,7 +107,11 @@ def correlation_difference(first: Sequence[float], second: Sequence[float], huma
     >>> result.clear, result.difference > 0
     (True, True)
     """
-    observed, differences, n = _difference_draws(first, second, human, bootstrap=bootstrap, seed=seed, kind=kind)
+    if groups is not None:
+        observed, differences, n = _grouped_difference_draws(first, second, human, groups, bootstrap=bootstrap,
+                                                             seed=seed, kind=kind)
+    else:
+        observed, differences, n = _difference_draws(first, second, human, bootstrap=bootstrap, seed=seed, kind=kind)
     differences = differences[np.isfinite(differences)]
     if not len(differences):
         raise ValueError(f"every one of {bootstrap} resamples was constant: no interval on {n} items")

@@ -129,6 +129,8 @@ def test_book_pages_render_in_a_browser(book_index, tmp_path):
     chapter = html_root / "notebooks" / "01_dataset_building.html"
     assert chapter in pages and (html_root / "book" / "data_card.html") in pages
     assert html_root / "notebooks" / "00_models_and_backends.html" in pages
+    assert html_root / "book" / "teachers_guide.html" in pages  # the course edition's guide is in the toc
+    assert html_root / "notebooks" / "06_judge_leaderboard.html" in pages
     for page in pages:
         if page.name in ("search.html", "genindex.html"):
             continue
@@ -145,6 +147,25 @@ def test_book_pages_render_in_a_browser(book_index, tmp_path):
             assert dom.count("<img") >= 3 and dom.count("<table") >= 8
         if page.name == "02_agreement.html":
             assert dom.count("<img") >= 1 and dom.count("<table") >= 4
+        if page.name == "06_judge_leaderboard.html":  # the board, and every judge's card behind its link
+            assert dom.count("<details") == 5 and 'href="#card-0"' in dom and "<svg" in dom
+        if page.name == "teachers_guide.html":
+            assert "Minutes" in dom and "params/lab.yml" in dom and "LAB_" not in dom
+
+
+def test_leaderboard_results(executed):
+    """The leaderboard page at smoke size: every judge of its parameters ranked, ranks from 1, a card each."""
+    recorded = read_results(executed / "06_judge_leaderboard.results.json")
+    standings = {row["judge"]: row for row in recorded["standings"]}
+    assert set(standings) == {"length", "bleu2", "encoder", "paireval:smoke", "lm:yes_no"}
+    assert min(row["rank"] for row in standings.values()) == 1
+    for row in standings.values():  # UPHELD's two sets (3 labels each) and FED keep ratings: each gives a ceiling
+        rows = 6 if "fed" in row["sets_skipped"] else 7
+        assert row["ceiling_rows"] == rows and row["share_low"] <= row["mean_share"] <= row["share_high"], row
+    assert standings["length"]["sets_skipped"] == "" and "fed" in standings["bleu2"]["sets_skipped"]
+    assert recorded["cards"]["lm:yes_no"]["calls"] > 0 and recorded["lm_items"] == 4
+    cards = sorted((executed / "06_judge_leaderboard" / "cards").glob("*/card.html"))
+    assert len(cards) == 5
 
 
 def test_chapter4_results(executed):

@@ -84,6 +84,16 @@ def test_evaluation_frame_protocols():
 def test_tables_by_agreement(frame):
     table = by_agreement_level(frame, ["good"])
     assert list(table.columns[:4]) == ["all", "plurality", "majority", "perfect"]
+    counts = table.loc["good", "items (all/plurality/majority/perfect)"].split("/")
+    assert int(counts[0]) == frame["good"].notna().sum() and len(counts) == 4  # the items that column scored
+    from evalkit.agreement import LEVELS
+
+    t = np.arange(-20, 20) + 0.5  # symmetric: t and t squared are uncorrelated on all items
+    square = pd.DataFrame({"target": t, "square": t ** 2, "same": t,
+                           "agreement_bin": [LEVELS[i % len(LEVELS)] for i in range(len(t))]})
+    shares = by_agreement_level(square, ["square", "same"])
+    assert abs(shares.loc["square", "all"]) < 1e-9 and np.isnan(shares.loc["square", "Δ% plurality"])
+    assert shares.loc["same", "Δ% plurality"] == pytest.approx(0.0)  # no share of almost nothing, else a share
     labels = pd.DataFrame({"item_id": ["i0"] * 3 + ["i1"] * 3, "content": [5, 5, 4, 1, 1, 1]})
     data = pd.DataFrame({"item_id": ["i0", "i1"], "agreement_bin": ["majority", "perfect"],
                          "judge_likert": [4.8, 3.0], "judge_yes_no": [0.9, 0.2]})

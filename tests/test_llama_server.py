@@ -106,3 +106,33 @@ def test_generation_label_probs_and_cache_through_a_real_server(server_url, item
     assert judge(items, "yes_no", door)["score"].tolist() == scores["score"].tolist()
     assert backend.attempts == sent  # the rerun was answered by the cache
     assert door.telemetry.summary()["cache_hits"].sum() >= len(items)
+
+
+def test_a_judge_card_through_the_server_from_a_spec_file(server_url, tmp_path, monkeypatch, capsys):
+    """``evalkit judge card --judge spec.yml`` with an OpenAI-compatible endpoint: a prompt of one's own, its
+    labels, a price; the card counts the server's calls and tokens and prices them."""
+    import json
+
+    from evalkit.cli import main
+    from evalkit.paireval.schema import write_meta_eval
+
+    monkeypatch.setenv("EVALKIT_CACHE_DIR", str(tmp_path / "cache"))
+    contexts = [["I want to book a table for two tonight."], ["What's the weather like?"], ["Any plans?"]]
+    rows = [{"context": c, "response": r, "reference": ref, "score": s}
+            for c, pairs in zip(contexts, [[("Of course! At what time?", 4.5), ("I like turtles.", 1.0)],
+                                           [("Sunny and warm.", 4.0), ("Tables are wooden.", 1.5)],
+                                           [("Going hiking with friends.", 4.2), ("Blue.", 1.2)]])
+            for (r, s), ref in zip(pairs, ["a reference"] * 2)]
+    write_meta_eval(pd.DataFrame(rows), tmp_path / "mine.jsonl")
+    (tmp_path / "judge.yml").write_text(
+        f"kind: lm\nname: smollm2-endpoint\nbackend: openai\nmodel: smollm2\nbase_url: {server_url}\n"
+        "template: |\n  Conversation: {history}\n  Reply: {candidate}\n  Is the reply a sensible next turn? "
+        "Answer Yes or No.\nlabels: [\"Yes\", \"No\"]\nvalues: [1, 0]\nprice_per_1k_tokens: 0.5\n")
+    assert main(["judge", "card", "--judge", str(tmp_path / "judge.yml"), "--set", str(tmp_path / "mine.jsonl"),
+                 "--half", "all", "--bootstrap", "0", "--out", str(tmp_path / "card")]) == 0, capsys.readouterr().err
+    record = json.loads((tmp_path / "card" / "card.json").read_text())
+    (cost,) = record["costs"]
+    assert record["judge"] == "smollm2-endpoint" and cost["items"] == 6 and cost["calls"] == 6
+    assert cost["prompt_tokens"] > 0 and cost["money"] == pytest.approx(
+        (cost["prompt_tokens"] + cost["completion_tokens"]) / 1000 * 0.5)
+    assert record["rows"][0]["n"] + record["rows"][0]["missing"] == 6

@@ -429,3 +429,30 @@ def _never_run_a_notebook(monkeypatch):
         raise AssertionError("a notebook was started: the parameter set was not refused")
 
     monkeypatch.setattr(papermill, "execute_notebook", refuse)
+
+
+def test_fed_and_usr_keep_each_rating_with_its_rater_beside_the_mean(tmp_path):
+    """The ceiling needs every rating: FED's (no rater named: one per item) and USR's (named annotators); a
+    text rating is left out of both the mean and the pairs, and counted."""
+    from evalkit.judgecard.sets import from_meta_eval
+
+    data = _fed(tmp_path, [_TURN, _DIALOGUE, {**_TURN, "response": "System: Good",
+                                              "annotations": {"Overall": [2, "n/a", 4]}}])
+    loaded = metaeval.load_meta_eval_set("fed", data_dir=data, verify=False)
+    assert list(loaded.items["score"]) == [3.5, 3.0]
+    assert [pairs for pairs in loaded.items["ratings"]] == [[("fed:0:0", 3.0), ("fed:0:1", 4.0)],
+                                                            [("fed:2:0", 2.0), ("fed:2:2", 4.0)]]
+    assert loaded.report.ratings_dropped == [("fed_data.json", "item 2", "Overall", "n/a")]
+    usr = tmp_path / "metaeval" / "usr"
+    usr.mkdir(parents=True)
+    (usr / "readme.md").write_text("USR\n")
+    (usr / "usr_percona_chat.json").write_text("[]")
+    (usr / "usr_topical_chat.json").write_text(json.dumps([{
+        "context": "hi there\nhello", "fact": "", "annotators": ["ann", "bo", "cy"],
+        "responses": [{"response": "fine", "model": "Original Ground Truth", "Overall": [5, 4, 4]},
+                      {"response": "what", "model": "kv", "Overall": [1, 2, 2]}]}]))
+    topical = metaeval.load_meta_eval_set("topicalchat-usr", data_dir=tmp_path, verify=False)
+    assert [r for r, _ in topical.items["ratings"].iloc[1]] == ["ann", "bo", "cy"]
+    rated = from_meta_eval(topical.items, "topicalchat-usr")
+    assert rated.no_ratings == "" and len(rated.ratings) == 6 and set(rated.ratings["rater"]) == {"ann", "bo", "cy"}
+    assert "ratings" not in rated.items.columns

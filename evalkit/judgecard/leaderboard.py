@@ -123,7 +123,8 @@ def _share_draws(judges: Sequence[_Rows], rows: Sequence[tuple[str, str]], *, bo
                     human, ceiling = items[label].to_numpy(dtype=float), judge.ceilings[name, label]
                     points[k, r] = _pearson(scores, human) / ceiling
                     draws[k, r] = [_pearson(scores[d], human[d]) / ceiling for d in resamples[s, groups]]
-    return points.mean(axis=1), np.nanmean(draws, axis=1)
+    with np.errstate(invalid="ignore"):  # a row whose r is undefined (constant scores) drops out of the mean
+        return np.nanmean(points, axis=1), np.nanmean(draws, axis=1)
 
 
 def _interval(draws: np.ndarray) -> tuple[float, float]:

@@ -12,8 +12,9 @@ carries the same noise). Beside it the card shows ``one_person``: the mean over 
 items) of the Pearson correlation of one annotator's ratings with the mean of the *other* annotators on the
 same items — how well a single person agrees with the rest.
 
-Sets whose staged files keep only means say so instead of guessing (GRADE, DailyDialog-Zhao); USR (three
-ratings a reply) and FED (five) keep them in their files, but the loader averages them (to do).
+Sets whose staged files keep only means say so instead of guessing (GRADE, DailyDialog-Zhao). USR keeps three
+named raters' Overall ratings per reply and FED five unnamed ones per turn: both get a ceiling; FED's
+``one_person`` is NaN, since no rater is known across items.
 """
 from __future__ import annotations
 
@@ -33,10 +34,8 @@ __all__ = ["HalfChoice", "HumanSet", "Ceiling", "noise_ceiling", "load_set", "fr
 HalfChoice = Literal["test", "dev", "all"]
 UPHELD_LABELS = ("content", "style", "reasonable")
 _NO_RATINGS = {"dailydialog-grade": "means only in the staged files", "convai2-grade": "means only in the staged files",
-               "dailydialog-zhao": "means only in the staged files",
-               "personachat-usr": "ratings not kept by the loader (to do)",
-               "topicalchat-usr": "ratings not kept by the loader (to do)",
-               "fed": "ratings not kept by the loader (to do)"}
+               "dailydialog-zhao": "means only in the staged files", "personachat-usr": "", "topicalchat-usr": "",
+               "fed": ""}  # USR keeps 3 named raters' Overall per reply, FED 5 unnamed ones per turn
 
 
 @dataclass(frozen=True)
@@ -154,7 +153,12 @@ def from_meta_eval(frame: pd.DataFrame, name: str, *, no_ratings: str = "the fil
         items["reference"] = None
     items["reference"] = items["reference"].where(items["reference"].notna(), None)
     items["dataset"] = items["dataset"].fillna(name) if "dataset" in items.columns else name
-    return HumanSet(name, items, ("score",), None, no_ratings)
+    ratings = None
+    if "ratings" in items.columns:  # (rater, rating) pairs per item, as the USR and FED loaders keep them
+        ratings = pd.DataFrame([{"item_id": item, "rater": rater, "score": float(value)}
+                                for item, pairs in zip(items["item_id"], items["ratings"]) for rater, value in pairs])
+        items = items.drop(columns="ratings")
+    return HumanSet(name, items, ("score",), ratings, "" if ratings is not None else no_ratings)
 
 
 def _upheld(subset: str, data_dir) -> HumanSet:

@@ -126,17 +126,28 @@ def _required(root: Path, relative: str) -> Path:
     return path
 
 
+def _is_rating(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+
+
 def _numeric_ratings(values: Any, where: str, aspect: str, report: MetaEvalLoadReport, file: str) -> list[float]:
     """The numeric ratings of a list; text ratings are recorded in the report and left out."""
     if not isinstance(values, list):
         raise MetaEvalFormatError(f"{file}, {where}, field {aspect!r}: expected a list of ratings")
     numbers = []
     for value in values:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            report.ratings_dropped.append((file, where, aspect, str(value)))
-        else:
+        if _is_rating(value):
             numbers.append(float(value))
+        else:
+            report.ratings_dropped.append((file, where, aspect, str(value)))
     return numbers
+
+
+def _by_rater(values: list, raters: Any, unnamed: str) -> list[tuple[str, float]]:
+    """Each numeric rating with who gave it: ``raters[k]`` when the file names one per rating, else
+    ``unnamed:k`` (a rater of this item only, so no one is taken for the same person across items)."""
+    named = isinstance(raters, list) and len(raters) == len(values)
+    return [(str(raters[k]) if named else f"{unnamed}:{k}", float(v)) for k, v in enumerate(values) if _is_rating(v)]
 
 
 # --------------------------------------------------------------------------- GRADE
@@ -192,7 +203,9 @@ def _read_usr(root: Path, file: str, report: MetaEvalLoadReport) -> list[dict[st
                 report.drop("no numeric Overall rating", path.name, f"{where}, system {response.get('model')!r}")
                 continue
             rows.append({"context": context, "response": clean(response["response"]), "reference": reference,
-                         "score": sum(ratings) / len(ratings), "system": str(response.get("model"))})
+                         "score": sum(ratings) / len(ratings), "system": str(response.get("model")),
+                         "ratings": _by_rater(response["Overall"], record.get("annotators"),
+                                              f"{path.stem}:{index}:{response.get('model')}")})
     return rows
 
 
@@ -246,7 +259,8 @@ def _read_fed(root: Path, report: MetaEvalLoadReport) -> list[dict[str, Any]]:
         turns = [_untag(line) for line in str(record["context"]).split("\n")]
         rows.append({"context": clean.turns(turns), "response": clean(_untag(str(record["response"]))),
                      "reference": None,
-                     "score": sum(overall) / len(overall), "system": str(record.get("system"))})
+                     "score": sum(overall) / len(overall), "system": str(record.get("system")),
+                     "ratings": _by_rater(annotations["Overall"], None, f"fed:{index}")})  # FED names no rater
     return rows
 
 
@@ -314,4 +328,5 @@ def load_meta_eval_set(name: str, *, data_dir: str | Path | None = None, verify:
     frame["dataset"] = key
     frame["item_id"] = [f"{key}:{i}" for i in range(len(frame))]
     ordered = [c for c in META_EVAL_COLUMNS if c in frame.columns]
-    return MetaEvalSet(key, frame[ordered + ["item_id"]], report)
+    kept = ["ratings"] if "ratings" in frame.columns else []  # (rater, rating) pairs where the file keeps them
+    return MetaEvalSet(key, frame[ordered + ["item_id"] + kept], report)

@@ -48,22 +48,22 @@ def attack_verdicts(intervals: Mapping[str, Any], *, judge: str = "PairEval",
     'PairEval resists dull; falls for copy (0.000 [0.000, 0.088]); is not told from chance on swap.'
     >>> attack_verdicts({"dull": proportion([1] * 90 + [0] * 10), "echo": proportion([1] * 70 + [0] * 30)},
     ...                 controls={"paraphrase": proportion([1] * 60 + [0] * 40)})
-    'PairEval resists dull; falls for none; is not told from chance on none; prefers the original above chance but not apart from the controls (paraphrase) on echo.'
+    'PairEval resists dull; falls for none; is not told from chance on none; prefers the original above chance on echo but not apart from the control paraphrase.'
     """
     from ..stats import proportion_difference
 
-    def apart(v: Any) -> bool:
-        return all(proportion_difference(v, c)[1] > 0 for c in (controls or {}).values())
+    def not_apart(v: Any) -> list[str]:  # the controls this attack's rate is not above by Newcombe's interval
+        return [name for name, c in (controls or {}).items() if not proportion_difference(v, c)[1] > 0]
 
-    resists = [name for name, v in intervals.items() if v.low > 0.5 and apart(v)]
-    near_controls = [name for name, v in intervals.items() if v.low > 0.5 and not apart(v)]
+    resists = [name for name, v in intervals.items() if v.low > 0.5 and not not_apart(v)]
+    near_controls = [name for name, v in intervals.items() if v.low > 0.5 and not_apart(v)]
     falls = [f"{name} ({v.interval})" for name, v in intervals.items() if v.high < 0.5]
     unclear = [name for name, v in intervals.items() if v.low <= 0.5 <= v.high]
     text = (f"{judge} resists {_names(resists)}; falls for {_names(falls)}; "
             f"is not told from chance on {_names(unclear)}")
-    if near_controls:
-        text += (f"; prefers the original above chance but not apart from the controls ({_names(list(controls))}) "
-                 f"on {_names(near_controls)}")
+    for name in near_controls:
+        text += (f"; prefers the original above chance on {name} but not apart from the control"
+                 f"{'s' if len(not_apart(intervals[name])) > 1 else ''} {_names(not_apart(intervals[name]))}")
     return text + "."
 
 
@@ -93,7 +93,7 @@ def chapter4_summary(*, accuracy: Mapping[tuple[str, str], Any], ddpp: Mapping[t
                      overall_gaps: Mapping[str, Any] | None = None,
                      hard_negative_gain: Mapping[str, Any] | None = None,
                      run_spread: pd.DataFrame | None = None,
-                     validation_pairs: int | None = None) -> list[str]:
+                     validation_pairs: int | None = None, lm_name: str = "SmolLM2") -> list[str]:
     """The chapter's findings as sentences. ``accuracy``/``ddpp``: (judge, negative kind) -> proportion;
     ``table1``: :func:`~evalkit.paireval.table1.table1_view`; ``gain``: set -> paired difference of r
     (fine-tuned minus zero-shot encoder); ``training``: judge name -> training run; ``reference_gaps``:
@@ -104,7 +104,7 @@ def chapter4_summary(*, accuracy: Mapping[tuple[str, str], Any], ddpp: Mapping[t
     paired difference of r, trained with hard negatives minus random ones only (Table 6); ``run_spread``:
     Table 2's frame (columns ``mean r``, ``sd r``, ``runs``; index (judge, set)); ``validation_pairs``: how many
     validation pairs the learning curve is measured on."""
-    lines = _training_lines(training["PairEval"], validation_pairs) + _held_out_lines(accuracy)
+    lines = _training_lines(training["PairEval"], validation_pairs) + _held_out_lines(accuracy, lm_name)
     lines += _ddpp_lines(ddpp)
     lines += _table1_lines(table1, reference_sets, reference_gaps=reference_gaps, gain=gain, paper_means=paper_means,
                            overall_gaps=overall_gaps)
@@ -116,7 +116,7 @@ def chapter4_summary(*, accuracy: Mapping[tuple[str, str], Any], ddpp: Mapping[t
                                 hard_negative_gain))
     if lm_gap:
         n = min((g.n for g in lm_gap.values() if not isinstance(g, str)), default=0)
-        lines.append(_gain_line(f"The fine-tuned encoder PairEval against the zero-shot SmolLM2 judge (the LM subset, "
+        lines.append(_gain_line(f"The fine-tuned encoder PairEval against the zero-shot {lm_name} judge (the LM subset, "
                                 f"n = {n} items per set)", lm_gap))
     return lines
 
@@ -133,19 +133,21 @@ def _training_lines(run: Any, validation_pairs: int | None) -> list[str]:
     return lines
 
 
-def _held_out_lines(accuracy: Mapping[tuple[str, str], Any]) -> list[str]:
-    """Held-out pair accuracy by kind of negative, against :data:`TARGETS`, then the LM judges on such pairs."""
+def _held_out_lines(accuracy: Mapping[tuple[str, str], Any], lm_name: str = "SmolLM2") -> list[str]:
+    """Held-out pair accuracy by kind of negative, against :data:`TARGETS`, then the LM judges (named
+    ``<lm_name> zero-shot`` and ``<lm_name> + LoRA``) on such pairs."""
     lines = []
     for kind, target in TARGETS.items():
         tuned, zero = accuracy.get(("PairEval", kind)), accuracy.get(("encoder zero-shot", kind))
         if tuned is None:
             continue
-        line = (f"Held-out pairs with {kind} negatives: the fine-tuned judge is right on {tuned} — "
+        line = (f"Held-out pairs with {kind} negatives: the fine-tuned PairEval judge is right on {tuned} — "
                 f"{target_verdict(tuned, target)}")
         if zero is not None:
             line += f"; the untrained encoder: {zero}"
         lines.append(line + ".")
-    lm = [(name, kind, value) for (name, kind), value in accuracy.items() if name.startswith("SmolLM2")]
+    lm = [(name, kind, value) for (name, kind), value in accuracy.items()
+          if name in (f"{lm_name} zero-shot", f"{lm_name} + LoRA")]
     if lm:
         lines.append("The LM judges on the same kind of pairs: " + "; ".join(
             f"{name}, {kind}: {value}" for name, kind, value in lm) + ".")
@@ -236,9 +238,10 @@ def adopted_line(adopted: str, scores: Mapping[tuple[str, str], Any], human: Map
 
 
 def paired_gaps(first: Mapping[str, Any], second: Mapping[str, Any], human: Mapping[str, Any], *,
-                bootstrap: int = 1000, seed: int = 0) -> dict[str, Any]:
-    """Per set, :func:`~evalkit.stats.correlation_difference` of ``first`` minus ``second``; a set where it
-    cannot be had (under 3 scored items, or every resample constant) maps to the reason, a string.
+                bootstrap: int = 1000, seed: int = 0, groups: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Per set, :func:`~evalkit.stats.correlation_difference` of ``first`` minus ``second`` (whole ``groups[set]``
+    resampled when given); a set where it cannot be had (under 3 scored items, or every resample constant)
+    maps to the reason, a string.
 
     >>> import numpy as np
     >>> gaps = paired_gaps({"a": [1, 2, 3, 4], "b": [1, np.nan]}, {"a": [2, 1, 4, 3], "b": [1, 2]},
@@ -251,7 +254,8 @@ def paired_gaps(first: Mapping[str, Any], second: Mapping[str, Any], human: Mapp
     out: dict[str, Any] = {}
     for name in first:
         try:
-            out[name] = correlation_difference(first[name], second[name], human[name], bootstrap=bootstrap, seed=seed)
+            out[name] = correlation_difference(first[name], second[name], human[name], bootstrap=bootstrap, seed=seed,
+                                               groups=None if groups is None else list(groups[name]))
         except ValueError as error:
             out[name] = str(error)
     return out
@@ -262,7 +266,7 @@ def _gain_line(label: str, gain: Mapping[str, Any]) -> str:
 
     >>> from evalkit.stats import CorrelationDifference as D
     >>> _gain_line("X against Y", {"a": D(0.2, 0.05, 0.3, 50), "b": D(-0.1, -0.3, 0.1, 50)})
-    'X against Y: r is higher on 1 of 2 sets (a +0.200 [+0.050, +0.300]; b -0.100 [-0.300, +0.100]); the paired interval shows a gain on a, a loss on none, and no difference the sample can tell on b.'
+    'X against Y: r is higher by its point estimate on 1 of 2 sets (a +0.200 [+0.050, +0.300]; b -0.100 [-0.300, +0.100]); the paired interval shows a gain on a, a loss on none, and no difference the sample can tell on b.'
     """
     failed = {name: g for name, g in gain.items() if isinstance(g, str)}
     gain = {name: g for name, g in gain.items() if not isinstance(g, str)}
@@ -271,7 +275,8 @@ def _gain_line(label: str, gain: Mapping[str, Any]) -> str:
     clear_loss = [name for name, g in gain.items() if g.clear and g.difference < 0]
     unclear = [name for name, g in gain.items() if not g.clear]
     each = "; ".join(f"{name} {g.difference:+.3f} [{g.low:+.3f}, {g.high:+.3f}]" for name, g in gain.items())
-    return (f"{label}: r is higher on {len(higher)} of {len(gain)} sets ({each}); the paired interval shows a gain "
+    return (f"{label}: r is higher by its point estimate on {len(higher)} of {len(gain)} sets ({each}); the paired "
+            f"interval shows a gain "
             f"on {_names(clear_gain)}, a loss on {_names(clear_loss)}, and no difference the sample can tell on "
             f"{_names(unclear)}" + "".join(f"; not computed on {name} ({why})" for name, why in failed.items()) + ".")
 

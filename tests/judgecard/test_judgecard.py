@@ -377,9 +377,13 @@ def test_cards_on_the_staged_sets(judge, tmp_path):
     names = {row["set"] for row in record["rows"]}
     assert {"upheld-main", "upheld-llm_arena", "upheld-topical_chat", "personachat-usr"} <= names
     ceilings = {(r["set"], r["label"]): r["ceiling"] for r in record["rows"]}
-    assert 0 < ceilings["upheld-main", "content"] < 1 and ceilings["personachat-usr", "score"] is None
+    assert 0 < ceilings["upheld-main", "content"] < 1 and 0 < ceilings["personachat-usr", "score"] < 1
     notes = {r["set"]: r["ceiling_note"] for r in record["rows"]}
-    assert notes["personachat-usr"] == "ratings not kept by the loader (to do)"
+    assert notes["personachat-usr"].startswith("sqrt(ICC(1, k))") and "k = 3.00" in notes["personachat-usr"]
+    if judge == "length":
+        assert "k = 5.00" in notes["fed"] and 0 < ceilings["fed", "score"] < 1
+        people = {r["set"]: r["one_person"] for r in record["rows"]}
+        assert people["fed"] is None and 0 < people["topicalchat-usr"] < 1  # FED names no rater, USR does
     assert notes["dailydialog-grade"] == "means only in the staged files"
     if judge == "length":
         assert {"fed", "dailydialog-zhao"} <= names and record["rows"][0]["n"] > 100

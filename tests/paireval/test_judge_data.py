@@ -176,7 +176,7 @@ def test_chapter4_summary_follows_the_numbers():
     assert "0.800 -> 0.860" in text and "meets the 0.85 target" in text and "misses the 0.70 target" in text
     assert "the paper" not in text  # no paper means given, none typed in
     assert "PairEval 0.550, BLEU-2 0.250, BERTScore 0.250 — PairEval is above both" in text
-    assert "higher on 1 of 2 sets" in text and "gain on a, a loss on none" in text and "tell on b" in text
+    assert "higher by its point estimate on 1 of 2 sets" in text and "gain on a, a loss on none" in text and "tell on b" in text
     table.loc["BLEU-2", "a r"] = 0.9  # the verdict turns with the numbers
     lines = chapter4_summary(accuracy={}, ddpp={}, table1=table, gain=gain, reference_sets=["a", "b"],
                              training={"PairEval": run})
@@ -200,7 +200,7 @@ def test_chapter4_summary_follows_the_numbers():
     assert "(8 runs per set)" in text and "0.020 (PairEval, mean over the sets; 0.010 to 0.030)" in text
     assert "0.060 (zero-shot" in text
     assert "Mean Pearson r over the test halves of all 2 sets" in text and "minus DirectEval +0.100 [+0.040, +0.160] (a difference" in text
-    assert "hard negatives against random negatives only: r is higher on 0 of 1 sets" in text
+    assert "hard negatives against random negatives only: r is higher by its point estimate on 0 of 1 sets" in text
 
 
 def test_topical_chat_reader_joins_a_partners_messages_and_names_a_bad_record(tmp_path):

@@ -289,3 +289,5 @@ def test_feature_group_gains_count_a_gain_only_beyond_the_spread():
     assert "a 0.800 [0.700, 0.900] vs 0.400 [0.300, 0.500] (n = 50) — a gain the intervals show" in line
     rows.loc[("content", "metrics + judges"), "a low"] = 0.45  # overlapping intervals: no gain claimed
     assert "no gain the interval shows" in findings.feature_group_gains(rows, checks=["a"])[0]
+    rows.loc[("content", "metrics"), ["a low", "a high"]] = [-0.1, 0.6]  # a base interval too wide to test
+    assert "too few items to test a gain" in findings.feature_group_gains(rows, checks=["a"])[0]
