@@ -368,6 +368,32 @@ def test_ch5_checks(monkeypatch):
 
 # --- the check API --------------------------------------------------------------------------------------
 
+def test_ch6_checks():
+    from evalkit.judgecard.sets import noise_ceiling
+    from evalkit.stats import correlation_difference
+
+    env = ch6_env()
+    main = env["human_sets"]["upheld-main"]
+    ceiling = noise_ceiling(main.ratings, "content")
+    length = env["cards"]["length"].rows[0]
+    right = {"ceiling_by_hand": ceiling.ceiling, "share_by_hand": length.pearson / ceiling.ceiling}
+    assert run_exercise(exercise("ch6-share"), right, env, hidden=True).passed
+    one_rater = {**right, "ceiling_by_hand": float(np.sqrt(ceiling.icc_single))}  # ICC(1, 1): one person's
+    failed = run_exercise(exercise("ch6-share"), one_rater, env, hidden=True)
+    assert not failed.passed and "sqrt(ICC(1, k))" in failed.message()
+    assert "should lie in (0, 1]" in run_exercise(exercise("ch6-share"), {**right, "ceiling_by_hand": 1.4}, env).message()
+    scores = {n: np.asarray(env["cards"][n].scores[0].scores) for n in ("encoder", "paireval:smoke")}
+    result = correlation_difference(scores["paireval:smoke"], scores["encoder"], main.items["content"],
+                                    groups=list(main.items["group"]), seed=3)
+    answer = {"difference": result.difference, "low": result.low, "high": result.high,
+              "tied": bool(result.low <= 0 <= result.high)}
+    assert run_exercise(exercise("ch6-tie"), answer, env, hidden=True).passed  # another seed is a correct method
+    swapped = {**answer, "difference": -result.difference, "low": -result.high, "high": -result.low}
+    assert not run_exercise(exercise("ch6-tie"), swapped, env, hidden=True).passed
+    lying = {**answer, "tied": not answer["tied"]}
+    assert "whether your interval holds zero" in run_exercise(exercise("ch6-tie"), lying, env).message()
+
+
 def test_every_chapter_exercise_has_checks_and_every_registered_exercise_is_in_its_chapter():
     for source in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.md")):
         labels = re.findall(r"```\{exercise\}\n:label: (\S+)", source.read_text())
@@ -779,6 +805,31 @@ def exercise_cells(stem: str) -> dict[str, tuple[str, list[str]]]:
     return {label: (notebook.cells[index].source, solutions.get(label, [])) for label, index in answers.items()}
 
 
+def ch6_env() -> dict:
+    """The leaderboard page's ``human_sets`` and ``cards``: an UPHELD-like set (replies in contexts, three
+    raters each) and three judges' cards on it."""
+    from evalkit.judgecard import FunctionJudge, HumanSet, judge_card
+
+    rng = np.random.default_rng(6)
+    truth = rng.normal(size=90)
+    ratings = pd.DataFrame([{"item_id": f"u{i}", "rater": f"r{r}", "content": truth[i] + rng.normal(scale=0.8)}
+                            for i in range(90) for r in range(3)])
+    items = pd.DataFrame({"item_id": [f"u{i}" for i in range(90)], "group": [f"c{i // 3}" for i in range(90)],
+                          "half": "test", "context": [[f"context {i // 3}"] for i in range(90)],
+                          "history": [[("user", f"context {i // 3}")] for i in range(90)],
+                          "response": [" ".join(["word"] * (1 + i % 7)) for i in range(90)], "reference": "ref",
+                          "dataset": "upheld-main"})
+    items["content"] = ratings.groupby("item_id", sort=False)["content"].mean().to_numpy()
+    main = HumanSet("upheld-main", items, ("content",), ratings, "")
+    noise = {"encoder": 1.5, "paireval:smoke": 1.0}
+    judges = {"length": FunctionJudge("length", lambda frame: frame["response"].str.split().str.len().to_numpy(float)),
+              **{name: FunctionJudge(name, lambda frame, s=scale: truth[frame.index.to_numpy()]
+                                     + np.random.default_rng(int(s * 10)).normal(scale=s, size=len(frame)))
+                 for name, scale in noise.items()}}
+    cards = {name: judge_card(judge, [main], half="all", bootstrap=0) for name, judge in judges.items()}
+    return {"human_sets": {"upheld-main": main}, "cards": cards}
+
+
 def chapter_stand_in(stem: str, monkeypatch) -> dict:
     """What each chapter's cells above its exercises define, on stand-in data (no model)."""
     from evalkit import agreement, ensemble
@@ -801,6 +852,8 @@ def chapter_stand_in(stem: str, monkeypatch) -> dict:
         return {**common, **ch3_env(), "ensemble": ensemble, "n_splits": 3}
     if stem.startswith("04"):
         return {**common, **ch4_env(), "proportion": proportion, "heldout_pairs": 400}
+    if stem.startswith("06"):
+        return {**common, **ch6_env()}
     return {**common, **ch5_env(monkeypatch), "realism": realism}
 
 

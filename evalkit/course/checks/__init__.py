@@ -1,12 +1,12 @@
-"""Every exercise's checks, one module per chapter (``ch00`` ... ``ch05``), gathered by label."""
+"""Every exercise's checks, one module per chapter (``ch00`` ... ``ch06``), gathered by label."""
 from __future__ import annotations
 
 from ..core import Exercise
-from . import ch00, ch01, ch02, ch03, ch04, ch05
+from . import ch00, ch01, ch02, ch03, ch04, ch05, ch06
 
 __all__ = ["EXERCISES", "exercise", "chapter_exercises"]
 
-EXERCISES: dict[str, Exercise] = {item.label: item for module in (ch00, ch01, ch02, ch03, ch04, ch05)
+EXERCISES: dict[str, Exercise] = {item.label: item for module in (ch00, ch01, ch02, ch03, ch04, ch05, ch06)
                                   for item in module.EXERCISES}
 
 
