@@ -214,13 +214,13 @@ def board_sentence(board: Sequence[Standing]) -> str:
     >>> b = Standing("b", 1, 0.45, 0.35, 0.55, 9, 0.3, 9, ("a",), ())
     >>> c = Standing("c", 3, 0.1, 0.0, 0.2, 9, 0.1, 9, (), ())
     >>> board_sentence([a, b, c])
-    'a and b share the first rank (mean share of the ceiling 0.500 [0.400, 0.600] and 0.450 [0.350, 0.550]): their paired interval holds zero, so this sample does not separate them. 1 of the other 1 judges (c) is below the first rank by a paired interval.'
+    'a and b share the first rank (mean shares of the ceiling 0.500 [0.400, 0.600], 0.450 [0.350, 0.550]): their paired interval holds zero, so this sample does not separate them. 1 of the other 1 judges (c) is below the first rank by a paired interval.'
     """
     ranked = [s for s in board if s.mean_share == s.mean_share]
     if not ranked:
         return "No judge scored a set with a ceiling, so nothing is ranked."
     first = [s for s in ranked if s.rank == 1]
-    shown = " and ".join(f"{_number(s.mean_share)} [{_number(s.share_low)}, {_number(s.share_high)}]" for s in first)
+    shown = ", ".join(f"{_number(s.mean_share)} [{_number(s.share_low)}, {_number(s.share_high)}]" for s in first)
     if len(first) == 1:
         lead = first[0]
         text = (f"{lead.judge} ranks first, with a mean share of the ceiling of {shown} over {lead.ceiling_rows} "
@@ -229,8 +229,9 @@ def board_sentence(board: Sequence[Standing]) -> str:
                  if lead.tied_with else "every other judge is below it by a paired interval.")
     else:
         names = ", ".join(s.judge for s in first[:-1]) + f" and {first[-1].judge}"
-        text = (f"{names} share the first rank (mean share of the ceiling {shown}): their paired interval holds "
-                f"zero, so this sample does not separate them.")
+        text = (f"{names} share the first rank (mean shares of the ceiling {shown}): "
+                + ("their paired interval holds zero" if len(first) == 2 else "no paired interval between them "
+                   "excludes zero") + ", so this sample does not separate them.")
     below = [s for s in ranked if s.rank > 1 and not set(s.tied_with) & {f.judge for f in first}]
     others = len(ranked) - len(first)
     if len(first) > 1 or first[0].tied_with:
