@@ -386,7 +386,8 @@ def build_book(executed_dir: str | Path, build_dir: str | Path = PROJECT_ROOT / 
     jupyter_book = Path(sys.executable).parent / "jupyter-book"
     command = [str(jupyter_book if jupyter_book.exists() else "jupyter-book"), "build", str(source),
                "--path-output", str(build), "-W", "--keep-going", "--all"]
-    completed = subprocess.run(command, capture_output=True, text=True)
+    edition = {**os.environ, "EVALKIT_EDITION": "student" if student else "instructor"}  # evalkit.book_links
+    completed = subprocess.run(command, capture_output=True, text=True, env=edition)
     if completed.returncode != 0:
         raise RuntimeError(f"jupyter-book build failed ({completed.returncode}):\n"
                            f"{completed.stdout[-6000:]}\n{completed.stderr[-6000:]}")

@@ -238,6 +238,25 @@ def test_chapter5_results(executed):
     assert "Judge sensitivity" in (executed / "05_user_proxy_eval" / "userproxy_report.html").read_text()
 
 
+def test_launch_buttons_open_files_the_repository_holds(book_index):
+    """The book is built from executed .ipynb copies the repository does not hold: every launch link must
+    name a file that exists in the repository (a chapter's MyST source), and no Colab link is offered."""
+    import re
+    from urllib.parse import unquote
+
+    root = Path(__file__).resolve().parents[1]
+    targets = []
+    for page in sorted((book_index.parent / "notebooks").glob("*.html")):
+        html = page.read_text()
+        assert "colab.research.google.com" not in html, page.name
+        targets += [unquote(m) for m in re.findall(r'urlpath=lab/tree/([^"&]+)', html)]
+    assert len(targets) >= 7, targets  # one per chapter page
+    for target in targets:
+        assert target.endswith(".md") and (root / target).is_file(), target
+    assert "Text and figures: CC BY 4.0" in (book_index.parent / "notebooks" / "01_dataset_building.html").read_text()
+    assert (root / "LICENSE").read_text().startswith(" " * 33 + "Apache License")
+
+
 def test_exercises_show_solutions_to_instructors_only(executed, book_index, tmp_path_factory):
     """The default build folds each solution into a toggle; a student build leaves it out."""
     instructor = (book_index.parent / "notebooks" / "04_pairwise_judge.html").read_text()
@@ -245,7 +264,9 @@ def test_exercises_show_solutions_to_instructors_only(executed, book_index, tmp_
     assert "P(A beats B) + P(B beats A) = 1 on every pair" in instructor  # the solution ran and is shown
     # Code wraps and results stand apart: the book's own stylesheet is staged and linked.
     assert (book_index.parent / "_static" / "evalkit.css").is_file() and "evalkit.css" in instructor
+    assert "Instructor edition" in instructor and "Student edition" not in instructor
     student_index = runner.build_book(executed, tmp_path_factory.mktemp("student"), student=True)
     student = (student_index.parent / "notebooks" / "04_pairwise_judge.html").read_text()
+    assert "Student edition" in student and "Instructor edition" not in student
     assert all(f'id="{label}"' in student for label in ("ch4-order", "ch4-size", "ch4-rank"))
     assert "P(A beats B) + P(B beats A)" not in student and "smallest n with a half-width" not in student
