@@ -2,18 +2,19 @@
 calls ties ties.
 
 **What is averaged.** A *row* is one set and label with a ceiling (UPHELD's three sets x content, style and
-reasonable; any set whose ratings are kept). The ceiling of a row is computed once, on the whole half of
-that set (:func:`~evalkit.judgecard.sets.noise_ceiling`), so every judge is divided by the same number; a
-judge's share on a row is its Pearson r with the mean human score, on the items it scored, over that
-ceiling, and its *mean share* averages its rows. Sets without a ceiling (the Table-1 sets, whose files keep
-means only) enter the mean Pearson column, not the ranking.
+reasonable, both USR sets and FED: the sets whose ratings are kept). The ceiling of a row is computed once,
+on the whole half of that set (:func:`~evalkit.judgecard.sets.noise_ceiling`), so every judge is divided by
+the same number; a judge's share on a row is its Pearson r with the mean human score, on the items it
+scored, over that ceiling, and its *mean share* averages its rows (``labels`` keeps only rows of those
+labels, e.g. the reference-free ones). Sets without a ceiling (GRADE's two and DailyDialog-Zhao, whose files
+keep means only) enter the mean Pearson column, not the ranking.
 
 **Intervals and ties.** A judge's interval resamples whole groups (contexts) of every set it scored, the
 sets independently (:func:`evalkit.stats.group_resamples`), and takes the percentile interval of the mean
 share. Two judges are compared *paired*: on the rows both have and the items both scored, with the same
 resamples for both, the interval of the difference of their mean shares. A judge's rank is 1 + the number of
-judges whose difference from it lies above zero by that interval; judges of equal rank, or whose paired
-interval holds zero, are tied, and the table says with whom.
+judges whose difference from it lies above zero by that interval; two judges whose paired interval holds
+zero are tied, and the table says with whom (judges of equal rank are never apart by that rule).
 
 >>> import pandas as pd
 >>> from evalkit.judgecard.sets import HumanSet
@@ -62,13 +63,17 @@ class Standing:
     sets_skipped: tuple[str, ...]
 
 
-def row_ceilings(human_sets: Mapping[str, HumanSet]) -> dict[tuple[str, str], float]:
-    """The ceiling of every (set, label) whose ratings are kept, on the set's items as given."""
+def row_ceilings(human_sets: Mapping[str, HumanSet], labels: Sequence[str] | None = None
+                 ) -> dict[tuple[str, str], float]:
+    """The ceiling of every (set, label) whose ratings are kept, on the set's items as given (only ``labels``,
+    when given)."""
     ceilings = {}
     for name, human_set in human_sets.items():
         if human_set.ratings is None:
             continue
         for label in human_set.labels:
+            if labels is not None and label not in labels:
+                continue
             value = noise_ceiling(human_set.ratings, label).ceiling
             if value == value and value > 0:
                 ceilings[name, label] = value
@@ -133,14 +138,15 @@ def _interval(draws: np.ndarray) -> tuple[float, float]:
 
 
 def standings(cards: Sequence[Card], human_sets: Mapping[str, HumanSet], *, bootstrap: int = 1000,
-              seed: int = 0) -> list[Standing]:
+              seed: int = 0, labels: Sequence[str] | None = None) -> list[Standing]:
     """The board: one :class:`Standing` per card, best first (see the module docstring). ``human_sets`` are the
-    sets the cards scored, by name, restricted to the half the cards report."""
+    sets the cards scored, by name, restricted to the half the cards report; ``labels`` ranks on those
+    labels' rows only."""
     names = [card.judge for card in cards]
     if len(set(names)) < len(names):
         raise ValueError(f"two cards share a judge name ({', '.join(sorted({n for n in names if names.count(n) > 1}))}):"
                          " merge them (merge_cards) or name the judges apart")
-    ceilings = row_ceilings(human_sets)
+    ceilings = row_ceilings(human_sets, labels)
     judged = [_Rows(card, human_sets, ceilings) for card in cards]
     resamples: dict = {}
     share, interval = {}, {}
@@ -168,12 +174,15 @@ def standings(cards: Sequence[Card], human_sets: Mapping[str, HumanSet], *, boot
                 tied[second].add(first)
     board = []
     for card, rows in zip(cards, judged):
-        pearsons = [row.pearson for row in card.rows if row.pearson == row.pearson]
+        pearsons = [row.pearson for row in card.rows if row.pearson == row.pearson
+                    and (labels is None or row.label in labels)]
         name, nan = card.judge, float("nan")
         board.append(Standing(name, 1 + len(better[name]), share.get(name, nan), *interval.get(name, (nan, nan)),
                               len(rows.rows), float(np.mean(pearsons)) if pearsons else nan, len(pearsons),
                               tuple(sorted(tied[name])), tuple(s for s, _ in card.skipped)))
-    return sorted(board, key=lambda s: (s.rank, -np.nan_to_num(s.mean_share, nan=-np.inf), s.judge))
+    # A judge without a defined share (no row, or r undefined on every row it has) is listed last, unranked.
+    return sorted(board, key=lambda s: (s.mean_share != s.mean_share, s.rank,
+                                        -np.nan_to_num(s.mean_share, nan=-np.inf), s.judge))
 
 
 def standings_frame(board: Sequence[Standing]) -> pd.DataFrame:
@@ -184,6 +193,12 @@ def standings_frame(board: Sequence[Standing]) -> pd.DataFrame:
     return frame
 
 
+def _cell(text: str) -> str:
+    """Text for a Markdown table cell: HTML escaped, and the characters Markdown reads as markup escaped."""
+    text = html.escape(text).replace("|", "&#124;")
+    return "".join(f"\\{c}" if c in "\\`*_[]<>#" else c for c in text)
+
+
 def _number(value: float) -> str:
     return "–" if value != value else f"{value:.3f}"
 
@@ -191,16 +206,19 @@ def _number(value: float) -> str:
 def leaderboard_markdown(board: Sequence[Standing], links: Mapping[str, str] | None = None) -> str:
     """The board as a Markdown table; a judge's name links to ``links[judge]`` when given (text escaped)."""
     links = links or {}
-    ranks = [s.rank for s in board]
-    lines = ["| Rank | Judge | Mean share of ceiling [95% interval] | Rows | Mean Pearson r (all rows) | Tied with |",
+    ranks = [s.rank for s in board if s.mean_share == s.mean_share]
+    lines = ["| Rank | Judge | Mean share of ceiling [95% interval] | Rows | Mean Pearson r (its rows) | Tied with |",
              "|---|---|---|---|---|---|"]
     for s in board:
-        name = html.escape(s.judge).replace("|", "&#124;")
+        name = _cell(s.judge)
         shown = f"[{name}]({links[s.judge]})" if s.judge in links else name
         rank = f"{s.rank}=" if ranks.count(s.rank) > 1 else str(s.rank)
+        if s.mean_share != s.mean_share:
+            rank = "–"
         share = (f"{_number(s.mean_share)} [{_number(s.share_low)}, {_number(s.share_high)}]"
-                 if s.mean_share == s.mean_share else "no set with a ceiling")
-        tied = html.escape(", ".join(s.tied_with)).replace("|", "&#124;") or "none"
+                 if s.mean_share == s.mean_share else
+                 "no row with a ceiling" if not s.ceiling_rows else "r undefined on its rows")
+        tied = _cell(", ".join(s.tied_with)) or "none"
         lines.append(f"| {rank} | {shown} | {share} | {s.ceiling_rows} | {_number(s.mean_pearson)} "
                      f"({s.pearson_rows}) | {tied} |")
     return "\n".join(lines)
@@ -214,11 +232,11 @@ def board_sentence(board: Sequence[Standing]) -> str:
     >>> b = Standing("b", 1, 0.45, 0.35, 0.55, 9, 0.3, 9, ("a",), ())
     >>> c = Standing("c", 3, 0.1, 0.0, 0.2, 9, 0.1, 9, (), ())
     >>> board_sentence([a, b, c])
-    'a and b share the first rank (mean shares of the ceiling 0.500 [0.400, 0.600], 0.450 [0.350, 0.550]): their paired interval holds zero, so this sample does not separate them. 1 of the other 1 judges (c) is below the first rank by a paired interval.'
+    'a and b share the first rank (mean shares of the ceiling 0.500 [0.400, 0.600], 0.450 [0.350, 0.550]): their paired interval holds zero, so this sample does not separate them. The other judge (c) is below the first rank by a paired interval.'
     """
     ranked = [s for s in board if s.mean_share == s.mean_share]
     if not ranked:
-        return "No judge scored a set with a ceiling, so nothing is ranked."
+        return "No judge has a defined share of a ceiling, so nothing is ranked."
     first = [s for s in ranked if s.rank == 1]
     shown = ", ".join(f"{_number(s.mean_share)} [{_number(s.share_low)}, {_number(s.share_high)}]" for s in first)
     if len(first) == 1:
@@ -235,12 +253,13 @@ def board_sentence(board: Sequence[Standing]) -> str:
     below = [s for s in ranked if s.rank > 1 and not set(s.tied_with) & {f.judge for f in first}]
     others = len(ranked) - len(first)
     if len(first) > 1 or first[0].tied_with:
-        text += (f" {len(below)} of the other {others} judges ({', '.join(s.judge for s in below)}) "
-                 f"{'is' if len(below) == 1 else 'are'} below the first rank by a paired interval."
-                 if below else "")
+        every = ("The" if others == 1 else "All") if len(below) == others else f"{len(below)} of the"
+        text += (f" {every} {'' if others == 1 else f'{others} '}other judge{'s' if others != 1 else ''} "
+                 f"({', '.join(s.judge for s in below)}) {'is' if len(below) == 1 else 'are'} below the first "
+                 "rank by a paired interval." if below else "")
     unranked = [s.judge for s in board if s.mean_share != s.mean_share]
     if unranked:
-        text += f" Not ranked (no set with a ceiling scored): {', '.join(unranked)}."
+        text += f" Not ranked (no row with a defined share of the ceiling): {', '.join(unranked)}."
     return text
 
 
