@@ -181,6 +181,12 @@ def _fixed_values(read: Fields, grid: dict[str, list[Any]]) -> dict[str, Any]:
     return fixed
 
 
+def command_path() -> str:
+    """PATH for a command unit: the grid's own environment first, so `evalkit` and `python` in a command are
+    the kit's, also when its virtual environment is not activated."""
+    return os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+
+
 def _notebook_target(read: Fields, grid: dict[str, list[Any]], fixed: dict[str, Any]) -> str:
     """The ``notebook`` field: exactly one chapter notebook, of which every grid and fixed name is a parameter."""
     target = read.text("notebook")
@@ -220,8 +226,7 @@ def _command_target(read: Fields, grid: dict[str, list[Any]], fixed: dict[str, A
                 read.fail(f"command[{index}]", f"placeholder {{{placeholder}}} names no parameter "
                                                f"(parameters: {', '.join(sorted(names))})")
     program = str(command[0])
-    on_path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])  # as units run it
-    if not placeholders(program) and shutil.which(program, path=on_path) is None:
+    if not placeholders(program) and shutil.which(program, path=command_path()) is None:
         if not (base / program).is_file():
             read.fail("command[0]", f"{program!r} is not a program on PATH nor a file")
         if "/" not in program:  # a bare name is looked up on PATH only

@@ -15,7 +15,7 @@ from typing import Any
 from ..models import redact
 from .masking import _public
 from .records import _write_record
-from .spec import GridUnit, fill
+from .spec import GridUnit, command_path, fill
 
 
 def _run_notebook(unit: GridUnit, folder: Path) -> dict[str, Any]:
@@ -139,9 +139,7 @@ def _json_result(stdout: str) -> dict[str, Any]:
 
 def _run_command(unit: GridUnit, folder: Path, secrets: list[str]) -> dict[str, Any]:
     arguments = [fill(part, unit.params) for part in json.loads(unit.target)]
-    # The grid's own environment first on PATH, so `evalkit` and `python` in a command are the kit's, also
-    # when its virtual environment is not activated.
-    environment = {**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
+    environment = {**os.environ, "PATH": command_path()}
     reaper = subprocess.Popen([sys.executable, "-I", "-S", "-c", _REAPER, str(os.getpid()), *arguments],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, encoding="utf-8", errors="replace",
                               cwd=unit.workdir or None, env=environment)

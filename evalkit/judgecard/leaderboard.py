@@ -39,7 +39,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..stats import group_resamples
+from ..stats import _pearson_rows, group_resamples
 from .card import Card, LabelRow, SetScores
 from .sets import HumanSet, noise_ceiling
 
@@ -103,12 +103,6 @@ class _Rows:
         return set(series.index[series.notna()])
 
 
-def _pearson(x: np.ndarray, y: np.ndarray) -> float:
-    x, y = x - x.mean(), y - y.mean()
-    denominator = np.sqrt((x * x).sum() * (y * y).sum())
-    return float((x * y).sum() / denominator) if denominator > 0 else float("nan")
-
-
 def _share_draws(judges: Sequence[_Rows], rows: Sequence[tuple[str, str]], *, bootstrap: int, seed: int,
                  resamples: dict) -> tuple[np.ndarray, np.ndarray]:
     """Mean share over ``rows``: the point value per judge and its ``bootstrap`` draws (judges x draws). Every
@@ -126,8 +120,8 @@ def _share_draws(judges: Sequence[_Rows], rows: Sequence[tuple[str, str]], *, bo
             for r, (name, label) in enumerate(rows):
                 if name == s:
                     human, ceiling = items[label].to_numpy(dtype=float), judge.ceilings[name, label]
-                    points[k, r] = _pearson(scores, human) / ceiling
-                    draws[k, r] = [_pearson(scores[d], human[d]) / ceiling for d in resamples[s, groups]]
+                    points[k, r] = _pearson_rows(scores, human) / ceiling
+                    draws[k, r] = [_pearson_rows(scores[d], human[d]) / ceiling for d in resamples[s, groups]]
     with np.errstate(invalid="ignore"):  # a row whose r is undefined (constant scores) drops out of the mean
         return np.nanmean(points, axis=1), np.nanmean(draws, axis=1)
 
