@@ -42,7 +42,7 @@ from .dialogue import Texts
 from .paireval.splits import DISTINCT_WORDS, _units, normalise
 
 __all__ = ["SEED", "Half", "DevHalf", "TestHalf", "content_groups", "split_frame", "require_dev", "halves_table",
-           "meta_eval_halves", "split_meta_eval", "upheld_halves", "mirrorbench_label_halves", "split_mirrorbench_labels", "human_scored_halves"]
+           "meta_eval_halves", "split_meta_eval", "upheld_halves", "split_upheld_items", "mirrorbench_label_halves", "split_mirrorbench_labels", "human_scored_halves"]
 
 SEED = "evalkit-halves-1"
 HalfName = Literal["dev", "test"]
@@ -195,8 +195,13 @@ def upheld_halves(subset: str = "main", *, data_dir=None, seed: str = SEED) -> t
     ``conversation_id`` and by the history's text."""
     from .upheld import item_table, load_upheld
 
-    items = item_table(load_upheld(subset, data_dir=data_dir).labels)
-    return split_frame(items, f"upheld-{subset}", seed=seed, id_column="conversation_id",
+    return split_upheld_items(item_table(load_upheld(subset, data_dir=data_dir).labels), f"upheld-{subset}", seed=seed)
+
+
+def split_upheld_items(items: pd.DataFrame, name: str, *, seed: str = SEED) -> tuple[DevHalf, TestHalf]:
+    """The halves of an item table in UPHELD's shape (the release's, or a user's own annotator files read by
+    :func:`evalkit.upheld.read_annotator_folder`), joined by ``conversation_id`` and the history's text."""
+    return split_frame(items, name, seed=seed, id_column="conversation_id",
                        texts=lambda row: [*_turn_texts(row.history), row.reference])
 
 

@@ -22,6 +22,7 @@ The release's format — subsets, labels and their spellings, reading one cell �
 """
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,7 +38,7 @@ from .upheld_format import LabelSpec  # noqa: F401  (re-exported: evalkit.upheld
 
 __all__ = [
     "LABELS", "SUBSETS", "CALIBRATION_SOURCES", "UpheldFormatError", "Fault", "LoadReport", "UpheldData",
-    "load_upheld", "read_subset", "parse_history", "agreement_bin", "item_table", "aggregate_scores",
+    "load_upheld", "read_subset", "read_annotator_folder", "parse_history", "agreement_bin", "item_table", "aggregate_scores",
 ]
 
 #: The two calibration sources of the main set: a paraphrase of the reference and a random utterance.
@@ -133,7 +134,25 @@ def _annotator_files(root: Path) -> list[tuple[int, Path]]:
     return found
 
 
-def _rows_of_file(path: Path, annotator: int, subset: str, report: LoadReport) -> pd.DataFrame:
+def _folder_annotator_files(folder: Path) -> list[tuple[int, Path]]:
+    """Every ``annotator_<n>.csv`` (or ``.csv.gz``) in a user's folder, any ``n``, in the order of ``n``."""
+    if not folder.is_dir():
+        raise UpheldFormatError(folder, "not a folder of annotator_<n>.csv files")
+    found = {}
+    for path in folder.iterdir():
+        match = re.fullmatch(r"annotator_(\d+)\.csv(\.gz)?", path.name)
+        if match and path.is_file():
+            number = int(match.group(1))
+            if number in found:
+                raise UpheldFormatError(path, f"annotator {number} has two files ({found[number].name} too)")
+            found[number] = path
+    if not found:
+        raise UpheldFormatError(folder, "no annotator_<n>.csv(.gz) file found")
+    return sorted(found.items())
+
+
+def _rows_of_file(path: Path, annotator: int, subset: str, report: LoadReport, *, dataset: str | None = None,
+                  default_model: str = CHECK_SET_MODEL) -> pd.DataFrame:
     frame = _read_csv(path)
     id_column = next((c for c in ID_COLUMNS if c in frame.columns), None)
     if id_column is None:
@@ -171,10 +190,10 @@ def _rows_of_file(path: Path, annotator: int, subset: str, report: LoadReport) -
                                        record["chat_history"][:200]))
             report.rows_dropped["malformed history"] = report.rows_dropped.get("malformed history", 0) + 1
             continue
-        model = record["model"].strip() if subset == "main" else CHECK_SET_MODEL
+        model = record["model"].strip() if subset == "main" else default_model
         if subset == "main" and not model:
             raise UpheldFormatError(path, "blank model", row=index, column="model")
-        row = {"dataset": DATASET_NAMES[subset], "turn_id": turn_id, "model": model, "annotator": annotator,
+        row = {"dataset": dataset or DATASET_NAMES[subset], "turn_id": turn_id, "model": model, "annotator": annotator,
                "history": history, "reference": record["Option A"].strip(),
                "candidate": record["Option B"].strip(), "source_file": path.name, "source_row": index}
         for name, spec in LABELS.items():
@@ -251,13 +270,34 @@ def read_subset(root: Path | str, subset: Subset = "main", *, drop_duplicate_rat
     """Read one subset's annotator files from ``root`` (a directory laid out like the release's)."""
     if subset not in SUBSETS:
         raise ValueError(f"subset must be one of {list(SUBSETS)}, not {subset!r}")
-    folder = Path(root) / SUBSETS[subset]
     report = LoadReport(subset=subset)
-    files = _annotator_files(folder)
+    files = _annotator_files(Path(root) / SUBSETS[subset])
+    return _read_files(files, subset, report, drop_duplicate_raters=drop_duplicate_raters)
+
+
+def read_annotator_folder(folder: Path | str, *, name: str | None = None,
+                          drop_duplicate_raters: bool = True) -> UpheldData:
+    """A user's own per-annotator labels in UPHELD's layout: ``annotator_<n>.csv`` (or ``.csv.gz``, any ``n``)
+    in ``folder``, with the release's columns — a ``model`` column as in the main set, or none as in the check
+    sets (the model is then ``unnamed``). The same checks and report as the release; ``dataset`` is ``name``
+    (default: the folder's name)."""
+    folder = Path(folder)
+    files = _folder_annotator_files(folder)
+    header = _read_csv(files[0][1]).columns
+    subset = "main" if "model" in header else "llm_arena"  # the check sets' layout: no model column
+    report = LoadReport(subset=name or folder.name)
+    return _read_files(files, subset, report, drop_duplicate_raters=drop_duplicate_raters,
+                       dataset=name or folder.name, default_model="unnamed")
+
+
+def _read_files(files: Sequence[tuple[int, Path]], subset: str, report: LoadReport, *, drop_duplicate_raters: bool,
+                dataset: str | None = None, default_model: str = CHECK_SET_MODEL) -> UpheldData:
     frames = []
     for number, path in files:
-        frames.append(_rows_of_file(path, number, subset, report))
+        frames.append(_rows_of_file(path, number, subset, report, dataset=dataset, default_model=default_model))
     labels = pd.concat(frames, ignore_index=True)
+    if labels.empty:
+        raise UpheldFormatError(files[0][1].parent, "the annotator files hold no rows")
 
     duplicates = _duplicate_files(files)
     report.duplicate_raters = [tuple(path.name for _, path in group) for group in duplicates]

@@ -5,7 +5,8 @@ the human noise ceiling of the same items, with length and position biases, abst
 * :mod:`.judges` — the judges, and the one :class:`CardJudge` protocol (``score``, ``orders``, ``calls``) they
   all answer;
 * :mod:`.sets` — the human-scored sets in one shape (:class:`HumanSet`), their dev/test halves and ceilings;
-* :mod:`.card` — :func:`judge_card` and the :class:`Card` it returns;
+* :mod:`.card` — :func:`judge_card` and the :class:`Card` it returns (its rows, slots, self-consistency and
+  costs; each set's item scores, :meth:`Card.set_scores`);
 * :mod:`.render` — the self-contained HTML page; :mod:`.leaderboard` — judges side by side, ranked by mean
   share of the ceiling with ties called; :mod:`.cli` — ``evalkit judge card`` and ``evalkit judge leaderboard``.
 
@@ -29,11 +30,12 @@ from typing import Any
 
 from ._names import SET_NAMES
 
-_HOMES = {"card": ("Card", "LabelRow", "SlotRow", "SetCost", "SetScores", "judge_card", "merge_cards",
+_HOMES = {"card": ("Card", "LabelRow", "SlotRow", "ConsistencyRow", "SetCost", "SetScores", "judge_card", "merge_cards",
                    "same_context_pairs"),
           "render": ("card_html", "card_fragment", "write_card"),
           "leaderboard": ("Standing", "standings", "standings_frame", "leaderboard_markdown", "board_sentence"),
-          "sets": ("Ceiling", "HumanSet", "from_meta_eval", "load_set", "noise_ceiling"),
+          "sets": ("Ceiling", "HumanSet", "from_meta_eval", "from_upheld_labels", "load_set", "noise_ceiling",
+                   "upheld_folder_set"),
           "spec": ("KINDS", "JudgeSpec", "parse_spec", "read_spec_file"),
           "judges": ("CannotScore", "CardJudge", "FunctionJudge", "Scored", "ScoresJudge", "build_judge")}
 _WHERE = {name: module for module, names in _HOMES.items() for name in names}

@@ -17,12 +17,20 @@ context sharing its conversation), n, the noise ceiling and the share of it
 For a judge with slots (:meth:`~evalkit.judgecard.judges.CardJudge.orders`), a :class:`SlotRow` per set gives the
 first-slot win rate over every verdict and the flip rate: the share of pairs whose winner changes when the
 two replies swap slots (the same slot wins both times).
+
+**Self-consistency.** A judge whose score averages independent draws (PairEval: one run per comparison set drawn
+from the pool; a scored file with several score columns, e.g. seeds) gives a :class:`ConsistencyRow` per set:
+the draws, the mean over items of the spread (SD) of an item's score across draws, the mean Pearson between two
+draws' scores (how well the judge agrees with itself), and the Pearson with people of each draw alone on the
+set's first label (min, max): what one draw instead of the average would have reported. A judge with no seed
+or sample in its score (a metric, an LM's label probabilities, DirectEval) says so in the card's notes.
 """
 from __future__ import annotations
 
 import json
 import math
 import time
+import warnings
 from dataclasses import asdict, dataclass, field
 from typing import Any, Sequence
 
@@ -36,7 +44,7 @@ from .sets import HalfChoice, HumanSet, load_set, noise_ceiling
 from .judges import CannotScore, CardJudge, build_judge
 from .spec import JudgeSpec, parse_spec
 
-__all__ = ["LabelRow", "SlotRow", "SetCost", "SetScores", "Card", "judge_card", "merge_cards", "same_context_pairs"]
+__all__ = ["LabelRow", "SlotRow", "ConsistencyRow", "SetCost", "SetScores", "Card", "judge_card", "merge_cards", "same_context_pairs"]
 
 _KEPT_EXAMPLES = 20
 
@@ -89,6 +97,20 @@ class SlotRow:
 
 
 @dataclass(frozen=True)
+class ConsistencyRow:
+    """How a judge agrees with itself over its independent draws on one set (see the module docstring)."""
+
+    set: str
+    draws: int
+    source: str
+    item_sd: float
+    between_draws: float
+    label: str
+    pearson_min: float
+    pearson_max: float
+
+
+@dataclass(frozen=True)
 class SetCost:
     """What one set cost — scoring it and the slot probe: model-door calls, cache hits, tokens, wall-clock and
     model seconds, money (None without a price); ``abstained`` items with up to 20 ``examples`` of (item, raw
@@ -132,9 +154,24 @@ class Card:
     skipped: tuple[tuple[str, str], ...] = ()
     notes: tuple[str, ...] = field(default=())
     scores: tuple[SetScores, ...] = ()  # each set's scores, item by item (what a leaderboard resamples)
+    consistency: tuple[ConsistencyRow, ...] = ()
 
     def table(self) -> pd.DataFrame:
         return pd.DataFrame([asdict(row) for row in self.rows])
+
+    def set_scores(self, name: str) -> pd.Series:
+        """The judge's score of each item of set ``name``, indexed by ``item_id`` (NaN: not scored); KeyError
+        when the card did not score the set."""
+        for entry in self.scores:
+            if entry.set == name:
+                return pd.Series(entry.scores, index=pd.Index(entry.item_ids, name="item_id"), dtype=float,
+                                 name=self.judge)
+        raise KeyError(f"{self.judge!r} has no scores on {name!r} (scored: "
+                       f"{', '.join(e.set for e in self.scores) or 'none'})")
+
+    def scores_on(self, human_set: HumanSet) -> np.ndarray:
+        """The judge's scores aligned with ``human_set.items`` (NaN for an item it did not score)."""
+        return human_set.items["item_id"].astype(str).map(self.set_scores(human_set.name)).to_numpy(dtype=float)
 
     def summary(self) -> dict[str, Any]:
         """Means over the rows: Pearson, share of ceiling (rows with a ceiling), flags raised."""
@@ -153,7 +190,8 @@ class Card:
                        "seed": self.seed, "summary": self.summary(), "rows": [asdict(r) for r in self.rows],
                        "slots": [asdict(s) for s in self.slots], "costs": [asdict(c) for c in self.costs],
                        "skipped": [list(s) for s in self.skipped], "notes": list(self.notes),
-                       "scores": [asdict(s) for s in self.scores]})
+                       "scores": [asdict(s) for s in self.scores],
+                       "consistency": [asdict(c) for c in self.consistency]})
 
     def to_json(self) -> str:
         return json.dumps(self.record(), indent=1, ensure_ascii=False)
@@ -172,9 +210,11 @@ class Card:
                           for row in record["costs"])
             scores = tuple(SetScores(row["set"], tuple(map(str, row["item_ids"])),
                                      tuple(float(nan(v)) for v in row["scores"])) for row in record.get("scores", []))
+            consistency = tuple(ConsistencyRow(**{k: nan(v) for k, v in row.items()})
+                                for row in record.get("consistency", []))
             return cls(str(record["judge"]), dict(record["spec"]), str(record["half"]), int(record["bootstrap"]),
                        int(record["seed"]), rows, slots, costs, tuple(map(tuple, record["skipped"])),
-                       tuple(record["notes"]), scores)
+                       tuple(record["notes"]), scores, consistency)
         except KeyError as missing:
             raise ValueError(f"{source}: not a judge card's record (no field {missing})") from None
         except TypeError as wrong:
@@ -198,7 +238,8 @@ def merge_cards(cards: Sequence[Card]) -> Card:
         raise ValueError(f"cards of {first.judge!r}: sets scored twice: {', '.join(twice)}")
     join = lambda name: tuple(x for card in cards for x in getattr(card, name))
     return Card(first.judge, first.spec, first.half, first.bootstrap, first.seed, join("rows"), join("slots"),
-                join("costs"), join("skipped"), join("notes"), join("scores"))
+                join("costs"), join("skipped"), tuple(dict.fromkeys(join("notes"))), join("scores"),
+                join("consistency"))
 
 
 def _plain(value: Any) -> Any:
@@ -282,6 +323,33 @@ def _label_row(human_set: HumanSet, label: str, scores: np.ndarray, pairs, *, bo
                     bool(share == share and share >= 1.0), **length)
 
 
+def _consistency_row(human_set: HumanSet, draws: Sequence[np.ndarray], source: str) -> ConsistencyRow:
+    """:class:`ConsistencyRow` of ``draws`` (each an array of scores aligned with the set's items)."""
+    stacked = np.stack([np.asarray(d, dtype=float) for d in draws])
+    label = human_set.labels[0]
+    human = human_set.items[label].to_numpy(dtype=float)
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # an item no draw scored has no spread
+        item_sd = float(np.nanmean(np.nanstd(stacked, axis=0, ddof=1)))
+    between = []
+    for a in range(len(stacked)):
+        for b in range(a + 1, len(stacked)):
+            keep = ~(np.isnan(stacked[a]) | np.isnan(stacked[b]))
+            if keep.sum() >= 3:
+                between.append(correlation(stacked[a][keep], stacked[b][keep]))
+    per_draw = []
+    for draw in stacked:
+        keep = ~(np.isnan(draw) | np.isnan(human))
+        if keep.sum() >= 3:
+            per_draw.append(correlation(draw[keep], human[keep]))
+    between = [b for b in between if b == b]
+    per_draw = [p for p in per_draw if p == p]
+    nan = float("nan")
+    return ConsistencyRow(human_set.name, len(stacked), source, item_sd,
+                          float(np.mean(between)) if between else nan, label,
+                          float(min(per_draw)) if per_draw else nan, float(max(per_draw)) if per_draw else nan)
+
+
 def _slot_row(name: str, judge: CardJudge, items: pd.DataFrame, pairs, *, max_pairs: int, seed: int) -> SlotRow | None:
     if not pairs:
         return None
@@ -331,10 +399,11 @@ def judge_card(judge: CardJudge | JudgeSpec | str, sets: Sequence[str | HumanSet
         price_per_1k_tokens = price_per_1k_tokens if price_per_1k_tokens is not None else spec.price_per_1k_tokens
     if half not in ("test", "dev", "all"):
         raise ValueError(f"half must be test, dev or all, not {half!r}")
-    rows, slots, costs, skipped, kept = [], [], [], [], []
+    rows, slots, costs, skipped, kept, consistency, one_draw, set_notes = [], [], [], [], [], [], [], []
     for entry in sets:
         human_set = (entry if isinstance(entry, HumanSet) else load_set(entry, data_dir=data_dir)).half(half)
         human_set = human_set.sample(items_per_set, seed=seed)
+        set_notes.extend(f"{human_set.name}: {note}" for note in human_set.notes)
         items = human_set.items
         if len(items) < 3:
             skipped.append((human_set.name, f"{len(items)} items in the {half} half"))
@@ -359,8 +428,16 @@ def judge_card(judge: CardJudge | JudgeSpec | str, sets: Sequence[str | HumanSet
             slot = _slot_row(human_set.name, judge, items, pairs, max_pairs=max_pairs, seed=seed)
             if slot is not None:
                 slots.append(slot)
+            if len(scored.draws) >= 2:
+                consistency.append(_consistency_row(human_set, scored.draws, scored.draws_from))
+            else:
+                one_draw.append(human_set.name)
         costs.append(_cost(human_set.name, len(items), time.perf_counter() - started, judge.calls()[before:],
                            scores, scored.raw, price_per_1k_tokens, items["item_id"].tolist()))
     record = spec.as_record() if spec is not None else {"kind": type(judge).__name__, "name": judge.name}
+    notes = (f"{judge.name}'s score is not an average of independent draws on {', '.join(one_draw)}: no "
+             "self-consistency row there (a metric or one prompt's label probabilities give the same score every "
+             "time; spread over training seeds is not measured)",) if one_draw else ()
+    notes = (*set_notes, *notes)
     return Card(judge.name, record, half, bootstrap, seed, tuple(rows), tuple(slots), tuple(costs), tuple(skipped),
-                scores=tuple(kept))
+                notes, tuple(kept), tuple(consistency))

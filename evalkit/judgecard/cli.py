@@ -19,12 +19,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                         "directeval:<recipe>, reader:<recipe>, lm:<prompt>, or a judge spec file "
                                         "(.yml)")
     parser.add_argument("--scores", help="a meta-evaluation file with the judge's scores (instead of --judge)")
-    parser.add_argument("--score-column", default="score_judge", help="the scores' column (default score_judge)")
+    parser.add_argument("--score-column", action="append", dest="score_columns", metavar="NAME",
+                        help="the scores' column (default score_judge); repeat it for several draws of one judge "
+                             "(seeds, samples): the card scores their mean and measures how they agree")
     parser.add_argument("--set", action="append", dest="sets", metavar="NAME",
                         help=f"a set to report (repeatable; default: all of {', '.join(SET_NAMES)})")
     parser.add_argument("--add", action="append", default=[], metavar="FILE",
                         help="a human-scored meta-evaluation file of your own, as one more set, split into halves "
                              "as the kit's sets are (repeatable)")
+    parser.add_argument("--add-upheld", action="append", default=[], metavar="DIR",
+                        help="a folder of your own per-annotator labels in UPHELD's layout (annotator_<n>.csv, the "
+                             "release's columns), as one more set with a noise ceiling (repeatable)")
     parser.add_argument("--half", choices=["test", "dev", "all"], default="test",
                         help="which half of every set (default test; all: the full sets)")
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (default 1000)")
@@ -39,6 +44,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default=None,
                         help="folder for card.json and card.html (default judge-card), or for leaderboard.json, "
                              "leaderboard.md and the cards' pages (default judge-leaderboard)")
+
+
+def _added_sets(args: argparse.Namespace) -> list:
+    """The user's own sets of ``--add FILE`` (names, read by the card) and ``--add-upheld DIR`` (read here, so a
+    bad folder fails before any judge runs)."""
+    from .sets import upheld_folder_set
+
+    for path in args.add:
+        if not Path(path).is_file():
+            raise FileNotFoundError(f"--add {path}: no such file")
+    folders = []
+    for path in args.add_upheld:
+        if not Path(path).is_dir():
+            raise FileNotFoundError(f"--add-upheld {path}: no such folder")
+        folders.append(upheld_folder_set(path))
+    return [*args.add, *folders]
 
 
 def leaderboard(args: argparse.Namespace) -> int:
@@ -72,9 +93,13 @@ def leaderboard(args: argparse.Namespace) -> int:
     if len(halves) > 1:
         raise ValueError(f"the cards report different halves ({', '.join(sorted(halves))}): rank one half at a time")
     half = halves.pop()
-    # The ranking reads the sets whose ratings give a ceiling: the kit's own (a user's --add file has none).
-    human_sets = {name: load_set(name).half(half) for name in
-                  sorted({entry.set for card in cards for entry in card.scores}) if name in SET_NAMES}
+    # The ranking reads the sets whose ratings give a ceiling: the kit's own and a user's --add-upheld folders
+    # (an --add file keeps one score per item: no ceiling, so no share to rank by).
+    scored = {entry.set for card in cards for entry in card.scores}
+    human_sets = {name: load_set(name).half(half) for name in sorted(scored) if name in SET_NAMES}
+    for added in _added_sets(args):
+        if not isinstance(added, str) and added.name in scored:
+            human_sets[added.name] = added.half(half)
     board = standings(cards, human_sets, bootstrap=args.bootstrap, seed=args.seed)
     out = Path(args.out or "judge-leaderboard")
     links = {}
@@ -103,11 +128,8 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("judge card needs exactly one of --judge SPEC and --scores FILE")
     if args.bootstrap < 0:
         raise ValueError(f"--bootstrap must be 0 or more, not {args.bootstrap}")
-    for path in args.add:
-        if not Path(path).is_file():
-            raise FileNotFoundError(f"--add {path}: no such file")
-    judge = parse_spec(args.judge) if args.judge else ScoresJudge(args.scores, args.score_column)
-    sets = [*(args.sets or SET_NAMES), *args.add]
+    judge = parse_spec(args.judge) if args.judge else ScoresJudge(args.scores, args.score_columns or "score_judge")
+    sets = [*(args.sets or SET_NAMES), *_added_sets(args)]
     if args.items_per_set is not None and args.items_per_set < 3:
         raise ValueError(f"--items-per-set must be 3 or more, not {args.items_per_set}")
     card = judge_card(judge, sets, half=args.half, bootstrap=args.bootstrap, seed=args.seed,

@@ -26,10 +26,14 @@ class CannotScore(ValueError):
 
 @dataclass(frozen=True)
 class Scored:
-    """A judge's scores on a set's items (NaN: an abstention) and, where it produced text, what it said."""
+    """A judge's scores on a set's items (NaN: an abstention) and, where it produced text, what it said.
+    ``draws``: when the score averages independent draws (PairEval's runs, each with its own comparison
+    examples; several score columns of a file), each draw's scores, and ``draws_from`` what a draw is."""
 
     scores: np.ndarray
     raw: tuple[str | None, ...] = ()
+    draws: tuple[np.ndarray, ...] = ()
+    draws_from: str = ""
 
 
 class CardJudge(Protocol):
@@ -155,8 +159,10 @@ class _PairJudge:
             self._pool = self.pool()
         frame = pd.DataFrame({"context": contexts, "response": replies})
         settings = self.settings
-        return Scored(judge_scores(frame, judge, self._pool, n=settings.comparisons, runs=settings.runs,
-                                   seed=settings.seed)["paireval"])
+        result = judge_scores(frame, judge, self._pool, n=settings.comparisons, runs=settings.runs, seed=settings.seed)
+        return Scored(result["paireval"], draws=tuple(np.asarray(r, dtype=float) for r in result["runs"]),
+                      draws_from=f"PairEval runs of {settings.comparisons} comparison examples each "
+                                 f"(pool {settings.pool_size}, seed {settings.seed})")
 
     def orders(self, contexts, first, second):
         in_a = self._model().orders(contexts, first, contexts, second)  # P(first wins): shown as A, shown as B
@@ -215,45 +221,64 @@ class _LMJudge:
 
 @dataclass
 class ScoresJudge:
-    """Scores a user already has, in a meta-evaluation file (:func:`evalkit.paireval.read_meta_eval`) with a
-    score column (default ``score_judge``). A set's item takes the file's score of the row with its
-    ``item_id`` when the file has that column, else of the row with the same context and response (and
-    ``dataset``, when the file names it); an item the file lacks is unscored (NaN), counted as missing."""
+    """Scores a user already has, in a meta-evaluation file (:func:`evalkit.paireval.read_meta_eval`) with one
+    score column or several (``column``: a name or a sequence of names, default ``score_judge``). Several
+    columns are independent draws of one judge (seeds, samples): the score is their mean, an item missing in any
+    of them is unscored, and the card measures how the draws agree. A set's item takes the file's score of the
+    row with its ``item_id`` when the file has that column, else of the row with the same context and response
+    (and ``dataset``, when the file names it); an item the file lacks is unscored (NaN), counted as missing."""
 
     path: str
-    column: str = "score_judge"
+    column: str | Sequence[str] = "score_judge"
     name: str = ""
     _frame: pd.DataFrame = field(default=None, repr=False)
 
     def __post_init__(self):
         from ..paireval.schema import MetaEvalFormatError, metric_scores, read_meta_eval
 
+        self.column = (self.column,) if isinstance(self.column, str) else tuple(self.column)
+        if not self.column or len(set(self.column)) != len(self.column):
+            raise MetaEvalFormatError(f"{self.path}: name each score column once (got {list(self.column)})")
         frame = read_meta_eval(self.path)
-        if self.column not in frame.columns:
-            raise MetaEvalFormatError(f"{self.path}: no score column {self.column!r} (columns: "
-                                      f"{', '.join(map(str, frame.columns))}); name it with --score-column")
-        frame[self.column] = metric_scores(frame, self.column, source=self.path)
+        for column in self.column:
+            if column not in frame.columns:
+                raise MetaEvalFormatError(f"{self.path}: no score column {column!r} (columns: "
+                                          f"{', '.join(map(str, frame.columns))}); name it with --score-column")
+            frame[column] = metric_scores(frame, column, source=self.path)
         self._frame = frame
-        self.name = self.name or f"scores:{Path(self.path).name}#{self.column}"
+        self.name = self.name or f"scores:{Path(self.path).name}#{'+'.join(self.column)}"
 
-    def score(self, items: pd.DataFrame) -> Scored:
-        frame = self._frame
+    def _lookup(self, items: pd.DataFrame) -> np.ndarray:
+        """The file's values for the items, one row per item and one column per score column."""
+        frame, columns = self._frame, list(self.column)
+        values = frame[columns].to_numpy(dtype=float)
         if "item_id" in frame.columns:  # the ids of the kit's sets, or of the file the user scored
-            by_id = dict(zip(frame["item_id"].astype(str), frame[self.column]))
-            values = [by_id.get(str(item), np.nan) for item in items["item_id"]]
-            if not np.all(np.isnan(values)):
-                return Scored(np.asarray(values, dtype=float))
+            by_id = dict(zip(frame["item_id"].astype(str), values))
+            found = np.array([by_id.get(str(item), [np.nan] * len(columns)) for item in items["item_id"]],
+                             dtype=float).reshape(len(items), len(columns))
+            if not np.all(np.isnan(found)):
+                return found
         named = ("dataset" in frame.columns and frame["dataset"].notna().all()
                  and bool(set(frame["dataset"]) & set(items["dataset"])))  # a file's own set names match nothing
 
         def key(dataset, context, response) -> tuple:
             return ((dataset,) if named else ()) + (tuple(context), str(response))
 
-        table = {key(d, c, r): s for d, c, r, s in zip(frame.get("dataset", [None] * len(frame)), frame["context"],
-                                                        frame["response"], frame[self.column])}
+        table = {key(d, c, r): v for d, c, r, v in zip(frame.get("dataset", [None] * len(frame)), frame["context"],
+                                                        frame["response"], values)}
         datasets = items["dataset"] if "dataset" in items else [None] * len(items)
-        return Scored(np.array([table.get(key(d, c, r), np.nan) for d, c, r in
-                                zip(datasets, items["context"], items["response"])], dtype=float))
+        return np.array([table.get(key(d, c, r), [np.nan] * len(columns)) for d, c, r in
+                         zip(datasets, items["context"], items["response"])], dtype=float).reshape(len(items),
+                                                                                                  len(columns))
+
+    def score(self, items: pd.DataFrame) -> Scored:
+        found = self._lookup(items)
+        incomplete = np.isnan(found).any(axis=1)
+        scores = np.where(incomplete, np.nan, found.mean(axis=1) if found.shape[1] else np.nan)
+        if found.shape[1] < 2:
+            return Scored(scores)
+        return Scored(scores, draws=tuple(found[:, k] for k in range(found.shape[1])),
+                      draws_from=f"the file's score columns ({', '.join(self.column)})")
 
     def orders(self, contexts, first, second):
         return None

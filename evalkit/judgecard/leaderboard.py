@@ -84,10 +84,8 @@ class _Rows:
     """A judge's (set, label) rows with a ceiling, as arrays aligned with its human set, for resampling."""
 
     def __init__(self, card: Card, human_sets: Mapping[str, HumanSet], ceilings: Mapping[tuple[str, str], float]):
-        self.scores: dict[str, pd.Series] = {}
-        for entry in card.scores:
-            if entry.set in human_sets:
-                self.scores[entry.set] = pd.Series(entry.scores, index=list(entry.item_ids), dtype=float)
+        self.scores: dict[str, pd.Series] = {entry.set: card.set_scores(entry.set) for entry in card.scores
+                                             if entry.set in human_sets}
         self.rows = [(s, label) for (s, label) in ceilings if s in self.scores]
         self.human_sets, self.ceilings = human_sets, ceilings
 

@@ -96,6 +96,12 @@ def card_fragment(card: Card, *, heading: int = 2) -> str:
                     [[s.set, s.pairs, s.first_slot, f"[{_fmt(s.first_slot_low)}, {_fmt(s.first_slot_high)}]", s.flip,
                       f"[{_fmt(s.flip_low)}, {_fmt(s.flip_high)}]"] for s in card.slots])
              if card.slots else "<p>This judge scores one reply at a time: it has no slots to be biased by.</p>")
+    consistency = (_table(["set", "draws", "a draw is", "item score SD across draws", "mean r between draws",
+                           "label", "r with people, one draw: min", "max"],
+                          [[c.set, c.draws, c.source, c.item_sd, c.between_draws, c.label, c.pearson_min,
+                            c.pearson_max] for c in card.consistency])
+                   if card.consistency else "<p>No set's score averages independent draws: nothing to compare.</p>")
+    notes = "".join(f"<li>{html.escape(note)}</li>" for note in card.notes)
     cost = _table(["set", "items", "seconds", "calls", "cache hits", "prompt tokens", "completion tokens", "money",
                    "abstained"],
                   [[c.set, c.items, c.seconds, c.calls, c.cache_hits, c.prompt_tokens, c.completion_tokens, c.money,
@@ -117,9 +123,11 @@ others.</p>
 {agreement}
 <{h}>Length</{h}>{length}
 <{h}>Slots</{h}>{slots}
+<{h}>Self-consistency</{h}>{consistency}
 <{h}>Cost</{h}>{cost}
 <{h}>Abstentions</{h}><ul>{abstentions or "<li>none</li>"}</ul>
 <{h}>Sets not scored</{h}><ul>{skipped or "<li>none</li>"}</ul>
+<{h}>Notes</{h}><ul>{notes or "<li>none</li>"}</ul>
 """
 
 

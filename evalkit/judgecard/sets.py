@@ -28,7 +28,8 @@ import pandas as pd
 from ..stats import correlation, icc_oneway
 from ._names import SET_NAMES
 
-__all__ = ["HalfChoice", "HumanSet", "Ceiling", "noise_ceiling", "load_set", "from_meta_eval", "SET_NAMES",
+__all__ = ["HalfChoice", "HumanSet", "Ceiling", "noise_ceiling", "load_set", "from_meta_eval", "from_upheld_labels",
+           "upheld_folder_set", "SET_NAMES",
            "UPHELD_LABELS"]
 
 HalfChoice = Literal["test", "dev", "all"]
@@ -162,20 +163,42 @@ def from_meta_eval(frame: pd.DataFrame, name: str, *, no_ratings: str = "the fil
 
 
 def _upheld(subset: str, data_dir) -> HumanSet:
-    from ..halves import upheld_halves
     from ..upheld import load_upheld
 
-    items = _with_halves(*upheld_halves(subset, data_dir=data_dir))
+    return from_upheld_labels(load_upheld(subset, data_dir=data_dir).labels, f"upheld-{subset}")
+
+
+def from_upheld_labels(labels: pd.DataFrame, name: str) -> HumanSet:
+    """A set from a long label table in UPHELD's shape (one row per item and annotator): its three labels, each
+    a mean over annotators, the individual ratings kept for the ceiling, split into halves by conversation."""
+    from ..halves import split_upheld_items
+    from ..upheld import item_table
+
+    items = _with_halves(*split_upheld_items(item_table(labels), name))
     items = items.assign(context=[[text for _, text in h] for h in items["history"]], response=items["candidate"],
                          **{label: items[f"{label}_mean"].astype(float) for label in UPHELD_LABELS})
-    labels = load_upheld(subset, data_dir=data_dir).labels
     ratings = labels[["item_id", "annotator", *UPHELD_LABELS]].rename(columns={"annotator": "rater"})
     ratings = ratings.astype({label: float for label in UPHELD_LABELS})
-    return HumanSet(f"upheld-{subset}", items, UPHELD_LABELS, ratings, "")
+    return HumanSet(name, items, UPHELD_LABELS, ratings, "")
+
+
+def upheld_folder_set(folder: str | Path) -> HumanSet:
+    """A user's own per-annotator files in UPHELD's layout (:func:`evalkit.upheld.read_annotator_folder`) as a
+    set named ``upheld:<folder name>``; what the loader dropped or flagged is in the set's notes."""
+    from ..upheld import read_annotator_folder
+
+    folder = Path(folder)
+    data = read_annotator_folder(folder)
+    report = data.report
+    notes = tuple(f"{what}: {count}" for what, count in report.summary().itertuples(index=False)
+                  if str(what).startswith(("rows dropped", "blank label", "label of another", "duplicate")))
+    human_set = from_upheld_labels(data.labels, f"upheld:{folder.name}")
+    return HumanSet(human_set.name, human_set.items, human_set.labels, human_set.ratings, "", notes)
 
 
 def load_set(name: str, *, data_dir: str | Path | None = None) -> HumanSet:
-    """One of :data:`SET_NAMES` (both halves, marked in ``items.half``), or a meta-evaluation file's path."""
+    """One of :data:`SET_NAMES` (both halves, marked in ``items.half``), a meta-evaluation file's path, or a
+    folder of annotator files in UPHELD's layout (:func:`upheld_folder_set`)."""
     if name.startswith("upheld-"):
         subset = name[len("upheld-"):]
         if subset not in ("main", "llm_arena", "topical_chat"):
@@ -187,8 +210,11 @@ def load_set(name: str, *, data_dir: str | Path | None = None) -> HumanSet:
         loaded = load_meta_eval_set(name, data_dir=data_dir)
         return from_meta_eval(loaded.items, loaded.name, no_ratings=_NO_RATINGS[loaded.name])
     path = Path(name)
+    if path.is_dir():  # a user's annotator files in UPHELD's layout
+        return upheld_folder_set(path)
     if path.suffix.lower() in (".jsonl", ".json", ".csv"):
         from ..paireval.schema import read_meta_eval
 
         return from_meta_eval(read_meta_eval(path), path.stem)
-    raise KeyError(f"no set {name!r}; known: {', '.join(SET_NAMES)}, or a meta-evaluation file (--add FILE)")
+    raise KeyError(f"no set {name!r}; known: {', '.join(SET_NAMES)}, a meta-evaluation file (--add FILE) or a "
+                   "folder of annotator files (--add-upheld DIR)")

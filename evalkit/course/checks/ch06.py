@@ -28,12 +28,11 @@ def tie_pair(cards) -> tuple[str, str]:
 def aligned(work: Work, judge: str):
     """The judge's scores and the human scores and groups of ``SET``'s items it scored, in the set's order."""
     human_set = work.chapter("human_sets")[SET]
-    entry = next((e for e in work.chapter("cards")[judge].scores if e.set == SET), None)
-    if entry is None:
-        raise Wrong(f"`{judge}` has no scores on {SET}")
-    by_id = dict(zip(entry.item_ids, entry.scores))
+    try:
+        scores = work.chapter("cards")[judge].scores_on(human_set)
+    except KeyError:
+        raise Wrong(f"`{judge}` has no scores on {SET}") from None
     items = human_set.items
-    scores = np.array([by_id.get(str(i), np.nan) for i in items["item_id"]], dtype=float)
     return scores, items[LABEL].to_numpy(dtype=float), items["group"].astype(str).to_numpy()
 
 
