@@ -136,3 +136,25 @@ def test_a_judge_card_through_the_server_from_a_spec_file(server_url, tmp_path, 
     assert cost["prompt_tokens"] > 0 and cost["money"] == pytest.approx(
         (cost["prompt_tokens"] + cost["completion_tokens"]) / 1000 * 0.5)
     assert record["rows"][0]["n"] + record["rows"][0]["missing"] == 6
+
+
+def test_chapter_4_runs_its_lm_judges_through_the_server(server_url, tmp_path):
+    """Chapter 4 at smoke size with ``backend: openai``: its LM judges go to the endpoint (named by the model),
+    the LoRA judge is left out and says why, and the LM rows of its tables hold numbers."""
+    import json
+
+    from evalkit import runner
+
+    params = runner.load_params("smoke")
+    params["notebooks"]["04_pairwise_judge"].update(backend="openai", base_url=server_url, model="smollm2")
+    params["name"] = "smoke, chapter 4 through llama.cpp's server"
+    (run,) = runner.run_notebooks(params, only=["04"], out_dir=tmp_path / "out")
+    results = json.loads(run.results.read_text())
+    assert results["lm_training"] is None
+    methods = {row["method"] for row in results["lm_table"]}
+    assert "smollm2 zero-shot" in methods and not any("LoRA" in m for m in methods)
+    scored = [row for row in results["lm_table"] if row["method"] == "smollm2 zero-shot"]
+    assert scored and all(row["n"] > 0 for row in scored)
+    assert any(row["pearson"] is not None and -1 <= row["pearson"] <= 1 for row in scored)
+    notebook = run.executed.read_text()
+    assert "LoRA judge left out" in notebook and "'openai'" in notebook
