@@ -283,11 +283,20 @@ def read_annotator_folder(folder: Path | str, *, name: str | None = None,
     (default: the folder's name)."""
     folder = Path(folder)
     files = _folder_annotator_files(folder)
-    header = _read_csv(files[0][1]).columns
-    subset = "main" if "model" in header else "llm_arena"  # the check sets' layout: no model column
-    report = LoadReport(subset=name or folder.name)
-    return _read_files(files, subset, report, drop_duplicate_raters=drop_duplicate_raters,
-                       dataset=name or folder.name, default_model="unnamed")
+    name = name or folder.resolve().name
+    if not name:
+        raise UpheldFormatError(folder, "the set needs a name: the folder has none (pass name=)")
+    with_model = {number: "model" in _read_csv(path).columns for number, path in files}
+    if len(set(with_model.values())) > 1:
+        first = files[0][1]
+        odd = next(path for number, path in files if with_model[number] != with_model[files[0][0]])
+        raise UpheldFormatError(odd, f"{'has' if with_model[files[0][0]] is False else 'lacks'} a model column and "
+                                     f"{first.name} does not: every annotator file of a folder has one layout",
+                                column="model")
+    subset = "main" if with_model[files[0][0]] else "llm_arena"  # the check sets' layout: no model column
+    report = LoadReport(subset=name)
+    return _read_files(files, subset, report, drop_duplicate_raters=drop_duplicate_raters, dataset=name,
+                       default_model="unnamed")
 
 
 def _read_files(files: Sequence[tuple[int, Path]], subset: str, report: LoadReport, *, drop_duplicate_raters: bool,

@@ -20,10 +20,12 @@ two replies swap slots (the same slot wins both times).
 
 **Self-consistency.** A judge whose score averages independent draws (PairEval: one run per comparison set drawn
 from the pool; a scored file with several score columns, e.g. seeds) gives a :class:`ConsistencyRow` per set:
-the draws, the mean over items of the spread (SD) of an item's score across draws, the mean Pearson between two
-draws' scores (how well the judge agrees with itself), and the Pearson with people of each draw alone on the
-set's first label (min, max): what one draw instead of the average would have reported. A judge with no seed
-or sample in its score (a metric, an LM's label probabilities, DirectEval) says so in the card's notes.
+the draws, the items every draw scored (n), the mean over them of the spread (SD) of an item's score across
+draws, the mean Pearson between two draws' scores (how well the judge agrees with itself), and the Pearson with
+people of each draw alone on the set's first label (min, max): what one draw instead of the average would have
+reported. PairEval's runs each draw their comparison examples from one small pool, so two runs can share
+examples and agree more than independent pools would. A judge that gives one draw only (a metric, an LM's label
+probabilities, DirectEval, one score column) has no row, and the card's notes say so.
 """
 from __future__ import annotations
 
@@ -103,6 +105,7 @@ class ConsistencyRow:
     set: str
     draws: int
     source: str
+    n: int
     item_sd: float
     between_draws: float
     label: str
@@ -324,28 +327,21 @@ def _label_row(human_set: HumanSet, label: str, scores: np.ndarray, pairs, *, bo
 
 
 def _consistency_row(human_set: HumanSet, draws: Sequence[np.ndarray], source: str) -> ConsistencyRow:
-    """:class:`ConsistencyRow` of ``draws`` (each an array of scores aligned with the set's items)."""
+    """:class:`ConsistencyRow` of ``draws`` (each an array of scores aligned with the set's items), on the items
+    every draw scored and people labelled (so each draw alone is read on the same items)."""
     stacked = np.stack([np.asarray(d, dtype=float) for d in draws])
     label = human_set.labels[0]
     human = human_set.items[label].to_numpy(dtype=float)
-    with np.errstate(invalid="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # an item no draw scored has no spread
-        item_sd = float(np.nanmean(np.nanstd(stacked, axis=0, ddof=1)))
-    between = []
-    for a in range(len(stacked)):
-        for b in range(a + 1, len(stacked)):
-            keep = ~(np.isnan(stacked[a]) | np.isnan(stacked[b]))
-            if keep.sum() >= 3:
-                between.append(correlation(stacked[a][keep], stacked[b][keep]))
-    per_draw = []
-    for draw in stacked:
-        keep = ~(np.isnan(draw) | np.isnan(human))
-        if keep.sum() >= 3:
-            per_draw.append(correlation(draw[keep], human[keep]))
-    between = [b for b in between if b == b]
-    per_draw = [p for p in per_draw if p == p]
+    keep = ~(np.isnan(stacked).any(axis=0) | np.isnan(human))
+    stacked, human = stacked[:, keep], human[keep]
     nan = float("nan")
-    return ConsistencyRow(human_set.name, len(stacked), source, item_sd,
+    if keep.sum() < 3:
+        return ConsistencyRow(human_set.name, len(stacked), source, int(keep.sum()), nan, nan, label, nan, nan)
+    between = [correlation(stacked[a], stacked[b]) for a in range(len(stacked)) for b in range(a + 1, len(stacked))]
+    per_draw = [correlation(draw, human) for draw in stacked]
+    between, per_draw = [b for b in between if b == b], [p for p in per_draw if p == p]
+    return ConsistencyRow(human_set.name, len(stacked), source, int(keep.sum()),
+                          float(np.mean(np.std(stacked, axis=0, ddof=1))),
                           float(np.mean(between)) if between else nan, label,
                           float(min(per_draw)) if per_draw else nan, float(max(per_draw)) if per_draw else nan)
 
@@ -400,8 +396,13 @@ def judge_card(judge: CardJudge | JudgeSpec | str, sets: Sequence[str | HumanSet
     if half not in ("test", "dev", "all"):
         raise ValueError(f"half must be test, dev or all, not {half!r}")
     rows, slots, costs, skipped, kept, consistency, one_draw, set_notes = [], [], [], [], [], [], [], []
+    seen: set[str] = set()
     for entry in sets:
         human_set = (entry if isinstance(entry, HumanSet) else load_set(entry, data_dir=data_dir)).half(half)
+        if human_set.name in seen:
+            raise ValueError(f"two sets are named {human_set.name!r} (a set given twice, or two folders or files "
+                             "with one name): rename one")
+        seen.add(human_set.name)
         human_set = human_set.sample(items_per_set, seed=seed)
         set_notes.extend(f"{human_set.name}: {note}" for note in human_set.notes)
         items = human_set.items
@@ -429,15 +430,18 @@ def judge_card(judge: CardJudge | JudgeSpec | str, sets: Sequence[str | HumanSet
             if slot is not None:
                 slots.append(slot)
             if len(scored.draws) >= 2:
+                shapes = {np.shape(draw) for draw in scored.draws}
+                if shapes != {(len(items),)}:
+                    raise ValueError(f"{judge.name} gave draws of shapes {sorted(shapes)} for {len(items)} items of "
+                                     f"{human_set.name}")
                 consistency.append(_consistency_row(human_set, scored.draws, scored.draws_from))
             else:
                 one_draw.append(human_set.name)
         costs.append(_cost(human_set.name, len(items), time.perf_counter() - started, judge.calls()[before:],
                            scores, scored.raw, price_per_1k_tokens, items["item_id"].tolist()))
     record = spec.as_record() if spec is not None else {"kind": type(judge).__name__, "name": judge.name}
-    notes = (f"{judge.name}'s score is not an average of independent draws on {', '.join(one_draw)}: no "
-             "self-consistency row there (a metric or one prompt's label probabilities give the same score every "
-             "time; spread over training seeds is not measured)",) if one_draw else ()
+    notes = (f"{judge.name} gave one draw only on {', '.join(one_draw)}: no self-consistency row there "
+             "(spread over training seeds is not measured either)",) if one_draw else ()
     notes = (*set_notes, *notes)
     return Card(judge.name, record, half, bootstrap, seed, tuple(rows), tuple(slots), tuple(costs), tuple(skipped),
                 notes, tuple(kept), tuple(consistency))

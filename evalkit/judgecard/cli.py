@@ -98,8 +98,16 @@ def leaderboard(args: argparse.Namespace) -> int:
     scored = {entry.set for card in cards for entry in card.scores}
     human_sets = {name: load_set(name).half(half) for name in sorted(scored) if name in SET_NAMES}
     for added in _added_sets(args):
-        if not isinstance(added, str) and added.name in scored:
-            human_sets[added.name] = added.half(half)
+        if isinstance(added, str):
+            continue
+        if added.name not in scored:
+            print(f"note: --add-upheld {added.name}: no card scored this set; it is not ranked", file=sys.stderr)
+            continue
+        human_sets[added.name] = added.half(half)
+    for name in sorted(scored - set(human_sets)):
+        why = ("pass its folder with --add-upheld to rank on it" if name.startswith("upheld:")
+               else "one score per item: no ceiling")
+        print(f"note: {name} is on the cards but not in the ranking ({why})", file=sys.stderr)
     board = standings(cards, human_sets, bootstrap=args.bootstrap, seed=args.seed)
     out = Path(args.out or "judge-leaderboard")
     links = {}

@@ -107,8 +107,8 @@ class _ReferenceModelMetric:
 class PairEvalSettings:
     """How an encoder judge is scored by comparison: ``comparisons`` examples per score drawn from a pool of
     ``pool_size`` DailyDialog validation examples, ``runs`` runs averaged, ``seed``. The defaults are chapter
-    4's parameters cell (so a card's numbers can be set beside its Table 1); the chapter still types them
-    itself (to do: it imports :data:`BOOK_PAIREVAL`)."""
+    4's parameters cell (so a card's numbers can be set beside its Table 1); a parameters cell holds literals
+    (papermill injects over them), so ``tests/judgecard/test_judgecard.py`` checks the two agree instead."""
 
     comparisons: int = 3
     pool_size: int = 8

@@ -96,11 +96,11 @@ def card_fragment(card: Card, *, heading: int = 2) -> str:
                     [[s.set, s.pairs, s.first_slot, f"[{_fmt(s.first_slot_low)}, {_fmt(s.first_slot_high)}]", s.flip,
                       f"[{_fmt(s.flip_low)}, {_fmt(s.flip_high)}]"] for s in card.slots])
              if card.slots else "<p>This judge scores one reply at a time: it has no slots to be biased by.</p>")
-    consistency = (_table(["set", "draws", "a draw is", "item score SD across draws", "mean r between draws",
+    consistency = (_table(["set", "draws", "a draw is", "n", "item score SD across draws", "mean r between draws",
                            "label", "r with people, one draw: min", "max"],
-                          [[c.set, c.draws, c.source, c.item_sd, c.between_draws, c.label, c.pearson_min,
+                          [[c.set, c.draws, c.source, c.n, c.item_sd, c.between_draws, c.label, c.pearson_min,
                             c.pearson_max] for c in card.consistency])
-                   if card.consistency else "<p>No set's score averages independent draws: nothing to compare.</p>")
+                   if card.consistency else "<p>The judge gave one draw per set: no self-consistency to measure.</p>")
     notes = "".join(f"<li>{html.escape(note)}</li>" for note in card.notes)
     cost = _table(["set", "items", "seconds", "calls", "cache hits", "prompt tokens", "completion tokens", "money",
                    "abstained"],

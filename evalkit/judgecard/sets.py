@@ -147,6 +147,10 @@ def from_meta_eval(frame: pd.DataFrame, name: str, *, no_ratings: str = "the fil
     frame = frame.reset_index(drop=True)
     if "item_id" not in frame.columns:
         frame = frame.assign(item_id=[f"{name}:{i}" for i in range(len(frame))])
+    repeated = frame["item_id"].astype(str)[frame["item_id"].astype(str).duplicated()]
+    if len(repeated):
+        raise ValueError(f"{name}: item_id {repeated.iat[0]!r} names {int((frame['item_id'].astype(str) == repeated.iat[0]).sum())} "
+                         f"rows ({len(repeated)} repeated ids in all): every item needs its own id")
     dev, test = split_meta_eval(frame, name)
     items = _with_halves(dev, test)
     items["history"] = [alternating(list(c)) for c in items["context"]]
@@ -190,9 +194,11 @@ def upheld_folder_set(folder: str | Path) -> HumanSet:
     folder = Path(folder)
     data = read_annotator_folder(folder)
     report = data.report
+    # Everything the loader changed or flagged (the plain counts of files and rows read and kept aside).
     notes = tuple(f"{what}: {count}" for what, count in report.summary().itertuples(index=False)
-                  if str(what).startswith(("rows dropped", "blank label", "label of another", "duplicate")))
-    human_set = from_upheld_labels(data.labels, f"upheld:{folder.name}")
+                  if what not in ("files read", "rows read", "rows kept") and count not in (0, ""))
+    notes += tuple(f"{fault.file}, row {fault.row}, {fault.column}: {fault.kind}" for fault in report.faults[:20])
+    human_set = from_upheld_labels(data.labels, f"upheld:{data.labels['dataset'].iat[0]}")
     return HumanSet(human_set.name, human_set.items, human_set.labels, human_set.ratings, "", notes)
 
 

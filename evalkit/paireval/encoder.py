@@ -19,6 +19,7 @@ its seconds.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, Sequence
@@ -27,8 +28,8 @@ import numpy as np
 import pandas as pd
 
 from ..dialogue import Texts
-from ..encoders import (BACKBONES, Schedule, backbone_path, default_encoder_path, load_encoder, mean_pooled,
-                        read_record, recipe_key_fields, run_steps, save_encoder, training_key)
+from ..encoders import (BACKBONES, RECORD_FILE, Schedule, backbone_path, default_encoder_path, load_encoder,
+                        mean_pooled, read_record, recipe_key_fields, run_steps, save_encoder, training_key)
 from .judge import Position, check_items, keep_positions
 from .scoring import good_and_bad_sides, pair_preferences, preference_accuracy
 
@@ -230,6 +231,9 @@ def train_encoder_judge(pairs: pd.DataFrame, recipe: "EncoderRecipe | None" = No
         raise ValueError(f"{len(pairs)} training pairs is less than one batch of {recipe.batch_size}")
     location = Path(model) if model is not None else backbone_path(recipe.backbone)
     config = {"model": location.name, "kind": kind, "seed": seed, "recipe": recipe_key_fields(recipe)}
+    start = continued_from(location)
+    if start is not None:  # training goes on from a trained judge: its key names where it starts
+        config["continues"] = start["key"]
     key = training_key(config, (pairs, validation), PAIR_COLUMNS)
     folder = Path(output_dir) if output_dir is not None else cache_dir() / "encoder-judges" / key
     saved = read_record(folder, key) if reuse else None
@@ -264,14 +268,33 @@ def train_encoder_judge(pairs: pd.DataFrame, recipe: "EncoderRecipe | None" = No
     return _run_from_record(kind, folder, result, False)
 
 
+def continued_from(location: Path) -> dict[str, Any] | None:
+    """The record of the trained judge saved in ``location`` (its key, scale and bias), or None when the folder
+    holds a plain backbone — what :func:`train_encoder_judge` continues from."""
+    record = Path(location) / RECORD_FILE
+    if not record.is_file():
+        return None
+    saved = json.loads(record.read_text())
+    return saved if {"key", "scale", "bias"} <= set(saved) else None
+
+
 def _trainable(location: Path, recipe: Any):
     """(tokenizer, encoder, head or None, scale, bias, AdamW) ready to train, created in a fixed order (the
-    seeded initialisation depends on it); the head learns at 20x the encoder's rate."""
+    seeded initialisation depends on it); the head learns at 20x the encoder's rate. ``location`` may be a
+    trained judge's folder: its relevance head (the recipe must have its width), scale and bias are trained
+    further, not started anew (:func:`continued_from`)."""
     import torch
 
     tokenizer, encoder = load_encoder(location, freeze_embeddings=recipe.freeze_embeddings)
-    scale, bias = torch.nn.Parameter(torch.tensor(20.0)), torch.nn.Parameter(torch.tensor(0.0))
-    head = relevance_head(encoder.config.hidden_size, recipe.head_hidden) if recipe.head_hidden else None
+    start = continued_from(location)
+    scale, bias = (torch.nn.Parameter(torch.tensor(float(start["scale"] if start else 20.0))),
+                   torch.nn.Parameter(torch.tensor(float(start["bias"] if start else 0.0))))
+    saved = load_head(location)  # a trained judge's folder: training goes on from its head too
+    if saved is not None and saved.hidden != recipe.head_hidden:
+        raise ValueError(f"{location}: the judge there has a relevance head of width {saved.hidden}; a recipe "
+                         f"that continues it must say head_hidden={saved.hidden}, not {recipe.head_hidden}")
+    head = saved.train() if saved is not None else \
+        relevance_head(encoder.config.hidden_size, recipe.head_hidden) if recipe.head_hidden else None
     groups = [{"params": [p for p in encoder.parameters() if p.requires_grad] + [scale, bias]}]
     if head is not None:
         groups.append({"params": list(head.parameters()), "lr": 20 * recipe.learning_rate})

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalkit.judgecard import Card, FunctionJudge, ScoresJudge, judge_card, merge_cards
+from evalkit.judgecard import Card, FunctionJudge, ScoresJudge, card_html, judge_card, merge_cards
 from evalkit.judgecard.cli import main
 from evalkit.judgecard.judges import PairEvalSettings, Scored, _PairJudge
 from evalkit.judgecard import load_set, upheld_folder_set
@@ -49,15 +49,16 @@ def test_self_consistency_equals_its_hand_computed_values():
     assert not any("not an average" in note for note in card.notes)
     again = Card.from_record(json.loads(card.to_json()))
     assert again.consistency == card.consistency
-    assert "Self-consistency" in __import__("evalkit.judgecard", fromlist=["card_html"]).card_html(card)
+    page = card_html(card)
+    assert "three seeds" in page and f"{row.between_draws:.3f}" in page and row.n == 8
 
 
 def test_a_judge_without_draws_says_so_instead_of_a_row():
     card = judge_card(FunctionJudge("constant draws", lambda items: np.arange(len(items), dtype=float)),
                       [rated_set()], half="all", bootstrap=0)
     assert card.consistency == ()
-    assert any(note.startswith("constant draws's score is not an average of independent draws on toy")
-               for note in card.notes)
+    assert any(note.startswith("constant draws gave one draw only on toy") for note in card.notes)
+    assert "one draw per set" in card_html(card)
 
 
 def test_paireval_runs_are_the_draws_and_their_mean_is_the_score():
@@ -83,7 +84,12 @@ def test_several_score_columns_are_draws_and_an_item_missing_in_one_is_unscored(
     keep = np.arange(8) != 3
     mean = DRAWS[:2].mean(axis=0)
     assert card.rows[0].pearson == pytest.approx(np.corrcoef(mean[keep], RATINGS.mean(axis=1)[keep])[0, 1])
-    assert card.consistency[0].between_draws == pytest.approx(np.corrcoef(DRAWS[0][keep], DRAWS[1][keep])[0, 1])
+    consistency = card.consistency[0]
+    assert consistency.n == 7  # the items both draws scored, as the row's
+    assert consistency.between_draws == pytest.approx(np.corrcoef(DRAWS[0][keep], DRAWS[1][keep])[0, 1])
+    alone = [np.corrcoef(d[keep], RATINGS.mean(axis=1)[keep])[0, 1] for d in DRAWS[:2]]
+    assert (consistency.pearson_min, consistency.pearson_max) == (pytest.approx(min(alone)), pytest.approx(max(alone)))
+    assert consistency.item_sd == pytest.approx(DRAWS[:2, keep].std(axis=0, ddof=1).mean())
     with pytest.raises(MetaEvalFormatError, match="name each score column once"):
         ScoresJudge(str(tmp_path / "runs.jsonl"), ("seed0", "seed0"))
     status = main(["card", "--scores", str(tmp_path / "runs.jsonl"), "--score-column", "seed0", "--score-column",
@@ -175,3 +181,54 @@ def test_the_command_adds_an_annotator_folder_and_the_leaderboard_ranks_on_it(tm
     board = json.loads((tmp_path / "board" / "leaderboard.json").read_text())
     assert len(board) == 2
     assert all(entry["ceiling_rows"] == 3 for entry in board)
+
+
+def test_several_score_columns_found_by_context_and_response(tmp_path):
+    frame = rated_set().items[["context", "response", "score"]].copy()
+    frame["a"], frame["b"] = DRAWS[0], DRAWS[2]
+    write_meta_eval(frame, tmp_path / "no-ids.jsonl")
+    scored = ScoresJudge(str(tmp_path / "no-ids.jsonl"), ("a", "b")).score(rated_set().items.iloc[::-1])
+    np.testing.assert_allclose(scored.scores, (DRAWS[0] + DRAWS[2])[::-1] / 2)
+    np.testing.assert_allclose(scored.draws[1], DRAWS[2][::-1])
+
+
+def test_draws_of_the_wrong_length_and_sets_named_twice_are_refused():
+    class Short(DrawingJudge):
+        def score(self, items):
+            scored = super().score(items)
+            return Scored(scored.scores, draws=(scored.draws[0][:-1], scored.draws[1]), draws_from="x")
+
+    with pytest.raises(ValueError, match=r"drawing gave draws of shapes .* for 8 items of toy"):
+        judge_card(Short(), [rated_set()], half="all", bootstrap=0)
+    with pytest.raises(ValueError, match="two sets are named 'toy'"):
+        judge_card(DrawingJudge(), [rated_set(), rated_set()], half="all", bootstrap=0)
+
+
+def test_repeated_item_ids_in_a_users_file_are_refused():
+    from evalkit.judgecard import from_meta_eval
+
+    frame = rated_set().items[["item_id", "context", "response", "score"]].copy()
+    frame.loc[3, "item_id"] = "i0"
+    with pytest.raises(ValueError, match="mine: item_id 'i0' names 2 rows"):
+        from_meta_eval(frame, "mine")
+
+
+def test_a_folder_whose_files_disagree_on_the_model_column_is_named(tmp_path):
+    folder = own_folder(tmp_path / "mixed")
+    write_annotator(folder, 5, [row(turn_id="c0-2")], header=[c for c in HEADER if c != "model"])
+    with pytest.raises(UpheldFormatError, match=r"annotator_10\.csv, column 'model': has a model column and annotator_5\.csv"):
+        read_annotator_folder(folder)
+
+
+def test_the_command_adds_an_annotator_folder_with_add_upheld(tmp_path, capsys):
+    folder = own_folder(tmp_path / "my-labels")
+    frame = rated_set().items[["context", "response", "score"]]
+    write_meta_eval(frame, tmp_path / "mine.jsonl")
+    assert main(["card", "--judge", "length", "--set", str(tmp_path / "mine.jsonl"), "--add-upheld", str(folder),
+                 "--half", "all", "--bootstrap", "0", "--out", str(tmp_path / "out")]) == 0
+    record = json.loads((tmp_path / "out" / "card.json").read_text())
+    assert {r["set"] for r in record["rows"]} == {"mine", "upheld:my-labels"}
+    assert main(["leaderboard", "--cards", str(tmp_path / "out"), "--bootstrap", "20",
+                 "--out", str(tmp_path / "board")]) == 0
+    assert "upheld:my-labels is on the cards but not in the ranking (pass its folder with --add-upheld" in \
+        capsys.readouterr().err

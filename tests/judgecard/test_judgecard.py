@@ -389,3 +389,12 @@ def test_cards_on_the_staged_sets(judge, tmp_path):
         assert {"fed", "dailydialog-zhao"} <= names and record["rows"][0]["n"] > 100
     else:
         assert {s for s, _ in record["skipped"]} == {"fed", "dailydialog-zhao"}
+
+
+def test_the_cards_paireval_settings_are_chapter_4s_parameters():
+    from evalkit.judgecard.judges import BOOK_PAIREVAL
+    from evalkit.runner import NOTEBOOK_DIR, chapter_parameter_values
+
+    chapter = chapter_parameter_values(NOTEBOOK_DIR / "04_pairwise_judge.md")
+    assert (chapter["comparisons"], chapter["pool_size"], chapter["runs"], chapter["seed"]) == (
+        BOOK_PAIREVAL.comparisons, BOOK_PAIREVAL.pool_size, BOOK_PAIREVAL.runs, BOOK_PAIREVAL.seed)

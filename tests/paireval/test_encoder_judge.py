@@ -118,3 +118,22 @@ def test_a_relevance_head_learns_what_a_cosine_cannot_and_is_saved_with_the_judg
     assert plain.config["recipe"]["head_hidden"] == 0 and pe.EncoderJudge.from_training(plain).head is None
 
 
+
+
+def test_training_goes_on_from_a_trained_judge_with_its_head_scale_and_bias(tmp_path, monkeypatch):
+    monkeypatch.setenv("EVALKIT_CACHE_DIR", str(tmp_path / "cache"))
+    recipe = replace(TOY_RECIPE, learning_rate=5e-4, head_hidden=16, curve_points=1)
+    train, held_out = _copy_pairs(96, 0), _copy_pairs(32, 1)
+    first = pe.train_encoder_judge(train, recipe, validation=held_out)
+    assert pe.encoder.continued_from(first.model_dir)["key"] == first.key
+    # at step 0 the continued run is the first judge: its curve starts where the first one ended
+    more = pe.train_encoder_judge(_toy_pairs(16, 2), replace(recipe, learning_rate=1e-12), validation=held_out,
+                                  model=first.model_dir)
+    assert more.config["continues"] == first.key and more.model_dir != first.model_dir
+    assert more.curve[0]["accuracy"] == pytest.approx(first.curve[-1]["accuracy"])
+    assert more.scale == pytest.approx(first.scale, abs=1e-6)
+    from evalkit.encoders import default_encoder_path
+
+    assert pe.encoder.continued_from(default_encoder_path()) is None  # a plain backbone
+    with pytest.raises(ValueError, match="relevance head of width 16"):
+        pe.train_encoder_judge(_toy_pairs(16, 2), replace(recipe, head_hidden=0), model=first.model_dir)

@@ -28,8 +28,9 @@ def tie_pair(cards) -> tuple[str, str]:
 def aligned(work: Work, judge: str):
     """The judge's scores and the human scores and groups of ``SET``'s items it scored, in the set's order."""
     human_set = work.chapter("human_sets")[SET]
+    card = work.chapter("cards")[judge]
     try:
-        scores = work.chapter("cards")[judge].scores_on(human_set)
+        scores = card.scores_on(human_set)
     except KeyError:
         raise Wrong(f"`{judge}` has no scores on {SET}") from None
     items = human_set.items
