@@ -286,17 +286,14 @@ def read_annotator_folder(folder: Path | str, *, name: str | None = None,
     name = name or folder.resolve().name
     if not name:
         raise UpheldFormatError(folder, "the set needs a name: the folder has none (pass name=)")
-    with_model = {number: "model" in _read_csv(path).columns for number, path in files}
-    if len(set(with_model.values())) > 1:
-        first = files[0][1]
-        odd = next(path for number, path in files if with_model[number] != with_model[files[0][0]])
-        raise UpheldFormatError(odd, f"{'has' if with_model[files[0][0]] is False else 'lacks'} a model column and "
-                                     f"{first.name} does not: every annotator file of a folder has one layout",
-                                column="model")
-    subset = "main" if with_model[files[0][0]] else "llm_arena"  # the check sets' layout: no model column
-    report = LoadReport(subset=name)
-    return _read_files(files, subset, report, drop_duplicate_raters=drop_duplicate_raters, dataset=name,
-                       default_model="unnamed")
+    with_model = ["model" in _read_csv(path).columns for _, path in files]
+    for (_, path), has in zip(files, with_model):
+        if has != with_model[0]:
+            raise UpheldFormatError(path, f"{'has' if has else 'lacks'} a model column and {files[0][1].name} does "
+                                          "not: every annotator file of a folder has one layout", column="model")
+    subset = "main" if with_model[0] else "llm_arena"  # the check sets' layout: no model column
+    return _read_files(files, subset, LoadReport(subset=name), drop_duplicate_raters=drop_duplicate_raters,
+                       dataset=name, default_model="unnamed")
 
 
 def _read_files(files: Sequence[tuple[int, Path]], subset: str, report: LoadReport, *, drop_duplicate_raters: bool,

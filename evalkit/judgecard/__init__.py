@@ -6,7 +6,8 @@ the human noise ceiling of the same items, with length and position biases, abst
   all answer;
 * :mod:`.sets` — the human-scored sets in one shape (:class:`HumanSet`), their dev/test halves and ceilings;
 * :mod:`.card` — :func:`judge_card` and the :class:`Card` it returns (its rows, slots, self-consistency and
-  costs; each set's item scores, :meth:`Card.set_scores`);
+  costs; each set's item scores, :meth:`Card.set_scores`); :mod:`.checks` — the length, slot and
+  self-consistency checks it runs on the same items;
 * :mod:`.render` — the self-contained HTML page; :mod:`.leaderboard` — judges side by side, ranked by mean
   share of the ceiling with ties called; :mod:`.cli` — ``evalkit judge card`` and ``evalkit judge leaderboard``.
 
