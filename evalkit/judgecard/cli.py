@@ -16,8 +16,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="card: one judge on every set; leaderboard: judges side by side from their card.json "
                              "files (--cards)")
     parser.add_argument("--judge", help="length, bleu2, rouge-l, cosine, bertscore, encoder, paireval:<recipe>, "
-                                        "directeval:<recipe>, reader:<recipe>, lm:<prompt>, or a judge spec file "
-                                        "(.yml)")
+                                        "directeval:<recipe>, reader:<recipe>, lm:<prompt>, lm-pair, lora:<recipe>, "
+                                        "or a judge spec file (.yml)")
     parser.add_argument("--scores", help="a meta-evaluation file with the judge's scores (instead of --judge)")
     parser.add_argument("--score-column", action="append", dest="score_columns", metavar="NAME",
                         help="the scores' column (default score_judge); repeat it for several draws of one judge "

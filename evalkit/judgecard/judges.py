@@ -149,18 +149,19 @@ class _PairJudge:
         return self._judge
 
     def score(self, items: pd.DataFrame) -> Scored:
-        from ..paireval.scoring import directeval_scores
-        from ..paireval.table1 import judge_scores
+        from ..paireval.analysis import comparison_runs
+        from ..paireval.scoring import directeval_scores, pairwise_matrix
 
         judge, contexts, replies = self._model(), list(items["context"]), items["response"].astype(str).tolist()
         if self.method == "direct":
             return Scored(directeval_scores(contexts, replies, judge))
         if self._pool is None:
             self._pool = self.pool()
-        frame = pd.DataFrame({"context": contexts, "response": replies})
         settings = self.settings
-        result = judge_scores(frame, judge, self._pool, n=settings.comparisons, runs=settings.runs, seed=settings.seed)
-        return Scored(result["paireval"], draws=tuple(np.asarray(r, dtype=float) for r in result["runs"]),
+        # table1.judge_scores's PairEval part only: its DirectEval scores would cost an LM judge a call per item
+        matrix = pairwise_matrix(contexts, replies, self._pool, judge)
+        runs = comparison_runs(matrix, settings.comparisons, settings.runs, seed=settings.seed)
+        return Scored(np.nanmean(np.stack(runs), axis=0), draws=tuple(np.asarray(r, dtype=float) for r in runs),
                       draws_from=f"PairEval runs of {settings.comparisons} comparison examples each "
                                  f"(pool {settings.pool_size}, seed {settings.seed})")
 
@@ -169,7 +170,8 @@ class _PairJudge:
         return np.stack([in_a[:, 0], 1.0 - in_a[:, 1]], axis=1)         # P(slot A wins): first in A, second in A
 
     def calls(self) -> list:
-        return []
+        telemetry = getattr(getattr(self._judge, "backend", None), "telemetry", None)  # an LM judge's door
+        return list(telemetry.records) if telemetry is not None else []
 
 
 @dataclass
@@ -287,6 +289,20 @@ class ScoresJudge:
         return []
 
 
+def _pairwise_lm(spec: JudgeSpec):
+    """Chapter 4's pairwise LM judge: zero-shot through the spec's door (``lm-pair``), or SmolLM2 with the LoRA
+    adapter of the spec's recipe (``lora``: trained once, then read from the cache)."""
+    from ..models import open_backend
+    from ..paireval.judge import LMJudge
+
+    if spec.kind == "lora":
+        from ..paireval.training import train_lm_judge
+
+        return LMJudge(open_backend("transformers", None, adapter=str(train_lm_judge(spec.recipe).adapter)))
+    options = {"base_url": spec.base_url} if spec.backend == "openai" else {}
+    return LMJudge(open_backend(spec.backend, spec.model, **options))
+
+
 def build_judge(spec: JudgeSpec) -> CardJudge:
     """The judge a spec names; nothing is loaded or trained until it first scores."""
     from ..paireval.scoring import bleu2, length_scores
@@ -319,5 +335,7 @@ def build_judge(spec: JudgeSpec) -> CardJudge:
                           pool=lambda: _book_pool(spec.recipe, BOOK_PAIREVAL))
     if spec.kind == "lm":
         return _LMJudge(name, spec)
+    if spec.kind in ("lm-pair", "lora"):
+        return _PairJudge(name, lambda: _pairwise_lm(spec), pool=lambda: _book_pool(spec.recipe or "book", BOOK_PAIREVAL))
     raise SpecError(f"{spec.source or 'judge'}: kind {spec.kind!r} cannot be built here (known: {', '.join(KINDS)})")
 

@@ -4,7 +4,11 @@ themselves, and the one protocol they answer, are in :mod:`evalkit.judgecard.jud
 The strings::
 
     length  bleu2  rouge-l  cosine  bertscore  encoder  paireval:<recipe>  directeval:<recipe>  reader:<recipe>
-    lm:<prompt>
+    lm:<prompt>  lm-pair  lora:<recipe>
+
+(``lm-pair``: chapter 4's pairwise LM prompt, "which reply is better, A or B?", zero-shot through the model
+door — in a YAML file with any ``backend``/``model``/``base_url``; ``lora:<recipe>``: chapter 4's SmolLM2 + LoRA
+judge of the recipe. Both are scored by PairEval against chapter 4's pool, and their slots are real.)
 
 (``<recipe>`` a name in :data:`evalkit.paireval.RECIPES`, ``<prompt>`` a name in
 :data:`evalkit.judges.JUDGES`) or the path of a ``.yml``/``.yaml`` file whose fields are those of :class:`JudgeSpec`::
@@ -44,8 +48,9 @@ from ..specfile import Fields, SpecError, read_yaml
 __all__ = ["KINDS", "METRIC_KINDS", "JudgeSpec", "parse_spec", "read_spec_file"]
 
 METRIC_KINDS = ("length", "bleu2", "rouge-l", "cosine", "bertscore")
-KINDS = (*METRIC_KINDS, "encoder", "paireval", "directeval", "reader", "lm", "scores")
-RECIPE_KINDS = ("paireval", "directeval", "reader")
+KINDS = (*METRIC_KINDS, "encoder", "paireval", "directeval", "reader", "lm", "lm-pair", "lora", "scores")
+RECIPE_KINDS = ("paireval", "directeval", "reader", "lora")
+DOOR_KINDS = ("lm", "lm-pair")  # the kinds that name a backend, a model and an endpoint
 _NEEDS_REFERENCE = ("bleu2", "rouge-l", "cosine", "bertscore")
 _BACKENDS = ("transformers", "llamacpp", "openai")
 _PLACEHOLDERS = ("history", "reference", "candidate")
@@ -79,8 +84,8 @@ class JudgeSpec:
         if self.name:
             return self.name
         detail = self.recipe or self.prompt or ("template" if self.template else None)
-        model = f" ({self.backend} {self.model})" if self.kind == "lm" and self.model else ""
-        return f"{self.kind}:{detail}{model}" if detail else self.kind
+        model = f" ({self.backend} {self.model})" if self.kind in DOOR_KINDS and self.model else ""
+        return f"{self.kind}:{detail}{model}" if detail else f"{self.kind}{model}"
 
     def as_record(self) -> dict[str, Any]:
         return {key: list(value) if isinstance(value, tuple) else value for key, value in asdict(self).items()}
@@ -106,7 +111,7 @@ def parse_spec(text: str) -> JudgeSpec:
         return read_spec_file(text)
     kind, _, detail = text.partition(":")
     where = f"judge {text!r}"
-    if kind in (*METRIC_KINDS, "encoder") and not detail:
+    if kind in (*METRIC_KINDS, "encoder", "lm-pair") and not detail:
         return JudgeSpec(kind, source=text)
     if kind in RECIPE_KINDS:
         recipe = detail or "book"
@@ -120,8 +125,7 @@ def parse_spec(text: str) -> JudgeSpec:
                             f"{', '.join(sorted(_prompts()))})")
         return JudgeSpec("lm", prompt=detail, target=_prompts()[detail].target, source=text)
     known = ", ".join([*METRIC_KINDS, "encoder", "paireval:<recipe>", "directeval:<recipe>", "reader:<recipe>",
-                       "lm:<prompt>",
-                       "a .yml spec file"])
+                       "lm:<prompt>", "lm-pair", "lora:<recipe>", "a .yml spec file"])
     raise SpecError(f"{where}: not a judge the kit knows (known: {known}; a file of scores: --scores FILE)")
 
 
@@ -132,16 +136,30 @@ def read_spec_file(path: str | Path) -> JudgeSpec:
     fields = Fields(raw, source, known=_FIELDS)
     kind = fields.text("kind", choices=[k for k in KINDS if k != "scores"])
     recipe = _checked_recipe(fields, kind)
-    lm_only = [name for name in ("backend", "model", "base_url", "prompt", "template", "labels", "values",
-                                 "generates") if name in raw]
-    if kind != "lm" and lm_only:
-        fields.fail(lm_only[0], f"only an lm judge reads it (this one is {kind!r})")
+    door = [name for name in ("backend", "model", "base_url") if name in raw]
+    prompt_fields = [name for name in ("prompt", "template", "labels", "values", "generates") if name in raw]
+    if kind not in DOOR_KINDS and door:
+        fields.fail(door[0], f"only an lm or lm-pair judge reads it (this one is {kind!r})")
+    if kind != "lm" and prompt_fields:
+        fields.fail(prompt_fields[0], f"only an lm judge reads it (this one is {kind!r})")
     spec = dict(kind=kind, name=fields.text("name", None, optional=True) or "", recipe=recipe, source=source,
                 price_per_1k_tokens=fields.number("price_per_1k_tokens", None, minimum=0, optional=True),
                 target=fields.text("target", None, optional=True))
+    if kind == "lm-pair":
+        return JudgeSpec(**spec, **_door(fields))
     if kind != "lm":
         return JudgeSpec(**spec)
     return _lm_spec(fields, raw, spec)
+
+
+def _door(fields: Fields) -> dict[str, Any]:
+    """The backend, model and endpoint of a judge that goes through the model door."""
+    backend = fields.text("backend", "transformers", choices=_BACKENDS)
+    base_url = fields.text("base_url", None, optional=True)
+    model = fields.text("model", None, optional=True)
+    if backend == "openai" and (base_url is None or model is None):
+        fields.fail("base_url" if base_url is None else "model", "an openai backend needs both model and base_url")
+    return {"backend": backend, "model": model, "base_url": base_url}
 
 
 def _checked_recipe(fields: Fields, kind: str) -> str | None:
@@ -153,18 +171,14 @@ def _checked_recipe(fields: Fields, kind: str) -> str | None:
         if recipe not in _recipes():
             fields.fail("recipe", f"{recipe!r} is not a recipe of evalkit.paireval.RECIPES ({', '.join(_recipes())})")
     elif recipe is not None:
-        fields.fail("recipe", f"only a paireval, directeval or reader judge has a recipe (this one is {kind!r})")
+        fields.fail("recipe", f"only a paireval, directeval, reader or lora judge has a recipe (this one is {kind!r})")
     return recipe
 
 
 def _lm_spec(fields: Fields, raw: dict[str, Any], spec: dict[str, Any]) -> JudgeSpec:
     """An lm judge's spec: ``spec``'s common fields plus its backend, model and endpoint, and either a named
     prompt (which brings its labels, values and target) or a template of its own with its labels and values."""
-    backend = fields.text("backend", "transformers", choices=_BACKENDS)
-    base_url = fields.text("base_url", None, optional=True)
-    model = fields.text("model", None, optional=True)
-    if backend == "openai" and (base_url is None or model is None):
-        fields.fail("base_url" if base_url is None else "model", "an openai backend needs both model and base_url")
+    door = _door(fields)
     prompt, template = fields.text("prompt", None, optional=True), fields.text("template", None, optional=True)
     if (prompt is None) == (template is None):
         fields.fail("template" if template else "prompt", "give exactly one of prompt (a name in "
@@ -180,7 +194,7 @@ def _lm_spec(fields: Fields, raw: dict[str, Any], spec: dict[str, Any]) -> Judge
         spec["target"] = spec["target"] or _prompts()[prompt].target
     else:
         labels, values = _template_scale(fields, raw, template)
-    return JudgeSpec(**spec, backend=backend, model=model, base_url=base_url, prompt=prompt, template=template,
+    return JudgeSpec(**spec, **door, prompt=prompt, template=template,
                      labels=labels, values=values, generates=fields.boolean("generates", False))
 
 

@@ -232,3 +232,40 @@ def test_the_command_adds_an_annotator_folder_with_add_upheld(tmp_path, capsys):
                  "--out", str(tmp_path / "board")]) == 0
     assert "upheld:my-labels is on the cards but not in the ranking (pass its folder with --add-upheld" in \
         capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- chapter 4's pairwise LM judge on a card
+
+def test_a_pairwise_lm_that_always_answers_a_has_first_slot_rate_1_flip_rate_1_and_its_calls_counted():
+    from evalkit.models import CachedBackend
+    from evalkit.paireval.judge import LMJudge
+    from tests.fakes import ScriptedBackend
+
+    pool = [(["a question about the weather today"], "it is sunny"), (["do you like tea"], "yes, with milk")]
+    judge = _PairJudge("lm-pair", lambda: LMJudge(CachedBackend(ScriptedBackend(lambda text: "A"))),
+                       pool=lambda: pool, settings=PairEvalSettings(1, 2, 2, 0))
+    card = judge_card(judge, [rated_set()], half="all", bootstrap=0)
+    (slot,) = card.slots
+    assert slot.pairs == 4 and slot.first_slot == 1.0 and slot.flip == 1.0
+    cost = card.costs[0]
+    assert cost.calls == 8 * 2 * 2 + 4 * 2  # PairEval: items x pool x orders; the slot probe: pairs x orders
+    assert cost.prompt_tokens == 10 * cost.calls and card.consistency[0].draws == 2
+
+
+def test_lm_pair_and_lora_specs(tmp_path):
+    from evalkit.judgecard import parse_spec, read_spec_file
+    from evalkit.specfile import SpecError
+
+    assert parse_spec("lm-pair").kind == "lm-pair" and parse_spec("lora:smoke").recipe == "smoke"
+    assert parse_spec("lora").recipe == "book"
+    path = tmp_path / "pair.yml"
+    path.write_text("kind: lm-pair\nbackend: openai\nmodel: qwen\nbase_url: http://127.0.0.1:9/v1\n")
+    spec = read_spec_file(path)
+    assert (spec.backend, spec.model, spec.base_url) == ("openai", "qwen", "http://127.0.0.1:9/v1")
+    assert spec.title == "lm-pair (openai qwen)"
+    path.write_text("kind: lm-pair\ntemplate: 'Reply: {candidate}'\n")
+    with pytest.raises(SpecError, match="template.*only an lm judge reads it"):
+        read_spec_file(path)
+    path.write_text("kind: lora\nbackend: openai\n")
+    with pytest.raises(SpecError, match="backend.*only an lm or lm-pair judge reads it"):
+        read_spec_file(path)

@@ -302,7 +302,7 @@ def test_bad_spec_strings_are_named(text, message):
     ("kind: lm\ntemplate: '{candidate}'\nlabels: [good, bad]\n", r"line 3, field 'labels': are not numbers"),
     ("kind: lm\nprompt: likert\nbackend: openai\nmodel: m\n", r"field 'base_url': an openai backend needs"),
     ("kind: lm\nprompt: likert\ntemplate: '{candidate}'\n", "give exactly one of prompt"),
-    ("kind: bleu2\nmodel: gpt\n", r"line 2, field 'model': only an lm judge reads it"),
+    ("kind: bleu2\nmodel: gpt\n", r"line 2, field 'model': only an lm or lm-pair judge reads it"),
     ("kind: paireval\nrecipe: nope\n", r"line 2, field 'recipe'"),
     ("kind: lm\nprompt: likert\nprice_per_1k_tokens: '0.1'\n",
      r"line 3, field 'price_per_1k_tokens': expected a number"),
