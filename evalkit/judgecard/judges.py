@@ -149,8 +149,8 @@ class _PairJudge:
         return self._judge
 
     def score(self, items: pd.DataFrame) -> Scored:
-        from ..paireval.analysis import comparison_runs
-        from ..paireval.scoring import directeval_scores, pairwise_matrix
+        from ..paireval.scoring import directeval_scores
+        from ..paireval.table1 import judge_scores
 
         judge, contexts, replies = self._model(), list(items["context"]), items["response"].astype(str).tolist()
         if self.method == "direct":
@@ -158,10 +158,9 @@ class _PairJudge:
         if self._pool is None:
             self._pool = self.pool()
         settings = self.settings
-        # table1.judge_scores's PairEval part only: its DirectEval scores would cost an LM judge a call per item
-        matrix = pairwise_matrix(contexts, replies, self._pool, judge)
-        runs = comparison_runs(matrix, settings.comparisons, settings.runs, seed=settings.seed)
-        return Scored(np.nanmean(np.stack(runs), axis=0), draws=tuple(np.asarray(r, dtype=float) for r in runs),
+        result = judge_scores(pd.DataFrame({"context": contexts, "response": replies}), judge, self._pool,
+                              n=settings.comparisons, runs=settings.runs, seed=settings.seed, direct=False)
+        return Scored(result["paireval"], draws=tuple(np.asarray(r, dtype=float) for r in result["runs"]),
                       draws_from=f"PairEval runs of {settings.comparisons} comparison examples each "
                                  f"(pool {settings.pool_size}, seed {settings.seed})")
 

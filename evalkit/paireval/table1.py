@@ -36,14 +36,15 @@ def baseline_scores(frame: pd.DataFrame, *, reference_metrics: Any | None = None
 
 
 def judge_scores(frame: pd.DataFrame, judge: Judge, pool: Sequence[tuple[Sequence[str], str]], *, n: int, runs: int,
-                 seed: int) -> dict[str, Any]:
-    """A judge's PairEval scores (``n`` comparison examples per run from ``pool``, ``runs`` runs, averaged)
-    and DirectEval scores on a set, plus the pairwise array the ablations reuse."""
+                 seed: int, direct: bool = True) -> dict[str, Any]:
+    """A judge's PairEval scores (``n`` comparison examples per run from ``pool``, ``runs`` runs, averaged, and
+    each run's) and DirectEval scores on a set (``direct=False``: none — for an LM judge they cost a call per
+    item), plus the pairwise array the ablations reuse."""
     contexts, responses = list(frame["context"]), list(frame["response"])
     matrix = pairwise_matrix(contexts, responses, pool, judge)
     run_scores = comparison_runs(matrix, n, runs, seed=seed)
     return {"paireval": np.nanmean(np.stack(run_scores), axis=0), "runs": run_scores, "matrix": matrix,
-            "directeval": directeval_scores(contexts, responses, judge)}
+            "directeval": directeval_scores(contexts, responses, judge) if direct else None}
 
 
 ENCODER_METHODS = ("PairEval, encoder zero-shot", "DirectEval", "PairEval", "PairEval, comparative reader",
