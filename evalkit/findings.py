@@ -13,12 +13,12 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .findings_userproxy import interval_sides, lexical_mode_shifts, trained_realism, userproxy_summary
+from .findings_userproxy import interval_sides, lexical_mode_shifts, trained_realism, adopted_realism, userproxy_summary
 from .upheld_format import DISPLAY_NAMES
 
 __all__ = ["label_profile", "reliability_ranking", "versus_paper", "closest_protocol", "ceiling_sentence",
            "agreement_trend", "labelled", "interval_sides", "userproxy_summary", "lexical_mode_shifts",
-           "trained_realism"]
+           "trained_realism", "adopted_realism"]
 
 
 def _name(dataset: str) -> str:

@@ -13,7 +13,7 @@ import pandas as pd
 
 from .upheld_format import DISPLAY_NAMES
 
-__all__ = ["interval_sides", "userproxy_summary", "lexical_mode_shifts", "trained_realism"]
+__all__ = ["interval_sides", "userproxy_summary", "lexical_mode_shifts", "trained_realism", "adopted_realism"]
 
 
 def _side_of(low: float, high: float, value: float) -> str:
@@ -45,7 +45,7 @@ def userproxy_summary(lexical: pd.DataFrame, realism: pd.DataFrame, agreement: p
                       episodes_per_seed: int | None = None) -> list[str]:
     """Chapter 5's findings, one line each, every one computed from the tables (intervals decide what is
     called a difference). ``lexical``/``realism`` are indexed by (dataset, metric) with ``z``/``low``/``high``
-    and ``mean``/``t_low``/``t_high``/``n``; ``agreement`` is :func:`evalkit.userproxy.realism.human_label_agreement`;
+    and ``mean``/``t_low``/``t_high``/``n``; ``agreement`` is :func:`evalkit.userproxy.human_labels.human_label_agreement`;
     ``assistant`` has ``guided``/``unguided`` means with ``low``/``high`` (and, when known, ``n``) columns per
     side; ``baselines`` names rows of ``agreement`` (by judge) that are not judges, left out of the judges' range;
     ``episodes_per_seed``: the fewest scored episodes of any proxy, seed and metric in the goal-level job."""
@@ -194,12 +194,34 @@ def lexical_mode_shifts(table: pd.DataFrame, *, base: str = "kit", other: str = 
     return lines
 
 
+def _against_target(row: pd.Series, target: float) -> str:
+    if row["spearman_low"] >= target:
+        return f"target {target} met (the whole interval above it)"
+    if row["spearman_high"] < target:
+        return f"target {target} not met (the whole interval below it)"
+    side = "above" if row["spearman"] >= target else "below"
+    return f"{side} the {target} target by its point estimate; the interval does not settle it"
+
+
+def _spearman_line(metric: str, row: pd.Series, differences: pd.DataFrame, *, target: float, where: str,
+                   lead: str = "") -> str:
+    """``<metric><where>: <lead>Spearman s [l, h] (n = ..), <target verdict>; against <other> d [l, h] (..).``"""
+    parts = []
+    if metric in differences.index.get_level_values("metric"):
+        for other, d in differences.xs(metric, level="metric").iterrows():
+            gap = "higher" if d["low"] > 0 else "lower" if d["high"] < 0 else "no difference shown"
+            parts.append(f"against {other} {d['difference']:+.2f} [{d['low']:+.2f}, {d['high']:+.2f}] ({gap})")
+    return (f"{metric}{where}: {lead}Spearman {row['spearman']:.2f} [{row['spearman_low']:.2f}, "
+            f"{row['spearman_high']:.2f}] (n = {int(row['n'])}), {_against_target(row, target)}"
+            + ("; " + "; ".join(parts) if parts else "") + ".")
+
+
 def trained_realism(agreement: pd.DataFrame, heldout: Any, differences: pd.DataFrame, *, trained: str,
                     target: float = 0.4, where: str = "") -> list[str]:
     """Chapter 5's trained realism judge in sentences: held-out accuracy (a :class:`~evalkit.stats.Proportion`),
     its Spearman with the human labels per metric against ``target`` (rows "<metric>, <judge>" of
-    :func:`evalkit.userproxy.realism.human_label_agreement`), and its paired difference from each other judge
-    (:func:`evalkit.userproxy.realism.human_label_differences`): a difference counts only when its interval
+    :func:`evalkit.userproxy.human_labels.human_label_agreement`), and its paired difference from each other judge
+    (:func:`evalkit.userproxy.human_labels.human_label_differences`): a difference counts only when its interval
     excludes 0. ``where`` names the items (e.g. " on the test half").
 
     >>> from evalkit.stats import proportion
@@ -215,22 +237,35 @@ def trained_realism(agreement: pd.DataFrame, heldout: Any, differences: pd.DataF
              f"[{heldout.low:.2f}, {heldout.high:.2f}] of held-out conversations (n = {heldout.n})."]
     for metric in dict.fromkeys(k.split(",")[0] for k in agreement.index):
         key = f"{metric}, {trained}"
-        if key not in agreement.index:
-            continue
-        row = agreement.loc[key]
-        if row["spearman_low"] >= target:
-            verdict = f"target {target} met (the whole interval above it)"
-        elif row["spearman_high"] < target:
-            verdict = f"target {target} not met (the whole interval below it)"
-        else:
-            side = "above" if row["spearman"] >= target else "below"
-            verdict = f"{side} the {target} target by its point estimate; the interval does not settle it"
-        parts = []
-        if metric in differences.index.get_level_values("metric"):
-            for other, d in differences.xs(metric, level="metric").iterrows():
-                gap = "higher" if d["low"] > 0 else "lower" if d["high"] < 0 else "no difference shown"
-                parts.append(f"against {other} {d['difference']:+.2f} [{d['low']:+.2f}, {d['high']:+.2f}] ({gap})")
-        lines.append(f"{metric}{where}: Spearman {row['spearman']:.2f} [{row['spearman_low']:.2f}, {row['spearman_high']:.2f}] "
-                     f"(n = {int(row['n'])}), {verdict}"
-                     + ("; " + "; ".join(parts) if parts else "") + ".")
+        if key in agreement.index:
+            lines.append(_spearman_line(metric, agreement.loc[key], differences, target=target, where=where))
+    return lines
+
+
+def adopted_realism(decisions: dict[str, Any], agreement: pd.DataFrame, differences: dict[str, pd.DataFrame], *,
+                    target: float = 0.4, where: str = " on the test half") -> list[str]:
+    """Per metric, the realism judge the dev half chose (``decisions``: metric -> an
+    :class:`evalkit.selection.Decision`, e.g. :func:`evalkit.userproxy.human_labels.choose_realism_judges`) and
+    how it does on the test half: its Spearman against ``target`` (rows "<metric>, <judge>" of ``agreement``)
+    and its paired difference from the incumbent it had to beat (``differences``: metric -> rows of
+    :func:`~evalkit.userproxy.human_labels.human_label_differences`; none when the incumbent held its place).
+
+    >>> from evalkit.selection import Decision
+    >>> chosen = Decision("?", ("length", "rouge"), pd.DataFrame({"candidate": ["length", "rouge"], "set": ["g", "g"],
+    ...                   "pearson": [0.4, 0.5], "n": [46, 46]}), {}, {}, "length", sets=("g",), kind="spearman")
+    >>> table = pd.DataFrame({"spearman": [0.6], "spearman_low": [0.4], "spearman_high": [0.75], "n": [54]},
+    ...                      index=["GTEval, length"])
+    >>> print(*adopted_realism({"gteval": chosen}, table, {}), sep="\\n")
+    GTEval on the test half: the dev half kept the first candidate, length (no later one beat it there by an interval that excludes 0): Spearman 0.60 [0.40, 0.75] (n = 54), target 0.4 met (the whole interval above it).
+    """
+    names = {"gteval": "GTEval", "pi": "PI"}
+    lines = []
+    for metric, decision in decisions.items():
+        label, choice, incumbent = names.get(metric, metric), decision.choice, decision.candidates[0]
+        lead = (f"the dev half kept the first candidate, {choice} (no later one beat it there by an interval that "
+                "excludes 0): "
+                if choice == incumbent else f"the dev half chose {choice} over {decision.faced[choice]}: ")
+        rows = differences.get(metric, pd.DataFrame(columns=["metric", "other"]).set_index(["metric", "other"]))
+        lines.append(_spearman_line(label, agreement.loc[f"{label}, {choice}"], rows, target=target, where=where,
+                                    lead=lead))
     return lines

@@ -23,7 +23,7 @@ keep the cheaper judge.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Literal, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -31,10 +31,20 @@ import pandas as pd
 from .halves import DevHalf, TestHalf, require_dev
 from .stats import CorrelationDifference, correlation, mean_correlation_difference
 
-__all__ = ["RULE", "Decision", "choose_on_dev", "on_half"]
+__all__ = ["RULE", "rule", "Decision", "choose_on_dev", "on_half"]
 
 RULE = ("candidates in order, cheapest first; a later one replaces the incumbent only when its mean Pearson r "
         "over the dev sets is higher by a paired 95% bootstrap interval that excludes 0")
+Kind = Literal["pearson", "spearman"]
+
+
+def rule(kind: Kind = "pearson") -> str:
+    """:data:`RULE` for the correlation ``kind`` a decision uses (Spearman for ordinal labels).
+
+    >>> rule("spearman").split(";")[1].strip()[:64]
+    'a later one replaces the incumbent only when its mean Spearman r'
+    """
+    return RULE if kind == "pearson" else RULE.replace("Pearson", "Spearman")
 
 
 @dataclass(frozen=True)
@@ -44,21 +54,22 @@ class Decision:
 
     question: str
     candidates: tuple[str, ...]
-    dev: pd.DataFrame  # candidate, set, pearson, n
+    dev: pd.DataFrame  # candidate, set, pearson (the correlation of ``kind``, Pearson by default), n
     challenges: dict[str, CorrelationDifference]
     faced: dict[str, str]
     choice: str
     rule: str = RULE
     sets: tuple[str, ...] = field(default=())
+    kind: Kind = "pearson"
 
     def dev_means(self) -> dict[str, float]:
-        """Mean dev Pearson r over the sets, per candidate."""
+        """Mean dev correlation (of :attr:`kind`) over the sets, per candidate."""
         return self.dev.groupby("candidate", sort=False)["pearson"].mean().to_dict()
 
     def as_record(self) -> dict[str, Any]:
         """The decision as plain values (for a chapter's results file and the experiment log)."""
         return {"question": self.question, "rule": self.rule, "candidates": list(self.candidates),
-                "sets": list(self.sets), "dev": self.dev.to_dict(orient="records"),
+                "sets": list(self.sets), "kind": self.kind, "dev": self.dev.to_dict(orient="records"),
                 "dev_means": self.dev_means(),
                 "challenges": {name: {"against": self.faced[name], "difference": gap.difference, "low": gap.low,
                                       "high": gap.high, "n": gap.n} for name, gap in self.challenges.items()},
@@ -73,7 +84,9 @@ class Decision:
             parts.append(f"{name} against {self.faced[name]}: {gap.difference:+.3f} [{gap.low:+.3f}, "
                          f"{gap.high:+.3f}] ({verdict})")
         total = int(self.dev["n"].groupby(self.dev["candidate"]).sum().max())
-        return (f"{self.question} On the dev halves ({len(self.sets)} sets, n = {total} items), mean Pearson r: "
+        where = (f"the dev halves ({len(self.sets)} sets, n = {total} items), mean" if len(self.sets) != 1 else
+                 f"the dev half of {self.sets[0]} (n = {total} items),")
+        return (f"{self.question} On {where} {self.kind.title()} r: "
                 + ", ".join(f"{name} {means[name]:.3f}" for name in self.candidates)
                 + ". Challenges: " + "; ".join(parts) + f". Adopted: {self.choice}.")
 
@@ -102,8 +115,10 @@ def on_half(values: Sequence[float], item_ids: Sequence[str], half: DevHalf | Te
 def choose_on_dev(dev: Mapping[str, DevHalf], scores: Mapping[tuple[str, str], Sequence[float]],
                   candidates: Sequence[str], *, question: str, human: str = "score",
                   item_ids: Mapping[str, Sequence[str]] | None = None, bootstrap: int = 1000,
-                  seed: int = 0) -> Decision:
-    """Choose among ``candidates`` by :data:`RULE` on the dev halves ``dev`` (set name -> DevHalf).
+                  seed: int = 0, kind: Kind = "pearson") -> Decision:
+    """Choose among ``candidates`` by :data:`RULE` on the dev halves ``dev`` (set name -> DevHalf), with the
+    correlation ``kind`` (``spearman`` for ordinal labels: the rule then compares Spearman r; the table's
+    ``pearson`` column holds it).
 
     ``scores`` maps (candidate, set) to scores on the dev half's items in order, or — with ``item_ids`` (set
     -> the ids the scores belong to) — on a larger frame, restricted here with :func:`on_half`."""
@@ -127,14 +142,14 @@ def choose_on_dev(dev: Mapping[str, DevHalf], scores: Mapping[tuple[str, str], S
         for name in halves:
             keep = ~(np.isnan(aligned[candidate, name]) | np.isnan(people[name]))
             rows.append({"candidate": candidate, "set": name, "n": int(keep.sum()),
-                         "pearson": correlation(aligned[candidate, name][keep], people[name][keep])})
+                         "pearson": correlation(aligned[candidate, name][keep], people[name][keep], kind=kind)})
     incumbent, challenges, faced = candidates[0], {}, {}
     for candidate in candidates[1:]:
         gap = mean_correlation_difference({name: (aligned[candidate, name], aligned[incumbent, name], people[name],
                                                   _groups(half)) for name, half in halves.items()},
-                                          bootstrap=bootstrap, seed=seed)
+                                          bootstrap=bootstrap, seed=seed, kind=kind)
         challenges[candidate], faced[candidate] = gap, incumbent
         if gap.low > 0:
             incumbent = candidate
     return Decision(question, tuple(candidates), pd.DataFrame(rows), challenges, faced, incumbent,
-                    sets=tuple(halves))
+                    rule=rule(kind), sets=tuple(halves), kind=kind)

@@ -237,9 +237,20 @@ def test_chapter5_results(executed):
     assert all(0 <= r["kendalls_w"] <= 1 for r in recorded["rank_stability"])
     assert set(recorded["assistant_sensitivity"]) == {"mattr", "gteval", "pi", "rnr"}
     assert recorded["human_agreement"]["GTEval, smollm2"]["n"] == 5
-    test = recorded["realism_test"]  # the realism judge: gated on the dev half, reported on the test half
-    assert isinstance(test["adopted_on_dev"], bool) and set(test["difference"]) == {"GTEval", "PI"}
-    assert all(d["n"] == 5 and d["low"] <= d["difference"] <= d["high"] for d in test["difference"].values())
+    test = recorded["realism_test"]  # the realism judges: chosen on the dev half, reported on the test half
+    choices = {record["question"]: record for record in test["selection"]}
+    assert set(choices) == {"Which GTEval judge does the chapter adopt?", "Which PI judge does the chapter adopt?"}
+    assert all(r["kind"] == "spearman" and r["candidates"][0] == "length baseline" and r["choice"] in r["candidates"]
+               for r in choices.values())
+    assert "BERTScore to the real user" in choices["Which GTEval judge does the chapter adopt?"]["candidates"]
+    assert choices["Which PI judge does the chapter adopt?"]["candidates"] == ["length baseline", "trained encoder"]
+    for metric in ("GTEval", "PI"):
+        adopted = test[metric]
+        assert adopted["n"] == 5 and adopted["spearman_low"] <= adopted["spearman"] <= adopted["spearman_high"]
+        assert (adopted["difference"] is None) == (adopted["judge"] == "length baseline")
+    trained = test["trained encoder"]
+    assert set(trained["difference"]) == {"GTEval", "PI"}
+    assert all(d["n"] == 5 and d["low"] <= d["difference"] <= d["high"] for d in trained["difference"].values())
     assert (executed / "05_user_proxy_eval" / "realism_and_diversity.png").stat().st_size > 10_000
     assert "Judge sensitivity" in (executed / "05_user_proxy_eval" / "userproxy_report.html").read_text()
 

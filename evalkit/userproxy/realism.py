@@ -28,8 +28,7 @@ from .data import render
 from ..dialogue import Turn
 
 __all__ = ["gteval_messages", "pi_messages", "rnr_messages", "parse_json_verdict", "proxy_slots", "gteval",
-           "pairwise_indistinguishability", "rubric_and_reason", "control_pairs", "calibrated", "Verdicts",
-           "human_label_items", "human_label_agreement", "human_label_scores", "human_label_differences"]
+           "pairwise_indistinguishability", "rubric_and_reason", "control_pairs", "calibrated", "Verdicts"]
 
 Mode = Literal["json", "probs"]
 
@@ -249,104 +248,3 @@ def calibrated(score: float, hh: float, pp: float) -> float:
     if not np.isfinite(hh - pp) or hh - pp < 1e-9:
         return float("nan")
     return float(np.clip((score - pp) / (hh - pp), 0.0, 1.0)) + 0.0  # + 0.0: no "-0.0" in tables
-
-
-def human_label_items(labels: dict[str, Any], n: int | None, *, seed: int = 0,
-                      half: Literal["test", "dev", "all"] = "test") -> dict[str, Any]:
-    """``n`` of MirrorBench's labelled GTEval and PI items (None: all) of ``half`` (the test half by default:
-    :func:`evalkit.halves.split_mirrorbench_labels`, a real conversation in one half across both tables;
-    ``all`` for every item), with what scoring them needs:
-    ``gteval`` (items), ``gteval_pairs`` ((real, proxy) conversations), ``pi`` (items), ``pi_pairs`` ((real,
-    proxy) as labelled), ``pi_slots`` (the proxy's slot, A or B) and ``pi_human`` (the proxy's win by the
-    human label: 1, 0.5 for a tie, 0)."""
-    if half not in ("test", "dev", "all"):
-        raise ValueError(f"half must be test, dev or all, not {half!r}")
-    if half != "all":
-        from ..halves import split_mirrorbench_labels
-
-        split = split_mirrorbench_labels(labels)
-        index = 1 if half == "test" else 0
-        labels = {**labels, "gteval": split["mirrorbench-gteval"][index].items.drop(columns="group"),
-                  "pi": split["mirrorbench-pi"][index].items.drop(columns="group")}
-    take = lambda frame: frame if n is None else frame.sample(min(n, len(frame)), random_state=seed)  # noqa: E731
-    gt, pi = take(labels["gteval"]), take(labels["pi"])
-    slots = pi["ground_truth_synthetic_slot"].tolist()
-    return {"gteval": gt, "gteval_pairs": list(zip(gt["real_conversation"], gt["synthetic_conversation"])),
-            "pi": pi, "pi_slots": slots,
-            "pi_pairs": [(b, a) if slot == "A" else (a, b)
-                         for a, b, slot in zip(pi["conversation_a"], pi["conversation_b"], slots)],
-            "pi_human": np.array([1.0 if h == s else 0.5 if h == "Tie" else 0.0
-                                  for h, s in zip(pi["human_label"], slots)])}
-
-
-def human_label_scores(items: dict[str, Any], judges: dict[str, Backend], *, mode: Mode = "probs",
-                       samples: int = 1) -> dict[str, dict[str, np.ndarray]]:
-    """Each judge's GTEval and PI scores of MirrorBench's labelled items (:func:`human_label_items`), in the
-    items' order: name -> {"gteval": ..., "pi": ...} (NaN for an abstention)."""
-    return {name: {"gteval": np.asarray(gteval(items["gteval_pairs"], judge, mode=mode, samples=samples).scores,
-                                        dtype=float),
-                   "pi": np.asarray(pairwise_indistinguishability(items["pi_pairs"], judge, mode=mode, samples=samples,
-                                                                  slots=items["pi_slots"]).scores, dtype=float)}
-            for name, judge in judges.items()}
-
-
-def human_label_agreement(items: dict[str, Any], judges: dict[str, Backend], *, mode: Mode = "probs",
-                          samples: int = 1, seed: int = 0, bootstrap: int = 1000,
-                          scored: dict[str, dict[str, Sequence[float]]] | None = None) -> pd.DataFrame:
-    """Each judge's agreement with MirrorBench's human labels on ``items`` (:func:`human_label_items`), beside
-    the published judge's on the same items: Spearman, Pearson and Kendall with bootstrap intervals and n.
-
-    ``scored`` adds judges whose scores are already computed (:func:`human_label_scores`, a trained encoder,
-    a baseline: name -> {"gteval": ..., "pi": ...}, one score per item in the items' order)."""
-    from ..stats import correlation_with_humans
-
-    def agree(scores, human) -> dict[str, float]:
-        return correlation_with_humans(scores, human, bootstrap=bootstrap, seed=seed).as_dict()
-
-    rows = {}
-    for name, scores in {**human_label_scores(items, judges, mode=mode, samples=samples), **(scored or {})}.items():
-        rows[f"GTEval, {name}"] = agree(scores["gteval"], items["gteval"]["human_label"])
-        rows[f"PI, {name}"] = agree(scores["pi"], items["pi_human"])
-    rows["GTEval, published judge (same items)"] = agree(items["gteval"]["judge_score"], items["gteval"]["human_label"])
-    rows["PI, published judge (same items)"] = agree(items["pi"]["judge_score"], items["pi_human"])
-    return pd.DataFrame(rows).T
-
-
-def human_label_differences(items: dict[str, Any], scores: dict[str, dict[str, Sequence[float]]], judge: str,
-                            others: Sequence[str], *, bootstrap: int = 1000, seed: int = 0) -> pd.DataFrame:
-    """Spearman of ``judge`` minus that of each of ``others`` with the human labels, per metric, on the same
-    items, with a paired bootstrap interval (:func:`evalkit.stats.correlation_difference`)."""
-    from ..stats import correlation_difference
-
-    human = {"gteval": items["gteval"]["human_label"], "pi": items["pi_human"]}
-    rows = []
-    for metric, label in (("gteval", "GTEval"), ("pi", "PI")):
-        for other in others:
-            result = correlation_difference(scores[judge][metric], scores[other][metric], human[metric],
-                                            bootstrap=bootstrap, seed=seed, kind="spearman")
-            rows.append({"metric": label, "other": other, "difference": result.difference, "low": result.low,
-                         "high": result.high, "n": result.n, "clear": result.clear})
-    return pd.DataFrame(rows).set_index(["metric", "other"])
-
-
-def dev_gate(differences: pd.DataFrame, judge: str, baseline: str = "length baseline") -> tuple[bool, str]:
-    """Whether ``judge`` passed its gate on the *dev* half — higher Spearman than ``baseline`` on both GTEval
-    and PI by a paired interval above 0 (rows of :func:`human_label_differences` on dev items) — and a
-    sentence saying so from the numbers.
-
-    >>> rows = pd.DataFrame({"metric": ["GTEval", "PI"], "other": ["length baseline"] * 2,
-    ...                      "difference": [0.2, -0.1], "low": [0.05, -0.3], "high": [0.35, 0.1], "n": [46, 46],
-    ...                      "clear": [True, False]}).set_index(["metric", "other"])
-    >>> dev_gate(rows, "trained encoder")[0]
-    False
-    """
-    parts, passed = [], True
-    for metric in ("GTEval", "PI"):
-        row = differences.loc[(metric, baseline)]
-        passed &= bool(row["low"] > 0)
-        parts.append(f"{metric} {row['difference']:+.3f} [{row['low']:+.3f}, {row['high']:+.3f}] (n = {int(row['n'])})")
-    verdict = ("passes: it is the chapter's adopted realism judge" if passed else
-               "does not pass: it is not adopted, and the test half below shows it only as a trained judge that "
-               "failed its gate")
-    return passed, (f"Gate on the dev half (Spearman, {judge} minus the {baseline}, paired interval): "
-                    + "; ".join(parts) + f". The {judge} {verdict}.")

@@ -290,7 +290,7 @@ def train_realism_judge(recipe: RealismRecipe | str, proxy: Backend, frames: Map
 
 
 def label_item_scores(items: Mapping[str, Any], g: Any) -> dict[str, np.ndarray]:
-    """GTEval and PI scores of MirrorBench's labelled items (:func:`~evalkit.userproxy.realism.human_label_items`)
+    """GTEval and PI scores of MirrorBench's labelled items (:func:`~evalkit.userproxy.human_labels.human_label_items`)
     from a scorer ``g`` (a function of a list of conversations, e.g. :meth:`RealismEncoder.score` or
     :func:`length_scores`)."""
     gt_real, gt_proxy = zip(*items["gteval_pairs"])

@@ -8,7 +8,7 @@ import pytest
 
 from evalkit.models import GenerationResult
 from evalkit.paireval.splits import leaked_units
-from evalkit.userproxy import realism, realism_encoder as rz
+from evalkit.userproxy import human_labels, realism_encoder as rz
 
 
 def _conversation(*texts: str) -> list[dict]:
@@ -174,9 +174,9 @@ def test_training_learns_is_cached_and_scores_the_labelled_items(tmp_path, monke
     scores = rz.label_item_scores(items, judge.score)
     assert scores["gteval"][0] > scores["gteval"][1] and scores["pi"][1] > 0.5 > scores["pi"][0]
     assert scores["pi"][2] == pytest.approx(0.5)
-    table = realism.human_label_agreement(items, {}, scored={"trained": scores}, bootstrap=0)
+    table = human_labels.human_label_agreement(items, {}, scored={"trained": scores}, bootstrap=0)
     assert list(table.index[:2]) == ["GTEval, trained", "PI, trained"] and table.loc["PI, trained", "n"] == 3
     length = rz.label_item_scores(items, rz.length_scores)
-    differences = realism.human_label_differences(items, {"trained": scores, "length": length}, "trained",
+    differences = human_labels.human_label_differences(items, {"trained": scores, "length": length}, "trained",
                                                   ["length"], bootstrap=50)
     assert list(differences.index) == [("GTEval", "length"), ("PI", "length")] and (differences["n"] == 3).all()
