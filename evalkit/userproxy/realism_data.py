@@ -22,7 +22,8 @@ from ..models import Backend
 from ..paireval.splits import LeakReport, remove_held_out
 from .rollout import GoalLevel, clean_user_turn, proxy_messages
 
-__all__ = ["user_side", "RealismSplit", "realism_split", "proxy_rewrites", "realism_pairs", "labelled_conversations"]
+__all__ = ["user_side", "RealismSplit", "realism_split", "proxy_rewrites", "realism_pairs", "length_matched",
+           "labelled_conversations"]
 
 
 def user_side(turns: Sequence[Turn], user_turns: int | None = None, *, skip_first: bool = False) -> str:
@@ -95,7 +96,8 @@ def realism_split(frames: Mapping[str, pd.DataFrame], held_out: Mapping[str, Seq
 
 
 def proxy_rewrites(frame: pd.DataFrame, proxy: Backend, *, user_turns: int, goal_levels: Sequence[str],
-                   user_tokens: int, empty_turns: list[dict[str, Any]] | None = None) -> list[list[Turn]]:
+                   user_tokens: int, empty_turns: list[dict[str, Any]] | None = None, temperature: float = 0.0,
+                   seed: int = 0) -> list[list[Turn]]:
     """Each conversation of ``frame`` (columns ``turns``, ``goal``; ``topic_restored`` if present) with its
     first ``user_turns`` user turns written by ``proxy`` — after the opening when the loader restored it, which
     stays as it is: at each position the proxy reads the goal (or none, by ``goal_levels`` — ``full`` or
@@ -103,6 +105,7 @@ def proxy_rewrites(frame: pd.DataFrame, proxy: Backend, *, user_turns: int, goal
     batched, cached call. The returned conversations stop after the last re-written user turn. An empty
     output keeps the rollout's placeholder so the pair stays whole, and is appended to ``empty_turns``
     (conversation id, turn); a backend error or a missing result raises, naming the conversation and turn.
+    ``temperature`` and ``seed`` go to the proxy's sampler (0: its most likely turns).
     """
     from .rollout import PLACEHOLDER
 
@@ -116,7 +119,7 @@ def proxy_rewrites(frame: pd.DataFrame, proxy: Backend, *, user_turns: int, goal
         for k in positions:
             prompts.append(proxy_messages(goal if level == "full" else "", level, turns[:k]))
             where.append((row_index, k))
-    written = proxy.generate(prompts, max_tokens=user_tokens) if prompts else []
+    written = proxy.generate(prompts, max_tokens=user_tokens, temperature=temperature, seed=seed) if prompts else []
     if len(written) != len(prompts):
         raise RuntimeError(f"proxy {getattr(proxy, 'name', proxy)!r} returned {len(written)} results for "
                            f"{len(prompts)} prompts")
@@ -140,6 +143,22 @@ def realism_pairs(frame: pd.DataFrame, rewrites: Sequence[Sequence[Turn]], user_
     return pd.DataFrame({"dataset": frame["dataset"].tolist(),
                          "human": [user_side(t, user_turns, skip_first=r) for t, r in zip(frame["turns"], restored)],
                          "proxy": [user_side(t, user_turns, skip_first=r) for t, r in zip(rewrites, restored)]})
+
+
+def length_matched(pairs: pd.DataFrame, ratio: float) -> tuple[pd.DataFrame, int]:
+    """The (real, proxy) pairs whose two user sides differ in word count by at most ``ratio`` (either way; one
+    word at least), so that length cannot tell them apart, and how many pairs were dropped.
+
+    >>> pairs = pd.DataFrame({"human": ["a b", "a b c d e f", "a"], "proxy": ["a b c", "a", "b"]})
+    >>> kept, dropped = length_matched(pairs, 1.5)
+    >>> kept["human"].tolist(), dropped
+    (['a b', 'a'], 1)
+    """
+    if ratio < 1:
+        raise ValueError(f"a length ratio is at least 1, not {ratio}")
+    words = lambda column: np.maximum(1, pairs[column].map(lambda text: len(str(text).split())).to_numpy())  # noqa: E731
+    keep = np.abs(np.log(words("proxy") / words("human"))) <= np.log(ratio) + 1e-12
+    return pairs[keep].reset_index(drop=True), int((~keep).sum())
 
 
 def labelled_conversations(labels: Mapping[str, Any]) -> list[list[Turn]]:

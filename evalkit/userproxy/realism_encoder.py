@@ -34,8 +34,8 @@ from ..dialogue import Turn
 from ..encoders import (Schedule, default_encoder_path, load_encoder, mean_pooled, read_record, recipe_key_fields,
                         run_steps, save_encoder, training_key)
 from ..models import Backend
-from .realism_data import (RealismSplit, labelled_conversations, proxy_rewrites, realism_pairs, realism_split,
-                           user_side)
+from .realism_data import (RealismSplit, labelled_conversations, length_matched, proxy_rewrites, realism_pairs,
+                           realism_split, user_side)
 
 __all__ = ["RealismRecipe", "REALISM_RECIPES", "RealismSplit", "realism_split", "proxy_rewrites",
            "user_side", "RealismEncoder", "RealismTrainingRun", "train_realism_encoder", "pair_scores",
@@ -60,6 +60,9 @@ class RealismRecipe:
     freeze_embeddings: bool = True
     curve_points: int = 4
     seed: int = 13
+    temperatures: tuple[float, ...] = (0.0,)  # one proxy rewrite of each training conversation per temperature
+    length_ratio: float | None = None  # keep a training pair only when its sides' word counts are this close
+    batch_pairs: str = "all"  # "all": every real user of a batch against every proxy; "own": each pair alone
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -179,6 +182,8 @@ def train_realism_encoder(train: pd.DataFrame, heldout: pd.DataFrame, recipe: Re
 
     from ..defaults import cache_dir
 
+    if recipe.batch_pairs not in ("all", "own"):
+        raise ValueError(f"batch_pairs must be 'all' or 'own', not {recipe.batch_pairs!r}")
     if len(train) < recipe.batch_size:
         raise ValueError(f"{len(train)} training pairs is less than one batch of {recipe.batch_size}")
     location = Path(model) if model is not None else default_encoder_path()
@@ -210,6 +215,8 @@ def train_realism_encoder(train: pd.DataFrame, heldout: pd.DataFrame, recipe: Re
 
     def loss_at(step: int):
         batch = orders[step * recipe.batch_size:(step + 1) * recipe.batch_size]
+        if recipe.batch_pairs == "own":  # the other conversations' proxies would bring length back in
+            return -torch.nn.functional.logsigmoid(g(human[batch]) - g(proxy[batch])).mean()
         return -torch.nn.functional.logsigmoid(g(human[batch])[:, None] - g(proxy[batch])[None, :]).mean()
 
     losses, curve, seconds = run_steps(schedule, optimizer, loss_at, models=[encoder, head],
@@ -248,6 +255,7 @@ class RealismJudge:
     heldout_pairs: pd.DataFrame
     generation_seconds: float
     empty_turns: list[dict[str, Any]] = field(default_factory=list)
+    length_dropped: int = 0  # training pairs left out by the recipe's length_ratio
 
     def heldout_accuracy(self) -> Any:
         """Share of held-out pairs where the real user scores strictly higher, with its Wilson interval (a tie
@@ -267,6 +275,8 @@ def train_realism_judge(recipe: RealismRecipe | str, proxy: Backend, frames: Map
 
     ``recipe`` is a :class:`RealismRecipe` or a name in :data:`REALISM_RECIPES`; ``user_tokens`` (the
     chapter's proxy setting) replaces the recipe's when given, so the judge learns the proxy it will meet.
+    Each training conversation is re-written once per ``recipe.temperatures`` (the held-out ones at the first);
+    with ``recipe.length_ratio`` the training pairs whose sides differ more in length are left out.
     """
     if isinstance(recipe, str):
         if recipe not in REALISM_RECIPES:
@@ -279,14 +289,19 @@ def train_realism_judge(recipe: RealismRecipe | str, proxy: Backend, frames: Map
                           seed=recipe.seed)
     started = time.perf_counter()
     pairs, empty = {}, []
-    for part, frame in (("train", split.train), ("heldout", split.heldout)):
-        rewrites = proxy_rewrites(frame, proxy, user_turns=recipe.user_turns, goal_levels=recipe.goal_levels,
-                                  user_tokens=recipe.user_tokens, empty_turns=empty)
-        pairs[part] = realism_pairs(frame, rewrites, recipe.user_turns)
+    for part, frame, temperatures in (("train", split.train, recipe.temperatures),
+                                      ("heldout", split.heldout, recipe.temperatures[:1])):
+        pairs[part] = pd.concat([realism_pairs(frame, proxy_rewrites(
+            frame, proxy, user_turns=recipe.user_turns, goal_levels=recipe.goal_levels, user_tokens=recipe.user_tokens,
+            empty_turns=empty, temperature=temperature, seed=recipe.seed), recipe.user_turns)
+            for temperature in temperatures], ignore_index=True)
     generation_seconds = time.perf_counter() - started
+    dropped = 0
+    if recipe.length_ratio is not None:
+        pairs["train"], dropped = length_matched(pairs["train"], recipe.length_ratio)
     run = train_realism_encoder(pairs["train"], pairs["heldout"], recipe, model=model)
     return RealismJudge(RealismEncoder.from_training(run), run, split, pairs["train"], pairs["heldout"],
-                        generation_seconds, empty)
+                        generation_seconds, empty, dropped)
 
 
 def label_item_scores(items: Mapping[str, Any], g: Any) -> dict[str, np.ndarray]:
