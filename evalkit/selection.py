@@ -44,6 +44,8 @@ def rule(kind: Kind = "pearson") -> str:
     >>> rule("spearman").split(";")[1].strip()[:64]
     'a later one replaces the incumbent only when its mean Spearman r'
     """
+    if kind not in ("pearson", "spearman"):
+        raise ValueError(f"a decision compares Pearson or Spearman r, not {kind!r}")
     return RULE if kind == "pearson" else RULE.replace("Pearson", "Spearman")
 
 
@@ -124,6 +126,7 @@ def choose_on_dev(dev: Mapping[str, DevHalf], scores: Mapping[tuple[str, str], S
     -> the ids the scores belong to) — on a larger frame, restricted here with :func:`on_half`."""
     if not candidates:
         raise ValueError("no candidates to choose from")
+    stated = rule(kind)  # refuses a kind the rule cannot state
     halves = {name: require_dev(half) for name, half in dev.items()}
     aligned: dict[tuple[str, str], np.ndarray] = {}
     for candidate in candidates:
@@ -152,4 +155,4 @@ def choose_on_dev(dev: Mapping[str, DevHalf], scores: Mapping[tuple[str, str], S
         if gap.low > 0:
             incumbent = candidate
     return Decision(question, tuple(candidates), pd.DataFrame(rows), challenges, faced, incumbent,
-                    rule=rule(kind), sets=tuple(halves), kind=kind)
+                    rule=stated, sets=tuple(halves), kind=kind)

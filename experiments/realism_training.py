@@ -18,7 +18,9 @@ of the script), ``matched``, ``temperatures``, ``both``.
 
 Rule, fixed before the run: :func:`evalkit.selection.choose_on_dev` with Spearman over the two dev halves
 (GTEval and PI, the mean of the two Spearman r): a later candidate replaces the incumbent only when the mean is
-higher by a paired 95% bootstrap interval (real conversations resampled whole) excluding 0. Each candidate's
+higher by a paired 95% bootstrap interval (real conversations resampled whole within each table; the two
+tables are resampled apart although most real conversations appear in both, so the interval of their mean
+treats them as independent and is, if anything, too narrow) excluding 0. Each candidate's
 paired difference from the length baseline on the same items is recorded beside it (the bar chapter 5 sets).
 
     EVALKIT_DATA_DIR=../shared/data .venv/bin/python experiments/realism_training.py [--smoke]

@@ -13,7 +13,7 @@ is real — chapter 3's reference metrics with the real user's turns as the refe
 """
 from __future__ import annotations
 
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Callable, Literal, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -149,30 +149,45 @@ def human_label_differences(items: dict[str, Any], scores: dict[str, dict[str, S
         ["metric", "other"])
 
 
-def choose_realism_judges(items: dict[str, Any], scores: Mapping[str, Mapping[str, Sequence[float]]],
+def choose_realism_judges(items: dict[str, Any],
+                          score: Callable[[dict[str, Any]], Mapping[str, Mapping[str, Sequence[float]]]],
                           candidates: Mapping[str, Sequence[str]], *, bootstrap: int = 1000,
                           seed: int = 0) -> dict[str, Decision]:
-    """One realism judge per metric (``candidates``: metric key -> judge names, cheapest first; the first, e.g.
-    the length baseline, is the incumbent), chosen on the **dev** half ``items`` (:func:`human_label_items`
-    with ``half="dev"``; a test half is refused) by :func:`evalkit.selection.choose_on_dev` with Spearman:
-    a later judge replaces the incumbent only when its Spearman is higher by a paired interval (real
-    conversations resampled whole) that excludes 0. ``scores`` as for :func:`human_label_agreement`.
+    """One realism judge per metric (``candidates``: metric key, ``gteval`` or ``pi`` -> judge names, cheapest
+    first; the first, e.g. the length baseline, is the incumbent), chosen on the **dev** half ``items``
+    (:func:`human_label_items` with ``half="dev"``; a test half is refused) by
+    :func:`evalkit.selection.choose_on_dev` with Spearman: a later judge replaces the incumbent only when its
+    Spearman is higher by a paired interval (real conversations resampled whole) that excludes 0.
+
+    ``score`` computes the judges' scores from the items it is given (as for :func:`human_label_agreement`:
+    name -> {"gteval": ..., "pi": ...}); it is called here on ``items``, so the scores a choice reads are
+    those of the dev items and no others.
 
     >>> from evalkit.halves import DevHalf
     >>> rng = np.random.default_rng(0)
     >>> label = rng.normal(size=60)
     >>> half = DevHalf("mirrorbench-gteval", pd.DataFrame({"human_label": label, "group": range(60)}))
-    >>> items = {"halves": {"gteval": half}}
-    >>> scores = {"length": {"gteval": rng.normal(size=60)}, "good": {"gteval": label + rng.normal(size=60) / 2}}
-    >>> choose_realism_judges(items, scores, {"gteval": ["length", "good"]}, bootstrap=200)["gteval"].choice
+    >>> judges = lambda chosen: {"length": {"gteval": rng.normal(size=60)},
+    ...                          "good": {"gteval": chosen["halves"]["gteval"].items["human_label"] + rng.normal(size=60) / 2}}
+    >>> choose_realism_judges({"halves": {"gteval": half}}, judges, {"gteval": ["length", "good"]},
+    ...                       bootstrap=200)["gteval"].choice
     'good'
     """
+    unknown = set(candidates) - set(METRICS)
+    if unknown:
+        raise ValueError(f"realism metrics are {' and '.join(METRICS)}, not {sorted(unknown)}")
+    halves = items.get("halves", {})
+    missing = [METRICS[metric] for metric in candidates if metric not in halves]
+    if missing:
+        raise ValueError(f"no dev half of {', '.join(missing)} in the items: take them with "
+                         "human_label_items(..., half='dev')")
+    scores = score(items)
     decisions = {}
     for metric, names in candidates.items():
-        half = items.get("halves", {}).get(metric)
-        if half is None:
-            raise ValueError(f"no dev half of {METRICS[metric]} in the items: take them with "
-                             "human_label_items(..., half='dev')")
+        half = halves[metric]
+        lacking = [name for name in names if metric not in scores.get(name, {})]
+        if lacking:
+            raise KeyError(f"no {METRICS[metric]} scores of {lacking} (scored: {sorted(scores)})")
         column = "human_label" if metric == "gteval" else "proxy_win"
         decisions[metric] = choose_on_dev(
             {half.name: half}, {(name, half.name): scores[name][metric] for name in names}, list(names),

@@ -25,7 +25,7 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Literal, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -40,7 +40,7 @@ from .realism_data import (RealismSplit, labelled_conversations, length_matched,
 __all__ = ["RealismRecipe", "REALISM_RECIPES", "RealismSplit", "realism_split", "proxy_rewrites",
            "user_side", "RealismEncoder", "RealismTrainingRun", "train_realism_encoder", "pair_scores",
            "length_scores", "realism_pairs", "labelled_conversations", "RealismJudge", "train_realism_judge",
-           "label_item_scores"]
+           "label_item_scores", "length_matched"]
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,15 @@ class RealismRecipe:
     seed: int = 13
     temperatures: tuple[float, ...] = (0.0,)  # one proxy rewrite of each training conversation per temperature
     length_ratio: float | None = None  # keep a training pair only when its sides' word counts are this close
-    batch_pairs: str = "all"  # "all": every real user of a batch against every proxy; "own": each pair alone
+    batch_pairs: Literal["all", "own"] = "all"  # "all": each real user of a batch against every proxy; "own": its own
+
+    def __post_init__(self) -> None:
+        if not self.temperatures or min(self.temperatures) < 0:
+            raise ValueError(f"temperatures must be one or more values >= 0, not {self.temperatures}")
+        if self.length_ratio is not None and self.length_ratio < 1:
+            raise ValueError(f"length_ratio is at least 1 (or None), not {self.length_ratio}")
+        if self.batch_pairs not in ("all", "own"):
+            raise ValueError(f"batch_pairs must be 'all' or 'own', not {self.batch_pairs!r}")
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -293,7 +301,8 @@ def train_realism_judge(recipe: RealismRecipe | str, proxy: Backend, frames: Map
                                       ("heldout", split.heldout, recipe.temperatures[:1])):
         pairs[part] = pd.concat([realism_pairs(frame, proxy_rewrites(
             frame, proxy, user_turns=recipe.user_turns, goal_levels=recipe.goal_levels, user_tokens=recipe.user_tokens,
-            empty_turns=empty, temperature=temperature, seed=recipe.seed), recipe.user_turns)
+            empty_turns=empty, temperature=temperature, seed=recipe.seed if temperature > 0 else 0),  # greedy: as before
+            recipe.user_turns)
             for temperature in temperatures], ignore_index=True)
     generation_seconds = time.perf_counter() - started
     dropped = 0

@@ -62,11 +62,16 @@ def test_the_choice_takes_the_dev_half_only():
               "close": {"gteval": label + rng.normal(size=80) / 3, "pi": label + rng.normal(size=80) / 3}}
     candidates = {"gteval": ["length", "close"], "pi": ["length", "close"]}
     dev = {"halves": {"gteval": DevHalf("mirrorbench-gteval", frame), "pi": DevHalf("mirrorbench-pi", frame)}}
-    chosen = human_labels.choose_realism_judges(dev, scores, candidates, bootstrap=200)
+    chosen = human_labels.choose_realism_judges(dev, lambda items: scores, candidates, bootstrap=200)
     assert {m: d.choice for m, d in chosen.items()} == {"gteval": "close", "pi": "close"}
     assert chosen["gteval"].kind == "spearman" and "Spearman r" in chosen["gteval"].sentence()
     test = {"halves": {"gteval": TestHalf("mirrorbench-gteval", frame), "pi": TestHalf("mirrorbench-pi", frame)}}
     with pytest.raises(TypeError, match="test half"):
-        human_labels.choose_realism_judges(test, scores, candidates, bootstrap=50)
+        human_labels.choose_realism_judges(test, lambda items: scores, candidates, bootstrap=50)
     with pytest.raises(ValueError, match="half='dev'"):
-        human_labels.choose_realism_judges({"halves": {}}, scores, candidates, bootstrap=50)
+        human_labels.choose_realism_judges({"halves": {}}, lambda items: scores, candidates, bootstrap=50)
+    with pytest.raises(ValueError, match="not \\['rnr'\\]"):
+        human_labels.choose_realism_judges(dev, lambda items: scores, {"rnr": ["length"]}, bootstrap=50)
+    with pytest.raises(KeyError, match="no PI scores of \\['gteval only'\\]"):
+        human_labels.choose_realism_judges(dev, lambda items: {**scores, "gteval only": {"gteval": label}},
+                                           {"pi": ["length", "gteval only"]}, bootstrap=50)

@@ -180,3 +180,12 @@ def test_training_learns_is_cached_and_scores_the_labelled_items(tmp_path, monke
     differences = human_labels.human_label_differences(items, {"trained": scores, "length": length}, "trained",
                                                   ["length"], bootstrap=50)
     assert list(differences.index) == [("GTEval", "length"), ("PI", "length")] and (differences["n"] == 3).all()
+
+
+def test_realism_recipe_refuses_what_it_cannot_train_and_length_matching_drops_what_differs():
+    for bad in ({"temperatures": ()}, {"temperatures": (-0.5,)}, {"length_ratio": 0.5}, {"batch_pairs": "some"}):
+        with pytest.raises(ValueError):
+            rz.RealismRecipe(**bad)
+    pairs = pd.DataFrame({"human": ["one two", "a b c d", ""], "proxy": ["one two three four", "a b c", "x"]})
+    kept, dropped = rz.length_matched(pairs, 1.5)
+    assert kept["human"].tolist() == ["a b c d", ""] and dropped == 1  # an empty side counts as one word
