@@ -22,7 +22,11 @@ budget (issue 28 measured ~19 minutes on two cores; the book has ~3 minutes to s
 
     EVALKIT_DATA_DIR=../shared/data .venv/bin/python experiments/large_trained.py [--smoke]
 
-**Result:** pending (it needs ~20 minutes of two cores alone, or a lent GPU).
+**Result (session 14, 2026-12-02, alone on two cores):** on the dev halves (6 sets, n = 1,262 items) mean Pearson r
+minilm 0.296, mpnet 0.320; mpnet minus minilm +0.023 [-0.017, +0.062] (did not clear it). Per set, minilm / mpnet:
+dailydialog-grade 0.298 / 0.261, convai2-grade 0.502 / 0.557, dailydialog-zhao 0.309 / 0.340, personachat-usr
+0.314 / 0.321, topicalchat-usr 0.283 / 0.297, fed 0.071 / 0.143. DailyDialog validation pairs (n = 400 each):
+random 0.863 / 0.905, look-alike 0.833 / 0.848. mpnet training 794 s (1,096 s wall with scoring). **Not adopted**.
 """
 from __future__ import annotations
 
