@@ -168,6 +168,24 @@ def dev_setup(recipe: JudgeRecipe, *, smoke: bool, data_dir: Any = None,
     return data, dev_halves(items, data_dir), pool, checks
 
 
+def train_and_score(recipes: dict[str, JudgeRecipe], data: JudgeData, dev: dict[str, Any], pool: list,
+                    checks: dict[str, pd.DataFrame], *, smoke: bool, data_dir: Any = None) -> tuple[dict, dict, dict]:
+    """Train each recipe (cached), score the dev halves as chapter 4 scores Table 1 (PairEval, 3 comparison
+    examples x 5 runs; 2 x 2 at smoke size; seed 13) and the validation checks: (scores, constraint, timing)."""
+    scores, constraint, timing = {}, {}, {}
+    for label, recipe in recipes.items():
+        started = time.time()
+        training = pe.train_judge(recipe, data=data, data_dir=data_dir)
+        judge = pe.EncoderJudge.from_training(training)
+        timing[label] = {"training_seconds": training.seconds, "reused": training.from_cache,
+                         "wall_seconds": time.time() - started}
+        for name, half in dev.items():
+            scores[label, name] = pe.table1.judge_scores(half.items, judge, pool, n=2 if smoke else 3,
+                                                         runs=2 if smoke else 5, seed=13)["paireval"]
+        constraint[label] = {kind: float(np.mean(pe.encoder.pair_accuracy(judge, pairs))) for kind, pairs in checks.items()}
+    return scores, constraint, timing
+
+
 def decide(dev: dict[str, Any], scores: dict, constraint: dict[str, dict[str, float]], baseline: str,
            candidate: str, *, smoke: bool, question: str) -> dict[str, Any]:
     """The dev-half scripts' rule: ``candidate`` is adopted when :func:`evalkit.selection.choose_on_dev` picks it

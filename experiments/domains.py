@@ -32,13 +32,9 @@ domain teach the encoder nothing its pre-training on conversational pairs did no
 """
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 
-import numpy as np
-
 import _common as lab
-from evalkit import paireval as pe
 from evalkit.paireval.corpora import DOMAINS
 from evalkit.paireval.recipes import EncoderRecipe, JudgeRecipe, LoraRecipe
 
@@ -61,17 +57,8 @@ def run(*, smoke: bool = False, data_dir=None, items: int | None = None) -> dict
     """Train both candidates, score the dev halves, decide by the rule; the record of the run."""
     baseline = SMOKE if smoke else BASELINE
     data, dev, pool, checks = lab.dev_setup(baseline, smoke=smoke, data_dir=data_dir, items=items)
-    scores, constraint, timing = {}, {}, {}
-    for label, recipe in candidates(baseline).items():
-        started = time.time()
-        training = pe.train_judge(recipe, data=data, data_dir=data_dir)
-        judge = pe.EncoderJudge.from_training(training)
-        timing[label] = {"training_seconds": training.seconds, "reused": training.from_cache,
-                         "wall_seconds": time.time() - started}
-        for name, half in dev.items():
-            scores[label, name] = pe.table1.judge_scores(half.items, judge, pool, n=2 if smoke else 3, runs=2 if smoke else 5,
-                                                  seed=13)["paireval"]
-        constraint[label] = {kind: float(np.mean(pe.encoder.pair_accuracy(judge, pairs))) for kind, pairs in checks.items()}
+    scores, constraint, timing = lab.train_and_score(candidates(baseline), data, dev, pool, checks, smoke=smoke,
+                                                     data_dir=data_dir)
     record = lab.decide(dev, scores, constraint, "dailydialog", "mixed", smoke=smoke,
                         question="Does training on four more dialogue domains help?")
     return {**record, "timing": timing}

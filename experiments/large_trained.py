@@ -30,13 +30,9 @@ random 0.863 / 0.905, look-alike 0.833 / 0.848. mpnet training 794 s (1,096 s wa
 """
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 
-import numpy as np
-
 import _common as lab
-from evalkit import paireval as pe
 from evalkit.paireval.recipes import EncoderRecipe, JudgeRecipe, LoraRecipe
 
 BASELINE = JudgeRecipe("minilm", EncoderRecipe(
@@ -62,17 +58,8 @@ def run(*, smoke: bool = False, data_dir=None, items: int | None = None) -> dict
     """Train both candidates (cached), score the dev halves, decide by the rule; the record of the run."""
     baseline = SMOKE if smoke else BASELINE
     data, dev, pool, checks = lab.dev_setup(baseline, smoke=smoke, data_dir=data_dir, items=items)
-    scores, constraint, timing = {}, {}, {}
-    for label, recipe in candidates(baseline).items():
-        started = time.time()
-        training = pe.train_judge(recipe, data=data, data_dir=data_dir)
-        judge = pe.EncoderJudge.from_training(training)
-        timing[label] = {"training_seconds": training.seconds, "reused": training.from_cache,
-                         "wall_seconds": time.time() - started}
-        for name, half in dev.items():
-            scores[label, name] = pe.table1.judge_scores(half.items, judge, pool, n=2 if smoke else 3,
-                                                         runs=2 if smoke else 5, seed=13)["paireval"]
-        constraint[label] = {kind: float(np.mean(pe.encoder.pair_accuracy(judge, pairs))) for kind, pairs in checks.items()}
+    scores, constraint, timing = lab.train_and_score(candidates(baseline), data, dev, pool, checks, smoke=smoke,
+                                                     data_dir=data_dir)
     record = lab.decide(dev, scores, constraint, "minilm", "mpnet", smoke=smoke,
                         question="Is the larger encoder worth training as the judge?")
     return {**record, "timing": timing}
