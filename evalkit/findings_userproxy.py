@@ -195,12 +195,23 @@ def lexical_mode_shifts(table: pd.DataFrame, *, base: str = "kit", other: str = 
 
 
 def _against_target(row: pd.Series, target: float) -> str:
+    """Whether ``row``'s Spearman meets ``target``, and by how much it is off when it does not."""
+    gap = row["spearman"] - target
     if row["spearman_low"] >= target:
         return f"target {target} met (the whole interval above it)"
     if row["spearman_high"] < target:
-        return f"target {target} not met (the whole interval below it)"
-    side = "above" if row["spearman"] >= target else "below"
-    return f"{side} the {target} target by its point estimate; the interval does not settle it"
+        return f"target {target} not met, {-gap:.2f} short (the whole interval below it)"
+    side = "above" if gap >= 0 else "below"
+    return f"{abs(gap):.2f} {side} the {target} target by its point estimate; the interval does not settle it"
+
+
+def _closest_challenger(decision: Any) -> str:
+    """The dev-half challenger that came nearest to replacing the judge a decision kept, with its interval."""
+    if not decision.challenges:
+        return ""
+    name, gap = max(decision.challenges.items(), key=lambda item: item[1].low)
+    return (f"; the closest, {name}, {gap.difference:+.3f} [{gap.low:+.3f}, {gap.high:+.3f}] against "
+            f"{decision.faced[name]}")
 
 
 def _spearman_line(metric: str, row: pd.Series, differences: pd.DataFrame, *, target: float, where: str,
@@ -231,7 +242,7 @@ def trained_realism(agreement: pd.DataFrame, heldout: Any, differences: pd.DataF
     ...                       "low": [-0.1, 0.2], "high": [0.2, 0.6], "n": [100, 100]}).set_index(["metric", "other"])
     >>> print(*trained_realism(table, proportion([True] * 54 + [False] * 6), diffs, trained="enc"), sep="\\n")
     The trained realism judge tells the real user from the proxy in 0.90 [0.80, 0.95] of held-out conversations (n = 60).
-    GTEval: Spearman 0.45 [0.28, 0.60] (n = 100), above the 0.4 target by its point estimate; the interval does not settle it; against length +0.05 [-0.10, +0.20] (no difference shown); against lm +0.40 [+0.20, +0.60] (higher).
+    GTEval: Spearman 0.45 [0.28, 0.60] (n = 100), 0.05 above the 0.4 target by its point estimate; the interval does not settle it; against length +0.05 [-0.10, +0.20] (no difference shown); against lm +0.40 [+0.20, +0.60] (higher).
     """
     lines = [f"The trained realism judge tells the real user from the proxy in {heldout.value:.2f} "
              f"[{heldout.low:.2f}, {heldout.high:.2f}] of held-out conversations (n = {heldout.n})."]
@@ -250,20 +261,22 @@ def adopted_realism(decisions: dict[str, Any], agreement: pd.DataFrame, differen
     and its paired difference from the incumbent it had to beat (``differences``: metric -> rows of
     :func:`~evalkit.userproxy.human_labels.human_label_differences`; none when the incumbent held its place).
 
+    >>> from evalkit.resampling import CorrelationDifference
     >>> from evalkit.selection import Decision
     >>> chosen = Decision("?", ("length", "rouge"), pd.DataFrame({"candidate": ["length", "rouge"], "set": ["g", "g"],
-    ...                   "pearson": [0.4, 0.5], "n": [46, 46]}), {}, {}, "length", sets=("g",), kind="spearman")
+    ...                   "pearson": [0.4, 0.5], "n": [46, 46]}), {"rouge": CorrelationDifference(0.1, -0.2, 0.4, 46)},
+    ...                   {"rouge": "length"}, "length", sets=("g",), kind="spearman")
     >>> table = pd.DataFrame({"spearman": [0.6], "spearman_low": [0.4], "spearman_high": [0.75], "n": [54]},
     ...                      index=["GTEval, length"])
     >>> print(*adopted_realism({"gteval": chosen}, table, {}), sep="\\n")
-    GTEval on the test half: the dev half kept the first candidate, length (no later one beat it there by an interval that excludes 0): Spearman 0.60 [0.40, 0.75] (n = 54), target 0.4 met (the whole interval above it).
+    GTEval on the test half: the dev half kept the first candidate, length (no later one beat it there by an interval that excludes 0; the closest, rouge, +0.100 [-0.200, +0.400] against length): Spearman 0.60 [0.40, 0.75] (n = 54), target 0.4 met (the whole interval above it).
     """
     names = {"gteval": "GTEval", "pi": "PI"}
     lines = []
     for metric, decision in decisions.items():
         label, choice, incumbent = names.get(metric, metric), decision.choice, decision.candidates[0]
         lead = (f"the dev half kept the first candidate, {choice} (no later one beat it there by an interval that "
-                "excludes 0): "
+                f"excludes 0{_closest_challenger(decision)}): "
                 if choice == incumbent else f"the dev half chose {choice} over {decision.faced[choice]}: ")
         rows = differences.get(metric, pd.DataFrame(columns=["metric", "other"]).set_index(["metric", "other"]))
         lines.append(_spearman_line(label, agreement.loc[f"{label}, {choice}"], rows, target=target, where=where,

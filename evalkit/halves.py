@@ -58,7 +58,20 @@ class Half:
 
     @property
     def groups(self) -> int:
+        """Content groups (contexts that share text are one group, so a group may hold several contexts)."""
         return int(self.items["group"].nunique()) if len(self.items) else 0
+
+    @property
+    def contexts(self) -> int | None:
+        """Distinct contexts (their turns, word for word); None for a set without a ``context`` column.
+
+        >>> import pandas as pd
+        >>> Half("s", pd.DataFrame({"context": [["hi", "yo"], ["hi", "yo"], ["hey"]], "group": ["a", "a", "b"]})).contexts
+        2
+        """
+        if "context" not in self.items:
+            return None
+        return len({tuple(map(str, c)) if isinstance(c, (list, tuple)) else str(c) for c in self.items["context"]})
 
     def __len__(self) -> int:
         return len(self.items)
@@ -166,9 +179,10 @@ def split_frame(frame: pd.DataFrame, name: str, *, texts: Callable[[pd.Series], 
 
 
 def halves_table(halves: dict[str, tuple[DevHalf, TestHalf]]) -> pd.DataFrame:
-    """Items and groups per half, one row per set (the ``halves`` record of a chapter)."""
-    rows = [{"set": name, "dev_items": len(dev), "dev_groups": dev.groups, "test_items": len(test),
-             "test_groups": test.groups} for name, (dev, test) in halves.items()]
+    """Items, contexts and content groups per half, one row per set (the ``halves`` record of a chapter)."""
+    rows = [{"set": name, "dev_items": len(dev), "dev_contexts": dev.contexts, "dev_groups": dev.groups,
+             "test_items": len(test), "test_contexts": test.contexts, "test_groups": test.groups}
+            for name, (dev, test) in halves.items()]
     return pd.DataFrame(rows)
 
 

@@ -208,6 +208,10 @@ def test_chapter4_results(executed):
     assert {row["n"] for row in decision["dev"]} == {24}
     for name, half in recorded["halves"].items():
         assert half["dev_items"] > 24 and half["test_items"] > 24, name
+        for side in ("dev", "test"):  # contexts that share text form one group: items >= contexts >= groups
+            assert half[f"{side}_items"] >= half[f"{side}_contexts"] >= half[f"{side}_groups"] > 0, (name, side)
+    adopted_lines = [f for f in recorded["findings"] if f.startswith(f"The adopted judge, {recorded['adopted']},")]
+    assert len(adopted_lines) == 1 and "the kit's own target of 0.40" in adopted_lines[0]
     assert {(r["method"], r["set"]) for r in recorded["table1_test"]} == set(rows)
     assert "PairEval (paper)" in recorded["attacks"] and any("Mean Pearson r" in f for f in recorded["findings"])
     assert (executed / "04_pairwise_judge" / "learning_curve.png").stat().st_size > 10_000
@@ -248,6 +252,8 @@ def test_chapter5_results(executed):
         adopted = test[metric]
         assert adopted["n"] == 5 and adopted["spearman_low"] <= adopted["spearman"] <= adopted["spearman_high"]
         assert (adopted["difference"] is None) == (adopted["judge"] == "length baseline")
+        assert (adopted["difference_from_length"] is None) == (adopted["judge"] == "length baseline")
+        assert {"length_spearman", "length_spearman_low", "length_spearman_high"} <= set(adopted)
     trained = test["trained encoder"]
     assert set(trained["difference"]) == {"GTEval", "PI"}
     assert all(d["n"] == 5 and d["low"] <= d["difference"] <= d["high"] for d in trained["difference"].values())

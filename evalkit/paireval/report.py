@@ -68,17 +68,19 @@ def attack_verdicts(intervals: Mapping[str, Any], *, judge: str = "PairEval",
 
 
 def _gaps_text(gaps: Mapping[str, Any]) -> str:
-    """Mean paired differences of r (PairEval minus each method), each with its interval and what it supports.
+    """Mean paired differences of r (PairEval minus each method), each with its interval and what it supports
+    (computed with the sets' context groups resampled whole, as chapter 4 does).
 
     >>> from evalkit.stats import CorrelationDifference as D
     >>> _gaps_text({"BLEU-2": D(0.078, 0.02, 0.14, 900), "BERTScore": D(-0.02, -0.07, 0.03, 900)})
-    'PairEval minus BLEU-2 +0.078 [+0.020, +0.140] (a difference the sample supports), minus BERTScore -0.020 [-0.070, +0.030] (inside the sampling error) (paired bootstrap over the n = 900 items, each set resampled on its own)'
+    'PairEval minus BLEU-2 +0.078 [+0.020, +0.140] (a difference the sample supports), minus BERTScore -0.020 [-0.070, +0.030] (inside the sampling error) (paired bootstrap over whole context groups, n = 900 items, each set resampled on its own)'
     """
     return ("PairEval minus " + ", minus ".join(
         f"{metric} {g.difference:+.3f} [{g.low:+.3f}, {g.high:+.3f}]"
         + (" (a difference the sample supports)" if g.clear else " (inside the sampling error)")
         for metric, g in gaps.items())
-        + f" (paired bootstrap over the n = {next(iter(gaps.values())).n} items, each set resampled on its own)")
+        + f" (paired bootstrap over whole context groups, n = {next(iter(gaps.values())).n} items, each set resampled "
+          "on its own)")
 
 
 def _names(names: Sequence[str]) -> str:
