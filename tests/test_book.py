@@ -192,6 +192,7 @@ def test_chapter4_results(executed):
     # Position bias is reported only where it can be non-zero: the judges that read both sides at once.
     assert set(recorded["position_bias"]) == {"SmolLM2 zero-shot/dailydialog-grade", "SmolLM2 + LoRA/dailydialog-grade",
                                               "PairEval, comparative reader/dailydialog-grade"}
+    assert all(b["n"] == 3 and b["low"] <= b["value"] <= b["high"] for b in recorded["position_bias"].values())  # lm_items
     bias = recorded["reader_position_bias"]
     assert bias["n"] == 6 * 24 and bias["low"] <= bias["value"] <= bias["high"]
     comparison = recorded["comparison_vs_pointwise"]  # comparing vs scoring, paired, on the test halves
