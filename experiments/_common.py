@@ -202,6 +202,17 @@ def decide(dev: dict[str, Any], scores: dict, constraint: dict[str, dict[str, fl
             "dev_items": {name: len(half) for name, half in dev.items()}}
 
 
+def compare_recipes(recipes: dict[str, JudgeRecipe], *, smoke: bool, question: str, data_dir: Any = None,
+                    items: int | None = None) -> dict[str, Any]:
+    """The whole run of a two-recipe dev-half script: train both (cached; the baseline first), score the dev
+    halves, decide by the rule (:func:`decide`); the record, with each recipe's seconds under ``timing``."""
+    (baseline, first), (candidate, _) = recipes.items()
+    data, dev, pool, checks = dev_setup(first, smoke=smoke, data_dir=data_dir, items=items)
+    scores, constraint, timing = train_and_score(recipes, data, dev, pool, checks, smoke=smoke, data_dir=data_dir)
+    record = decide(dev, scores, constraint, baseline, candidate, smoke=smoke, question=question)
+    return {**record, "timing": timing}
+
+
 def decision_lines(result: dict[str, Any]) -> str:
     """A dev-half decision's record as printed: its sentence, then the rest as JSON."""
     return result["sentence"] + "\n" + json.dumps({k: v for k, v in result.items() if k != "decision"}, indent=1,

@@ -56,13 +56,8 @@ def candidates(baseline: JudgeRecipe) -> dict[str, JudgeRecipe]:
 
 def run(*, smoke: bool = False, data_dir=None, items: int | None = None) -> dict:
     """Train both candidates (cached), score the dev halves, decide by the rule; the record of the run."""
-    baseline = SMOKE if smoke else BASELINE
-    data, dev, pool, checks = lab.dev_setup(baseline, smoke=smoke, data_dir=data_dir, items=items)
-    scores, constraint, timing = lab.train_and_score(candidates(baseline), data, dev, pool, checks, smoke=smoke,
-                                                     data_dir=data_dir)
-    record = lab.decide(dev, scores, constraint, "minilm", "mpnet", smoke=smoke,
-                        question="Is the larger encoder worth training as the judge?")
-    return {**record, "timing": timing}
+    return lab.compare_recipes(candidates(SMOKE if smoke else BASELINE), smoke=smoke, data_dir=data_dir, items=items,
+                               question="Is the larger encoder worth training as the judge?")
 
 
 if __name__ == "__main__":
