@@ -47,7 +47,7 @@ def main() -> None:
         started = time.perf_counter()
         for set_name, half in dev.items():
             scores[name, set_name] = pe.table1.judge_scores(half.items, judge, pool, n=3, runs=5,
-                                                            seed=13)["paireval"]
+                                                            seed=13, direct=False)["paireval"]
         scoring = time.perf_counter() - started
         costs[name] = (training.seconds, scoring)
         rows.append({"way": f"{name}: {recipe.encoder.backbone}, {recipe.encoder.pairs:,} pairs",

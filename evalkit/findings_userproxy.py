@@ -209,7 +209,8 @@ def _closest_challenger(decision: Any) -> str:
     """The dev-half challenger that came nearest to replacing the judge a decision kept, with its interval."""
     if not decision.challenges:
         return ""
-    name, gap = max(decision.challenges.items(), key=lambda item: item[1].low)
+    name, gap = max(decision.challenges.items(),  # an interval that could not be computed (NaN) comes last
+                    key=lambda item: item[1].low if np.isfinite(item[1].low) else -np.inf)
     return (f"; the closest, {name}, {gap.difference:+.3f} [{gap.low:+.3f}, {gap.high:+.3f}] against "
             f"{decision.faced[name]}")
 

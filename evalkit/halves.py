@@ -71,7 +71,7 @@ class Half:
         """
         if "context" not in self.items:
             return None
-        return len({tuple(map(str, c)) if isinstance(c, (list, tuple)) else str(c) for c in self.items["context"]})
+        return len({str(c) if isinstance(c, str) else tuple(map(str, c)) for c in self.items["context"]})
 
     def __len__(self) -> int:
         return len(self.items)

@@ -40,3 +40,11 @@ def test_the_committed_page_lists_every_benchmark():
     for script in sorted(benchpage.BENCHMARK_DIR.glob("*.py")):
         assert f"benchmarks/{script.name}" in page, f"rerun `make bench`: {script.name} is not on the page"
     assert "failed on this run" not in page
+
+
+def test_a_benchmark_past_its_time_limit_is_reported_and_the_rest_still_run(tmp_path: Path):
+    (tmp_path / "a_slow.py").write_text("import time\ntime.sleep(30)\n")
+    (tmp_path / "b_good.py").write_text(GOOD)
+    results = benchpage.run_benchmarks(tmp_path, timeout_s=2)
+    assert [r["script"] for r in results] == ["a_slow.py", "b_good.py"]
+    assert "stopped after 2 s (the time limit)" in results[0]["error"] and results[1]["rows"][1]["seconds"] == 0.25
