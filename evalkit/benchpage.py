@@ -125,13 +125,13 @@ def _table(rows: Sequence[dict[str, Any]]) -> list[str]:
             + ["| " + " | ".join(cell(row.get(c)) for c in columns) + " |" for row in rows])
 
 
-def _section(result: dict[str, Any], when: datetime) -> list[str]:
+def _section(result: dict[str, Any], when: datetime, cpu: str) -> list[str]:
     lines = [f"## {result.get('title', result['script'])}", ""]
     if "error" in result:
         return lines + [f"`benchmarks/{result['script']}` failed on this run:", "", "```text", result["error"], "```",
                         ""]
     lines += [f"`benchmarks/{result['script']}` — {result['workload']} ({result['wall_s']:.0f} s in all; measured "
-              f"{when.strftime('%Y-%m-%d %H:%M UTC')}).", ""]
+              f"{when.strftime('%Y-%m-%d %H:%M UTC')} on {cpu}).", ""]
     lines += _table(result["rows"]) + [""]
     lines += ["| compared | ratio |", "|---|---|"]
     lines += [f"| {name} | {value:.2f}x |" if value < 100 else f"| {name} | {value:,.0f}x |"
@@ -174,10 +174,11 @@ def render_page(results: Sequence[dict[str, Any]], machine: dict[str, Any], *, w
              "alone on one machine and writes this page. Each script times the kit's way of doing a piece of "
              "work against the naive way on the same data and model, in the same run; the ratios compare the "
              "two. Rerun `make bench` on your machine to see yours.", "",
-             f"**Machine:** {machine['cpu']}, {machine['cores']} cores, {machine['memory_gib']} GiB memory; "
-             f"{machine['os']}; Python {machine['python']}; {libraries}. **Last measured:** "
-             f"{when.strftime('%Y-%m-%d %H:%M UTC')} (each section says when it was measured).", ""]
-    fresh = {f"## {r.get('title', r['script'])}": _section(r, when) for r in results}
+             f"**Machine of the latest run:** {machine['cpu']}, {machine['cores']} cores, {machine['memory_gib']} "
+             f"GiB memory; {machine['os']}; Python {machine['python']}; {libraries}. **Last measured:** "
+             f"{when.strftime('%Y-%m-%d %H:%M UTC')} (each section says when and on which CPU it was measured: "
+             "compare figures within a section, not across sections measured on different machines).", ""]
+    fresh = {f"## {r.get('title', r['script'])}": _section(r, when, machine["cpu"]) for r in results}
     if keep:
         for heading, text in _sections(keep):
             lines += fresh.pop(heading, None) or text.splitlines() + [""]
