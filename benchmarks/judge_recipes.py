@@ -28,7 +28,7 @@ def main() -> None:
     from evalkit.benchpage import write_measurement
     from evalkit.defaults import quiet_model_loading
     from evalkit.encoders import backbone_path
-    from evalkit.halves import split_meta_eval
+    from evalkit.halves import meta_eval_halves
     from evalkit.selection import choose_on_dev
 
     quiet_model_loading()
@@ -36,8 +36,7 @@ def main() -> None:
     recipes = {name: pe.RECIPES[name] for name in ("book", "large")}
     data = pe.judge_data(seed=recipes["book"].seed)
     pool = pe.data.corpus_comparisons(data.validation, 8, seed=13)
-    dev = {name: split_meta_eval(pe.load_meta_eval_set(name).items, name)[0].sample(args.items, seed=13)
-           for name in pe.meta_eval_set_names()}
+    dev = {name: meta_eval_halves(name)[0].sample(args.items, seed=13) for name in pe.meta_eval_set_names()}
     items = sum(len(half) for half in dev.values())
     rows, scores, costs = [], {}, {}
     for name, recipe in recipes.items():

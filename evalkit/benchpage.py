@@ -89,19 +89,17 @@ def run_benchmarks(folder: str | Path = BENCHMARK_DIR, *, only: Sequence[str] = 
         try:
             done = subprocess.run([sys.executable, str(script), "--json", str(out)], capture_output=True, text=True,
                                   timeout=timeout_s)
+            error = None if done.returncode == 0 and out.is_file() else (done.stderr.strip() or done.stdout.strip())
         except subprocess.TimeoutExpired as expired:  # one slow script must not lose the others' results
-            out.unlink(missing_ok=True)
             tail = expired.stderr or b""
             tail = tail.decode(errors="replace") if isinstance(tail, bytes) else tail
-            results.append({"script": script.name, "wall_s": time.perf_counter() - started,
-                            "error": f"stopped after {timeout_s:.0f} s (the time limit)\n{tail.strip()[-1500:]}"})
-            continue
+            error = f"stopped after {timeout_s:.0f} s (the time limit)\n{tail.strip()[-1500:]}"
         entry: dict[str, Any] = {"script": script.name, "wall_s": time.perf_counter() - started}
-        if done.returncode == 0 and out.is_file():
+        if error is None:
             entry.update(json.loads(out.read_text()))
-            out.unlink()
         else:
-            entry["error"] = (done.stderr.strip() or done.stdout.strip())[-2000:]
+            entry["error"] = error[-2000:]
+        out.unlink(missing_ok=True)
         results.append(entry)
     return results
 

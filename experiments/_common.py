@@ -149,10 +149,10 @@ def describe(result: dict[str, Any]) -> str:
 def dev_halves(items: int | None, data_dir: Any = None) -> dict[str, Any]:
     """The dev halves of the six Table-1 sets (:mod:`evalkit.halves`), ``items`` of each (None: all) — the only
     human-scored data the dev-half experiments may see."""
-    from evalkit.halves import split_meta_eval
+    from evalkit.halves import meta_eval_halves
 
-    return {name: split_meta_eval(pe.load_meta_eval_set(name, data_dir=data_dir).items, name)[0]
-            .sample(items, seed=13) for name in pe.meta_eval_set_names()}
+    return {name: meta_eval_halves(name, data_dir=data_dir)[0].sample(items, seed=13)
+            for name in pe.meta_eval_set_names()}
 
 
 def dev_setup(recipe: JudgeRecipe, *, smoke: bool, data_dir: Any = None,
