@@ -1,4 +1,4 @@
-"""The two encoder-judge recipes, ``book`` (MiniLM, 3,200 pairs) and ``large`` (all-mpnet-base-v2, 1,600
+"""The two encoder-judge recipes, ``book`` (MiniLM, the book's 1,600 pairs) and ``large`` (all-mpnet-base-v2, 1,600
 pairs, ``evalkit paireval train --recipe large``), in one run: what each costs to train and to score, and what
 it buys on people's scores.
 

@@ -164,13 +164,17 @@ def _check_validation_record(module, record: dict) -> None:
         assert not record.get("fails", {}).get(name), f"{name} adopted though it failed its rule"
 
 
-def _check_dev_record(record: dict) -> None:
+def _check_dev_record(module, record: dict) -> None:
     """A decision on dev halves (``evalkit.selection.choose_on_dev``): its choice is a candidate, on few items."""
     decision = record["decision"]
     assert decision["choice"] in decision["candidates"] and decision["rule"]
     assert all(-1.0 <= row["pearson"] <= 1.0 for row in decision["dev"] if row["pearson"] == row["pearson"])
     assert record["dev_items"] and all(0 < n <= 6 for n in record["dev_items"].values())
-    if "validation_accuracy" in record:  # domains.py: a constraint on DailyDialog validation pairs
+    if "direct_decision" in record:  # training_pairs.py: a decision per kind of judge, then its own rule
+        choices = {"pairwise": decision["choice"], "direct": record["direct_decision"]["choice"]}
+        assert record["direct_decision"]["candidates"] == decision["candidates"]
+        assert record["adopted"] == module.adopted_size(choices, record["validation_drop"])
+    elif "validation_accuracy" in record:  # domains.py: a constraint on DailyDialog validation pairs
         assert record["adopted"] in decision["candidates"]
         assert record["adopted"] == decision["candidates"][0] or decision["choice"] == record["adopted"]
         for checks in record["validation_accuracy"].values():
@@ -191,7 +195,7 @@ def test_each_experiment_runs_at_smoke_size(name, real_data_dir, request):
         record = module.run(smoke=True, data_dir=real_data_dir)
     print(f"{name}: {time.time() - started:.0f} s at smoke size")
     if "decision" in record:
-        _check_dev_record(record)
+        _check_dev_record(module, record)
         return
     _check_validation_record(module, record)
     if name == "direct_copies":
