@@ -168,22 +168,47 @@ def dev_setup(recipe: JudgeRecipe, *, smoke: bool, data_dir: Any = None,
     return data, dev_halves(items, data_dir), pool, checks
 
 
+def dev_scores(judge: pe.EncoderJudge, dev: dict[str, Any], pool: list, *, kind: str = "pairwise",
+               smoke: bool) -> dict[str, np.ndarray]:
+    """A judge's scores on each dev half as chapter 4 scores Table 1: a PairEval judge (``kind="pairwise"``)
+    by comparison (3 comparison examples x 5 runs from ``pool``; 2 x 2 at smoke size; seed 13), a DirectEval
+    judge (``"direct"``) item by item."""
+    if kind not in ("pairwise", "direct"):
+        raise ValueError(f"kind must be 'pairwise' or 'direct', not {kind!r}")
+    if kind == "direct":
+        return {name: pe.scoring.directeval_scores(list(half.items["context"]), list(half.items["response"]), judge)
+                for name, half in dev.items()}
+    return {name: pe.table1.judge_scores(half.items, judge, pool, n=2 if smoke else 3, runs=2 if smoke else 5,
+                                         seed=13, direct=False)["paireval"] for name, half in dev.items()}
+
+
 def train_and_score(recipes: dict[str, JudgeRecipe], data: JudgeData, dev: dict[str, Any], pool: list,
-                    checks: dict[str, pd.DataFrame], *, smoke: bool, data_dir: Any = None) -> tuple[dict, dict, dict]:
-    """Train each recipe (cached), score the dev halves as chapter 4 scores Table 1 (PairEval, 3 comparison
-    examples x 5 runs; 2 x 2 at smoke size; seed 13) and the validation checks: (scores, constraint, timing)."""
+                    checks: dict[str, pd.DataFrame], *, smoke: bool, data_dir: Any = None,
+                    kind: str = "pairwise") -> tuple[dict, dict, dict]:
+    """Train each recipe as a ``kind`` judge (cached), score the dev halves (:func:`dev_scores`) and the
+    validation ``checks`` (none: an empty constraint): (scores keyed (label, set), constraint, timing)."""
     scores, constraint, timing = {}, {}, {}
     for label, recipe in recipes.items():
         started = time.time()
-        training = pe.train_judge(recipe, data=data, data_dir=data_dir)
+        training = pe.train_judge(recipe, kind=kind, data=data, data_dir=data_dir)
         judge = pe.EncoderJudge.from_training(training)
-        timing[label] = {"training_seconds": training.seconds, "reused": training.from_cache,
-                         "wall_seconds": time.time() - started}
-        for name, half in dev.items():
-            scores[label, name] = pe.table1.judge_scores(half.items, judge, pool, n=2 if smoke else 3,
-                                                         runs=2 if smoke else 5, seed=13)["paireval"]
-        constraint[label] = {kind: float(np.mean(pe.encoder.pair_accuracy(judge, pairs))) for kind, pairs in checks.items()}
+        timing[label] = {"training_seconds": round(training.seconds, 1), "reused": training.from_cache,
+                         "wall_seconds": round(time.time() - started, 1)}
+        for name, values in dev_scores(judge, dev, pool, kind=kind, smoke=smoke).items():
+            scores[label, name] = values
+        if checks:
+            constraint[label] = {check: float(np.mean(pe.encoder.pair_accuracy(judge, pairs)))
+                                 for check, pairs in checks.items()}
     return scores, constraint, timing
+
+
+def accuracy_drop(constraint: dict[str, dict[str, float]], reference: str, other: str) -> dict[str, float]:
+    """Per check, how much lower ``other``'s validation accuracy is than ``reference``'s.
+
+    >>> accuracy_drop({"a": {"random": 0.9}, "b": {"random": 0.85}}, "a", "b")["random"] > 0.049
+    True
+    """
+    return {check: constraint[reference][check] - constraint[other][check] for check in constraint[reference]}
 
 
 def decide(dev: dict[str, Any], scores: dict, constraint: dict[str, dict[str, float]], baseline: str,
@@ -195,7 +220,7 @@ def decide(dev: dict[str, Any], scores: dict, constraint: dict[str, dict[str, fl
 
     decision = choose_on_dev(dev, scores, [baseline, candidate], bootstrap=200 if smoke else 1000, seed=13,
                              question=question)
-    drops = {kind: constraint[baseline][kind] - constraint[candidate][kind] for kind in constraint[baseline]}
+    drops = accuracy_drop(constraint, baseline, candidate)
     adopted = decision.choice == candidate and max(drops.values()) <= 0.05
     return {"decision": decision.as_record(), "sentence": decision.sentence(), "validation_accuracy": constraint,
             "validation_drop": drops, "adopted": candidate if adopted else baseline,

@@ -38,14 +38,10 @@ adopted judge's test halves as they are.
 """
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 from typing import Any
 
-import numpy as np
-
 import _common as lab
-from evalkit import paireval as pe
 from evalkit.paireval.recipes import EncoderRecipe, JudgeRecipe, LoraRecipe
 from evalkit.selection import choose_on_dev
 
@@ -89,28 +85,16 @@ def run(*, smoke: bool = False, data_dir=None, items: int | None = None) -> dict
     """Train both sizes of both kinds (cached), score the dev halves, decide by the rule; the record."""
     recipes = candidates(SMOKE if smoke else BASELINE)
     data, dev, pool, checks = lab.dev_setup(recipes["pairs3200"], smoke=smoke, data_dir=data_dir, items=items)
-    scores: dict[str, dict[tuple[str, str], np.ndarray]] = {kind: {} for kind in KINDS}
-    timing: dict[str, dict[str, Any]] = {}
-    accuracy: dict[str, dict[str, float]] = {}
-    for label, recipe in recipes.items():
-        for kind in KINDS:
-            started = time.time()
-            training = pe.train_judge(recipe, kind=kind, data=data, data_dir=data_dir)
-            judge = pe.EncoderJudge.from_training(training)
-            timing[f"{label} {kind}"] = {"training_seconds": round(training.seconds, 1),
-                                         "reused": training.from_cache, "wall_seconds": round(time.time() - started, 1)}
-            for name, half in dev.items():
-                frame = half.items
-                scores[kind][label, name] = (
-                    pe.table1.judge_scores(frame, judge, pool, n=2 if smoke else 3, runs=2 if smoke else 5,
-                                           seed=13, direct=False)["paireval"] if kind == "pairwise" else
-                    pe.scoring.directeval_scores(list(frame["context"]), list(frame["response"]), judge))
-            if kind == "pairwise":
-                accuracy[label] = {check: float(np.mean(pe.encoder.pair_accuracy(judge, pairs)))
-                                   for check, pairs in checks.items()}
+    scores, timing, accuracy = {}, {}, {}
+    for kind in KINDS:  # the constraint is the PairEval judge's: the direct judges are not checked on pairs
+        scores[kind], constraint, seconds = lab.train_and_score(recipes, data, dev, pool,
+                                                                checks if kind == "pairwise" else {},
+                                                                smoke=smoke, data_dir=data_dir, kind=kind)
+        accuracy.update(constraint)
+        timing.update({f"{label} {kind}": value for label, value in seconds.items()})
     decisions = {kind: choose_on_dev(dev, scores[kind], list(recipes), bootstrap=200 if smoke else 1000, seed=13,
                                      question=f"Do {kind} judges need 3,200 training pairs?") for kind in KINDS}
-    drops = {check: accuracy["pairs3200"][check] - accuracy["pairs1600"][check] for check in checks}
+    drops = lab.accuracy_drop(accuracy, "pairs3200", "pairs1600")
     adopted = adopted_size({kind: decision.choice for kind, decision in decisions.items()}, drops)
     return {"decision": decisions["pairwise"].as_record(), "direct_decision": decisions["direct"].as_record(),
             "sentence": " ".join(decision.sentence() for decision in decisions.values()),
