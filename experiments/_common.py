@@ -197,9 +197,13 @@ def train_and_score(recipes: dict[str, JudgeRecipe], data: JudgeData, dev: dict[
         for name, values in dev_scores(judge, dev, pool, kind=kind, smoke=smoke).items():
             scores[label, name] = values
         if checks:
-            constraint[label] = {check: float(np.mean(pe.encoder.pair_accuracy(judge, pairs)))
-                                 for check, pairs in checks.items()}
+            constraint[label] = check_accuracy(judge, checks)
     return scores, constraint, timing
+
+
+def check_accuracy(judge: Any, checks: dict[str, pd.DataFrame]) -> dict[str, float]:
+    """The judge's accuracy on each validation check (ties count half)."""
+    return {check: float(np.mean(pe.encoder.pair_accuracy(judge, pairs))) for check, pairs in checks.items()}
 
 
 def accuracy_drop(constraint: dict[str, dict[str, float]], reference: str, other: str) -> dict[str, float]:

@@ -84,7 +84,7 @@ def run(*, smoke: bool = False, data_dir=None, items: int | None = None) -> dict
             scores[label, name] = result["paireval"]
             if label == "reading":
                 matrices["reading"].append(result["matrix"])
-        constraint[label] = {kind: float(np.mean(pe.encoder.pair_accuracy(judge, pairs))) for kind, pairs in checks.items()}
+        constraint[label] = lab.check_accuracy(judge, checks)
     record = lab.decide(dev, scores, constraint, "scoring", "reading", smoke=smoke,
                         question="Does a judge that reads both sides beat one that scores each side alone?")
     return {**record, "timing": timing, "position_bias": position_bias(matrices["reading"]), "curve": reader_run.curve}

@@ -85,10 +85,9 @@ def run(*, smoke: bool = False, data_dir=None, items: int | None = None) -> dict
                      **({"validation_pairs": 48, "curve_points": 1, "batch_size": 8} if smoke else {}))
     n, runs = (2, 2) if smoke else (3, 5)
     scores, folds, accuracy = {}, {}, {"scoring": {}, "people": {}}
-    for name, half in dev.items():
-        scores["scoring", name] = pe.table1.judge_scores(half.items, base, pool, n=n, runs=runs, seed=13)["paireval"]
-    for kind, pairs in checks.items():
-        accuracy["scoring"][kind] = float(np.mean(pe.encoder.pair_accuracy(base, pairs)))
+    for name, values in lab.dev_scores(base, dev, pool, smoke=smoke).items():
+        scores["scoring", name] = values
+    accuracy["scoring"] = lab.check_accuracy(base, checks)
     fold_accuracy = {kind: [] for kind in checks}
     started = time.time()
     for name, half in dev.items():

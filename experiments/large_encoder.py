@@ -48,9 +48,8 @@ def run(*, smoke: bool = False, data_dir=None, items: int | None = None) -> dict
     for label in ("minilm", "mpnet"):
         judge = pe.EncoderJudge(backbone_path(label), **SETTINGS)
         started = time.perf_counter()
-        for name, half in dev.items():
-            scores[label, name] = pe.table1.judge_scores(half.items, judge, pool, n=2 if smoke else 3,
-                                                  runs=2 if smoke else 5, seed=13)["paireval"]
+        for name, values in lab.dev_scores(judge, dev, pool, smoke=smoke).items():
+            scores[label, name] = values
         seconds[label] = time.perf_counter() - started
     decision = choose_on_dev(dev, scores, ["minilm", "mpnet"], bootstrap=200 if smoke else 1000, seed=13,
                              question="Is the larger encoder better untrained?")
