@@ -18,7 +18,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["BACKBONES", "backbone_path", "default_encoder_path", "mean_pooled", "load_encoder", "training_key",
+__all__ = ["BACKBONES", "backbone_path", "default_encoder_path", "encoder_fingerprint", "mean_pooled", "load_encoder",
+           "training_key",
            "LOGGING_FIELDS", "recipe_key_fields", "read_record", "save_encoder", "Schedule", "run_steps"]
 
 RECORD_FILE = "evalkit-training.json"
@@ -52,6 +53,44 @@ def backbone_path(backbone: str) -> Path:
     if Path(backbone).is_dir():
         return Path(backbone)
     raise ValueError(f"unknown encoder backbone {backbone!r}: one of {', '.join(BACKBONES)} or a local folder")
+
+
+# Files that decide what an encoder folder embeds a text as (weights, tokenizer, architecture); a trained
+# judge's relevance head and training record sit beside them but do not change the embeddings.
+_EMBEDDING_FILES = ("*.safetensors", "pytorch_model.bin", "tokenizer.json", "tokenizer_config.json", "vocab.txt",
+                    "config.json")
+_FINGERPRINTS: dict[tuple, str] = {}
+
+
+def encoder_fingerprint(location: str | Path) -> str:
+    """A sha256 of the files of an encoder folder that decide its embeddings: two folders with the same
+    weights and tokenizer get the same fingerprint wherever they lie (memoised per file size and time).
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
+    ...     for folder in (a, b):
+    ...         _ = (Path(folder) / "config.json").write_text("{}")
+    ...     _ = (Path(b) / "relevance-head.pt").write_bytes(b"not an embedding file")
+    ...     same = encoder_fingerprint(a) == encoder_fingerprint(b)
+    ...     _ = (Path(b) / "vocab.txt").write_text("hello")
+    ...     same, encoder_fingerprint(a) == encoder_fingerprint(b)
+    (True, False)
+    """
+    folder = Path(location)
+    files = sorted({f for pattern in _EMBEDDING_FILES for f in folder.glob(pattern) if f.is_file()})
+    if not files:
+        raise FileNotFoundError(f"{folder}: no encoder weights, tokenizer or config here")
+    stamp = tuple((f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in files)
+    key = (str(folder.resolve()), stamp)
+    if key not in _FINGERPRINTS:
+        digest = hashlib.sha256()
+        for f in files:
+            digest.update(f.name.encode() + b"\x00")
+            with f.open("rb") as handle:
+                for block in iter(lambda: handle.read(1 << 22), b""):
+                    digest.update(block)
+        _FINGERPRINTS[key] = digest.hexdigest()
+    return _FINGERPRINTS[key]
 
 
 def mean_pooled(model: Any, tokenizer: Any, texts: Sequence[str], max_tokens: int):

@@ -25,7 +25,7 @@ import pandas as pd
 from .cache import open_store
 from .defaults import cache_dir, default_encoder_path, quiet_model_loading
 
-__all__ = ["ROUGE_TYPES", "split_sentences", "ReferenceMetrics", "MetricStore"]
+__all__ = ["ROUGE_TYPES", "split_sentences", "ReferenceMetrics", "MetricStore", "text_key"]
 
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])|\n+")
@@ -38,6 +38,16 @@ def split_sentences(text: str) -> list[str]:
     ['Sure.', 'What time?', '8 pm works.', 'See you!']
     """
     return [part.strip() for part in _SENTENCE_END.split(text) if part and part.strip()]
+
+
+def text_key(namespace: str, text: str) -> str:
+    """A store key for ``text`` under ``namespace`` (a model and its settings): a sha256, so that keys have one
+    length whatever the text.
+
+    >>> text_key("m", "hi") == text_key("m", "hi") != text_key("n", "hi")
+    True
+    """
+    return _digest(namespace, text)
 
 
 def _digest(*parts: str) -> str:

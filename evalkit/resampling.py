@@ -176,12 +176,58 @@ def group_resamples(groups: Sequence[object], *, bootstrap: int, seed: int) -> l
             for _ in range(bootstrap)]
 
 
+def _weighted_pearson(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Pearson's r of each row's sample, where ``weights[b, i]`` is how often item ``i`` is in sample ``b``
+    (the r of the sample written out with its repeats)."""
+    total = weights.sum(axis=-1, keepdims=True)
+    dx = x - (weights * x).sum(axis=-1, keepdims=True) / total
+    dy = y - (weights * y).sum(axis=-1, keepdims=True) / total
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (weights * dx * dy).sum(-1) / np.sqrt((weights * dx * dx).sum(-1) * (weights * dy * dy).sum(-1))
+
+
+def _value_counts(x: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per sample, how often each distinct value of ``x`` occurs (samples x values, values ascending), and
+    which distinct value each item has."""
+    values, inverse = np.unique(x, return_inverse=True)
+    one_hot = np.zeros((len(x), len(values)))
+    one_hot[np.arange(len(x)), inverse] = 1.0
+    return weights @ one_hot, inverse
+
+
+def _weighted_ranks(counts: np.ndarray, inverse: np.ndarray) -> np.ndarray:
+    """Each item's mid-rank (ties share their mean rank) in each sample, from :func:`_value_counts`."""
+    below = np.cumsum(counts, axis=1) - counts
+    return (below + (counts + 1) / 2)[:, inverse]
+
+
+def _weighted_kendall(x: np.ndarray, y: np.ndarray, weights: np.ndarray, x_counts: np.ndarray,
+                      y_counts: np.ndarray, *, block: int = 1024) -> np.ndarray:
+    """Kendall's tau-b of each sample (as :func:`scipy.stats.kendalltau` gives on the sample with its repeats):
+    concordant minus discordant pairs over the root of the pairs not tied in x times those not tied in y. Two
+    copies of one item are tied in both and count in neither; the pair sums run over column blocks to bound
+    memory on large sets."""
+    signed = np.zeros(len(weights))
+    for start in range(0, len(x), block):
+        part = slice(start, start + block)
+        agree = np.sign(x[:, None] - x[None, part]) * np.sign(y[:, None] - y[None, part])
+        signed += ((weights @ agree) * weights[:, part]).sum(axis=1)
+    total = weights.sum(axis=1)
+    pairs = total * (total - 1) / 2
+    tied_x = (x_counts * (x_counts - 1) / 2).sum(axis=1)
+    tied_y = (y_counts * (y_counts - 1) / 2).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return signed / 2 / np.sqrt((pairs - tied_x) * (pairs - tied_y))
+
+
 def grouped_correlation_intervals(metric: Sequence[float], human: Sequence[float], groups: Sequence[object], *,
                                   bootstrap: int = 1000, seed: int = 0, level: float = 0.95
                                   ) -> dict[str, tuple[float, float]]:
     """Percentile-bootstrap intervals of Pearson, Spearman and Kendall between ``metric`` and ``human``,
     resampling ``groups`` (one key per item, e.g. its context) rather than items. Pairs with a missing side
-    are left out first; a resample that is constant gives no value and is skipped.
+    are left out first; a resample that is constant gives no value and is skipped. All resamples are computed
+    at once, each as item weights (how often it was drawn); the values are those of the resamples written
+    out (``tests/test_correlation.py`` checks them against scipy, resample by resample).
 
     >>> rng = np.random.default_rng(0)
     >>> human = rng.normal(size=60)
@@ -193,14 +239,16 @@ def grouped_correlation_intervals(metric: Sequence[float], human: Sequence[float
     x, y = np.asarray(metric, dtype=float), np.asarray(human, dtype=float)
     keep = ~(np.isnan(x) | np.isnan(y))
     x, y, keys = x[keep], y[keep], np.asarray(list(groups), dtype=object)[keep]
-    values: dict[str, list[float]] = {"pearson": [], "spearman": [], "kendall": []}
-    for draw in group_resamples(keys, bootstrap=bootstrap, seed=seed):
-        a, b = x[draw], y[draw]
-        if len(a) < 3 or np.ptp(a) == 0 or np.ptp(b) == 0:
-            continue
-        values["pearson"].append(float(_pearson_rows(a, b)))
-        values["spearman"].append(float(_pearson_rows(stats.rankdata(a), stats.rankdata(b))))
-        values["kendall"].append(float(stats.kendalltau(a, b)[0]))
+    draws = group_resamples(keys, bootstrap=bootstrap, seed=seed)
+    if not draws or not len(x):
+        return {name: (float("nan"), float("nan")) for name in ("pearson", "spearman", "kendall")}
+    weights = np.stack([np.bincount(draw, minlength=len(x)) for draw in draws]).astype(float)
+    (x_counts, x_of), (y_counts, y_of) = _value_counts(x, weights), _value_counts(y, weights)
+    varied = ((weights.sum(axis=1) >= 3) & ((x_counts > 0).sum(axis=1) > 1) & ((y_counts > 0).sum(axis=1) > 1))
+    weights, x_counts, y_counts = weights[varied], x_counts[varied], y_counts[varied]
+    values = {"pearson": _weighted_pearson(x, y, weights),
+              "spearman": _weighted_pearson(_weighted_ranks(x_counts, x_of), _weighted_ranks(y_counts, y_of), weights),
+              "kendall": _weighted_kendall(x, y, weights, x_counts, y_counts)}
     tail = (1 - level) / 2 * 100
-    return {name: ((float(np.nanpercentile(v, tail)), float(np.nanpercentile(v, 100 - tail))) if v
+    return {name: ((float(np.nanpercentile(v, tail)), float(np.nanpercentile(v, 100 - tail))) if len(v)
                    else (float("nan"), float("nan"))) for name, v in values.items()}

@@ -153,3 +153,36 @@ def test_a_proportion_counts_ties_as_half_wins_with_the_wilson_interval():
     assert (halves.low, halves.high) == pytest.approx((whole.low, whole.high))  # the formula scipy uses
     odd = proportion([1] * 36 + [0.5] + [0] * 13)
     assert odd.value == pytest.approx(36.5 / 50) and whole.low > odd.low and np.isfinite(odd.high)
+
+
+def test_grouped_intervals_computed_at_once_equal_scipy_on_each_resample_written_out():
+    from evalkit import resampling
+    from evalkit.stats import group_resamples, grouped_correlation_intervals
+
+    rng = np.random.default_rng(5)
+    n = 90
+    human = rng.integers(1, 6, size=n).astype(float)  # a Likert scale: many ties
+    metric = np.round(human + rng.normal(size=n), 1)
+    metric[::17] = np.nan
+    groups = np.arange(n) // 3
+    keep = ~np.isnan(metric)
+    x, y, keys = metric[keep], human[keep], groups[keep]
+    by_hand = {"pearson": [], "spearman": [], "kendall": []}
+    for draw in group_resamples(keys, bootstrap=120, seed=2):
+        by_hand["pearson"].append(stats.pearsonr(x[draw], y[draw])[0])
+        by_hand["spearman"].append(stats.spearmanr(x[draw], y[draw])[0])
+        by_hand["kendall"].append(stats.kendalltau(x[draw], y[draw])[0])
+    weights = np.stack([np.bincount(d, minlength=len(x)) for d in group_resamples(keys, bootstrap=120, seed=2)])
+    weights = weights.astype(float)
+    (xc, xi), (yc, yi) = resampling._value_counts(x, weights), resampling._value_counts(y, weights)
+    at_once = {"pearson": resampling._weighted_pearson(x, y, weights),
+               "spearman": resampling._weighted_pearson(resampling._weighted_ranks(xc, xi),
+                                                        resampling._weighted_ranks(yc, yi), weights),
+               "kendall": resampling._weighted_kendall(x, y, weights, xc, yc, block=7)}  # blocks that do not divide n
+    for name in by_hand:
+        assert np.allclose(at_once[name], by_hand[name], atol=1e-12), name
+    bounds = grouped_correlation_intervals(metric, human, groups, bootstrap=120, seed=2)
+    for name, values in by_hand.items():
+        assert bounds[name] == pytest.approx((np.percentile(values, 2.5), np.percentile(values, 97.5)), abs=1e-12)
+    constant = grouped_correlation_intervals(np.ones(6), np.arange(6.0), [0, 0, 1, 1, 2, 2], bootstrap=20)
+    assert all(np.isnan(low) and np.isnan(high) for low, high in constant.values())  # no resample varies

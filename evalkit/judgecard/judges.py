@@ -119,13 +119,29 @@ class PairEvalSettings:
 BOOK_PAIREVAL = PairEvalSettings()
 
 
-def _book_pool(recipe: str, settings: PairEvalSettings) -> list:
+_JUDGE_DATA: dict[tuple, Any] = {}
+
+
+def _recipe_data(recipe: Any):
+    """The leak-free data of a recipe (:func:`evalkit.paireval.judge_data`, which depends on the recipe's seed
+    and the data dir only), built once per process: the judges of a card run and their comparison pool share
+    one leak cut, which takes seconds to build even when every judge is already in the training cache."""
+    import os
+
+    from ..paireval import judge_data
+    from ..paireval.recipes import named_recipe
+
+    key = (named_recipe(recipe).seed, os.environ.get("EVALKIT_DATA_DIR"))
+    if key not in _JUDGE_DATA:
+        _JUDGE_DATA[key] = judge_data(seed=key[0])
+    return _JUDGE_DATA[key]
+
+
+def _book_pool(recipe: Any, settings: PairEvalSettings) -> list:
     """Chapter 4's comparison pool: ``pool_size`` examples of the recipe's leak-free validation dialogues."""
-    from ..paireval import RECIPES, judge_data
     from ..paireval.data import corpus_comparisons
 
-    data = judge_data(seed=RECIPES[recipe].seed)
-    return corpus_comparisons(data.validation, settings.pool_size, seed=settings.seed)
+    return corpus_comparisons(_recipe_data(recipe).validation, settings.pool_size, seed=settings.seed)
 
 
 @dataclass
@@ -324,13 +340,14 @@ def build_judge(spec: JudgeSpec) -> CardJudge:
         from ..paireval import EncoderJudge, train_judge
 
         kind = "pairwise" if spec.kind == "paireval" else "direct"
-        return _PairJudge(name, lambda: EncoderJudge.from_training(train_judge(spec.recipe, kind=kind)),
+        return _PairJudge(name, lambda: EncoderJudge.from_training(train_judge(spec.recipe, kind=kind,
+                                                                               data=_recipe_data(spec.recipe))),
                              method="paireval" if kind == "pairwise" else "direct",
                              pool=lambda: _book_pool(spec.recipe, BOOK_PAIREVAL))
     if spec.kind == "reader":
         from ..paireval.reader import train_reader
 
-        return _PairJudge(name, lambda: train_reader(spec.recipe)[0],
+        return _PairJudge(name, lambda: train_reader(spec.recipe, data=_recipe_data(spec.recipe))[0],
                           pool=lambda: _book_pool(spec.recipe, BOOK_PAIREVAL))
     if spec.kind == "lm":
         return _LMJudge(name, spec)

@@ -28,8 +28,10 @@ import numpy as np
 import pandas as pd
 
 from ..dialogue import Texts
-from ..encoders import (BACKBONES, RECORD_FILE, Schedule, backbone_path, default_encoder_path, load_encoder,
-                        mean_pooled, read_record, recipe_key_fields, run_steps, save_encoder, training_key)
+from ..encoders import (BACKBONES, RECORD_FILE, Schedule, backbone_path, default_encoder_path, encoder_fingerprint,
+                        load_encoder, mean_pooled, read_record, recipe_key_fields, run_steps, save_encoder,
+                        training_key)
+from ..metrics import MetricStore, text_key
 from .judge import Position, check_items, keep_positions
 from .scoring import good_and_bad_sides, pair_preferences, preference_accuracy
 
@@ -48,14 +50,17 @@ def context_text(context: Texts, turns: int) -> str:
 
 class EncoderJudge:
     """A sentence-encoder judge: ``relevance`` per (conversation, reply), and the :class:`~.judge.Judge`
-    questions built on it. Embeddings are computed in batches without gradients and memoised per text.
+    questions built on it. Embeddings are computed in batches of texts of similar length (less padding),
+    without gradients, and memoised per text; a judge loaded from ``path`` also keeps them in the kit's
+    metric store (``store``; ``None``: memo only), keyed by :func:`~evalkit.encoders.encoder_fingerprint`,
+    ``max_tokens`` and the text, so that the same model never embeds the same text twice across chapters.
 
     ``modules`` — (tokenizer, model, head) already in memory — makes a judge of a model being trained (the
-    learning curve's probe) instead of loading ``path``."""
+    learning curve's probe) instead of loading ``path``; its embeddings are never stored (the model changes)."""
 
     def __init__(self, path: str | Path | None = None, *, turns: int = 1, max_tokens: int = 64,
                  scale: float = 20.0, bias: float = 0.0, name: str | None = None, batch_size: int = 64,
-                 modules: tuple[Any, Any, Any] | None = None):
+                 modules: tuple[Any, Any, Any] | None = None, store: Any = True):
         import torch
 
         self.path = Path(path) if path is not None else default_encoder_path()
@@ -63,31 +68,43 @@ class EncoderJudge:
         self.name = name or f"encoder:{self.path.name}"
         self.batch_size = batch_size
         self._torch = torch
+        self.store, self._store_key = None, ""
         if modules is None:
             tokenizer, model = load_encoder(self.path)
             modules = (tokenizer, model.eval(), load_head(self.path))
+            if store:
+                self.store = MetricStore() if store is True else store
+                self._store_key = f"encoder-embed\x00{encoder_fingerprint(self.path)}\x00{max_tokens}"
         self.tokenizer, self.model, self.head = modules
         self._memo: dict[str, np.ndarray] = {}
 
     @classmethod
-    def from_training(cls, run: "EncoderTrainingRun") -> "EncoderJudge":
+    def from_training(cls, run: "EncoderTrainingRun", *, store: Any = True) -> "EncoderJudge":
         """The judge a training run saved (its calibration scale and bias included)."""
         recipe = run.config["recipe"]
         return cls(run.model_dir, turns=recipe["context_turns"], max_tokens=recipe["max_tokens"],
-                   scale=run.scale, bias=run.bias, name=f"encoder:{run.kind}:{run.key[:8]}")
+                   scale=run.scale, bias=run.bias, name=f"encoder:{run.kind}:{run.key[:8]}", store=store)
 
     def forget(self) -> None:
-        """Drop the memoised embeddings (the model changed)."""
+        """Drop the memoised embeddings (the model changed; the store keys them by the model's files)."""
         self._memo = {}
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Unit-length mean-pooled embeddings, one row per text."""
         missing = list(dict.fromkeys(t for t in texts if t not in self._memo))
+        if self.store is not None and missing:
+            keys = {t: text_key(self._store_key, t) for t in missing}
+            stored = self.store.get_vectors(list(keys.values()))
+            self._memo.update((t, stored[k]) for t, k in keys.items() if k in stored)
+            missing = [t for t in missing if keys[t] not in stored]
+        missing.sort(key=len)  # similar lengths per batch: less padding to compute
         for start in range(0, len(missing), self.batch_size):
             chunk = missing[start:start + self.batch_size]
             with self._torch.no_grad():
                 vectors = mean_pooled(self.model, self.tokenizer, chunk, self.max_tokens).numpy()
             self._memo.update(zip(chunk, vectors))
+            if self.store is not None:
+                self.store.put_vectors({text_key(self._store_key, t): v for t, v in zip(chunk, vectors)})
         return np.stack([self._memo[t] for t in texts]) if texts else np.zeros((0, 0))
 
     def relevance(self, contexts: Sequence[Texts], responses: Sequence[str]) -> np.ndarray:

@@ -188,6 +188,20 @@ def test_encoder_judges_score_by_comparison_with_the_pool_and_have_symmetric_slo
     assert np.all((direct > 0) & (direct < 1))
 
 
+def test_the_judges_of_a_card_run_share_one_leak_cut_per_seed_and_data_dir(monkeypatch):
+    from evalkit import paireval
+    from evalkit.judgecard import judges as J
+
+    built = []
+    monkeypatch.setattr(paireval, "judge_data", lambda *, seed: built.append(seed) or object())
+    monkeypatch.setattr(J, "_JUDGE_DATA", {})
+    monkeypatch.setenv("EVALKIT_DATA_DIR", "/data/one")
+    first = J._recipe_data("book")
+    assert J._recipe_data("book") is first and len(built) == 1  # the second judge reuses the cut
+    monkeypatch.setenv("EVALKIT_DATA_DIR", "/data/two")
+    assert J._recipe_data("book") is not first and len(built) == 2  # another data dir: built again
+
+
 # --------------------------------------------------------------------------- abstentions and cost
 
 class CountingJudge(FunctionJudge):

@@ -35,6 +35,28 @@ def test_pairwise_matrix_has_no_position_bias_and_follows_relevance(judge):
     assert pe.compare_responses(contexts, responses, responses, judge) == pytest.approx([0.5, 0.5])
 
 
+def test_embeddings_are_kept_in_the_store_and_reused_by_another_judge_of_the_same_model(tmp_path):
+    from evalkit.metrics import MetricStore
+
+    store = MetricStore(tmp_path / "metrics.sqlite")
+    texts = ["A much longer reply that goes on about the weather for a while.", "Yes.", "Maybe tomorrow."]
+    first = pe.EncoderJudge(store=store)
+    vectors = first.embed(texts)
+    alone = pe.EncoderJudge(store=None)  # no store: computed again, each text in a batch of its own (no padding)
+    assert np.allclose(np.vstack([alone.embed([t]) for t in texts]), vectors, atol=1e-5)
+    assert not alone.store and first.store is store
+
+    second = pe.EncoderJudge(store=store)
+
+    def no_model(**batch):
+        raise AssertionError("embedded again although the store holds these texts")
+
+    second.model = no_model
+    assert np.array_equal(second.embed(texts), vectors)  # read back exactly, float32
+    shorter = pe.EncoderJudge(store=store, max_tokens=4)  # another setting: another key, embedded anew
+    assert not np.allclose(shorter.embed(texts[:1]), vectors[:1])
+
+
 TOY_RECIPE = R.EncoderRecipe(batch_size=8, learning_rate=1e-4, curve_points=2, freeze_embeddings=False,
                               head_hidden=0)
 
