@@ -67,14 +67,9 @@ def embedding_rows(count: int) -> tuple[list[dict], dict[str, float]]:
     from evalkit.encoders import mean_pooled
     from evalkit.metrics import MetricStore
     from evalkit.paireval.encoder import EncoderJudge, context_text
-    from evalkit.paireval.metaeval import load_meta_eval_set, meta_eval_set_names
+    from encoder_inference import load_items  # a sibling script: run as a script, its folder is on sys.path
 
-    names = meta_eval_set_names()
-    contexts, replies = [], []
-    for name in names:
-        items = load_meta_eval_set(name).items.head(count // len(names))
-        contexts += [list(c) for c in items["context"]]
-        replies += items["response"].astype(str).tolist()
+    contexts, replies = load_items(count)
     judge = EncoderJudge(store=None)
     texts = list(dict.fromkeys([context_text(c, judge.turns) for c in contexts] + [r.strip() for r in replies]))
 
