@@ -190,9 +190,10 @@ def _value_counts(x: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.nd
     """Per sample, how often each distinct value of ``x`` occurs (samples x values, values ascending), and
     which distinct value each item has."""
     values, inverse = np.unique(x, return_inverse=True)
-    one_hot = np.zeros((len(x), len(values)))
-    one_hot[np.arange(len(x)), inverse] = 1.0
-    return weights @ one_hot, inverse
+    # columns grouped by value and summed per group: samples x items memory, not an items x values one-hot
+    order = np.argsort(inverse, kind="stable")
+    starts = np.searchsorted(inverse[order], np.arange(len(values)))
+    return np.add.reduceat(weights[:, order], starts, axis=1), inverse
 
 
 def _weighted_ranks(counts: np.ndarray, inverse: np.ndarray) -> np.ndarray:

@@ -104,7 +104,7 @@ class EncoderJudge:
                 vectors = mean_pooled(self.model, self.tokenizer, chunk, self.max_tokens).numpy()
             self._memo.update(zip(chunk, vectors))
             if self.store is not None:
-                self.store.put_vectors({text_key(self._store_key, t): v for t, v in zip(chunk, vectors)})
+                self.store.put_vectors({keys[t]: v for t, v in zip(chunk, vectors)})
         return np.stack([self._memo[t] for t in texts]) if texts else np.zeros((0, 0))
 
     def relevance(self, contexts: Sequence[Texts], responses: Sequence[str]) -> np.ndarray:
