@@ -36,6 +36,9 @@ def make_model(name: Literal["linear", "svm", "random_forest"], *, seed: int = 0
     elif name == "svm":
         estimator = SVR(kernel="rbf", C=1.0, epsilon=0.1)
     elif name == "random_forest":
+        # Trees are fitted on both cores (_fit); each tree's seed is drawn before they are shared out, so the
+        # forest is the same as on one core. Prediction stays on one: threads would sum the trees' outputs in
+        # the order they finish, and float sums depend on order.
         estimator = RandomForestRegressor(n_estimators=200, min_samples_leaf=5, random_state=seed, n_jobs=1)
     else:
         raise ValueError(f"unknown ensemble {name!r} (one of {ENSEMBLES})")
@@ -52,11 +55,29 @@ def agreement_weights(frame: pd.DataFrame, scale_range: float = 4.0) -> np.ndarr
     return np.clip(1.0 - spread / (scale_range / 2), 0.1, 1.0)
 
 
+FIT_JOBS = 2  # the two cores of the machine the book is sized for; the forest does not depend on it
+
+
 def _fit(model: Pipeline, features: np.ndarray, target: np.ndarray, weights: np.ndarray | None) -> Pipeline:
+    """``model`` fitted (with item weights where given); a random forest builds its trees on ``FIT_JOBS``
+    threads and predicts on one.
+
+    >>> x, y = np.random.default_rng(0).normal(size=(60, 3)), np.arange(60.0)
+    >>> apart = [_fit(make_model("random_forest", seed=1), x, y, None) for _ in range(2)]
+    >>> apart[0].steps[-1][1].n_jobs, bool((apart[0].predict(x) == apart[1].predict(x)).all())
+    (1, True)
+    """
+    estimator = model.steps[-1][1]
+    parallel = "n_jobs" in estimator.get_params()
+    if parallel:
+        estimator.set_params(n_jobs=FIT_JOBS)
     if weights is None:
-        return model.fit(features, target)
-    step = model.steps[-1][0]
-    return model.fit(features, target, **{f"{step}__sample_weight": weights})
+        model.fit(features, target)
+    else:
+        model.fit(features, target, **{f"{model.steps[-1][0]}__sample_weight": weights})
+    if parallel:
+        estimator.set_params(n_jobs=1)
+    return model
 
 
 def cross_validate(frame: pd.DataFrame, features: list[str], name: str, *, n_splits: int = 5,

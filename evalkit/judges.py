@@ -27,10 +27,11 @@ from typing import Sequence
 
 import pandas as pd
 
-from .models import Backend, one_hot, parse_label
+from .models import Backend, label_probs_each, one_hot, parse_label
 from .dialogue import History, render
 
-__all__ = ["JudgeSpec", "JUDGES", "format_history", "judge_messages", "judge", "judge_columns", "parse_verdict"]
+__all__ = ["JudgeSpec", "JUDGES", "format_history", "judge_messages", "judge", "run_judges", "judge_columns",
+           "parse_verdict"]
 
 
 @dataclass(frozen=True)
@@ -173,30 +174,11 @@ def parse_verdict(text: str, labels: Sequence[str]) -> str | None:
     return parse_label(text, labels)
 
 
-def judge(items: pd.DataFrame, name: str | JudgeSpec, backend: Backend, *, max_tokens: int = 96) -> pd.DataFrame:
-    """Run judge ``name`` (a name in :data:`JUDGES`, or a :class:`JudgeSpec` of one's own: a judge is a file,
-    not an edit) over ``items`` (columns ``item_id``, ``history``, ``reference``, ``candidate``).
+def _prompts(items: pd.DataFrame, spec: JudgeSpec) -> list[list[dict[str, str]]]:
+    return [judge_messages(spec, h, r, c) for h, r, c in zip(items["history"], items["reference"], items["candidate"])]
 
-    Returns one row per item: ``item_id``, ``judge``, ``target``, ``score`` (missing for an abstention),
-    ``status`` ("ok" or "abstain"), ``method`` ("logprobs" or "generated"), ``probs`` (label → probability,
-    or None) and ``raw_text`` (what the model said).
-    """
-    spec = name if isinstance(name, JudgeSpec) else JUDGES[name]
-    prompts = [judge_messages(spec, h, r, c) for h, r, c in
-               zip(items["history"], items["reference"], items["candidate"])]
-    rows = []
-    if spec.generates:
-        for item_id, result in zip(items["item_id"], backend.generate(prompts, max_tokens=max_tokens)):
-            text = result.texts[0]
-            label = parse_verdict(text, spec.labels)
-            rows.append((item_id, None if label is None else spec.value_of(label), "generated",
-                         one_hot(label, spec.labels), text))
-    else:
-        for item_id, result in zip(items["item_id"], backend.label_probs(prompts, spec.labels)):
-            score = None
-            if result.probs is not None:
-                score = sum(result.probs[label] * spec.value_of(label) for label in spec.labels)
-            rows.append((item_id, score, result.method, result.probs, result.text))
+
+def _frame(spec: JudgeSpec, rows: list[tuple]) -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=["item_id", "score", "method", "probs", "raw_text"])
     frame.insert(1, "judge", spec.name)
     frame.insert(2, "target", spec.target)
@@ -205,12 +187,62 @@ def judge(items: pd.DataFrame, name: str | JudgeSpec, backend: Backend, *, max_t
     return frame
 
 
+def _probability_rows(spec: JudgeSpec, item_ids, results) -> list[tuple]:
+    rows = []
+    for item_id, result in zip(item_ids, results):
+        score = None
+        if result.probs is not None:
+            score = sum(result.probs[label] * spec.value_of(label) for label in spec.labels)
+        rows.append((item_id, score, result.method, result.probs, result.text))
+    return rows
+
+
+def judge(items: pd.DataFrame, name: str | JudgeSpec, backend: Backend, *, max_tokens: int = 96) -> pd.DataFrame:
+    """Run judge ``name`` (a name in :data:`JUDGES`, or a :class:`JudgeSpec` of one's own: a judge is a file,
+    not an edit) over ``items`` (columns ``item_id``, ``history``, ``reference``, ``candidate``).
+
+    Returns one row per item: ``item_id``, ``judge``, ``target``, ``score`` (missing for an abstention),
+    ``status`` ("ok" or "abstain"), ``method`` ("logprobs" or "generated"), ``probs`` (label → probability,
+    or None) and ``raw_text`` (what the model said).
+    """
+    return run_judges(items, [name], backend, max_tokens=max_tokens)[0]
+
+
+def run_judges(items: pd.DataFrame, names: Sequence[str | JudgeSpec], backend: Backend, *,
+           max_tokens: int = 96) -> list[pd.DataFrame]:
+    """:func:`judge` for several judges over the same items, one frame each. The judges that read label
+    probabilities send their prompts in one call (:func:`~evalkit.models.label_probs_each`): their prompts
+    about an item share its conversation, reference and candidate, so a local model computes that text once
+    for all of them (measured in ``benchmarks/judge_throughput.py``)."""
+    specs = [name if isinstance(name, JudgeSpec) else JUDGES[name] for name in names]
+    frames: dict[int, pd.DataFrame] = {}
+    reading = [position for position, spec in enumerate(specs) if not spec.generates]
+    if reading:
+        prompts = [_prompts(items, specs[position]) for position in reading]
+        results = label_probs_each(backend, [p for own in prompts for p in own],
+                                   [specs[position].labels for position, own in zip(reading, prompts) for _ in own])
+        for number, position in enumerate(reading):
+            own = results[number * len(items):(number + 1) * len(items)]
+            frames[position] = _frame(specs[position], _probability_rows(specs[position], items["item_id"], own))
+    for position, spec in enumerate(specs):
+        if spec.generates:
+            rows = []
+            for item_id, result in zip(items["item_id"], backend.generate(_prompts(items, spec), max_tokens=max_tokens)):
+                text = result.texts[0]
+                label = parse_verdict(text, spec.labels)
+                rows.append((item_id, None if label is None else spec.value_of(label), "generated",
+                             one_hot(label, spec.labels), text))
+            frames[position] = _frame(spec, rows)
+    return [frames[position] for position in range(len(specs))]
+
+
 def judge_columns(items: pd.DataFrame, names: Sequence[str], backend: Backend, **options) -> pd.DataFrame:
     """Scores of several judges as columns ``judge_<name>`` indexed by ``item_id`` (abstentions missing),
-    plus ``judge_<name>_abstained`` counts in ``.attrs``."""
+    plus ``judge_<name>_abstained`` counts in ``.attrs``. The judges share one model call
+    (:func:`run_judges`)."""
     columns, abstained = {}, {}
-    for name in names:
-        result = judge(items, name, backend, **options).set_index("item_id")
+    for name, frame in zip(names, run_judges(items, names, backend, **options)):
+        result = frame.set_index("item_id")
         columns[f"judge_{name}"] = result["score"]
         abstained[name] = int(result["status"].eq("abstain").sum())
     frame = pd.DataFrame(columns)

@@ -186,3 +186,18 @@ def test_grouped_intervals_computed_at_once_equal_scipy_on_each_resample_written
         assert bounds[name] == pytest.approx((np.percentile(values, 2.5), np.percentile(values, 97.5)), abs=1e-12)
     constant = grouped_correlation_intervals(np.ones(6), np.arange(6.0), [0, 0, 1, 1, 2, 2], bootstrap=20)
     assert all(np.isnan(low) and np.isnan(high) for low, high in constant.values())  # no resample varies
+
+
+def test_a_forest_fitted_on_two_threads_equals_one_fitted_on_one(monkeypatch):
+    from evalkit import ensemble
+
+    rng = np.random.default_rng(0)
+    x, weights = rng.normal(size=(300, 5)), rng.uniform(0.1, 1.0, 300)
+    y = x @ rng.normal(size=5) + rng.normal(size=300)
+    predictions = {}
+    for jobs in (1, 2):
+        monkeypatch.setattr(ensemble, "FIT_JOBS", jobs)
+        model = ensemble._fit(ensemble.make_model("random_forest", seed=13), x, y, weights)
+        assert model.steps[-1][1].n_jobs == 1  # prediction on one thread: a fixed summation order
+        predictions[jobs] = model.predict(x)
+    assert np.array_equal(predictions[1], predictions[2])

@@ -355,3 +355,45 @@ def test_a_query_string_in_the_base_url_stays_after_the_path():
         assert backend.endpoint == server.base_url + "/chat/completions?api-version=***"
     finally:
         server.close()
+
+
+class _EachCounting(ScriptedBackend):
+    """A scripted backend with a ``label_probs_each`` of its own, counting the calls it gets."""
+
+    def __init__(self, answer):
+        super().__init__(answer)
+        self.each_calls = 0
+
+    def label_probs_each(self, prompts, labels):
+        self.each_calls += 1
+        return [self.label_probs([prompt], own)[0] for prompt, own in zip(prompts, labels)]
+
+
+def test_several_judges_go_to_a_backend_in_one_call_and_equal_one_judge_at_a_time(items, tmp_path):
+    from evalkit.judges import run_judges
+
+    def answer(text):
+        return "Yes" if "same information" in text and "Hello!" in text else "4" if "1 to 5" in text else "No"
+
+    one_at_a_time = [judge(items, name, ScriptedBackend(answer)) for name in ("yes_no", "likert")]
+    backend = _EachCounting(answer)
+    together = run_judges(items, ["yes_no", "likert"], CachedBackend(backend, CallCache(tmp_path / "c.sqlite")))
+    assert backend.each_calls == 1 and backend.calls == 4
+    for alone, joint in zip(one_at_a_time, together):
+        pd.testing.assert_frame_equal(alone, joint)
+    assert together[0]["score"].tolist() == pytest.approx([0.9, 0.1]) and together[1]["score"].tolist() == \
+        pytest.approx([0.025 * (1 + 2 + 3 + 5) + 0.9 * 4] * 2)
+    # The answers are stored under the keys label_probs gives: one judge asked alone later reads them.
+    again = ScriptedBackend(answer)
+    assert judge(items, "likert", CachedBackend(again, CallCache(tmp_path / "c.sqlite")))["score"].tolist() == \
+        together[1]["score"].tolist() and again.calls == 0
+
+
+def test_label_probs_each_without_a_method_of_its_own_asks_once_per_label_set():
+    from evalkit.models import label_probs_each
+
+    backend = ScriptedBackend(lambda text: "Yes")
+    results = label_probs_each(backend, PROMPTS, [["Yes", "No"], ["1", "2"], ["Yes", "No"]])
+    assert [sorted(r.probs) if r.probs else None for r in results] == [["No", "Yes"], None, ["No", "Yes"]]
+    with pytest.raises(ValueError, match="3 prompts but 2 label sets"):
+        label_probs_each(backend, PROMPTS, [["Yes", "No"]] * 2)

@@ -38,7 +38,8 @@ _HOMES = {"card": ("Card", "LabelRow", "SlotRow", "ConsistencyRow", "SetCost", "
           "sets": ("Ceiling", "HumanSet", "from_meta_eval", "from_upheld_labels", "load_set", "noise_ceiling",
                    "upheld_folder_set"),
           "spec": ("KINDS", "JudgeSpec", "parse_spec", "read_spec_file"),
-          "judges": ("CannotScore", "CardJudge", "FunctionJudge", "Scored", "ScoresJudge", "build_judge")}
+          "judges": ("CannotScore", "CardJudge", "FunctionJudge", "Scored", "ScoresJudge", "build_judge",
+                     "prefetch_lm")}
 _WHERE = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = ["SET_NAMES", *_WHERE]

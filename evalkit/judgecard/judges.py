@@ -14,7 +14,7 @@ from ..specfile import SpecError
 from .spec import KINDS, JudgeSpec
 
 __all__ = ["CardJudge", "Scored", "CannotScore", "FunctionJudge", "ScoresJudge", "PairEvalSettings", "BOOK_PAIREVAL",
-           "build_judge"]
+           "build_judge", "prefetch_lm"]
 
 
 # --------------------------------------------------------------------------- the judge protocol
@@ -215,17 +215,21 @@ class _LMJudge:
             self._backend = open_backend(self.spec.backend, self.spec.model, **options)
         return self._backend
 
-    def score(self, items: pd.DataFrame) -> Scored:
-        from ..judges import judge
-
+    def readable(self, items: pd.DataFrame) -> pd.DataFrame:
+        """``items`` as :func:`evalkit.judges.judge` reads them; :class:`CannotScore` when the prompt shows a
+        reference that some items lack."""
         prompt = self._prompt()
         if prompt.uses_reference and items["reference"].isna().any():
             raise CannotScore(f"{self.name}'s prompt shows the reference; "
                               f"{int(items['reference'].isna().sum())} of {len(items)} items have none")
-        frame = pd.DataFrame({"item_id": items["item_id"].to_numpy(), "history": list(items["history"]),
-                              "reference": items["reference"].fillna("").astype(str).to_numpy(),
-                              "candidate": items["response"].astype(str).to_numpy()})
-        result = judge(frame, prompt, self.backend())
+        return pd.DataFrame({"item_id": items["item_id"].to_numpy(), "history": list(items["history"]),
+                             "reference": items["reference"].fillna("").astype(str).to_numpy(),
+                             "candidate": items["response"].astype(str).to_numpy()})
+
+    def score(self, items: pd.DataFrame) -> Scored:
+        from ..judges import judge
+
+        result = judge(self.readable(items), self._prompt(), self.backend())
         return Scored(result["score"].to_numpy(dtype=float), tuple(result["raw_text"]))
 
     def orders(self, contexts, first, second):
@@ -316,6 +320,45 @@ def _pairwise_lm(spec: JudgeSpec):
         return LMJudge(open_backend("transformers", None, adapter=str(train_lm_judge(spec.recipe).adapter)))
     options = {"base_url": spec.base_url} if spec.backend == "openai" else {}
     return LMJudge(open_backend(spec.backend, spec.model, **options))
+
+
+def prefetch_lm(specs: Sequence[JudgeSpec], sets: Sequence[Any], *, items_per_set: int | None = None,
+                seed: int = 0) -> dict[str, float]:
+    """Ask the model door once for every LM prompt judge among ``specs`` that shares it (same backend, model
+    and server), on the items their cards will score — each of ``sets`` (:class:`~evalkit.judgecard.HumanSet`
+    halves) sampled as :func:`~evalkit.judgecard.judge_card` samples it (``items_per_set``, ``seed``). The
+    answers land in the call cache, from which the cards then read them: the prompts of two judges about one
+    item share its conversation and replies, and one call computes that text once for both
+    (:func:`evalkit.judges.run_judges`). Returns the seconds spent per door; a judge or set that a card cannot
+    score is left to the card, which says why."""
+    import time
+
+    from ..judges import run_judges
+
+    doors: dict[tuple, list[_LMJudge]] = {}
+    for spec in specs:
+        judge = build_judge(spec)
+        if isinstance(judge, _LMJudge):
+            doors.setdefault((spec.backend, spec.model, spec.base_url), []).append(judge)
+    seconds = {}
+    for group in doors.values():
+        if len(group) < 2:
+            continue  # nothing to share: the card asks alone
+        started = time.perf_counter()
+        for human_set in sets:
+            items = human_set.sample(items_per_set, seed=seed).items
+            if len(items) < 3:
+                continue  # the card skips such a set
+            readable = []
+            for judge in group:
+                try:
+                    readable.append((judge, judge.readable(items)))
+                except CannotScore:
+                    continue
+            if len(readable) >= 2:
+                run_judges(readable[0][1], [judge._prompt() for judge, _ in readable], group[0].backend())
+        seconds[group[0].backend().name] = time.perf_counter() - started
+    return seconds
 
 
 def build_judge(spec: JudgeSpec) -> CardJudge:

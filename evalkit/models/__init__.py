@@ -17,7 +17,7 @@ from __future__ import annotations
 
 # Private names are re-exported too: other modules of the kit (and users' code) import them from here.
 from .base import (Backend, BackendConfigError, BackendError, GenerationResult, LabelResult, Messages,
-                   ParsedVerdicts, _parsed_result, one_hot, parse_label, warn_if_parsed)
+                   ParsedVerdicts, _parsed_result, label_probs_each, one_hot, parse_label, warn_if_parsed)
 from .cached import CachedBackend, open_backend
 from .hf import TransformersBackend, _folder_fingerprint, _label_result
 from .llamacpp import _REWRITE_VERSION, LlamaCppBackend, _engine_gguf, _file_identity
@@ -28,4 +28,4 @@ from .retry import RetryPolicy
 __all__ = ["Messages", "LabelResult", "GenerationResult", "Backend", "BackendError", "BackendConfigError",
            "TransformersBackend", "LlamaCppBackend", "OpenAICompatibleBackend", "RetryPolicy", "CachedBackend",
            "open_backend", "parse_label", "one_hot", "redact", "configured_secrets", "DEFAULT_API_KEY_ENV",
-           "ParsedVerdicts", "warn_if_parsed"]
+           "ParsedVerdicts", "warn_if_parsed", "label_probs_each"]

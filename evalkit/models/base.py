@@ -7,7 +7,7 @@ from typing import Mapping, Protocol, Sequence, runtime_checkable
 from .redaction import redact
 
 __all__ = ["Messages", "LabelResult", "GenerationResult", "Backend", "BackendError", "BackendConfigError",
-           "ParsedVerdicts", "warn_if_parsed", "parse_label", "one_hot"]
+           "ParsedVerdicts", "warn_if_parsed", "parse_label", "one_hot", "label_probs_each"]
 
 Messages = Sequence[Mapping[str, str]]
 
@@ -89,6 +89,36 @@ class Backend(Protocol):
 
     def generate(self, prompts: Sequence[Messages], *, max_tokens: int = 128, temperature: float = 0.0,
                  n: int = 1, seed: int = 0) -> list[GenerationResult]: ...
+
+
+def label_probs_each(backend: Backend, prompts: Sequence[Messages],
+                     labels: Sequence[Sequence[str]]) -> list[LabelResult]:
+    """:meth:`Backend.label_probs` with each prompt's own labels (``labels[i]`` for ``prompts[i]``), so that
+    several judges' prompts about one item go to the model in one call. A backend with a ``label_probs_each``
+    method of its own (the local engine: the judges' prompts share the item's text, so each is computed on
+    top of the other's key/value cache) gets all prompts at once; any other gets one ``label_probs`` call per
+    distinct label set. Results come back in the prompts' order.
+
+    >>> class Echo:
+    ...     name = "echo"
+    ...     def label_probs(self, prompts, labels):
+    ...         return [LabelResult({l: 1 / len(labels) for l in labels}, p, "logprobs", 1.0) for p in prompts]
+    >>> [sorted(r.probs) for r in label_probs_each(Echo(), ["a", "b", "c"], [["Yes", "No"], ["1", "2"], ["Yes", "No"]])]
+    [['No', 'Yes'], ['1', '2'], ['No', 'Yes']]
+    """
+    if len(labels) != len(prompts):
+        raise ValueError(f"{len(prompts)} prompts but {len(labels)} label sets")
+    own = getattr(backend, "label_probs_each", None)
+    if own is not None:
+        return own(prompts, labels)
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for index, label_set in enumerate(labels):
+        groups.setdefault(tuple(label_set), []).append(index)
+    results: list[LabelResult | None] = [None] * len(prompts)
+    for label_set, indices in groups.items():
+        for index, result in zip(indices, backend.label_probs([prompts[i] for i in indices], list(label_set))):
+            results[index] = result
+    return results  # type: ignore[return-value]
 
 
 def parse_label(text: str, labels: Sequence[str]) -> str | None:

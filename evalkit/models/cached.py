@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..cache import CallCache, CallRecord, Telemetry, call_key
-from .base import Backend, GenerationResult, LabelResult, Messages
+from .base import Backend, GenerationResult, LabelResult, Messages, label_probs_each
 from .hf import TransformersBackend
 from .llamacpp import LlamaCppBackend
 from .openai_compatible import OpenAICompatibleBackend
@@ -29,8 +29,12 @@ class CachedBackend:
     def name(self) -> str:
         return self.backend.name
 
-    def _cached(self, operation: str, prompts: Sequence[Messages], parameters: dict[str, Any], call, build):
-        keys = [call_key(self.name, operation, list(map(dict, p)), parameters) for p in prompts]
+    def _cached(self, operation: str, prompts: Sequence[Messages], parameters: dict[str, Any] | list[dict[str, Any]],
+                call, build):
+        """Answers for ``prompts``: from the cache, else ``call(indices)`` on the missing ones. ``parameters`` is
+        one dict for every prompt or a list with each prompt's own (part of its key either way)."""
+        each = parameters if isinstance(parameters, list) else [parameters] * len(prompts)
+        keys = [call_key(self.name, operation, list(map(dict, p)), own) for p, own in zip(prompts, each)]
         found = self.cache.get_many(keys) if self.cache is not None else {}
         # Missing prompts run in chunks, each stored as soon as it is done, so an interrupted run resumes
         # from the last finished chunk; sorting by text keeps prompts that open alike in the same chunk.
@@ -41,7 +45,7 @@ class CachedBackend:
         for start in range(0, len(missing), self.chunk_size):
             chunk = missing[start:start + self.chunk_size]
             started = time.perf_counter()
-            answers = call([prompts[i] for i in chunk])
+            answers = call(chunk)
             elapsed += time.perf_counter() - started
             fresh.update(zip(chunk, answers))
             if self.cache is not None:
@@ -61,13 +65,24 @@ class CachedBackend:
 
     def label_probs(self, prompts: Sequence[Messages], labels: Sequence[str]) -> list[LabelResult]:
         return self._cached("label_probs", prompts, {"labels": list(labels)},
-                            lambda batch: self.backend.label_probs(batch, labels), lambda v: LabelResult(**v))
+                            lambda chunk: self.backend.label_probs([prompts[i] for i in chunk], labels),
+                            lambda v: LabelResult(**v))
+
+    def label_probs_each(self, prompts: Sequence[Messages], labels: Sequence[Sequence[str]]) -> list[LabelResult]:
+        """:func:`~evalkit.models.base.label_probs_each` behind the cache: each prompt's key is the one
+        :meth:`label_probs` gives it with its labels, so the two calls share their answers."""
+        if len(labels) != len(prompts):
+            raise ValueError(f"{len(prompts)} prompts but {len(labels)} label sets")
+        return self._cached("label_probs", prompts, [{"labels": list(own)} for own in labels],
+                            lambda chunk: label_probs_each(self.backend, [prompts[i] for i in chunk],
+                                                           [labels[i] for i in chunk]),
+                            lambda v: LabelResult(**v))
 
     def generate(self, prompts: Sequence[Messages], *, max_tokens: int = 128, temperature: float = 0.0,
                  n: int = 1, seed: int = 0) -> list[GenerationResult]:
         parameters = {"max_tokens": max_tokens, "temperature": temperature, "n": n, "seed": seed}
         return self._cached("generate", prompts, parameters,
-                            lambda batch: self.backend.generate(batch, **parameters),
+                            lambda chunk: self.backend.generate([prompts[i] for i in chunk], **parameters),
                             lambda v: GenerationResult(**v))
 
 

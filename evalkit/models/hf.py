@@ -186,9 +186,16 @@ class TransformersBackend:
             yield [index], output.logits[:, -1, :]
 
     def label_probs(self, prompts: Sequence[Messages], labels: Sequence[str]) -> list[LabelResult]:
+        return self.label_probs_each(prompts, [labels] * len(prompts))
+
+    def label_probs_each(self, prompts: Sequence[Messages], labels: Sequence[Sequence[str]]) -> list[LabelResult]:
+        """Label probabilities with each prompt's own labels, all prompts in one pass: two judges' prompts
+        about one item differ only in their closing question, so (one at a time, sharing prefixes) the second
+        is computed on the first's key/value cache. Each result is that of a :meth:`label_probs` call (to float
+        rounding: a shared prefix's keys and values come from another prompt's pass)."""
         import torch
 
-        token_ids = self.label_token_ids(labels)
+        token_ids = {label_set: self.label_token_ids(label_set) for label_set in {tuple(l) for l in labels}}
         encoded = self._encode(prompts)
         results: list[LabelResult | None] = [None] * len(prompts)
         chunks = (self._last_logits_sharing_prefixes(encoded) if self.batch_size == 1 and self.share_prefixes
@@ -196,7 +203,8 @@ class TransformersBackend:
         for batch, logits in chunks:
             probabilities = torch.softmax(logits.float(), dim=-1)
             for row, index in enumerate(batch):
-                results[index] = _label_result(probabilities[row], token_ids, self.tokenizer, len(encoded[index]))
+                results[index] = _label_result(probabilities[row], token_ids[tuple(labels[index])], self.tokenizer,
+                                               len(encoded[index]))
         return results  # type: ignore[return-value]
 
     def generate(self, prompts: Sequence[Messages], *, max_tokens: int = 128, temperature: float = 0.0,

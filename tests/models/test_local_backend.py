@@ -135,3 +135,18 @@ def test_a_lora_adapter_merged_into_the_gguf_scores_as_transformers_with_the_ada
     got = [r.probs["Yes"] for r in merged.label_probs(prompts, ["Yes", "No"])]
     assert max(abs(w - b) for w, b in zip(want, base)) > 0.01  # the adapter changes the answers
     assert got == pytest.approx(want, abs=2e-3)
+
+
+def test_prompts_with_their_own_labels_in_one_pass_equal_each_label_set_asked_apart():
+    backend = TransformersBackend()  # batch size 1: prompts run one by one, sharing prefixes
+    stem = "Here is a reply to judge: 'the train leaves at nine from platform two'. "
+    prompts = _prompts([stem + "Is it polite? Answer Yes or No.", stem + "Rate it from 1 to 5.",
+                        stem + "Is it rude? Answer Yes or No."])
+    labels = [["Yes", "No"], ["1", "2", "3", "4", "5"], ["Yes", "No"]]
+    together = backend.label_probs_each(prompts, labels)
+    apart = [backend.label_probs([prompt], own)[0] for prompt, own in zip(prompts, labels)]
+    for joint, alone in zip(together, apart):
+        assert set(joint.probs) == set(alone.probs)
+        for label in alone.probs:
+            assert joint.probs[label] == pytest.approx(alone.probs[label], abs=1e-4)
+        assert joint.prompt_tokens == alone.prompt_tokens
