@@ -209,22 +209,24 @@ def judge(items: pd.DataFrame, name: str | JudgeSpec, backend: Backend, *, max_t
 
 
 def run_judges(items: pd.DataFrame, names: Sequence[str | JudgeSpec], backend: Backend, *,
-           max_tokens: int = 96) -> list[pd.DataFrame]:
+               max_tokens: int = 96) -> list[pd.DataFrame]:
     """:func:`judge` for several judges over the same items, one frame each. The judges that read label
     probabilities send their prompts in one call (:func:`~evalkit.models.label_probs_each`): their prompts
-    about an item share its conversation, reference and candidate, so a local model computes that text once
-    for all of them (measured in ``benchmarks/judge_throughput.py``)."""
+    about an item share its conversation, reference and candidate, so a backend that shares prefixes
+    (:class:`~evalkit.models.TransformersBackend` at batch size 1, the CPU default; llama.cpp) computes that
+    text once for all of them (``benchmarks/judges_together.py``). A judge named twice is asked once."""
     specs = [name if isinstance(name, JudgeSpec) else JUDGES[name] for name in names]
-    frames: dict[int, pd.DataFrame] = {}
-    reading = [position for position, spec in enumerate(specs) if not spec.generates]
+    distinct = list(dict.fromkeys(specs))
+    frames: dict[JudgeSpec, pd.DataFrame] = {}
+    reading = [spec for spec in distinct if not spec.generates]
     if reading:
-        prompts = [_prompts(items, specs[position]) for position in reading]
+        prompts = [_prompts(items, spec) for spec in reading]
         results = label_probs_each(backend, [p for own in prompts for p in own],
-                                   [specs[position].labels for position, own in zip(reading, prompts) for _ in own])
-        for number, position in enumerate(reading):
+                                   [spec.labels for spec, own in zip(reading, prompts) for _ in own])
+        for number, spec in enumerate(reading):
             own = results[number * len(items):(number + 1) * len(items)]
-            frames[position] = _frame(specs[position], _probability_rows(specs[position], items["item_id"], own))
-    for position, spec in enumerate(specs):
+            frames[spec] = _frame(spec, _probability_rows(spec, items["item_id"], own))
+    for spec in distinct:
         if spec.generates:
             rows = []
             for item_id, result in zip(items["item_id"], backend.generate(_prompts(items, spec), max_tokens=max_tokens)):
@@ -232,8 +234,8 @@ def run_judges(items: pd.DataFrame, names: Sequence[str | JudgeSpec], backend: B
                 label = parse_verdict(text, spec.labels)
                 rows.append((item_id, None if label is None else spec.value_of(label), "generated",
                              one_hot(label, spec.labels), text))
-            frames[position] = _frame(spec, rows)
-    return [frames[position] for position in range(len(specs))]
+            frames[spec] = _frame(spec, rows)
+    return [frames[spec].copy() for spec in specs]
 
 
 def judge_columns(items: pd.DataFrame, names: Sequence[str], backend: Backend, **options) -> pd.DataFrame:

@@ -161,7 +161,7 @@ def dev_setup(recipe: JudgeRecipe, *, smoke: bool, data_dir: Any = None,
     else all), the comparison pool (4 / 8 DailyDialog validation conversations, seed 13) and the constraint's
     validation checks (random and look-alike, 40 / 400 pairs)."""
     items = items if items is not None else (12 if smoke else None)
-    data = pe.judge_data(seed=recipe.seed, data_dir=data_dir)
+    data = judge_data(recipe.seed, data_dir)  # built once per process: the scripts only read it
     pool = pe.data.corpus_comparisons(data.validation, 4 if smoke else 8, seed=13)
     checks = {kind: pe.training_data.validation_pairs(data, 40 if smoke else 400, share, recipe.seed)
               for kind, share in (("random", 0.0), ("look-alike", 1.0))}

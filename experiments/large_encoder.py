@@ -41,7 +41,7 @@ SETTINGS = {"turns": 1, "max_tokens": 64}
 def run(*, smoke: bool = False, data_dir=None, items: int | None = None) -> dict:
     """Score the dev halves with both untrained encoders; the decision, per-set r and seconds."""
     items = items if items is not None else (12 if smoke else None)
-    data = pe.judge_data(seed=13, data_dir=data_dir)
+    data = lab.judge_data(13, data_dir)
     dev = lab.dev_halves(items, data_dir)
     pool = pe.data.corpus_comparisons(data.validation, 4 if smoke else 8, seed=13)
     scores, seconds = {}, {}

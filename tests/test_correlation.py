@@ -188,16 +188,28 @@ def test_grouped_intervals_computed_at_once_equal_scipy_on_each_resample_written
     assert all(np.isnan(low) and np.isnan(high) for low, high in constant.values())  # no resample varies
 
 
-def test_a_forest_fitted_on_two_threads_equals_one_fitted_on_one(monkeypatch):
+def test_a_forest_is_fitted_on_two_threads_predicts_on_one_and_equals_a_one_thread_forest(monkeypatch):
+    from sklearn.ensemble import RandomForestRegressor
+
     from evalkit import ensemble
 
     rng = np.random.default_rng(0)
     x, weights = rng.normal(size=(300, 5)), rng.uniform(0.1, 1.0, 300)
     y = x @ rng.normal(size=5) + rng.normal(size=300)
+    threads, fit = [], RandomForestRegressor.fit
+
+    def recording_fit(self, *args, **kwargs):
+        threads.append(self.n_jobs)
+        return fit(self, *args, **kwargs)
+
+    monkeypatch.setattr(RandomForestRegressor, "fit", recording_fit)
     predictions = {}
     for jobs in (1, 2):
         monkeypatch.setattr(ensemble, "FIT_JOBS", jobs)
         model = ensemble._fit(ensemble.make_model("random_forest", seed=13), x, y, weights)
         assert model.steps[-1][1].n_jobs == 1  # prediction on one thread: a fixed summation order
         predictions[jobs] = model.predict(x)
+    assert threads == [1, 2]
     assert np.array_equal(predictions[1], predictions[2])
+    linear = ensemble._fit(ensemble.make_model("linear"), x, y, None)
+    assert linear.steps[-1][1].n_jobs is None  # only a forest's threads are set

@@ -42,7 +42,7 @@ from ..paireval.scoring import length_scores
 from ..stats import correlation, grouped_correlation_intervals
 from .checks import (ConsistencyRow, SlotRow, _consistency_row, _length_panel, _slot_row,  # noqa: F401
                      same_context_pairs)
-from .sets import HalfChoice, HumanSet, load_set, noise_ceiling
+from .sets import HalfChoice, HumanSet, card_items, noise_ceiling
 from .judges import CannotScore, CardJudge, build_judge
 from .spec import JudgeSpec, parse_spec
 
@@ -284,12 +284,11 @@ def judge_card(judge: CardJudge | JudgeSpec | str, sets: Sequence[str | HumanSet
     rows, slots, costs, skipped, kept, consistency, one_draw, set_notes = [], [], [], [], [], [], [], []
     seen: set[str] = set()
     for entry in sets:
-        human_set = (entry if isinstance(entry, HumanSet) else load_set(entry, data_dir=data_dir)).half(half)
+        human_set = card_items(entry, half=half, items_per_set=items_per_set, seed=seed, data_dir=data_dir)
         if human_set.name in seen:
             raise ValueError(f"two sets are named {human_set.name!r} (a set given twice, or two folders or files "
                              "with one name): rename one")
         seen.add(human_set.name)
-        human_set = human_set.sample(items_per_set, seed=seed)
         set_notes.extend(f"{human_set.name}: {note}" for note in human_set.notes)
         items = human_set.items
         if len(items) < 3:

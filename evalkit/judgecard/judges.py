@@ -322,31 +322,34 @@ def _pairwise_lm(spec: JudgeSpec):
     return LMJudge(open_backend(spec.backend, spec.model, **options))
 
 
-def prefetch_lm(specs: Sequence[JudgeSpec], sets: Sequence[Any], *, items_per_set: int | None = None,
-                seed: int = 0) -> dict[str, float]:
-    """Ask the model door once for every LM prompt judge among ``specs`` that shares it (same backend, model
-    and server), on the items their cards will score — each of ``sets`` (:class:`~evalkit.judgecard.HumanSet`
-    halves) sampled as :func:`~evalkit.judgecard.judge_card` samples it (``items_per_set``, ``seed``). The
+def prefetch_lm(specs: Sequence[JudgeSpec], sets: Sequence[Any], *, half: str = "test",
+                items_per_set: int | None = None, seed: int = 0, data_dir: Any = None) -> dict[str, float]:
+    """Ask the model door once for every LM prompt judge among ``specs`` that reads label probabilities and
+    shares a door (same backend, model and server) with another, on the items their cards will score: each of
+    ``sets`` (as :func:`~evalkit.judgecard.judge_card` takes them) drawn by the same
+    :func:`~evalkit.judgecard.sets.card_items` with the same ``half``, ``items_per_set`` and ``seed``. The
     answers land in the call cache, from which the cards then read them: the prompts of two judges about one
     item share its conversation and replies, and one call computes that text once for both
-    (:func:`evalkit.judges.run_judges`). Returns the seconds spent per door; a judge or set that a card cannot
-    score is left to the card, which says why."""
+    (:func:`evalkit.judges.run_judges`). Returns the seconds spent per door that was asked; a judge or set that
+    a card cannot score is left to the card, which says why."""
     import time
 
     from ..judges import run_judges
+    from .sets import card_items
 
     doors: dict[tuple, list[_LMJudge]] = {}
     for spec in specs:
         judge = build_judge(spec)
-        if isinstance(judge, _LMJudge):
+        if isinstance(judge, _LMJudge) and not judge._prompt().generates:
             doors.setdefault((spec.backend, spec.model, spec.base_url), []).append(judge)
+    groups = [group for group in doors.values() if len(group) >= 2]  # one judge alone: nothing to share
+    drawn = [card_items(entry, half=half, items_per_set=items_per_set, seed=seed, data_dir=data_dir)
+             for entry in sets] if groups else []
     seconds = {}
-    for group in doors.values():
-        if len(group) < 2:
-            continue  # nothing to share: the card asks alone
-        started = time.perf_counter()
-        for human_set in sets:
-            items = human_set.sample(items_per_set, seed=seed).items
+    for group in groups:
+        started, asked = time.perf_counter(), False
+        for human_set in drawn:
+            items = human_set.items
             if len(items) < 3:
                 continue  # the card skips such a set
             readable = []
@@ -357,7 +360,9 @@ def prefetch_lm(specs: Sequence[JudgeSpec], sets: Sequence[Any], *, items_per_se
                     continue
             if len(readable) >= 2:
                 run_judges(readable[0][1], [judge._prompt() for judge, _ in readable], group[0].backend())
-        seconds[group[0].backend().name] = time.perf_counter() - started
+                asked = True
+        if asked:
+            seconds[group[0].backend().name] = time.perf_counter() - started
     return seconds
 
 

@@ -29,7 +29,7 @@ from ..stats import correlation, icc_oneway
 from ._names import SET_NAMES
 
 __all__ = ["HalfChoice", "HumanSet", "Ceiling", "noise_ceiling", "load_set", "from_meta_eval", "from_upheld_labels",
-           "upheld_folder_set", "SET_NAMES",
+           "upheld_folder_set", "card_items", "SET_NAMES",
            "UPHELD_LABELS"]
 
 HalfChoice = Literal["test", "dev", "all"]
@@ -224,3 +224,12 @@ def load_set(name: str, *, data_dir: str | Path | None = None) -> HumanSet:
         return from_meta_eval(read_meta_eval(path), path.stem)
     raise KeyError(f"no set {name!r}; known: {', '.join(SET_NAMES)}, a meta-evaluation file (--add FILE) or a "
                    "folder of annotator files (--add-upheld DIR)")
+
+
+def card_items(entry: "str | HumanSet", *, half: HalfChoice, items_per_set: int | None, seed: int,
+               data_dir: str | Path | None = None) -> HumanSet:
+    """The items a card scores on ``entry`` (a :class:`HumanSet` or a name :func:`load_set` reads): its
+    ``half``, then about ``items_per_set`` of them by whole contexts (:meth:`HumanSet.sample` with ``seed``).
+    Anything that must ask a judge about the same items as a card (``prefetch_lm``) draws them here."""
+    human_set = entry if isinstance(entry, HumanSet) else load_set(entry, data_dir=data_dir)
+    return human_set.half(half).sample(items_per_set, seed=seed)

@@ -6,6 +6,10 @@ Two operations, both batched:
   ("Yes"/"No", "A"/"B", "1".."5") as the model's next token, normalised over the labels;
 * :meth:`Backend.generate` — text for each prompt, with max tokens, temperature, n samples and a seed.
 
+:func:`label_probs_each` asks ``label_probs`` with each prompt's own labels (several judges about the same
+items in one call). The cache, the transformers engine and llama.cpp offer it natively (the engines
+then compute an item's shared text once); any other backend gets one ``label_probs`` call per label set.
+
 Implementations, one module each: :class:`TransformersBackend` (:mod:`.hf`: any local folder or Hugging
 Face id; the default is the converted SmolLM2-135M-Instruct), :class:`LlamaCppBackend` (:mod:`.llamacpp`,
 opt-in: ``make llamacpp``) and :class:`OpenAICompatibleBackend` (:mod:`.openai_compatible`: vLLM, Ollama,

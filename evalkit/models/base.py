@@ -95,9 +95,9 @@ def label_probs_each(backend: Backend, prompts: Sequence[Messages],
                      labels: Sequence[Sequence[str]]) -> list[LabelResult]:
     """:meth:`Backend.label_probs` with each prompt's own labels (``labels[i]`` for ``prompts[i]``), so that
     several judges' prompts about one item go to the model in one call. A backend with a ``label_probs_each``
-    method of its own (the local engine: the judges' prompts share the item's text, so each is computed on
-    top of the other's key/value cache) gets all prompts at once; any other gets one ``label_probs`` call per
-    distinct label set. Results come back in the prompts' order.
+    method of its own gets all prompts at once — the transformers engine (one prompt at a time, its CPU
+    default) and llama.cpp share key/value prefixes, so a prompt that repeats an item's text is computed on top
+    of the other's cache; any other backend gets one ``label_probs`` call per distinct label set. Results come back in the prompts' order.
 
     >>> class Echo:
     ...     name = "echo"

@@ -142,9 +142,14 @@ class LlamaCppBackend:
         return np.ctypeslib.as_array(self.llm._ctx.get_logits(), shape=(self.llm.n_vocab(),)).astype(np.float64)
 
     def label_probs(self, prompts: Sequence[Messages], labels: Sequence[str]) -> list[LabelResult]:
+        return self.label_probs_each(prompts, [labels] * len(prompts))
+
+    def label_probs_each(self, prompts: Sequence[Messages], labels: Sequence[Sequence[str]]) -> list[LabelResult]:
+        """Label probabilities with each prompt's own labels, in one pass (several judges' prompts about an
+        item follow each other and share its text in the key/value cache)."""
         import numpy as np
 
-        token_ids = self.label_token_ids(labels)
+        token_ids = {label_set: self.label_token_ids(label_set) for label_set in {tuple(l) for l in labels}}
         encoded = self._encode(prompts)
         results: list[LabelResult | None] = [None] * len(prompts)
         for index in sorted(range(len(encoded)), key=lambda i: encoded[i]):  # alike prompts in a row
@@ -152,7 +157,8 @@ class LlamaCppBackend:
             logits = self._last_logits()
             probabilities = np.exp(logits - logits.max())
             probabilities /= probabilities.sum()
-            results[index] = _label_result(probabilities, token_ids, self.tokenizer, len(encoded[index]))
+            results[index] = _label_result(probabilities, token_ids[tuple(labels[index])], self.tokenizer,
+                                           len(encoded[index]))
         return results  # type: ignore[return-value]
 
     def generate(self, prompts: Sequence[Messages], *, max_tokens: int = 128, temperature: float = 0.0,

@@ -425,11 +425,13 @@ def test_lm_judges_asked_together_leave_their_cards_only_cache_hits(tmp_path, mo
     specs = [parse_spec(text) for text in ("lm:yes_no", "lm:likert", "length")]
     other = rated_set("other")
     other.items["response"] = other.items["response"] + " indeed"  # its own prompts, not the first set's
-    halves = [rated_set().half("test"), other.half("test")]
-    seconds = prefetch_lm(specs, halves, items_per_set=3, seed=3)  # whole contexts of two items: 4 items
+    halves = [rated_set(), other]
+    seconds = prefetch_lm(specs, halves, half="test", items_per_set=3, seed=3)  # whole contexts of 2: 4 items
     assert list(seconds) == ["scripted:test"] and scripted.calls == 2 * 2 * 4  # 2 judges x 2 sets x 4 items
     for spec in specs[:2]:
         card = judge_card(spec, halves, bootstrap=0, seed=3, items_per_set=3)
         assert [(cost.calls, cost.cache_hits) for cost in card.costs] == [(4, 4), (4, 4)]
     assert scripted.calls == 16  # the cards asked the model nothing
     assert prefetch_lm(specs[:1] + specs[2:], halves) == {}  # one LM judge alone: nothing to share
+    explained = [parse_spec(text) for text in ("lm:yes_no_explain", "lm:likert_explain")]
+    assert prefetch_lm(explained, halves) == {} and scripted.calls == 16  # generated answers share nothing
