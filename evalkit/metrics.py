@@ -95,6 +95,30 @@ class MetricStore:
         self._put("vectors", [(key, np.asarray(value, dtype=np.float32).tobytes()) for key, value in items.items()])
 
 
+def bert_score_tokenizer(tokenizer):
+    """``tokenizer`` able to encode an empty text the way bert-score asks for it.
+
+    bert-score encodes an empty text with ``build_inputs_with_special_tokens([])``, which transformers 5
+    tokenizers no longer have; this gives the tokenizer that method (the special tokens of an empty text, as
+    the tokenizer itself adds them), so an empty candidate scores instead of failing.
+
+    >>> from bert_score.utils import get_tokenizer
+    >>> tokenizer = bert_score_tokenizer(get_tokenizer(ReferenceMetrics().encoder, False))
+    >>> tokenizer.convert_ids_to_tokens(tokenizer.build_inputs_with_special_tokens([]))
+    ['[CLS]', '[SEP]']
+    """
+    try:
+        tokenizer.build_inputs_with_special_tokens  # noqa: B018 - transformers 4 still has it
+    except AttributeError:
+        def with_special_tokens(token_ids, second=None):
+            if token_ids or second:
+                raise NotImplementedError("bert-score asks only for an empty text's special tokens")
+            return list(tokenizer("", add_special_tokens=True)["input_ids"])
+
+        tokenizer.build_inputs_with_special_tokens = with_special_tokens
+    return tokenizer
+
+
 @dataclass
 class ReferenceMetrics:
     """Scorer object: build once, call :meth:`score` on many (reference, candidate) pairs.
@@ -157,21 +181,99 @@ class ReferenceMetrics:
             cached.update(fresh)
         return np.stack([cached[key] for key in keys])
 
-    def _bertscore(self, pairs: list[tuple[str, str]]) -> list[dict[str, float]]:
+    def _bertscore_parts(self):
+        """bert-score's model (its first ``bertscore_layers`` layers), tokenizer and unweighted idf (special
+        tokens 0), built as :class:`bert_score.BERTScorer` builds them."""
         if "bertscore" not in self._models:
-            from bert_score import BERTScorer
+            from collections import defaultdict
 
-            self._models["bertscore"] = BERTScorer(model_type=self.encoder, num_layers=self.bertscore_layers,
-                                                   batch_size=self.batch_size, device="cpu")
-        # Sorting by length keeps BERTScore's padded batches short.
-        order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
-        precision, recall, f1 = self._models["bertscore"].score([pairs[i][1] for i in order],
-                                                                [pairs[i][0] for i in order])
-        results: list[dict[str, float]] = [{}] * len(pairs)
-        for position, index in enumerate(order):
-            results[index] = {"bertscore_precision": float(precision[position]),
-                              "bertscore_recall": float(recall[position]), "bertscore_f1": float(f1[position])}
+            from bert_score.utils import get_model, get_tokenizer
+
+            tokenizer = bert_score_tokenizer(get_tokenizer(self.encoder, False))
+            idf = defaultdict(lambda: 1.0)
+            idf[tokenizer.sep_token_id] = idf[tokenizer.cls_token_id] = 0
+            self._models["bertscore"] = (get_model(self.encoder, self.bertscore_layers), tokenizer, idf)
+        return self._models["bertscore"]
+
+    def _token_states(self, texts: Sequence[str]) -> dict[str, tuple]:
+        """Each unique text's token states at layer ``bertscore_layers`` and idf weights, in bert-score's
+        batches (longest first by words; ties by text, so a run's batches never depend on hash order)."""
+        from bert_score.utils import get_bert_embedding
+
+        model, tokenizer, idf = self._bertscore_parts()
+        unique = sorted(set(texts), key=lambda text: (-len(text.split(" ")), text))
+        states = {}
+        for start in range(0, len(unique), self.batch_size):
+            batch = unique[start:start + self.batch_size]
+            embeddings, masks, weights = get_bert_embedding(batch, model, tokenizer, idf, device="cpu")
+            for row, text in enumerate(batch):
+                length = int(masks[row].sum())
+                states[text] = (embeddings[row, :length], weights[row, :length])
+        return states
+
+    def _bertscore(self, pairs: list[tuple[str, str]], states: dict[str, tuple]) -> list[dict[str, float]]:
+        """BERTScore of each (reference, candidate) pair from the texts' token states: bert-score's greedy
+        matching on its padded batches (``bert_score.utils.bert_cos_score_idf`` after the embedding step)."""
+        import torch
+        from bert_score.utils import greedy_cos_idf
+        from torch.nn.utils.rnn import pad_sequence
+
+        def padded(texts):
+            embeddings, weights = zip(*(states[text] for text in texts))
+            lengths = torch.tensor([len(e) for e in embeddings])
+            mask = torch.arange(int(lengths.max())).expand(len(texts), -1) < lengths.unsqueeze(1)
+            return (pad_sequence(list(embeddings), batch_first=True, padding_value=2.0), mask,
+                    pad_sequence(list(weights), batch_first=True))
+
+        results = []
+        with torch.no_grad():
+            for start in range(0, len(pairs), self.batch_size):
+                batch = pairs[start:start + self.batch_size]
+                precision, recall, f1 = greedy_cos_idf(*padded([r for r, _ in batch]), *padded([c for _, c in batch]))
+                results.extend({"bertscore_precision": float(p), "bertscore_recall": float(r), "bertscore_f1": float(f)}
+                               for p, r, f in zip(precision, recall, f1))
         return results
+
+    def _pooled_length(self) -> int | None:
+        """The longest text (in tokens) whose sentence embedding equals the mean of its BERTScore token states,
+        normalised: the encoder is a plain mean-pooling, normalising sentence-transformers folder whose every
+        layer BERTScore reads, so one pass serves both metrics; None when it is not (each metric then runs its
+        own pass)."""
+        if "pooled_length" not in self._models:
+            folder, length = Path(self.encoder), None
+            try:
+                modules = [m["type"].rsplit(".", 1)[-1] for m in json.loads((folder / "modules.json").read_text())]
+                pooling = json.loads((folder / "1_Pooling" / "config.json").read_text())
+                layers = json.loads((folder / "config.json").read_text())["num_hidden_layers"]
+                settings = json.loads((folder / "sentence_bert_config.json").read_text())
+                modes = [key for key, on in pooling.items() if key.startswith("pooling_mode") and on]
+                if (modules == ["Transformer", "Pooling", "Normalize"] and modes == ["pooling_mode_mean_tokens"]
+                        and layers == self.bertscore_layers and not settings.get("do_lower_case")):
+                    length = int(settings["max_seq_length"])
+            except (OSError, KeyError, ValueError, TypeError):
+                length = None
+            self._models["pooled_length"] = length
+        return self._models["pooled_length"]
+
+    def _embed_from_states(self, texts: Sequence[str], states: dict[str, tuple]) -> np.ndarray:
+        """:meth:`embed` of ``texts``, taking the vector of a text the encoder reads whole from its token states
+        (mean, then unit length: what the sentence encoder computes, to float rounding) and running the
+        sentence encoder only on longer texts, which it truncates differently from BERTScore."""
+        keys = [_digest(self.config, "embed", text) for text in texts]
+        unique = dict(zip(keys, texts))
+        cached = self.store.get_vectors(list(unique))
+        limit = self._pooled_length() or 0
+        fresh = {}
+        for key, text in unique.items():
+            if key not in cached and len(states[text][0]) <= limit:
+                mean = states[text][0].mean(dim=0).numpy()
+                fresh[key] = (mean / max(float(np.linalg.norm(mean)), 1e-12)).astype(np.float32)
+        self.store.put_vectors(fresh)
+        cached.update(fresh)
+        rest = [key for key in unique if key not in cached]
+        if rest:
+            cached.update(zip(rest, self.embed([unique[key] for key in rest])))
+        return np.stack([cached[key] for key in keys])
 
     # -- the public call ---------------------------------------------------------------------------
     def score(self, references: Sequence[str], candidates: Sequence[str]) -> pd.DataFrame:
@@ -188,10 +290,12 @@ class ReferenceMetrics:
         if missing:
             pairs = [unique[key] for key in missing]
             rouge = self._rouge(pairs)
-            reference_vectors = self.embed([reference for reference, _ in pairs])
-            candidate_vectors = self.embed([candidate for _, candidate in pairs])
+            # One encoder pass gives BERTScore's token states and, pooled, the sentence embeddings.
+            states = self._token_states([text for pair in pairs for text in pair])
+            reference_vectors = self._embed_from_states([reference for reference, _ in pairs], states)
+            candidate_vectors = self._embed_from_states([candidate for _, candidate in pairs], states)
             cosine = (reference_vectors * candidate_vectors).sum(axis=1)
-            bertscore = self._bertscore(pairs)
+            bertscore = self._bertscore(pairs, states)
             fresh = {key: {**rouge[i], "embedding_cosine": float(cosine[i]), **bertscore[i]}
                      for i, key in enumerate(missing)}
             self.store.put_scores(fresh)

@@ -397,3 +397,19 @@ def test_label_probs_each_without_a_method_of_its_own_asks_once_per_label_set():
     assert [sorted(r.probs) if r.probs else None for r in results] == [["No", "Yes"], None, ["No", "Yes"]]
     with pytest.raises(ValueError, match="3 prompts but 2 label sets"):
         label_probs_each(backend, PROMPTS, [["Yes", "No"]] * 2)
+
+
+def test_a_sampled_answer_drawn_another_way_is_not_answered_from_the_cache(tmp_path):
+    class Drawing(ScriptedBackend):
+        sampling_scheme = "scheme-a"
+
+    backend = Drawing(lambda text: "hello")
+    cached = CachedBackend(backend, CallCache(tmp_path / "calls.sqlite"))
+    cached.generate(PROMPTS, temperature=1.0, seed=1)
+    cached.generate(PROMPTS, temperature=0.0)
+    assert backend.calls == 6
+    backend.sampling_scheme = "scheme-b"
+    cached.generate(PROMPTS, temperature=0.0)  # greedy answers do not depend on how samples are drawn
+    assert backend.calls == 6
+    cached.generate(PROMPTS, temperature=1.0, seed=1)
+    assert backend.calls == 9

@@ -81,7 +81,10 @@ class CachedBackend:
     def generate(self, prompts: Sequence[Messages], *, max_tokens: int = 128, temperature: float = 0.0,
                  n: int = 1, seed: int = 0) -> list[GenerationResult]:
         parameters = {"max_tokens": max_tokens, "temperature": temperature, "n": n, "seed": seed}
-        return self._cached("generate", prompts, parameters,
+        key = dict(parameters)
+        if temperature > 0 and getattr(self.backend, "sampling_scheme", None):
+            key["sampling"] = self.backend.sampling_scheme  # a new way of drawing is not answered by the old's
+        return self._cached("generate", prompts, key,
                             lambda chunk: self.backend.generate([prompts[i] for i in chunk], **parameters),
                             lambda v: GenerationResult(**v))
 

@@ -10,7 +10,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 
 from .base import GenerationResult, LabelResult, Messages, _reusable_prefix
 
-__all__ = ["TransformersBackend"]
+__all__ = ["TransformersBackend", "RowSeededDraw", "row_seed"]
 
 
 def _label_result(probabilities: Any, token_ids: Mapping[str, list[int]], tokenizer: Any,
@@ -35,6 +35,35 @@ def _folder_fingerprint(folder: Path) -> str:
     return digest.hexdigest()[:16]
 
 
+def row_seed(seed: int, sample: int, prompt_ids: Sequence[int]) -> int:
+    """The seed of one sampled answer: a function of the call's seed, the sample's number and the prompt's
+    tokens, so two prompts (or two samples of one) never share a random stream.
+
+    >>> row_seed(13, 0, [1, 2]) == row_seed(13, 0, [1, 2]) != row_seed(13, 1, [1, 2]) != row_seed(13, 0, [1, 3])
+    True
+    """
+    text = f"{seed}:{sample}:{','.join(map(str, prompt_ids))}"
+    return int(hashlib.sha256(text.encode()).hexdigest()[:15], 16)
+
+
+class RowSeededDraw:
+    """A logits processor that turns greedy decoding into sampling, one random stream per row: the Gumbel-max
+    draw (argmax of the log-probabilities plus Gumbel noise is a sample of their softmax), with each row's
+    noise from its own generator. Rows are the batch's sequences (a prompt's ``n`` samples in a row)."""
+
+    def __init__(self, seeds: Sequence[int]):
+        import torch
+
+        self.generators = [torch.Generator().manual_seed(seed) for seed in seeds]
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        import torch
+
+        uniform = torch.stack([torch.rand(scores.shape[-1], generator=g) for g in self.generators])
+        gumbel = -torch.log(-torch.log(uniform.clamp(min=1e-20, max=1 - 1e-7)))
+        return scores + gumbel.to(scores.device, scores.dtype)
+
+
 class TransformersBackend:
     """A local causal LM through transformers: fp32 on CPU by default, chat template applied.
 
@@ -42,14 +71,17 @@ class TransformersBackend:
     optional PEFT/LoRA folder. With ``batch_size`` 1 (the CPU default) label probabilities are computed
     one prompt at a time, reusing the key/value cache of a prefix shared with the previous prompt
     (``share_prefixes``); with larger batches prompts are sorted by length and run in left-padded batches of
-    near-equal length (8 on an accelerator unless given). Greedy generation runs in left-padded batches of
-    ``generate_batch_size`` (default 8) whatever their lengths: decoding reads every weight once per step, so
+    near-equal length (8 on an accelerator unless given). Generation, greedy or sampled, runs in left-padded
+    batches of ``generate_batch_size`` (default 8) whatever their lengths (a sampled answer draws from its own
+    random stream, :class:`RowSeededDraw`, so it does not depend on its batch): decoding reads every weight once per step, so
     on a CPU a step for 8 sequences costs about 3 steps for one (measured in ``benchmarks/engines.py``),
     while the prompts' padding costs only prefill. A batch's shape can change fp32 rounding, so in rare cases a
     continuation could depend on which prompts shared its batch (measured: identical on every prompt tried);
     the call cache keeps whichever came first, so a rerun reads, rather than recomputes, it.
     """
 
+    # How sampled answers are drawn (part of a sampled call's cache key: answers drawn another way are not reused).
+    sampling_scheme: ClassVar[str] = "row-seeded-gumbel-top50"
     # What a spec's value of an option must be beyond its type (see evalkit.models.options).
     option_checks: ClassVar[dict[str, dict[str, Any]]] = {
         "batch_size": {"minimum": 1}, "dtype": {"choices": ("float32", "float16", "bfloat16")},
@@ -210,24 +242,25 @@ class TransformersBackend:
     def generate(self, prompts: Sequence[Messages], *, max_tokens: int = 128, temperature: float = 0.0,
                  n: int = 1, seed: int = 0) -> list[GenerationResult]:
         import torch
+        from transformers import LogitsProcessorList, TemperatureLogitsWarper, TopKLogitsWarper
 
         encoded = self._encode(prompts)
         results: list[GenerationResult | None] = [None] * len(prompts)
-        sampling = temperature > 0
-        # Greedy decoding is deterministic, so it can be batched (any lengths: decoding, not the padded
-        # prefill, is the cost); sampled prompts run one by one, each seeded, so a result never depends on
-        # which other prompts shared its batch.
-        batches = (self._batches(encoded, max_padding=1.0, size=self.generate_batch_size) if not sampling
-                   else ([i] for i in range(len(encoded))))
-        for batch in batches:
+        # Decoding, not the padded prefill, is the cost, so prompts of any lengths run in batches. A sampled
+        # prompt draws from its own random stream (seeded by the seed, the sample's number and the prompt's
+        # tokens), so what it says never depends on which prompts shared its batch.
+        for batch in self._batches(encoded, max_padding=1.0, size=self.generate_batch_size):
             ids, mask = self._padded([encoded[i] for i in batch])
-            options: dict[str, Any] = {"max_new_tokens": max_tokens, "num_return_sequences": n,
-                                       "pad_token_id": self.tokenizer.pad_token_id, "do_sample": sampling}
-            if sampling:
-                torch.manual_seed(seed)
-                options["temperature"] = temperature
-            else:
-                options.update(temperature=None, top_p=None, top_k=None)
+            # A prompt's n samples are n rows (transformers allows several return sequences only when sampling).
+            ids, mask = ids.repeat_interleave(n, dim=0), mask.repeat_interleave(n, dim=0)
+            options: dict[str, Any] = {"max_new_tokens": max_tokens,
+                                       "pad_token_id": self.tokenizer.pad_token_id, "do_sample": False,
+                                       "temperature": None, "top_p": None, "top_k": None}
+            if temperature > 0:
+                # transformers' sampling defaults (temperature, then the 50 likeliest tokens), then one draw per row
+                options["logits_processor"] = LogitsProcessorList([
+                    TemperatureLogitsWarper(temperature), TopKLogitsWarper(50),
+                    RowSeededDraw([row_seed(seed, k, encoded[i]) for i in batch for k in range(n)])])
             with torch.no_grad():
                 output = self.model.generate(input_ids=ids, attention_mask=mask, **options)
             new_tokens = output[:, ids.shape[1]:]

@@ -53,6 +53,30 @@ def test_greedy_generation_is_deterministic_and_batched_alike(backend):
                                                 n=2, seed=3)[0].texts
 
 
+def test_a_sampled_answer_is_the_same_alone_or_in_a_batch_and_moves_with_the_seed(backend):
+    together = backend.generate(_prompts(QUESTIONS), max_tokens=12, temperature=1.0, seed=5)
+    alone = [backend.generate(_prompts([q]), max_tokens=12, temperature=1.0, seed=5)[0] for q in QUESTIONS]
+    assert [r.texts for r in together] == [r.texts for r in alone]
+    seeds = {backend.generate(_prompts(QUESTIONS[:1]), max_tokens=12, temperature=1.0, seed=s)[0].texts[0]
+             for s in range(4)}
+    assert len(seeds) > 1  # four seeds, not four copies of one answer
+
+
+def test_the_row_seeded_draw_samples_the_softmax_of_its_scores():
+    import numpy as np
+    import torch
+
+    from evalkit.models.hf import RowSeededDraw
+
+    logits = torch.tensor([2.0, 1.0, 0.0, -1.0, float("-inf")])
+    rows = 20000
+    draw = RowSeededDraw(list(range(rows)))
+    picked = draw(None, logits.expand(rows, -1).clone()).argmax(dim=-1).numpy()
+    frequencies = np.bincount(picked, minlength=5) / rows
+    expected = torch.softmax(logits, dim=-1).numpy()
+    assert frequencies[4] == 0 and np.abs(frequencies - expected).max() < 0.015  # sd of a share <= 0.0036
+
+
 @pytest.fixture(scope="module")
 def llama():
     _needs_llama_cpp()
