@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Iterable, Mapping, Sequence
 from ..dialogue import Texts
 
@@ -25,8 +26,14 @@ __all__ = ["DISTINCT_WORDS", "normalise", "held_out_units", "LeakReport", "remov
 
 DISTINCT_WORDS = 8
 
+_TOKENISED_CONTRACTION = re.compile(r"\s+(?=n[’']t\b|[’']\w)")
+_APOSTROPHE = re.compile(r"[’']")
+_NOT_ALPHANUMERIC = re.compile(r"[^a-z0-9]+")
 
 
+# Leak cuts normalise the same turns again and again (every held-out source, every cut of a run): about seven
+# calls per distinct text when the judge data is built, so the last half-million texts are remembered.
+@lru_cache(maxsize=1 << 19)
 def normalise(text: str) -> str:
     """Lower case, apostrophes dropped, every run of other non-alphanumerics one space — so DailyDialog's
     tokenised "it 's" / "do n't" equal "it's" / "don't" elsewhere.
@@ -36,8 +43,8 @@ def normalise(text: str) -> str:
     >>> normalise("I do n't know .")
     'i dont know'
     """
-    joined = re.sub(r"\s+(?=n[’']t\b|[’']\w)", "", text.lower())
-    return re.sub(r"[^a-z0-9]+", " ", re.sub(r"[’']", "", joined)).strip()
+    joined = _TOKENISED_CONTRACTION.sub("", text.lower())
+    return _NOT_ALPHANUMERIC.sub(" ", _APOSTROPHE.sub("", joined)).strip()
 
 
 def _units(turns: Texts) -> set[str]:
