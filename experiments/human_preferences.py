@@ -82,7 +82,7 @@ def run(*, smoke: bool = False, data_dir=None, items: int | None = None) -> dict
     held = [turns for conversations in people_held_out(data, data_dir=data_dir).values() for turns in conversations]
     per_set = 8 if smoke else PER_SET
     people = replace(PEOPLE, pairs=per_set * 5,
-                     **({"validation_pairs": 48, "curve_points": 1, "batch_size": 8} if smoke else {}))
+                     **({"validation_pairs": 16, "curve_points": 1, "batch_size": 8} if smoke else {}))
     n, runs = (2, 2) if smoke else (3, 5)
     scores, folds, accuracy = {}, {}, {"scoring": {}, "people": {}}
     for name, values in lab.dev_scores(base, dev, pool, smoke=smoke).items():

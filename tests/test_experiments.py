@@ -155,7 +155,7 @@ def _check_validation_record(module, record: dict) -> None:
     for judge, checks in record["accuracy"].items():
         for check, share in checks.items():
             assert 0.0 <= share["low"] <= share["value"] <= share["high"] <= 1.0, (judge, check)
-            assert share["n"] == 40, (judge, check)
+            assert share["n"] == module.lab.check_size(True), (judge, check)
     for judge, checks in record["paired"].items():
         assert judge in record["candidates"] and judge != record["baseline"]
         for gap in checks.values():
