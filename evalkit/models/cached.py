@@ -38,8 +38,12 @@ class CachedBackend:
         found = self.cache.get_many(keys) if self.cache is not None else {}
         # Missing prompts run in chunks, each stored as soon as it is done, so an interrupted run resumes
         # from the last finished chunk; sorting by text keeps prompts that open alike in the same chunk.
-        missing = sorted((i for i, key in enumerate(keys) if key not in found),
-                         key=lambda i: json.dumps(list(map(dict, prompts[i]))))
+        # A prompt asked twice in one call (same key) is computed once; its repeats count as cache hits.
+        first: dict[str, int] = {}
+        for i, key in enumerate(keys):
+            if key not in found:
+                first.setdefault(key, i)
+        missing = sorted(first.values(), key=lambda i: json.dumps(list(map(dict, prompts[i]))))
         fresh: dict[int, Any] = {}
         elapsed = 0.0
         for start in range(0, len(missing), self.chunk_size):
@@ -56,7 +60,7 @@ class CachedBackend:
         results, records = [], []
         for i, key in enumerate(keys):
             hit = i not in fresh
-            result = build(found[key]) if hit else fresh[i]
+            result = fresh[i] if not hit else fresh[first[key]] if key in first else build(found[key])
             results.append(result)
             records.append(CallRecord(self.name, operation, result.prompt_tokens, result.completion_tokens,
                                       0.0 if hit else elapsed / len(missing), hit))

@@ -78,7 +78,7 @@ class JobConfig:
     tokenizer: str | None = None
     lexical_mode: str = "kit"
     bootstrap: int = 1000
-    chunk: int = 8
+    chunk: int = 32
     data_dir: str | None = None
     cache: bool | str = True
     store: str = "userproxy-runs.sqlite"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -73,6 +73,8 @@ class _Executor:
         self._frames: dict[str, pd.DataFrame] = {}
         self._samples: dict[tuple[str, int, int], pd.DataFrame] = {}
         self._tokenizer: Tokenizer | None = None
+        # Seconds a unit's rollouts took when they ran together with other units' (see roll_out_together).
+        self.prepaid: dict[str, float] = {}
 
     def sample(self, dataset: str, seed: int, size: int | None = None) -> pd.DataFrame:
         """The stratified sample of ``size`` (default: the job's episodes) conversations for a seed."""
@@ -99,6 +101,88 @@ class _Executor:
         size = self.config.chunk
         return [r for r in (range(s, min(s + size, n)) for s in range(0, n, size))
                 if not all(p in stored for p in r)]
+
+    def _unfinished(self, unit: Unit) -> list[int]:
+        stored = self.store.episodes(unit.unit_id)
+        return [p for p in range(len(self.sample(unit.dataset, unit.seed))) if p not in stored]
+
+    def companions(self, unit: Unit, later: Sequence[Unit]) -> list[Unit]:
+        """``unit`` and the unfinished rollout units in ``later`` whose proxies can share its model calls (the
+        same proxy model and temperature, and the same seed when sampling: proxies that differ only in their
+        goal level, or seeds of a greedy proxy), up to ``chunk`` unfinished episodes in all — a stored chunk
+        spanning units, so a resumed run loses no more than before."""
+        spec = self.config.proxies[unit.proxy]
+
+        def alike(other: Unit) -> bool:
+            theirs = self.config.proxies[other.proxy]
+            return (other.kind == "rollout" and theirs.model.key() == spec.model.key()
+                    and theirs.temperature == spec.temperature and (spec.temperature == 0 or other.seed == unit.seed))
+
+        group, size = [], 0
+        for other in [unit, *(u for u in later if u.unit_id != unit.unit_id)]:
+            if not alike(other) or self.store.status(other) == "done":
+                continue
+            pending = len(self._unfinished(other))
+            if not pending or (group and size + pending > self.config.chunk):
+                continue
+            group.append(other)
+            size += pending
+        return group
+
+    def roll_out_together(self, group: Sequence[Unit]) -> None:
+        """The unfinished episodes of ``group`` (see :meth:`companions`) in one lockstep: each step is one batched
+        call per model for every unit's episodes instead of one per unit (a unit of three episodes alone
+        decodes three rows at a time). Each unit's episodes, its model calls (charged to the episodes that
+        caused them) and its share of the seconds are stored under it; the units are then finished in plan
+        order as usual."""
+        config, spec = self.config, self.config.proxies[group[0].proxy]
+        started = time.perf_counter()
+        owners, positions, turns, goals, levels = [], [], [], [], []
+        for unit in group:
+            sample, level = self.sample(unit.dataset, unit.seed), config.proxies[unit.proxy].goal_level
+            for position in self._unfinished(unit):
+                owners.append(unit)
+                positions.append(position)
+                turns.append(sample.at[position, "turns"])
+                levels.append(level)
+                goals.append(sample.at[position, "goal"] if level == "full" else "")
+        writer = self.roles.door("goal_writer", config.goal_writer)
+        written_for: list[int] = []
+        for level in sorted(set(levels) - {"full", "none"}):
+            chosen = [i for i, own in enumerate(levels) if own == level]
+            for i, goal in zip(chosen, synthesize_goals([turns[i] for i in chosen], level, writer)):
+                goals[i] = goal
+            written_for += chosen
+        proxy, assistant = self.roles.door("proxy", spec.model), self.roles.door("assistant", config.assistant)
+        empty: list[dict[str, Any]] = []
+        served: list[tuple[str, list[int]]] = []
+        rolled = mirror_rollouts(turns, goals, levels, proxy, assistant, mode=config.mode,
+                                 user_tokens=config.user_tokens, assistant_tokens=config.assistant_tokens,
+                                 guided=config.guided, temperature=spec.temperature, seed=group[0].seed,
+                                 empty_turns=empty, served=served)
+        seconds = (time.perf_counter() - started) / len(turns)
+        charged: dict[tuple[str, str], list[Any]] = {}
+        for role, door, episodes in (
+                ("goal_writer", writer, written_for),
+                ("proxy", proxy, [i for who, ix in served if who == "proxy" for i in ix]),
+                ("assistant", assistant, [i for who, ix in served if who == "assistant" for i in ix])):
+            records = door.telemetry.drain()
+            if len(records) != len(episodes):  # not one record per prompt: charge the first unit, lose nothing
+                episodes = [0] * len(records)
+            for i, record in zip(episodes, records):
+                charged.setdefault((owners[i].unit_id, role), []).append(record)
+        for unit in group:
+            mine = [i for i, owner in enumerate(owners) if owner is unit]
+            sample = self.sample(unit.dataset, unit.seed)
+            self.store.put_episodes(unit, [
+                (positions[i], sample.at[positions[i], "conversation_id"], None,
+                 {"goal": goals[i], "turns": rolled[i],
+                  "empty_turns": [{**e, "episode": positions[i]} for e in empty if e["episode"] == i]}, seconds)
+                for i in mine])
+            for role in ("goal_writer", "proxy", "assistant"):
+                if charged.get((unit.unit_id, role)):
+                    self.store.add_calls(unit, role, charged[(unit.unit_id, role)])
+            self.prepaid[unit.unit_id] = self.prepaid.get(unit.unit_id, 0.0) + seconds * len(mine)
 
     def rollout(self, unit: Unit) -> dict[str, Any]:
         config, spec = self.config, self.config.proxies[unit.proxy]
@@ -270,7 +354,18 @@ def execute(config: JobConfig, *, open_model: OpenModel | None = None, progress:
             store.start_unit(unit)
             started = time.perf_counter()
             try:
-                summary = executor.rollout(unit) if unit.kind == "rollout" else executor.metric(unit)
+                if unit.kind == "rollout":
+                    together = time.perf_counter()
+                    try:
+                        group = executor.companions(unit, units[index:])
+                        if len(group) > 1:
+                            executor.roll_out_together(group)
+                    except Exception:  # noqa: BLE001 — one unit's error must not fail its companions: the
+                        pass           # units run one by one instead, and each records its own error
+                    started += time.perf_counter() - together  # charged to the group's units (prepaid)
+                    summary = executor.rollout(unit)
+                else:
+                    summary = executor.metric(unit)
             except Exception as error:  # noqa: BLE001 — recorded with its traceback, the run goes on
                 executor.roles.drain(store, unit)
                 # Stored, reported and printed: redacted with the credentials the job's models are given.
@@ -282,7 +377,8 @@ def execute(config: JobConfig, *, open_model: OpenModel | None = None, progress:
                 if stop_on_error:
                     raise
                 continue
-            store.finish_unit(unit, json_ready(summary), time.perf_counter() - started)
+            store.finish_unit(unit, json_ready(summary),
+                              time.perf_counter() - started + executor.prepaid.pop(unit.unit_id, 0.0))
             outcome.ran.append(unit.unit_id)
     finally:
         store.close_run(config.run_id())

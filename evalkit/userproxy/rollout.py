@@ -99,10 +99,12 @@ def _filled(text: str, episode: int, so_far: Sequence[Turn], role: str,
     return PLACEHOLDER
 
 
-def mirror_rollouts(episodes: Sequence[Sequence[Turn]], goals: Sequence[str], level: GoalLevel, proxy: Backend,
-                    assistant: Backend, *, mode: Literal["multi", "single"] = "multi", user_tokens: int = 48,
+def mirror_rollouts(episodes: Sequence[Sequence[Turn]], goals: Sequence[str],
+                    level: GoalLevel | Sequence[GoalLevel], proxy: Backend, assistant: Backend, *,
+                    mode: Literal["multi", "single"] = "multi", user_tokens: int = 48,
                     assistant_tokens: int = 64, guided: bool = True, temperature: float = 0.0,
-                    seed: int = 0, empty_turns: list[dict[str, Any]] | None = None) -> list[list[Turn]]:
+                    seed: int = 0, empty_turns: list[dict[str, Any]] | None = None,
+                    served: list[tuple[str, list[int]]] | None = None) -> list[list[Turn]]:
     """Replay each real conversation with the proxy writing the user turns.
 
     A model that writes nothing still gives the conversation its turn (an ellipsis holds the place, so the
@@ -114,25 +116,37 @@ def mirror_rollouts(episodes: Sequence[Sequence[Turn]], goals: Sequence[str], le
     after the first exchange. The proxy samples at ``temperature`` (0: greedy) with ``seed``; the assistant
     is greedy. Turns are generated one position at a time across all episodes, so every step is one
     batched call per model (and cached by the model door).
+
+    ``level`` is one goal level for every episode or each episode's own (so proxies that differ only in what
+    they are told about the user roll out together). When ``served`` is a list, each model call appends
+    (``"proxy"`` or ``"assistant"``, the episodes its prompts belong to, in order): a door's call records
+    can then be charged to the episodes that caused them.
     """
     if len(episodes) != len(goals):
         raise ValueError(f"{len(episodes)} episodes but {len(goals)} goals")
+    levels = [level] * len(episodes) if isinstance(level, str) else list(level)
+    if len(levels) != len(episodes):
+        raise ValueError(f"{len(episodes)} episodes but {len(levels)} goal levels")
     real_users = [[t for t in turns if t["role"] == "user"] for turns in episodes]
     real_replies = [[t["content"] for t in turns if t["role"] == "assistant"] for turns in episodes]
     rounds = [1 if mode == "single" else len(users) for users in real_users]
     rollouts: list[list[Turn]] = [[] for _ in episodes]
     for step in range(max(rounds, default=0)):
         active = [i for i, n in enumerate(rounds) if step < n]
-        prompts = [proxy_messages(goals[i], level, rollouts[i]) for i in active]
+        prompts = [proxy_messages(goals[i], levels[i], rollouts[i]) for i in active]
         # Greedy output does not depend on the seed; leaving it out of the call keeps one cache entry.
         written = proxy.generate(prompts, max_tokens=user_tokens, temperature=temperature,
                                  seed=seed if temperature > 0 else 0)
+        if served is not None:
+            served.append(("proxy", active))
         for i, result in zip(active, written):
             rollouts[i].append({"role": "user", "content": _filled(clean_user_turn(result.texts[0]), i, rollouts[i],
                                                                    "user", empty_turns)})
         answering = [i for i in active if step < len(real_replies[i])]
         replies = assistant.generate([assistant_messages(rollouts[i], real_replies[i][step] if guided else None)
                                       for i in answering], max_tokens=assistant_tokens)
+        if served is not None:
+            served.append(("assistant", answering))
         for i, result in zip(answering, replies):
             rollouts[i].append({"role": "assistant", "content": _filled(result.texts[0].strip(), i, rollouts[i],
                                                                         "assistant", empty_turns)})

@@ -341,3 +341,54 @@ def test_cli_plan_run_kill_resume_report_on_the_default_model(job_dir, tmp_path)
     again = job.report(job_dir / "fresh.sqlite")
     assert [s["mean"] for s in again["scores"]] == [s["mean"] for s in data["scores"]]
     assert all(row["cache_hits"] == row["calls"] for row in again["telemetry"])
+
+
+def test_rollouts_of_several_units_run_together_and_equal_one_unit_at_a_time(job_dir):
+    """Proxies that differ only in their goal level, over two seeds of a greedy proxy, roll out in one lockstep
+    (``chunk`` large enough): the same conversations and goals as unit by unit, each unit charged with the
+    calls of its own episodes and a share of the seconds, in fewer batched calls."""
+    runs = {}
+    for chunk in (1, 32):
+        folder = job_dir / f"chunk{chunk}"
+        folder.mkdir()
+        batches: list[int] = []
+
+        class Counting(HashBackend):
+            def generate(self, prompts, **options):
+                batches.append(len(prompts))
+                return super().generate(prompts, **options)
+
+        meter, cache = Meter(), CallCache(folder / "calls.sqlite")
+        cfg = config(job_dir, chunk=chunk, store=str(folder / "runs.sqlite"), seeds=[1, 2], episodes=3,
+                     datasets=["tiny_mirror.jsonl"], judges={"j1": "judge"}, metrics=["mattr"],
+                     proxies={"full": {"model": "one"}, "topic": {"model": "one", "goal_level": "topic"},
+                              "none": {"model": "one", "goal_level": "none"}})
+        outcome = job.execute(cfg, open_model=lambda spec: CachedBackend(Counting(f"hash:{spec.model}", meter), cache))
+        assert not outcome.failed
+        store = RunStore(cfg.store)
+        units = store.units(cfg.run_id())
+        rollouts = units[units["kind"] == "rollout"]
+        episodes = {u: {p: (e["episode_id"], e["payload"]) for p, e in store.episodes(u).items()}
+                    for u in rollouts["unit_id"]}
+        store.close()
+        with sqlite3.connect(folder / "runs.sqlite") as db:
+            charged = dict(((u, r), n) for u, r, n in db.execute(
+                "SELECT unit_id, role, COUNT(*) FROM calls GROUP BY unit_id, role"))
+        runs[chunk] = episodes, charged, batches, meter.calls, rollouts
+    (alone, alone_calls, alone_batches, alone_prompts, _), (together, together_calls, batches, prompts, rollouts) = \
+        runs[1], runs[32]
+    assert together == alone and len(together) == 6 and all(len(e) == 3 for e in together.values())
+    assert {goal for e in together.values() for _, payload in e.values() for goal in [payload["goal"]]} > {""}
+    assert together_calls == alone_calls  # every unit charged with its own episodes' proxy, assistant, goal calls
+    assert {role for _, role in together_calls} == {"proxy", "assistant", "goal_writer"}
+    assert prompts == alone_prompts and len(batches) < len(alone_batches) / 3
+    assert (rollouts["seconds"] > 0).all()
+
+
+def test_a_prompt_asked_twice_in_one_call_is_computed_once(tmp_path):
+    meter = Meter()
+    door = CachedBackend(HashBackend("hash:x", meter), CallCache(tmp_path / "calls.sqlite"))
+    one, other = [{"role": "user", "content": "hello"}], [{"role": "user", "content": "bye"}]
+    answers = door.generate([one, other, one])
+    assert meter.calls == 2 and answers[0].texts == answers[2].texts != answers[1].texts
+    assert [r.cache_hit for r in door.telemetry.records] == [False, False, True]
