@@ -2,7 +2,8 @@
 
 Engines (the default SmolLM2-135M; every variant computes with the weights of the GGUF the model ships in):
   (a) transformers fp32 (weights dequantized once), generation one prompt at a time — the previous default;
-  (b) transformers fp32, greedy generation in batches of 8 — the kit's default now (its label probabilities
+  (b) transformers fp32, greedy generation in batches of 8 — the default until 16 measured faster
+      (``benchmarks/generate_batch.py``; its label probabilities
       are the same code as (a) and are not measured twice);
   (c) llama.cpp in-process (``llama-cpp-python``) on the GGUF rewritten as F32 (the same values as (a)),
       reusing the keys/values of shared prefixes as (a) does;
@@ -123,7 +124,7 @@ def main() -> None:
                      zip(episodes["goal"], episodes["turns"])]
 
     engines = {"(a) transformers fp32 (the previous default)": lambda: TransformersBackend(generate_batch_size=1),
-               "(b) transformers fp32, greedy batches of 8 (the default)": TransformersBackend,
+               "(b) transformers fp32, greedy batches of 8": lambda: TransformersBackend(generate_batch_size=8),
                "(c) llama.cpp, F32, shared prefixes": lambda: LlamaCppBackend(weights="f32", share_prefixes=True),
                "(d) llama.cpp, F32 (same values as a)": lambda: LlamaCppBackend(weights="f32"),
                "(e) llama.cpp, F16": lambda: LlamaCppBackend(weights="f16"),
