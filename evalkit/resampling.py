@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-__all__ = ["CorrelationDifference", "correlation_difference", "mean_correlation_difference", "group_resamples",
+__all__ = ["CorrelationDifference", "correlation_difference", "mean_correlation_difference", "mean_correlation",
+           "group_resamples",
            "grouped_correlation_intervals"]
 
 
@@ -158,6 +159,45 @@ def mean_correlation_difference(sets: Mapping[str, tuple[Sequence[float], Sequen
     tail = (1 - level) / 2 * 100
     return CorrelationDifference(float(np.mean(observed)), float(np.percentile(means, tail)),
                                  float(np.percentile(means, 100 - tail)), total)
+
+
+def mean_correlation(sets: Mapping[str, tuple[Sequence[float], Sequence[float]]], *, bootstrap: int = 1000,
+                     seed: int = 0, level: float = 0.95) -> tuple[float, float, float, int]:
+    """The mean over several sets of one score's Pearson r with the humans (a table's "mean over sets"), with a
+    percentile-bootstrap interval: each set resampled on its own, whole groups when ``sets`` maps a name to
+    (score, human, groups) rather than (score, human). Returns (mean, low, high, n items).
+
+    >>> rng = np.random.default_rng(3)
+    >>> human = rng.normal(size=200)
+    >>> mean, low, high, n = mean_correlation({"a": (human + rng.normal(size=200), human)}, bootstrap=300)
+    >>> low < mean < high, n, round(mean, 1)
+    (True, 200, 0.7)
+    """
+    if not sets:
+        raise ValueError("no sets to average over")
+    observed, draws, total = [], [], 0
+    for offset, (name, (score, human, *grouping)) in enumerate(sets.items()):
+        x, y = np.asarray(score, dtype=float), np.asarray(human, dtype=float)
+        keep = ~(np.isnan(x) | np.isnan(y))
+        x, y = x[keep], y[keep]
+        if len(y) < 3:
+            raise ValueError(f"set {name!r}: a correlation needs at least 3 scored items, got {len(y)}")
+        if grouping:
+            kept = [g for g, k in zip(grouping[0], keep) if k]
+            draws.append(np.array([_pearson_rows(x[d], y[d]) for d in group_resamples(kept, bootstrap=bootstrap,
+                                                                                      seed=seed + offset)]))
+        else:
+            picks = np.random.default_rng(seed + offset).integers(0, len(y), size=(bootstrap, len(y)))
+            draws.append(_pearson_rows(x[picks], y[picks]))
+        observed.append(float(_pearson_rows(x, y)))
+        total += len(y)
+    means = np.mean(draws, axis=0)
+    means = means[np.isfinite(means)]
+    if not len(means):
+        raise ValueError(f"every one of {bootstrap} resamples was constant in some set")
+    tail = (1 - level) / 2 * 100
+    return (float(np.mean(observed)), float(np.percentile(means, tail)), float(np.percentile(means, 100 - tail)),
+            total)
 
 
 # --------------------------------------------------------------------------- resampling contexts, not items

@@ -14,11 +14,11 @@ import pandas as pd
 from scipy import stats
 
 from .resampling import (CorrelationDifference, _pearson_rows, correlation_difference, group_resamples,
-                         grouped_correlation_intervals, mean_correlation_difference)
+                         grouped_correlation_intervals, mean_correlation, mean_correlation_difference)
 
 __all__ = ["Kind", "correlation", "cramers_v", "paper_kind", "bootstrap_ci", "Proportion", "proportion", "summarise",
            "HumanCorrelation", "correlation_with_humans", "CorrelationDifference", "correlation_difference",
-           "mean_correlation_difference", "group_resamples", "grouped_correlation_intervals",
+           "mean_correlation_difference", "mean_correlation", "group_resamples", "grouped_correlation_intervals",
            "partial_correlation", "icc_oneway"]
 
 Kind = Literal["pearson", "spearman", "kendall", "pointbiserial", "cramers_v"]

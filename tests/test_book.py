@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -195,6 +196,7 @@ def test_chapter4_results(executed):
     assert all(b["n"] == 3 and b["low"] <= b["value"] <= b["high"] for b in recorded["position_bias"].values())  # lm_items
     bias = recorded["reader_position_bias"]
     assert bias["n"] == 6 * 24 and bias["low"] <= bias["value"] <= bias["high"]
+    assert 6 <= bias["groups"] < bias["n"]  # whole contexts resampled, not items
     comparison = recorded["comparison_vs_pointwise"]  # comparing vs scoring, paired, on the test halves
     assert comparison["reading"] == "PairEval, comparative reader" and comparison["scoring"] == "PairEval"
     assert comparison["low"] <= comparison["difference"] <= comparison["high"] and comparison["n"] == 6 * 24
@@ -212,7 +214,8 @@ def test_chapter4_results(executed):
         for side in ("dev", "test"):  # contexts that share text form one group: items >= contexts >= groups
             assert half[f"{side}_items"] >= half[f"{side}_contexts"] >= half[f"{side}_groups"] > 0, (name, side)
     adopted_lines = [f for f in recorded["findings"] if f.startswith(f"The adopted judge, {recorded['adopted']},")]
-    assert len(adopted_lines) == 1 and "the kit's own target of 0.40" in adopted_lines[0]
+    assert len(adopted_lines) == 1 and "the kit's own target is 0.40: " in adopted_lines[0]
+    assert re.search(r"mean Pearson r -?[0-9.]+ \[-?[0-9.]+, -?[0-9.]+\] over 6 sets \(n = 144;", adopted_lines[0])
     assert {(r["method"], r["set"]) for r in recorded["table1_test"]} == set(rows)
     assert "PairEval (paper)" in recorded["attacks"] and any("Mean Pearson r" in f for f in recorded["findings"])
     assert (executed / "04_pairwise_judge" / "learning_curve.png").stat().st_size > 10_000

@@ -6,7 +6,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["adopted_line", "TARGETS", "attack_verdicts", "chapter4_summary", "paired_gaps", "target_verdict"]
+__all__ = ["adopted_line", "TARGETS", "attack_verdicts", "chapter4_summary", "paired_gaps", "position_bias_line",
+           "target_verdict"]
 
 # The held-out accuracy the kit's fine-tuned judge aims for, by kind of negative.
 TARGETS = {"random": 0.85, "look-alike": 0.70}
@@ -221,7 +222,7 @@ def adopted_line(adopted: str, scores: Mapping[tuple[str, str], Any], human: Map
     >>> adopted_line("J", scores, human, ["a"], ["a"], untrained="U", bootstrap=200).split(":")[0]
     'The adopted judge, J, on the test halves'
     """
-    from ..stats import correlation, mean_correlation_difference
+    from ..stats import mean_correlation, mean_correlation_difference
 
     def gap(other: str, names: Sequence[str]) -> str:
         g = mean_correlation_difference({n: (scores[adopted, n], scores[other, n], human[n],
@@ -231,16 +232,43 @@ def adopted_line(adopted: str, scores: Mapping[tuple[str, str], Any], human: Map
             "below, the interval excludes 0" if g.high < 0 else "inside the sampling error")
         return f"minus {other} {g.difference:+.3f} [{g.low:+.3f}, {g.high:+.3f}] ({verdict}; n = {g.n})"
 
-    mean = float(np.mean([correlation(np.asarray(scores[adopted, n], float), np.asarray(human[n], float))
-                          for n in sets]))
-    parts = [f"mean Pearson r {mean:.3f} over {len(sets)} sets"
-             + (f" ({'at or above' if mean >= target else 'below'} the kit's own target of {target:.2f})"
-                if target is not None else "")]
+    mean, low, high, n = mean_correlation({name: (scores[adopted, name], human[name],
+                                                  *([list(groups[name])] if groups else [])) for name in sets},
+                                           bootstrap=bootstrap, seed=seed)
+    if target is None:
+        versus = ""
+    else:
+        where = ("above it, the interval excludes it" if low > target else
+                 "below it, the interval excludes it" if high < target else "the interval reaches it")
+        versus = f"; the kit's own target is {target:.2f}: {where}"
+    parts = [f"mean Pearson r {mean:.3f} [{low:.3f}, {high:.3f}] over {len(sets)} sets (n = {n}{versus})"]
     if adopted != untrained:
         parts.append(gap(untrained, sets))
     if reference_sets and all(("BERTScore", n) in scores for n in reference_sets):
         parts.append(f"on the {len(reference_sets)} sets with references " + gap("BERTScore", reference_sets))
     return f"The adopted judge, {adopted}, on the test halves: " + "; ".join(parts) + "."
+
+
+def position_bias_line(bias: Mapping[tuple[str, str], Mapping[str, Any]], set_name: str) -> str:
+    """One sentence on each judge's position bias on ``set_name`` (``bias`` maps (judge, set) to
+    :func:`~evalkit.paireval.comparing.position_bias`'s result): which slot it favours, or that the sample does
+    not say, with the interval and n.
+
+    >>> line = position_bias_line({("J", "s"): {"value": 0.2, "low": 0.1, "high": 0.3, "n": 24},
+    ...                            ("K", "s"): {"value": -0.01, "low": -0.05, "high": 0.03, "n": 24}}, "s")
+    >>> "J +0.200 [+0.100, +0.300] (favours the target shown first" in line, "K -0.010" in line
+    (True, True)
+    """
+    parts = []
+    for (judge, name), b in bias.items():
+        if name != set_name:
+            continue
+        verdict = ("favours the target shown first, the interval excludes 0" if b["low"] > 0 else
+                   "favours the target shown second, the interval excludes 0" if b["high"] < 0 else
+                   "inside the sampling error")
+        parts.append(f"{judge} {b['value']:+.3f} [{b['low']:+.3f}, {b['high']:+.3f}] ({verdict}; n = {b['n']})")
+    return (f"Position bias of the judges that read both sides, on {set_name}'s LM subset (P(target wins) shown "
+            f"first minus shown second, one comparison example): " + "; ".join(parts) + ".")
 
 
 def paired_gaps(first: Mapping[str, Any], second: Mapping[str, Any], human: Mapping[str, Any], *,

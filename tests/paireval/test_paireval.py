@@ -347,3 +347,23 @@ def test_copy_prefix_share_sets_the_form_of_the_copy_negatives():
         return {"parrot" if reply == context[-1] else "prefix" for context, reply in bad}
 
     assert forms(1.0) == {"prefix"} and forms(0.0) == {"parrot"} and forms(0.5) == {"prefix", "parrot"}
+
+
+def test_position_bias_resamples_whole_contexts_and_checks_their_keys():
+    from evalkit.paireval.comparing import position_bias
+
+    rng = np.random.default_rng(0)
+    # Ten contexts of six targets each; a context shifts all its targets' bias alike.
+    shift = np.repeat(rng.normal(0, 0.2, size=10), 6)
+    matrix = np.stack([0.5 + shift[:, None] + rng.normal(0, 0.01, (60, 2)), np.full((60, 2), 0.5)], axis=-1)
+    contexts = [i // 6 for i in range(60)]
+    grouped = position_bias({"s": matrix}, groups={"s": contexts}, bootstrap=500, seed=1)
+    items = position_bias({"s": matrix}, bootstrap=500, seed=1)
+    assert grouped["value"] == pytest.approx(items["value"]) == pytest.approx(shift.mean(), abs=0.01)
+    assert (grouped["n"], grouped["groups"]) == (60, 10)
+    # Items of one context are not independent: their interval is the honest, wider one.
+    assert grouped["high"] - grouped["low"] > 1.5 * (items["high"] - items["low"])
+    with pytest.raises(ValueError, match="60 targets but 59 group keys"):
+        position_bias({"s": matrix}, groups={"s": contexts[:-1]}, bootstrap=10)
+    with pytest.raises(KeyError, match="no groups for set 'other'"):
+        position_bias({"other": matrix}, groups={"s": contexts}, bootstrap=10)
