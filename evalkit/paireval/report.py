@@ -300,7 +300,7 @@ def _gain_line(label: str, gain: Mapping[str, Any]) -> str:
 
     >>> from evalkit.stats import CorrelationDifference as D
     >>> _gain_line("X against Y", {"a": D(0.2, 0.05, 0.3, 50), "b": D(-0.1, -0.3, 0.1, 50)})
-    'X against Y: r is higher by its point estimate on 1 of 2 sets (a +0.200 [+0.050, +0.300]; b -0.100 [-0.300, +0.100]); the paired interval shows a gain on a, a loss on none, and no difference the sample can tell on b.'
+    'X against Y: r is higher by its point estimate on 1 of 2 sets (a +0.200 [+0.050, +0.300], n = 50; b -0.100 [-0.300, +0.100], n = 50); the paired interval shows a gain on a, a loss on none, and no difference the sample can tell on b.'
     """
     failed = {name: g for name, g in gain.items() if isinstance(g, str)}
     gain = {name: g for name, g in gain.items() if not isinstance(g, str)}
@@ -308,7 +308,7 @@ def _gain_line(label: str, gain: Mapping[str, Any]) -> str:
     clear_gain = [name for name, g in gain.items() if g.clear and g.difference > 0]
     clear_loss = [name for name, g in gain.items() if g.clear and g.difference < 0]
     unclear = [name for name, g in gain.items() if not g.clear]
-    each = "; ".join(f"{name} {g.difference:+.3f} [{g.low:+.3f}, {g.high:+.3f}]" for name, g in gain.items())
+    each = "; ".join(f"{name} {g.difference:+.3f} [{g.low:+.3f}, {g.high:+.3f}], n = {g.n}" for name, g in gain.items())
     return (f"{label}: r is higher by its point estimate on {len(higher)} of {len(gain)} sets ({each}); the paired "
             f"interval shows a gain "
             f"on {_names(clear_gain)}, a loss on {_names(clear_loss)}, and no difference the sample can tell on "
