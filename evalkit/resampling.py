@@ -138,27 +138,36 @@ def mean_correlation_difference(sets: Mapping[str, tuple[Sequence[float], Sequen
     >>> result.clear, result.difference > 0, result.n
     (True, True, 500)
     """
+    def draws_of(name: str, entry: tuple, seed: int) -> tuple[float, np.ndarray, int]:
+        first, second, human, *grouping = entry
+        if grouping:  # whole groups (contexts) resampled: replies to one context are not independent items
+            return _grouped_difference_draws(first, second, human, grouping[0], bootstrap=bootstrap, seed=seed,
+                                             kind=kind)
+        return _difference_draws(first, second, human, bootstrap=bootstrap, seed=seed, kind=kind)
+
+    return CorrelationDifference(*_mean_over_sets(sets, draws_of, bootstrap=bootstrap, seed=seed, level=level))
+
+
+def _mean_over_sets(sets: Mapping[str, tuple], draws_of, *, bootstrap: int, seed: int,
+                    level: float) -> tuple[float, float, float, int]:
+    """(mean of the sets' observed values, percentile interval of the per-resample means, total n), where
+    ``draws_of(name, entry, seed)`` gives one set's (observed value, ``bootstrap`` resampled values, n) and each set
+    draws from its own seed (the sets are independent samples)."""
     if not sets:
         raise ValueError("no sets to average over")
     observed, draws, total = [], [], 0
     for offset, (name, entry) in enumerate(sets.items()):
-        first, second, human, *grouping = entry
-        if grouping:  # whole groups (contexts) resampled: replies to one context are not independent items
-            value, differences, n = _grouped_difference_draws(first, second, human, grouping[0],
-                                                              bootstrap=bootstrap, seed=seed + offset, kind=kind)
-        else:
-            value, differences, n = _difference_draws(first, second, human, bootstrap=bootstrap, seed=seed + offset,
-                                                      kind=kind)
+        value, resampled, n = draws_of(name, entry, seed + offset)
         observed.append(value)
-        draws.append(differences)
+        draws.append(resampled)
         total += n
     means = np.mean(draws, axis=0)
     means = means[np.isfinite(means)]
     if not len(means):
         raise ValueError(f"every one of {bootstrap} resamples was constant in some set")
     tail = (1 - level) / 2 * 100
-    return CorrelationDifference(float(np.mean(observed)), float(np.percentile(means, tail)),
-                                 float(np.percentile(means, 100 - tail)), total)
+    return (float(np.mean(observed)), float(np.percentile(means, tail)), float(np.percentile(means, 100 - tail)),
+            total)
 
 
 def mean_correlation(sets: Mapping[str, tuple[Sequence[float], Sequence[float]]], *, bootstrap: int = 1000,
@@ -173,10 +182,8 @@ def mean_correlation(sets: Mapping[str, tuple[Sequence[float], Sequence[float]]]
     >>> low < mean < high, n, round(mean, 1)
     (True, 200, 0.7)
     """
-    if not sets:
-        raise ValueError("no sets to average over")
-    observed, draws, total = [], [], 0
-    for offset, (name, (score, human, *grouping)) in enumerate(sets.items()):
+    def draws_of(name: str, entry: tuple, seed: int) -> tuple[float, np.ndarray, int]:
+        score, human, *grouping = entry
         x, y = np.asarray(score, dtype=float), np.asarray(human, dtype=float)
         keep = ~(np.isnan(x) | np.isnan(y))
         x, y = x[keep], y[keep]
@@ -184,20 +191,14 @@ def mean_correlation(sets: Mapping[str, tuple[Sequence[float], Sequence[float]]]
             raise ValueError(f"set {name!r}: a correlation needs at least 3 scored items, got {len(y)}")
         if grouping:
             kept = [g for g, k in zip(grouping[0], keep) if k]
-            draws.append(np.array([_pearson_rows(x[d], y[d]) for d in group_resamples(kept, bootstrap=bootstrap,
-                                                                                      seed=seed + offset)]))
+            resampled = np.array([_pearson_rows(x[d], y[d]) for d in group_resamples(kept, bootstrap=bootstrap,
+                                                                                     seed=seed)])
         else:
-            picks = np.random.default_rng(seed + offset).integers(0, len(y), size=(bootstrap, len(y)))
-            draws.append(_pearson_rows(x[picks], y[picks]))
-        observed.append(float(_pearson_rows(x, y)))
-        total += len(y)
-    means = np.mean(draws, axis=0)
-    means = means[np.isfinite(means)]
-    if not len(means):
-        raise ValueError(f"every one of {bootstrap} resamples was constant in some set")
-    tail = (1 - level) / 2 * 100
-    return (float(np.mean(observed)), float(np.percentile(means, tail)), float(np.percentile(means, 100 - tail)),
-            total)
+            picks = np.random.default_rng(seed).integers(0, len(y), size=(bootstrap, len(y)))
+            resampled = _pearson_rows(x[picks], y[picks])
+        return float(_pearson_rows(x, y)), resampled, int(len(y))
+
+    return _mean_over_sets(sets, draws_of, bootstrap=bootstrap, seed=seed, level=level)
 
 
 # --------------------------------------------------------------------------- resampling contexts, not items
