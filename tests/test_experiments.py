@@ -173,7 +173,7 @@ def _check_dev_record(module, record: dict) -> None:
     if "direct_decision" in record:  # training_pairs.py: a decision per kind of judge, then its own rule
         choices = {"pairwise": decision["choice"], "direct": record["direct_decision"]["choice"]}
         assert record["direct_decision"]["candidates"] == decision["candidates"]
-        assert record["adopted"] == module.adopted_size(choices, record["validation_drop"])
+        assert record["adopted"] == module.adopted_size(choices, record["validation_drop"], *decision["candidates"])
     elif "validation_accuracy" in record:  # domains.py: a constraint on DailyDialog validation pairs
         assert record["adopted"] in decision["candidates"]
         assert record["adopted"] == decision["candidates"][0] or decision["choice"] == record["adopted"]

@@ -26,7 +26,7 @@ __all__ = ["EncoderRecipe", "LoraRecipe", "ReaderRecipe", "JudgeRecipe", "RECIPE
 class EncoderRecipe:
     """How the encoder judge is trained (see :func:`~evalkit.paireval.encoder.train_encoder_judge`)."""
 
-    pairs: int = 1600                # session 17, on dev halves: 3,200 cleared neither judge (training_pairs.py)
+    pairs: int = 1600                # dev halves, training_pairs.py: 3,200 no better (session 17), 800 worse (25)
     batch_size: int = 16
     learning_rate: float = 5e-5
     in_batch_negatives: float = 1.0
