@@ -12,7 +12,8 @@ from .analysis import PAPER, comparison_runs
 from .judge import Judge
 from .scoring import bleu2, directeval_scores, length_scores, pairwise_matrix
 
-__all__ = ["sample_items", "baseline_scores", "judge_scores", "ENCODER_METHODS", "encoder_method_scores",
+__all__ = ["sample_items", "baseline_scores", "judge_scores", "ENCODER_METHODS", "encoder_methods",
+           "encoder_method_scores",
            "correlation_rows", "table1_view", "paper_table1"]
 
 
@@ -52,6 +53,16 @@ ENCODER_METHODS = ("PairEval, encoder zero-shot", "DirectEval", "PairEval", "Pai
 """The encoder judges a chapter chooses between, cheapest first: the untrained MiniLM leads, then the two
 judges fine-tuned from it, the comparative reader over the PairEval judge (:mod:`.reader`: one more small head
 per pair), then the untrained all-mpnet-base-v2 (about 7x MiniLM's inference time on two cores, measured 6.9-7.4x)."""
+
+
+def encoder_methods(*, large: bool) -> list[str]:
+    """The :data:`ENCODER_METHODS` a run scores, in their order: the mpnet judge only when ``large`` (it needs
+    ``make models`` and costs about seven MiniLM passes).
+
+    >>> encoder_methods(large=False)[-1], len(encoder_methods(large=True))
+    ('PairEval, comparative reader', 5)
+    """
+    return [m for m in ENCODER_METHODS if large or m != "PairEval, mpnet zero-shot"]
 
 
 def encoder_method_scores(frame: pd.DataFrame, *, zero_shot: Any, paireval: Any, directeval: Any,
