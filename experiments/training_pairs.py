@@ -1,7 +1,8 @@
 """Training size chosen on people's scores (dev halves): do the book's judges need all their training pairs?
 
-Question: the book trains three MiniLM encoder judges from a cold cache (PairEval and DirectEval in chapter 3,
-the random-negatives ablation in chapter 4), each on ``EncoderRecipe.pairs`` pairs. Training is the largest
+Question: the book trains MiniLM encoder judges from a cold cache (PairEval and DirectEval in chapter 3; at the
+time of both questions also the random-negatives ablation in chapter 4, opt-in since session 25), each on
+``EncoderRecipe.pairs`` pairs. Training is the largest
 single cost of the cold book, which is at or over its time budget. Does halving the pairs lose anything people
 can see? Asked twice: in session 17 of 3,200 pairs (:data:`SESSION17_BASELINE`, the size session 5 had chosen
 on *synthetic* validation pairs), and in session 25 of the 1,600 adopted then (:data:`BASELINE`).
@@ -46,8 +47,9 @@ fed 0.107 / 0.110; DirectEval: 0.130 / 0.209, 0.455 / 0.480, 0.255 / 0.322, 0.34
 0.078 / 0.075. The 800-pair PairEval judge's DailyDialog validation accuracy (n = 400 each): random 0.7925 vs
 0.8275, look-alike 0.8225 vs 0.81. Training 92 s (PairEval) and 90 s (DirectEval) for 800 pairs against 179 s
 and 177 s for 1,600 (the cold book's, same machine, session 24). **Kept: 1,600 pairs**: halving the pairs
-again would have saved ~4.5 minutes of the cold book (three judges), but both judges lose agreement with
-people by intervals that exclude 0, so the book pays for the training.
+again would have saved ~3 minutes of the cold book (its two judges; ~4.5 with the ablation judge of
+``params/extended.yml``), but both judges lose agreement with people by intervals that exclude 0, so the book
+pays for the training. ``run(baseline=SESSION17_BASELINE)`` asks session 17's question again.
 """
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from evalkit import cli, runner
 
 def test_named_parameter_sets_exist_and_cover_notebooks():
     names = {path.stem for path in runner.notebook_sources()}
-    for name in ("smoke", "full"):
+    for name in ("smoke", "full", "extended", "lab"):
         assert set(runner.load_params(name)["notebooks"]) <= names
     assert runner.load_params("smoke")["notebooks"]["01_dataset_building"]["sample_size"] == 3
 
