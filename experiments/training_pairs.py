@@ -60,18 +60,14 @@ import _common as lab
 from evalkit.paireval.recipes import EncoderRecipe, JudgeRecipe, LoraRecipe
 from evalkit.selection import choose_on_dev
 
-SESSION17_BASELINE = JudgeRecipe("pairs3200", EncoderRecipe(
-    pairs=3200, batch_size=16, learning_rate=5e-5, in_batch_negatives=1.0, context_turns=1, max_tokens=64,
-    freeze_embeddings=True, hard_share=0.5, validation_pairs=400, curve_points=4, second_corpus_share=0.0,
-    copy_share=0.25, copy_prefix_share=0.5, direct_copy_share=0.0, head_hidden=64, warmup_share=0.1, domains=(),
-    domain_share=0.0, backbone="minilm"), LoraRecipe(), seed=13)
-"""The book recipe as of session 17 (the first question: 1,600 against 3,200)."""
 BASELINE = JudgeRecipe("pairs1600", EncoderRecipe(
     pairs=1600, batch_size=16, learning_rate=5e-5, in_batch_negatives=1.0, context_turns=1, max_tokens=64,
     freeze_embeddings=True, hard_share=0.5, validation_pairs=400, curve_points=4, second_corpus_share=0.0,
     copy_share=0.25, copy_prefix_share=0.5, direct_copy_share=0.0, head_hidden=64, warmup_share=0.1, domains=(),
     domain_share=0.0, backbone="minilm"), LoraRecipe(), seed=13)
-"""The book recipe as of session 25 (the second question: 800 against 1,600); only ``pairs`` differs."""
+"""The book recipe as of session 25 (the second question: 800 against 1,600)."""
+SESSION17_BASELINE = replace(BASELINE, name="pairs3200", encoder=replace(BASELINE.encoder, pairs=3200))
+"""The book recipe as of session 17 (the first question: 1,600 against 3,200); only ``pairs`` differs."""
 SMOKE = JudgeRecipe("pairs32-smoke", EncoderRecipe(pairs=32, validation_pairs=16), LoraRecipe())
 KINDS = ("pairwise", "direct")
 
