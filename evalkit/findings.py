@@ -92,7 +92,7 @@ def closest_protocol(values: pd.Series, paper: float, *, what: str = "embedding 
     >>> closest_protocol(values, 0.58)
     "The paper's 0.58 for embedding cosine is nearest to our single annotations, all sources protocol (0.62); the others give: item means, all sources 0.81."
     >>> closest_protocol(pd.Series({"a": 0.64, "b": 0.52, "c": 0.79}), 0.58)
-    "The paper's 0.58 for embedding cosine is about equally near (within 0.03) to our b (0.52) and a (0.64) protocols; the others give: c 0.79."
+    "The paper's 0.58 for embedding cosine is about equally near to our b (0.52) and a (0.64) protocols (0.06 and 0.06 away; distances that differ by less than 0.03 count as equal); the others give: c 0.79."
     """
     distance = (values - paper).abs()
     best = str(distance.idxmin())
@@ -100,8 +100,10 @@ def closest_protocol(values: pd.Series, paper: float, *, what: str = "embedding 
     others = "; ".join(f"{k} {v:.2f}" for k, v in values.items() if k != best)
     if tied:
         nearest = " and ".join(f"{k} ({values[k]:.2f})" for k in [best, *tied])
-        return (f"The paper's {paper:.2f} for {what} is about equally near (within {tie:.2f}) to our {nearest} "
-                f"protocols; the others give: {'; '.join(f'{k} {v:.2f}' for k, v in values.items() if k not in [best, *tied])}.")
+        away = " and ".join(f"{distance[k]:.2f}" for k in [best, *tied])
+        return (f"The paper's {paper:.2f} for {what} is about equally near to our {nearest} protocols ({away} away; "
+                f"distances that differ by less than {tie:.2f} count as equal); the others give: "
+                f"{'; '.join(f'{k} {v:.2f}' for k, v in values.items() if k not in [best, *tied])}.")
     return (f"The paper's {paper:.2f} for {what} is nearest to our {best} protocol ({values[best]:.2f}); "
             f"the others give: {others}.")
 
@@ -141,15 +143,15 @@ def agreement_trend(table: pd.DataFrame, columns: Sequence[str],
     ...                       "perfect": [0.7, 0.35], "items (all/plurality/majority/perfect)": ["90/80/60/20"] * 2},
     ...                      index=["a", "b"])
     >>> agreement_trend(table, ["a", "b"])
-    'From all items (n = 90) to those with perfect agreement (n = 20), r rises for 1 of 2 scores; the change from the first level to the last ranges from -0.05 to +0.20 (single steps between levels are smaller and not tested).'
+    'From all items (n = 90) to those with perfect agreement (n = 20), r rises for 1 of 2 scores; the change from the first level to the last ranges from -0.05 to +0.20 (no interval is computed for these changes, first to last or between levels).'
     """
     part = table.loc[list(columns), list(levels)].astype(float).dropna()
     change = part[levels[-1]] - part[levels[0]]
     sizes = str(table.loc[part.index[0], "items (all/plurality/majority/perfect)"]).split("/")
     return (f"From all items (n = {sizes[0]}) to those with perfect agreement (n = {sizes[-1]}), r rises for "
             f"{int((change > 0).sum())} of {len(part)} scores; the change from the first level to the last ranges "
-            f"from {change.min():+.2f} to {change.max():+.2f} (single steps between levels are smaller and not "
-            "tested).")
+            f"from {change.min():+.2f} to {change.max():+.2f} (no interval is computed for these changes, first to "
+            "last or between levels).")
 
 
 def labelled(values: Mapping[str, float], digits: int = 3) -> str:

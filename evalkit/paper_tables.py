@@ -76,9 +76,9 @@ def metric_table(frames: Mapping[str, pd.DataFrame], columns: list[str], *, n_sp
 
 def by_agreement_level(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     """Correlation of each score column on all items and on the items reaching each agreement level
-    (cumulative, as in the paper's Table 9), with the relative change from the previous level (NaN where the
-    previous r is below 0.1 in size: a share of almost nothing says nothing) and, per row, the items that
-    column scored at each level (a judge scores a sample only)."""
+    (cumulative, as in the paper's Table 9), with the relative change from the previous level (column
+    "Δ% X vs Y"; NaN where the previous r is below 0.1 in size: a share of almost nothing says nothing) and, per
+    row, the items that column scored at each level (a judge scores a sample only)."""
     subsets = {"all": frame}
     for position, level in enumerate(reversed(LEVELS)):  # plurality, majority, perfect
         kept = LEVELS[:len(LEVELS) - position]
@@ -88,7 +88,7 @@ def by_agreement_level(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     names = list(subsets)
     for previous, current in zip(names, names[1:]):
         base = table[previous].where(table[previous].abs() >= 0.1)
-        table[f"Δ% {current}"] = 100 * (table[current] - table[previous]) / base.abs()
+        table[f"Δ% {current} vs {previous}"] = 100 * (table[current] - table[previous]) / base.abs()
     table["items (all/plurality/majority/perfect)"] = [
         "/".join(str(int(part[column].notna().sum())) for part in subsets.values()) for column in columns]
     return table

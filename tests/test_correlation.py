@@ -92,8 +92,8 @@ def test_tables_by_agreement(frame):
     square = pd.DataFrame({"target": t, "square": t ** 2, "same": t,
                            "agreement_bin": [LEVELS[i % len(LEVELS)] for i in range(len(t))]})
     shares = by_agreement_level(square, ["square", "same"])
-    assert abs(shares.loc["square", "all"]) < 1e-9 and np.isnan(shares.loc["square", "Δ% plurality"])
-    assert shares.loc["same", "Δ% plurality"] == pytest.approx(0.0)  # no share of almost nothing, else a share
+    assert abs(shares.loc["square", "all"]) < 1e-9 and np.isnan(shares.loc["square", "Δ% plurality vs all"])
+    assert shares.loc["same", "Δ% plurality vs all"] == pytest.approx(0.0)  # no share of almost nothing, else a share
     labels = pd.DataFrame({"item_id": ["i0"] * 3 + ["i1"] * 3, "content": [5, 5, 4, 1, 1, 1]})
     data = pd.DataFrame({"item_id": ["i0", "i1"], "agreement_bin": ["majority", "perfect"],
                          "judge_likert": [4.8, 3.0], "judge_yes_no": [0.9, 0.2]})

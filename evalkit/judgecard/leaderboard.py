@@ -225,6 +225,13 @@ def board_sentence(board: Sequence[Standing]) -> str:
     >>> c = Standing("c", 3, 0.1, 0.0, 0.2, 9, 0.1, 9, (), ())
     >>> board_sentence([a, b, c])
     'a and b share the first rank (mean shares of the ceiling 0.500 [0.400, 0.600], 0.450 [0.350, 0.550]): their paired interval holds zero, so this sample does not separate them. The other judge (c) is below the first rank by a paired interval.'
+
+    A judge tied with part of the first rank but below another judge is named with both:
+
+    >>> a = Standing("a", 1, 0.5, 0.4, 0.6, 9, 0.3, 9, ("b", "d"), ())
+    >>> d = Standing("d", 2, 0.4, 0.2, 0.6, 9, 0.2, 9, ("a",), ())
+    >>> board_sentence([a, b, d, c]).split(" them. ")[1]
+    '1 of the 2 other judges (c) is below the first rank by a paired interval. d is tied with a but below 1 judge by a paired interval, so it ranks 2.'
     """
     ranked = [s for s in board if s.mean_share == s.mean_share]
     if not ranked:
@@ -249,6 +256,11 @@ def board_sentence(board: Sequence[Standing]) -> str:
         text += (f" {every} {'' if others == 1 else f'{others} '}other judge{'s' if others != 1 else ''} "
                  f"({', '.join(s.judge for s in below)}) {'is' if len(below) == 1 else 'are'} below the first "
                  "rank by a paired interval." if below else "")
+    leaders = {f.judge for f in first}
+    for s in ranked:
+        if s.rank > 1 and s not in below:
+            text += (f" {s.judge} is tied with {', '.join(t for t in s.tied_with if t in leaders)} but below "
+                     f"{s.rank - 1} judge{'s' if s.rank > 2 else ''} by a paired interval, so it ranks {s.rank}.")
     unranked = [s.judge for s in board if s.mean_share != s.mean_share]
     if unranked:
         text += f" Not ranked (no row with a defined share of the ceiling): {', '.join(unranked)}."
