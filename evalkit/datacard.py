@@ -17,17 +17,20 @@ from .upheld import CALIBRATION_SOURCES, LABEL_NAMES, LABELS, UpheldData, aggreg
 __all__ = ["PAPER_REPORTED", "data_card", "length_statistics", "label_distribution", "paper_reading_checks",
            "plot_aggregate_scores", "plot_label_distribution", "examples_table", "dialogue_html"]
 
-#: What the UPHELD paper (§3.1.1, §3.1.3) says the dataset holds — quoted for comparison only.
+#: What the UPHELD paper (§3.1.1, §3.1.3) says the dataset holds — quoted for comparison only, each figure on
+#: the card's row of the same unit. The paper's "set of labels" is one judged candidate with its five
+#: annotators (30,715 sets, 153,578 labels: five per set), so it counts what the card calls an item, and the
+#: paper's "label" is one annotator's judgement of one item, what the card calls a label set.
 PAPER_REPORTED: dict[str, object] = {
     "conversations": 800,
     "turns": 9203,
-    "label sets": 30715,
-    "labels": 153578,
+    "items (turn x candidate)": 30715,
+    "label sets": 153578,
     "candidate sources": 12,  # 10 LLMs + rephrased reference + random utterance
-    "annotators per item": 5,
+    "annotators per item (median)": 5,
     "mean history length (chars)": 560,
     "mean judged-turn length (chars)": 245,
-    "split column": "20% held-out evaluation subset (756 label sets)",
+    "split column": "20% held-out evaluation subset (756 items: the paper's 'label sets')",
 }
 
 #: The base models the paper compares its fine-tuned uma-V0.5 with.

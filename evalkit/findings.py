@@ -8,6 +8,7 @@ module.
 """
 from __future__ import annotations
 
+from itertools import combinations
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -171,7 +172,7 @@ def calibration_agreement(tables: Mapping[str, pd.DataFrame], calibration: Seque
     >>> t = pd.DataFrame({"kappa": [0.3, 0.1, 0.2, 0.18], "low": [0.25, 0.05, 0.15, 0.12],
     ...                   "high": [0.35, 0.11, 0.24, 0.22], "items": [50] * 4}, index=["random", "para", "m1", "m2"])
     >>> calibration_agreement({"content": t}, ["random", "para"])[0]
-    "content: random 0.30 [0.25, 0.35] (n = 50 items) lies above 2 and below 0 of the 2 real models' intervals; para 0.10 [0.05, 0.11] (n = 50 items) lies above 0 and below 2 of the 2 real models' intervals; the real models 0.18 to 0.20."
+    "content: random 0.30 [0.25, 0.35] (n = 50 items) lies above 2 and below 0 of the 2 real models' intervals; para 0.10 [0.05, 0.11] (n = 50 items) lies above 0 and below 2 of the 2 real models' intervals; the real models 0.18 to 0.20, 0 of their 1 pair with intervals apart."
     """
     lines = []
     for label, table in tables.items():
@@ -186,8 +187,15 @@ def calibration_agreement(tables: Mapping[str, pd.DataFrame], calibration: Seque
             verdict = f"lies above {above} and below {below} of the {len(models)} real models' intervals"
             parts.append(f"{source} {row['kappa']:.2f} [{row['low']:.2f}, {row['high']:.2f}] "
                          f"(n = {int(row['items'])} items) {verdict}")
+        # Whether the real models are agreed on "about equally" (the paper's reading): pairs whose intervals
+        # do not overlap, a conservative test of a difference.
+        pairs = list(combinations(models.index, 2))
+        apart = [f"{a} > {b}" if models.loc[a, "low"] > models.loc[b, "high"] else f"{b} > {a}"
+                 for a, b in pairs if models.loc[a, "low"] > models.loc[b, "high"]
+                 or models.loc[b, "low"] > models.loc[a, "high"]]
         lines.append(f"{label}: {'; '.join(parts)}; the real models {models['kappa'].min():.2f} to "
-                     f"{models['kappa'].max():.2f}.")
+                     f"{models['kappa'].max():.2f}, {len(apart)} of their {len(pairs)} pair{'s' if len(pairs) != 1 else ''}"
+                     f" with intervals apart" + (f" ({', '.join(apart)})." if apart else "."))
     return lines
 
 

@@ -84,21 +84,25 @@ def release_findings(card: pd.DataFrame, checks: pd.DataFrame, *, subset: str = 
     >>> card = pd.DataFrame({"main": {"conversations": 8, "turns": 90, "items (turn x candidate)": 400,
     ...                               "label sets": 1000, "label sets after cleaning": 990,
     ...                               "candidate sources": 6, "duplicate annotator files": 1},
-    ...                      "paper (main set)": {"conversations": 800, "turns": 9203, "label sets": 30715,
-    ...                                           "candidate sources": 12}})
+    ...                      "paper (main set)": {"conversations": 800, "turns": 9203, "label sets": 153578,
+    ...                                           "items (turn x candidate)": 30715, "candidate sources": 12}})
     >>> checks = pd.DataFrame({"claim in the paper": ["a", "b"], "holds": [True, False]})
     >>> print(*release_findings(card, checks), sep="\\n")
-    The main set of the release holds 1,000 label sets (3% of the 30,715 the paper reports) on 400 items: 90 turns of 8 conversations, with 6 candidate sources (the paper: 12).
+    The main set of the release holds 400 items (1% of the paper's 30,715) with 1,000 label sets (1% of the paper's 153,578 labels, one per annotator and item): 90 turns of 8 conversations, with 6 candidate sources (the paper: 12).
     The loader kept 990 of the 1,000 label sets and found 1 duplicate annotator file (dropped by default).
     Of the paper's readings of its Figure 1 tested on the release, 1 of 2 hold; not holding: b.
     """
     ours, theirs = card[subset], card[paper]
     sets, dups = int(ours["label sets"]), int(ours["duplicate annotator files"])
+    # The paper's "set of labels" is one item with its five annotators; its "label" is one annotator's
+    # judgement: the card's items and label sets (evalkit.datacard.PAPER_REPORTED).
+    items, paper_items = int(ours["items (turn x candidate)"]), int(theirs["items (turn x candidate)"])
+    paper_sets = int(theirs["label sets"])
     failing = list(checks.loc[~checks["holds"].astype(bool), "claim in the paper"])
     return [
-        f"The {subset} set of the release holds {sets:,} label sets ({sets / int(theirs['label sets']):.0%} of "
-        f"the {int(theirs['label sets']):,} the paper reports) on {int(ours['items (turn x candidate)']):,} items: "
-        f"{int(ours['turns']):,} turns of {int(ours['conversations']):,} conversations, with "
+        f"The {subset} set of the release holds {items:,} items ({items / paper_items:.0%} of the paper's "
+        f"{paper_items:,}) with {sets:,} label sets ({sets / paper_sets:.0%} of the paper's {paper_sets:,} labels, "
+        f"one per annotator and item): {int(ours['turns']):,} turns of {int(ours['conversations']):,} conversations, with "
         f"{int(ours['candidate sources'])} candidate sources (the paper: {int(theirs['candidate sources'])}).",
         f"The loader kept {int(ours['label sets after cleaning']):,} of the {sets:,} label sets and found {dups} "
         f"duplicate annotator file{'' if dups == 1 else 's'}" + (" (dropped by default)." if dups else "."),
