@@ -61,8 +61,9 @@ def main() -> None:
         row["dev mean Pearson r"] = means[name]
     verdict = "clears" if gap.low > 0 else "does not clear"
     notes = [f"large minus book on the dev halves (6 sets, n = {items} items): {gap.difference:+.3f} "
-             f"[{gap.low:+.3f}, {gap.high:+.3f}] — it {verdict} the kit's selection rule, so the book "
-             f"{'would adopt it if its time fitted' if gap.low > 0 else 'keeps the book recipe'}",
+             f"[{gap.low:+.3f}, {gap.high:+.3f}] — the large PairEval judge {verdict} the kit's selection rule against "
+             f"the book's PairEval judge" + (" (the book weighs its time too, and chapter 4 chooses among more "
+                                            "judges than these two)" if gap.low > 0 else "; the book keeps its recipe"),
              "training seconds are those recorded when the judge was trained (a cached judge keeps them); "
              "scoring is timed in this run"]
     for line in [*(f"{row['way']}: " + ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}"

@@ -19,7 +19,7 @@ __all__ = ["PAPER_REPORTED", "data_card", "length_statistics", "label_distributi
 
 #: What the UPHELD paper (§3.1.1, §3.1.3) says the dataset holds — quoted for comparison only, each figure on
 #: the card's row of the same unit. The paper's "set of labels" is one judged candidate with its five
-#: annotators (30,715 sets, 153,578 labels: five per set), so it counts what the card calls an item, and the
+#: annotators (30,715 sets, 153,578 labels: about five per set), so it counts what the card calls an item, and the
 #: paper's "label" is one annotator's judgement of one item, what the card calls a label set.
 PAPER_REPORTED: dict[str, object] = {
     "conversations": 800,
@@ -30,7 +30,7 @@ PAPER_REPORTED: dict[str, object] = {
     "annotators per item (median)": 5,
     "mean history length (chars)": 560,
     "mean judged-turn length (chars)": 245,
-    "split column": "20% held-out evaluation subset (756 items: the paper's 'label sets')",
+    "split column": "Figure 1 on a 756-item subset (the paper's 'label sets'); metrics on a 20% held-out set",
 }
 
 #: The base models the paper compares its fine-tuned uma-V0.5 with.

@@ -166,8 +166,8 @@ def labelled(values: Mapping[str, float], digits: int = 3) -> str:
 
 def calibration_agreement(tables: Mapping[str, pd.DataFrame], calibration: Sequence[str]) -> list[str]:
     """Per label, whether annotators agree more on the calibration sources than on the real models: each
-    calibration source's kappa with its interval, the models' range, and how many model intervals it clears
-    (tables from :func:`evalkit.agreement.kappa_by_group_interval`, by label).
+    calibration source's kappa with its interval, the models' range, how many model intervals it clears, and
+    how many pairs of real models have intervals that do not overlap (tables from :func:`evalkit.agreement.kappa_by_group_interval`, by label).
 
     >>> t = pd.DataFrame({"kappa": [0.3, 0.1, 0.2, 0.18], "low": [0.25, 0.05, 0.15, 0.12],
     ...                   "high": [0.35, 0.11, 0.24, 0.22], "items": [50] * 4}, index=["random", "para", "m1", "m2"])
