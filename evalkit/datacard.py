@@ -57,9 +57,8 @@ def data_card(data: Mapping[str, UpheldData]) -> pd.DataFrame:
             "annotator files": len(report.files),
             "duplicate annotator files": sum(len(group) - 1 for group in report.duplicate_raters),
             "annotators per item (median)": float(items["n_annotators"].median()),
-            # per turn, as :func:`length_statistics` counts it (a turn with more candidates is not longer)
-            "mean history length (chars)": round(float(
-                items.drop_duplicates("turn_id")["history"].map(_history_chars).mean()), 1),
+            # per turn, taken from the length table (a turn with more candidates is not longer)
+            "mean history length (chars)": float(length_statistics(items).at["history length (chars)", "mean"]),
             "mean judged-turn length (chars)": round(float(items["candidate"].str.len().mean()), 1),
             "split column": "none",
         }

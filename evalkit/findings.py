@@ -100,11 +100,12 @@ def closest_protocol(values: pd.Series, paper: float, *, what: str = "embedding 
     tied = [str(k) for k, d in distance.items() if k != best and d - distance[best] < tie]
     others = "; ".join(f"{k} {v:.2f}" for k, v in values.items() if k != best)
     if tied:
-        nearest = " and ".join(f"{k} ({values[k]:.2f})" for k in [best, *tied])
-        away = " and ".join(f"{distance[k]:.2f}" for k in [best, *tied])
+        near = [best, *tied]
+        nearest = " and ".join(f"{k} ({values[k]:.2f})" for k in near)
+        away = " and ".join(f"{distance[k]:.2f}" for k in near)
         return (f"The paper's {paper:.2f} for {what} is about equally near to our {nearest} protocols ({away} away; "
                 f"distances that differ by less than {tie:.2f} count as equal); the others give: "
-                f"{'; '.join(f'{k} {v:.2f}' for k, v in values.items() if k not in [best, *tied])}.")
+                f"{'; '.join(f'{k} {v:.2f}' for k, v in values.items() if k not in near)}.")
     return (f"The paper's {paper:.2f} for {what} is nearest to our {best} protocol ({values[best]:.2f}); "
             f"the others give: {others}.")
 
@@ -173,6 +174,9 @@ def calibration_agreement(tables: Mapping[str, pd.DataFrame], calibration: Seque
     ...                   "high": [0.35, 0.11, 0.24, 0.22], "items": [50] * 4}, index=["random", "para", "m1", "m2"])
     >>> calibration_agreement({"content": t}, ["random", "para"])[0]
     "content: random 0.30 [0.25, 0.35] (n = 50 items) lies above 2 and below 0 of the 2 real models' intervals; para 0.10 [0.05, 0.11] (n = 50 items) lies above 0 and below 2 of the 2 real models' intervals; the real models 0.18 to 0.20, 0 of their 1 pair with intervals apart."
+    >>> t.loc["m2", ["kappa", "low", "high"]] = [0.1, 0.06, 0.12]
+    >>> calibration_agreement({"content": t}, ["random", "para"])[0].split("; ")[-1]
+    'the real models 0.10 to 0.20, 1 of their 1 pair with intervals apart (m1 > m2).'
     """
     lines = []
     for label, table in tables.items():
@@ -190,9 +194,8 @@ def calibration_agreement(tables: Mapping[str, pd.DataFrame], calibration: Seque
         # Whether the real models are agreed on "about equally" (the paper's reading): pairs whose intervals
         # do not overlap, a conservative test of a difference.
         pairs = list(combinations(models.index, 2))
-        apart = [f"{a} > {b}" if models.loc[a, "low"] > models.loc[b, "high"] else f"{b} > {a}"
-                 for a, b in pairs if models.loc[a, "low"] > models.loc[b, "high"]
-                 or models.loc[b, "low"] > models.loc[a, "high"]]
+        apart = [f"{high} > {low}" for a, b in pairs for high, low in ((a, b), (b, a))
+                 if models.loc[high, "low"] > models.loc[low, "high"]]
         lines.append(f"{label}: {'; '.join(parts)}; the real models {models['kappa'].min():.2f} to "
                      f"{models['kappa'].max():.2f}, {len(apart)} of their {len(pairs)} pair{'s' if len(pairs) != 1 else ''}"
                      f" with intervals apart" + (f" ({', '.join(apart)})." if apart else "."))
