@@ -10,7 +10,7 @@ Data it may see: the *dev* halves of the six Table-1 sets (:mod:`evalkit.halves`
 validation pairs for a constraint. Never a test half (``choose_on_dev`` refuses one).
 
 Candidates, cheapest first (the baseline pinned here):
-  1. ``scoring``: the book's PairEval judge (``BASELINE``, the encoder recipe of session 10);
+  1. ``scoring``: the book's PairEval judge (``BASELINE``, the book's encoder recipe when this ran);
   2. ``reading``: the comparative reader over it (``READER``: width 64, hidden 64, 48 tokens a side, 2 epochs,
      batch 32, learning rate 1e-3).
 Both score the dev halves as chapter 4 scores Table 1: PairEval with 3 comparison examples x 5 runs from 8
@@ -24,7 +24,7 @@ pairwise matrices) is reported either way.
 
     EVALKIT_DATA_DIR=../shared/data .venv/bin/python experiments/comparative_reader.py [--smoke]
 
-**Result (session 11, 2026-12-01; run beside other processes, so its seconds are not a measurement):** on the
+**Result (2026-12-01; run beside other processes, so its seconds are not a measurement):** on the
 dev halves (6 sets, n = 1,262 items) mean Pearson r scoring 0.296, reading 0.288; reading minus scoring -0.008
 [-0.028, +0.013] (did not clear it). DailyDialog validation pairs (n = 400 each): random 0.863 / 0.807 (a drop
 of 0.055, past the constraint's 0.05), look-alike 0.833 / 0.820. The reader's validation accuracy fell while

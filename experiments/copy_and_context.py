@@ -6,17 +6,17 @@ Two changes to the book recipe, each with a reason found before this run:
   bi-encoder rates a reply that contains its context highest, so the book judge never penalises copying
   (chapter 4's Speaker Sensitiveness attack: 0 of 40).
 - ``turns2``: two context turns and 128 tokens instead of one turn and 64 (USR's Topical-Chat and
-  PersonaChat items have long, multi-turn contexts; session 7 found Topical-Chat's random negatives hard for a
-  cosine of the last turn).
+  PersonaChat items have long, multi-turn contexts; ``second_corpus.py`` found Topical-Chat's random negatives
+  hard for a cosine of the last turn).
 - ``copy+turns2``: both.
 
-Baseline, pinned (:data:`BASELINE`): the book recipe of session 8 before this experiment — no copy negatives,
+Baseline, pinned (:data:`BASELINE`): the book recipe before this experiment — no copy negatives,
 no relevance head (``copy_share = 0``, ``head_hidden = 0``), every other field as the book's then.
 
 Data it may see (:mod:`_common`): DailyDialog validation pairs with random and look-alike negatives (two
 conversations, as the judge is trained), a same-conversation copy check (a validation context with its real
 reply against the same context with a copy reply of either form — the attack's form, on validation
-dialogues), and Topical-Chat selection pairs (session 7's selection part). The six Table-1 sets and the attack
+dialogues), and Topical-Chat selection pairs (the selection part of ``second_corpus.py``). The six Table-1 sets and the attack
 suite are never scored here.
 
 Decision rules, fixed before running (paired bootstrap intervals, 95%, n = 400 per check):
@@ -28,7 +28,7 @@ Decision rules, fixed before running (paired bootstrap intervals, 95%, n = 400 p
 
     EVALKIT_DATA_DIR=../shared/data .venv/bin/python experiments/copy_and_context.py [--smoke] [VARIANT ...]
 
-**Result (session 8, alone on two cores; n = 400 pairs per check; book / copy / turns2):**
+**Result (2026-12-01, alone on two cores; n = 400 pairs per check; book / copy / turns2):**
 DailyDialog random 0.860 / 0.832 / 0.898; look-alike 0.855 / 0.858 / 0.840; copy check 0.000 / 0.000 / 0.012;
 Topical-Chat selection 0.808 / 0.790 / 0.810 (the untrained encoder: 0.845, 0.762, 0.000, 0.808). Paired:
 copy - book on the copy check +0.000 [+0.000, +0.000] -> not adopted (a cosine of the last turn and a reply that
@@ -36,13 +36,13 @@ contains that turn stays the highest score whatever 400 copy pairs teach); turns
 +0.003 [-0.035, +0.037] -> not adopted (DailyDialog random +0.037 [+0.007, +0.068], look-alike -0.015
 [-0.050, +0.020]; training 415 s vs 267 s). ``copy+turns2`` was therefore not trained.
 
-**Added after that result (session 8), rule fixed before its run:** ``head+copy`` — the same copy negatives
+**Added after that result, rule fixed before its run:** ``head+copy`` — the same copy negatives
 with a relevance head (``EncoderRecipe.head_hidden = 64``: an MLP over ``[u * v, |u - v|]`` added to the
 cosine, ``paireval.encoder.relevance_head``), which can score a reply lower for being *too* like its context.
 Adopted by the same rule as ``copy``: copy check higher with the interval above 0, no other check lower with
 the interval entirely below 0.
 
-**Result of head+copy (session 8, n = 400 per check):** DailyDialog random 0.858 (book 0.860), look-alike
+**Result of head+copy (2026-12-01, n = 400 per check):** DailyDialog random 0.858 (book 0.860), look-alike
 0.840 (0.855), copy check 0.500 (0.000), Topical-Chat 0.810 (0.808); paired: copy check +0.500 [+0.450,
 +0.547], random -0.003 [-0.030, +0.025], look-alike -0.015 [-0.045, +0.013], Topical-Chat +0.003 [-0.022,
 +0.028] -> **adopted** (``EncoderRecipe`` defaults ``copy_share = 0.125``, ``head_hidden = 64``); training 254 s.
@@ -58,7 +58,7 @@ from typing import Any
 import _common as lab
 from evalkit.paireval.recipes import EncoderRecipe, JudgeRecipe, LoraRecipe
 
-BASELINE = JudgeRecipe("book-session-8", EncoderRecipe(
+BASELINE = JudgeRecipe("book-no-copies", EncoderRecipe(
     pairs=3200, batch_size=16, learning_rate=5e-5, in_batch_negatives=1.0, context_turns=1, max_tokens=64,
     freeze_embeddings=True, hard_share=0.5, validation_pairs=400, warmup_share=0.1, second_corpus_share=0.0,
     copy_share=0.0, copy_prefix_share=0.5, direct_copy_share=0.0, head_hidden=0), LoraRecipe(), seed=13)

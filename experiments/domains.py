@@ -22,7 +22,7 @@ accuracy on DailyDialog validation pairs with random and with look-alike negativ
 
     EVALKIT_DATA_DIR=../shared/data .venv/bin/python experiments/domains.py [--smoke]
 
-**Result (session 10, 2026-12-01; training ran beside other processes, so its seconds are not a measurement):**
+**Result (2026-12-01; training ran beside other processes, so its seconds are not a measurement):**
 on the dev halves (6 sets, n = 1,262 items) mean Pearson r dailydialog 0.296, mixed 0.289; mixed minus
 dailydialog -0.007 [-0.024, +0.009] (did not clear it). Per set, dailydialog / mixed: dailydialog-grade 0.298 /
 0.293 (n = 148), convai2-grade 0.502 / 0.518 (315), dailydialog-zhao 0.309 / 0.275 (351), personachat-usr 0.314 /

@@ -19,7 +19,7 @@ which the synthetic data hold out whole: chapter 4 would have to report those tw
 in-domain for it.
 
 Candidates, cheapest first (the baseline pinned here):
-  1. ``scoring``: the book's PairEval judge (``BASELINE``, the encoder recipe of session 10);
+  1. ``scoring``: the book's PairEval judge (``BASELINE``, the book's encoder recipe when this ran);
   2. ``people``: the same judge (encoder, relevance head, scale and bias) trained further, one pass, on up to
      ``PER_SET`` = 240 pairs from each of the other five dev halves (a gap of at least 0.5 of the SD of the set's
      items left after the cut; half replies to one context and half replies to different contexts where a set
@@ -36,7 +36,7 @@ validation pairs with random and with look-alike negatives is not lower by more 
 
     EVALKIT_DATA_DIR=../shared/data .venv/bin/python experiments/human_preferences.py [--smoke]
 
-**Result (session 13, 2026-12-01, alone on two cores; 531 s for the six folds, 43-64 s of training each):** on
+**Result (2026-12-01, alone on two cores; 531 s for the six folds, 43-64 s of training each):** on
 the dev halves (6 sets, n = 1,262 items) mean Pearson r scoring 0.296, people 0.265; people minus scoring
 -0.031 [-0.054, -0.008] (did not clear it: it is *worse*, by an interval that excludes 0). Lower on every set
 (scoring / people): dailydialog-grade 0.298 / 0.270, convai2-grade 0.502 / 0.427, dailydialog-zhao 0.309 /

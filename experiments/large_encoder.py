@@ -2,8 +2,8 @@
 
 Question: all-mpnet-base-v2 (110M, ``make models``) against the default all-MiniLM-L6-v2 (22M), both
 *untrained*, as the PairEval judge of chapter 4 (the cosine of the last context turn and the reply, compared
-with 3 comparison examples x 5 runs from 8 DailyDialog validation conversations, seed 13). Issue 28 measured
-the larger one higher on all six sets over *every* item (mean 0.297 vs 0.247) at 7.4x the inference time; this
+with 3 comparison examples x 5 runs from 8 DailyDialog validation conversations, seed 13). Over *every* item the
+larger one is higher on all six sets (mean 0.297 vs 0.247, ``docs/decisions.md``) at 7.4x the inference time; this
 asks the same on the dev halves only, so that a choice made from it leaves the test halves unseen.
 
 Data it may see: the dev halves of the six Table-1 sets (:mod:`evalkit.halves`).
@@ -18,14 +18,14 @@ uses it also depends on its measured seconds against the book's time budget (rec
 
     EVALKIT_DATA_DIR=../shared/data .venv/bin/python experiments/large_encoder.py [--smoke]
 
-**Result (session 10, 2026-12-01, alone on two cores):** on the dev halves (6 sets, n = 1,262 items) mean
+**Result (2026-12-01, alone on two cores):** on the dev halves (6 sets, n = 1,262 items) mean
 Pearson r minilm 0.258, mpnet 0.302; mpnet minus minilm +0.044 [+0.019, +0.072] (it clears the rule). Per set,
 minilm / mpnet: dailydialog-grade 0.129 / 0.173 (n = 148), convai2-grade 0.486 / 0.512 (315), dailydialog-zhao
 0.187 / 0.253 (351), personachat-usr 0.359 / 0.379 (115), topicalchat-usr 0.292 / 0.345 (144), fed 0.095 /
 0.150 (189). Scoring the dev halves took 5.4 s (minilm) and 37.3 s (mpnet). **Adopted** as a candidate of
 chapter 4's dev-half choice (about 40 s per half was then within the book's budget); training it
-(``RECIPES["large"]``) is not: issue 28 measured ~19 minutes for 1,600 pairs. Since session 25 the candidate
-runs only with ``large_encoder = True`` (``params/extended.yml``): the book's run no longer has time for it,
+(``RECIPES["large"]``) is not: it takes ~19 minutes for 1,600 pairs on two cores. The candidate
+runs only with ``large_encoder = True`` (``params/extended.yml``): the book's run has no time for it,
 and in chapter 4's choice it never cleared the judge adopted before it.
 """
 from __future__ import annotations

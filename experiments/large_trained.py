@@ -18,11 +18,11 @@ Rule, fixed before the run (:data:`evalkit.selection.RULE`): ``mpnet`` is prefer
 Pearson r on the dev halves is higher by a paired 95% bootstrap interval excluding 0 — and (constraint) its
 accuracy on DailyDialog validation pairs with random and with look-alike negatives is not lower by more than
 0.05 on either. Whether the book then trains it also depends on its measured seconds against the book's time
-budget (issue 28 measured ~19 minutes on two cores; the book has ~3 minutes to spare).
+budget (~19 minutes on two cores; the book has ~3 minutes to spare).
 
     EVALKIT_DATA_DIR=../shared/data .venv/bin/python experiments/large_trained.py [--smoke]
 
-**Result (session 14, 2026-12-02, alone on two cores):** on the dev halves (6 sets, n = 1,262 items) mean Pearson r
+**Result (2026-12-02, alone on two cores):** on the dev halves (6 sets, n = 1,262 items) mean Pearson r
 minilm 0.296, mpnet 0.320; mpnet minus minilm +0.023 [-0.017, +0.062] (did not clear it). Per set, minilm / mpnet:
 dailydialog-grade 0.298 / 0.261, convai2-grade 0.502 / 0.557, dailydialog-zhao 0.309 / 0.340, personachat-usr
 0.314 / 0.321, topicalchat-usr 0.283 / 0.297, fed 0.071 / 0.143. DailyDialog validation pairs (n = 400 each):

@@ -2,7 +2,7 @@
 
 Question: chapter 5's trained realism encoder tells SmolLM2's user turns from real ones almost perfectly on
 held-out conversations, yet tracks MirrorBench's human labels less well than a length baseline: it may win on
-length and on one proxy's tells. Two changes to its training data (issue 28, item 5), alone and together:
+length and on one proxy's tells. Two changes to its training data, alone and together:
 ``matched`` keeps a training pair only when its two user sides' word counts are within a ratio of 1.5 and
 trains each pair against its own proxy only (``batch_pairs = "own"``: the batch's other proxies would bring
 length back); ``temperatures`` re-writes each training conversation at temperatures 0, 0.7 and 1.0 (three proxy
@@ -25,7 +25,7 @@ paired difference from the length baseline on the same items is recorded beside 
 
     EVALKIT_DATA_DIR=../shared/data .venv/bin/python experiments/realism_training.py [--smoke]
 
-**Result (session 14, 2026-12-01, alone on two cores):** on the dev halves (GTEval and PI, n = 46 items each)
+**Result (2026-12-01, alone on two cores):** on the dev halves (GTEval and PI, n = 46 items each)
 Spearman r, GTEval / PI: book 0.157 / 0.009, matched 0.005 / 0.076, temperatures 0.440 / -0.006, both 0.068 /
 0.099 (means 0.083, 0.040, 0.217, 0.083). Challenges against book (mean of the two): matched -0.043 [-0.237,
 +0.141], temperatures +0.134 [-0.093, +0.336], both +0.000 [-0.215, +0.215]: none clears it, **book stays**.

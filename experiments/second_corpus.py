@@ -4,7 +4,7 @@ leak-cut by ``evalkit.paireval.training_data.second_corpus``) make the encoder j
 Compares, at the book recipe's size and settings, the judge trained on DailyDialog alone (the book's) with one
 trained on half DailyDialog pairs and half Topical-Chat pairs (``second_corpus_share = 0.5``).
 
-Baseline, pinned (:data:`BASELINE`): the book recipe of session 7, when this ran — no copy negatives, no
+Baseline, pinned (:data:`BASELINE`): the book recipe when this ran — no copy negatives, no
 relevance head (``copy_share = 0``, ``head_hidden = 0``), every other field as the book's then.
 
 Data it may see: DailyDialog validation pairs (random and look-alike negatives) and pairs from Topical-Chat's
@@ -14,7 +14,7 @@ DailyDialog look-alike accuracy is not lower with an interval below 0.
 
     EVALKIT_DATA_DIR=../shared/data .venv/bin/python experiments/second_corpus.py [--smoke]
 
-**Result (session 7, alone, n = 400 pairs each; copied from docs/DEVELOPMENT.md at c813c6c):** DailyDialog
+**Result (2026-11-30, alone, n = 400 pairs each; copied from docs/DEVELOPMENT.md at c813c6c):** DailyDialog
 random 0.860 vs 0.860 (+0.000 [-0.025, +0.025]); DailyDialog look-alike 0.855 (book) vs 0.832 (mix), -0.022
 [-0.045, +0.000]; Topical-Chat selection pairs 0.808 vs 0.818, +0.010 [-0.015, +0.035] (the untrained
 encoder: 0.808). **Not adopted**: the mix does not learn Topical-Chat's pairs better than DailyDialog alone and
@@ -28,7 +28,7 @@ from dataclasses import replace
 import _common as lab
 from evalkit.paireval.recipes import EncoderRecipe, JudgeRecipe, LoraRecipe
 
-BASELINE = JudgeRecipe("book-session-7", EncoderRecipe(
+BASELINE = JudgeRecipe("book-no-copies", EncoderRecipe(
     pairs=3200, batch_size=16, learning_rate=5e-5, in_batch_negatives=1.0, context_turns=1, max_tokens=64,
     freeze_embeddings=True, hard_share=0.5, validation_pairs=400, warmup_share=0.1, second_corpus_share=0.0,
     copy_share=0.0, copy_prefix_share=0.5, direct_copy_share=0.0, head_hidden=0), LoraRecipe(), seed=13)

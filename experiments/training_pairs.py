@@ -1,11 +1,11 @@
 """Training size chosen on people's scores (dev halves): do the book's judges need all their training pairs?
 
-Question: the book trains MiniLM encoder judges from a cold cache (PairEval and DirectEval in chapter 3; at the
-time of both questions also the random-negatives ablation in chapter 4, opt-in since session 25), each on
+Question: the book trains MiniLM encoder judges from a cold cache (PairEval and DirectEval in chapter 3; when
+both questions were asked also the random-negatives ablation in chapter 4, now opt-in), each on
 ``EncoderRecipe.pairs`` pairs. Training is the largest
 single cost of the cold book, which is at or over its time budget. Does halving the pairs lose anything people
-can see? Asked twice: in session 17 of 3,200 pairs (:data:`SESSION17_BASELINE`, the size session 5 had chosen
-on *synthetic* validation pairs), and in session 25 of the 1,600 adopted then (:data:`BASELINE`).
+can see? Asked twice: first of 3,200 pairs (:data:`PAIRS3200_BASELINE`, the size chosen earlier
+on *synthetic* validation pairs), then of the 1,600 adopted by the first answer (:data:`BASELINE`).
 
 Data it may see: the *dev* halves of the six Table-1 sets (:mod:`evalkit.halves`) for the decision; DailyDialog
 validation pairs for a constraint. Never a test half (``choose_on_dev`` refuses one).
@@ -26,7 +26,7 @@ larger.
 
     EVALKIT_DATA_DIR=../shared/data .venv/bin/python experiments/training_pairs.py [--smoke]
 
-**Result (session 17, 2026-12-03, 3,200 against 1,600; alone on two cores, AMD EPYC):** on the dev halves
+**Result (2026-12-03, 3,200 against 1,600; alone on two cores, AMD EPYC):** on the dev halves
 (6 sets, n = 1,262 items), mean Pearson r 1,600 / 3,200 pairs: PairEval 0.278 / 0.296, 3,200 minus 1,600 +0.019 [-0.010, +0.045] (did not
 clear it); DirectEval 0.295 / 0.285, -0.010 [-0.035, +0.012]. Per set, PairEval: dailydialog-grade 0.269 / 0.298,
 convai2-grade 0.497 / 0.502, dailydialog-zhao 0.266 / 0.309, personachat-usr 0.336 / 0.314, topicalchat-usr
@@ -38,7 +38,7 @@ book's, same machine). **Adopted: 1,600 pairs** (``EncoderRecipe.pairs``). PairE
 by 0.019 (topicalchat-usr most): the rule counts that as inside the sampling error, and the chapters report the
 adopted judge's test halves as they are.
 
-**Result (session 25, 2026-12-04, 1,600 against 800; alone on two cores, AMD EPYC; the 1,600-pair judges
+**Result (2026-12-04, 1,600 against 800; alone on two cores, AMD EPYC; the 1,600-pair judges
 reused from the cold book's cache):** on the dev halves (6 sets, n = 1,262 items), mean Pearson r 800 / 1,600
 pairs: PairEval 0.256 / 0.278, 1,600 minus 800 +0.022 [+0.006, +0.037] (replaced it); DirectEval 0.262 / 0.295,
 +0.033 [+0.013, +0.052] (replaced it). Per set, PairEval: dailydialog-grade 0.203 / 0.269, convai2-grade
@@ -46,10 +46,10 @@ pairs: PairEval 0.256 / 0.278, 1,600 minus 800 +0.022 [+0.006, +0.037] (replaced
 fed 0.107 / 0.110; DirectEval: 0.130 / 0.209, 0.455 / 0.480, 0.255 / 0.322, 0.349 / 0.366, 0.303 / 0.317,
 0.078 / 0.075. The 800-pair PairEval judge's DailyDialog validation accuracy (n = 400 each): random 0.7925 vs
 0.8275, look-alike 0.8225 vs 0.81. Training 92 s (PairEval) and 90 s (DirectEval) for 800 pairs against 179 s
-and 177 s for 1,600 (the cold book's, same machine, session 24). **Kept: 1,600 pairs**: halving the pairs
+and 177 s for 1,600 (the cold book's at c5582f1, same machine). **Kept: 1,600 pairs**: halving the pairs
 again would have saved ~3 minutes of the cold book (its two judges; ~4.5 with the ablation judge of
 ``params/extended.yml``), but both judges lose agreement with people by intervals that exclude 0, so the book
-pays for the training. ``run(baseline=SESSION17_BASELINE)`` asks session 17's question again.
+pays for the training. ``run(baseline=PAIRS3200_BASELINE)`` asks the first question again.
 """
 from __future__ import annotations
 
@@ -65,9 +65,9 @@ BASELINE = JudgeRecipe("pairs1600", EncoderRecipe(
     freeze_embeddings=True, hard_share=0.5, validation_pairs=400, curve_points=4, second_corpus_share=0.0,
     copy_share=0.25, copy_prefix_share=0.5, direct_copy_share=0.0, head_hidden=64, warmup_share=0.1, domains=(),
     domain_share=0.0, backbone="minilm"), LoraRecipe(), seed=13)
-"""The book recipe as of session 25 (the second question: 800 against 1,600)."""
-SESSION17_BASELINE = replace(BASELINE, name="pairs3200", encoder=replace(BASELINE.encoder, pairs=3200))
-"""The book recipe as of session 17 (the first question: 1,600 against 3,200); only ``pairs`` differs."""
+"""The book recipe at 1,600 pairs (the second question: 800 against 1,600)."""
+PAIRS3200_BASELINE = replace(BASELINE, name="pairs3200", encoder=replace(BASELINE.encoder, pairs=3200))
+"""The book recipe at 3,200 pairs (the first question: 1,600 against 3,200); only ``pairs`` differs."""
 SMOKE = JudgeRecipe("pairs32-smoke", EncoderRecipe(pairs=32, validation_pairs=16), LoraRecipe())
 KINDS = ("pairwise", "direct")
 
@@ -78,7 +78,7 @@ def candidates(baseline: JudgeRecipe) -> dict[str, JudgeRecipe]:
 
     >>> {name: r.encoder.pairs for name, r in candidates(BASELINE).items()}
     {'pairs800': 800, 'pairs1600': 1600}
-    >>> list(candidates(SESSION17_BASELINE))
+    >>> list(candidates(PAIRS3200_BASELINE))
     ['pairs1600', 'pairs3200']
     """
     pairs = max(16, baseline.encoder.pairs // 2)

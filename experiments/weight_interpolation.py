@@ -1,6 +1,6 @@
 """Recipe selection, on validation data only: averaging the fine-tuned judge's weights with the untrained encoder's.
 
-Why: in chapter 4's session-8 run the fine-tuned judge gained on the two DailyDialog sets (the corpus it trains
+Why: in chapter 4's run of 2026-12-01 the fine-tuned judge gained on the two DailyDialog sets (the corpus it trains
 on) and fell slightly below the untrained encoder on the four sets from other corpora (PersonaChat, Topical-Chat,
 FED, ConvAI2; every difference inside its interval). That pattern — gains where the training data comes from,
 small losses elsewhere — is what weight-space ensembling was proposed for (WiSE-FT, Wortsman et al. 2022):
@@ -8,7 +8,7 @@ small losses elsewhere — is what weight-space ensembling was proposed for (WiS
 the value that paper recommends when nothing else is known; it is not searched. The relevance head is kept
 as trained (:func:`interpolated`, here: not adopted, so not in the package).
 
-Baseline, pinned (:data:`BASELINE`): the book recipe of session 9 before ``prefix_copies.py`` — copy negatives
+Baseline, pinned (:data:`BASELINE`): the book recipe before ``prefix_copies.py`` — copy negatives
 on an eighth of the pairs, half of each form, and a relevance head (``copy_share = 0.125``,
 ``head_hidden = 64``), as adopted by ``copy_and_context.py`` (``direct_copy_share`` is DirectEval's, not trained
 here).
@@ -27,13 +27,13 @@ measurable where the checks can see).
 
     EVALKIT_DATA_DIR=../shared/data .venv/bin/python experiments/weight_interpolation.py [--smoke]
 
-**Result (session 9, alone on two cores; n = 400 per check; zero-shot / book / wise):** DailyDialog random
+**Result (2026-12-01, alone on two cores; n = 400 per check; zero-shot / book / wise):** DailyDialog random
 0.845 / 0.858 / 0.852; look-alike 0.762 / 0.840 / 0.815; copy check, prefix form 0.000 / 0.168 / 0.058; parrot
 form 0.000 / 0.875 / 0.618; Topical-Chat selection 0.808 / 0.810 / 0.808. Paired, wise - book: look-alike
 -0.025 [-0.050, -0.003], prefix -0.110 [-0.142, -0.083], parrot -0.258 [-0.302, -0.215] (each fails the rule),
 random -0.005 [-0.028, +0.018], Topical-Chat -0.003 [-0.028, +0.022] -> **not adopted**: halfway back to the
 untrained weights gives back the look-alike skill and most of the copy check, and shows no gain on the one
-other-corpus check. The split by form also shows what session 8 guessed: the book judge rejects the parrot
+other-corpus check. The split by form also shows what the result of ``copy_and_context.py`` suggested: the book judge rejects the parrot
 form (0.875) but hardly the prefix form (0.168), the form of the Speaker Sensitiveness attack
 (``prefix_copies.py`` follows up).
 """
@@ -45,7 +45,7 @@ import _common as lab
 from evalkit import paireval as pe
 from evalkit.paireval.recipes import EncoderRecipe, JudgeRecipe, LoraRecipe
 
-BASELINE = JudgeRecipe("book-session-9", EncoderRecipe(
+BASELINE = JudgeRecipe("book-copy-eighth", EncoderRecipe(
     pairs=3200, batch_size=16, learning_rate=5e-5, in_batch_negatives=1.0, context_turns=1, max_tokens=64,
     freeze_embeddings=True, hard_share=0.5, validation_pairs=400, warmup_share=0.1, second_corpus_share=0.0,
     copy_share=0.125, copy_prefix_share=0.5, direct_copy_share=0.0, head_hidden=64), LoraRecipe(), seed=13)
