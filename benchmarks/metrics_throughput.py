@@ -39,7 +39,7 @@ def naive_loop(references, candidates) -> float:
 
 
 def previous_way(references, candidates, folder: str):
-    """evalkit before session 21: ROUGE, then the sentence encoder over the unique texts, then BERTScorer over the
+    """The earlier way, kept as the baseline: ROUGE, then the sentence encoder over the unique texts, then BERTScorer over the
     unique pairs (sorted by length) — two passes of the encoder over every text. Returns (seconds, scores)."""
     import numpy as np
     from bert_score import BERTScorer

@@ -350,7 +350,7 @@ def test_a_query_string_in_the_base_url_stays_after_the_path():
     try:
         backend = OpenAICompatibleBackend("m", server.base_url + "?api-version=2024-06-01", api_key_env=None)
         assert backend.generate(PROMPTS[:1])[0].texts == ["Yes"]
-        # Shown with every query value masked (issue 26: a query may carry a signature or a token); the
+        # Shown with every query value masked (a query may carry a signature or a token); the
         # request itself goes out with the real query (tests/models/test_secrets.py checks what arrives).
         assert backend.endpoint == server.base_url + "/chat/completions?api-version=***"
     finally:

@@ -1,4 +1,4 @@
-"""Strict input and honest commands (issue 26, items 4-6): parameter sets checked like job files, metric
+"""Strict input and honest commands: parameter sets checked like job files, metric
 columns like score columns, degenerate scores and duplicates reported, read-only commands that change nothing,
 output paths checked before work, pipes closed quietly, FED read with checksums off naming its faults."""
 from __future__ import annotations
@@ -64,7 +64,7 @@ def test_bad_parameter_sets_are_refused_with_file_line_and_field(tmp_path, capsy
 
 
 def test_a_credential_in_a_wrong_field_is_masked_in_the_message(tmp_path, capsys):
-    """A URL pasted into the wrong field is quoted by the message: masked before it is printed (issue 26)."""
+    """A URL pasted into the wrong field is quoted by the message: masked before it is printed."""
     secret_url = "http://userABC987x:PWsecretXYZ123456@127.0.0.1:99999/v1?key=QKEYvalue55555&sig=SIGvalue77777"
     path = tmp_path / "p.yml"
     path.write_text(f"notebooks:\n  03_metric_correlation:\n    seed: '{secret_url}'\n")

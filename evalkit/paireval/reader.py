@@ -12,7 +12,7 @@ sees both sides at once, token by token:
 text pair); ``c`` projects them to a small width, lets every token of A attend over B's tokens and every
 token of B over A's, pools each side and its attended summary, and maps the pooled features through an MLP
 whose last layer starts at zero — so before training the reader *is* the bi-encoder judge (a start from
-an embedding model without that base was measured far below the untrained cosine: issue 28). ``c`` is not
+an embedding model without that base was measured far below the untrained cosine, ``docs/decisions.md``). ``c`` is not
 antisymmetric: showing a side first or second can change the verdict, and the reader is trained on every pair
 in both orders, so a position bias that remains is measured, not zero by construction.
 

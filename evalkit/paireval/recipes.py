@@ -8,11 +8,11 @@ beside it for comparison.
 
 The encoder recipe was chosen on DailyDialog *validation* pairs and the held-out 20% of DailyDialog++ dev
 (never on the test sets the book reports); the measurements are in ``docs/decisions.md``. Copy negatives
-with a relevance head (``copy_share``, ``head_hidden``) were adopted in session 8 by the rule written in
-``experiments/copy_and_context.py`` before its run; the copy share went from an eighth to a quarter in
-session 9 by the rule of ``experiments/prefix_copies.py``, and DirectEval's to none by that of
-``experiments/direct_copies.py``. The training size went from 3,200 pairs to 1,600 in session 17, the first
-setting chosen on people's scores (the dev halves, ``experiments/training_pairs.py``).
+with a relevance head (``copy_share``, ``head_hidden``) were adopted by the rule written in
+``experiments/copy_and_context.py`` before its run; the copy share is a quarter rather than an eighth by the
+rule of ``experiments/prefix_copies.py``, and DirectEval's is none by that of ``experiments/direct_copies.py``.
+The training size, 1,600 pairs rather than 3,200, is the first setting chosen on people's scores (the dev
+halves, ``experiments/training_pairs.py``).
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ __all__ = ["EncoderRecipe", "LoraRecipe", "ReaderRecipe", "JudgeRecipe", "RECIPE
 class EncoderRecipe:
     """How the encoder judge is trained (see :func:`~evalkit.paireval.encoder.train_encoder_judge`)."""
 
-    pairs: int = 1600                # dev halves, training_pairs.py: 3,200 no better (session 17), 800 worse (25)
+    pairs: int = 1600                # dev halves, training_pairs.py: 3,200 did no better, 800 did worse
     batch_size: int = 16
     learning_rate: float = 5e-5
     in_batch_negatives: float = 1.0

@@ -210,7 +210,7 @@ def adopted_line(adopted: str, scores: Mapping[tuple[str, str], Any], human: Map
                  groups: Mapping[str, Sequence[object]] | None = None, bootstrap: int = 1000, seed: int = 0,
                  target: float | None = 0.40) -> str:
     """The adopted judge on the test halves in one sentence: its mean r over ``sets`` (beside ``target``, the
-    six-set mean this kit set itself in its tracker's issue 28 — not a paper's figure) against the untrained
+    kit's own target for the six-set mean — not a paper's figure) against the untrained
     encoder and, over ``reference_sets``, against BERTScore — each a mean paired difference with its interval
     (whole ``groups`` resampled per set when given: contexts that share text).
 
