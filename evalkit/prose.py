@@ -11,8 +11,22 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-__all__ = ["join_names", "count_span", "probe_findings", "release_findings", "agreement_findings",
+__all__ = ["verdict", "join_names", "count_span", "probe_findings", "release_findings", "agreement_findings",
            "multiplicity_line"]
+
+
+def verdict(difference: float, low: float, high: float) -> str:
+    """How a difference with its interval compares, in words: ``above`` or ``below`` only when the interval
+    excludes 0, else ``not distinguishable from`` (a gain inside the sampling error is not a gain).
+
+    >>> verdict(0.05, 0.01, 0.09), verdict(-0.02, -0.05, -0.01), verdict(0.03, -0.01, 0.07)
+    ('above', 'below', 'not distinguishable from')
+    """
+    if low > 0:
+        return "above"
+    if high < 0:
+        return "below"
+    return "not distinguishable from"
 
 
 def join_names(names: Sequence[str], *, empty: str = "none") -> str:

@@ -49,21 +49,30 @@ def _difference_draws(first: Sequence[float], second: Sequence[float], human: Se
                       seed: int, kind: str) -> tuple[float, np.ndarray, int]:
     """The observed difference of correlations, its ``bootstrap`` paired resamples (NaN where a resample was
     constant) and n, on the items where no input is NaN."""
-    a, b, y = (np.asarray(v, dtype=float) for v in (first, second, human))
-    keep = ~(np.isnan(a) | np.isnan(b) | np.isnan(y))
-    a, b, y = a[keep], b[keep], y[keep]
-    if len(y) < 3:
-        raise ValueError(f"a correlation needs at least 3 scored items, got {len(y)}")
-    if kind not in ("pearson", "spearman"):
-        raise ValueError(f"kind must be pearson or spearman, not {kind!r}")
+    a, b, y, keep = _paired_inputs(first, second, human, kind)
     if bootstrap < 1:
         raise ValueError(f"a paired interval needs at least one bootstrap resample, got {bootstrap}")
     ranked = (lambda v: stats.rankdata(v, axis=-1)) if kind == "spearman" else (lambda v: v)  # noqa: E731
     draws = np.random.default_rng(seed).integers(0, len(y), size=(bootstrap, len(y)))
-    differences = (_pearson_rows(ranked(a[draws]), ranked(y[draws]))
+    differences = (_pearson_rows(ranked(a[:, draws]), ranked(y[draws])).mean(axis=0)
                    - _pearson_rows(ranked(b[draws]), ranked(y[draws])))
     a, b, y = ranked(a), ranked(b), ranked(y)
-    return float(_pearson_rows(a, y) - _pearson_rows(b, y)), differences, int(len(y))
+    return float(_pearson_rows(a, y).mean() - _pearson_rows(b, y)), differences, int(len(y))
+
+
+def _paired_inputs(first, second, human, kind: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``first`` as a (draws x items) array (a 1-D score is one draw), ``second`` and ``human`` as arrays, all
+    restricted to the items where nothing is NaN, and that mask."""
+    a = np.atleast_2d(np.asarray(first, dtype=float))
+    b, y = np.asarray(second, dtype=float), np.asarray(human, dtype=float)
+    if a.shape[1] != len(b) or len(b) != len(y):
+        raise ValueError(f"paired scores need one value per item: {a.shape[1]}, {len(b)} and {len(y)} given")
+    keep = ~(np.isnan(a).any(axis=0) | np.isnan(b) | np.isnan(y))
+    if keep.sum() < 3:
+        raise ValueError(f"a correlation needs at least 3 scored items, got {int(keep.sum())}")
+    if kind not in ("pearson", "spearman"):
+        raise ValueError(f"kind must be pearson or spearman, not {kind!r}")
+    return a[:, keep], b[keep], y[keep], keep
 
 
 def _grouped_difference_draws(first: Sequence[float], second: Sequence[float], human: Sequence[float],
@@ -78,18 +87,15 @@ def _grouped_difference_draws(first: Sequence[float], second: Sequence[float], h
     >>> n, draws.shape, bool(value > 0)
     (60, (50,), True)
     """
-    a, b, y = (np.asarray(v, dtype=float) for v in (first, second, human))
-    keep = ~(np.isnan(a) | np.isnan(b) | np.isnan(y))
-    a, b, y = a[keep], b[keep], y[keep]
+    a, b, y, keep = _paired_inputs(first, second, human, kind)
+    if len(groups) != len(keep):
+        raise ValueError(f"{len(groups)} groups for {len(keep)} items")
     kept_groups = [g for g, k in zip(groups, keep) if k]
-    if len(y) < 3:
-        raise ValueError(f"a correlation needs at least 3 scored items, got {len(y)}")
-    if kind not in ("pearson", "spearman"):
-        raise ValueError(f"kind must be pearson or spearman, not {kind!r}")
-    ranked = (lambda v: stats.rankdata(v)) if kind == "spearman" else (lambda v: v)  # noqa: E731
-    differences = np.array([_pearson_rows(ranked(a[d]), ranked(y[d])) - _pearson_rows(ranked(b[d]), ranked(y[d]))
+    ranked = (lambda v: stats.rankdata(v, axis=-1)) if kind == "spearman" else (lambda v: v)  # noqa: E731
+    differences = np.array([_pearson_rows(ranked(a[:, d]), ranked(y[d])).mean()
+                            - _pearson_rows(ranked(b[d]), ranked(y[d]))
                             for d in group_resamples(kept_groups, bootstrap=bootstrap, seed=seed)])
-    return (float(_pearson_rows(ranked(a), ranked(y)) - _pearson_rows(ranked(b), ranked(y))), differences,
+    return (float(_pearson_rows(ranked(a), ranked(y)).mean() - _pearson_rows(ranked(b), ranked(y))), differences,
             int(len(y)))
 
 
@@ -99,7 +105,9 @@ def correlation_difference(first: Sequence[float], second: Sequence[float], huma
                            groups: Sequence[object] | None = None) -> CorrelationDifference:
     """How much better ``first`` tracks ``human`` than ``second`` does (Pearson, or Spearman: Pearson of the
     ranks, re-ranked within each resample), with a paired interval; with ``groups`` (one key per item, e.g. its
-    context) whole groups are resampled, since replies to one context are not independent items.
+    context) whole groups are resampled, since replies to one context are not independent items. ``first`` may
+    be a (draws x items) array — one judge fitted on several seeded draws of labels: the difference is then the
+    mean over draws of its correlation, minus ``second``'s, and each resample averages over the same draws.
 
     >>> rng = np.random.default_rng(0)
     >>> human = rng.normal(size=300)
@@ -107,6 +115,10 @@ def correlation_difference(first: Sequence[float], second: Sequence[float], huma
     >>> result = correlation_difference(good, poor, human, bootstrap=300)
     >>> result.clear, result.difference > 0
     (True, True)
+    >>> fits = np.stack([human + rng.normal(size=300) for _ in range(4)])  # four draws of a fitted judge
+    >>> several = correlation_difference(fits, poor, human, bootstrap=300, groups=np.arange(300) // 2)
+    >>> several.clear, several.n
+    (True, 300)
     """
     if groups is not None:
         observed, differences, n = _grouped_difference_draws(first, second, human, groups, bootstrap=bootstrap,

@@ -14,7 +14,8 @@ from .scoring import bleu2, directeval_scores, length_scores, pairwise_matrix
 
 __all__ = ["sample_items", "baseline_scores", "judge_scores", "ENCODER_METHODS", "encoder_methods",
            "encoder_method_scores",
-           "correlation_rows", "table1_view", "paper_table1"]
+           "correlation_rows", "table1_view", "paper_table1", "PUBLISHED_METRICS", "published_metrics",
+           "adaptation_features"]
 
 
 def sample_items(frame: pd.DataFrame, n: int | None, *, seed: int) -> pd.DataFrame:
@@ -128,3 +129,45 @@ def paper_table1(order: Sequence[str]) -> pd.DataFrame:
                                                                                             value[1] / 100)
         rows[f"{method} (paper)"] = row
     return pd.DataFrame(rows).T
+
+
+PUBLISHED_METRICS = {
+    "GRADE": {"convai2-grade": 0.566, "dailydialog-grade": 0.278, "personachat-usr": 0.358, "topicalchat-usr": 0.200},
+    "USR": {"convai2-grade": 0.501, "dailydialog-grade": 0.057, "personachat-usr": 0.440, "topicalchat-usr": 0.412},
+    "PONE": {"convai2-grade": 0.362, "dailydialog-grade": 0.163, "personachat-usr": 0.373, "topicalchat-usr": 0.271},
+    "BERT-RUBER": {"convai2-grade": 0.309, "dailydialog-grade": 0.134, "personachat-usr": 0.266,
+                   "topicalchat-usr": 0.342},
+    "MAUDE": {"convai2-grade": 0.351, "dailydialog-grade": -0.036, "personachat-usr": 0.345,
+              "topicalchat-usr": 0.044},
+}
+"""Turn-level Pearson r of published encoder-sized dialogue metrics on four of the six sets, every item, as
+re-run by Yeh et al. 2021 (repository ``exe1023/DialEvalMetrics``, README "Results": the USR and GRADE data
+tables). Their 0.057 (USR on dailydialog-grade), -0.036 and 0.044 (MAUDE) are marked there as not significant."""
+
+
+def published_metrics(order: Sequence[str]) -> pd.DataFrame:
+    """:data:`PUBLISHED_METRICS` as rows beside Table 1 (NaN on the sets they were not run on), with the mean
+    over the four sets they share.
+
+    >>> float(published_metrics(["fed", "convai2-grade"]).loc["GRADE (Yeh et al. 2021)", "convai2-grade r"])
+    0.566
+    """
+    rows = {f"{metric} (Yeh et al. 2021)": {f"{name} r": by_set.get(name, np.nan) for name in order}
+            for metric, by_set in PUBLISHED_METRICS.items()}
+    view = pd.DataFrame(rows).T
+    view["mean r (4 sets)"] = [float(np.mean(list(by_set.values()))) for by_set in PUBLISHED_METRICS.values()]
+    return view
+
+
+def adaptation_features(frame: pd.DataFrame, method_scores: Mapping[str, Sequence[float]],
+                        judges: Mapping[str, Any]) -> pd.DataFrame:
+    """What an adapted judge (:mod:`evalkit.adapted`) weighs on a set's items: the Table-1 methods' scores,
+    each of ``judges``' relevance ``f(h, r)`` (an encoder judge reading more turns, say) and the text features,
+    one row per item in the frame's order. The same function of each item's own texts on either half."""
+    from ..adapted import text_features  # evalkit.adapted imports the halves, which import this package
+
+    table = pd.DataFrame({method: np.asarray(values, dtype=float) for method, values in method_scores.items()})
+    contexts, responses = list(frame["context"]), list(frame["response"])
+    for name, judge in judges.items():
+        table[name] = judge.relevance(contexts, responses)
+    return pd.concat([table, text_features(frame).reset_index(drop=True)], axis=1)
