@@ -116,3 +116,13 @@ def test_credentials_in_an_endpoint_never_reach_the_run_identity(tmp_path: Path)
     config = job.load_job(path)
     assert config.judges["j"].base_url == "http://user:hunter2secret@h/v1"  # what the calls use
     assert "hunter2secret" not in json.dumps(config.identity())  # what the run store and reports keep
+
+
+def test_a_key_from_the_environment_in_an_endpoint_never_reaches_the_run_identity(tmp_path: Path, monkeypatch):
+    """The run store keeps an endpoint as a card does (evalkit.models.public_endpoint): a key copied from the
+    environment into the URL's path is masked as well as user-info and query values."""
+    monkeypatch.setenv("MYCORP_API_KEY", "envkey-7f3a9c1d2e")
+    path = tmp_path / "job.yml"
+    path.write_text("judges: {j: {kind: openai, model: m, base_url: 'http://h/envkey-7f3a9c1d2e/v1?sig=s1g2n3d4'}}\n")
+    identity = json.dumps(job.load_job(path).identity())
+    assert "envkey-7f3a9c1d2e" not in identity and "s1g2n3d4" not in identity and "http://h/***/v1?sig=***" in identity

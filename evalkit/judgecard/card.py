@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Sequence
 
 import numpy as np
@@ -44,7 +44,7 @@ from .checks import (ConsistencyRow, SlotRow, _consistency_row, _length_panel, _
                      same_context_pairs)
 from .sets import HalfChoice, HumanSet, card_items, noise_ceiling
 from .judges import CannotScore, CardJudge, build_judge
-from .spec import JudgeSpec, parse_spec
+from .spec import JudgeSpec, parse_spec, public_record
 
 __all__ = ["LabelRow", "SlotRow", "ConsistencyRow", "SetCost", "SetScores", "Card", "judge_card", "merge_cards", "same_context_pairs"]
 
@@ -129,6 +129,19 @@ class Card:
     notes: tuple[str, ...] = field(default=())
     scores: tuple[SetScores, ...] = ()  # each set's scores, item by item (what a leaderboard resamples)
     consistency: tuple[ConsistencyRow, ...] = ()
+
+    def __post_init__(self):
+        # A card is shared (card.json, card.html, the board's pages): it keeps its judge's name, spec, notes and
+        # abstained texts with every credential masked, however it was made (spec.public_record).
+        shared = public_record({"base_url": self.spec.get("base_url"), "judge": self.judge, "spec": dict(self.spec),
+                                "notes": list(self.notes), "skipped": [list(s) for s in self.skipped],
+                                "examples": [[list(e) for e in c.examples] for c in self.costs]})
+        object.__setattr__(self, "judge", shared["judge"])
+        object.__setattr__(self, "spec", shared["spec"])
+        object.__setattr__(self, "notes", tuple(shared["notes"]))
+        object.__setattr__(self, "skipped", tuple(map(tuple, shared["skipped"])))
+        object.__setattr__(self, "costs", tuple(replace(c, examples=tuple(map(tuple, e)))
+                                                for c, e in zip(self.costs, shared["examples"])))
 
     def table(self) -> pd.DataFrame:
         return pd.DataFrame([asdict(row) for row in self.rows])

@@ -45,7 +45,7 @@ from typing import Any
 
 from ..specfile import Fields, SpecError, read_yaml
 
-__all__ = ["KINDS", "METRIC_KINDS", "JudgeSpec", "parse_spec", "read_spec_file"]
+__all__ = ["KINDS", "METRIC_KINDS", "JudgeSpec", "parse_spec", "read_spec_file", "public_record"]
 
 METRIC_KINDS = ("length", "bleu2", "rouge-l", "cosine", "bertscore")
 KINDS = (*METRIC_KINDS, "encoder", "paireval", "directeval", "reader", "lm", "lm-pair", "lora", "scores")
@@ -81,14 +81,55 @@ class JudgeSpec:
 
     @property
     def title(self) -> str:
+        """The judge's name on its card and the board: ``name`` when given (a label of one's own), else made
+        from the fields, with the endpoint's host and path (:func:`~evalkit.models.endpoint_label`) so that one
+        model served from two endpoints makes two judges; credentials masked either way.
+
+        >>> JudgeSpec("lm", prompt="likert", backend="openai", model="m", base_url="http://u:pw@10.0.0.2:80/v1").title
+        'lm:likert (openai m at 10.0.0.2:80/v1)'
+        """
         if self.name:
-            return self.name
+            return public_record({"name": self.name, "base_url": self.base_url})["name"]
+        from ..models.redaction import endpoint_label
+
         detail = self.recipe or self.prompt or ("template" if self.template else None)
-        model = f" ({self.backend} {self.model})" if self.kind in DOOR_KINDS and self.model else ""
+        where = f" at {endpoint_label(self.base_url)}" if self.base_url else ""
+        model = f" ({self.backend} {self.model}{where})" if self.kind in DOOR_KINDS and self.model else ""
         return f"{self.kind}:{detail}{model}" if detail else f"{self.kind}{model}"
 
     def as_record(self) -> dict[str, Any]:
-        return {key: list(value) if isinstance(value, tuple) else value for key, value in asdict(self).items()}
+        """The spec as plain values that may be shared (a card's ``spec``): see :func:`public_record`."""
+        return public_record({key: list(value) if isinstance(value, tuple) else value
+                              for key, value in asdict(self).items()})
+
+
+def public_record(record: dict[str, Any]) -> dict[str, Any]:
+    """A judge's record as a card or a board may keep it: its ``base_url`` as
+    :func:`~evalkit.models.public_endpoint` gives it, and every other text redacted with that endpoint's
+    credentials and the environment's (:func:`~evalkit.models.redact`), so that a password, a query secret or
+    a key copied from the environment into any field is written nowhere.
+
+    >>> public_record({"kind": "lm", "name": "mine ?token=abcdef12", "base_url": "http://u:pw123@h/v1?key=K9"})
+    {'kind': 'lm', 'name': 'mine ?token=***', 'base_url': 'http://***@h/v1?key=***'}
+    """
+    from ..models.redaction import configured_secrets, environment_secrets, public_endpoint, redact
+
+    base_url = record.get("base_url")
+    base_url = base_url if isinstance(base_url, str) else None
+    secrets = [*configured_secrets(base_url), *environment_secrets()] if base_url else environment_secrets()
+
+    def shown(key: str, value: Any) -> Any:
+        if key == "base_url" and isinstance(value, str):
+            return public_endpoint(value)
+        if isinstance(value, str):
+            return redact(value, secrets)
+        if isinstance(value, list):
+            return [shown("", item) for item in value]
+        if isinstance(value, dict):
+            return {redact(str(k), secrets): shown(str(k), v) for k, v in value.items()}
+        return value
+
+    return {key: shown(key, value) for key, value in record.items()}
 
 
 def _recipes() -> tuple[str, ...]:

@@ -26,10 +26,11 @@ from .cached import CachedBackend, open_backend
 from .hf import TransformersBackend, _folder_fingerprint, _label_result
 from .llamacpp import _REWRITE_VERSION, LlamaCppBackend, _engine_gguf, _file_identity
 from .openai_compatible import DEFAULT_API_KEY_ENV, OpenAICompatibleBackend, _chat_url, _logprobs_problem
-from .redaction import configured_secrets, redact
+from .redaction import configured_secrets, endpoint_label, environment_secrets, public_endpoint, redact
 from .retry import RetryPolicy
 
 __all__ = ["Messages", "LabelResult", "GenerationResult", "Backend", "BackendError", "BackendConfigError",
            "TransformersBackend", "LlamaCppBackend", "OpenAICompatibleBackend", "RetryPolicy", "CachedBackend",
-           "open_backend", "parse_label", "one_hot", "redact", "configured_secrets", "DEFAULT_API_KEY_ENV",
+           "open_backend", "parse_label", "one_hot", "redact", "configured_secrets", "environment_secrets",
+           "public_endpoint", "endpoint_label", "DEFAULT_API_KEY_ENV",
            "ParsedVerdicts", "warn_if_parsed", "label_probs_each"]

@@ -14,7 +14,12 @@ cache keys and rows), telemetry, run stores and reports.
    ``ghp_...``, ``AKIA...``, ``AIza...``, ``xox?-...`` keys and JSON web tokens.
 
 The function is pure (its result depends on ``text`` and ``secrets`` only), so a backend name built with it
-is the same in every process. :func:`configured_secrets` lists the secrets a backend is configured with.
+is the same in every process. :func:`configured_secrets` lists the secrets a backend is configured with,
+:func:`environment_secrets` the credentials in the environment.
+
+What a record shared with others — a judge card, a leaderboard, a run store, a grid unit — keeps of an
+endpoint is :func:`public_endpoint` (the URL redacted with its own credentials and the environment's), and
+what a judge's name says of it is :func:`endpoint_label` (host, port and path only).
 """
 from __future__ import annotations
 
@@ -22,10 +27,11 @@ import base64
 import json
 import os
 import re
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 from urllib.parse import quote, unquote, urlsplit
 
-__all__ = ["redact", "configured_secrets", "url_credentials", "MASK", "MIN_FRAGMENT"]
+__all__ = ["redact", "configured_secrets", "environment_secrets", "public_endpoint", "endpoint_label",
+           "url_credentials", "MASK", "MIN_FRAGMENT"]
 
 MASK = "***"
 MIN_FRAGMENT = 6  # a run this long of a configured secret is masked wherever it appears
@@ -158,6 +164,56 @@ def configured_secrets(base_url: str | None = None, api_key_env: str | None = No
     if query and base_url:
         secrets.extend(value for value in _query_values(base_url) if len(value) >= MIN_FRAGMENT)
     return [secret for secret in secrets if secret]
+
+
+# An environment variable whose name ends in one of these words holds a credential (OPENAI_API_KEY, HF_TOKEN,
+# AWS_SECRET_ACCESS_KEY, PGPASSWORD...).
+_SECRET_VARIABLE = re.compile(r"(?i)(^|_)(api_?key|access_?key|key|token|secret|secret_?access_?key|password|"
+                              r"passwd|pass|credentials?)$|^pgpassword$")
+
+
+def environment_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
+    """The values of the environment variables named as credentials (``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``,
+    ``*_PASSWORD``...) of at least ``MIN_FRAGMENT`` characters, for :func:`redact`: a key copied from the
+    environment into a spec, a URL or a command is masked wherever a shared record writes it.
+
+    >>> environment_secrets({"OPENAI_API_KEY": "sk-0123456789", "HF_TOKEN": "hf_abcdefgh", "HOME": "/home/me",
+    ...                      "SSH_AUTH_SOCK": "/tmp/agent", "MY_PASSWORD": "short"})
+    ['sk-0123456789', 'hf_abcdefgh']
+    """
+    environ = os.environ if environ is None else environ
+    return [value for name, value in environ.items()
+            if _SECRET_VARIABLE.search(name) and isinstance(value, str) and len(value) >= MIN_FRAGMENT]
+
+
+def public_endpoint(base_url: str | None, api_key_env: str | None = None) -> str | None:
+    """What a shared record keeps of an endpoint (a judge card, a leaderboard, a run store, a grid unit):
+    ``base_url`` through :func:`redact` with the credentials it carries (:func:`configured_secrets`, the key in
+    ``api_key_env`` among them) and those of the environment (:func:`environment_secrets`). None stays None.
+
+    >>> public_endpoint("http://user:hunter2@10.0.0.7:8000/v1?api_key=abc123&token=t0k3n9")
+    'http://***@10.0.0.7:8000/v1?api_key=***&token=***'
+    """
+    if base_url is None:
+        return None
+    return redact(base_url, [*configured_secrets(base_url, api_key_env), *environment_secrets()])
+
+
+def endpoint_label(base_url: str) -> str:
+    """Where an endpoint is, for a name: host, port and path of :func:`public_endpoint` (no user-info, no
+    query), so that judges served from different endpoints are named apart and no credential is in a name.
+
+    >>> endpoint_label("https://user:pw@api.example.com:8443/v1/?key=k3y0123")
+    'api.example.com:8443/v1'
+    """
+    shown = public_endpoint(base_url) or ""
+    try:
+        parts = urlsplit(shown)
+    except ValueError:
+        return shown
+    if not parts.netloc:
+        return shown
+    return parts.netloc.rpartition("@")[2] + parts.path.rstrip("/")
 
 
 def _query_values(url: str) -> list[str]:

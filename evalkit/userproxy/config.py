@@ -133,11 +133,12 @@ class JobConfig:
 
 
 def _masked(value: Any) -> Any:
-    """``value`` with every ``base_url`` string redacted (:func:`evalkit.models.redact`)."""
-    from ..models import redact
+    """``value`` with every ``base_url`` string as a shared record keeps it (:func:`evalkit.models.public_endpoint`)."""
+    from ..models import public_endpoint
 
     if isinstance(value, dict):
-        return {k: redact(v) if k == "base_url" and isinstance(v, str) else _masked(v) for k, v in value.items()}
+        return {k: public_endpoint(v) if k == "base_url" and isinstance(v, str) else _masked(v)
+                for k, v in value.items()}
     if isinstance(value, list):
         return [_masked(v) for v in value]
     return value

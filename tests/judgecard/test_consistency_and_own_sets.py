@@ -262,7 +262,7 @@ def test_lm_pair_and_lora_specs(tmp_path):
     path.write_text("kind: lm-pair\nbackend: openai\nmodel: qwen\nbase_url: http://127.0.0.1:9/v1\n")
     spec = read_spec_file(path)
     assert (spec.backend, spec.model, spec.base_url) == ("openai", "qwen", "http://127.0.0.1:9/v1")
-    assert spec.title == "lm-pair (openai qwen)"
+    assert spec.title == "lm-pair (openai qwen at 127.0.0.1:9/v1)"  # the endpoint names the judge apart
     path.write_text("kind: lm-pair\ntemplate: 'Reply: {candidate}'\n")
     with pytest.raises(SpecError, match="template.*only an lm judge reads it"):
         read_spec_file(path)

@@ -1,0 +1,104 @@
+"""No credential in what a card or a board writes, and judges on different endpoints named apart: cards are made
+from spec files whose endpoint carries a password, a query secret or a key copied from the environment, then
+ranked; every file written is searched for every secret."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from evalkit.judgecard import Card, judge_card, parse_spec
+from evalkit.judgecard.cli import main
+from evalkit.models import CachedBackend
+from evalkit.paireval.schema import write_meta_eval
+
+from tests.fakes import ScriptedBackend
+
+PASSWORD, API_KEY, TOKEN, ENV_KEY = "pw-Secret-77x", "QSapi9d8e7f6a", "QStok1a2b3c4d", "envkey-7f3a9c1d2e"
+SECRETS = (PASSWORD, API_KEY, TOKEN, ENV_KEY)
+# One endpoint per form of secret, each on its own host (the names must tell them apart).
+ENDPOINTS = {"userinfo": f"http://alice:{PASSWORD}@10.0.0.1:8000/v1",
+             "api_key": f"http://10.0.0.2:8000/v1?api_key={API_KEY}",
+             "token": f"https://judge.example.org/v1?token={TOKEN}&x=1",
+             "environment": f"http://10.0.0.4:8000/{ENV_KEY}/v1"}
+
+
+@pytest.fixture
+def door(monkeypatch):
+    """The model door answers from a script (no server); the environment holds a key."""
+    monkeypatch.setenv("MYCORP_API_KEY", ENV_KEY)
+    monkeypatch.setattr("evalkit.models.open_backend", lambda kind, model, **options: CachedBackend(
+        ScriptedBackend(lambda text: "4" if "context 1" in text or "context 3" in text else "2", "openai:fake-model")))
+
+
+def _spec(tmp_path: Path, form: str, url: str, **extra: str) -> Path:
+    path = tmp_path / f"{form}.yml"
+    fields = {"kind": "lm", "prompt": "likert", "backend": "openai", "model": "fake-model", "base_url": url, **extra}
+    path.write_text("".join(f"{key}: {json.dumps(value)}\n" for key, value in fields.items()))
+    return path
+
+
+def _own_set(tmp_path: Path) -> Path:
+    rows = [{"context": [f"context {c // 2} of the talk"], "response": f"reply {c} " + "w " * (c % 4), "score": c % 5}
+            for c in range(16)]
+    return write_meta_eval(pd.DataFrame(rows), tmp_path / "mine.jsonl")
+
+
+def _leaks(folder: Path) -> list[tuple[str, str]]:
+    return [(str(path), secret) for path in folder.rglob("*") if path.is_file()
+            for secret in SECRETS if secret in path.read_text(errors="replace") or secret in str(path)]
+
+
+def test_no_secret_in_any_card_or_board_file(door, tmp_path, capsys):
+    own = _own_set(tmp_path)
+    for form, url in ENDPOINTS.items():
+        assert main(["card", "--judge", str(_spec(tmp_path, form, url)), "--set", str(own), "--half", "all",
+                     "--bootstrap", "20", "--out", str(tmp_path / "cards" / form)]) == 0
+    # A label of one's own that holds a secret is masked too.
+    assert main(["card", "--judge", str(_spec(tmp_path, "label", ENDPOINTS["api_key"], name=f"mine {ENV_KEY}")),
+                 "--set", str(own), "--half", "all", "--bootstrap", "20", "--out", str(tmp_path / "cards" / "label")]) == 0
+    assert main(["leaderboard", "--cards", str(tmp_path / "cards"), "--bootstrap", "20",
+                 "--out", str(tmp_path / "board")]) == 0
+    printed = capsys.readouterr()
+    assert "5 judges from 5 cards" in printed.out
+    assert not [s for s in SECRETS if s in printed.out + printed.err]
+    assert len(list((tmp_path / "board" / "cards").rglob("card.html"))) == 5
+    assert not _leaks(tmp_path / "cards") and not _leaks(tmp_path / "board")
+    record = json.loads((tmp_path / "cards" / "userinfo" / "card.json").read_text())
+    assert record["spec"]["base_url"] == "http://***@10.0.0.1:8000/v1"
+    assert record["judge"] == "lm:likert (openai fake-model at 10.0.0.1:8000/v1)"
+    token = json.loads((tmp_path / "cards" / "token" / "card.json").read_text())
+    assert token["spec"]["base_url"] == "https://judge.example.org/v1?token=***&x=***"
+
+
+def test_a_card_read_back_or_made_by_hand_keeps_no_secret(monkeypatch):
+    """However a card is made (from a record, by hand, merged), its judge, spec, notes and skipped reasons are
+    masked: a card.json written by an older kit is masked when a board rewrites it."""
+    monkeypatch.setenv("MYCORP_API_KEY", ENV_KEY)
+    spec = {"kind": "lm", "base_url": ENDPOINTS["userinfo"], "source": f"http://x/?token={TOKEN}"}
+    card = Card(f"judge {ENV_KEY}", spec, "all", 0, 0, (), (), (), (("set", f"cannot reach {ENDPOINTS['userinfo']}"),),
+                (f"note with {PASSWORD}",))
+    text = card.to_json()
+    assert not [s for s in SECRETS if s in text]
+    assert not [s for s in SECRETS if s in Card.from_record(json.loads(text)).to_json()]
+
+
+def test_judges_on_different_endpoints_have_different_names(door, tmp_path):
+    """The same model and prompt served from two endpoints are two judges (a board refused their cards as one
+    judge's "sets scored twice"); a name of one's own is kept as given."""
+    first = parse_spec(str(_spec(tmp_path, "a", "http://10.0.0.1:8000/v1")))
+    second = parse_spec(str(_spec(tmp_path, "b", "http://10.0.0.2:8000/v1")))
+    assert first.title == "lm:likert (openai fake-model at 10.0.0.1:8000/v1)" and first.title != second.title
+    assert parse_spec(str(_spec(tmp_path, "c", "http://10.0.0.1:8000/v1", name="ours"))).title == "ours"
+    own = _own_set(tmp_path)
+    for name, spec in (("a", first), ("b", second)):
+        card = judge_card(spec, [str(own)], half="all", bootstrap=0)
+        from evalkit.judgecard import write_card
+
+        write_card(card, tmp_path / "cards" / name)
+    assert main(["leaderboard", "--cards", str(tmp_path / "cards"), "--bootstrap", "10",
+                 "--out", str(tmp_path / "board")]) == 0
+    judges = {row["judge"] for row in json.loads((tmp_path / "board" / "leaderboard.json").read_text())}
+    assert judges == {first.title, second.title}
