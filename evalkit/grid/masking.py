@@ -6,7 +6,7 @@ import re
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from ..models import redact
+from ..models.redaction import MASK, public_endpoint, redact
 
 # A parameter whose name ends in one of these words holds a credential: its value is never shown.
 _SECRET_NAME = re.compile(r"(?i)(^|[_-])(pass(word|wd|phrase)?|secret|token|credentials?|auth(orization)?|"
@@ -15,18 +15,13 @@ _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S+")
 
 
 def _mask_url(text: str) -> str:
-    """A URL with its user-info and every query value masked (other text as it is).
+    """A URL as a shared record keeps it (:func:`evalkit.models.public_endpoint`: user-info and every query value
+    masked, and the environment's credentials); other text as it is.
 
     >>> _mask_url("http://me:pw@host:8000/v1?key=K&sig=S&flag")
-    'http://***@host:8000/v1?key=***&sig=***&flag'
+    'http://***@host:8000/v1?key=***&sig=***&***'
     """
-    if not _URL.fullmatch(text):
-        return text
-    parts = urlsplit(text)
-    netloc = f"***@{parts.netloc.rpartition('@')[2]}" if "@" in parts.netloc else parts.netloc
-    pairs = (part.partition("=") for part in parts.query.split("&"))
-    query = "&".join(f"{name}=***" if eq else name for name, eq, _ in pairs)
-    return parts._replace(netloc=netloc, query=query).geturl()
+    return public_endpoint(text) if _URL.fullmatch(text) else text
 
 
 def _secrets(value: Any, name: str = "") -> list[str]:
@@ -48,6 +43,53 @@ def _secrets(value: Any, name: str = "") -> list[str]:
             if len(query_value) >= 6:  # shorter values (json, en, 1) would mask ordinary words
                 found += [query_value, unquote(query_value)]
     return sorted({s for s in found if len(s) >= 4}, key=len, reverse=True)
+
+
+def _secret_option(argument: str) -> bool:
+    """Whether a command argument is an option named as a credential (``--password``, ``--api-key=...``).
+
+    >>> [_secret_option(a) for a in ("--password", "--db-password=x", "-token", "--seed", "password")]
+    [True, True, True, False, False]
+    """
+    name = argument.lstrip("-").partition("=")[0]
+    return argument.startswith("-") and bool(name) and bool(_SECRET_NAME.search(name))
+
+
+def _command_secrets(arguments: list[str]) -> list[str]:
+    """The credentials written into a command's arguments: the argument after an option named as one
+    (``"--password", "hunter2"``) and the value after its ``=`` (``"--api-key=k3y"``).
+
+    >>> _command_secrets(["tool", "--password", "hunter2", "--api-key=k3y0", "--seed", "1"])
+    ['hunter2', 'k3y0']
+    """
+    found = []
+    for index, argument in enumerate(arguments):
+        if not _secret_option(argument):
+            continue
+        if "=" in argument:
+            found.append(argument.partition("=")[2])
+        elif index + 1 < len(arguments) and not arguments[index + 1].startswith("-"):
+            found.append(arguments[index + 1])
+    return [value for value in found if value]
+
+
+def _public_command(arguments: list[str]) -> list[str]:
+    """A command's arguments as a record may keep them: a literal credential (see :func:`_command_secrets`) is
+    ``***``; a placeholder stays (its value is masked with the unit's values).
+
+    >>> _public_command(["tool", "--password", "hunter2", "--token={token}", "--api-key=k3y0", "-x", "1"])
+    ['tool', '--password', '***', '--token={token}', '--api-key=***', '-x', '1']
+    """
+    shown = list(arguments)
+    for index, argument in enumerate(arguments):
+        if not _secret_option(argument):
+            continue
+        if "=" in argument:
+            option, _, value = argument.partition("=")
+            shown[index] = argument if "{" in value else f"{option}={MASK}"
+        elif index + 1 < len(arguments) and not arguments[index + 1].startswith("-") and "{" not in arguments[index + 1]:
+            shown[index + 1] = MASK
+    return shown
 
 
 def _public(value: Any, secrets: list[str], name: str = "") -> Any:

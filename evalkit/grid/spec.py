@@ -15,7 +15,7 @@ from typing import Any
 
 from ..models import redact
 from ..specfile import Fields, SpecError, read_yaml
-from .masking import _mask_url, _public, _secrets, _shown
+from .masking import _command_secrets, _mask_url, _public, _public_command, _secrets, _shown
 
 
 class GridSpecError(SpecError):
@@ -43,20 +43,40 @@ class GridUnit:
         >>> GridUnit("command", '["echo"]', {"seed": 1, "base_url": "http://u:pw@host/v1"}).unit_id
         'seed=1-afe8b488'
         """
-        readable = ",".join(f"{k}={_short(v)}" for k, v in sorted(self.params.items()) if _shown(k, v))[:80]
+        secrets = self.secrets  # a value passed as a credential (--password {pw}) is not shown either
+        readable = ",".join(f"{k}={_short(v)}" for k, v in sorted(self.params.items())
+                            if _shown(k, v) and not any(secret in str(v) for secret in secrets))[:80]
         digest = hashlib.sha256(json.dumps([self.kind, self.target, self.params, self.base_params],
                                            sort_keys=True).encode()).hexdigest()[:8]
         return f"{readable}-{digest}" if readable else digest
 
     @property
     def secrets(self) -> list[str]:
-        """The credentials in this unit's values (masked in everything written)."""
-        return _secrets(self.params)
+        """The credentials in this unit's values and in its command's arguments (``"--password", "..."``, filled
+        with the values): masked in everything written, the command's output among it."""
+        found = _secrets(self.params)
+        if self.kind == "command":
+            try:
+                arguments = [fill(part, self.params) for part in json.loads(self.target)]
+            except (ValueError, KeyError, TypeError):
+                arguments = []
+            found += [value for value in _command_secrets(arguments) if len(value) >= 4]
+        return sorted(set(found), key=len, reverse=True)
 
     def public(self) -> dict[str, Any]:
         """What a record stores of the unit: kind, target, parameters, base parameters and time limit, with
-        credentials masked (``workdir`` is where, not what, and is left out)."""
-        return _public({k: v for k, v in asdict(self).items() if k != "workdir"}, self.secrets)
+        credentials masked (``workdir`` is where, not what, and is left out).
+
+        >>> GridUnit("command", '["tool", "--password", "hunter2", "{x}"]', {"x": 1}).public()["target"]
+        '["tool", "--password", "***", "{x}"]'
+        """
+        values = {k: v for k, v in asdict(self).items() if k != "workdir"}
+        if self.kind == "command":
+            try:
+                values["target"] = json.dumps(_public_command(json.loads(self.target)))
+            except (ValueError, TypeError):
+                pass
+        return _public(values, self.secrets)
 
 
 def _short(value: Any) -> str:
@@ -139,7 +159,9 @@ def parse_grid(raw: Any, *, source: str = "grid spec", base_dir: str | Path = ".
     try:
         return _parse_grid(raw, source, Path(base_dir).resolve())
     except GridSpecError as error:
-        raise GridSpecError(redact(_mask_url(str(error)), _secrets(raw))) from None
+        command = raw.get("command") if isinstance(raw, dict) else None
+        literals = _command_secrets([str(c) for c in command]) if isinstance(command, list) else []
+        raise GridSpecError(redact(_mask_url(str(error)), [*_secrets(raw), *literals])) from None
 
 
 def _parse_grid(raw: Any, source: str, base: Path) -> GridSpec:

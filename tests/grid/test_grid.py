@@ -179,7 +179,7 @@ def test_worker_processes_do_not_keep_a_dead_drivers_lock(tmp_path):
     assert not left, f"workers of the killed driver still alive: {left}"
 
 
-# --------------------------------------------------------------------------- issue 26
+# --------------------------------------------------------------------------- credentials
 
 PASSWORD, KEY, SIG, TOKEN = "hunter2pw", "KEYSECRET1", "SIGSECRET22", "tok-abcdef123"
 SECRET_URL = f"http://user:{PASSWORD}@127.0.0.1:9/v1?key={KEY}&sig={SIG}"
@@ -233,6 +233,37 @@ def test_credentials_reach_the_command_and_no_output(tmp_path, capsys):
     with pytest.raises(grid.GridSpecError, match="listed more than once") as refused:
         grid.load_grid(path)
     assert not _leaks(str(refused.value))
+
+
+LITERAL_PW, LITERAL_KEY, FILLED_PW = "Lit3ral-pw-x", "k3y-literal-0099", "filled-pw-4242"
+# A unit that prints its whole command line to both outputs and in its result.
+ARGV_UNIT = ("import json, sys; print('argv', sys.argv[1:]); print(' '.join(sys.argv[1:]), file=sys.stderr); "
+             "print(json.dumps(dict(args=' '.join(sys.argv[1:]))))")
+
+
+def test_a_commands_literal_password_is_masked_in_records_and_outputs(tmp_path):
+    """``"--password", "..."`` written into the command list (not a parameter) reached unit.json and the unit's
+    stdout/stderr files; so did ``--api-key=...`` and a password option filled from a parameter not named as a
+    credential."""
+    spec = command_spec(tmp_path, command=[sys.executable, "-c", ARGV_UNIT, "--password", LITERAL_PW,
+                                           f"--api-key={LITERAL_KEY}", "--db-password", "{pw}", "--seed", "{x}"],
+                        grid={"x": [1, 2]}, fixed={"pw": FILLED_PW}, retries=0)
+    outcome = grid.run_grid(spec)
+    assert not outcome.failed and len(outcome.ran) == 2
+    files = [p for p in (tmp_path / "out").rglob("*") if p.is_file()]
+    assert {p.name for p in files} >= {"unit.json", "stdout.txt", "stderr.txt"}
+    for file in files:
+        text = file.read_text(errors="replace")
+        assert not [s for s in (LITERAL_PW, LITERAL_KEY, FILLED_PW) if s in text or s in str(file)], (file, text[:300])
+    record = json.loads(next(p for p in files if p.name == "unit.json").read_text())
+    command = json.loads(record["unit"]["target"])
+    assert command[3:8] == ["--password", "***", "--api-key=***", "--db-password", "{pw}"]
+    assert "--seed" in (tmp_path / "out" / "units" / outcome.ran[0] / "stdout.txt").read_text()
+    assert grid._finished(tmp_path / "out", expand_one(spec))  # the masked record still marks its unit done
+
+
+def expand_one(spec: grid.GridSpec) -> grid.GridUnit:
+    return grid.expand(spec)[0]
 
 
 # Units 1 and 2 finish at once; a later unit starts a grandchild, notes both pids, and sleeps as long as the
