@@ -295,6 +295,22 @@ def test_a_bad_scores_file_is_named(tmp_path):
         ScoresJudge(str(path), "mine")
 
 
+def test_a_scores_file_with_a_repeated_item_id_is_refused_naming_file_line_and_id(tmp_path, capsys):
+    """A repeated id kept the last row's score without a word (Pearson 0.538 became 0.039); ``--add`` refuses
+    repeated ids, and so does ``--scores``."""
+    path = tmp_path / "s.jsonl"
+    rows = [{"item_id": f"i{k}", "context": ["a"], "response": f"r{k}", "score": k, "score_judge": k} for k in range(4)]
+    rows.append({**rows[1], "score_judge": -7})
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    with pytest.raises(MetaEvalFormatError, match=r"s\.jsonl, line 5, field 'item_id': 'i1' is already the id of "
+                                                  r"line 2"):
+        ScoresJudge(str(path))
+    assert main(["card", "--scores", str(path), "--set", str(path), "--half", "all", "--bootstrap", "0",
+                 "--out", str(tmp_path / "out")]) == 2
+    assert "s.jsonl, line 5, field 'item_id': 'i1'" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
 # --------------------------------------------------------------------------- specs
 
 @pytest.mark.parametrize("text, message", [
