@@ -1,4 +1,4 @@
-"""A report card for any dialogue judge (issue 24): agreement with people on every human-scored set, beside
+"""A report card for any dialogue judge: agreement with people on every human-scored set, beside
 the human noise ceiling of the same items, with length and position biases, abstentions and cost.
 
 * :mod:`.spec` — what is judged: :class:`JudgeSpec` from a ``--judge`` string or a YAML file;
@@ -9,7 +9,9 @@ the human noise ceiling of the same items, with length and position biases, abst
   costs; each set's item scores, :meth:`Card.set_scores`); :mod:`.checks` — the length, slot and
   self-consistency checks it runs on the same items;
 * :mod:`.render` — the self-contained HTML page; :mod:`.leaderboard` — judges side by side, ranked by mean
-  share of the ceiling with ties called; :mod:`.cli` — ``evalkit judge card`` and ``evalkit judge leaderboard``.
+  share of the ceiling with ties called; :mod:`.verify` — what the board checks of a card before it ranks it
+  (rows recomputed from the item scores, the answer key flagged); :mod:`.cli` — ``evalkit judge card`` and
+  ``evalkit judge leaderboard``.
 
 Names are imported on first use, so that ``evalkit``'s command line starts without pandas.
 
@@ -34,7 +36,9 @@ from ._names import SET_NAMES
 _HOMES = {"card": ("Card", "LabelRow", "SlotRow", "ConsistencyRow", "SetCost", "SetScores", "judge_card", "merge_cards",
                    "same_context_pairs"),
           "render": ("card_html", "card_fragment", "write_card"),
-          "leaderboard": ("Standing", "standings", "standings_frame", "leaderboard_markdown", "board_sentence"),
+          "leaderboard": ("Standing", "standings", "standings_frame", "leaderboard_markdown", "leaderboard_html",
+                          "board_sentence"),
+          "verify": ("card_flags",),
           "sets": ("Ceiling", "HumanSet", "from_meta_eval", "from_upheld_labels", "load_set", "noise_ceiling",
                    "upheld_folder_set"),
           "spec": ("KINDS", "JudgeSpec", "parse_spec", "read_spec_file"),

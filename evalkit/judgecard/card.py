@@ -46,7 +46,8 @@ from .sets import HalfChoice, HumanSet, card_items, noise_ceiling
 from .judges import CannotScore, CardJudge, build_judge
 from .spec import JudgeSpec, parse_spec, public_record
 
-__all__ = ["LabelRow", "SlotRow", "ConsistencyRow", "SetCost", "SetScores", "Card", "judge_card", "merge_cards", "same_context_pairs"]
+__all__ = ["LabelRow", "SlotRow", "ConsistencyRow", "SetCost", "SetScores", "Card", "judge_card", "merge_cards",
+           "same_context_pairs", "check_set_scores"]
 
 _KEPT_EXAMPLES = 20
 
@@ -186,26 +187,81 @@ class Card:
     @classmethod
     def from_record(cls, record: dict[str, Any], *, source: str = "card") -> "Card":
         """The card a :meth:`record` (e.g. a ``card.json``) holds; None in it is NaN again. Raises
-        ``ValueError`` naming ``source`` and the field when the record is not a card's."""
+        ``ValueError`` naming ``source`` and the field when the record is not a card's, or when its item scores
+        are not one finite number (or null) per item, each item once (:func:`check_set_scores`)."""
         def nan(value):
             return float("nan") if value is None else value
 
+        if not isinstance(record, dict):
+            raise ValueError(f"{source}: not a judge card's record (a JSON object)")
+        field_name = "rows"
         try:
             rows = tuple(LabelRow(**{k: nan(v) for k, v in row.items()}) for row in record["rows"])
+            field_name = "slots"
             slots = tuple(SlotRow(**{k: nan(v) for k, v in row.items()}) for row in record["slots"])
+            field_name = "costs"
             costs = tuple(SetCost(**{**row, "examples": tuple(map(tuple, row["examples"]))})
                           for row in record["costs"])
-            scores = tuple(SetScores(row["set"], tuple(map(str, row["item_ids"])),
-                                     tuple(float(nan(v)) for v in row["scores"])) for row in record.get("scores", []))
+            field_name = "scores"
+            scores = tuple(_read_set_scores(row, f"{source}, field 'scores[{k}]'")
+                           for k, row in enumerate(record.get("scores", [])))
+            field_name = "consistency"
             consistency = tuple(ConsistencyRow(**{k: nan(v) for k, v in row.items()})
                                 for row in record.get("consistency", []))
-            return cls(str(record["judge"]), dict(record["spec"]), str(record["half"]), int(record["bootstrap"]),
+            field_name = "judge, spec, half, bootstrap, seed, skipped or notes"
+            card = cls(str(record["judge"]), dict(record["spec"]), str(record["half"]), int(record["bootstrap"]),
                        int(record["seed"]), rows, slots, costs, tuple(map(tuple, record["skipped"])),
                        tuple(record["notes"]), scores, consistency)
         except KeyError as missing:
             raise ValueError(f"{source}: not a judge card's record (no field {missing})") from None
-        except TypeError as wrong:
-            raise ValueError(f"{source}: a row of the card does not fit its fields ({wrong})") from None
+        except (TypeError, AttributeError) as wrong:
+            raise ValueError(f"{source}, field '{field_name}': a row of the card does not fit its fields "
+                             f"({wrong})") from None
+        except ValueError as wrong:
+            if str(wrong).startswith(source):
+                raise
+            raise ValueError(f"{source}, field '{field_name}': {wrong}") from None
+        sets = [entry.set for entry in scores]
+        twice = sorted({name for name in sets if sets.count(name) > 1})
+        if twice:
+            raise ValueError(f"{source}, field 'scores': set {twice[0]!r} has two entries (each set once)")
+        return card
+
+
+def _read_set_scores(entry: dict[str, Any], where: str) -> SetScores:
+    """One ``scores`` entry of a card's record, checked (see :func:`check_set_scores`)."""
+    values = []
+    for index, value in enumerate(entry["scores"]):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise ValueError(f"{where}.scores[{index}]: {value!r} is not a number (null: not scored)")
+        values.append(float("nan") if value is None else float(value))
+    scores = SetScores(str(entry["set"]), tuple(map(str, entry["item_ids"])), tuple(values))
+    check_set_scores(scores, where)
+    return scores
+
+
+def check_set_scores(entry: SetScores, where: str) -> None:
+    """Raise ``ValueError`` naming ``where`` and the field unless ``entry`` holds one score per item, each item
+    once, every score finite or NaN (not scored): a repeated id would make a set's scores ambiguous, and an
+    infinite score (``1e309`` in JSON) has no correlation.
+
+    >>> check_set_scores(SetScores("s", ("a", "b", "a"), (1.0, 2.0, 3.0)), "card.json")
+    Traceback (most recent call last):
+    ...
+    ValueError: card.json.item_ids: item 'a' is listed 2 times (each item once)
+    """
+    if len(entry.item_ids) != len(entry.scores):
+        raise ValueError(f"{where}: {len(entry.item_ids)} item_ids but {len(entry.scores)} scores")
+    seen: dict[str, int] = {}
+    for item in entry.item_ids:
+        seen[item] = seen.get(item, 0) + 1
+    repeated = [item for item, count in seen.items() if count > 1]
+    if repeated:
+        raise ValueError(f"{where}.item_ids: item {repeated[0]!r} is listed {seen[repeated[0]]} times (each item once)")
+    for index, value in enumerate(entry.scores):
+        if math.isinf(value):
+            raise ValueError(f"{where}.scores[{index}] (item {entry.item_ids[index]!r}): {value!r} is not a finite "
+                             "score")
 
 
 def merge_cards(cards: Sequence[Card]) -> Card:

@@ -81,14 +81,23 @@ def leaderboard(args: argparse.Namespace) -> int:
     if not files:
         raise FileNotFoundError(f"--cards {', '.join(args.cards)}: no card.json found")
     by_judge: dict[str, list] = {}
+    sources: dict[str, list[str]] = {}
     for path in files:
         try:
             record = json.loads(path.read_text(encoding="utf-8"))
         except ValueError as error:
             raise ValueError(f"{path}: not JSON ({error})") from None
+        except RecursionError:
+            raise ValueError(f"{path}: not a judge card (JSON nested too deeply to read)") from None
         card = Card.from_record(record, source=str(path))
         by_judge.setdefault(card.judge, []).append(card)
-    cards = [merge_cards(group) for group in by_judge.values()]
+        sources.setdefault(card.judge, []).append(str(path))
+    cards = []
+    for judge, group in by_judge.items():
+        try:
+            cards.append(merge_cards(group))
+        except ValueError as error:
+            raise ValueError(f"{', '.join(sources[judge])}: {error}") from None
     halves = {card.half for card in cards}
     if len(halves) > 1:
         raise ValueError(f"the cards report different halves ({', '.join(sorted(halves))}): rank one half at a time")
@@ -108,7 +117,8 @@ def leaderboard(args: argparse.Namespace) -> int:
         why = ("pass its folder with --add-upheld to rank on it" if name.startswith("upheld:")
                else "one score per item: no ceiling")
         print(f"note: {name} is on the cards but not in the ranking ({why})", file=sys.stderr)
-    board = standings(cards, human_sets, bootstrap=args.bootstrap, seed=args.seed)
+    board = standings(cards, human_sets, bootstrap=args.bootstrap, seed=args.seed,
+                      sources={judge: ", ".join(paths) for judge, paths in sources.items()})
     out = Path(args.out or "judge-leaderboard")
     links = {}
     for number, card in enumerate(cards):
@@ -118,8 +128,10 @@ def leaderboard(args: argparse.Namespace) -> int:
     (out / "leaderboard.json").write_text(standings_frame(board).to_json(orient="records", indent=1) + "\n",
                                           encoding="utf-8")
     for standing in board:
-        print(f"{standing.rank:3d}  {standing.judge}: mean share {standing.mean_share:.3f} "
+        print(f"{standing.rank or '-':>3}  {standing.judge}: mean share {standing.mean_share:.3f} "
               f"[{standing.share_low:.3f}, {standing.share_high:.3f}] over {standing.ceiling_rows} rows")
+        for flag in standing.flags:
+            print(f"note: {standing.judge} is not ranked: {flag}", file=sys.stderr)
     print(f"{len(cards)} judges from {len(files)} cards: {out / 'leaderboard.md'}, {out / 'leaderboard.json'}")
     return 0
 

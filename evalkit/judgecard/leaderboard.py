@@ -24,17 +24,25 @@ zero are tied, and the table says with whom (judges of equal rank are never apar
 ...                       "score": ratings.groupby("item_id", sort=False)["score"].mean().to_numpy(),
 ...                       "response": ["x"] * 40})
 >>> toy = HumanSet("toy", items, ("score",), ratings, "")
+>>> close = items["score"].to_numpy() + 0.3 * (items.index.to_numpy() % 3)
 >>> cards = [scored_card(name, toy, values) for name, values in
-...          (("people", items["score"].to_numpy()), ("noise", (items.index.to_numpy() * 7919) % 13))]
+...          (("close", close), ("noise", (items.index.to_numpy() * 7919) % 13), ("copy", items["score"] * 2))]
 >>> board = standings(cards, {"toy": toy}, bootstrap=200)
 >>> [(s.judge, s.rank) for s in board], board[0].mean_share > 0.9 > board[1].mean_share
-([('people', 1), ('noise', 2)], True)
+([('close', 1), ('noise', 2), ('copy', 0)], True)
+
+A card whose scores are the human scores (here doubled) holds the answer key: it is flagged, not ranked
+(:mod:`evalkit.judgecard.verify`).
+
+>>> board[2].flags[0][:68]
+'its scores on toy/score are a linear function of the human scores (r'
 """
 from __future__ import annotations
 
 import html
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Mapping, Sequence
+from urllib.parse import quote
 
 import numpy as np
 import pandas as pd
@@ -42,9 +50,10 @@ import pandas as pd
 from ..stats import _pearson_rows, group_resamples
 from .card import Card, LabelRow, SetScores
 from .sets import HumanSet, noise_ceiling
+from .verify import card_flags
 
-__all__ = ["Standing", "standings", "standings_frame", "leaderboard_markdown", "board_sentence", "row_ceilings",
-           "scored_card"]
+__all__ = ["Standing", "standings", "standings_frame", "leaderboard_markdown", "leaderboard_html", "board_sentence",
+           "row_ceilings", "scored_card"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +70,7 @@ class Standing:
     pearson_rows: int
     tied_with: tuple[str, ...]
     sets_skipped: tuple[str, ...]
+    flags: tuple[str, ...] = ()  # why the board does not rank it (evalkit.judgecard.verify); rank 0 then
 
 
 def row_ceilings(human_sets: Mapping[str, HumanSet], labels: Sequence[str] | None = None
@@ -130,20 +140,24 @@ def _interval(draws: np.ndarray) -> tuple[float, float]:
 
 
 def standings(cards: Sequence[Card], human_sets: Mapping[str, HumanSet], *, bootstrap: int = 1000,
-              seed: int = 0, labels: Sequence[str] | None = None) -> list[Standing]:
+              seed: int = 0, labels: Sequence[str] | None = None,
+              sources: Mapping[str, str] | None = None) -> list[Standing]:
     """The board: one :class:`Standing` per card, best first (see the module docstring). ``human_sets`` are the
     sets the cards scored, by name, restricted to the half the cards report; ``labels`` ranks on those
-    labels' rows only."""
+    labels' rows only. Each card is checked against ``human_sets`` first (:mod:`evalkit.judgecard.verify`): one
+    whose rows do not match its item scores, or whose scores are malformed, is refused naming
+    ``sources[judge]`` (its file) and the field; one that holds the answer key is flagged and not ranked."""
     names = [card.judge for card in cards]
     if len(set(names)) < len(names):
         raise ValueError(f"two cards share a judge name ({', '.join(sorted({n for n in names if names.count(n) > 1}))}):"
                          " merge them (merge_cards) or name the judges apart")
+    flags = card_flags(cards, human_sets, sources)
     ceilings = row_ceilings(human_sets, labels)
     judged = [_Rows(card, human_sets, ceilings) for card in cards]
     resamples: dict = {}
     share, interval = {}, {}
     for card, rows in zip(cards, judged):
-        if rows.rows:
+        if rows.rows and not flags[card.judge]:
             point, draws = _share_draws([rows], rows.rows, bootstrap=bootstrap, seed=seed, resamples=resamples)
             share[card.judge], interval[card.judge] = float(point[0]), _interval(draws[0])
     better = {card.judge: set() for card in cards}
@@ -151,7 +165,7 @@ def standings(cards: Sequence[Card], human_sets: Mapping[str, HumanSet], *, boot
     for a in range(len(cards)):
         for b in range(a + 1, len(cards)):
             rows = sorted(set(judged[a].rows) & set(judged[b].rows))
-            if not rows:
+            if not rows or flags[cards[a].judge] or flags[cards[b].judge]:
                 continue
             _, draws = _share_draws([judged[a], judged[b]], rows, bootstrap=bootstrap, seed=seed,
                                     resamples=resamples)
@@ -169,12 +183,19 @@ def standings(cards: Sequence[Card], human_sets: Mapping[str, HumanSet], *, boot
         pearsons = [row.pearson for row in card.rows if row.pearson == row.pearson
                     and (labels is None or row.label in labels)]
         name, nan = card.judge, float("nan")
-        board.append(Standing(name, 1 + len(better[name]), share.get(name, nan), *interval.get(name, (nan, nan)),
-                              len(rows.rows), float(np.mean(pearsons)) if pearsons else nan, len(pearsons),
-                              tuple(sorted(tied[name])), tuple(s for s, _ in card.skipped)))
-    # A judge without a defined share (no row, or r undefined on every row it has) is listed last, unranked.
-    return sorted(board, key=lambda s: (s.mean_share != s.mean_share, s.rank,
+        board.append(Standing(name, 0 if flags[name] else 1 + len(better[name]), share.get(name, nan),
+                              *interval.get(name, (nan, nan)), len(rows.rows),
+                              float(np.mean(pearsons)) if pearsons else nan, len(pearsons), tuple(sorted(tied[name])),
+                              tuple(s for s, _ in card.skipped), flags[name]))
+    # A judge without a defined share (no row, or r undefined on every row it has) is listed last, unranked;
+    # a flagged one after it.
+    return sorted(board, key=lambda s: (bool(s.flags), s.mean_share != s.mean_share, s.rank,
                                         -np.nan_to_num(s.mean_share, nan=-np.inf), s.judge))
+
+
+def _ranked(board: Sequence[Standing]) -> list[Standing]:
+    """The judges the board ranks: a defined share, no flag."""
+    return [s for s in board if s.mean_share == s.mean_share and not s.flags]
 
 
 def standings_frame(board: Sequence[Standing]) -> pd.DataFrame:
@@ -182,43 +203,81 @@ def standings_frame(board: Sequence[Standing]) -> pd.DataFrame:
     frame = pd.DataFrame([asdict(s) for s in board])
     frame["tied_with"] = [", ".join(t) for t in frame["tied_with"]]
     frame["sets_skipped"] = [", ".join(t) for t in frame["sets_skipped"]]
+    frame["flags"] = ["; ".join(t) for t in frame["flags"]]
     return frame
 
 
 def _cell(text: str) -> str:
-    """Text for a Markdown table cell: HTML escaped, and the characters Markdown reads as markup escaped."""
-    text = html.escape(text).replace("|", "&#124;")
-    return "".join(f"\\{c}" if c in "\\`*_[]<>#" else c for c in text)
+    """Text for Markdown (a table cell, a sentence): HTML escaped, and the characters Markdown reads as markup
+    escaped, so a judge's name is shown as written and never becomes HTML, a link or emphasis.
+
+    >>> print(_cell("<img src=x onerror=alert(1)> *a*|b"))
+    &lt;img src=x onerror=alert(1)&gt; \\*a\\*\\|b
+    """
+    return "".join(f"\\{c}" if c in "\\`*_[]#!|" else c for c in html.escape(text, quote=False))
 
 
 def _number(value: float) -> str:
     return "–" if value != value else f"{value:.3f}"
 
 
+_HEADERS = ("Rank", "Judge", "Mean share of ceiling [95% interval]", "Rows", "Mean Pearson r (its rows)", "Tied with",
+            "Flag")
+
+
+def _cells(s: Standing, ranks: Sequence[int]) -> tuple[str, str, str, str, str, str]:
+    """A board line's cells other than the judge, as plain text: rank (``2=`` for a tie, ``–`` unranked), share,
+    rows, mean Pearson, ties, flags."""
+    ranked = s.mean_share == s.mean_share and not s.flags
+    rank = "–" if not ranked else f"{s.rank}=" if ranks.count(s.rank) > 1 else str(s.rank)
+    share = (f"{_number(s.mean_share)} [{_number(s.share_low)}, {_number(s.share_high)}]"
+             if s.mean_share == s.mean_share else
+             "no row with a ceiling" if not s.ceiling_rows else "r undefined on its rows")
+    return (rank, share, str(s.ceiling_rows), f"{_number(s.mean_pearson)} ({s.pearson_rows})",
+            ", ".join(s.tied_with) or "none", "; ".join(s.flags) or "none")
+
+
 def leaderboard_markdown(board: Sequence[Standing], links: Mapping[str, str] | None = None) -> str:
-    """The board as a Markdown table; a judge's name links to ``links[judge]`` when given (text escaped)."""
+    """The board as a Markdown table (a file's, e.g. ``leaderboard.md``); a judge's name links to
+    ``links[judge]`` when given (text escaped). A page that renders Markdown output as CommonMark (the book's
+    notebooks) shows no table: use :func:`leaderboard_html` there."""
     links = links or {}
-    ranks = [s.rank for s in board if s.mean_share == s.mean_share]
-    lines = ["| Rank | Judge | Mean share of ceiling [95% interval] | Rows | Mean Pearson r (its rows) | Tied with |",
-             "|---|---|---|---|---|---|"]
+    ranks = [s.rank for s in _ranked(board)]
+    lines = ["| " + " | ".join(_HEADERS) + " |", "|" + "---|" * len(_HEADERS)]
     for s in board:
         name = _cell(s.judge)
-        shown = f"[{name}]({links[s.judge]})" if s.judge in links else name
-        rank = f"{s.rank}=" if ranks.count(s.rank) > 1 else str(s.rank)
-        if s.mean_share != s.mean_share:
-            rank = "–"
-        share = (f"{_number(s.mean_share)} [{_number(s.share_low)}, {_number(s.share_high)}]"
-                 if s.mean_share == s.mean_share else
-                 "no row with a ceiling" if not s.ceiling_rows else "r undefined on its rows")
-        tied = _cell(", ".join(s.tied_with)) or "none"
-        lines.append(f"| {rank} | {shown} | {share} | {s.ceiling_rows} | {_number(s.mean_pearson)} "
-                     f"({s.pearson_rows}) | {tied} |")
+        shown = f"[{name}]({quote(links[s.judge], safe='/#:.-_~%')})" if s.judge in links else name
+        rank, share, rows, pearson, tied, flags = _cells(s, ranks)
+        lines.append(f"| {rank} | {shown} | {share} | {rows} | {pearson} | {_cell(tied)} | {_cell(flags)} |")
     return "\n".join(lines)
+
+
+def leaderboard_html(board: Sequence[Standing], links: Mapping[str, str] | None = None) -> str:
+    """The board as an HTML table, every text escaped; a judge's name links to ``links[judge]`` when given.
+    What a notebook displays: HTML passes the book's Markdown renderer and its typography untouched.
+
+    >>> row = Standing("<b>x</b>", 1, 0.5, 0.4, 0.6, 9, 0.3, 9, (), ())
+    >>> table = leaderboard_html([row], {"<b>x</b>": "#card-0"})
+    >>> '<a href="#card-0">&lt;b&gt;x&lt;/b&gt;</a>' in table, table.count("<th>"), "<td>0.500 [0.400, 0.600]</td>" in table
+    (True, 7, True)
+    """
+    links = links or {}
+    ranks = [s.rank for s in _ranked(board)]
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in _HEADERS)
+    body = []
+    for s in board:
+        name = html.escape(s.judge)
+        shown = f'<a href="{html.escape(links[s.judge], quote=True)}">{name}</a>' if s.judge in links else name
+        rank, *rest = _cells(s, ranks)
+        body.append(f"<tr><td>{html.escape(rank)}</td><td>{shown}</td>"
+                    + "".join(f"<td>{html.escape(cell)}</td>" for cell in rest) + "</tr>")
+    return (f'<table class="leaderboard"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>')
 
 
 def board_sentence(board: Sequence[Standing]) -> str:
     """What the board shows, in words computed from it: who ranks first, what ties with it, how many judges
-    it is separated from.
+    it is separated from, and which are not ranked. It is Markdown: every judge's name is escaped (:func:`_cell`),
+    so a name is shown as written, never as HTML.
 
     >>> a = Standing("a", 1, 0.5, 0.4, 0.6, 9, 0.3, 9, ("b",), ())
     >>> b = Standing("b", 1, 0.45, 0.35, 0.55, 9, 0.3, 9, ("a",), ())
@@ -233,9 +292,11 @@ def board_sentence(board: Sequence[Standing]) -> str:
     >>> board_sentence([a, b, d, c]).split(" them. ")[1]
     '1 of the 2 other judges (c) is below the first rank by a paired interval. d is tied with a but below 1 judge by a paired interval, so it ranks 2.'
     """
-    ranked = [s for s in board if s.mean_share == s.mean_share]
+    board = [replace(s, judge=_cell(s.judge), tied_with=tuple(map(_cell, s.tied_with)),
+                     flags=tuple(map(_cell, s.flags))) for s in board]
+    ranked = _ranked(board)
     if not ranked:
-        return "No judge has a defined share of a ceiling, so nothing is ranked."
+        return "No judge has a defined share of a ceiling, so nothing is ranked." + _not_ranked(board)
     first = [s for s in ranked if s.rank == 1]
     shown = ", ".join(f"{_number(s.mean_share)} [{_number(s.share_low)}, {_number(s.share_high)}]" for s in first)
     if len(first) == 1:
@@ -261,9 +322,18 @@ def board_sentence(board: Sequence[Standing]) -> str:
         if s.rank > 1 and s not in below:
             text += (f" {s.judge} is tied with {', '.join(t for t in s.tied_with if t in leaders)} but below "
                      f"{s.rank - 1} judge{'s' if s.rank > 2 else ''} by a paired interval, so it ranks {s.rank}.")
-    unranked = [s.judge for s in board if s.mean_share != s.mean_share]
+    return text + _not_ranked(board)
+
+
+def _not_ranked(board: Sequence[Standing]) -> str:
+    """The board's sentence about the judges it does not rank (names already escaped)."""
+    text = ""
+    unranked = [s.judge for s in board if s.mean_share != s.mean_share and not s.flags]
     if unranked:
         text += f" Not ranked (no row with a defined share of the ceiling): {', '.join(unranked)}."
+    for s in board:
+        if s.flags:
+            text += f" Not ranked, flagged: {s.judge} ({'; '.join(s.flags)})."
     return text
 
 

@@ -11,8 +11,8 @@ import pytest
 
 from evalkit.judgecard import Card, FunctionJudge, HumanSet, judge_card, merge_cards, write_card
 from evalkit.judgecard.cli import main
-from evalkit.judgecard.leaderboard import (board_sentence, leaderboard_markdown, row_ceilings, standings,
-                                           standings_frame)
+from evalkit.judgecard.leaderboard import (board_sentence, leaderboard_html, leaderboard_markdown, row_ceilings,
+                                           standings, standings_frame)
 from evalkit.judgecard.sets import noise_ceiling
 
 
@@ -173,3 +173,95 @@ def test_the_judge_cards_grid_runs_judges_by_sets_and_its_cards_make_a_board(tmp
     assert "2 judges from 2 cards" in capsys.readouterr().out
     record = json.loads((tmp_path / "board" / "leaderboard.json").read_text())
     assert {r["judge"] for r in record} == {"length", "bleu2"} and all(r["ceiling_rows"] == 0 for r in record)
+
+
+# --------------------------------------------------------------------------- the board checks what it ranks
+
+def _board_of(cards_folder: Path, sets, monkeypatch, out: Path) -> int:
+    from evalkit.judgecard import cli
+
+    monkeypatch.setattr(cli, "SET_NAMES", tuple(sets))
+    monkeypatch.setattr("evalkit.judgecard.sets.load_set", lambda name, **_: sets[name])
+    return main(["leaderboard", "--cards", str(cards_folder), "--bootstrap", "50", "--out", str(out)])
+
+
+def _edited(card: Card, folder: Path, edit) -> Path:
+    """``card`` written to ``folder``, its record changed by ``edit(record)`` (or its text, for a str result)."""
+    record = json.loads(card.to_json())
+    changed = edit(record)
+    folder.mkdir(parents=True, exist_ok=True)
+    text = changed if isinstance(changed, str) else json.dumps(record)
+    (folder / "card.json").write_text(text)
+    return folder / "card.json"
+
+
+@pytest.mark.parametrize("what, edit, said", [
+    ("edited rows", lambda r: r["rows"][0].update(pearson=0.99), r"field 'rows\[0\]' \(one/score\): Pearson r is 0\.99 "
+                                                                 r"on the card but its item scores give"),
+    ("edited n", lambda r: r["rows"][1].update(n=7), r"field 'rows\[1\]' \(two/score\): n is 7 on the card"),
+    ("an infinite score", lambda r: json.dumps(r).replace(str(r["scores"][0]["scores"][3]), "1e309", 1),
+     r"field 'scores\[0\]'\.scores\[3\] \(item 'one3'\): inf is not a finite score"),
+    ("a repeated id", lambda r: r["scores"][1]["item_ids"].__setitem__(5, "two4"),
+     r"field 'scores\[1\]'\.item_ids: item 'two4' is listed 2 times"),
+    ("a score that is text", lambda r: r["scores"][0]["scores"].__setitem__(0, "high"),
+     r"field 'scores\[0\]'\.scores\[0\]: 'high' is not a number"),
+    ("a bad seed", lambda r: r.update(seed="x"), r"field 'judge, spec, half, bootstrap, seed"),
+    ("nested too deeply", lambda r: "[" * 100000 + "]" * 100000, "nested too deeply"),
+])
+def test_the_board_refuses_a_card_whose_rows_or_scores_do_not_hold(board_inputs, tmp_path, monkeypatch, capsys,
+                                                                   what, edit, said):
+    """Edited rows showed a Mean Pearson of 0.990 beside an honest share; a score of 1e309 was 'r undefined' yet
+    tied at rank 1; a repeated id ended in a pandas traceback. Each is refused, naming the file and field."""
+    import re
+
+    sets, cards = board_inputs
+    write_card(cards[2], tmp_path / "cards" / "honest")
+    bad = _edited(cards[3], tmp_path / "cards" / "edited", edit)
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "board") == 2, what
+    error = capsys.readouterr().err
+    assert error.startswith(f"evalkit: {bad}") and re.search(said, error), error
+    assert "Traceback" not in error and not (tmp_path / "board").exists()
+
+
+def test_a_card_that_holds_the_answer_key_is_flagged_and_not_ranked(board_inputs, tmp_path, monkeypatch, capsys):
+    """A judge whose scores were the human means ranked first at 1.185 [1.185, 1.185] with no flag; a linear
+    function of them is the same key."""
+    sets, cards = board_inputs
+    key = {n: 3 * s.items["score"].to_numpy() - 1 for n, s in sets.items()}
+    leaked = judge_card(column_judge("answer key", key), list(sets.values()), half="all", bootstrap=0)
+    board = standings([*cards, leaked], sets, bootstrap=100)
+    flagged = board[-1]
+    assert flagged.judge == "answer key" and flagged.rank == 0 and "linear function of the human scores" in flagged.flags[0]
+    assert [s.rank for s in board[:4]] == sorted(s.rank for s in board[:4]) and min(s.rank for s in board[:4]) == 1
+    assert "answer key" not in "".join(t for s in board[:4] for t in s.tied_with)
+    assert "| – | answer key |" in leaderboard_markdown(board)
+    assert "Not ranked, flagged: answer key (its scores on one/score" in board_sentence(board)
+    for number, card in enumerate([*cards, leaked]):
+        write_card(card, tmp_path / "cards" / f"{number}")
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "board") == 0
+    assert "note: answer key is not ranked: its scores on one/score" in capsys.readouterr().err
+    record = {r["judge"]: r for r in json.loads((tmp_path / "board" / "leaderboard.json").read_text())}
+    assert record["answer key"]["rank"] == 0 and "linear function" in record["answer key"]["flags"]
+
+
+def test_board_tables_and_sentence_render_as_tables_and_never_as_html(board_inputs):
+    """Chapter 6 showed both tables as plain text, the separator row turned into em dashes: its notebook renders
+    Markdown output as CommonMark, which has no tables. The page shows the HTML table; the Markdown table (a
+    file's) keeps a plain separator row; a judge's name is text in both and in the sentence."""
+    sets, cards = board_inputs
+    evil = "<img src=x onerror=alert(1)>"
+    renamed = [Card(evil if card.judge == "oracle" else card.judge, card.spec, card.half, card.bootstrap, card.seed,
+                    card.rows, card.slots, card.costs, card.skipped, card.notes, card.scores) for card in cards]
+    board = standings(renamed, sets, bootstrap=100)
+    table = leaderboard_html(board, {evil: "#card-0"})
+    assert table.startswith('<table class="leaderboard"><thead><tr><th>Rank</th><th>Judge</th>')
+    assert table.count("<tr>") == 5 and "—" not in table and "<img" not in table
+    assert '<a href="#card-0">&lt;img src=x onerror=alert(1)&gt;</a>' in table
+    markdown = leaderboard_markdown(board).splitlines()
+    assert markdown[1] == "|---|---|---|---|---|---|---|" and all(line.count(" | ") == 6 for line in markdown[2:])
+    sentence = board_sentence(board)
+    assert "<img" not in sentence and "&lt;img src=x onerror=alert(1)&gt;" in sentence
+    import markdown_it
+
+    rendered = markdown_it.MarkdownIt("commonmark").render(sentence)
+    assert "<img" not in rendered and "&lt;img src=x onerror=alert(1)&gt;" in rendered

@@ -1,0 +1,92 @@
+"""What a leaderboard checks before it ranks a card: the card's item scores are well formed, its rows are what
+those scores give on the board's own human scores, and the scores are a judgement, not the answer key.
+
+A card is a file anyone can edit, so the board trusts nothing it could recompute:
+
+* every ``scores`` entry holds one finite score (or NaN: not scored) per item, each item once
+  (:func:`~evalkit.judgecard.card.check_set_scores`) — else the card is **refused**;
+* every row on a set the board holds is recomputed from the card's item scores and the set's human scores: its
+  ``n`` and Pearson r must be what the card says (to 1e-9) — else the card is **refused**, naming the row's
+  field; rows on sets the board does not hold cannot be checked and are left as they are;
+* scores that are a linear function of a set's human scores (|r| = 1 on 3 or more items: the human labels
+  themselves, rescaled or not) are **flagged**: no judge agrees with the mean of several noisy people exactly,
+  so such a card holds the answer key; a flagged judge is shown with its flag and not ranked.
+
+>>> import pandas as pd
+>>> from evalkit.judgecard.sets import HumanSet
+>>> items = pd.DataFrame({"item_id": ["a", "b", "c", "d"], "group": [0, 0, 1, 1], "score": [1.0, 2.0, 4.0, 3.0],
+...                       "response": ["x"] * 4})
+>>> toy = HumanSet("toy", items, ("score",), None, "")
+>>> from evalkit.judgecard.leaderboard import scored_card
+>>> card_flags([scored_card("copy", toy, 2 * items["score"] + 1)], {"toy": toy})
+{'copy': ('its scores on toy/score are a linear function of the human scores (r = 1.000000): the answer key, not a judgement',)}
+"""
+from __future__ import annotations
+
+import math
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from ..stats import correlation
+from .card import Card, check_set_scores
+from .sets import HumanSet
+
+__all__ = ["card_flags"]
+
+_TOLERANCE = 1e-9  # what the same Pearson r, summed in another order, may differ by
+
+
+def card_flags(cards: Sequence[Card], human_sets: Mapping[str, HumanSet],
+               sources: Mapping[str, str] | None = None) -> dict[str, tuple[str, ...]]:
+    """The flags of every card by judge (empty: nothing to flag), after checking each card against
+    ``human_sets`` (see the module docstring). A card whose scores are malformed or whose rows do not match its
+    scores raises ``ValueError`` naming ``sources[judge]`` (its file; else the judge) and the field."""
+    sources = sources or {}
+    flags = {}
+    for card in cards:
+        where = sources.get(card.judge) or f"the card of {card.judge!r}"
+        flags[card.judge] = _check_card(card, human_sets, where)
+    return flags
+
+
+def _aligned(card: Card, human_set: HumanSet, label: str) -> tuple[np.ndarray, np.ndarray]:
+    """The card's scores and the set's human scores of ``label`` on the set's items, both finite."""
+    items = human_set.items
+    scores = items["item_id"].astype(str).map(card.set_scores(human_set.name)).to_numpy(dtype=float)
+    human = items[label].to_numpy(dtype=float)
+    keep = ~(np.isnan(scores) | np.isnan(human))
+    return scores[keep], human[keep]
+
+
+def _check_card(card: Card, human_sets: Mapping[str, HumanSet], where: str) -> tuple[str, ...]:
+    for index, entry in enumerate(card.scores):
+        check_set_scores(entry, f"{where}, field 'scores[{index}]'")
+    scored = {entry.set for entry in card.scores}
+    for index, row in enumerate(card.rows):
+        human_set = human_sets.get(row.set)
+        if human_set is None or row.label not in human_set.items.columns:
+            continue  # a set the board does not hold: nothing to recompute it from
+        field = f"{where}, field 'rows[{index}]' ({row.set}/{row.label})"
+        if row.set not in scored:
+            raise ValueError(f"{field}: the card has no item scores on {row.set!r}, so its row cannot be checked")
+        scores, human = _aligned(card, human_set, row.label)
+        if len(scores) != row.n:
+            raise ValueError(f"{field}: n is {row.n} on the card but its item scores give {len(scores)} items with a "
+                             "human score on this half (edited, or scored on another half or version of the set)")
+        pearson = correlation(scores, human)
+        same = (math.isnan(pearson) and math.isnan(row.pearson)) or math.isclose(pearson, row.pearson,
+                                                                                 rel_tol=0, abs_tol=_TOLERANCE)
+        if not same:
+            raise ValueError(f"{field}: Pearson r is {row.pearson!r} on the card but its item scores give {pearson!r}: "
+                             "the card's rows do not match its scores")
+    flags = []
+    for name in sorted(scored & set(human_sets)):
+        human_set = human_sets[name]
+        for label in human_set.labels:
+            scores, human = _aligned(card, human_set, label)
+            pearson = correlation(scores, human)
+            if len(scores) >= 3 and not math.isnan(pearson) and abs(pearson) >= 1 - _TOLERANCE:
+                flags.append(f"its scores on {name}/{label} are a linear function of the human scores "
+                             f"(r = {pearson:.6f}): the answer key, not a judgement")
+    return tuple(flags)
