@@ -5,7 +5,10 @@ The book is built from *executed* ``.ipynb`` copies that only exist in ``_build`
 chapter as MyST (``notebooks/NN_name.md``), which JupyterLab opens as a notebook through jupytext (Binder
 builds from ``environment.yml`` and ``postBuild``). sphinx-book-theme names the launch target after the
 staged source, so its links would point at an ``.ipynb`` the repository lacks; this extension rewrites them
-to the ``.md`` when the repository has it (:func:`repository_target`).
+to the ``.md`` when the repository has it (:func:`repository_target`). Only links into the repository (absolute
+URLs) are rewritten: the download button's relative ``_sources/...ipynb`` is the executed notebook the build
+copies beside the page, and it stays as it is. With no repository configured (``_config.yml``) there are no
+launch buttons and nothing to rewrite.
 
 The edition (``instructor``: solutions in toggles, or ``student``: none) comes from the ``EVALKIT_EDITION``
 environment variable that :func:`evalkit.runner.build_book` sets, and is shown as the theme's announcement
@@ -25,7 +28,8 @@ EDITIONS = {"instructor": "Instructor edition: every exercise's solution is in a
 
 
 def repository_target(url: str, pagename: str, root: Path = ROOT) -> str:
-    """``url`` with the page's ``.ipynb`` replaced by its ``.md`` when only the ``.md`` is in the repository.
+    """``url``, a link into the repository, with the page's ``.ipynb`` replaced by its ``.md`` when only the
+    ``.md`` is in the repository; a relative link (a file of the built site) is returned unchanged.
 
     >>> import tempfile
     >>> folder = Path(tempfile.mkdtemp()); (folder / "notebooks").mkdir()
@@ -34,8 +38,12 @@ def repository_target(url: str, pagename: str, root: Path = ROOT) -> str:
     'https://b/v2/gh/o/r/main?urlpath=lab/tree/notebooks/01_x.md'
     >>> repository_target("https://b/lab/tree/book/intro.ipynb", "book/intro", folder)
     'https://b/lab/tree/book/intro.ipynb'
+    >>> repository_target("../_sources/notebooks/01_x.ipynb", "notebooks/01_x", folder)  # the build's own download
+    '../_sources/notebooks/01_x.ipynb'
     """
     staged = f"{pagename}.ipynb"
+    if not url.startswith(("http://", "https://")):
+        return url
     if url.endswith(staged) and not (root / staged).exists() and (root / f"{pagename}.md").exists():
         return url[: -len(staged)] + f"{pagename}.md"
     return url

@@ -13,6 +13,7 @@ from evalkit import paireval as pe
 from evalkit import runner
 from evalkit.results import read_results
 from evalkit.upheld import load_upheld
+from tests import book_pages
 
 pytestmark = pytest.mark.slow
 
@@ -132,10 +133,19 @@ def test_book_pages_render_in_a_browser(book_index, tmp_path):
     assert html_root / "notebooks" / "00_models_and_backends.html" in pages
     assert html_root / "book" / "teachers_guide.html" in pages  # the course edition's guide is in the toc
     assert html_root / "notebooks" / "06_judge_leaderboard.html" in pages
+    read = book_pages.reader_pages(html_root)
+    assert all(html_root / "notebooks" / f"{source.stem}.html" in read for source in runner.notebook_sources())
+    problems = {}  # what a reader should not meet, page by page (tests/book_pages.py)
     for page in pages:
         if page.name in ("search.html", "genindex.html"):
             continue
-        dom = _render(chromium, page, tmp_path / "profile")
+        if page in read:  # with each image's state in the browser
+            dom, images = book_pages.browser_probe(chromium, page, tmp_path / "profile")
+            found = book_pages.page_problems(html_root, page, dom) + book_pages.broken_images(images)
+            if found:
+                problems[str(page.relative_to(html_root))] = found
+        else:
+            dom = _render(chromium, page, tmp_path / "profile")
         assert "Traceback (most recent call last)" not in dom, page
         title = dom.split("<title>")[1].split("</title>")[0] if "<title>" in dom else ""
         assert "Error" not in title, page
@@ -153,6 +163,7 @@ def test_book_pages_render_in_a_browser(book_index, tmp_path):
             assert 'href="#card-0"' in dom and "<svg" in dom
         if page.name == "teachers_guide.html":
             assert "Minutes" in dom and "params/lab.yml" in dom and "LAB_" not in dom
+    assert not problems, problems
 
 
 def test_leaderboard_results(executed):
@@ -265,21 +276,18 @@ def test_chapter5_results(executed):
     assert "Judge sensitivity" in (executed / "05_user_proxy_eval" / "userproxy_report.html").read_text()
 
 
-def test_launch_buttons_open_files_the_repository_holds(book_index):
-    """The book is built from executed .ipynb copies the repository does not hold: every launch link must
-    name a file that exists in the repository (a chapter's MyST source), and no Colab link is offered."""
-    import re
-    from urllib.parse import unquote
-
+def test_each_chapter_downloads_its_notebook_and_links_no_unpublished_repository(book_index):
+    """Every chapter page offers its executed notebook for download, and the link names a file the build holds
+    (jupyter-book copies it to _sources/); with no repository published the header has no launch or repository
+    button, so nothing points at a placeholder address."""
     root = Path(__file__).resolve().parents[1]
-    targets = []
-    for page in sorted((book_index.parent / "notebooks").glob("*.html")):
-        html = page.read_text()
-        assert "colab.research.google.com" not in html, page.name
-        targets += [unquote(m) for m in re.findall(r'urlpath=lab/tree/([^"&]+)', html)]
-    assert len(targets) >= 7, targets  # one per chapter page
-    for target in targets:
-        assert target.endswith(".md") and (root / target).is_file(), target
+    html_root = book_index.parent
+    for source in runner.notebook_sources():
+        page = html_root / "notebooks" / f"{source.stem}.html"
+        links = book_pages.header_links(page.read_text())
+        assert f"../_sources/notebooks/{source.stem}.ipynb" in links, (page.name, links)
+        assert book_pages.unresolved_links(html_root, page, links) == [], page.name
+        assert "colab.research.google.com" not in page.read_text() and "mybinder.org/v2" not in page.read_text()
     assert "Text and figures: CC BY 4.0" in (book_index.parent / "notebooks" / "01_dataset_building.html").read_text()
     assert (root / "LICENSE").read_text().startswith(" " * 33 + "Apache License")
 
