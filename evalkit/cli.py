@@ -195,9 +195,9 @@ def _paireval(args: argparse.Namespace) -> int:
     metric_scores(frame, metric, source=source)  # true/false, text, Infinity: refused with line and field
     try:
         result = paireval.meta_evaluate(frame, metric)
-    except DegenerateScoresError as error:
+    except DegenerateScoresError as error:  # an input error like any other: exit status 2, as main() gives
         print(f"evalkit: {source}: degenerate scores, no correlation computed: {error}", file=sys.stderr)
-        return 1
+        return 2
     print(f"{source} ({metric} vs score): pearson r = {result['pearson']:.3f} (p = {result['pearson_p']:.2g}), "
           f"spearman rho = {result['spearman']:.3f} (p = {result['spearman_p']:.2g}), n = {result['n']}"
           + (f", {result['missing']} rows without a score left out" if result["missing"] else ""))

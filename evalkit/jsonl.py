@@ -19,7 +19,10 @@ from typing import Any, Iterator
 
 import pandas as pd
 
-__all__ = ["read_bytes", "read_text", "json_lines", "csv_frame", "archive_errors_named"]
+__all__ = ["read_bytes", "read_text", "json_lines", "csv_frame", "archive_errors_named", "TOO_DEEP"]
+
+# What a reader says of JSON nested deeper than Python's parser goes (it raises RecursionError, which names no file).
+TOO_DEEP = "JSON nested too deeply to read (hundreds of levels of [ or {): not a data file of the kit"
 
 _DAMAGED = (EOFError, gzip.BadGzipFile, zlib.error, tarfile.TarError, zipfile.BadZipFile)
 
@@ -77,7 +80,7 @@ def read_text(path: str | Path, error: type[Exception] = ValueError) -> str:
 
 def json_lines(path: str | Path, error: type[Exception] = ValueError) -> Iterator[tuple[int, Any]]:
     """(line number, parsed value) for every non-blank line of a JSON Lines file (``.gz`` read through gzip);
-    a line that is not JSON raises ``error`` naming the file and line.
+    a line that is not JSON, or nested too deeply to parse, raises ``error`` naming the file and line.
 
     >>> import tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "x.jsonl")
@@ -92,6 +95,8 @@ def json_lines(path: str | Path, error: type[Exception] = ValueError) -> Iterato
             yield number, json.loads(line)
         except json.JSONDecodeError as failure:
             raise error(f"{path}, line {number}: not JSON ({failure.msg})") from None
+        except RecursionError:
+            raise error(f"{path}, line {number}: {TOO_DEEP}") from None
 
 
 def csv_frame(path: str | Path, error: type[Exception] = ValueError) -> tuple[pd.DataFrame, list[int]]:

@@ -138,7 +138,7 @@ def test_degenerate_scores_are_reported_with_a_non_zero_exit(tmp_path, capsys, v
     path = _jsonl(tmp_path / "set.jsonl", values, scores)
     with pytest.raises(DegenerateScoresError, match=re.escape(said)):
         meta_evaluate(read_meta_eval(path), "m")
-    assert cli.main(["paireval", "meta-eval", "--input", str(path), "--metric", "m"]) == 1
+    assert cli.main(["paireval", "meta-eval", "--input", str(path), "--metric", "m"]) == 2  # as every input error
     captured = capsys.readouterr()
     assert "degenerate scores" in captured.err and said in captured.err and "nan" not in captured.out
 
@@ -457,3 +457,20 @@ def test_fed_and_usr_keep_each_rating_with_its_rater_beside_the_mean(tmp_path):
     rated = from_meta_eval(topical.items, "topicalchat-usr")
     assert rated.no_ratings == "" and len(rated.ratings) == 6 and set(rated.ratings["rater"]) == {"ann", "bo", "cy"}
     assert "ratings" not in rated.items.columns
+
+
+@pytest.mark.parametrize("name, text", [
+    ("deep.jsonl", '{"context": ["a"], "response": "x", "score": 1, "extra": ' + "[" * 100000 + "]" * 100000 + "}\n"),
+    ("deep.json", "[" * 100000 + "]" * 100000),
+    ("deep.csv", 'context,response,score\n"' + "[" * 5000 + "]" * 5000 + '",x,1\n'),  # a CSV cell holds 128 KB
+])
+@pytest.mark.parametrize("action", ["meta-eval", "score"])
+def test_deeply_nested_json_is_an_input_error_naming_the_file(tmp_path, capsys, name, text, action):
+    """Python's JSON reader raises RecursionError on deep nesting: it ended as "maximum recursion depth
+    exceeded" with no file named. It is an input error (exit status 2) naming the file (and line)."""
+    path = tmp_path / name
+    path.write_text(text)
+    arguments = ["paireval", action, "--input", str(path), "--method", "length"]
+    assert cli.main(arguments + (["--output", str(tmp_path / "out.jsonl")] if action == "score" else [])) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"evalkit: {path}") and "nested too deeply" in error and "recursion" not in error

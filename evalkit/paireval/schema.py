@@ -10,7 +10,7 @@ from typing import Any, Iterable
 import numpy as np
 import pandas as pd
 
-from ..jsonl import csv_frame, json_lines, read_text
+from ..jsonl import TOO_DEEP, csv_frame, json_lines, read_text
 from ..stats import correlation_with_humans
 
 
@@ -50,6 +50,8 @@ def _check_record(record: Any, where: str) -> dict[str, Any]:
             context = json.loads(context)
         except json.JSONDecodeError as error:
             raise MetaEvalFormatError(f"{where}, field 'context': not a JSON list of turns ({error.msg})") from error
+        except RecursionError:
+            raise MetaEvalFormatError(f"{where}, field 'context': {TOO_DEEP}") from None
     if not isinstance(context, list) or not all(isinstance(turn, str) for turn in context):
         raise MetaEvalFormatError(f"{where}, field 'context': expected a list of turns (strings)")
     if not isinstance(record["response"], str):
@@ -80,6 +82,8 @@ def _json_records(path: Path) -> list[tuple[str, Any]]:
             if path.suffix.lower() == ".json":
                 raise MetaEvalFormatError(f"{path}, line {error.lineno}: not JSON ({error.msg})") from None
             whole = None
+        except RecursionError:
+            raise MetaEvalFormatError(f"{path}: {TOO_DEEP}") from None
         if isinstance(whole, list):
             if path.suffix.lower() == ".jsonl":
                 raise MetaEvalFormatError(f"{path}: holds a JSON array, not JSON Lines (one object per line); "
@@ -90,6 +94,8 @@ def _json_records(path: Path) -> list[tuple[str, Any]]:
             whole = json.loads(text)
         except json.JSONDecodeError:
             whole = None  # JSON Lines in a .json file: read line by line below
+        except RecursionError:
+            raise MetaEvalFormatError(f"{path}: {TOO_DEEP}") from None
         if isinstance(whole, dict):
             return [(f"{path}, line 1", whole)]
     return [(f"{path}, line {number}", record) for number, record in json_lines(path, MetaEvalFormatError)]
