@@ -256,6 +256,7 @@ class ScoresJudge:
 
     def __post_init__(self):
         from ..paireval.schema import MetaEvalFormatError, metric_scores, read_meta_eval
+        from .sets import refuse_repeated_ids
 
         self.column = (self.column,) if isinstance(self.column, str) else tuple(self.column)
         if not self.column or len(set(self.column)) != len(self.column):
@@ -266,7 +267,7 @@ class ScoresJudge:
                 raise MetaEvalFormatError(f"{self.path}: no score column {column!r} (columns: "
                                           f"{', '.join(map(str, frame.columns))}); name it with --score-column")
             frame[column] = metric_scores(frame, column, source=self.path)
-        _refuse_repeated_ids(frame, self.path)
+        refuse_repeated_ids(frame, self.path)
         self._frame = frame
         self.name = self.name or f"scores:{Path(self.path).name}#{'+'.join(self.column)}"
 
@@ -307,24 +308,6 @@ class ScoresJudge:
 
     def calls(self) -> list:
         return []
-
-
-def _refuse_repeated_ids(frame: pd.DataFrame, path: str) -> None:
-    """A scores file names each ``item_id`` once (as an ``--add`` set must): a repeated id would leave the card
-    the last row's score without a word. Raises naming the file, both rows and the id."""
-    from ..paireval.schema import MetaEvalFormatError
-
-    if "item_id" not in frame.columns:
-        return
-    ids = frame["item_id"].astype(str)
-    repeated = ids.duplicated()
-    if repeated.any():
-        where = frame.attrs.get("where") or [f"row {k + 1}" for k in range(len(frame))]
-        again = int(np.flatnonzero(repeated.to_numpy())[0])
-        first = int(np.flatnonzero((ids == ids.iat[again]).to_numpy())[0])
-        raise MetaEvalFormatError(f"{path}, {where[again]}, field 'item_id': {ids.iat[again]!r} is already the id "
-                                  f"of {where[first]} ({int(repeated.sum())} repeated ids in all): every item needs "
-                                  "one row with its own id")
 
 
 def _pairwise_lm(spec: JudgeSpec):

@@ -138,6 +138,33 @@ def _with_halves(dev, test) -> pd.DataFrame:
     return pd.concat([dev.items.assign(half="dev"), test.items.assign(half="test")], ignore_index=True)
 
 
+def refuse_repeated_ids(frame: pd.DataFrame, source: str) -> None:
+    """Each ``item_id`` of a user's file names one row (a set of one's own, ``--add``, and a file of scores,
+    ``--scores``, alike): a repeated id would leave one of its rows silently unused. Raises a ValueError
+    (:class:`~evalkit.paireval.schema.MetaEvalFormatError`)
+    naming ``source``, the row (its line, when the frame was read from a file) and the id.
+
+    >>> refuse_repeated_ids(pd.DataFrame({"item_id": ["a", "b", "a"]}), "mine.jsonl")
+    Traceback (most recent call last):
+    ...
+    evalkit.paireval.schema.MetaEvalFormatError: mine.jsonl, row 3, field 'item_id': 'a' is already the id of row 1 (1 repeated ids in all): every item needs one row with its own id
+    """
+    from ..paireval.schema import MetaEvalFormatError
+
+    if "item_id" not in frame.columns:
+        return
+    ids = frame["item_id"].astype(str)
+    repeated = ids.duplicated().to_numpy()
+    if repeated.any():
+        where = frame.attrs.get("where")
+        where = where if where is not None and len(where) == len(frame) else [f"row {k + 1}" for k in range(len(frame))]
+        again = int(np.flatnonzero(repeated)[0])
+        first = int(np.flatnonzero((ids == ids.iat[again]).to_numpy())[0])
+        raise MetaEvalFormatError(f"{source}, {where[again]}, field 'item_id': {ids.iat[again]!r} is already the id "
+                                  f"of {where[first]} ({int(repeated.sum())} repeated ids in all): every item needs "
+                                  "one row with its own id")
+
+
 def from_meta_eval(frame: pd.DataFrame, name: str, *, no_ratings: str = "the file holds one score per item"
                    ) -> HumanSet:
     """A set in the meta-evaluation schema (one of the six, or a user's file), split into its halves."""
@@ -147,10 +174,7 @@ def from_meta_eval(frame: pd.DataFrame, name: str, *, no_ratings: str = "the fil
     frame = frame.reset_index(drop=True)
     if "item_id" not in frame.columns:
         frame = frame.assign(item_id=[f"{name}:{i}" for i in range(len(frame))])
-    repeated = frame["item_id"].astype(str)[frame["item_id"].astype(str).duplicated()]
-    if len(repeated):
-        raise ValueError(f"{name}: item_id {repeated.iat[0]!r} names {int((frame['item_id'].astype(str) == repeated.iat[0]).sum())} "
-                         f"rows ({len(repeated)} repeated ids in all): every item needs its own id")
+    refuse_repeated_ids(frame, frame.attrs.get("source", name))
     dev, test = split_meta_eval(frame, name)
     items = _with_halves(dev, test)
     items["history"] = [alternating(list(c)) for c in items["context"]]

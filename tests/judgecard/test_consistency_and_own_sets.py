@@ -209,7 +209,7 @@ def test_repeated_item_ids_in_a_users_file_are_refused():
 
     frame = rated_set().items[["item_id", "context", "response", "score"]].copy()
     frame.loc[3, "item_id"] = "i0"
-    with pytest.raises(ValueError, match="mine: item_id 'i0' names 2 rows"):
+    with pytest.raises(ValueError, match="mine, row 4, field 'item_id': 'i0' is already the id of row 1"):
         from_meta_eval(frame, "mine")
 
 
