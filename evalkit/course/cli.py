@@ -32,13 +32,31 @@ def _add_actions(course: argparse.ArgumentParser) -> None:
     grade.add_argument("submissions", metavar="SUBMISSIONS_DIR",
                        help="a folder of notebooks: one folder per student, or one file per student")
     grade.add_argument("--out", default=str(PROJECT_ROOT / "_build" / "course" / "grades"),
-                       help="where grades.csv, totals.csv and grades.html go (default: _build/course/grades)")
-    grade.add_argument("--timeout", type=float, default=900.0,
-                       help="seconds one notebook may run before it is killed (default 900)")
-    grade.add_argument("--params", help="run every submission at this parameter set's sizes (e.g. lab); default: "
-                                        "the values the submission holds")
+                       help="a new or empty folder for grades.csv, totals.csv, grades.html and work/ (default: "
+                            "_build/course/grades)")
+    grade.add_argument("--replace", action="store_true",
+                       help="replace a previous grading's outputs in --out (nothing else may be there)")
+    grade.add_argument("--timeout", type=_seconds, default=900.0,
+                       help="seconds one notebook may run before everything it started is killed (default 900)")
+    grade.add_argument("--memory", type=float, default=16.0,
+                       help="GiB of address space one notebook's processes may each map (default 16)")
+    grade.add_argument("--params", help="run every submission and the key at this parameter set's sizes (e.g. "
+                                        "lab); default: the values the submission holds, the book's for the key")
+    grade.add_argument("--key", help="the folder of the teacher's chapters the checks compute their expected "
+                                     "values in (default: the book's notebooks/)")
+    grade.add_argument("--trusted", action="store_true",
+                       help="grade even where no sandbox can start (the notebooks then run with your rights)")
     grade.add_argument("--progress", action="store_true")
     course.set_defaults(handler=run)
+
+
+def _seconds(text: str) -> float:
+    from .sandbox import check_timeout
+
+    try:
+        return check_timeout(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -49,14 +67,22 @@ def run(args: argparse.Namespace) -> int:
                                params=args.params):
             print(f"{chapter.chapter}: {chapter.archive} ({len(chapter.exercises)} exercises)")
         return 0
-    from .grade import grade
+    from .grade import Interrupted, grade
+    from .sandbox import Limits
 
-    outcome = grade(args.submissions, args.out, timeout=args.timeout, progress=args.progress,
-                    params=args.params)
+    if not 0 < args.memory < 2**20:
+        raise ValueError(f"--memory must be a number of GiB above 0, not {args.memory}")
+    try:
+        outcome = grade(args.submissions, args.out, timeout=args.timeout, progress=args.progress,
+                        params=args.params, key=args.key, trusted=args.trusted, replace=args.replace,
+                        limits=Limits(timeout=args.timeout, memory_bytes=int(args.memory * 2**30)))
+    except Interrupted as stopped:
+        print(f"evalkit: {stopped}", file=sys.stderr)
+        return 128 + stopped.signum
     students = len({row.student for row in outcome.rows})
     problems = [row for row in outcome.rows if row.status not in ("graded",)]
-    print(f"{students} students, {len(outcome.rows)} rows ({len(problems)} with a problem): {outcome.csv}, "
-          f"{outcome.totals}, {outcome.html}")
+    print(f"{students} students, {len(outcome.rows)} rows ({len(problems)} with a problem), isolation: "
+          f"{outcome.isolation}: {outcome.csv}, {outcome.totals}, {outcome.html}")
     return 0
 
 

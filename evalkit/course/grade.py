@@ -1,12 +1,20 @@
-"""``evalkit course grade SUBMISSIONS_DIR``: every student notebook graded in its own process.
+"""``evalkit course grade SUBMISSIONS_DIR``: a class graded on the assumption that every notebook is hostile.
 
-A submission is any file under ``SUBMISSIONS_DIR`` (hidden files and checkpoint folders aside). The first
-folder under it names the student (``alice/02_agreement.ipynb``); a file directly inside it is named by its
-stem (``alice.ipynb``). Each runs in :mod:`evalkit.course.worker` under a wall-clock limit: past it, the
-worker and its kernel are killed and every exercise of the chapter gets a row saying so. The result is one
-row per (student, submission, exercise) — a submission that is no notebook or no chapter's gets one row with
-the reason — written to ``grades.csv``, the students' totals to ``totals.csv`` and both to ``grades.html``
-(self-contained).
+The order of a grading, and what each step defends against (the teacher's guide states the threat model):
+
+1. The output folder is checked (new or empty, see :func:`evalkit.course.report.prepare_out`) and every
+   student's files are copied into a private folder without following a link (:mod:`evalkit.course.intake`):
+   every student folder gets a row, and no run can change a classmate's file before it is graded.
+2. The grader reads each copy itself (chapter, answer cells) and runs it in the sandbox
+   (:mod:`evalkit.course.sandbox`) under a wall-clock limit, in a scratch folder holding only that copy: the
+   notebook's cells, then one cell that writes its answer variables as data. Past the limit, or when the run
+   ends, every process it started is killed.
+3. Per chapter, the teacher's own chapter (the *key*: the book's notebooks, or ``key``) runs once in a kernel
+   of the grader's, and the exercises' public and hidden checks run there on each submission's answers
+   (:func:`evalkit.course.answers.check_all`). Labels, points and expected values come from the key, never
+   from a submission.
+4. ``grades.csv``, ``totals.csv`` and ``grades.html`` are written after every run has ended, each atomically;
+   ``work/NNNN/`` keeps each run's executed copy (outputs capped) and the tail of its log.
 """
 from __future__ import annotations
 
@@ -14,19 +22,29 @@ import json
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
+import tempfile
+import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from .checks import EXERCISES
+import nbformat
 
-__all__ = ["GradeRow", "GradeRun", "submissions", "grade", "COLUMNS"]
+from .checks import EXERCISES, chapter_exercises
+from .intake import Entry, intake
+from .sandbox import Isolation, Limits, check_timeout, detect, end, launch, scrubbed_environment
+
+__all__ = ["GradeRow", "GradeRun", "Interrupted", "grade", "COLUMNS"]
 
 COLUMNS = ("student", "submission", "chapter", "exercise", "score", "points", "status", "public", "hidden",
            "reason")
-_SKIPPED = (".ipynb_checkpoints", "__MACOSX", "__pycache__")
+_KEPT_BYTES = 5 * 2**20      # an executed copy larger than this is not kept in work/
+_LOG_TAIL = 4000             # characters of a run's log kept
+_RESULT_BYTES = 2**20
 
 
 @dataclass(frozen=True)
@@ -37,8 +55,8 @@ class GradeRow:
     exercise: str
     score: float
     points: float
-    status: str   # graded, cell error, missing cell, timeout, not a notebook, not a chapter, crashed
-    public: str   # passed, failed, not run
+    status: str   # graded, cell error, missing cell, timeout, crashed, not run, not graded, not a notebook,
+    public: str   # not a chapter, no submission, refused: ...; public/hidden: passed, failed, not run
     hidden: str
     reason: str
 
@@ -49,24 +67,50 @@ class GradeRun:
     csv: Path
     totals: Path
     html: Path
+    isolation: str = ""
 
 
-def submissions(folder: Path) -> list[tuple[str, Path]]:
-    """(student, file) for every submission under ``folder``, in name order."""
-    found = []
-    for path in sorted(folder.rglob("*")):
-        relative = path.relative_to(folder)
-        if not path.is_file() or any(part.startswith(".") or part in _SKIPPED for part in relative.parts):
-            continue
-        student = relative.parts[0] if len(relative.parts) > 1 else path.stem
-        found.append((student, path))
-    return found
+class Interrupted(Exception):
+    """SIGTERM or SIGINT reached the grader: the running submission was killed and no table was written."""
+
+    def __init__(self, signum: int):
+        super().__init__(f"interrupted by {signal.Signals(signum).name}: the running submission was killed and "
+                         "no table was written")
+        self.signum = signum
 
 
-def grade(submissions_dir: str | Path, out_dir: str | Path, *, timeout: float = 900.0,
-          progress: bool = False, params: str | Path | None = None) -> GradeRun:
-    """Grade every submission (each in its own process, at most ``timeout`` seconds) and write the tables;
-    ``params`` (e.g. ``"lab"``) runs each at that parameter set's sizes instead of the values it holds."""
+@dataclass
+class _Run:
+    """One submission's way through the grading."""
+
+    number: int
+    entry: Entry
+    chapter: str = ""
+    labels: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    answer_cells: dict[str, int] = field(default_factory=dict)
+    status: str = ""             # set when the submission is not graded by its checks (not a notebook, ...)
+    problem: str = ""
+    timed_out: bool = False
+    crashed: bool = False
+    errors: list[dict] = field(default_factory=list)
+    answers: dict[str, Any] | None = None
+    checked: dict[str, dict] = field(default_factory=dict)
+    kept: dict[str, bytes] = field(default_factory=dict)
+
+
+def grade(submissions_dir: str | Path, out_dir: str | Path, *, timeout: float = 900.0, progress: bool = False,
+          params: str | Path | None = None, key: str | Path | None = None, trusted: bool = False,
+          replace: bool = False, limits: Limits | None = None) -> GradeRun:
+    """Grade every submission of ``submissions_dir`` and write the tables into ``out_dir`` (new or empty;
+    ``replace``: a previous grading's outputs there are replaced). ``timeout``: seconds one notebook may run;
+    ``params`` (e.g. ``"lab"``): run every submission and the key at that parameter set's sizes; ``key``: the
+    folder of the teacher's chapters (default: the book's); ``trusted``: grade even where no sandbox starts.
+    Raises ``ValueError`` on a bad argument and :class:`Interrupted` on SIGTERM or SIGINT."""
+    from .report import prepare_out, write_tables
+
+    timeout = check_timeout(timeout)
+    limits = Limits(timeout=timeout) if limits is None else limits
     folder, out = Path(submissions_dir), Path(out_dir)
     if params is not None:
         from ..runner import load_params
@@ -75,126 +119,393 @@ def grade(submissions_dir: str | Path, out_dir: str | Path, *, timeout: float = 
         load_params(params)  # a misspelt set fails here, before any submission runs
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder}: no such folder of submissions")
-    if timeout <= 0:
-        raise ValueError(f"timeout must be positive, not {timeout}")
-    work = out / "work"
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
-    rows: list[GradeRow] = []
-    for number, (student, path) in enumerate(submissions(folder)):
-        started = time.monotonic()
-        outcome = _run_one(path, work / f"{number:04d}", timeout, params)
-        rows.extend(_rows(student, str(path.relative_to(folder)), outcome, timeout))
-        if progress:
-            print(f"{student}: {path.name} ({time.monotonic() - started:.0f} s)", file=sys.stderr)
-    from .report import write_tables
-
+    key_dir = Path(key) if key is not None else _book_chapters()
+    isolation = detect(trusted=trusted)
+    out = prepare_out(out, replace=replace)
+    private = Path(tempfile.mkdtemp(prefix="evalkit-grade-"))
+    for outside in (folder, out):
+        if private.resolve().is_relative_to(outside.resolve()):
+            shutil.rmtree(private)
+            raise ValueError(f"the temporary folder {private} lies inside {outside}: set TMPDIR elsewhere")
+    os.chmod(private, 0o711)
+    active: list = []
+    restore = _on_signals(active)
+    try:
+        copies = private / "copies"
+        copies.mkdir(mode=0o700)
+        runs = [_Run(number, entry) for number, entry in enumerate(intake(folder, copies))]
+        stub = _checks_stub(private) if isolation.namespace else None
+        hide = [folder.resolve(), out.resolve(), copies, *_hidden_from_runs()]
+        for run in runs:
+            _plan(run, params)
+            if run.status or not run.chapter:
+                continue
+            started = time.monotonic()
+            _run_submission(run, private, limits, isolation, hide, stub, active)
+            if progress:
+                print(f"{run.entry.student}: {run.entry.submission} ({time.monotonic() - started:.0f} s)",
+                      file=sys.stderr)
+        for chapter in dict.fromkeys(run.chapter for run in runs if run.answers is not None):
+            _check_chapter(chapter, [run for run in runs if run.chapter == chapter and run.answers is not None],
+                           key_dir, params, private, limits, active)
+        rows = [row for run in runs for row in _rows(run, timeout)]
+    finally:
+        restore()
+        shutil.rmtree(private, ignore_errors=True)
+    _keep(runs, out)
     csv_path, totals, html = write_tables(rows, out)
-    return GradeRun(rows, csv_path, totals, html)
+    return GradeRun(rows, csv_path, totals, html, isolation.name)
 
 
-def _environment() -> dict[str, str]:
-    env = dict(os.environ)
+def _book_chapters() -> Path:
+    from ..runner import NOTEBOOK_DIR
+
+    return NOTEBOOK_DIR
+
+
+def _hidden_from_runs() -> list[Path]:
+    """Folders a run sees empty besides the class's and the grader's: the project's git history (it holds
+    the checks' source)."""
+    from ..runner import PROJECT_ROOT
+
+    return [path for path in (PROJECT_ROOT / ".git",) if path.is_dir()]
+
+
+def _on_signals(active: list):
+    """SIGTERM and SIGINT end the running submission (the ``finally`` of :func:`grade` and of the run) and
+    raise :class:`Interrupted`; returns what puts the previous handlers back."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def interrupt(signum, _frame):
+        for process, groups in list(active):
+            end(process, groups)
+        raise Interrupted(signum)
+
+    previous = {signum: signal.signal(signum, interrupt) for signum in (signal.SIGTERM, signal.SIGINT)}
+    return lambda: [signal.signal(signum, handler) for signum, handler in previous.items()]
+
+
+def _plan(run: _Run, params: str | None) -> None:
+    """Read the copy in the grader: its chapter, its exercises (from the key) and its answer cells."""
+    from .release import answer_cells, with_parameter_set
+    from .worker import NotASubmission, identify, read_submission
+
+    entry = run.entry
+    if entry.copy is None:
+        run.status, run.problem = entry.refused, entry.reason
+        return
+    try:
+        notebook = read_submission(entry.copy)
+        run.chapter = identify(notebook, Path(entry.submission))
+    except NotASubmission as reason:
+        run.status = "not a notebook" if str(reason).startswith("not a notebook") else "not a chapter"
+        run.problem = str(reason)
+        return
+    except RecursionError:
+        run.status, run.problem = "not a notebook", "not a notebook: nested too deeply to read"
+        return
+    run.labels = [item.label for item in chapter_exercises(run.chapter)]
+    try:
+        notebook = with_parameter_set(notebook, run.chapter, params)
+    except ValueError as reason:  # its parameters cell was deleted: it cannot run at the set's sizes
+        run.status, run.problem = "not run", f"cannot run at the {params!r} sizes: {reason}"
+        return
+    cells = answer_cells(notebook)
+    run.missing = [label for label in run.labels if label not in cells]
+    run.answer_cells = {label: cells[label] for label in run.labels if label in cells}
+    run.kept["notebook"] = nbformat.writes(notebook).encode()
+
+
+def _answer_names(chapter: str) -> list[str]:
+    return list(dict.fromkeys(name for item in chapter_exercises(chapter) for name in item.answers))
+
+
+def _prepared(notebook_text: str, chapter: str, final: str) -> tuple[str, int]:
+    notebook = nbformat.reads(notebook_text, as_version=4)
+    graded = len(notebook.cells)
+    notebook.cells.append(nbformat.v4.new_code_cell(final))
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    return nbformat.writes(notebook), graded
+
+
+def _run_submission(run: _Run, private: Path, limits: Limits, isolation: Isolation, hide: list[Path],
+                    stub: Path | None, active: list) -> None:
+    """Run one copy in the sandbox and collect what it left, as untrusted data."""
+    base = private / "runs" / f"{run.number:04d}"
+    base.mkdir(parents=True, mode=0o700)
+    os.chmod(base.parent, 0o711)
+    cwd, home = base / "cwd", base / "home"
+    answers_path = base / "answers.json"
+    final = ("from evalkit.course.answers import dump as _evalkit_dump\n"
+             f"_evalkit_dump(globals(), {_answer_names(run.chapter)!r}, {str(answers_path)!r})")
+    text, graded = _prepared(run.kept.pop("notebook").decode(), run.chapter, final)
+    notebook = base / "submission.ipynb"
+    notebook.write_text(text)
+    for folder in (cwd, home, home / "tmp", home / "runtime"):
+        folder.mkdir(parents=True, exist_ok=True)
+    if isolation.uid is not None:
+        for path in (base, cwd, home, home / "tmp", home / "runtime", notebook):
+            os.chown(path, isolation.uid, isolation.gid)
+    command = [sys.executable, "-m", "evalkit.course.worker", str(notebook), str(base), "--cwd", str(cwd),
+               "--graded", str(graded)]
+    bind = [(stub, Path(EXERCISES_PACKAGE))] if stub is not None else []
+    outcome = _supervise(command, base, limits, isolation, scrubbed_environment(home), hide, bind, active)
+    run.timed_out = outcome == "timeout"
+    result = _read_json(base / "result.json")
+    if run.timed_out:
+        run.problem = f"timed out: did not finish within {limits.timeout:g} s (killed)"
+    elif not isinstance(result, dict):
+        run.crashed = True
+        run.problem = f"the grading process failed ({outcome}): {_last_line(base / 'worker.log') or 'no output'}"
+    else:
+        run.errors = _errors(result.get("errors"))
+        if isinstance(result.get("problem"), str):
+            run.problem = _short(result["problem"], 300)
+        if result.get("truncated") is True:
+            run.problem = (run.problem + " | " if run.problem else "") + "some output was cut (too long)"
+    if not run.timed_out:
+        from .answers import Unreadable, load
+
+        try:
+            run.answers = load(answers_path)
+        except Unreadable as reason:
+            if not run.crashed:
+                run.crashed = True
+                run.problem = (run.problem + " | " if run.problem else "") + str(reason)
+    executed = _read_capped(base / "executed.ipynb", _KEPT_BYTES)
+    run.kept["executed.ipynb"] = executed if executed is not None else (
+        b"the executed copy was not kept: it is missing, not a plain file or over 5 MB\n")
+    run.kept["worker.log"] = _tail(base / "worker.log", _LOG_TAIL).encode()
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def _supervise(command: list[str], base: Path, limits: Limits, isolation: Isolation | None, env: dict,
+               hide: list[Path], bind: list, active: list) -> str:
+    """Start ``command``, wait at most ``limits.timeout`` seconds, and end everything it started; returns
+    ``"timeout"`` or ``"exit N"``."""
+    process = launch(command, cwd=base, env=env, limits=limits, isolation=isolation, log=base / "worker.log",
+                     hide=hide, bind=bind)
+    entry = (process, [])
+    active.append(entry)
+    try:
+        process.wait(timeout=limits.timeout)
+        outcome = f"exit {process.returncode}"
+    except subprocess.TimeoutExpired:
+        outcome = "timeout"
+    finally:
+        groups = []
+        if isolation is None or not isolation.namespace:
+            pgid = _read_capped(base / "kernel.pgid", 32)
+            if pgid is not None and pgid.strip().isdigit():
+                groups.append(int(pgid))
+        end(process, groups)
+        active.remove(entry)
+    return outcome
+
+
+def _check_chapter(chapter: str, runs: list[_Run], key_dir: Path, params: str | None, private: Path,
+                   limits: Limits, active: list) -> None:
+    """Run the teacher's chapter once in a kernel of the grader's and every exercise's checks there on each
+    run's answers."""
+    from .answers import encode
+
+    source = next((key_dir / f"{chapter}{suffix}" for suffix in (".md", ".ipynb")
+                   if (key_dir / f"{chapter}{suffix}").is_file()), None)
+
+    def fail(reason: str) -> None:
+        for run in runs:
+            run.checked = {"problem": reason}
+
+    if source is None:
+        return fail(f"the key has no {chapter} chapter in {key_dir}")
+    from .release import student_notebook
+
+    try:
+        notebook = student_notebook(source, params=params)
+    except ValueError as reason:
+        return fail(f"the key's {chapter} could not be prepared: {reason}")
+    base = private / "key" / chapter
+    cwd, home = base / "cwd", base / "home"
+    for folder in (cwd, home / "tmp", home / "runtime"):
+        folder.mkdir(parents=True, exist_ok=True)
+    answers_in, checked = base / "answers-in.json", base / "checked.json"
+    answers_in.write_text(json.dumps({str(run.number): {name: encode(value) for name, value in run.answers.items()}
+                                      for run in runs}))
+    final = ("from evalkit.course.answers import check_all as _evalkit_check_all\n"
+             f"_evalkit_check_all(globals(), {chapter!r}, {str(answers_in)!r}, {str(checked)!r})")
+    text, graded = _prepared(nbformat.writes(notebook), chapter, final)
+    (base / "key.ipynb").write_text(text)
+    env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONUNBUFFERED": "1", "JUPYTER_RUNTIME_DIR": str(home / "runtime")}
     if env.get("EVALKIT_DATA_DIR"):
         env["EVALKIT_DATA_DIR"] = str(Path(env["EVALKIT_DATA_DIR"]).resolve())
-    env.setdefault("MPLBACKEND", "Agg")
-    env["PYTHONUNBUFFERED"] = "1"
-    return env
+    command = [sys.executable, "-m", "evalkit.course.worker", str(base / "key.ipynb"), str(base), "--cwd", str(cwd),
+               "--graded", str(graded)]
+    outcome = _supervise(command, base, limits, None, env, [], [], active)
+    results = _read_json(checked, limit=64 * 2**20)
+    if not isinstance(results, dict):
+        return fail(f"the key's {chapter} did not run to its end ({outcome}): "
+                    f"{_last_line(base / 'worker.log') or 'no output'}")
+    for run in runs:
+        run.checked = results.get(str(run.number), {"problem": "the key's checks left no result"})
 
 
-def _run_one(path: Path, base: Path, timeout: float, params: str | None = None) -> dict:
-    """The worker's result for one submission; on a timeout or a crash, what the parent knows."""
-    base.mkdir(parents=True)
-    result = base / "result.json"
-    log = (base / "worker.log").open("wb")
-    command = [sys.executable, "-m", "evalkit.course.worker", str(path.resolve()), str(result),
-               "--workdir", str(base / "cwd"), *(["--params", str(params)] if params is not None else [])]
-    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                               cwd=base, env=_environment(), start_new_session=True)
-    try:
-        process.wait(timeout=timeout)
-        timed_out = False
-    except subprocess.TimeoutExpired:
-        timed_out = True
-    finally:
-        _kill(process, base / "result.json.kernel")
-        log.close()
-    if timed_out:
-        return {**_read(base / "result.json.plan.json"), "problem": f"timed out: did not finish within "
-                f"{timeout:g} s (killed)", "timed_out": True}
-    if result.is_file():
-        return _read(result)
-    tail = (base / "worker.log").read_text(errors="replace").strip().splitlines()[-1:] or ["no output"]
-    return {**_read(base / "result.json.plan.json"), "crashed": True,
-            "problem": f"the grading process failed (exit {process.returncode}): {tail[0][:200]}"}
-
-
-def _kill(process: subprocess.Popen, kernel_file: Path) -> None:
-    """End the worker's process group and the kernel's (a kernel runs in a session of its own)."""
-    groups = [process.pid]
-    if kernel_file.is_file():
-        try:
-            groups.append(int(kernel_file.read_text().strip()))
-        except ValueError:
-            pass
-    for group in groups:
-        try:
-            os.killpg(group, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL is not refused
-        pass
-
-
-def _read(path: Path) -> dict:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-
-
-def _rows(student: str, submission: str, outcome: dict, timeout: float) -> list[GradeRow]:
-    chapter = outcome.get("chapter") or ""
-    labels = outcome.get("labels") or [row["exercise"] for row in outcome.get("exercises") or []]
-    if not labels and chapter:
-        labels = [label for label, item in EXERCISES.items() if item.chapter == chapter]
-    problem = outcome.get("problem")
-    if not chapter:  # not a notebook, or no chapter's: one row with the reason
-        status = "not a notebook" if (problem or "").startswith("not a notebook") else "not a chapter"
-        if outcome.get("crashed"):
-            status = "crashed"
+def _rows(run: _Run, timeout: float) -> list[GradeRow]:
+    entry = run.entry
+    student, submission = entry.student, entry.submission
+    if not run.chapter or (run.status and not run.labels):
+        status = run.status or "not a chapter"
         return [GradeRow(student, submission, "", "", 0.0, 0.0, status, "not run", "not run",
-                         problem or "the submission could not be graded")]
-    checked = {row["exercise"]: row for row in outcome.get("exercises") or []}
-    missing = set(outcome.get("missing") or [])
-    cells = outcome.get("answer_cells") or {}
-    errors = outcome.get("errors") or []
+                         run.problem or "the submission could not be graded")]
     rows = []
-    for label in labels:
-        points = EXERCISES[label].points if label in EXERCISES else 1.0
-        own = [e for e in errors if e["cell"] == cells.get(label)]
-        raised = "; ".join(f"cell {e['cell']} ({e['first_line']!r}) raised {e['error']}" for e in errors[:3])
-        if label in missing:
-            rows.append(GradeRow(student, submission, chapter, label, 0.0, points, "missing cell", "not run",
+    checked_problem = run.checked.get("problem") if isinstance(run.checked.get("problem"), str) else ""
+    raised = "; ".join(f"cell {e['cell']} ({e['first_line']!r}) raised {e['error']}" for e in run.errors[:3])
+    for label in run.labels:
+        points = EXERCISES[label].points
+        if label in run.missing:
+            rows.append(GradeRow(student, submission, run.chapter, label, 0.0, points, "missing cell", "not run",
                                  "not run", f"the answer cell of {label} (a cell calling course.check("
                                             f"{label!r}, ...)) is missing from the notebook"))
-        elif outcome.get("timed_out") or label not in checked:
-            status = "timeout" if outcome.get("timed_out") else "not run" if outcome.get("refused") else "crashed"
-            rows.append(GradeRow(student, submission, chapter, label, 0.0, points, status, "not run", "not run",
-                                 problem or "the checks did not run"))
-        else:
-            row = checked[label]
-            reason = row["message"]
-            if row["message"] and own:
-                reason += f" (its answer cell raised {own[0]['error']})"
-            status = "graded"
-            if errors:
-                status = "cell error"
-                reason = (reason + " | " if reason else "") + raised
-            if problem:
-                reason = (reason + " | " if reason else "") + problem
-            rows.append(GradeRow(student, submission, chapter, label, float(row["score"]), float(row["points"]),
-                                 status, row["public"], row["hidden"], reason))
+            continue
+        outcome = run.checked.get(label)
+        if run.status or run.timed_out or run.crashed or checked_problem or not isinstance(outcome, dict):
+            status = (run.status or ("timeout" if run.timed_out else "crashed" if run.crashed else "not graded"))
+            rows.append(GradeRow(student, submission, run.chapter, label, 0.0, points, status, "not run",
+                                 "not run", run.problem or checked_problem or "the checks did not run"))
+            continue
+        reason = str(outcome.get("message", ""))
+        own = [e for e in run.errors if e["cell"] == run.answer_cells.get(label)]
+        if reason and own:
+            reason += f" (its answer cell raised {own[0]['error']})"
+        status = "graded"
+        if run.errors:
+            status = "cell error"
+            reason = (reason + " | " if reason else "") + raised
+        if run.problem:
+            reason = (reason + " | " if reason else "") + run.problem
+        passed = outcome.get("passed") is True
+        rows.append(GradeRow(student, submission, run.chapter, label, points if passed else 0.0, points, status,
+                             str(outcome.get("public", "not run")), str(outcome.get("hidden", "not run")), reason))
     return rows
+
+
+def _keep(runs: list[_Run], out: Path) -> None:
+    """Each run's executed copy and log tail into ``out/work/NNNN/`` (new files, never through a link)."""
+    work = out / "work"
+    work.mkdir(mode=0o755)
+    for run in runs:
+        kept = {name: data for name, data in run.kept.items() if name != "notebook"}
+        if not kept:
+            continue
+        folder = work / f"{run.number:04d}"
+        folder.mkdir(mode=0o755)
+        for name, data in kept.items():
+            with os.fdopen(os.open(folder / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644),
+                           "wb") as handle:
+                handle.write(data)
+
+
+# --- reading what a run left: its files are untrusted ---------------------------------------------------
+
+def _read_capped(path: Path, limit: int) -> bytes | None:
+    try:
+        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            return None
+        data = b""
+        while len(data) <= limit:
+            chunk = os.read(handle, min(1 << 20, limit + 1 - len(data)))
+            if not chunk:
+                break
+            data += chunk
+        return data if len(data) <= limit else None
+    finally:
+        os.close(handle)
+
+
+def _read_json(path: Path, limit: int = _RESULT_BYTES) -> Any:
+    data = _read_capped(path, limit)
+    if data is None:
+        return None
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _tail(path: Path, limit: int) -> str:
+    try:
+        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return ""
+    try:
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            return ""
+        size = os.fstat(handle).st_size
+        os.lseek(handle, max(0, size - limit), os.SEEK_SET)
+        text = os.read(handle, limit).decode(errors="replace").strip()
+    finally:
+        os.close(handle)
+    return text
+
+
+def _last_line(path: Path) -> str:
+    lines = _tail(path, 2000).splitlines()
+    return _short(lines[-1], 200) if lines else ""
+
+
+def _errors(value: Any) -> list[dict]:
+    errors = []
+    for item in value if isinstance(value, list) else []:
+        if isinstance(item, dict) and isinstance(item.get("cell"), int) and not isinstance(item.get("cell"), bool):
+            errors.append({"cell": item["cell"], "first_line": _short(str(item.get("first_line", "")), 80),
+                           "error": _short(str(item.get("error", "")), 200)})
+        if len(errors) == 50:
+            break
+    return errors
+
+
+def _short(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _checks_stub(private: Path) -> Path:
+    """A package that stands in for :mod:`evalkit.course.checks` inside a run: the exercises' labels, answer
+    names and points, and one public check that says the answer is checked when graded (no expected value,
+    no hidden check)."""
+    folder = private / "checks-stub"
+    folder.mkdir(mode=0o755)
+    items = ",\n    ".join(
+        f"Exercise({item.label!r}, {item.chapter!r}, {item.answers!r}, ({'_checked_when_graded'},), (), "
+        f"asks={item.asks!r}, points={item.points!r})" for item in EXERCISES.values())
+    (folder / "__init__.py").write_text(f'''"""The exercises without their checks: the grader runs the checks outside this notebook."""
+from ..core import Exercise, Wrong
+
+__all__ = ["EXERCISES", "exercise", "chapter_exercises"]
+
+
+def _checked_when_graded(work):
+    raise Wrong("this answer is checked by the grader, outside the notebook")
+
+
+EXERCISES = {{item.label: item for item in (
+    {items},
+)}}
+
+
+def exercise(label):
+    return EXERCISES[label]
+
+
+def chapter_exercises(chapter):
+    return [item for item in EXERCISES.values() if item.chapter == chapter]
+''')
+    os.chmod(folder / "__init__.py", 0o644)
+    return folder
+
+
+EXERCISES_PACKAGE = str(Path(__file__).resolve().with_name("checks"))

@@ -1,16 +1,91 @@
 """The grading tables: ``grades.csv`` (one row per student, submission and exercise), ``totals.csv`` (one
 per student and chapter) and ``grades.html`` (both, self-contained: inline style, no script, every text
-escaped)."""
+escaped).
+
+The output folder is one the grader creates, or an empty one (:func:`prepare_out`); each table is written to
+a temporary file in it and renamed into place, so a table is whole or absent and never written through a
+link. A spreadsheet cell that starts like a formula (``= + - @``, a tab or a carriage return) gets a leading
+``'`` (:func:`spreadsheet_safe`).
+"""
 from __future__ import annotations
 
 import csv
 import html
+import io
+import os
+import shutil
+import stat
+import tempfile
 from collections import defaultdict
 from dataclasses import asdict
 from pathlib import Path
 from typing import Sequence
 
-__all__ = ["write_tables", "totals"]
+__all__ = ["write_tables", "totals", "prepare_out", "spreadsheet_safe", "write_atomic", "OUTPUTS"]
+
+#: What a grading writes in its folder (``work`` holds each submission's executed copy and log).
+OUTPUTS = ("grades.csv", "totals.csv", "grades.html", "work")
+_FORMULA = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(value):
+    """``value`` with a leading ``'`` when it is a text a spreadsheet would read as a formula.
+
+    >>> spreadsheet_safe("=HYPERLINK(1)")
+    "'=HYPERLINK(1)"
+    >>> spreadsheet_safe("alice"), spreadsheet_safe(-1.0)
+    ('alice', -1.0)
+    """
+    if isinstance(value, str) and value.startswith(_FORMULA):
+        return "'" + value
+    return value
+
+
+def prepare_out(out: Path, *, replace: bool = False) -> Path:
+    """``out`` ready for a grading: created when absent; an existing folder must be empty, or (with
+    ``replace``) hold only a previous grading's outputs, which are removed. A link, a file, or a folder that
+    holds anything else is refused with a ``ValueError``."""
+    try:
+        info = os.lstat(out)
+    except FileNotFoundError:
+        out.mkdir(parents=True, mode=0o755)
+        return out
+    if stat.S_ISLNK(info.st_mode):
+        raise ValueError(f"{out}: the output folder is a symbolic link; give a real folder")
+    if not stat.S_ISDIR(info.st_mode):
+        raise ValueError(f"{out}: not a folder (it is a file); --out takes a folder for the grading's tables")
+    present = sorted(os.listdir(out))
+    if not present:
+        return out
+    others = [name for name in present if name not in OUTPUTS]
+    if others:
+        raise ValueError(f"{out}: the output folder holds other files ({', '.join(others[:3])}); give a new or "
+                         "empty folder")
+    if not replace:
+        raise ValueError(f"{out}: the output folder holds a previous grading ({', '.join(present)}); pass "
+                         "--replace to overwrite it, or give a new folder")
+    for name in present:
+        path = out / name
+        if stat.S_ISDIR(os.lstat(path).st_mode):
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+    return out
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """``text`` into ``path`` by a temporary file in the same folder renamed over it (a link at ``path``
+    is replaced, never followed)."""
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
+            stream.write(text)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.lexists(temporary):
+            os.unlink(temporary)
+        raise
 
 
 def totals(rows: Sequence) -> list[dict]:
@@ -30,20 +105,21 @@ def totals(rows: Sequence) -> list[dict]:
 def write_tables(rows: Sequence, out: Path) -> tuple[Path, Path, Path]:
     from .grade import COLUMNS
 
-    out.mkdir(parents=True, exist_ok=True)
     grades, total_path, page = out / "grades.csv", out / "totals.csv", out / "grades.html"
-    with grades.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=COLUMNS)
-        writer.writeheader()
-        writer.writerows(asdict(row) for row in rows)
     summary = totals(rows)
-    with total_path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=["student", "chapter", "score", "points", "exercises passed",
-                                                    "problems"])
-        writer.writeheader()
-        writer.writerows(summary)
-    page.write_text(_page(rows, summary), encoding="utf-8")
+    write_atomic(grades, _csv(COLUMNS, [asdict(row) for row in rows]))
+    write_atomic(total_path, _csv(["student", "chapter", "score", "points", "exercises passed", "problems"],
+                                  summary))
+    write_atomic(page, _page(rows, summary))
     return grades, total_path, page
+
+
+def _csv(columns: Sequence[str], records: Sequence[dict]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(columns))
+    writer.writeheader()
+    writer.writerows({key: spreadsheet_safe(value) for key, value in record.items()} for record in records)
+    return buffer.getvalue()
 
 
 _STYLE = """

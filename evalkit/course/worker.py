@@ -1,12 +1,13 @@
-"""One submission graded in a process of its own: ``python -m evalkit.course.worker SUBMISSION RESULT``.
+"""Reading a submission, and running one prepared notebook in a process of its own:
+``python -m evalkit.course.worker NOTEBOOK RUN_DIR --cwd DIR --graded N``.
 
-The worker reads the submission (``.ipynb`` or a MyST ``.md``), finds its chapter (the release's
-``evalkit.chapter`` metadata, else the labels of its ``course.check`` cells, else its file name), executes
-every cell in a fresh kernel with errors allowed (a cell that raises does not stop the rest), and then runs
-each exercise's public and hidden checks in that kernel on the answers the notebook left. It writes
-``RESULT`` (JSON) and, before executing, ``RESULT.plan.json`` (chapter and exercises), so that the parent
-can still write one row per exercise when it has to kill a notebook that hangs; the kernel's process group
-goes into ``RESULT.kernel`` for the same reason. A submission that cannot be read is a result, not a crash.
+The grader reads each submission itself (:func:`read_submission`, :func:`identify`: ``.ipynb`` or MyST ``.md``;
+its chapter from the release's ``evalkit.chapter`` metadata, else the labels of its ``course.check`` cells,
+else its file name) and prepares the notebook to run: the submission's cells, then one cell that writes the
+answer variables as data (:func:`evalkit.course.answers.dump`). The worker executes every cell in a fresh
+kernel with errors allowed and writes ``RUN_DIR/result.json`` (the errors of the submission's cells, and
+whether the kernel died) and ``RUN_DIR/executed.ipynb`` (outputs capped). It runs inside the sandbox, so the
+grader reads everything it writes as untrusted data; no check runs here.
 """
 from __future__ import annotations
 
@@ -18,10 +19,10 @@ from typing import Any
 
 import nbformat
 
-from .checks import EXERCISES, chapter_exercises
-from .release import answer_cells, with_parameter_set
+from .checks import EXERCISES
+from .release import answer_cells
 
-__all__ = ["NotASubmission", "read_submission", "identify", "record", "main"]
+__all__ = ["NotASubmission", "read_submission", "identify", "execute", "main"]
 
 CHAPTERS = tuple(dict.fromkeys(item.chapter for item in EXERCISES.values()))
 
@@ -70,33 +71,6 @@ def identify(notebook: nbformat.NotebookNode, path: Path) -> str:
                          "and no chapter in its file name")
 
 
-def record(env: dict[str, Any], chapter: str, path: str) -> None:
-    """Run in the graded kernel, after the student's cells: every exercise's public and hidden checks on the
-    answers in ``env``, written as JSON to ``path``."""
-    from . import grade_env
-
-    rows = []
-    for feedback in grade_env(chapter, env):
-        public = [r for r in feedback.results if not r.hidden]
-        hidden = [r for r in feedback.results if r.hidden]
-        first = feedback.failures[0] if feedback.failures else None
-        rows.append({"exercise": feedback.exercise.label, "points": feedback.exercise.points,
-                     "score": feedback.score,
-                     "public": _verdict(public, len(feedback.exercise.public)),
-                     "hidden": _verdict(hidden, len(feedback.exercise.hidden)),
-                     "check": first.check if first else "", "hidden_check": bool(first and first.hidden),
-                     "message": first.message if first else ""})
-    Path(path).write_text(json.dumps(rows, indent=1))
-
-
-def _verdict(results: list, expected: int) -> str:
-    if not results:
-        return "not run"
-    if any(not r.passed for r in results):
-        return "failed"
-    return "passed" if len(results) == expected else "not run"
-
-
 def _short(text: str, limit: int = 200) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[:limit - 3] + "..."
@@ -113,24 +87,39 @@ def _cell_errors(notebook: nbformat.NotebookNode, graded: int) -> list[dict]:
     return errors
 
 
-def _execute(notebook: nbformat.NotebookNode, chapter: str, result: Path, workdir: Path) -> dict:
+_OUTPUT_CAP = 20_000  # characters kept of one output's text in the executed copy
+
+
+def _truncate(notebook: nbformat.NotebookNode) -> bool:
+    """Cap every output's text in place (a 100 MB print is not copied); True when something was cut."""
+    cut = False
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            for holder, key in [(output, "text"), *[(output.get("data", {}), kind) for kind in list(output.get("data", {}))]]:
+                text = holder.get(key)
+                if isinstance(text, list):
+                    text = "".join(text)
+                if isinstance(text, str) and len(text) > _OUTPUT_CAP:
+                    holder[key] = text[:_OUTPUT_CAP] + f"\n[... {len(text) - _OUTPUT_CAP} more characters cut by the grader]"
+                    cut = True
+    return cut
+
+
+def execute(notebook_path: Path, run_dir: Path, cwd: Path, graded: int) -> dict:
+    """Every cell of the notebook at ``notebook_path`` run in a fresh kernel, errors allowed; the errors of
+    its first ``graded`` cells, and the executed copy (outputs capped) in ``run_dir``."""
     from nbclient import NotebookClient
     from nbclient.exceptions import DeadKernelError
 
-    checks = result.with_name(result.name + ".checks.json")
-    graded = len(notebook.cells)
-    notebook.cells.append(nbformat.v4.new_code_cell(
-        "from evalkit.course.worker import record as _evalkit_record\n"
-        f"_evalkit_record(globals(), {chapter!r}, {str(checks)!r})"))
-    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    notebook = nbformat.read(notebook_path, as_version=4)
     client = NotebookClient(notebook, kernel_name="python3", allow_errors=True, timeout=None,
-                            resources={"metadata": {"path": str(workdir)}})
+                            resources={"metadata": {"path": str(cwd)}})
 
     def kernel_started(**_: Any) -> None:
         provisioner = getattr(client.km, "provisioner", None)
         pgid = getattr(provisioner, "pgid", None) or getattr(provisioner, "pid", None)
         if pgid:
-            result.with_name(result.name + ".kernel").write_text(str(pgid))
+            (run_dir / "kernel.pgid").write_text(str(pgid))
 
     client.on_notebook_start = kernel_started
     problem = None
@@ -139,46 +128,21 @@ def _execute(notebook: nbformat.NotebookNode, chapter: str, result: Path, workdi
     except DeadKernelError as error:
         problem = f"the kernel died while running the notebook ({_short(str(error), 120)})"
     errors = _cell_errors(notebook, graded)
-    notebook.cells = notebook.cells[:graded]
-    nbformat.write(notebook, result.with_name(result.name + ".executed.ipynb"))
-    exercises = json.loads(checks.read_text()) if checks.is_file() else None
-    if exercises is None and problem is None:
-        problem = "the checks could not run after the notebook (see the executed copy)"
-    return {"errors": errors, "exercises": exercises, "problem": problem}
+    truncated = _truncate(notebook)
+    nbformat.write(notebook, run_dir / "executed.ipynb")
+    return {"errors": errors, "problem": problem, "truncated": truncated}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m evalkit.course.worker", description=__doc__)
-    parser.add_argument("submission", type=Path)
-    parser.add_argument("result", type=Path)
-    parser.add_argument("--workdir", type=Path, help="the kernel's working folder (default: beside RESULT)")
-    parser.add_argument("--params", help="a parameter set whose sizes the notebook runs at (default: its own)")
+    parser.add_argument("notebook", type=Path, help="the notebook the grader prepared")
+    parser.add_argument("run_dir", type=Path, help="where result.json and executed.ipynb go")
+    parser.add_argument("--cwd", type=Path, required=True, help="the kernel's working folder")
+    parser.add_argument("--graded", type=int, required=True, help="how many of its cells are the submission's")
     args = parser.parse_args(argv)
-    result: Path = args.result
-    outcome: dict[str, Any] = {"submission": str(args.submission), "chapter": None, "exercises": None,
-                               "missing": [], "errors": [], "problem": None}
-    try:
-        notebook = read_submission(args.submission)
-        chapter = identify(notebook, args.submission)
-    except NotASubmission as reason:
-        outcome["problem"] = str(reason)
-        result.write_text(json.dumps(outcome, indent=1))
-        return 0
-    try:
-        notebook = with_parameter_set(notebook, chapter, args.params)
-    except ValueError as reason:  # its parameters cell was deleted: it cannot run at the set's sizes
-        outcome.update(chapter=chapter, refused=True, problem=f"cannot run at the {args.params!r} sizes: {reason}")
-        result.write_text(json.dumps(outcome, indent=1))
-        return 0
-    labels = [item.label for item in chapter_exercises(chapter)]
-    cells = answer_cells(notebook)
-    outcome.update(chapter=chapter, missing=[label for label in labels if label not in cells],
-                   answer_cells={label: cells[label] for label in labels if label in cells})
-    result.with_name(result.name + ".plan.json").write_text(json.dumps({**outcome, "labels": labels}, indent=1))
-    workdir = args.workdir or result.with_name(result.name + ".work")
-    workdir.mkdir(parents=True, exist_ok=True)
-    outcome.update(_execute(notebook, chapter, result, workdir))
-    result.write_text(json.dumps(outcome, indent=1))
+    args.cwd.mkdir(parents=True, exist_ok=True)
+    outcome = execute(args.notebook, args.run_dir, args.cwd, args.graded)
+    (args.run_dir / "result.json").write_text(json.dumps(outcome, indent=1))
     return 0
 
 

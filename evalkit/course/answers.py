@@ -1,0 +1,236 @@
+"""A submission's answers as data: what a graded notebook hands to the grader, and nothing else.
+
+The graded kernel ends with :func:`dump`, which writes the values of the exercise's answer variables as tagged
+JSON (numbers, texts, lists, tuples, dicts, pandas Series and DataFrames; anything else as its type name).
+The grader reads that file as hostile input (:func:`load`: a size cap, a depth cap, plain types only, no
+pickle), and the checks run on the decoded values in the teacher's reference kernel (:func:`check_all`),
+never in the student's. A notebook that replaces :func:`dump` can only change its own answers.
+
+>>> decode(encode({("main", "content"): 0.25, "n": [1, 2.5, None], "flag": True}))
+{('main', 'content'): 0.25, 'n': [1, 2.5, None], 'flag': True}
+>>> decode(encode(float("nan"))) != decode(encode(float("nan")))
+True
+"""
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+__all__ = ["encode", "decode", "dump", "load", "check_all", "Unreadable", "Unsupported", "MAX_ANSWER_BYTES"]
+
+MAX_ANSWER_BYTES = 8 * 1024 * 1024
+_MAX_DEPTH = 12
+_MAX_ITEMS = 200_000
+_MAX_TEXT = 10_000
+
+
+class Unreadable(ValueError):
+    """The answers file is missing, too large, or not the grader's format."""
+
+
+class Unsupported:
+    """An answer of a type the grader does not read (a function, a model): checks fail on it."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+
+    def __repr__(self) -> str:
+        return f"<{self.kind}>"
+
+
+def encode(value: Any, depth: int = 0) -> Any:
+    """``value`` as tagged JSON-ready data."""
+    import numpy as np
+
+    if depth > _MAX_DEPTH:
+        return {"unsupported": "too deeply nested"}
+    if value is None:
+        return {"none": 1}
+    if value is Ellipsis:
+        return {"ellipsis": 1}
+    if isinstance(value, (bool, np.bool_)):
+        return {"bool": bool(value)}
+    if isinstance(value, (int, np.integer)):
+        return {"int": str(int(value))}
+    if isinstance(value, (float, np.floating)):
+        return {"float": repr(float(value))}
+    if isinstance(value, str):
+        return {"str": value[:_MAX_TEXT]}
+    try:
+        import pandas as pd
+
+        if isinstance(value, pd.DataFrame):
+            return {"frame": {"columns": [encode(c, depth + 1) for c in value.columns],
+                              "index": [encode(i, depth + 1) for i in value.index],
+                              "rows": [[encode(v, depth + 1) for v in row] for row in value.itertuples(index=False)]}}
+        if isinstance(value, pd.Series):
+            return {"series": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()]}
+    except ImportError:  # pragma: no cover - pandas is a dependency
+        pass
+    if isinstance(value, np.ndarray):
+        if value.ndim == 0:
+            return encode(value.item(), depth)
+        return {"list": [encode(item, depth + 1) for item in value.tolist()]}
+    if isinstance(value, tuple):
+        return {"tuple": [encode(item, depth + 1) for item in value]}
+    if isinstance(value, (list, range)):
+        return {"list": [encode(item, depth + 1) for item in value]}
+    if isinstance(value, Mapping):
+        return {"dict": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()]}
+    return {"unsupported": type(value).__name__[:80]}
+
+
+def decode(data: Any) -> Any:
+    """The value :func:`encode` wrote; raises :class:`Unreadable` on anything else."""
+    budget = [_MAX_ITEMS]
+    return _decode(data, 0, budget)
+
+
+def _decode(data: Any, depth: int, budget: list[int]) -> Any:
+    budget[0] -= 1
+    if depth > _MAX_DEPTH + 2 or budget[0] < 0:
+        raise Unreadable("the answers are nested too deeply or hold too many values")
+    if not isinstance(data, dict) or len(data) != 1:
+        raise Unreadable("an answer is not in the grader's format")
+    (tag, body), = data.items()
+    if tag == "none":
+        return None
+    if tag == "ellipsis":
+        return Ellipsis
+    if tag == "bool" and isinstance(body, bool):
+        return body
+    if tag == "int" and isinstance(body, str) and len(body) <= 40:
+        return int(body)
+    if tag == "float" and isinstance(body, str) and len(body) <= 40:
+        return float(body)
+    if tag == "str" and isinstance(body, str):
+        return body[:_MAX_TEXT]
+    if tag == "unsupported" and isinstance(body, str):
+        return Unsupported(body[:80])
+    if tag in ("list", "tuple") and isinstance(body, list):
+        items = [_decode(item, depth + 1, budget) for item in body]
+        return items if tag == "list" else tuple(items)
+    if tag in ("dict", "series") and isinstance(body, list):
+        pairs = []
+        for pair in body:
+            if not isinstance(pair, list) or len(pair) != 2:
+                raise Unreadable("an answer is not in the grader's format")
+            pairs.append((_key(_decode(pair[0], depth + 1, budget)), _decode(pair[1], depth + 1, budget)))
+        if tag == "dict":
+            return dict(pairs)
+        import pandas as pd
+
+        keys = [key for key, _ in pairs]
+        index = (pd.MultiIndex.from_tuples(keys) if keys and all(isinstance(k, tuple) for k in keys)
+                 else pd.Index(keys, dtype=object))
+        return pd.Series([value for _, value in pairs], index=index, dtype=object)
+    if tag == "frame" and isinstance(body, dict) and set(body) == {"columns", "index", "rows"}:
+        import pandas as pd
+
+        columns = [_key(_decode(c, depth + 1, budget)) for c in _list(body["columns"])]
+        index = [_key(_decode(i, depth + 1, budget)) for i in _list(body["index"])]
+        rows = [[_decode(v, depth + 1, budget) for v in _list(row)] for row in _list(body["rows"])]
+        if len(rows) != len(index) or any(len(row) != len(columns) for row in rows):
+            raise Unreadable("a table answer's rows do not match its columns")
+        frame = pd.DataFrame(rows, columns=pd.Index(columns, dtype=object), index=pd.Index(index, dtype=object))
+        return frame.infer_objects()
+    raise Unreadable("an answer is not in the grader's format")
+
+
+def _list(value: Any) -> list:
+    if not isinstance(value, list):
+        raise Unreadable("an answer is not in the grader's format")
+    return value
+
+
+def _key(value: Any) -> Any:
+    """A decoded dict key: lists become tuples; what cannot be hashed is refused."""
+    if isinstance(value, list):
+        value = tuple(value)
+    try:
+        hash(value)
+    except TypeError:
+        raise Unreadable("an answer's key cannot be a key") from None
+    return value
+
+
+def dump(namespace: Mapping[str, Any], names: Iterable[str], path: str) -> None:
+    """Run in the graded kernel after the student's cells: the answer variables ``names`` that the notebook
+    defines, encoded, into ``path``."""
+    answers = {}
+    for name in names:
+        if name in namespace:
+            try:
+                answers[name] = encode(namespace[name])
+            except Exception as error:  # an object whose iteration raises
+                answers[name] = {"unsupported": type(error).__name__}
+    Path(path).write_text(json.dumps(answers))
+
+
+def load(path: Path) -> dict[str, Any]:
+    """The answers a graded kernel left in ``path`` (a regular file, not a link), decoded."""
+    try:
+        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise Unreadable("the notebook left no answers (it was stopped before its end)") from None
+    except OSError:
+        raise Unreadable("the answers file is not a plain file") from None
+    try:
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            raise Unreadable("the answers file is not a plain file")
+        raw = os.read(handle, MAX_ANSWER_BYTES + 1)
+    finally:
+        os.close(handle)
+    if len(raw) > MAX_ANSWER_BYTES:
+        raise Unreadable(f"the answers are over {MAX_ANSWER_BYTES // 2**20} MB")
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        raise Unreadable("the answers file is not the grader's format") from None
+    if not isinstance(data, dict) or not all(isinstance(name, str) for name in data):
+        raise Unreadable("the answers file is not the grader's format")
+    return {name: decode(value) for name, value in data.items()}
+
+
+def check_all(namespace: Mapping[str, Any], chapter: str, answers_path: str, out_path: str) -> None:
+    """Run in the teacher's reference kernel (the released chapter, run by the grader): every exercise of
+    ``chapter``, public and hidden checks, on each submission's answers (``answers_path``: submission id ->
+    encoded answers), with the reference's variables as the chapter's data. Writes submission id -> label ->
+    outcome to ``out_path``."""
+    from .checks import chapter_exercises
+    from .core import run_exercise
+
+    exercises = chapter_exercises(chapter)
+    names = {name for item in exercises for name in item.answers}
+    env = {key: value for key, value in namespace.items() if key not in names}
+    submitted = json.loads(Path(answers_path).read_text())
+    results: dict[str, dict] = {}
+    for key, encoded in submitted.items():
+        try:
+            answers = {name: decode(value) for name, value in encoded.items() if name in names}
+        except Unreadable as reason:
+            results[key] = {"problem": str(reason)}
+            continue
+        results[key] = {}
+        for item in exercises:
+            given = {name: answers[name] for name in item.answers if name in answers}
+            feedback = run_exercise(item, given, env, hidden=True)
+            public = [r for r in feedback.results if not r.hidden]
+            hidden = [r for r in feedback.results if r.hidden]
+            first = feedback.failures[0] if feedback.failures else None
+            results[key][item.label] = {"passed": feedback.passed, "public": _verdict(public, len(item.public)),
+                                        "hidden": _verdict(hidden, len(item.hidden)),
+                                        "message": first.message if first else ""}
+    Path(out_path).write_text(json.dumps(results))
+
+
+def _verdict(results: list, expected: int) -> str:
+    if not results:
+        return "not run"
+    if any(not r.passed for r in results):
+        return "failed"
+    return "passed" if len(results) == expected else "not run"
+

@@ -1,0 +1,120 @@
+"""Reading a class folder as hostile input: every student gets an entry, no link is followed, every file is
+copied into the grader's private folder before anything runs.
+
+A *student* is a folder directly under the class folder (``alice/...``) or a file directly inside it
+(``alice.ipynb``, named by its stem). Under a student's folder every regular file is a submission; hidden
+names and checkpoint folders are skipped. What cannot be read safely is an entry with a status instead of a
+copy: ``refused: symlink`` (a link, its target never opened), ``refused: not a regular file`` (a FIFO, a
+device), ``refused: too large`` and ``no submission`` (a student folder holding no file).
+"""
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Entry", "intake", "MAX_SUBMISSION_BYTES"]
+
+MAX_SUBMISSION_BYTES = 50 * 1024 * 1024  # a chapter notebook with its outputs is a few MB
+_SKIPPED = (".ipynb_checkpoints", "__MACOSX", "__pycache__")
+_MAX_FILES = 200  # per student: more is no hand-in
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One row's source: a student's file copied to ``copy``, or the reason it was not (``refused``)."""
+
+    student: str
+    submission: str          # the path inside the class folder, as the teacher sees it
+    copy: Path | None        # the grader's private copy; None when refused
+    refused: str = ""        # the status of a file that was not copied
+    reason: str = ""
+
+
+def intake(folder: Path, copies: Path) -> list[Entry]:
+    """Every student of ``folder`` (a real folder, not a link), each file copied under ``copies``."""
+    info = os.lstat(folder)
+    if stat.S_ISLNK(info.st_mode):
+        raise ValueError(f"{folder}: the folder of submissions is a symbolic link; give its real path")
+    entries: list[Entry] = []
+    with os.scandir(folder) as listing:
+        names = sorted(entry.name for entry in listing)
+    for name in names:
+        if _hidden(name):
+            continue
+        path = folder / name
+        mode = os.lstat(path).st_mode
+        if stat.S_ISDIR(mode):
+            found = _walk(folder, path, name, copies, entries)
+            if not found:
+                entries.append(Entry(name, name, None, "no submission", "the student's folder holds no file"))
+        else:
+            entries.append(_copy(folder, path, Path(name).stem, copies, len(entries)))
+    return entries
+
+
+def _hidden(name: str) -> bool:
+    return name.startswith(".") or name in _SKIPPED
+
+
+def _walk(folder: Path, directory: Path, student: str, copies: Path, entries: list[Entry]) -> int:
+    found = 0
+    with os.scandir(directory) as listing:
+        names = sorted(entry.name for entry in listing)
+    for name in names:
+        if _hidden(name):
+            continue
+        path = directory / name
+        mode = os.lstat(path).st_mode
+        if stat.S_ISDIR(mode):
+            found += _walk(folder, path, student, copies, entries)
+            continue
+        if found >= _MAX_FILES:
+            entries.append(Entry(student, str(path.relative_to(folder)), None, "refused: too many files",
+                                 f"more than {_MAX_FILES} files in the student's folder; the rest are not read"))
+            return found + 1
+        entries.append(_copy(folder, path, student, copies, len(entries)))
+        found += 1
+    return found
+
+
+def _copy(folder: Path, path: Path, student: str, copies: Path, number: int) -> Entry:
+    """``path`` copied without following a link (the link's target is never opened)."""
+    relative = str(path.relative_to(folder))
+    mode = os.lstat(path).st_mode
+    if stat.S_ISLNK(mode):
+        return Entry(student, relative, None, "refused: symlink",
+                     "the submission is a symbolic link; hand in the notebook file itself")
+    if not stat.S_ISREG(mode):
+        return Entry(student, relative, None, "refused: not a regular file", "the submission is not a plain file")
+    try:
+        source = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as error:
+        return Entry(student, relative, None, "refused: unreadable", f"the file could not be opened "
+                                                                     f"({type(error).__name__})")
+    try:
+        info = os.fstat(source)
+        if not stat.S_ISREG(info.st_mode):
+            return Entry(student, relative, None, "refused: not a regular file", "the submission is not a plain file")
+        if info.st_size > MAX_SUBMISSION_BYTES:
+            return Entry(student, relative, None, "refused: too large",
+                         f"the file is over {MAX_SUBMISSION_BYTES // 2**20} MB")
+        target = copies / f"{number:04d}"
+        target.mkdir(mode=0o700)
+        copy = target / Path(relative).name
+        with os.fdopen(os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as handle:
+            remaining = MAX_SUBMISSION_BYTES + 1
+            while remaining > 0:
+                chunk = os.read(source, min(remaining, 1 << 20))
+                if not chunk:
+                    break
+                handle.write(chunk)
+                remaining -= len(chunk)
+        if remaining <= 0:
+            copy.unlink()
+            return Entry(student, relative, None, "refused: too large",
+                         f"the file is over {MAX_SUBMISSION_BYTES // 2**20} MB")
+        return Entry(student, relative, copy)
+    finally:
+        os.close(source)

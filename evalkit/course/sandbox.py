@@ -1,0 +1,206 @@
+"""Where a submission runs: its own process tree, a scrubbed environment, resource limits, and the strongest
+isolation the machine allows.
+
+:func:`detect` picks the isolation once per grading:
+
+- ``namespace, as nobody``: the grader runs as root and ``unshare`` works; each run gets a PID namespace
+  (ending its first process ends every process in it) and a mount namespace in which the class folder, the
+  output folder and the grader's copies are empty, and the checks package is a stub; the notebook runs as the
+  unprivileged user ``nobody``.
+- ``namespace, in a user namespace``: not root, but unprivileged user namespaces are allowed; the same,
+  except that the notebook keeps the grader's user.
+- ``process group only (trusted)``: no namespace could start and the teacher passed ``--trusted``; the run's
+  process group and its kernel's are killed at the end, resource limits and the scrubbed environment still
+  apply, and a process that leaves its group can survive.
+
+Without a namespace and without ``--trusted``, :func:`detect` raises :class:`SandboxUnavailable`.
+"""
+from __future__ import annotations
+
+import ctypes
+import json
+import math
+import os
+import pwd
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+__all__ = ["Isolation", "Limits", "SandboxUnavailable", "detect", "check_timeout", "scrubbed_environment",
+           "launch", "end", "ENVIRONMENT_ALLOWED"]
+
+#: The only variables of the grader's environment a submission sees (paths and switches, no credentials).
+ENVIRONMENT_ALLOWED = ("LANG", "LC_ALL", "LC_CTYPE", "TZ", "EVALKIT_DATA_DIR", "EVALKIT_CACHE_DIR",
+                       "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HOME", "HF_HUB_CACHE", "TRANSFORMERS_CACHE",
+                       "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+_NSINIT = Path(__file__).with_name("_nsinit.py")
+
+
+class SandboxUnavailable(ValueError):
+    """No isolation can start here and grading was not marked ``--trusted``."""
+
+
+@dataclass(frozen=True)
+class Isolation:
+    name: str                      # as the report states it
+    namespace: bool
+    unprivileged: bool             # unshare needs --user --map-root-user
+    uid: int | None = None         # the user a notebook runs as, when the grader drops to it
+    gid: int | None = None
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one run may use: wall clock, address space, output file size, open files, processes (threads
+    count) of its user; CPU seconds follow the wall clock (every core busy for the whole time)."""
+
+    timeout: float = 900.0
+    memory_bytes: int = 16 * 2**30
+    file_bytes: int = 256 * 2**20
+    open_files: int = 1024
+    processes: int = 1024
+
+    @property
+    def cpu_seconds(self) -> int:
+        return int(math.ceil(self.timeout)) * (os.cpu_count() or 1) + 60
+
+
+def check_timeout(value: float) -> float:
+    """``value`` as a finite, positive number of seconds, else a ``ValueError`` saying so.
+
+    >>> check_timeout(30)
+    30.0
+    >>> check_timeout(float("nan"))
+    Traceback (most recent call last):
+    ...
+    ValueError: --timeout must be a finite number of seconds above 0, not nan
+    """
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"--timeout must be a number of seconds, not {value!r}") from None
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise ValueError(f"--timeout must be a finite number of seconds above 0, not {value}")
+    return seconds
+
+
+_DETECTED: dict[bool, Isolation | None] = {}
+
+
+def detect(*, trusted: bool = False) -> Isolation:
+    """The isolation this machine allows (see the module's text); ``trusted`` accepts running without one."""
+    root = os.geteuid() == 0
+    if root not in _DETECTED:
+        _DETECTED[root] = _probe(root)
+    found = _DETECTED[root]
+    if found is not None:
+        return found
+    if trusted:
+        return Isolation("process group only (trusted)", namespace=False, unprivileged=False)
+    raise SandboxUnavailable("no sandbox can start on this machine (unshare could not make PID and mount "
+                             "namespaces); grade only submissions you trust, with --trusted")
+
+
+def _probe(root: bool) -> Isolation | None:
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        return None
+    command = [unshare, *_unshare_flags(not root), "true"]
+    try:
+        done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode != 0:
+        return None
+    if root:
+        try:
+            nobody = pwd.getpwnam("nobody")
+        except KeyError:
+            return None
+        return Isolation("namespace, as nobody", namespace=True, unprivileged=False, uid=nobody.pw_uid,
+                         gid=nobody.pw_gid)
+    return Isolation("namespace, in a user namespace", namespace=True, unprivileged=True)
+
+
+def _unshare_flags(unprivileged: bool) -> list[str]:
+    flags = ["--pid", "--mount", "--fork", "--kill-child", "--mount-proc", "--propagation", "private"]
+    return (["--user", "--map-root-user"] if unprivileged else []) + flags
+
+
+def scrubbed_environment(home: Path, *, base: dict[str, str] | None = None) -> dict[str, str]:
+    """The run's environment: the allowed variables of ``base`` (default ``os.environ``), a ``PATH`` of the
+    interpreter's folder and the system's, and every home, cache and runtime folder inside ``home``."""
+    base = os.environ if base is None else base
+    env = {name: base[name] for name in ENVIRONMENT_ALLOWED if base.get(name)}
+    if env.get("EVALKIT_DATA_DIR"):
+        env["EVALKIT_DATA_DIR"] = str(Path(env["EVALKIT_DATA_DIR"]).resolve())
+    env.update(PATH=os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
+               HOME=str(home), TMPDIR=str(home / "tmp"), JUPYTER_RUNTIME_DIR=str(home / "runtime"),
+               JUPYTER_CONFIG_DIR=str(home / "jupyter"), IPYTHONDIR=str(home / "ipython"),
+               MPLCONFIGDIR=str(home / "mpl"), MPLBACKEND="Agg", PYTHONUNBUFFERED="1",
+               PYTHONDONTWRITEBYTECODE="1")
+    env.setdefault("LANG", "C.UTF-8")
+    return env
+
+
+def _limit(limits: Limits):
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def apply() -> None:
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: the run dies with the grader
+        for kind, value in ((resource.RLIMIT_AS, limits.memory_bytes), (resource.RLIMIT_CPU, limits.cpu_seconds),
+                            (resource.RLIMIT_FSIZE, limits.file_bytes), (resource.RLIMIT_NOFILE, limits.open_files),
+                            (resource.RLIMIT_NPROC, limits.processes), (resource.RLIMIT_CORE, 0)):
+            resource.setrlimit(kind, (value, value))
+
+    return apply
+
+
+def launch(argv: Sequence[str], *, cwd: Path, env: dict[str, str], limits: Limits, isolation: Isolation | None,
+           log: Path, hide: Sequence[Path] = (), bind: Sequence[tuple[Path, Path]] = ()) -> subprocess.Popen:
+    """``argv`` started in a session of its own under ``limits``; with a namespace ``isolation``, inside
+    fresh PID and mount namespaces (``hide``: folders it sees empty; ``bind``: read-only replacements)."""
+    if isolation is not None and isolation.namespace:
+        reveal = []
+        if isolation.uid is not None:
+            for number, (closed, inner) in enumerate(_closed_interpreter()):
+                stage = cwd / f".stage{number}"
+                stage.mkdir(mode=0o700, exist_ok=True)
+                reveal.append([str(closed), str(inner), str(stage)])
+        spec = {"reveal": reveal, "hide": [str(path) for path in hide], "bind": [[str(a), str(b)] for a, b in bind],
+                "uid": isolation.uid, "gid": isolation.gid, "cwd": str(cwd), "env": env, "argv": list(argv)}
+        argv = [shutil.which("unshare") or "unshare", *_unshare_flags(isolation.unprivileged), sys.executable,
+                "-I", "-S", str(_NSINIT), json.dumps(spec)]
+        env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"}
+    with log.open("wb") as output:
+        return subprocess.Popen(list(argv), stdout=output, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                cwd=cwd, env=env, start_new_session=True, preexec_fn=_limit(limits))
+
+
+def _closed_interpreter() -> list[tuple[Path, Path]]:
+    """(closed folder, interpreter folder) for each folder the interpreter needs that lies under a folder
+    others cannot enter (a Python installed in root's home)."""
+    found = []
+    for inner in dict.fromkeys([Path(sys.base_prefix).resolve(), Path(os.path.realpath(sys.executable)).parent]):
+        closed = next((parent for parent in reversed(inner.parents) if not os.stat(parent).st_mode & 0o001), None)
+        if closed is not None and not any(inner.is_relative_to(other) for _, other in found):
+            found.append((closed, inner))
+    return found
+
+
+def end(process: subprocess.Popen, groups: Sequence[int] = ()) -> None:
+    """Kill ``process``'s group (with a namespace: every process of the run) and ``groups``; wait for it."""
+    for group in (process.pid, *groups):
+        try:
+            os.killpg(group, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL is not refused
+        pass

@@ -1,0 +1,207 @@
+"""The grader against hostile notebooks and a careless command line: one class of attacks graded once (kernel
+starts are the cost), a signal sent to a grading, and the argument and output-folder refusals (no kernel)."""
+from __future__ import annotations
+
+import csv
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from evalkit.course.grade import grade
+from evalkit.course.sandbox import SandboxUnavailable, detect
+
+from .test_course import answer_key, by_student, submission
+
+SECRET = "sk-test-5d41402abc4b2a76b9719d911017c592"
+
+
+def sandbox_or_skip():
+    try:
+        return detect()
+    except SandboxUnavailable as reason:
+        pytest.skip(str(reason))
+
+
+def processes_with(token: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if token.encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                pass
+    return found
+
+
+def survivor(token: str, target: Path) -> str:
+    """Code that leaves a setsid, double-forked child which rewrites ``target`` three seconds later."""
+    return f'''import os, subprocess, sys
+code = "import time, pathlib; time.sleep(3); pathlib.Path({str(target)!r}).write_text('student,score\\\\nme,999\\\\n')"
+subprocess.Popen([sys.executable, "-c", code + " # {token}"], start_new_session=True,
+                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+'''
+
+
+def test_a_hostile_class_is_graded_from_its_answers_alone(tmp_path, monkeypatch):
+    """Each student below attacks the grader (several attacks per notebook: a kernel start is the cost);
+    every row must be what the answers alone earn, and no output may hold a secret, a classmate's file, a
+    forged row or a 100 MB print."""
+    sandbox_or_skip()
+    monkeypatch.setenv("EVALKIT_TEST_API_KEY", SECRET)
+    folder, out, token = tmp_path / "class", tmp_path / "grades", f"evalkit-survivor-{os.getpid()}"
+    victim = folder / "zed" / "04_pairwise_judge.ipynb"
+    # mallory: forges the old record of points, replaces the checks and grade_env, imports a hidden check's
+    # helper for an answer, overwrites a classmate's notebook and grades.csv, and leaves a setsid survivor
+    # that rewrites grades.csv after the grading; one answer (ch4-rank) is right.
+    forge = f'''import json, evalkit.course as course, evalkit.course.worker as worker
+def forged(env, chapter, path):
+    open(path, "w").write(json.dumps([{{"exercise": l, "points": 999, "score": 999, "public": "passed",
+                                       "hidden": "passed", "message": ""}} for l in ("ch4-order", "ch4-size", "ch4-rank")]))
+worker.record = forged
+course.grade_env = lambda chapter, env: []
+for item in course.EXERCISES.values():
+    object.__setattr__(item, "public", ())
+    object.__setattr__(item, "hidden", ())
+for path in ({str(victim)!r}, {str(out / "grades.csv")!r}):
+    try:
+        open(path, "w").write("{{}}")
+    except OSError:
+        pass
+'''
+    submission(folder / "mallory" / "04_pairwise_judge.ipynb", setup_extra=forge, order="a, b",
+               needed="__import__('evalkit.course.checks.ch04', fromlist=['ch04'])._half_width and 560",
+               extra=survivor(token, out / "grades.csv"))
+    # nosy: reads the grader's environment, the class folder, a classmate's notebook and the processes'
+    # command lines; makes a folder outside its own; prints 100 MB. Its answers are right.
+    classmate = folder / "ann" / "04_pairwise_judge.ipynb"
+    snoop = f'''import os, glob
+seen = [os.environ.get("EVALKIT_TEST_API_KEY", "no key"), str(glob.glob({str(folder)!r} + "/*"))]
+for path in ({str(classmate)!r}, "/proc/1/environ", "/proc/%d/cmdline" % os.getppid()):
+    try:
+        seen.append(open(path, errors="replace").read()[:300])
+    except OSError as error:
+        seen.append(type(error).__name__)
+print(seen)
+print("x" * 100_000_000)
+raise RuntimeError(" ".join(seen))
+'''
+    submission(folder / "nosy" / "04_pairwise_judge.ipynb", setup_extra='import os\ntry:\n    os.makedirs("../../0004")'
+               '\nexcept OSError as error:\n    print(error)\n', extra=snoop)
+    submission(folder / "killer" / "04_pairwise_judge.ipynb", extra="import os, signal\nos.kill(os.getppid(), 9)")
+    submission(folder / "looper" / "04_pairwise_judge.ipynb", extra="while True:\n    pass")
+    submission(victim)
+    (folder / '=HYPERLINK("evil.example", "x")').mkdir()
+    (folder / '=HYPERLINK("evil.example", "x")' / "answers.txt").write_text("not a notebook")
+    secret_file = tmp_path / "teacher-secret.txt"
+    secret_file.write_text(SECRET)
+    (folder / "ann").mkdir()
+    (folder / "ann" / "04_pairwise_judge.ipynb").symlink_to(answer_key(tmp_path) / "04_pairwise_judge.ipynb")
+    (folder / "leaker").mkdir()
+    (folder / "leaker" / "04_pairwise_judge.ipynb").symlink_to(secret_file)
+    (folder / "ghost").symlink_to(tmp_path / "key")
+    run = grade(folder, out, timeout=30, key=tmp_path / "key")
+    table = by_student(run.rows)
+    assert set(table) == {"mallory", "nosy", "killer", "looper", "zed", '=HYPERLINK("evil.example", "x")', "ann",
+                          "leaker", "ghost"}
+    score = {student: sum(row.score for row in rows.values()) for student, rows in table.items()}
+    assert all(row.points == 1 for rows in table.values() for row in rows.values() if row.exercise)
+
+    assert score["zed"] == 3 and table["zed"]["ch4-rank"].status == "graded"  # graded from its own copy
+    assert score["mallory"] == 1 and table["mallory"]["ch4-rank"].score == 1  # what its answers earn
+    assert "is not defined" in table["mallory"]["ch4-size"].reason  # the hidden check's helper is not there
+    assert score["nosy"] == 3 and table["nosy"]["ch4-size"].status == "cell error"
+    assert "cut" in table["nosy"]["ch4-size"].reason  # the 100 MB print
+    assert score["killer"] == 0 and {row.status for row in table["killer"].values()} == {"crashed"}
+    assert score["looper"] == 0 and {row.status for row in table["looper"].values()} == {"timeout"}
+    for student in ("ann", "leaker", "ghost"):
+        (row,) = table[student].values()
+        assert row.status == "refused: symlink" and row.score == 0, student
+    assert run.isolation.startswith("namespace")
+
+    time.sleep(4)  # the survivor's child would have rewritten grades.csv by now
+    assert not processes_with(token)
+    with run.csv.open(encoding="utf-8") as handle:
+        written = list(csv.DictReader(handle))
+    assert len(written) == len(run.rows) and {r["score"] for r in written} == {"0.0", "1.0"}
+    assert "'" + '=HYPERLINK("evil.example", "x")' in {r["student"] for r in written}
+    for path in [path for path in out.rglob("*") if path.is_file()]:
+        data = path.read_bytes()
+        assert len(data) < 6 * 2**20, path
+        assert SECRET.encode() not in data, path
+    snooped = " ".join(row.reason for row in table["nosy"].values())
+    assert "no key" in snooped and "[]" in snooped and "04_pairwise" not in snooped
+
+
+def test_sigterm_ends_the_grading_and_everything_it_started(tmp_path):
+    sandbox_or_skip()
+    folder, out, token = tmp_path / "class", tmp_path / "grades", f"evalkit-sigterm-{os.getpid()}"
+    waiter = f'''import subprocess, sys, time
+subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120) # {token}"], start_new_session=True)
+time.sleep(120)'''
+    submission(folder / "ann" / "04_pairwise_judge.ipynb", extra=waiter)
+    grader = subprocess.Popen([sys.executable, "-m", "evalkit.course", "grade", str(folder), "--out", str(out),
+                               "--key", str(answer_key(tmp_path)), "--timeout", "100"],
+                              stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 90
+    while not processes_with(token) and time.monotonic() < deadline and grader.poll() is None:
+        time.sleep(0.5)
+    assert processes_with(token), grader.stderr.read() if grader.poll() is not None else "not started"
+    grader.send_signal(signal.SIGTERM)
+    assert grader.wait(timeout=30) == 128 + signal.SIGTERM
+    assert "interrupted by SIGTERM" in grader.stderr.read()
+    time.sleep(1)
+    assert not processes_with(token)
+    assert not (out / "grades.csv").exists()
+
+
+def test_bad_arguments_and_output_folders_are_refused_with_a_message(tmp_path, capsys):
+    """No kernel: ``--timeout`` nan, inf, 0 or negative; ``--out`` a file; an output folder holding other
+    files, a previous grading (kept unless --replace) or a planted link (replaced, never followed)."""
+    from evalkit.cli import main
+
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "ann.txt").write_text("not a notebook")
+    for bad in ("nan", "inf", "0", "-5"):
+        with pytest.raises(SystemExit) as stopped:
+            main(["course", "grade", str(folder), "--timeout", bad])
+        assert stopped.value.code == 2
+        assert "--timeout must be a finite number of seconds above 0" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="finite number"):
+        grade(folder, tmp_path / "x", timeout=float("nan"), trusted=True)
+    a_file = tmp_path / "a-file"
+    a_file.write_text("keep")
+    assert main(["course", "grade", str(folder), "--out", str(a_file), "--trusted"]) == 2
+    assert "not a folder (it is a file)" in capsys.readouterr().err
+    assert main(["course", "release", "--out", str(a_file), "--only", "04"]) == 2
+    assert "not a folder (it is a file)" in capsys.readouterr().err and a_file.read_text() == "keep"
+
+    out = tmp_path / "grades"
+    (out / "work").mkdir(parents=True)
+    (out / "work" / "notes.txt").write_text("the teacher's notes")
+    assert main(["course", "grade", str(folder), "--out", str(out), "--trusted"]) == 2
+    assert "pass --replace" in capsys.readouterr().err and (out / "work" / "notes.txt").is_file()
+    (out / "mine.txt").write_text("other")
+    assert main(["course", "grade", str(folder), "--out", str(out), "--trusted", "--replace"]) == 2
+    assert "holds other files (mine.txt)" in capsys.readouterr().err and (out / "work" / "notes.txt").is_file()
+
+    outside = tmp_path / "outside.html"
+    outside.write_text("untouched")
+    planted = tmp_path / "planted"
+    planted.mkdir()
+    (planted / "grades.html").symlink_to(outside)
+    assert main(["course", "grade", str(folder), "--out", str(planted), "--trusted"]) == 2
+    assert "previous grading" in capsys.readouterr().err
+    assert main(["course", "grade", str(folder), "--out", str(planted), "--trusted", "--replace"]) == 0
+    assert outside.read_text() == "untouched" and not (planted / "grades.html").is_symlink()
+    assert "ann.txt" in (planted / "grades.html").read_text()
+    link = tmp_path / "link-out"
+    link.symlink_to(planted)
+    assert main(["course", "grade", str(folder), "--out", str(link), "--trusted", "--replace"]) == 2
+    assert "symbolic link" in capsys.readouterr().err
