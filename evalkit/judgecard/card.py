@@ -38,10 +38,12 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from ..adapted import budget_label
 from ..paireval.scoring import length_scores
 from ..stats import correlation, grouped_correlation_intervals
 from .checks import (ConsistencyRow, SlotRow, _consistency_row, _length_panel, _slot_row,  # noqa: F401
                      same_context_pairs)
+from .adapt import adapt_set, adapted_name, parse_budget
 from .sets import HalfChoice, HumanSet, card_items, noise_ceiling
 from .judges import CannotScore, CardJudge, build_judge
 from .spec import JudgeSpec, parse_spec, public_record
@@ -130,6 +132,7 @@ class Card:
     notes: tuple[str, ...] = field(default=())
     scores: tuple[SetScores, ...] = ()  # each set's scores, item by item (what a leaderboard resamples)
     consistency: tuple[ConsistencyRow, ...] = ()
+    curves: tuple[dict, ...] = ()  # an adapted judge's label-budget curve, one row per set and budget
 
     def __post_init__(self):
         # A card is shared (card.json, card.html, the board's pages): it keeps its judge's name, spec, notes and
@@ -179,7 +182,7 @@ class Card:
                        "slots": [asdict(s) for s in self.slots], "costs": [asdict(c) for c in self.costs],
                        "skipped": [list(s) for s in self.skipped], "notes": list(self.notes),
                        "scores": [asdict(s) for s in self.scores],
-                       "consistency": [asdict(c) for c in self.consistency]})
+                       "consistency": [asdict(c) for c in self.consistency], "curves": list(self.curves)})
 
     def to_json(self) -> str:
         return json.dumps(self.record(), indent=1, ensure_ascii=False)
@@ -208,10 +211,12 @@ class Card:
             field_name = "consistency"
             consistency = tuple(ConsistencyRow(**{k: nan(v) for k, v in row.items()})
                                 for row in record.get("consistency", []))
+            field_name = "curves"
+            curves = tuple({str(k): nan(v) for k, v in dict(row).items()} for row in record.get("curves", []))
             field_name = "judge, spec, half, bootstrap, seed, skipped or notes"
             card = cls(str(record["judge"]), dict(record["spec"]), str(record["half"]), int(record["bootstrap"]),
                        int(record["seed"]), rows, slots, costs, tuple(map(tuple, record["skipped"])),
-                       tuple(record["notes"]), scores, consistency)
+                       tuple(record["notes"]), scores, consistency, curves)
         except KeyError as missing:
             raise ValueError(f"{source}: not a judge card's record (no field {missing})") from None
         except (TypeError, AttributeError) as wrong:
@@ -338,18 +343,26 @@ def _cost(name: str, items: int, seconds: float, records: list, scores: np.ndarr
 
 def judge_card(judge: CardJudge | JudgeSpec | str, sets: Sequence[str | HumanSet], *, half: HalfChoice = "test",
                bootstrap: int = 1000, seed: int = 0, max_pairs: int = 300, data_dir=None,
-               price_per_1k_tokens: float | None = None, items_per_set: int | None = None) -> Card:
+               price_per_1k_tokens: float | None = None, items_per_set: int | None = None,
+               adapt: str | None = None) -> Card:
     """The card of ``judge`` (a judge, a :class:`JudgeSpec` or a ``--judge`` string) on ``sets`` (names of
     :data:`~evalkit.judgecard.sets.SET_NAMES`, meta-evaluation files, or :class:`HumanSet` values), on their
     ``half`` (the test halves unless told; ``all`` for the full sets). ``max_pairs`` caps the pairs per set
     a judge with slots is asked about (both orders each); ``items_per_set`` draws about that many items of
-    each half by whole contexts (:meth:`HumanSet.sample`, seeded by ``seed``) for a judge too slow for all."""
+    each half by whole contexts (:meth:`HumanSet.sample`, seeded by ``seed``) for a judge too slow for all.
+    ``adapt`` (``"all"`` or a number of labels, :func:`~.adapt.parse_budget`) reports the judge adapted to each
+    set with that many of its dev labels (:mod:`.adapt`), on the test halves, with its label-budget curve."""
     spec = parse_spec(judge) if isinstance(judge, str) else judge if isinstance(judge, JudgeSpec) else None
     if spec is not None:
         judge = build_judge(spec)
         price_per_1k_tokens = price_per_1k_tokens if price_per_1k_tokens is not None else spec.price_per_1k_tokens
     if half not in ("test", "dev", "all"):
         raise ValueError(f"half must be test, dev or all, not {half!r}")
+    budget = parse_budget(adapt) if adapt is not None else None
+    if adapt is not None and half != "test":
+        raise ValueError(f"an adapted judge is fitted on the dev halves and reported on the test halves; "
+                         f"--half {half} cannot be adapted")
+    curves: list[dict] = []
     rows, slots, costs, skipped, kept, consistency, one_draw, set_notes = [], [], [], [], [], [], [], []
     seen: set[str] = set()
     for entry in sets:
@@ -373,6 +386,19 @@ def judge_card(judge: CardJudge | JudgeSpec | str, sets: Sequence[str | HumanSet
         scores = np.asarray(scored.scores, dtype=float)
         if scores.shape != (len(items),):
             raise ValueError(f"{judge.name} gave {scores.shape} scores for {len(items)} items of {human_set.name}")
+        if adapt is not None:
+            dev_set = card_items(entry, half="dev", items_per_set=items_per_set, seed=seed, data_dir=data_dir)
+            try:
+                dev_scores = np.asarray(judge.score(dev_set.items).scores, dtype=float)
+            except CannotScore as reason:
+                skipped.append((human_set.name, f"its dev half could not be scored to adapt to: {reason}"))
+                continue
+            adaptation = adapt_set(dev_set, dev_scores, human_set, scores, k=budget, bootstrap=bootstrap, seed=seed)
+            scores = adaptation.scores
+            curves.extend(adaptation.curve)
+            set_notes.append(f"{human_set.name}: fitted on {adaptation.k} dev labels ({human_set.labels[0]}); "
+                             + ("the rule kept the judge itself (no penalty beat it by a standard error)"
+                                if np.isinf(adaptation.alpha) else f"ridge penalty {adaptation.alpha:g}"))
         pairs = same_context_pairs(list(items["context"]))
         if np.isnan(scores).all():
             skipped.append((human_set.name, f"the judge scored none of its {len(items)} items"))
@@ -383,7 +409,7 @@ def judge_card(judge: CardJudge | JudgeSpec | str, sets: Sequence[str | HumanSet
             slot = _slot_row(human_set.name, judge, items, pairs, max_pairs=max_pairs, seed=seed)
             if slot is not None:
                 slots.append(slot)
-            if len(scored.draws) >= 2:
+            if len(scored.draws) >= 2 and adapt is None:
                 shapes = {np.shape(draw) for draw in scored.draws}
                 if shapes != {(len(items),)}:
                     raise ValueError(f"{judge.name} gave draws of shapes {sorted(shapes)} for {len(items)} items of "
@@ -397,5 +423,8 @@ def judge_card(judge: CardJudge | JudgeSpec | str, sets: Sequence[str | HumanSet
     notes = (f"{judge.name} gave one draw only on {', '.join(one_draw)}: no self-consistency row there "
              "(spread over training seeds is not measured either)",) if one_draw else ()
     notes = (*set_notes, *notes)
-    return Card(judge.name, record, half, bootstrap, seed, tuple(rows), tuple(slots), tuple(costs), tuple(skipped),
-                notes, tuple(kept), tuple(consistency))
+    name = judge.name if adapt is None else adapted_name(judge.name, budget)
+    if adapt is not None:
+        record = {**record, "adapted": budget_label(budget)}
+    return Card(name, record, half, bootstrap, seed, tuple(rows), tuple(slots), tuple(costs), tuple(skipped),
+                notes, tuple(kept), tuple(consistency), tuple(curves))

@@ -30,6 +30,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--add-upheld", action="append", default=[], metavar="DIR",
                         help="a folder of your own per-annotator labels in UPHELD's layout (annotator_<n>.csv, the "
                              "release's columns), as one more set with a noise ceiling (repeatable)")
+    parser.add_argument("--adapt", metavar="K|all",
+                        help="report the judge adapted to each set with K of its dev labels (or all): a small model "
+                             "over the judge's score and the reply's text, fitted on the dev half, reported on the "
+                             "test half, with the set's label-budget curve")
     parser.add_argument("--half", choices=["test", "dev", "all"], default="test",
                         help="which half of every set (default test; all: the full sets)")
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (default 1000)")
@@ -153,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
     if args.items_per_set is not None and args.items_per_set < 3:
         raise ValueError(f"--items-per-set must be 3 or more, not {args.items_per_set}")
     card = judge_card(judge, sets, half=args.half, bootstrap=args.bootstrap, seed=args.seed,
-                      items_per_set=args.items_per_set)
+                      items_per_set=args.items_per_set, adapt=args.adapt)
     record, page = write_card(card, args.out or "judge-card")
     summary = card.summary()
     mean = summary["mean_pearson"]

@@ -101,6 +101,12 @@ def card_fragment(card: Card, *, heading: int = 2) -> str:
                           [[c.set, c.draws, c.source, c.n, c.item_sd, c.between_draws, c.label, c.pearson_min,
                             c.pearson_max] for c in card.consistency])
                    if card.consistency else "<p>The judge gave one draw per set: no self-consistency to measure.</p>")
+    curves = (_table(["set", "label", "dev labels k", "draws", "Pearson (test)", "gain over k = 0", "95% interval",
+                      "draws that kept the judge"],
+                     [[c.get("set"), c.get("label"), c.get("budget"), c.get("draws"), c.get("pearson"), c.get("gain"),
+                       f"[{_fmt(c.get('gain_low'))}, {_fmt(c.get('gain_high'))}]", c.get("fell_back")]
+                      for c in card.curves])
+              if card.curves else "")
     notes = "".join(f"<li>{html.escape(note)}</li>" for note in card.notes)
     cost = _table(["set", "items", "seconds", "calls", "cache hits", "prompt tokens", "completion tokens", "money",
                    "abstained"],
@@ -121,6 +127,7 @@ Mean Pearson r {_fmt(summary["mean_pearson"])}; mean share of the human ceiling 
 others.</p>
 {_bars(card)}
 {agreement}
+{f"<{h}>Label budget</{h}><p>The judge adapted to each set with k of its dev labels (the mean over seeded draws of k items), on the test half; k = 0 is the judge itself. The gain's interval resamples whole context groups.</p>{curves}" if curves else ""}
 <{h}>Length</{h}>{length}
 <{h}>Slots</{h}>{slots}
 <{h}>Self-consistency</{h}>{consistency}
