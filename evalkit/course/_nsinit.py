@@ -3,7 +3,7 @@
 Standard library only, run as a script: ``python -I -S _nsinit.py SPEC_JSON``. It makes each folder of
 ``reveal`` (the interpreter, when it lies in a folder the run's user cannot enter, such as root's home) the only
 thing visible in that folder, mounts an empty tmpfs over each path of ``hide`` (the class folder, the output folder, the grader's copies), binds each ``bind`` pair
-read-only (the checks package over a stub), then forks the command, dropped to ``uid``/``gid`` when given,
+read-only (the checks package over a stub), brings the loopback of a new network namespace up, then forks the command, dropped to ``uid``/``gid`` when given,
 and reaps every process until the command ends. When it exits, the kernel ends every process left in the
 namespace: a ``setsid`` or double-forked child does not outlive its submission.
 """
@@ -15,13 +15,17 @@ import sys
 
 def main() -> int:
     spec = json.loads(sys.argv[1])
-    for number, (closed, inner, stage) in enumerate(spec["reveal"]):
-        # ``inner`` (the interpreter) lies under ``closed``, a folder the run's user cannot enter: keep
-        # ``inner`` aside, put an empty open folder over ``closed``, and bring ``inner`` back into it.
-        subprocess.run(["mount", "--bind", inner, stage], check=True)
+    if spec["network"]:
+        subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    for closed, inners in spec["reveal"]:
+        # each ``inner`` (the interpreter, the kit) lies under ``closed``, a folder the run's user cannot
+        # enter: keep them aside, put an empty open folder over ``closed``, and bring them back into it.
+        for inner, stage in inners:
+            subprocess.run(["mount", "--bind", inner, stage], check=True)
         subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,mode=0755", "tmpfs", closed], check=True)
-        os.makedirs(inner, mode=0o755, exist_ok=True)
-        subprocess.run(["mount", "--move", stage, inner], check=True)
+        for inner, stage in inners:
+            os.makedirs(inner, mode=0o755, exist_ok=True)
+            subprocess.run(["mount", "--move", stage, inner], check=True)
     for path in spec["hide"]:
         if os.path.isdir(path):
             subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs", path], check=True)

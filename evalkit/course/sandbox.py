@@ -3,11 +3,12 @@ isolation the machine allows.
 
 :func:`detect` picks the isolation once per grading:
 
-- ``namespace, as nobody``: the grader runs as root and ``unshare`` works; each run gets a PID namespace
-  (ending its first process ends every process in it) and a mount namespace in which the class folder, the
-  output folder and the grader's copies are empty, and the checks package is a stub; the notebook runs as the
-  unprivileged user ``nobody``.
-- ``namespace, in a user namespace``: not root, but unprivileged user namespaces are allowed; the same,
+- ``namespace (...), as nobody``: the grader runs as root and ``unshare`` works; each run gets a PID
+  namespace (ending its first process ends every process in it), a mount namespace in which the class
+  folder, the output folder and the grader's copies are empty and the checks package is a stub, and, where
+  ``ip`` can bring its loopback up, a network namespace of its own (no network but its own loopback); the
+  notebook runs as the unprivileged user ``nobody``.
+- ``namespace (...), in a user namespace``: not root, but unprivileged user namespaces are allowed; the same,
   except that the notebook keeps the grader's user.
 - ``process group only (trusted)``: no namespace could start and the teacher passed ``--trusted``; the run's
   process group and its kernel's are killed at the end, resource limits and the scrubbed environment still
@@ -50,6 +51,7 @@ class Isolation:
     name: str                      # as the report states it
     namespace: bool
     unprivileged: bool             # unshare needs --user --map-root-user
+    network: bool = False          # a network namespace of its own: loopback only
     uid: int | None = None         # the user a notebook runs as, when the grader drops to it
     gid: int | None = None
 
@@ -110,26 +112,33 @@ def _probe(root: bool) -> Isolation | None:
     unshare = shutil.which("unshare")
     if unshare is None:
         return None
-    command = [unshare, *_unshare_flags(not root), "true"]
-    try:
-        done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=20)
-    except (OSError, subprocess.TimeoutExpired):
+    if not _runs([unshare, *_unshare_flags(not root, False), "true"]):
         return None
-    if done.returncode != 0:
-        return None
+    ip = shutil.which("ip") or "/usr/sbin/ip"
+    network = _runs([unshare, *_unshare_flags(not root, True), ip, "link", "set", "lo", "up"])
+    kinds = "PID, mount and network" if network else "PID and mount"
     if root:
         try:
             nobody = pwd.getpwnam("nobody")
         except KeyError:
             return None
-        return Isolation("namespace, as nobody", namespace=True, unprivileged=False, uid=nobody.pw_uid,
-                         gid=nobody.pw_gid)
-    return Isolation("namespace, in a user namespace", namespace=True, unprivileged=True)
+        return Isolation(f"namespace ({kinds}), as nobody", namespace=True, unprivileged=False, network=network,
+                         uid=nobody.pw_uid, gid=nobody.pw_gid)
+    return Isolation(f"namespace ({kinds}), in a user namespace", namespace=True, unprivileged=True,
+                     network=network)
 
 
-def _unshare_flags(unprivileged: bool) -> list[str]:
+def _runs(command: list[str]) -> bool:
+    try:
+        done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
+def _unshare_flags(unprivileged: bool, network: bool) -> list[str]:
     flags = ["--pid", "--mount", "--fork", "--kill-child", "--mount-proc", "--propagation", "private"]
-    return (["--user", "--map-root-user"] if unprivileged else []) + flags
+    return (["--user", "--map-root-user"] if unprivileged else []) + flags + (["--net"] if network else [])
 
 
 def scrubbed_environment(home: Path, *, base: dict[str, str] | None = None) -> dict[str, str]:
@@ -166,15 +175,15 @@ def launch(argv: Sequence[str], *, cwd: Path, env: dict[str, str], limits: Limit
     """``argv`` started in a session of its own under ``limits``; with a namespace ``isolation``, inside
     fresh PID and mount namespaces (``hide``: folders it sees empty; ``bind``: read-only replacements)."""
     if isolation is not None and isolation.namespace:
-        reveal = []
+        reveal: dict[str, list] = {}
         if isolation.uid is not None:
             for number, (closed, inner) in enumerate(_closed_interpreter()):
                 stage = cwd / f".stage{number}"
                 stage.mkdir(mode=0o700, exist_ok=True)
-                reveal.append([str(closed), str(inner), str(stage)])
-        spec = {"reveal": reveal, "hide": [str(path) for path in hide], "bind": [[str(a), str(b)] for a, b in bind],
-                "uid": isolation.uid, "gid": isolation.gid, "cwd": str(cwd), "env": env, "argv": list(argv)}
-        argv = [shutil.which("unshare") or "unshare", *_unshare_flags(isolation.unprivileged), sys.executable,
+                reveal.setdefault(str(closed), []).append([str(inner), str(stage)])
+        spec = {"reveal": list(reveal.items()), "hide": [str(path) for path in hide], "bind": [[str(a), str(b)] for a, b in bind],
+                "uid": isolation.uid, "gid": isolation.gid, "network": isolation.network, "cwd": str(cwd), "env": env, "argv": list(argv)}
+        argv = [shutil.which("unshare") or "unshare", *_unshare_flags(isolation.unprivileged, isolation.network), sys.executable,
                 "-I", "-S", str(_NSINIT), json.dumps(spec)]
         env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"}
     with log.open("wb") as output:
@@ -183,10 +192,12 @@ def launch(argv: Sequence[str], *, cwd: Path, env: dict[str, str], limits: Limit
 
 
 def _closed_interpreter() -> list[tuple[Path, Path]]:
-    """(closed folder, interpreter folder) for each folder the interpreter needs that lies under a folder
-    others cannot enter (a Python installed in root's home)."""
-    found = []
-    for inner in dict.fromkeys([Path(sys.base_prefix).resolve(), Path(os.path.realpath(sys.executable)).parent]):
+    """(closed folder, needed folder) for each folder a run needs (the interpreter, the environment, the kit)
+    that lies under a folder others cannot enter, such as a Python installed in root's home."""
+    found: list[tuple[Path, Path]] = []
+    needed = [Path(sys.base_prefix).resolve(), Path(os.path.realpath(sys.executable)).parent,
+              Path(sys.prefix).resolve(), Path(__file__).resolve().parents[2]]
+    for inner in sorted(dict.fromkeys(needed), key=lambda path: len(path.parts)):
         closed = next((parent for parent in reversed(inner.parents) if not os.stat(parent).st_mode & 0o001), None)
         if closed is not None and not any(inner.is_relative_to(other) for _, other in found):
             found.append((closed, inner))

@@ -658,7 +658,7 @@ def test_grading_scores_each_submission_and_gives_every_bad_one_a_row_with_its_r
     (folder / "erin" / "04_pairwise_judge.ipynb").write_text('{"cells": [')        # a broken notebook
     (folder / "erin" / "notes.txt").write_text("my answers are in my head")          # not a notebook
     (folder / ".hidden.ipynb").write_text("ignored")
-    run = grade(folder, tmp_path / "grades", timeout=240, key=answer_key(tmp_path))
+    run = grade(folder, tmp_path / "grades", timeout=240, key=answer_key(tmp_path), trusted=True)
     table = by_student(run.rows)
     assert sorted(table) == ["alice", "bob", "carol", "erin", "frank", "grace"]
 
@@ -704,7 +704,7 @@ def test_grading_scores_each_submission_and_gives_every_bad_one_a_row_with_its_r
     assert "missing cell" in page and page.count("<tr>") >= len(run.rows) + 6
 
 
-def test_grading_at_a_parameter_sets_sizes_runs_each_submission_with_its_values(tmp_path):
+def test_grading_at_a_parameter_sets_sizes_runs_each_submission_with_its_values(tmp_path, monkeypatch):
     """``--params lab``: the set's values follow the parameters cell (the last cell fails unless they do); a
     submission whose parameters cell was deleted gets a row saying so; a misspelt set fails before any run."""
     from evalkit.runner import load_params
@@ -715,14 +715,21 @@ def test_grading_at_a_parameter_sets_sizes_runs_each_submission_with_its_values(
     submission(folder / "ann" / "04_pairwise_judge.ipynb", parameters="heldout_pairs = 400", extra=check)
     submission(folder / "ben" / "04_pairwise_judge.ipynb", extra="print('no parameters cell')")
     key = answer_key(tmp_path)
-    table = by_student(grade(folder, tmp_path / "lab", timeout=240, params="lab", key=key).rows)
+    table = by_student(grade(folder, tmp_path / "lab", timeout=240, params="lab", key=key, trusted=True).rows)
     assert {label: row.score for label, row in table["ann"].items()} == {"ch4-order": 1, "ch4-size": 1,
                                                                         "ch4-rank": 1}
     assert all(row.status == "graded" for row in table["ann"].values())
     assert all(row.score == 0 and row.status == "not run" and "cannot run at the 'lab' sizes" in row.reason
                and "parameters" in row.reason
                for row in table["ben"].values()) and len(table["ben"]) == 3
-    as_submitted = by_student(grade(folder / "ann", tmp_path / "own", timeout=240, key=key).rows)
+    from evalkit.course import sandbox
+
+    monkeypatch.setattr(sandbox, "_DETECTED", {True: None, False: None})  # as on a machine without a sandbox
+    with pytest.raises(sandbox.SandboxUnavailable, match="with --trusted"):
+        grade(folder / "ann", tmp_path / "own", timeout=240, key=key)
+    run = grade(folder / "ann", tmp_path / "own", timeout=240, key=key, trusted=True)
+    assert run.isolation == "process group only (trusted)"
+    as_submitted = by_student(run.rows)
     assert all(row.status == "cell error" and "AssertionError" in row.reason
                for row in as_submitted["04_pairwise_judge"].values())
     with pytest.raises(FileNotFoundError, match="no parameter set 'labb'"):

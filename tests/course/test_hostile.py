@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -80,19 +81,26 @@ for path in ({str(victim)!r}, {str(out / "grades.csv")!r}):
     # nosy: reads the grader's environment, the class folder, a classmate's notebook and the processes'
     # command lines; makes a folder outside its own; prints 100 MB. Its answers are right.
     classmate = folder / "ann" / "04_pairwise_judge.ipynb"
-    snoop = f'''import os, glob
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    snoop = f'''import os, glob, socket
 seen = [os.environ.get("EVALKIT_TEST_API_KEY", "no key"), str(glob.glob({str(folder)!r} + "/*"))]
 for path in ({str(classmate)!r}, "/proc/1/environ", "/proc/%d/cmdline" % os.getppid()):
     try:
         seen.append(open(path, errors="replace").read()[:300])
     except OSError as error:
         seen.append(type(error).__name__)
+try:
+    socket.create_connection(("127.0.0.1", {port}), timeout=3).close()
+    seen.append("connected to the grader's machine")
+except OSError as error:
+    seen.append(type(error).__name__)
 print(seen)
 print("x" * 100_000_000)
 raise RuntimeError(" ".join(seen))
 '''
-    submission(folder / "nosy" / "04_pairwise_judge.ipynb", setup_extra='import os\ntry:\n    os.makedirs("../../0004")'
-               '\nexcept OSError as error:\n    print(error)\n', extra=snoop)
+    crash = "import os\nfor n in range(12):\n    try:\n        os.makedirs(f'../../{n:04d}')\n    except OSError as error:\n        print(error)\n"
+    submission(folder / "nosy" / "04_pairwise_judge.ipynb", setup_extra=crash, extra=snoop)
     submission(folder / "killer" / "04_pairwise_judge.ipynb", extra="import os, signal\nos.kill(os.getppid(), 9)")
     submission(folder / "looper" / "04_pairwise_judge.ipynb", extra="while True:\n    pass")
     submission(victim)
@@ -136,6 +144,9 @@ raise RuntimeError(" ".join(seen))
         assert SECRET.encode() not in data, path
     snooped = " ".join(row.reason for row in table["nosy"].values())
     assert "no key" in snooped and "[]" in snooped and "04_pairwise" not in snooped
+    if "network" in run.isolation:
+        assert "connected" not in snooped
+    listener.close()
 
 
 def test_sigterm_ends_the_grading_and_everything_it_started(tmp_path):
