@@ -96,6 +96,7 @@ class _Run:
     errors: list[dict] = field(default_factory=list)
     answers: dict[str, Any] | None = None
     checked: dict[str, dict] = field(default_factory=dict)
+    prepared: str = ""           # the notebook to run (nbformat JSON), parameters applied
     kept: dict[str, bytes] = field(default_factory=dict)
 
 
@@ -121,6 +122,8 @@ def grade(submissions_dir: str | Path, out_dir: str | Path, *, timeout: float = 
         raise FileNotFoundError(f"{folder}: no such folder of submissions")
     key_dir = Path(key) if key is not None else _book_chapters()
     isolation = detect(trusted=trusted)
+    if isolation.namespace:
+        _check_hidden(folder, out)
     out = prepare_out(out, replace=replace)
     private = Path(tempfile.mkdtemp(prefix="evalkit-grade-"))
     for outside in (folder, out):
@@ -155,6 +158,18 @@ def grade(submissions_dir: str | Path, out_dir: str | Path, *, timeout: float = 
     _keep(runs, out)
     csv_path, totals, html = write_tables(rows, out)
     return GradeRun(rows, csv_path, totals, html, isolation.name)
+
+
+def _check_hidden(folder: Path, out: Path) -> None:
+    """A run sees the class folder and the output folder empty: neither may hold what a run needs (the
+    Python environment, the kit, the temporary folder)."""
+    needed = [Path(sys.prefix).resolve(), Path(__file__).resolve().parents[2], Path(tempfile.gettempdir()).resolve()]
+    for what, path in (("folder of submissions", folder), ("output folder", out)):
+        path = path.resolve()
+        inside = [str(thing) for thing in needed if thing == path or thing.is_relative_to(path)]
+        if inside:
+            raise ValueError(f"{path}: the {what} holds {inside[0]}, which every run needs; give a folder of "
+                             "its own")
 
 
 def _book_chapters() -> Path:
@@ -214,14 +229,15 @@ def _plan(run: _Run, params: str | None) -> None:
     cells = answer_cells(notebook)
     run.missing = [label for label in run.labels if label not in cells]
     run.answer_cells = {label: cells[label] for label in run.labels if label in cells}
-    run.kept["notebook"] = nbformat.writes(notebook).encode()
+    run.prepared = nbformat.writes(notebook)
 
 
 def _answer_names(chapter: str) -> list[str]:
     return list(dict.fromkeys(name for item in chapter_exercises(chapter) for name in item.answers))
 
 
-def _prepared(notebook_text: str, chapter: str, final: str) -> tuple[str, int]:
+def _prepared(notebook_text: str, final: str) -> tuple[str, int]:
+    """The notebook with ``final`` as its last cell, and how many cells came before it."""
     notebook = nbformat.reads(notebook_text, as_version=4)
     graded = len(notebook.cells)
     notebook.cells.append(nbformat.v4.new_code_cell(final))
@@ -239,7 +255,7 @@ def _run_submission(run: _Run, private: Path, limits: Limits, isolation: Isolati
     answers_path = base / "answers.json"
     final = ("from evalkit.course.answers import dump as _evalkit_dump\n"
              f"_evalkit_dump(globals(), {_answer_names(run.chapter)!r}, {str(answers_path)!r})")
-    text, graded = _prepared(run.kept.pop("notebook").decode(), run.chapter, final)
+    text, graded = _prepared(run.prepared, final)
     notebook = base / "submission.ipynb"
     notebook.write_text(text)
     for folder in (cwd, home, home / "tmp", home / "runtime"):
@@ -334,7 +350,7 @@ def _check_chapter(chapter: str, runs: list[_Run], key_dir: Path, params: str | 
                                       for run in runs}))
     final = ("from evalkit.course.answers import check_all as _evalkit_check_all\n"
              f"_evalkit_check_all(globals(), {chapter!r}, {str(answers_in)!r}, {str(checked)!r})")
-    text, graded = _prepared(nbformat.writes(notebook), chapter, final)
+    text, graded = _prepared(nbformat.writes(notebook), final)
     (base / "key.ipynb").write_text(text)
     env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONUNBUFFERED": "1", "JUPYTER_RUNTIME_DIR": str(home / "runtime")}
     if env.get("EVALKIT_DATA_DIR"):
@@ -394,7 +410,7 @@ def _keep(runs: list[_Run], out: Path) -> None:
     work = out / "work"
     work.mkdir(mode=0o755)
     for run in runs:
-        kept = {name: data for name, data in run.kept.items() if name != "notebook"}
+        kept = run.kept
         if not kept:
             continue
         folder = work / f"{run.number:04d}"

@@ -216,3 +216,26 @@ def test_bad_arguments_and_output_folders_are_refused_with_a_message(tmp_path, c
     link.symlink_to(planted)
     assert main(["course", "grade", str(folder), "--out", str(link), "--trusted", "--replace"]) == 2
     assert "symbolic link" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_sigint_and_sigterm_alike_kill_the_running_group_and_stop_the_grading(signum):
+    from evalkit.course.grade import Interrupted, _on_signals
+
+    child = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    restore = _on_signals([(child, [])])
+    try:
+        with pytest.raises(Interrupted, match=signal.Signals(signum).name):
+            os.kill(os.getpid(), signum)
+            time.sleep(5)
+    finally:
+        restore()
+    assert child.poll() == -signal.SIGKILL
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_class_folder_that_holds_what_every_run_needs_is_refused(tmp_path):
+    sandbox_or_skip()
+    with pytest.raises(ValueError, match="which every run needs"):
+        grade(Path(sys.prefix).parent, tmp_path / "grades", key=tmp_path)
+    assert not (tmp_path / "grades").exists()
