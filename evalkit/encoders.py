@@ -94,19 +94,22 @@ def encoder_fingerprint(location: str | Path) -> str:
 
 
 def mean_pooled(model: Any, tokenizer: Any, texts: Sequence[str], max_tokens: int):
-    """Unit-length mean-pooled embeddings of ``texts`` (a torch tensor, one row per text; gradients flow when
-    the caller allows them)."""
+    """Unit-length mean-pooled embeddings of ``texts`` (an fp32 torch tensor on the model's device, one row per
+    text; gradients flow when the caller allows them)."""
     import torch
 
     batch = tokenizer(list(texts), truncation=True, max_length=max_tokens, padding=True, return_tensors="pt")
-    hidden = model(**batch).last_hidden_state
+    if model.device.type != "cpu":
+        batch = batch.to(model.device)
+    hidden = model(**batch).last_hidden_state.float()  # pooled in fp32 under an autocast too
     mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
     return torch.nn.functional.normalize((hidden * mask).sum(1) / mask.sum(1).clamp(min=1), dim=-1)
 
 
-def load_encoder(location: str | Path, *, freeze_embeddings: bool = False):
-    """(tokenizer, model) of an encoder folder, ready to train; ``freeze_embeddings`` keeps the word-embedding
-    table fixed (half a small encoder's weights: its dense update is a large share of a CPU step)."""
+def load_encoder(location: str | Path, *, freeze_embeddings: bool = False, device: str = "cpu"):
+    """(tokenizer, model) of an encoder folder, ready to train, its fp32 weights on ``device`` (a resolved torch
+    device, :mod:`evalkit.models.device`); ``freeze_embeddings`` keeps the word-embedding table fixed (half a
+    small encoder's weights: its dense update is a large share of a CPU step)."""
     from transformers import AutoModel, AutoTokenizer
 
     from .defaults import quiet_model_loading
@@ -114,6 +117,8 @@ def load_encoder(location: str | Path, *, freeze_embeddings: bool = False):
     quiet_model_loading()
     tokenizer = AutoTokenizer.from_pretrained(str(location))
     model = AutoModel.from_pretrained(str(location))
+    if device != "cpu":
+        model = model.to(device)
     if freeze_embeddings:
         model.get_input_embeddings().weight.requires_grad_(False)
     return tokenizer, model
@@ -198,13 +203,20 @@ class Schedule:
 
 
 def run_steps(schedule: Schedule, optimizer: Any, loss_at: Callable[[int], Any], *, models: Sequence[Any],
-              measure: Callable[[], float] | None = None, per_step: int = 1) -> tuple[list[float], list[dict], float]:
+              measure: Callable[[], float] | None = None, per_step: int = 1,
+              placement: Any = None) -> tuple[list[float], list[dict], float]:
     """The training loop both encoder judges share: for each step, ``loss_at(step)`` (a torch scalar),
     backward, an optimizer and a schedule step. ``measure`` (a validation accuracy, run with ``models`` in
     eval mode) gives the curve at step 0 and at each checkpoint, as ``{"pairs": step * per_step, "accuracy"}``.
+    ``placement`` (an :class:`evalkit.models.device.Placement`; None: the CPU in fp32) runs the loss under its
+    autocast — the weights, gradients and AdamW's state stay fp32 — with a gradient scaler for fp16.
     Returns (losses, curve, seconds of the steps alone)."""
     import torch
 
+    from .models.device import Placement
+
+    placement = placement or Placement()
+    scaler = placement.grad_scaler()
     lr_schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule.factor)
 
     def point(step: int) -> dict[str, float]:
@@ -221,11 +233,19 @@ def run_steps(schedule: Schedule, optimizer: Any, loss_at: Callable[[int], Any],
         model.train()
     for step in range(schedule.steps):
         started = time.perf_counter()
-        loss = loss_at(step)
+        with placement.autocast():
+            loss = loss_at(step)
         optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
+        if scaler is None:
+            loss.backward()
+            optimizer.step()
+        else:
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
         lr_schedule.step()
+        if placement.kind == "cuda":  # the step's seconds, not its launch
+            torch.cuda.synchronize()
         seconds += time.perf_counter() - started
         losses.append(float(loss.detach()))
         if measure is not None and step + 1 in schedule.checkpoints:

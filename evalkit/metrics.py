@@ -24,6 +24,7 @@ import pandas as pd
 
 from .cache import open_store
 from .defaults import cache_dir, default_encoder_path, quiet_model_loading
+from .models.device import resolve_device
 
 __all__ = ["ROUGE_TYPES", "split_sentences", "ReferenceMetrics", "MetricStore", "text_key"]
 
@@ -124,7 +125,9 @@ class ReferenceMetrics:
     """Scorer object: build once, call :meth:`score` on many (reference, candidate) pairs.
 
     ``encoder`` is a local sentence-transformers folder (default: all-MiniLM-L6-v2 from its package);
-    ``bertscore_layers`` the layer whose token embeddings BERTScore compares.
+    ``bertscore_layers`` the layer whose token embeddings BERTScore compares; ``device`` where the encoder runs
+    (:func:`evalkit.models.device.resolve_device`; always in fp32 — int8 and half precision move the scores,
+    see docs/DEVELOPMENT.md). A device other than the CPU is part of :attr:`config`, so of every cache key.
     """
 
     encoder: str | Path | None = None
@@ -132,6 +135,7 @@ class ReferenceMetrics:
     batch_size: int = 64
     store: MetricStore | None = None
     use_stemmer: bool = True
+    device: str = "cpu"
     hits: int = 0
     computed: int = 0
     _models: dict = field(default_factory=dict, repr=False)
@@ -139,14 +143,17 @@ class ReferenceMetrics:
     def __post_init__(self):
         quiet_model_loading()
         self.encoder = str(self.encoder or default_encoder_path())
+        self.device = resolve_device(self.device)
         if self.store is None:
             self.store = MetricStore()
 
     @property
     def config(self) -> str:
         """Identity of the metric settings; part of every cache key."""
+        kind = self.device.split(":")[0]
         return json.dumps({"encoder": Path(self.encoder).name, "bertscore_layers": self.bertscore_layers,
-                           "stemmer": self.use_stemmer, "rouge": ROUGE_TYPES, "version": 1})
+                           "stemmer": self.use_stemmer, "rouge": ROUGE_TYPES, "version": 1,
+                           **({"device": kind} if kind != "cpu" else {})})
 
     # -- the three metric families, each on unique pairs/texts only -------------------------------
     def _rouge(self, pairs: list[tuple[str, str]]) -> list[dict[str, float]]:
@@ -164,7 +171,7 @@ class ReferenceMetrics:
         if "encoder" not in self._models:
             from sentence_transformers import SentenceTransformer
 
-            self._models["encoder"] = SentenceTransformer(self.encoder, device="cpu")
+            self._models["encoder"] = SentenceTransformer(self.encoder, device=self.device)
         return self._models["encoder"]
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -192,7 +199,7 @@ class ReferenceMetrics:
             tokenizer = bert_score_tokenizer(get_tokenizer(self.encoder, False))
             idf = defaultdict(lambda: 1.0)
             idf[tokenizer.sep_token_id] = idf[tokenizer.cls_token_id] = 0
-            self._models["bertscore"] = (get_model(self.encoder, self.bertscore_layers), tokenizer, idf)
+            self._models["bertscore"] = (get_model(self.encoder, self.bertscore_layers).to(self.device), tokenizer, idf)
         return self._models["bertscore"]
 
     def _token_states(self, texts: Sequence[str]) -> dict[str, tuple]:
@@ -205,7 +212,8 @@ class ReferenceMetrics:
         states = {}
         for start in range(0, len(unique), self.batch_size):
             batch = unique[start:start + self.batch_size]
-            embeddings, masks, weights = get_bert_embedding(batch, model, tokenizer, idf, device="cpu")
+            embeddings, masks, weights = get_bert_embedding(batch, model, tokenizer, idf, device=self.device)
+            embeddings, masks, weights = embeddings.cpu(), masks.cpu(), weights.cpu()  # matched on the CPU
             for row, text in enumerate(batch):
                 length = int(masks[row].sum())
                 states[text] = (embeddings[row, :length], weights[row, :length])

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Mapping, Sequence
 
 from .base import GenerationResult, LabelResult, Messages, _reusable_prefix
+from .device import DTYPES, Placement
 
 __all__ = ["TransformersBackend", "RowSeededDraw", "row_seed"]
 
@@ -68,7 +69,10 @@ class TransformersBackend:
     """A local causal LM through transformers: fp32 on CPU by default, chat template applied.
 
     ``model`` is a folder or a Hugging Face id (None: the default SmolLM2-135M-Instruct); ``adapter`` an
-    optional PEFT/LoRA folder. With ``batch_size`` 1 (the CPU default) label probabilities are computed
+    optional PEFT/LoRA folder. ``device`` and ``dtype`` are resolved by :mod:`evalkit.models.device`
+    (``"auto"``: CUDA, then MPS, then the CPU; bf16 or fp16 on an accelerator, fp32 on the CPU); the weights are
+    loaded in that precision, and a precision or device other than the CPU's fp32 is part of the backend's name
+    (so the call cache never serves one precision's answers for another's). With ``batch_size`` 1 (the CPU default) label probabilities are computed
     one prompt at a time, reusing the key/value cache of a prefix shared with the previous prompt
     (``share_prefixes``); with larger batches prompts are sorted by length and run in left-padded batches of
     near-equal length (8 on an accelerator unless given). Generation, greedy or sampled, runs in left-padded
@@ -85,24 +89,25 @@ class TransformersBackend:
     sampling_scheme: ClassVar[str] = "row-seeded-gumbel-top50"
     # What a spec's value of an option must be beyond its type (see evalkit.models.options).
     option_checks: ClassVar[dict[str, dict[str, Any]]] = {
-        "batch_size": {"minimum": 1}, "dtype": {"choices": ("float32", "float16", "bfloat16")},
+        "batch_size": {"minimum": 1}, "dtype": {"choices": tuple(DTYPES)},
         "min_shared_prefix": {"minimum": 1}, "generate_batch_size": {"minimum": 1}}
 
     def __init__(self, model: str | Path | None = None, *, adapter: str | Path | None = None,
-                 batch_size: int | None = None, dtype: str = "float32", device: str = "cpu",
+                 batch_size: int | None = None, dtype: str = "auto", device: str = "cpu",
                  share_prefixes: bool = True, min_shared_prefix: int = 8, generate_batch_size: int = 16):
-        import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         from ..defaults import default_lm_path, quiet_model_loading
 
         quiet_model_loading()
+        placement = Placement.of(device, dtype)
+        device = placement.device
         location = str(model) if model is not None else str(default_lm_path())
         self.tokenizer = AutoTokenizer.from_pretrained(location)
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
-        self.model = AutoModelForCausalLM.from_pretrained(location, dtype=getattr(torch, dtype)).to(device)
+        self.model = AutoModelForCausalLM.from_pretrained(location, dtype=placement.torch_dtype).to(device)
         fingerprint = (_folder_fingerprint(Path(location)) if Path(location).is_dir()
                        else str(getattr(self.model.config, "_commit_hash", None) or "hub"))
         if adapter is not None:
@@ -113,13 +118,15 @@ class TransformersBackend:
         self.model.eval()
         # On a CPU a batch costs as much as its prompts one by one, plus its padding (measured, see
         # docs/DEVELOPMENT.md), so the default there is 1; accelerators batch.
-        self.device = device
-        self.batch_size = batch_size if batch_size is not None else (1 if device == "cpu" else 8)
+        self.device, self.placement = device, placement
+        self.batch_size = batch_size if batch_size is not None else (1 if placement.kind == "cpu" else 8)
         self.generate_batch_size = generate_batch_size
         # One prompt at a time, prompts that open alike reuse the cached keys/values of their common
         # prefix (measured in benchmarks/judge_throughput.py); batched runs compute every prompt whole.
         self.share_prefixes, self.min_shared_prefix = share_prefixes, min_shared_prefix
         self.name = f"transformers:{Path(location).name}:{fingerprint}"
+        if placement.tag:  # bf16 on a GPU answers differently from fp32 on the CPU: another name, other cache rows
+            self.name += f":{placement.tag}"
 
     def _encode(self, prompts: Sequence[Messages]) -> list[list[int]]:
         encoded = []

@@ -56,34 +56,47 @@ class EncoderJudge:
     ``max_tokens`` and the text, so that the same model never embeds the same text twice across chapters.
 
     ``modules`` — (tokenizer, model, head) already in memory — makes a judge of a model being trained (the
-    learning curve's probe) instead of loading ``path``; its embeddings are never stored (the model changes)."""
+    learning curve's probe) instead of loading ``path``; its embeddings are never stored (the model changes).
+
+    ``device`` and ``dtype`` (:mod:`evalkit.models.device`; a probe's come from its trainer's ``placement``):
+    the weights stay fp32 and the embeddings are computed under autocast to ``dtype``; a placement other than
+    the CPU's fp32 keeps its embeddings apart in the store."""
 
     def __init__(self, path: str | Path | None = None, *, turns: int = 1, max_tokens: int = 64,
                  scale: float = 20.0, bias: float = 0.0, name: str | None = None, batch_size: int = 64,
-                 modules: tuple[Any, Any, Any] | None = None, store: Any = True):
+                 modules: tuple[Any, Any, Any] | None = None, store: Any = True, device: str = "cpu",
+                 dtype: str = "auto", placement: Any = None):
         import torch
+
+        from ..models.device import Placement
 
         self.path = Path(path) if path is not None else default_encoder_path()
         self.turns, self.max_tokens, self.scale, self.bias = turns, max_tokens, scale, bias
         self.name = name or f"encoder:{self.path.name}"
         self.batch_size = batch_size
         self._torch = torch
+        self.placement = placement or Placement.of(device, dtype)
         self.store, self._store_key = None, ""
         if modules is None:
-            tokenizer, model = load_encoder(self.path)
-            modules = (tokenizer, model.eval(), load_head(self.path))
+            tokenizer, model = load_encoder(self.path, device=self.placement.device)
+            head = load_head(self.path)
+            modules = (tokenizer, model.eval(), head.to(self.placement.device) if head is not None else None)
             if store:
                 self.store = MetricStore() if store is True else store
                 self._store_key = f"encoder-embed\x00{encoder_fingerprint(self.path)}\x00{max_tokens}"
+                if self.placement.tag:
+                    self._store_key += f"\x00{self.placement.tag}"
         self.tokenizer, self.model, self.head = modules
         self._memo: dict[str, np.ndarray] = {}
 
     @classmethod
-    def from_training(cls, run: "EncoderTrainingRun", *, store: Any = True) -> "EncoderJudge":
-        """The judge a training run saved (its calibration scale and bias included)."""
+    def from_training(cls, run: "EncoderTrainingRun", *, store: Any = True, device: str = "cpu",
+                      dtype: str = "auto") -> "EncoderJudge":
+        """The judge a training run saved (its calibration scale and bias included), on ``device``."""
         recipe = run.config["recipe"]
         return cls(run.model_dir, turns=recipe["context_turns"], max_tokens=recipe["max_tokens"],
-                   scale=run.scale, bias=run.bias, name=f"encoder:{run.kind}:{run.key[:8]}", store=store)
+                   scale=run.scale, bias=run.bias, name=f"encoder:{run.kind}:{run.key[:8]}", store=store,
+                   device=device, dtype=dtype)
 
     def forget(self) -> None:
         """Drop the memoised embeddings (the model changed; the store keys them by the model's files)."""
@@ -100,8 +113,8 @@ class EncoderJudge:
         missing.sort(key=len)  # similar lengths per batch: less padding to compute
         for start in range(0, len(missing), self.batch_size):
             chunk = missing[start:start + self.batch_size]
-            with self._torch.no_grad():
-                vectors = mean_pooled(self.model, self.tokenizer, chunk, self.max_tokens).numpy()
+            with self._torch.no_grad(), self.placement.autocast():
+                vectors = mean_pooled(self.model, self.tokenizer, chunk, self.max_tokens).cpu().numpy()
             self._memo.update(zip(chunk, vectors))
             if self.store is not None:
                 self.store.put_vectors({keys[t]: v for t, v in zip(chunk, vectors)})
@@ -116,8 +129,10 @@ class EncoderJudge:
         reply = self.embed([str(r).strip() for r in responses])
         score = (history * reply).sum(axis=1)
         if self.head is not None and len(score):
+            device = self.placement.device
             with self._torch.no_grad():
-                score = score + self.head(self._torch.from_numpy(history), self._torch.from_numpy(reply)).numpy()
+                score = score + self.head(self._torch.from_numpy(history).to(device),
+                                          self._torch.from_numpy(reply).to(device)).cpu().numpy()
         return score
 
     def prefer(self, first: np.ndarray, second: np.ndarray) -> np.ndarray:
@@ -224,7 +239,7 @@ def _run_from_record(kind: str, folder: Path, saved: dict[str, Any], from_cache:
 def train_encoder_judge(pairs: pd.DataFrame, recipe: "EncoderRecipe | None" = None, *,
                         kind: Literal["pairwise", "direct"] = "pairwise", validation: pd.DataFrame | None = None,
                         seed: int = 0, model: str | Path | None = None, output_dir: str | Path | None = None,
-                        reuse: bool = True) -> EncoderTrainingRun:
+                        reuse: bool = True, device: str = "cpu", dtype: str = "auto") -> EncoderTrainingRun:
     """Fine-tune the encoder on training pairs (columns of :func:`~evalkit.paireval.data.training_pairs`) as
     ``recipe`` (an :class:`~evalkit.paireval.recipes.EncoderRecipe`, handed whole; its defaults are the only
     defaults) says. The cache key is :func:`~evalkit.encoders.recipe_key_fields` of the recipe, the kind, the
@@ -235,10 +250,13 @@ def train_encoder_judge(pairs: pd.DataFrame, recipe: "EncoderRecipe | None" = No
     ``in_batch_negatives``) a softmax over the batch's replies for each good conversation. ``direct``: binary
     cross-entropy of ``s * f + b`` per side. One pass, linear warm-up then decay, AdamW. ``validation`` pairs
     give the learning curve; ``head_hidden`` > 0 adds a :func:`relevance_head` (saved beside the encoder).
+    ``device`` and ``dtype`` (:mod:`evalkit.models.device`): fp32 weights on the device, the loss under autocast;
+    they join the cache key only when they are not the CPU's fp32.
     """
     import torch
 
     from ..defaults import cache_dir
+    from ..models.device import Placement
     from .recipes import EncoderRecipe
 
     recipe = EncoderRecipe() if recipe is None else recipe
@@ -247,7 +265,9 @@ def train_encoder_judge(pairs: pd.DataFrame, recipe: "EncoderRecipe | None" = No
     if len(pairs) < recipe.batch_size:
         raise ValueError(f"{len(pairs)} training pairs is less than one batch of {recipe.batch_size}")
     location = Path(model) if model is not None else backbone_path(recipe.backbone)
-    config = {"model": location.name, "kind": kind, "seed": seed, "recipe": recipe_key_fields(recipe)}
+    placement = Placement.of(device, dtype)
+    config = {"model": location.name, "kind": kind, "seed": seed, "recipe": recipe_key_fields(recipe),
+              **placement.key_fields()}
     start = continued_from(location)
     if start is not None:  # training goes on from a trained judge: its key names where it starts
         config["continues"] = start["key"]
@@ -258,13 +278,13 @@ def train_encoder_judge(pairs: pd.DataFrame, recipe: "EncoderRecipe | None" = No
         return _run_from_record(kind, folder, saved, True)
 
     torch.manual_seed(seed)
-    tokenizer, encoder, head, scale, bias, optimizer = _trainable(location, recipe)
+    tokenizer, encoder, head, scale, bias, optimizer = _trainable(location, recipe, placement.device)
     shuffled = pairs.iloc[np.random.default_rng(seed).permutation(len(pairs))].reset_index(drop=True)
     steps = len(shuffled) // recipe.batch_size
     schedule = Schedule.linear(steps=steps, warmup_share=recipe.warmup_share,
                                curve_points=recipe.curve_points if validation is not None else 0)
     probe = EncoderJudge(location, turns=recipe.context_turns, max_tokens=recipe.max_tokens,
-                         modules=(tokenizer, encoder, head))
+                         modules=(tokenizer, encoder, head), placement=placement)
 
     def measure() -> float:
         probe.forget()
@@ -274,7 +294,7 @@ def train_encoder_judge(pairs: pd.DataFrame, recipe: "EncoderRecipe | None" = No
     loss_at = _loss_function(kind, recipe, good_and_bad_sides(shuffled), tokenizer, encoder, head, scale, bias)
     losses, curve, seconds = run_steps(schedule, optimizer, loss_at, models=[encoder] + ([head] if head else []),
                                        measure=measure if validation is not None else None,
-                                       per_step=recipe.batch_size)
+                                       per_step=recipe.batch_size, placement=placement)
     result = {"key": key, "losses": losses, "curve": curve, "seconds": seconds, "pairs": steps * recipe.batch_size,
               "scale": float(scale.detach()), "bias": float(bias.detach()), "config": config}
     folder.mkdir(parents=True, exist_ok=True)
@@ -295,23 +315,24 @@ def continued_from(location: Path) -> dict[str, Any] | None:
     return saved if {"key", "scale", "bias"} <= set(saved) else None
 
 
-def _trainable(location: Path, recipe: Any):
+def _trainable(location: Path, recipe: Any, device: str = "cpu"):
     """(tokenizer, encoder, head or None, scale, bias, AdamW) ready to train, created in a fixed order (the
     seeded initialisation depends on it); the head learns at 20x the encoder's rate. ``location`` may be a
     trained judge's folder: its relevance head (the recipe must have its width), scale and bias are trained
     further, not started anew (:func:`continued_from`)."""
     import torch
 
-    tokenizer, encoder = load_encoder(location, freeze_embeddings=recipe.freeze_embeddings)
+    tokenizer, encoder = load_encoder(location, freeze_embeddings=recipe.freeze_embeddings, device=device)
     start = continued_from(location)
-    scale, bias = (torch.nn.Parameter(torch.tensor(float(start["scale"] if start else 20.0))),
-                   torch.nn.Parameter(torch.tensor(float(start["bias"] if start else 0.0))))
+    scale, bias = (torch.nn.Parameter(torch.tensor(float(start["scale"] if start else 20.0), device=device)),
+                   torch.nn.Parameter(torch.tensor(float(start["bias"] if start else 0.0), device=device)))
     saved = load_head(location)  # a trained judge's folder: training goes on from its head too
     if saved is not None and saved.hidden != recipe.head_hidden:
         raise ValueError(f"{location}: the judge there has a relevance head of width {saved.hidden}; a recipe "
                          f"that continues it must say head_hidden={saved.hidden}, not {recipe.head_hidden}")
     head = saved.train() if saved is not None else \
         relevance_head(encoder.config.hidden_size, recipe.head_hidden) if recipe.head_hidden else None
+    head = head.to(device) if head is not None else None
     groups = [{"params": [p for p in encoder.parameters() if p.requires_grad] + [scale, bias]}]
     if head is not None:
         groups.append({"params": list(head.parameters()), "lr": 20 * recipe.learning_rate})
@@ -348,22 +369,22 @@ def _loss_function(kind: str, recipe: Any, sides: tuple[list, list, list, list],
             replies = torch.cat([reply_good, reply_bad])
             logits = scale * pair_score(history_good[:, None, :], replies[None, :, :])
             loss = loss + recipe.in_batch_negatives * torch.nn.functional.cross_entropy(
-                logits, torch.arange(len(history_good)))
+                logits, torch.arange(len(history_good), device=logits.device))
         return loss
 
     return loss_at
 
 
 def train_judge(recipe: "JudgeRecipe | str", *, kind: Literal["pairwise", "direct"] = "pairwise",
-                hard_negatives: bool = True, data: Any = None,
-                data_dir: str | Path | None = None) -> EncoderTrainingRun:
+                hard_negatives: bool = True, data: Any = None, data_dir: str | Path | None = None,
+                device: str = "cpu", dtype: str = "auto") -> EncoderTrainingRun:
     """The encoder judge of ``recipe`` (a :class:`~evalkit.paireval.recipes.JudgeRecipe` or a name in
     :data:`~evalkit.paireval.recipes.RECIPES`; trained, or loaded from the cache when trained before) on its
     leak-free pairs (:func:`~evalkit.paireval.training_data.recipe_pairs`).
 
     ``hard_negatives=False`` trains the same number of pairs with every negative random (the paper's
     hard-negative ablation). ``kind="direct"`` trains DirectEval with ``direct_copy_share`` copy negatives in
-    place of ``copy_share``.
+    place of ``copy_share``. ``device`` and ``dtype``: see :func:`train_encoder_judge`.
     """
     from .training_data import judge_data, recipe_pairs, validation_pairs
     from .recipes import named_recipe
@@ -377,4 +398,4 @@ def train_judge(recipe: "JudgeRecipe | str", *, kind: Literal["pairwise", "direc
     return train_encoder_judge(
         recipe_pairs(recipe, data, hard_share=share, data_dir=data_dir), replace(settings, hard_share=share),
         kind=kind, validation=validation_pairs(data, settings.validation_pairs, settings.hard_share, recipe.seed),
-        seed=recipe.seed)
+        seed=recipe.seed, device=device, dtype=dtype)

@@ -83,13 +83,15 @@ def comparison_head(states: int, width: int, hidden: int):
 
 class ComparativeReader:
     """The reader as a :class:`~evalkit.paireval.judge.Judge`: the base judge's comparison plus the head's
-    correction. ``direct`` is the base judge's (a reader compares; it has no pointwise question)."""
+    correction. ``direct`` is the base judge's (a reader compares; it has no pointwise question). It runs where
+    its base judge runs (the base's ``placement``: device and autocast precision)."""
 
     def __init__(self, base: EncoderJudge, head: Any, *, max_tokens: int = 48, name: str | None = None,
                  batch_size: int = 256):
         import torch
 
-        self.base, self.head, self.max_tokens, self.batch_size = base, head.eval(), max_tokens, batch_size
+        self.base, self.max_tokens, self.batch_size = base, max_tokens, batch_size
+        self.head = head.to(base.placement.device).eval()
         self.name = name or f"reader:{base.name}"
         self._torch = torch
         self._states: dict[tuple[str, str], tuple[Any, Any]] = {}
@@ -113,8 +115,9 @@ class ComparativeReader:
             chunk = missing[start:start + 64]
             batch = base.tokenizer([c for c, _ in chunk], [r for _, r in chunk], truncation="longest_first",
                                    max_length=self.max_tokens, padding="max_length", return_tensors="pt")
-            with torch.no_grad():
-                hidden = base.model(**batch).last_hidden_state
+            batch = batch.to(base.placement.device) if base.placement.kind != "cpu" else batch
+            with torch.no_grad(), base.placement.autocast():
+                hidden = base.model(**batch).last_hidden_state.float()
             for k, side in enumerate(chunk):
                 self._states[side] = (hidden[k], batch["attention_mask"][k].bool())
         states = [self._states[s] for s in sides]
@@ -131,7 +134,7 @@ class ComparativeReader:
         with torch.no_grad():
             for s in range(0, len(base), self.batch_size):
                 part = slice(s, s + self.batch_size)
-                out.append(self.head(a[part], a_mask[part], b[part], b_mask[part]).numpy())
+                out.append(self.head(a[part], a_mask[part], b[part], b_mask[part]).cpu().numpy())
         return base + (np.concatenate(out) if out else np.zeros(0))
 
     def orders(self, first_contexts, first_replies, second_contexts, second_replies) -> np.ndarray:
@@ -186,7 +189,8 @@ def train_comparative_reader(pairs: pd.DataFrame, base: EncoderJudge, recipe: Re
     A with target 1, then as B with target 0): binary cross-entropy on ``logit(A, B)``, AdamW, ``epochs``
     passes reshuffled each epoch, linear warm-up then decay. ``base_key`` names the base judge's training
     (its :class:`~evalkit.paireval.encoder.EncoderTrainingRun` key) and is part of the cache key with the
-    recipe's training fields, the seed and the data."""
+    recipe's training fields, the seed and the data (and the base's device kind and precision when they are not
+    the CPU's fp32: the head trains where its base judge runs)."""
     import torch
 
     from ..defaults import cache_dir
@@ -194,7 +198,7 @@ def train_comparative_reader(pairs: pd.DataFrame, base: EncoderJudge, recipe: Re
     recipe = ReaderRecipe() if recipe is None else recipe
     if len(pairs) < recipe.batch_size:
         raise ValueError(f"{len(pairs)} training pairs is less than one batch of {recipe.batch_size}")
-    config = {"base": base_key, "seed": seed, "recipe": recipe_key_fields(recipe)}
+    config = {"base": base_key, "seed": seed, "recipe": recipe_key_fields(recipe), **base.placement.key_fields()}
     key = training_key(config, (pairs, validation), PAIR_COLUMNS)
     folder = Path(output_dir) if output_dir is not None else cache_dir() / "comparison-readers" / key
     record = folder / RECORD_FILE
@@ -208,8 +212,10 @@ def train_comparative_reader(pairs: pd.DataFrame, base: EncoderJudge, recipe: Re
     reader = ComparativeReader(base, head, max_tokens=recipe.max_tokens)
     good_c, good_r, bad_c, bad_r = good_and_bad_sides(pairs)
     a_c, a_r, b_c, b_r = good_c + bad_c, good_r + bad_r, bad_c + good_c, bad_r + good_r  # both orders
-    target = torch.cat([torch.ones(len(pairs)), torch.zeros(len(pairs))])
+    device = base.placement.device
+    target = torch.cat([torch.ones(len(pairs)), torch.zeros(len(pairs))]).to(device)
     base_logit = torch.from_numpy(reader.base.scale * (base.relevance(a_c, a_r) - base.relevance(b_c, b_r))).float()
+    base_logit = base_logit.to(device)
     a, a_mask = reader._side_states(a_c, a_r)
     b, b_mask = reader._side_states(b_c, b_r)
     per_epoch = len(target) // recipe.batch_size
@@ -221,7 +227,7 @@ def train_comparative_reader(pairs: pd.DataFrame, base: EncoderJudge, recipe: Re
     optimizer = torch.optim.AdamW(head.parameters(), lr=recipe.learning_rate, weight_decay=0.01)
 
     def loss_at(step: int):
-        batch = torch.from_numpy(order[step * recipe.batch_size:(step + 1) * recipe.batch_size])
+        batch = torch.from_numpy(order[step * recipe.batch_size:(step + 1) * recipe.batch_size]).to(device)
         logit = base_logit[batch] + head(a[batch], a_mask[batch], b[batch], b_mask[batch])
         return torch.nn.functional.binary_cross_entropy_with_logits(logit, target[batch])
 
@@ -241,19 +247,20 @@ def train_comparative_reader(pairs: pd.DataFrame, base: EncoderJudge, recipe: Re
 
 
 def train_reader(recipe: "JudgeRecipe | str", *, base: EncoderJudge | None = None, data: Any = None,
-                 data_dir: str | Path | None = None) -> tuple[ComparativeReader, ReaderTrainingRun]:
+                 data_dir: str | Path | None = None, device: str = "cpu",
+                 dtype: str = "auto") -> tuple[ComparativeReader, ReaderTrainingRun]:
     """The comparative reader of ``recipe`` (a :class:`~evalkit.paireval.recipes.JudgeRecipe` or its name):
     its head trained over the recipe's PairEval judge (``base``, trained or loaded by
     :func:`~evalkit.paireval.encoder.train_judge` when not given) on the same leak-free pairs, with the same
-    validation pairs for its curve."""
+    validation pairs for its curve; the base judge is trained and run on ``device`` in ``dtype`` when not given."""
     from .encoder import train_judge
     from .training_data import judge_data, recipe_pairs, validation_pairs
     from .recipes import named_recipe
 
     recipe = named_recipe(recipe)
     data = data or judge_data(seed=recipe.seed, data_dir=data_dir)
-    base_run = train_judge(recipe, data=data, data_dir=data_dir)
-    base = base or EncoderJudge.from_training(base_run)
+    base_run = train_judge(recipe, data=data, data_dir=data_dir, device=device, dtype=dtype)
+    base = base or EncoderJudge.from_training(base_run, device=device, dtype=dtype)
     settings = recipe.encoder
     run = train_comparative_reader(
         recipe_pairs(recipe, data, hard_share=settings.hard_share, data_dir=data_dir), base, recipe.reader,

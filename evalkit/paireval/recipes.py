@@ -4,7 +4,7 @@ Chapters 3, 4 and 5 import a recipe from :data:`RECIPES` (``book`` for the book,
 and call :func:`train_judge`; no chapter writes a training setting of its own. A recipe holds two judges'
 settings: the kit's fine-tuned judge (a sentence encoder trained pairwise, :mod:`.encoder`) and the
 paper's own method at CPU size (SmolLM2 with LoRA, :func:`~evalkit.paireval.training.train_lora`), kept
-beside it for comparison.
+beside it for comparison. ``paper`` is the paper's LoRA recipe at its own size, for an accelerator.
 
 The encoder recipe was chosen on DailyDialog *validation* pairs and the held-out 20% of DailyDialog++ dev
 (never on the test sets the book reports); the measurements are in ``docs/decisions.md``. Copy negatives
@@ -50,16 +50,32 @@ class EncoderRecipe:
 
 @dataclass(frozen=True)
 class LoraRecipe:
-    """How the SmolLM2 LoRA judge (the paper's method at CPU size) is trained."""
+    """How the LoRA judge is trained: the paper's method at CPU size by default (SmolLM2, 96 pairs), at the
+    paper's own settings in the ``paper`` recipe.
+
+    A step sees ``batch_size * accumulation`` prompts (``accumulation`` micro-batches, gradients summed);
+    ``epochs``, when set, replaces ``steps`` (the steps are the whole batches the passes fill).
+    """
 
     pairs: int = 96                  # leak-free training pairs (the first of the recipe's DailyDialog pairs)
     steps: int = 24                  # optimizer steps (the pairs are cycled)
-    batch_size: int = 4              # pairwise prompts per step
-    direct_batch_size: int = 8       # DirectEval's prompts per step (two per pair)
+    batch_size: int = 4              # pairwise prompts per micro-batch
+    direct_batch_size: int = 8       # DirectEval's prompts per micro-batch (two per pair)
     learning_rate: float = 2e-3
     r: int = 16                      # LoRA rank
     alpha: int = 8                   # LoRA scaling
     hard_share: float = 0.5          # share of DailyDialog++ look-alike negatives
+    accumulation: int = 1            # micro-batches per optimizer step
+    epochs: float | None = None      # passes over the pairs (None: ``steps`` decides)
+
+    @property
+    def effective_batch(self) -> int:
+        """Pairwise prompts per optimizer step.
+
+        >>> RECIPES["paper"].lm.effective_batch, RECIPES["book"].lm.effective_batch
+        (16, 4)
+        """
+        return self.batch_size * self.accumulation
 
 
 @dataclass(frozen=True)
@@ -103,6 +119,12 @@ RECIPES: dict[str, JudgeRecipe] = {
     "smoke": JudgeRecipe("smoke", EncoderRecipe(pairs=64, validation_pairs=48),
                          LoraRecipe(pairs=8, steps=2, batch_size=2, direct_batch_size=4),
                          reader=ReaderRecipe(epochs=1, batch_size=16, curve_points=2)),
+    # The paper's LoRA recipe (r 16, alpha 8, AdamW at 1e-4, batch 16, one epoch) over the recipe's whole pair
+    # set (1,600 pairs: 100 steps of 4 x 4 prompts, by gradient accumulation), for an accelerator and any base
+    # model (params/gpu.yml); its encoder judge is the `large` recipe's mpnet, cheap on a GPU.
+    "paper": JudgeRecipe("paper", EncoderRecipe(pairs=1600, backbone="mpnet"),
+                         LoraRecipe(pairs=1600, batch_size=4, direct_batch_size=4, accumulation=4, epochs=1,
+                                    learning_rate=1e-4, r=16, alpha=8)),
 }
 
 
@@ -114,7 +136,7 @@ def named_recipe(recipe: "JudgeRecipe | str") -> JudgeRecipe:
     >>> named_recipe("nope")
     Traceback (most recent call last):
     ...
-    KeyError: "no judge recipe 'nope'; known: book, large, lab, smoke"
+    KeyError: "no judge recipe 'nope'; known: book, large, lab, smoke, paper"
     """
     if isinstance(recipe, JudgeRecipe):
         return recipe

@@ -41,17 +41,27 @@ def _training_key(config: dict[str, Any], prompts: list[Messages], targets: list
     return digest.hexdigest()[:20]
 
 
-def train_lora(prompts: Sequence[Messages], targets: Sequence[str], *, steps: int, batch_size: int = 4,
-               learning_rate: float = 1e-4, r: int = 16, alpha: int = 8, dropout: float = 0.05, seed: int = 0,
-               model: str | Path | None = None, target_modules: Sequence[str] = ("q_proj", "v_proj"),
+def train_lora(prompts: Sequence[Messages], targets: Sequence[str], *, steps: int | None = None,
+               epochs: float | None = None, batch_size: int = 4, accumulation: int = 1, learning_rate: float = 1e-4,
+               r: int = 16, alpha: int = 8, dropout: float = 0.05, seed: int = 0, model: str | Path | None = None,
+               target_modules: Sequence[str] = ("q_proj", "v_proj"), device: str = "cpu", dtype: str = "auto",
                output_dir: str | Path | None = None, reuse: bool = True, progress: bool = False) -> TrainingRun:
     """Fine-tune a LoRA adapter so the model answers each prompt with its target label word.
 
     The loss is the cross-entropy of the target's first token at the answer position (the label words
     "A"/"B" or "Yes"/"No" are one token each) — exactly the probability the judge is later read from.
-    Examples are shuffled with ``seed`` and taken ``batch_size`` at a time, cycling when ``steps`` asks for
-    more; fp32 AdamW. The adapter lands in ``output_dir`` (default: the evalkit cache, keyed by model,
-    settings and data); with ``reuse`` an adapter already trained on the same inputs is loaded instead.
+    Each optimizer step sees ``batch_size * accumulation`` examples: ``accumulation`` micro-batches of
+    ``batch_size``, their gradients summed (each loss divided by ``accumulation``, so a step equals one batch of
+    the whole size, to float rounding). Give ``steps`` (examples shuffled once with ``seed`` and cycled) or
+    ``epochs`` (passes over the examples, reshuffled each pass; the steps are the whole batches they fill).
+    AdamW at a constant rate on the adapter's fp32 weights.
+
+    ``device`` and ``dtype`` (:mod:`evalkit.models.device`): on an accelerator the frozen base weights are
+    loaded in bf16/fp16 and the forward pass runs under autocast, while the adapter, its gradients, AdamW's
+    state and the loss stay fp32 (fp16 adds a gradient scaler). The adapter lands in ``output_dir`` (default:
+    the evalkit cache, keyed by model, settings and data — the device's kind and the precision only when they
+    are not the CPU's fp32, and the accumulation and epochs only when used, so earlier adapters keep their
+    keys); with ``reuse`` an adapter already trained on the same inputs is loaded instead.
     """
     from ..defaults import cache_dir, default_lm_path, quiet_model_loading
 
@@ -59,14 +69,26 @@ def train_lora(prompts: Sequence[Messages], targets: Sequence[str], *, steps: in
     import torch
 
     from ..models import _folder_fingerprint
+    from ..models.device import Placement
 
     if len(prompts) != len(targets) or not prompts:
         raise ValueError(f"need as many targets as prompts (got {len(prompts)} prompts, {len(targets)} targets)")
+    if (steps is None) == (epochs is None):
+        raise ValueError(f"give steps or epochs, one of them (got steps={steps}, epochs={epochs})")
+    if accumulation < 1 or batch_size < 1:
+        raise ValueError(f"batch_size and accumulation are at least 1 (got {batch_size}, {accumulation})")
+    if epochs is not None:
+        steps = max(1, int(len(prompts) * epochs) // (batch_size * accumulation))
+    placement = Placement.of(device, dtype)
     location = str(model) if model is not None else str(default_lm_path())
     config = {"model": Path(location).name, "model_fingerprint": _folder_fingerprint(Path(location))
               if Path(location).is_dir() else location, "steps": steps, "batch_size": batch_size,
               "learning_rate": learning_rate, "r": r, "alpha": alpha, "dropout": dropout, "seed": seed,
               "target_modules": list(target_modules)}
+    # Only what differs from the first adapters' settings joins the key: those adapters keep theirs.
+    config.update({"accumulation": accumulation} if accumulation != 1 else {})
+    config.update({"epochs": epochs} if epochs is not None else {})
+    config.update(placement.key_fields())
     key = _training_key(config, list(map(list, prompts)), list(targets))
     folder = Path(output_dir) if output_dir is not None else cache_dir() / "adapters" / key
     record = folder / "evalkit-training.json"
@@ -75,13 +97,15 @@ def train_lora(prompts: Sequence[Messages], targets: Sequence[str], *, steps: in
         return saved
 
     torch.manual_seed(seed)
-    tokenizer, peft_model = _lora_model(location, r=r, alpha=alpha, dropout=dropout, target_modules=target_modules)
+    tokenizer, peft_model = _lora_model(location, r=r, alpha=alpha, dropout=dropout, target_modules=target_modules,
+                                        placement=placement)
     encoded = [list(tokenizer.apply_chat_template(list(map(dict, m)), add_generation_prompt=True, tokenize=True,
                                                   return_dict=True)["input_ids"]) for m in prompts]
     target_ids = [tokenizer.encode(t, add_special_tokens=False)[0] for t in targets]
     started = time.perf_counter()
     losses = _train_steps(peft_model, tokenizer.pad_token_id, encoded, target_ids, steps=steps,
-                          batch_size=batch_size, learning_rate=learning_rate, seed=seed, progress=progress)
+                          batch_size=batch_size, accumulation=accumulation, reshuffle=epochs is not None,
+                          learning_rate=learning_rate, seed=seed, progress=progress, placement=placement)
     seconds_per_step = (time.perf_counter() - started) / max(steps, 1)
     folder.mkdir(parents=True, exist_ok=True)
     peft_model.save_pretrained(str(folder))
@@ -101,51 +125,98 @@ def _saved_run(folder: Path, record: Path, key: str) -> TrainingRun | None:
     return TrainingRun(folder, saved["losses"], saved["seconds_per_step"], saved["config"], True, saved["examples"])
 
 
-def _lora_model(location: str, *, r: int, alpha: int, dropout: float, target_modules: Sequence[str]):
-    """The tokenizer (left padding, a pad token) and the fp32 causal LM at ``location`` with fresh LoRA layers
-    (initialised from torch's current seed)."""
+def _lora_model(location: str, *, r: int, alpha: int, dropout: float, target_modules: Sequence[str],
+                placement: Any = None):
+    """The tokenizer (left padding, a pad token) and the causal LM at ``location`` with fresh LoRA layers
+    (initialised from torch's current seed) on ``placement``'s device: the base weights in its precision (fp32
+    on the CPU), the LoRA weights in fp32 (peft casts an adapter over bf16/fp16 weights up)."""
     import torch
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    from ..models.device import Placement
+
+    placement = placement or Placement()
     tokenizer = AutoTokenizer.from_pretrained(location)
     tokenizer.padding_side = "left"
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
-    base = AutoModelForCausalLM.from_pretrained(location, dtype=torch.float32)
+    base = AutoModelForCausalLM.from_pretrained(location, dtype=placement.torch_dtype).to(placement.device)
     lora = LoraConfig(r=r, lora_alpha=alpha, lora_dropout=dropout, target_modules=list(target_modules),
                       task_type="CAUSAL_LM")
-    return tokenizer, get_peft_model(base, lora)
+    model = get_peft_model(base, lora)
+    for parameter in model.parameters():  # the trained weights and AdamW's state in fp32 whatever the base's
+        if parameter.requires_grad and parameter.dtype != torch.float32:
+            parameter.data = parameter.data.float()
+    return tokenizer, model
+
+
+def _example_order(count: int, steps: int, per_step: int, seed: int, reshuffle: bool) -> np.ndarray:
+    """The example index of each training slot: one permutation seeded by ``seed``, cycled; with ``reshuffle``
+    a fresh permutation for each pass (the first pass is the same).
+
+    >>> _example_order(3, 2, 2, 0, False).tolist() == (_example_order(3, 1, 3, 0, False).tolist() * 2)[:4]
+    True
+    >>> sorted(_example_order(3, 2, 3, 0, True)[3:].tolist())
+    [0, 1, 2]
+    """
+    rng = np.random.default_rng(seed)
+    first = rng.permutation(count)
+    if not reshuffle:
+        return first[np.arange(steps * per_step) % count]
+    passes = -(-steps * per_step // count)
+    return np.concatenate([first] + [rng.permutation(count) for _ in range(passes - 1)])[:steps * per_step]
 
 
 def _train_steps(peft_model: Any, pad_token_id: int, encoded: list[list[int]], target_ids: list[int], *, steps: int,
-                 batch_size: int, learning_rate: float, seed: int, progress: bool) -> list[float]:
+                 batch_size: int, learning_rate: float, seed: int, progress: bool, accumulation: int = 1,
+                 reshuffle: bool = False, placement: Any = None) -> list[float]:
     """``steps`` AdamW steps on the cross-entropy of each example's target token at its answer position
-    (examples shuffled with ``seed``, left-padded batches of ``batch_size``, cycling); the loss of each step."""
+    (left-padded micro-batches of ``batch_size``, ``accumulation`` of them per step); the loss of each step
+    (the mean over its examples)."""
     import torch
 
-    order = np.random.default_rng(seed).permutation(len(encoded))
+    from ..models.device import Placement
+
+    placement = placement or Placement()
+    order = _example_order(len(encoded), steps, batch_size * accumulation, seed, reshuffle)
     optimizer = torch.optim.AdamW([p for p in peft_model.parameters() if p.requires_grad], lr=learning_rate)
+    scaler = placement.grad_scaler()
     peft_model.train()
     losses: list[float] = []
     iterator: Iterable[int] = range(steps)
     if progress:
-        from tqdm import tqdm  # the CLI's bar (a terminal); notebooks train without one
+        from tqdm import tqdm  # plain tqdm: the CLI's bar (a terminal), with tqdm's ETA; notebooks train without one
 
-        iterator = tqdm(iterator, desc="LoRA steps")
+        iterator = tqdm(iterator, desc="LoRA steps", unit="step")
     for step in iterator:
-        batch = [int(order[(step * batch_size + k) % len(order)]) for k in range(batch_size)]
-        width = max(len(encoded[i]) for i in batch)
-        ids = torch.tensor([[pad_token_id] * (width - len(encoded[i])) + encoded[i] for i in batch])
-        mask = torch.tensor([[0] * (width - len(encoded[i])) + [1] * len(encoded[i]) for i in batch])
-        positions = (mask.cumsum(-1) - 1).clamp(min=0)
-        logits = peft_model(input_ids=ids, attention_mask=mask, position_ids=positions, logits_to_keep=1).logits
-        loss = torch.nn.functional.cross_entropy(logits[:, -1, :].float(),
-                                                 torch.tensor([target_ids[i] for i in batch]))
         optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        losses.append(float(loss.detach()))
+        step_loss = 0.0
+        for micro in range(accumulation):
+            start = (step * accumulation + micro) * batch_size
+            batch = [int(i) for i in order[start:start + batch_size]]
+            width = max(len(encoded[i]) for i in batch)
+            ids = torch.tensor([[pad_token_id] * (width - len(encoded[i])) + encoded[i] for i in batch],
+                               device=placement.device)
+            mask = torch.tensor([[0] * (width - len(encoded[i])) + [1] * len(encoded[i]) for i in batch],
+                                device=placement.device)
+            positions = (mask.cumsum(-1) - 1).clamp(min=0)
+            with placement.autocast():
+                logits = peft_model(input_ids=ids, attention_mask=mask, position_ids=positions,
+                                    logits_to_keep=1).logits
+            loss = torch.nn.functional.cross_entropy(logits[:, -1, :].float(),
+                                                     torch.tensor([target_ids[i] for i in batch],
+                                                                  device=placement.device))
+            if accumulation > 1:
+                loss = loss / accumulation
+            (scaler.scale(loss) if scaler is not None else loss).backward()
+            step_loss += float(loss.detach())
+        if scaler is not None:
+            scaler.step(optimizer)
+            scaler.update()
+        else:
+            optimizer.step()
+        losses.append(step_loss)
     return losses
 
 
@@ -153,8 +224,11 @@ def _train_steps(peft_model: Any, pad_token_id: int, encoded: list[list[int]], t
 
 def train_lm_judge(recipe: "JudgeRecipe | str", *, kind: Literal["pairwise", "direct"] = "pairwise",
                    hard_negatives: bool = True, data: Any = None,
-                   data_dir: str | Path | None = None, model: str | Path | None = None):
-    """The SmolLM2 LoRA judge of ``recipe`` on the same leak-free pairs (trained or loaded from the cache)."""
+                   data_dir: str | Path | None = None, model: str | Path | None = None, device: str = "cpu",
+                   dtype: str = "auto", progress: bool = False):
+    """The LoRA judge of ``recipe`` on the same leak-free pairs (trained or loaded from the cache): SmolLM2 unless
+    ``model`` names another causal LM (a folder or a Hugging Face id), on ``device`` in ``dtype``
+    (:func:`train_lora`). The recipe's ``epochs``, when set, replace its ``steps``."""
     from .data import pointwise_examples
     from .training_data import judge_data, recipe_frame
     from .prompts import direct_messages, pair_messages
@@ -164,8 +238,10 @@ def train_lm_judge(recipe: "JudgeRecipe | str", *, kind: Literal["pairwise", "di
     data = data or judge_data(seed=recipe.seed, data_dir=data_dir)
     settings = recipe.lm
     frame = recipe_frame(data, settings.pairs, settings.hard_share if hard_negatives else 0.0, recipe.seed)
-    common = dict(steps=settings.steps, learning_rate=settings.learning_rate, r=settings.r, alpha=settings.alpha,
-                  seed=recipe.seed, model=model)
+    schedule = dict(epochs=settings.epochs) if settings.epochs is not None else dict(steps=settings.steps)
+    common = dict(learning_rate=settings.learning_rate, r=settings.r, alpha=settings.alpha, seed=recipe.seed,
+                  model=model, accumulation=settings.accumulation, device=device, dtype=dtype, progress=progress,
+                  **schedule)
     if kind == "pairwise":
         prompts = [pair_messages(r.context_a, r.response_a, r.context_b, r.response_b) for r in frame.itertuples()]
         return train_lora(prompts, list(frame["better"]), batch_size=settings.batch_size, **common)

@@ -87,15 +87,19 @@ REALISM_RECIPES: dict[str, RealismRecipe] = {
 # --------------------------------------------------------------------------- the judge
 
 class RealismEncoder:
-    """``g(conversation)`` from the user side: a sentence encoder and a linear head (see the module)."""
+    """``g(conversation)`` from the user side: a sentence encoder and a linear head (see the module), on
+    ``device`` with its embeddings computed under autocast to ``dtype`` (:mod:`evalkit.models.device`)."""
 
     def __init__(self, path: str | Path | None = None, *, weights: Sequence[float] | None = None,
                  bias: float = 0.0, user_turns: int = 2, max_tokens: int = 128, name: str | None = None,
-                 batch_size: int = 32):
+                 batch_size: int = 32, device: str = "cpu", dtype: str = "auto"):
         import torch
 
+        from ..models.device import Placement
+
         self.path = Path(path) if path is not None else default_encoder_path()
-        self.tokenizer, self.model = load_encoder(self.path)
+        self.placement = Placement.of(device, dtype)
+        self.tokenizer, self.model = load_encoder(self.path, device=self.placement.device)
         self.model.eval()
         size = self.model.config.hidden_size
         self.weights = np.zeros(size) if weights is None else np.asarray(weights, dtype=float)
@@ -105,18 +109,18 @@ class RealismEncoder:
         self.name, self.batch_size, self._torch = name or f"realism:{self.path.name}", batch_size, torch
 
     @classmethod
-    def from_training(cls, run: "RealismTrainingRun") -> "RealismEncoder":
+    def from_training(cls, run: "RealismTrainingRun", *, device: str = "cpu", dtype: str = "auto") -> "RealismEncoder":
         recipe = run.config["recipe"]
         return cls(run.model_dir, weights=run.weights, bias=run.bias, user_turns=recipe["user_turns"],
-                   max_tokens=recipe["max_tokens"], name=f"realism:{run.key[:8]}")
+                   max_tokens=recipe["max_tokens"], name=f"realism:{run.key[:8]}", device=device, dtype=dtype)
 
     def score_texts(self, texts: Sequence[str]) -> np.ndarray:
         """``g`` of user-side texts (higher: reads more like a real person)."""
         out = []
         for start in range(0, len(texts), self.batch_size):
-            with self._torch.no_grad():
+            with self._torch.no_grad(), self.placement.autocast():
                 out.append(mean_pooled(self.model, self.tokenizer, list(texts[start:start + self.batch_size]),
-                                  self.max_tokens).numpy() @ self.weights + self.bias)
+                                  self.max_tokens).cpu().numpy() @ self.weights + self.bias)
         return np.concatenate(out) if out else np.zeros(0)
 
     def score(self, conversations: Sequence[Sequence[Turn]]) -> np.ndarray:
@@ -175,7 +179,7 @@ class RealismTrainingRun:
 
 def train_realism_encoder(train: pd.DataFrame, heldout: pd.DataFrame, recipe: RealismRecipe, *,
                           model: str | Path | None = None, output_dir: str | Path | None = None,
-                          reuse: bool = True) -> RealismTrainingRun:
+                          reuse: bool = True, device: str = "cpu", dtype: str = "auto") -> RealismTrainingRun:
     """Fine-tune the encoder and fit the head on (human, proxy) pairs (:func:`realism_pairs`).
 
     Loss: for a batch of ``batch_size`` pairs, ``-log sigmoid(g(human_i) - g(proxy_j))`` averaged over every
@@ -184,18 +188,21 @@ def train_realism_encoder(train: pd.DataFrame, heldout: pd.DataFrame, recipe: Re
     linear decay; AdamW with one rate for the encoder and a larger one for the new head. The held-out pairs
     (never trained on) give the learning curve: the share of pairs where the human side scores higher.
     Cached under ``$EVALKIT_CACHE_DIR/realism-judges/<key>`` (key: the recipe's training fields, backbone
-    and data; ``curve_points`` is not in it).
+    and data; ``curve_points`` is not in it; the device's kind and the precision only when they are not the
+    CPU's fp32). On ``device`` the weights stay fp32 and the loss runs under autocast to ``dtype``.
     """
     import torch
 
     from ..defaults import cache_dir
+    from ..models.device import Placement
 
     if recipe.batch_pairs not in ("all", "own"):
         raise ValueError(f"batch_pairs must be 'all' or 'own', not {recipe.batch_pairs!r}")
     if len(train) < recipe.batch_size:
         raise ValueError(f"{len(train)} training pairs is less than one batch of {recipe.batch_size}")
     location = Path(model) if model is not None else default_encoder_path()
-    config = {"model": location.name, "recipe": recipe.as_dict()}
+    placement = Placement.of(device, dtype)
+    config = {"model": location.name, "recipe": recipe.as_dict(), **placement.key_fields()}
     key = training_key({**config, "recipe": recipe_key_fields(recipe)}, (train, heldout), ["human", "proxy"])
     folder = Path(output_dir) if output_dir is not None else cache_dir() / "realism-judges" / key
     saved = read_record(folder, key) if reuse else None
@@ -203,7 +210,7 @@ def train_realism_encoder(train: pd.DataFrame, heldout: pd.DataFrame, recipe: Re
         return RealismTrainingRun.from_record(folder, saved, True)
 
     torch.manual_seed(recipe.seed)
-    tokenizer, encoder = load_encoder(location, freeze_embeddings=recipe.freeze_embeddings)
+    tokenizer, encoder = load_encoder(location, freeze_embeddings=recipe.freeze_embeddings, device=placement.device)
     head, optimizer = _head_and_optimizer(encoder, recipe)
     per_epoch = len(train) // recipe.batch_size
     schedule = Schedule.linear(steps=per_epoch * recipe.epochs, warmup_share=0.1, curve_points=recipe.curve_points)
@@ -216,8 +223,9 @@ def train_realism_encoder(train: pd.DataFrame, heldout: pd.DataFrame, recipe: Re
         return head(mean_pooled(encoder, tokenizer, list(texts), recipe.max_tokens)).squeeze(-1)
 
     def heldout_accuracy() -> float:
-        with torch.no_grad():
-            won = np.concatenate([(g(heldout["human"].iloc[s:s + 32]) - g(heldout["proxy"].iloc[s:s + 32])).numpy()
+        with torch.no_grad(), placement.autocast():
+            won = np.concatenate([(g(heldout["human"].iloc[s:s + 32]) - g(heldout["proxy"].iloc[s:s + 32])).float()
+                                  .cpu().numpy()
                                   for s in range(0, len(heldout), 32)])
         return float(np.mean(np.where(won > 0, 1.0, np.where(won < 0, 0.0, 0.5))))
 
@@ -228,8 +236,8 @@ def train_realism_encoder(train: pd.DataFrame, heldout: pd.DataFrame, recipe: Re
         return -torch.nn.functional.logsigmoid(g(human[batch])[:, None] - g(proxy[batch])[None, :]).mean()
 
     losses, curve, seconds = run_steps(schedule, optimizer, loss_at, models=[encoder, head],
-                                       measure=heldout_accuracy, per_step=recipe.batch_size)
-    weights = head.weight.detach().numpy()[0].astype(float).tolist()
+                                       measure=heldout_accuracy, per_step=recipe.batch_size, placement=placement)
+    weights = head.weight.detach().cpu().numpy()[0].astype(float).tolist()
     result = {"key": key, "weights": weights, "bias": float(head.bias.detach()[0]), "losses": losses,
               "curve": curve, "seconds": seconds, "pairs": schedule.steps * recipe.batch_size, "config": config}
     save_encoder(folder, encoder, tokenizer, result)
@@ -241,7 +249,7 @@ def _head_and_optimizer(encoder: Any, recipe: RealismRecipe) -> tuple[Any, Any]:
     trainable weights at one rate and the head at a larger one."""
     import torch
 
-    head = torch.nn.Linear(encoder.config.hidden_size, 1)
+    head = torch.nn.Linear(encoder.config.hidden_size, 1).to(encoder.device)
     torch.nn.init.zeros_(head.weight)
     torch.nn.init.zeros_(head.bias)
     optimizer = torch.optim.AdamW(
@@ -277,7 +285,7 @@ class RealismJudge:
 
 def train_realism_judge(recipe: RealismRecipe | str, proxy: Backend, frames: Mapping[str, pd.DataFrame],
                         labels: Mapping[str, Any], *, model: str | Path | None = None,
-                        user_tokens: int | None = None) -> RealismJudge:
+                        user_tokens: int | None = None, device: str = "cpu", dtype: str = "auto") -> RealismJudge:
     """The whole step: leak-free split, the proxy's re-written turns (through the model door, so cached and
     resumable), training (cached by recipe and data) and the judge.
 
@@ -308,8 +316,8 @@ def train_realism_judge(recipe: RealismRecipe | str, proxy: Backend, frames: Map
     dropped = 0
     if recipe.length_ratio is not None:
         pairs["train"], dropped = length_matched(pairs["train"], recipe.length_ratio)
-    run = train_realism_encoder(pairs["train"], pairs["heldout"], recipe, model=model)
-    return RealismJudge(RealismEncoder.from_training(run), run, split, pairs["train"], pairs["heldout"],
+    run = train_realism_encoder(pairs["train"], pairs["heldout"], recipe, model=model, device=device, dtype=dtype)
+    return RealismJudge(RealismEncoder.from_training(run, device=device, dtype=dtype), run, split, pairs["train"], pairs["heldout"],
                         generation_seconds, empty, dropped)
 
 
