@@ -34,7 +34,7 @@ judge of the recipe. Both are scored by PairEval against chapter 4's pool, and t
 >>> parse_spec("paireval:x")
 Traceback (most recent call last):
 ...
-evalkit.specfile.SpecError: judge 'paireval:x': no recipe 'x' in evalkit.paireval.RECIPES (known: book, large, lab, smoke, paper)
+evalkit.specfile.SpecError: judge 'paireval:x': no recipe 'x' in evalkit.paireval.RECIPES (known: book, large, lab, smoke, paper, paper-smoke)
 """
 from __future__ import annotations
 

@@ -15,7 +15,9 @@ Face id; the default is the converted SmolLM2-135M-Instruct), :class:`LlamaCppBa
 opt-in: ``make llamacpp``) and :class:`OpenAICompatibleBackend` (:mod:`.openai_compatible`: vLLM, Ollama,
 llama.cpp server, OpenAI; its tries and time bounds are a :class:`RetryPolicy`). :class:`CachedBackend`
 (:mod:`.cached`) wraps any of them with the call cache and telemetry; :func:`open_backend` builds the usual
-stack from a few settings. Every string that leaves the door passes :func:`redact` (:mod:`.redaction`).
+stack from a few settings. Where torch runs, and in which precision, is one setting for every local model
+(:mod:`.device`: :func:`resolve_device`, :func:`resolve_dtype`, :class:`Placement`). Every string that leaves
+the door passes :func:`redact` (:mod:`.redaction`).
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from __future__ import annotations
 from .base import (Backend, BackendConfigError, BackendError, GenerationResult, LabelResult, Messages,
                    ParsedVerdicts, _parsed_result, label_probs_each, one_hot, parse_label, warn_if_parsed)
 from .cached import CachedBackend, open_backend
+from .device import Placement, resolve_device, resolve_dtype
 from .hf import TransformersBackend, _folder_fingerprint, _label_result
 from .llamacpp import _REWRITE_VERSION, LlamaCppBackend, _engine_gguf, _file_identity
 from .openai_compatible import DEFAULT_API_KEY_ENV, OpenAICompatibleBackend, _chat_url, _logprobs_problem
@@ -33,4 +36,4 @@ __all__ = ["Messages", "LabelResult", "GenerationResult", "Backend", "BackendErr
            "TransformersBackend", "LlamaCppBackend", "OpenAICompatibleBackend", "RetryPolicy", "CachedBackend",
            "open_backend", "parse_label", "one_hot", "redact", "configured_secrets", "environment_secrets",
            "public_endpoint", "endpoint_label", "DEFAULT_API_KEY_ENV",
-           "ParsedVerdicts", "warn_if_parsed", "label_probs_each"]
+           "ParsedVerdicts", "warn_if_parsed", "label_probs_each", "resolve_device", "resolve_dtype", "Placement"]

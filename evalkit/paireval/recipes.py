@@ -125,6 +125,11 @@ RECIPES: dict[str, JudgeRecipe] = {
     "paper": JudgeRecipe("paper", EncoderRecipe(pairs=1600, backbone="mpnet"),
                          LoraRecipe(pairs=1600, batch_size=4, direct_batch_size=4, accumulation=4, epochs=1,
                                     learning_rate=1e-4, r=16, alpha=8)),
+    # The paper recipe's path at the smoke's size (params/gpu-smoke.yml): accumulation and one epoch, on any device.
+    "paper-smoke": JudgeRecipe("paper-smoke", EncoderRecipe(pairs=64, validation_pairs=48),
+                               LoraRecipe(pairs=8, batch_size=2, direct_batch_size=2, accumulation=2, epochs=1,
+                                          learning_rate=1e-4),
+                               reader=ReaderRecipe(epochs=1, batch_size=16, curve_points=2)),
 }
 
 
@@ -136,7 +141,7 @@ def named_recipe(recipe: "JudgeRecipe | str") -> JudgeRecipe:
     >>> named_recipe("nope")
     Traceback (most recent call last):
     ...
-    KeyError: "no judge recipe 'nope'; known: book, large, lab, smoke, paper"
+    KeyError: "no judge recipe 'nope'; known: book, large, lab, smoke, paper, paper-smoke"
     """
     if isinstance(recipe, JudgeRecipe):
         return recipe
