@@ -98,7 +98,8 @@ def _paireval_backend(args: argparse.Namespace):
     cache = False if args.no_cache else True
     if args.backend == "openai":
         return open_backend("openai", args.model, base_url=args.base_url, cache=cache)
-    return open_backend(args.backend, args.model, adapter=args.adapter, cache=cache)
+    local = {"device": args.device, "dtype": args.dtype} if args.backend == "transformers" else {}
+    return open_backend(args.backend, args.model, adapter=args.adapter, cache=cache, **local)
 
 
 def _comparisons(args: argparse.Namespace):
@@ -125,9 +126,11 @@ def _paireval_score(args: argparse.Namespace, frame):
     if args.method.endswith("-lm"):
         judge = paireval.LMJudge(_paireval_backend(args))
     elif args.judge_dir:
-        judge = paireval.EncoderJudge(args.judge_dir)
+        judge = paireval.EncoderJudge(args.judge_dir, device=args.device, dtype=args.dtype)
     else:
-        judge = paireval.EncoderJudge.from_training(paireval.train_judge(args.recipe, kind=kind))
+        judge = paireval.EncoderJudge.from_training(
+            paireval.train_judge(args.recipe, kind=kind, device=args.device, dtype=args.dtype),
+            device=args.device, dtype=args.dtype)
     method = "paireval" if kind == "pairwise" else "directeval"
     comparisons = _comparisons(args) if method == "paireval" else []
     return paireval.scoring.score_frame(frame, judge, method=method, comparisons=comparisons)
@@ -137,14 +140,14 @@ def _paireval_train(args: argparse.Namespace) -> int:
     from . import paireval
 
     if args.backbone == "encoder":
-        run = paireval.train_judge(args.recipe, kind=args.kind)
+        run = paireval.train_judge(args.recipe, kind=args.kind, device=args.device, dtype=args.dtype)
         curve = ", ".join(f"{point['pairs']}: {point['accuracy']:.3f}" for point in run.curve)
         print(f"{args.kind} encoder judge ({args.recipe} recipe): {run.model_dir}"
               f"{' (reused)' if run.from_cache else ''}; {run.pairs} pairs in {run.seconds:.0f} s "
               f"({run.pairs_per_second:.1f} pairs/s); validation accuracy by pairs seen: {curve}")
         return 0
-    prompts_run = paireval.train_lm_judge(args.recipe, kind=args.kind, model=args.model)
-    run = prompts_run
+    run = paireval.train_lm_judge(args.recipe, kind=args.kind, model=args.model, device=args.device,
+                                  dtype=args.dtype, progress=True)
     first, last = run.losses[:5], run.losses[-5:]
     print(f"{args.kind} LoRA adapter: {run.adapter} ({run.examples} examples, {len(run.losses)} steps; "
           f"{run.seconds_per_step:.2f} s/step; loss {sum(first) / len(first):.3f} -> "

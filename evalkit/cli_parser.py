@@ -81,7 +81,7 @@ def _add_paireval_command(commands: argparse._SubParsersAction, handlers: Mappin
     pair.add_argument("--dataset", help="one of the paper's meta-evaluation sets instead of --input: "
                                         "dailydialog-grade, convai2-grade, dailydialog-zhao, personachat-usr "
                                         "(convai2-usr), topicalchat-usr, fed")
-    pair.add_argument("--recipe", choices=["book", "smoke", "large"], default="book",
+    pair.add_argument("--recipe", choices=["book", "smoke", "large", "lab", "paper", "paper-smoke"], default="book",
                       help="the judge recipe (evalkit.paireval.RECIPES) to train or to score with: every "
                            "training setting comes from it (its encoder recipe, or its LoRA recipe with "
                            "--backbone lm)")
@@ -103,6 +103,11 @@ def _add_paireval_command(commands: argparse._SubParsersAction, handlers: Mappin
     pair.add_argument("--seed", type=int, default=0)
     pair.add_argument("--no-cache", action="store_true", help="do not use the model-call cache")
     pair.add_argument("--kind", choices=["pairwise", "direct"], default="pairwise", help="train: which judge")
+    pair.add_argument("--device", default="cpu",
+                      help="where local models train and run: cpu (default), auto (CUDA, then MPS, then CPU), cuda, "
+                           "cuda:N or mps")
+    pair.add_argument("--dtype", default="auto",
+                      help="their precision: auto (fp32 on the CPU, bf16 or fp16 on an accelerator), fp32, bf16, fp16")
     pair.set_defaults(handler=handlers["paireval"])
 
 
