@@ -18,6 +18,7 @@ The order of a grading, and what each step defends against (the teacher's guide 
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -70,7 +71,7 @@ class GradeRun:
     isolation: str = ""
 
 
-class Interrupted(Exception):
+class Interrupted(BaseException):
     """SIGTERM or SIGINT reached the grader: the running submission was killed and no table was written."""
 
     def __init__(self, signum: int):
@@ -111,7 +112,7 @@ def grade(submissions_dir: str | Path, out_dir: str | Path, *, timeout: float = 
     from .report import prepare_out, write_tables
 
     timeout = check_timeout(timeout)
-    limits = Limits(timeout=timeout) if limits is None else limits
+    limits = Limits(timeout=timeout) if limits is None else dataclasses.replace(limits, timeout=timeout)
     folder, out = Path(submissions_dir), Path(out_dir)
     if params is not None:
         from ..runner import load_params
@@ -140,11 +141,17 @@ def grade(submissions_dir: str | Path, out_dir: str | Path, *, timeout: float = 
         stub = _checks_stub(private) if isolation.namespace else None
         hide = [folder.resolve(), out.resolve(), copies, *_hidden_from_runs()]
         for run in runs:
-            _plan(run, params)
-            if run.status or not run.chapter:
-                continue
             started = time.monotonic()
-            _run_submission(run, private, limits, isolation, hide, stub, active)
+            try:
+                _plan(run, params)
+                if not run.status and run.chapter:
+                    _run_submission(run, private, limits, isolation, hide, stub, active)
+            except Exception as error:  # whatever one submission does, the class is graded
+                run.crashed = True
+                run.problem = f"the grader could not run this submission ({type(error).__name__})"
+                if not run.chapter:
+                    run.status = "crashed"
+                continue
             if progress:
                 print(f"{run.entry.student}: {run.entry.submission} ({time.monotonic() - started:.0f} s)",
                       file=sys.stderr)

@@ -122,10 +122,31 @@ def _probe(root: bool) -> Isolation | None:
             nobody = pwd.getpwnam("nobody")
         except KeyError:
             return None
-        return Isolation(f"namespace ({kinds}), as nobody", namespace=True, unprivileged=False, network=network,
-                         uid=nobody.pw_uid, gid=nobody.pw_gid)
-    return Isolation(f"namespace ({kinds}), in a user namespace", namespace=True, unprivileged=True,
-                     network=network)
+        found = Isolation(f"namespace ({kinds}), as nobody", namespace=True, unprivileged=False, network=network,
+                          uid=nobody.pw_uid, gid=nobody.pw_gid)
+    else:
+        found = Isolation(f"namespace ({kinds}), in a user namespace", namespace=True, unprivileged=True,
+                          network=network)
+    return found if _starts(found) else None
+
+
+def _starts(isolation: Isolation) -> bool:
+    """Whether a run can start under ``isolation``: the kit imported by its interpreter, as its user."""
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="evalkit-probe-"))
+    try:
+        os.chmod(folder, 0o755)
+        process = launch([sys.executable, "-c", "import evalkit.course.answers"], cwd=folder,
+                         env=scrubbed_environment(folder), limits=Limits(timeout=60), isolation=isolation,
+                         log=folder / "log")
+        try:
+            return process.wait(timeout=60) == 0
+        except subprocess.TimeoutExpired:
+            end(process)
+            return False
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _runs(command: list[str]) -> bool:

@@ -95,12 +95,14 @@ def _truncate(notebook: nbformat.NotebookNode) -> bool:
     cut = False
     for cell in notebook.cells:
         for output in cell.get("outputs", []):
-            for holder, key in [(output, "text"), *[(output.get("data", {}), kind) for kind in list(output.get("data", {}))]]:
+            data = output.get("data", {})
+            for holder, key in [(output, "text"), *[(data, kind) for kind in list(data)]]:
                 text = holder.get(key)
                 if isinstance(text, list):
                     text = "".join(text)
                 if isinstance(text, str) and len(text) > _OUTPUT_CAP:
-                    holder[key] = text[:_OUTPUT_CAP] + f"\n[... {len(text) - _OUTPUT_CAP} more characters cut by the grader]"
+                    cut_off = len(text) - _OUTPUT_CAP
+                    holder[key] = text[:_OUTPUT_CAP] + f"\n[... {cut_off} more characters cut by the grader]"
                     cut = True
     return cut
 

@@ -101,7 +101,16 @@ raise RuntimeError(" ".join(seen))
 '''
     crash = "import os\nfor n in range(12):\n    try:\n        os.makedirs(f'../../{n:04d}')\n    except OSError as error:\n        print(error)\n"
     submission(folder / "nosy" / "04_pairwise_judge.ipynb", setup_extra=crash, extra=snoop)
-    submission(folder / "killer" / "04_pairwise_judge.ipynb", extra="import os, signal\nos.kill(os.getppid(), 9)")
+    # killer: SIGKILLs the grader (its worker's parent, as it sees it) and the first process, then its worker
+    kill = '''import os
+grader = int(open("/proc/%d/stat" % os.getppid()).read().rsplit(")", 1)[1].split()[1])
+for pid in (grader, 1, os.getppid()):
+    try:
+        os.kill(pid, 9)
+    except OSError as error:
+        print(pid, error)
+'''
+    submission(folder / "killer" / "04_pairwise_judge.ipynb", extra=kill)
     submission(folder / "looper" / "04_pairwise_judge.ipynb", extra="while True:\n    pass")
     submission(victim)
     (folder / '=HYPERLINK("evil.example", "x")').mkdir()
