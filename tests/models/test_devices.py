@@ -198,3 +198,19 @@ def test_the_realism_encoder_and_the_reference_metrics_take_a_device(bert, tmp_p
     scores = RealismEncoder.from_training(full, device="auto").score_texts(CORPUS_LINES[:3])
     assert scores.shape == (3,) and np.isfinite(scores).all()
     assert "device" not in ReferenceMetrics(encoder=str(bert), store=object(), device="auto").config
+
+
+# --------------------------------------------------------------------------- the accelerator check
+
+def test_the_accelerator_check_runs_its_device_half_on_the_cpu_as_a_dry_run():
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "scripts" / "accelerator_check.py"
+    done = subprocess.run([sys.executable, str(script), "--device", "cpu", "--dtype", "bf16"], capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "cpu, bfloat16:" in done.stdout and "all checks passed" in done.stdout
+    assert "evalkit backend P(A), device against the CPU's fp32" in done.stdout  # the kit's own half ran
