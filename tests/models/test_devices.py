@@ -214,3 +214,16 @@ def test_the_accelerator_check_runs_its_device_half_on_the_cpu_as_a_dry_run():
     assert done.returncode == 0, done.stdout + done.stderr
     assert "cpu, bfloat16:" in done.stdout and "all checks passed" in done.stdout
     assert "evalkit backend P(A), device against the CPU's fp32" in done.stdout  # the kit's own half ran
+
+
+def test_the_paper_recipe_path_trains_on_the_recipes_data_at_smoke_size(lm, tmp_path, monkeypatch, real_data_dir):
+    from evalkit.paireval.training import train_lm_judge
+    from evalkit.paireval.training_data import judge_data
+
+    monkeypatch.setenv("EVALKIT_CACHE_DIR", str(tmp_path))
+    data = judge_data(seed=13, data_dir=real_data_dir)
+    run = train_lm_judge("paper-smoke", data=data, model=lm, device="auto")  # the chapter's call, params/gpu-smoke.yml
+    assert run.examples == 8 and len(run.losses) == 2  # one epoch of 8 pairs, 2 x 2 prompts a step
+    assert run.config["epochs"] == 1 and run.config["accumulation"] == 2
+    direct = train_lm_judge("paper-smoke", kind="direct", data=data, model=lm, device="auto")
+    assert direct.examples == 16 and len(direct.losses) == 4
