@@ -1,10 +1,11 @@
 """The first process of a submission's PID and mount namespaces (run by ``unshare`` as the namespaces' root).
 
 Standard library only, run as a script: ``python -I -S _nsinit.py SPEC_JSON``. It makes each folder of
-``reveal`` (the interpreter, when it lies in a folder the run's user cannot enter, such as root's home) the only
-thing visible in that folder, mounts an empty tmpfs over each path of ``hide`` (the class folder, the output folder, the grader's copies), binds each ``bind`` pair
-read-only (the checks package over a stub), brings the loopback of a new network namespace up, then forks the command, dropped to ``uid``/``gid`` when given,
-and reaps every process until the command ends. When it exits, the kernel ends every process left in the
+``reveal`` (the interpreter, when it lies in a folder the run's user cannot enter, such as root's home) the
+only thing visible in that folder, mounts an empty tmpfs over each path of ``hide`` (the class folder, the
+output folder, the grader's copies), binds each ``bind`` pair read-only (the checks package over a stub),
+brings the loopback of a new network namespace up, then forks the command, dropped to ``uid``/``gid`` when
+given, and reaps every process until the command ends. When it exits, the kernel ends every process left in the
 namespace: a ``setsid`` or double-forked child does not outlive its submission.
 """
 import json

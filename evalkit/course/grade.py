@@ -19,12 +19,9 @@ The order of a grading, and what each step defends against (the teacher's guide 
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import shutil
 import signal
-import stat
-import subprocess
 import sys
 import tempfile
 import threading
@@ -36,8 +33,9 @@ from typing import Any
 import nbformat
 
 from .checks import EXERCISES, chapter_exercises
-from .intake import Entry, intake
-from .sandbox import Isolation, Limits, check_timeout, detect, end, launch, scrubbed_environment
+from .intake import Entry, intake, last_line, read_capped, read_json, tail
+from .key import CHECKS_PACKAGE, check_chapter, checks_stub, prepared
+from .sandbox import Isolation, Limits, check_timeout, detect, end, scrubbed_environment, supervise
 
 __all__ = ["GradeRow", "GradeRun", "Interrupted", "grade", "COLUMNS"]
 
@@ -45,7 +43,6 @@ COLUMNS = ("student", "submission", "chapter", "exercise", "score", "points", "s
            "reason")
 _KEPT_BYTES = 5 * 2**20      # an executed copy larger than this is not kept in work/
 _LOG_TAIL = 4000             # characters of a run's log kept
-_RESULT_BYTES = 2**20
 
 
 @dataclass(frozen=True)
@@ -138,7 +135,7 @@ def grade(submissions_dir: str | Path, out_dir: str | Path, *, timeout: float = 
         copies = private / "copies"
         copies.mkdir(mode=0o700)
         runs = [_Run(number, entry) for number, entry in enumerate(intake(folder, copies))]
-        stub = _checks_stub(private) if isolation.namespace else None
+        stub = checks_stub(private) if isolation.namespace else None
         hide = [folder.resolve(), out.resolve(), copies, *_hidden_from_runs()]
         for run in runs:
             started = time.monotonic()
@@ -156,14 +153,17 @@ def grade(submissions_dir: str | Path, out_dir: str | Path, *, timeout: float = 
                 print(f"{run.entry.student}: {run.entry.submission} ({time.monotonic() - started:.0f} s)",
                       file=sys.stderr)
         for chapter in dict.fromkeys(run.chapter for run in runs if run.answers is not None):
-            _check_chapter(chapter, [run for run in runs if run.chapter == chapter and run.answers is not None],
-                           key_dir, params, private, limits, active)
+            answered = {str(run.number): run for run in runs if run.chapter == chapter and run.answers is not None}
+            checked = check_chapter(chapter, {key: run.answers for key, run in answered.items()}, key_dir, params,
+                                    private, limits, active)
+            for key, run in answered.items():
+                run.checked = checked[key]
         rows = [row for run in runs for row in _rows(run, timeout)]
     finally:
         restore()
         shutil.rmtree(private, ignore_errors=True)
     _keep(runs, out)
-    csv_path, totals, html = write_tables(rows, out)
+    csv_path, totals, html = write_tables(rows, out, isolation=isolation.name)
     return GradeRun(rows, csv_path, totals, html, isolation.name)
 
 
@@ -243,15 +243,6 @@ def _answer_names(chapter: str) -> list[str]:
     return list(dict.fromkeys(name for item in chapter_exercises(chapter) for name in item.answers))
 
 
-def _prepared(notebook_text: str, final: str) -> tuple[str, int]:
-    """The notebook with ``final`` as its last cell, and how many cells came before it."""
-    notebook = nbformat.reads(notebook_text, as_version=4)
-    graded = len(notebook.cells)
-    notebook.cells.append(nbformat.v4.new_code_cell(final))
-    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    return nbformat.writes(notebook), graded
-
-
 def _run_submission(run: _Run, private: Path, limits: Limits, isolation: Isolation, hide: list[Path],
                     stub: Path | None, active: list) -> None:
     """Run one copy in the sandbox and collect what it left, as untrusted data."""
@@ -262,7 +253,7 @@ def _run_submission(run: _Run, private: Path, limits: Limits, isolation: Isolati
     answers_path = base / "answers.json"
     final = ("from evalkit.course.answers import dump as _evalkit_dump\n"
              f"_evalkit_dump(globals(), {_answer_names(run.chapter)!r}, {str(answers_path)!r})")
-    text, graded = _prepared(run.prepared, final)
+    text, graded = prepared(run.prepared, final)
     notebook = base / "submission.ipynb"
     notebook.write_text(text)
     for folder in (cwd, home, home / "tmp", home / "runtime"):
@@ -272,15 +263,15 @@ def _run_submission(run: _Run, private: Path, limits: Limits, isolation: Isolati
             os.chown(path, isolation.uid, isolation.gid)
     command = [sys.executable, "-m", "evalkit.course.worker", str(notebook), str(base), "--cwd", str(cwd),
                "--graded", str(graded)]
-    bind = [(stub, Path(EXERCISES_PACKAGE))] if stub is not None else []
-    outcome = _supervise(command, base, limits, isolation, scrubbed_environment(home), hide, bind, active)
+    bind = [(stub, CHECKS_PACKAGE)] if stub is not None else []
+    outcome = supervise(command, base, limits, isolation, scrubbed_environment(home), hide, bind, active)
     run.timed_out = outcome == "timeout"
-    result = _read_json(base / "result.json")
+    result = read_json(base / "result.json")
     if run.timed_out:
         run.problem = f"timed out: did not finish within {limits.timeout:g} s (killed)"
     elif not isinstance(result, dict):
         run.crashed = True
-        run.problem = f"the grading process failed ({outcome}): {_last_line(base / 'worker.log') or 'no output'}"
+        run.problem = f"the grading process failed ({outcome}): {last_line(base / 'worker.log') or 'no output'}"
     else:
         run.errors = _errors(result.get("errors"))
         if isinstance(result.get("problem"), str):
@@ -296,81 +287,11 @@ def _run_submission(run: _Run, private: Path, limits: Limits, isolation: Isolati
             if not run.crashed:
                 run.crashed = True
                 run.problem = (run.problem + " | " if run.problem else "") + str(reason)
-    executed = _read_capped(base / "executed.ipynb", _KEPT_BYTES)
+    executed = read_capped(base / "executed.ipynb", _KEPT_BYTES)
     run.kept["executed.ipynb"] = executed if executed is not None else (
         b"the executed copy was not kept: it is missing, not a plain file or over 5 MB\n")
-    run.kept["worker.log"] = _tail(base / "worker.log", _LOG_TAIL).encode()
+    run.kept["worker.log"] = tail(base / "worker.log", _LOG_TAIL).encode()
     shutil.rmtree(base, ignore_errors=True)
-
-
-def _supervise(command: list[str], base: Path, limits: Limits, isolation: Isolation | None, env: dict,
-               hide: list[Path], bind: list, active: list) -> str:
-    """Start ``command``, wait at most ``limits.timeout`` seconds, and end everything it started; returns
-    ``"timeout"`` or ``"exit N"``."""
-    process = launch(command, cwd=base, env=env, limits=limits, isolation=isolation, log=base / "worker.log",
-                     hide=hide, bind=bind)
-    entry = (process, [])
-    active.append(entry)
-    try:
-        process.wait(timeout=limits.timeout)
-        outcome = f"exit {process.returncode}"
-    except subprocess.TimeoutExpired:
-        outcome = "timeout"
-    finally:
-        groups = []
-        if isolation is None or not isolation.namespace:
-            pgid = _read_capped(base / "kernel.pgid", 32)
-            if pgid is not None and pgid.strip().isdigit():
-                groups.append(int(pgid))
-        end(process, groups)
-        active.remove(entry)
-    return outcome
-
-
-def _check_chapter(chapter: str, runs: list[_Run], key_dir: Path, params: str | None, private: Path,
-                   limits: Limits, active: list) -> None:
-    """Run the teacher's chapter once in a kernel of the grader's and every exercise's checks there on each
-    run's answers."""
-    from .answers import encode
-
-    source = next((key_dir / f"{chapter}{suffix}" for suffix in (".md", ".ipynb")
-                   if (key_dir / f"{chapter}{suffix}").is_file()), None)
-
-    def fail(reason: str) -> None:
-        for run in runs:
-            run.checked = {"problem": reason}
-
-    if source is None:
-        return fail(f"the key has no {chapter} chapter in {key_dir}")
-    from .release import student_notebook
-
-    try:
-        notebook = student_notebook(source, params=params)
-    except ValueError as reason:
-        return fail(f"the key's {chapter} could not be prepared: {reason}")
-    base = private / "key" / chapter
-    cwd, home = base / "cwd", base / "home"
-    for folder in (cwd, home / "tmp", home / "runtime"):
-        folder.mkdir(parents=True, exist_ok=True)
-    answers_in, checked = base / "answers-in.json", base / "checked.json"
-    answers_in.write_text(json.dumps({str(run.number): {name: encode(value) for name, value in run.answers.items()}
-                                      for run in runs}))
-    final = ("from evalkit.course.answers import check_all as _evalkit_check_all\n"
-             f"_evalkit_check_all(globals(), {chapter!r}, {str(answers_in)!r}, {str(checked)!r})")
-    text, graded = _prepared(nbformat.writes(notebook), final)
-    (base / "key.ipynb").write_text(text)
-    env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONUNBUFFERED": "1", "JUPYTER_RUNTIME_DIR": str(home / "runtime")}
-    if env.get("EVALKIT_DATA_DIR"):
-        env["EVALKIT_DATA_DIR"] = str(Path(env["EVALKIT_DATA_DIR"]).resolve())
-    command = [sys.executable, "-m", "evalkit.course.worker", str(base / "key.ipynb"), str(base), "--cwd", str(cwd),
-               "--graded", str(graded)]
-    outcome = _supervise(command, base, limits, None, env, [], [], active)
-    results = _read_json(checked, limit=64 * 2**20)
-    if not isinstance(results, dict):
-        return fail(f"the key's {chapter} did not run to its end ({outcome}): "
-                    f"{_last_line(base / 'worker.log') or 'no output'}")
-    for run in runs:
-        run.checked = results.get(str(run.number), {"problem": "the key's checks left no result"})
 
 
 def _rows(run: _Run, timeout: float) -> list[GradeRow]:
@@ -428,58 +349,6 @@ def _keep(runs: list[_Run], out: Path) -> None:
                 handle.write(data)
 
 
-# --- reading what a run left: its files are untrusted ---------------------------------------------------
-
-def _read_capped(path: Path, limit: int) -> bytes | None:
-    try:
-        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(handle).st_mode):
-            return None
-        data = b""
-        while len(data) <= limit:
-            chunk = os.read(handle, min(1 << 20, limit + 1 - len(data)))
-            if not chunk:
-                break
-            data += chunk
-        return data if len(data) <= limit else None
-    finally:
-        os.close(handle)
-
-
-def _read_json(path: Path, limit: int = _RESULT_BYTES) -> Any:
-    data = _read_capped(path, limit)
-    if data is None:
-        return None
-    try:
-        return json.loads(data)
-    except (ValueError, RecursionError):
-        return None
-
-
-def _tail(path: Path, limit: int) -> str:
-    try:
-        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return ""
-    try:
-        if not stat.S_ISREG(os.fstat(handle).st_mode):
-            return ""
-        size = os.fstat(handle).st_size
-        os.lseek(handle, max(0, size - limit), os.SEEK_SET)
-        text = os.read(handle, limit).decode(errors="replace").strip()
-    finally:
-        os.close(handle)
-    return text
-
-
-def _last_line(path: Path) -> str:
-    lines = _tail(path, 2000).splitlines()
-    return _short(lines[-1], 200) if lines else ""
-
-
 def _errors(value: Any) -> list[dict]:
     errors = []
     for item in value if isinstance(value, list) else []:
@@ -496,39 +365,3 @@ def _short(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def _checks_stub(private: Path) -> Path:
-    """A package that stands in for :mod:`evalkit.course.checks` inside a run: the exercises' labels, answer
-    names and points, and one public check that says the answer is checked when graded (no expected value,
-    no hidden check)."""
-    folder = private / "checks-stub"
-    folder.mkdir(mode=0o755)
-    items = ",\n    ".join(
-        f"Exercise({item.label!r}, {item.chapter!r}, {item.answers!r}, ({'_checked_when_graded'},), (), "
-        f"asks={item.asks!r}, points={item.points!r})" for item in EXERCISES.values())
-    (folder / "__init__.py").write_text(f'''"""The exercises without their checks: the grader runs the checks outside this notebook."""
-from ..core import Exercise, Wrong
-
-__all__ = ["EXERCISES", "exercise", "chapter_exercises"]
-
-
-def _checked_when_graded(work):
-    raise Wrong("this answer is checked by the grader, outside the notebook")
-
-
-EXERCISES = {{item.label: item for item in (
-    {items},
-)}}
-
-
-def exercise(label):
-    return EXERCISES[label]
-
-
-def chapter_exercises(chapter):
-    return [item for item in EXERCISES.values() if item.chapter == chapter]
-''')
-    os.chmod(folder / "__init__.py", 0o644)
-    return folder
-
-
-EXERCISES_PACKAGE = str(Path(__file__).resolve().with_name("checks"))

@@ -5,16 +5,19 @@ A *student* is a folder directly under the class folder (``alice/...``) or a fil
 (``alice.ipynb``, named by its stem). Under a student's folder every regular file is a submission; hidden
 names and checkpoint folders are skipped. What cannot be read safely is an entry with a status instead of a
 copy: ``refused: symlink`` (a link, its target never opened), ``refused: not a regular file`` (a FIFO, a
-device), ``refused: too large`` and ``no submission`` (a student folder holding no file).
+device), ``refused: too large`` and ``no submission`` (a student folder holding no file). What a run leaves
+behind is read the same way (:func:`read_capped`, :func:`read_json`, :func:`tail`): plain files only, capped.
 """
 from __future__ import annotations
 
+import json
 import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-__all__ = ["Entry", "intake", "MAX_SUBMISSION_BYTES"]
+__all__ = ["Entry", "intake", "read_capped", "read_json", "tail", "last_line", "MAX_SUBMISSION_BYTES"]
 
 MAX_SUBMISSION_BYTES = 50 * 1024 * 1024  # a chapter notebook with its outputs is a few MB
 _SKIPPED = (".ipynb_checkpoints", "__MACOSX", "__pycache__")
@@ -118,3 +121,58 @@ def _copy(folder: Path, path: Path, student: str, copies: Path, number: int) -> 
         return Entry(student, relative, copy)
     finally:
         os.close(source)
+
+
+# --- what a run left: plain files only, capped ---------------------------------------------------------
+
+def read_capped(path: Path, limit: int) -> bytes | None:
+    """The bytes of ``path`` when it is a plain file (not a link) of at most ``limit`` bytes, else None."""
+    try:
+        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            return None
+        data = b""
+        while len(data) <= limit:
+            chunk = os.read(handle, min(1 << 20, limit + 1 - len(data)))
+            if not chunk:
+                break
+            data += chunk
+        return data if len(data) <= limit else None
+    finally:
+        os.close(handle)
+
+
+def read_json(path: Path, limit: int = 2**20) -> Any:
+    """``path`` parsed as JSON (as :func:`read_capped` reads it), None when it cannot be."""
+    data = read_capped(path, limit)
+    if data is None:
+        return None
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+
+
+def tail(path: Path, limit: int) -> str:
+    """The last ``limit`` bytes of the plain file ``path``, as text ('' when it is not one)."""
+    try:
+        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return ""
+    try:
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            return ""
+        size = os.fstat(handle).st_size
+        os.lseek(handle, max(0, size - limit), os.SEEK_SET)
+        text = os.read(handle, limit).decode(errors="replace").strip()
+    finally:
+        os.close(handle)
+    return text
+
+
+def last_line(path: Path) -> str:
+    lines = tail(path, 2000).splitlines()
+    return " ".join(lines[-1].split())[:200] if lines else ""

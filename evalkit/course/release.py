@@ -113,9 +113,8 @@ def release(out_dir: str | Path, *, only: Iterable[str] | None = None,
     from ..runner import notebook_sources
 
     out = Path(out_dir)
-    if out.is_symlink() or (out.exists() and not out.is_dir()):
-        raise ValueError(f"{out}: not a folder (it is a {'link' if out.is_symlink() else 'file'}); --out takes "
-                         "the folder the release is written to")
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"{out}: not a folder (it is a file); --out takes the folder the release is written to")
     for parent in out.parents:
         if parent.exists() and not parent.is_dir():
             raise ValueError(f"{out}: {parent} is a file, not a folder")

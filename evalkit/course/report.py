@@ -102,7 +102,9 @@ def totals(rows: Sequence) -> list[dict]:
     return list(summed.values())
 
 
-def write_tables(rows: Sequence, out: Path) -> tuple[Path, Path, Path]:
+def write_tables(rows: Sequence, out: Path, *, isolation: str = "") -> tuple[Path, Path, Path]:
+    """The three tables, each written atomically into ``out``; ``isolation`` (how the notebooks ran) is
+    stated on the page."""
     from .grade import COLUMNS
 
     grades, total_path, page = out / "grades.csv", out / "totals.csv", out / "grades.html"
@@ -110,7 +112,7 @@ def write_tables(rows: Sequence, out: Path) -> tuple[Path, Path, Path]:
     write_atomic(grades, _csv(COLUMNS, [asdict(row) for row in rows]))
     write_atomic(total_path, _csv(["student", "chapter", "score", "points", "exercises passed", "problems"],
                                   summary))
-    write_atomic(page, _page(rows, summary))
+    write_atomic(page, _page(rows, summary, isolation))
     return grades, total_path, page
 
 
@@ -132,7 +134,7 @@ td.reason { max-width: 48rem; font-size: 0.9em; }
 """
 
 
-def _page(rows: Sequence, summary: list[dict]) -> str:
+def _page(rows: Sequence, summary: list[dict], isolation: str = "") -> str:
     escape = html.escape
     exercises = list(dict.fromkeys(row.exercise for row in rows if row.exercise))
     by_student: dict[str, dict[str, object]] = defaultdict(dict)
@@ -162,7 +164,7 @@ def _page(rows: Sequence, summary: list[dict]) -> str:
     return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Grades</title>"
             f"<style>{_STYLE}</style></head><body>\n<h1>Grades</h1>\n"
             f"<p>{len(set(r.student for r in rows))} students, {len(rows)} rows. A cell's tooltip holds its reason; "
-            f"every row is listed below.</p>\n"
+            f"every row is listed below.{' The notebooks ran in: ' + escape(isolation) + '.' if isolation else ''}</p>\n"
             f"<table><tr><th>student</th>{head}<th>total</th></tr>{''.join(matrix)}</table>\n"
             f"<h2>Every exercise</h2>\n<table><tr><th>student</th><th>submission</th><th>exercise</th>"
             f"<th>score</th><th>status</th><th>public</th><th>hidden</th><th>reason</th></tr>{detail}</table>\n"

@@ -32,8 +32,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from .intake import read_capped
+
 __all__ = ["Isolation", "Limits", "SandboxUnavailable", "detect", "check_timeout", "scrubbed_environment",
-           "launch", "end", "ENVIRONMENT_ALLOWED"]
+           "launch", "supervise", "end", "ENVIRONMENT_ALLOWED"]
 
 #: The only variables of the grader's environment a submission sees (paths and switches, no credentials).
 ENVIRONMENT_ALLOWED = ("LANG", "LC_ALL", "LC_CTYPE", "TZ", "EVALKIT_DATA_DIR", "EVALKIT_CACHE_DIR",
@@ -202,14 +204,41 @@ def launch(argv: Sequence[str], *, cwd: Path, env: dict[str, str], limits: Limit
                 stage = cwd / f".stage{number}"
                 stage.mkdir(mode=0o700, exist_ok=True)
                 reveal.setdefault(str(closed), []).append([str(inner), str(stage)])
-        spec = {"reveal": list(reveal.items()), "hide": [str(path) for path in hide], "bind": [[str(a), str(b)] for a, b in bind],
-                "uid": isolation.uid, "gid": isolation.gid, "network": isolation.network, "cwd": str(cwd), "env": env, "argv": list(argv)}
-        argv = [shutil.which("unshare") or "unshare", *_unshare_flags(isolation.unprivileged, isolation.network), sys.executable,
-                "-I", "-S", str(_NSINIT), json.dumps(spec)]
+        spec = {"reveal": list(reveal.items()), "hide": [str(path) for path in hide],
+                "bind": [[str(source), str(target)] for source, target in bind], "uid": isolation.uid,
+                "gid": isolation.gid, "network": isolation.network, "cwd": str(cwd), "env": env, "argv": list(argv)}
+        flags = _unshare_flags(isolation.unprivileged, isolation.network)
+        argv = [shutil.which("unshare") or "unshare", *flags, sys.executable, "-I", "-S", str(_NSINIT),
+                json.dumps(spec)]
         env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"}
     with log.open("wb") as output:
         return subprocess.Popen(list(argv), stdout=output, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 cwd=cwd, env=env, start_new_session=True, preexec_fn=_limit(limits))
+
+
+def supervise(command: list[str], base: Path, limits: Limits, isolation: Isolation | None, env: dict,
+              hide: Sequence[Path], bind: Sequence, active: list) -> str:
+    """Start ``command`` in ``base`` (its log: ``base/worker.log``), wait at most ``limits.timeout`` seconds,
+    and end everything it started (without a namespace: its group and the group in ``base/kernel.pgid``);
+    returns ``"timeout"`` or ``"exit N"``. ``active`` holds it meanwhile, for a signal handler to end."""
+    process = launch(command, cwd=base, env=env, limits=limits, isolation=isolation, log=base / "worker.log",
+                     hide=hide, bind=bind)
+    entry = (process, [])
+    active.append(entry)
+    try:
+        process.wait(timeout=limits.timeout)
+        outcome = f"exit {process.returncode}"
+    except subprocess.TimeoutExpired:
+        outcome = "timeout"
+    finally:
+        groups = []
+        if isolation is None or not isolation.namespace:
+            pgid = read_capped(base / "kernel.pgid", 32)
+            if pgid is not None and pgid.strip().isdigit():
+                groups.append(int(pgid))
+        end(process, groups)
+        active.remove(entry)
+    return outcome
 
 
 def _closed_interpreter() -> list[tuple[Path, Path]]:

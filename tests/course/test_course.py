@@ -778,8 +778,10 @@ def test_the_course_command_is_wired_into_evalkit(tmp_path, capsys):
     assert "no such folder of submissions" in capsys.readouterr().err
     (tmp_path / "class").mkdir()
     (tmp_path / "class" / "ann.txt").write_text("not a notebook")
-    assert main(["course", "grade", str(tmp_path / "class"), "--out", str(tmp_path / "grades"), "--timeout", "60"]) == 0
-    assert "1 students, 1 rows (1 with a problem)" in capsys.readouterr().out
+    assert main(["course", "grade", str(tmp_path / "class"), "--out", str(tmp_path / "grades"), "--timeout", "60",
+                 "--trusted"]) == 0  # the sandbox where it starts; without one, trusted (no notebook runs)
+    assert "1 students, 1 rows (1 with a problem), isolation: " in capsys.readouterr().out
+    assert "The notebooks ran in: " in (tmp_path / "grades" / "grades.html").read_text()
     assert main(["course", "release", "--out", str(tmp_path / "release"), "--only", "04"]) == 0
     assert (tmp_path / "release" / "04_pairwise_judge.zip").is_file()
 
