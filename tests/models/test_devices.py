@@ -227,3 +227,21 @@ def test_the_paper_recipe_path_trains_on_the_recipes_data_at_smoke_size(lm, tmp_
     assert run.config["epochs"] == 1 and run.config["accumulation"] == 2
     direct = train_lm_judge("paper-smoke", kind="direct", data=data, model=lm, device="auto")
     assert direct.examples == 16 and len(direct.losses) == 4
+
+
+def test_the_reader_runs_where_its_base_runs_and_the_metrics_score_on_a_device(bert, tmp_path):
+    from evalkit.metrics import MetricStore, ReferenceMetrics
+    from evalkit.paireval.encoder import EncoderJudge
+    from evalkit.paireval.reader import train_comparative_reader
+    from evalkit.paireval.recipes import ReaderRecipe
+
+    pairs, recipe = _pairs(16), ReaderRecipe(epochs=1, batch_size=4, curve_points=0, max_tokens=24)
+    runs = {dtype: train_comparative_reader(pairs, EncoderJudge(bert, store=False, dtype=dtype), recipe, base_key="b",
+                                            output_dir=tmp_path / dtype) for dtype in ("fp32", "bf16")}
+    assert "dtype" not in runs["fp32"].config and runs["bf16"].config["dtype"] == "bfloat16"
+    assert runs["bf16"].key != runs["fp32"].key
+    assert runs["bf16"].losses == pytest.approx(runs["fp32"].losses, rel=0.05)
+    metrics = ReferenceMetrics(encoder=str(bert), bertscore_layers=2, store=MetricStore(tmp_path / "m.sqlite"),
+                               device="auto")
+    scores = metrics.score(CORPUS_LINES[:3], CORPUS_LINES[3:6])
+    assert scores["bertscore_f1"].between(-1, 1).all() and scores["embedding_cosine"].notna().all()
