@@ -180,7 +180,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         print(f"{placement.device}, {placement.dtype}:")
         model = AutoModelForCausalLM.from_pretrained(lm, dtype=placement.torch_dtype).to(device).eval()
-        alone = timed("label probabilities, one at a time", lambda: label_probs(model, tokenizer, device, False), device)
+        alone = timed("label probabilities, one at a time", lambda: label_probs(model, tokenizer, device, False),
+                      device)
         batch = timed("label probabilities, batched", lambda: label_probs(model, tokenizer, device, True), device)
         check("P(A), device against the CPU's fp32", max(abs(x - y) for x, y in zip(alone, reference)), LABEL_TOLERANCE)
         check("P(A), batched against one at a time", max(abs(x - y) for x, y in zip(alone, batch)), LABEL_TOLERANCE)

@@ -72,9 +72,9 @@ class TransformersBackend:
     optional PEFT/LoRA folder. ``device`` and ``dtype`` are resolved by :mod:`evalkit.models.device`
     (``"auto"``: CUDA, then MPS, then the CPU; bf16 or fp16 on an accelerator, fp32 on the CPU); the weights are
     loaded in that precision, and a precision or device other than the CPU's fp32 is part of the backend's name
-    (so the call cache never serves one precision's answers for another's). With ``batch_size`` 1 (the CPU default) label probabilities are computed
-    one prompt at a time, reusing the key/value cache of a prefix shared with the previous prompt
-    (``share_prefixes``); with larger batches prompts are sorted by length and run in left-padded batches of
+    (so the call cache never serves one precision's answers for another's). With ``batch_size`` 1 (the CPU
+    default) label probabilities are computed one prompt at a time, reusing the key/value cache of a prefix
+    shared with the previous prompt (``share_prefixes``); with larger batches prompts are sorted by length and run in left-padded batches of
     near-equal length (8 on an accelerator unless given). Generation, greedy or sampled, runs in left-padded
     batches of ``generate_batch_size`` (default 16) whatever their lengths (a sampled answer draws from its own
     random stream, :class:`RowSeededDraw`, so it does not depend on its batch): decoding reads every weight once per step, so

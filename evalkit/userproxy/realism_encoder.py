@@ -109,7 +109,8 @@ class RealismEncoder:
         self.name, self.batch_size, self._torch = name or f"realism:{self.path.name}", batch_size, torch
 
     @classmethod
-    def from_training(cls, run: "RealismTrainingRun", *, device: str = "cpu", dtype: str = "auto") -> "RealismEncoder":
+    def from_training(cls, run: "RealismTrainingRun", *, device: str = "cpu",
+                      dtype: str = "auto") -> "RealismEncoder":
         recipe = run.config["recipe"]
         return cls(run.model_dir, weights=run.weights, bias=run.bias, user_turns=recipe["user_turns"],
                    max_tokens=recipe["max_tokens"], name=f"realism:{run.key[:8]}", device=device, dtype=dtype)
@@ -317,8 +318,8 @@ def train_realism_judge(recipe: RealismRecipe | str, proxy: Backend, frames: Map
     if recipe.length_ratio is not None:
         pairs["train"], dropped = length_matched(pairs["train"], recipe.length_ratio)
     run = train_realism_encoder(pairs["train"], pairs["heldout"], recipe, model=model, device=device, dtype=dtype)
-    return RealismJudge(RealismEncoder.from_training(run, device=device, dtype=dtype), run, split, pairs["train"], pairs["heldout"],
-                        generation_seconds, empty, dropped)
+    judge = RealismEncoder.from_training(run, device=device, dtype=dtype)
+    return RealismJudge(judge, run, split, pairs["train"], pairs["heldout"], generation_seconds, empty, dropped)
 
 
 def label_item_scores(items: Mapping[str, Any], g: Any) -> dict[str, np.ndarray]:
