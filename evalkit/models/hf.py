@@ -74,10 +74,11 @@ class TransformersBackend:
     loaded in that precision, and a precision or device other than the CPU's fp32 is part of the backend's name
     (so the call cache never serves one precision's answers for another's). With ``batch_size`` 1 (the CPU
     default) label probabilities are computed one prompt at a time, reusing the key/value cache of a prefix
-    shared with the previous prompt (``share_prefixes``); with larger batches prompts are sorted by length and run in left-padded batches of
-    near-equal length (8 on an accelerator unless given). Generation, greedy or sampled, runs in left-padded
-    batches of ``generate_batch_size`` (default 16) whatever their lengths (a sampled answer draws from its own
-    random stream, :class:`RowSeededDraw`, so it does not depend on its batch): decoding reads every weight once per step, so
+    shared with the previous prompt (``share_prefixes``); with larger batches prompts are sorted by length and
+    run in left-padded batches of near-equal length (8 on an accelerator unless given). Generation, greedy or
+    sampled, runs in left-padded batches of ``generate_batch_size`` (default 16) whatever their lengths (a sampled
+    answer draws from its own random stream, :class:`RowSeededDraw`, so it does not depend on its batch):
+    decoding reads every weight once per step, so
     on a CPU a step for 8 sequences costs about 3 steps for one (``benchmarks/engines.py``) and batches of 16
     are 1.34x faster than batches of 8 on real proxy prompts (``benchmarks/generate_batch.py``; 32 gains
     nothing more), while the prompts' padding costs only prefill. A batch's shape can change fp32 rounding, so in rare cases a
