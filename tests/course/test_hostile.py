@@ -80,7 +80,7 @@ for path in ({str(victim)!r}, {str(out / "grades.csv")!r}):
                extra=survivor(token, out / "grades.csv"))
     # nosy: reads the grader's environment, the class folder, a classmate's notebook and the processes'
     # command lines; makes a folder outside its own; prints 100 MB. Its answers are right.
-    classmate = folder / "ann" / "04_pairwise_judge.ipynb"
+    classmate = victim
     listener = socket.create_server(("127.0.0.1", 0))
     port = listener.getsockname()[1]
     snoop = f'''import os, glob, socket
@@ -113,6 +113,7 @@ for pid in (grader, 1, os.getppid()):
     submission(folder / "killer" / "04_pairwise_judge.ipynb", extra=kill)
     submission(folder / "looper" / "04_pairwise_judge.ipynb", extra="while True:\n    pass")
     submission(victim)
+    victim_bytes = victim.read_bytes()
     (folder / '=HYPERLINK("evil.example", "x")').mkdir()
     (folder / '=HYPERLINK("evil.example", "x")' / "answers.txt").write_text("not a notebook")
     secret_file = tmp_path / "teacher-secret.txt"
@@ -129,7 +130,8 @@ for pid in (grader, 1, os.getppid()):
     score = {student: sum(row.score for row in rows.values()) for student, rows in table.items()}
     assert all(row.points == 1 for rows in table.values() for row in rows.values() if row.exercise)
 
-    assert score["zed"] == 3 and table["zed"]["ch4-rank"].status == "graded"  # graded from its own copy
+    assert score["zed"] == 3 and table["zed"]["ch4-rank"].status == "graded"
+    assert victim.read_bytes() == victim_bytes  # the class folder was out of every run's reach
     assert score["mallory"] == 1 and table["mallory"]["ch4-rank"].score == 1  # what its answers earn
     assert "is not defined" in table["mallory"]["ch4-size"].reason  # the hidden check's helper is not there
     assert score["nosy"] == 3 and table["nosy"]["ch4-size"].status == "cell error"
@@ -248,3 +250,28 @@ def test_a_class_folder_that_holds_what_every_run_needs_is_refused(tmp_path):
     with pytest.raises(ValueError, match="which every run needs"):
         grade(Path(sys.prefix).parent, tmp_path / "grades", key=tmp_path)
     assert not (tmp_path / "grades").exists()
+
+
+def test_answers_are_read_as_plain_data_within_limits(tmp_path):
+    import numpy as np
+    import pandas as pd
+
+    from evalkit.course.answers import MAX_ANSWER_BYTES, Unreadable, dump, load
+
+    namespace = {"p": np.array([0.25, 0.5]), "gaps": pd.Series({("main", "content"): 0.1}), "f": len,
+                 "later": ..., "n": np.int64(7)}
+    dump(namespace, ["p", "gaps", "f", "later", "n", "undefined"], str(tmp_path / "answers.json"))
+    answers = load(tmp_path / "answers.json")
+    assert answers["p"] == [0.25, 0.5] and answers["gaps"][("main", "content")] == 0.1 and answers["n"] == 7
+    assert repr(answers["f"]) == "<builtin_function_or_method>" and answers["later"] is Ellipsis
+    assert "undefined" not in answers
+    cases = {"deep": '{"x": ' + '{"list": [' * 3000 + "]}" * 3000 + "}",
+             "tagged": '{"x": {"pickle": "gASVAAAAAAAAAAA="}}', "shallow": '{"x": 1}',
+             "big": '{"x": {"str": "' + "y" * (MAX_ANSWER_BYTES + 10) + '"}}'}
+    for name, text in cases.items():
+        (tmp_path / name).write_text(text)
+        with pytest.raises(Unreadable):
+            load(tmp_path / name)
+    (tmp_path / "link").symlink_to(tmp_path / "answers.json")
+    with pytest.raises(Unreadable, match="not a plain file"):
+        load(tmp_path / "link")
