@@ -19,6 +19,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_outp
 
 from evalkit import course
 from evalkit.course import checks, exercise, run_exercise
+from evalkit.course.answers import decode, encode
 from evalkit.course.grade import grade
 from evalkit.course.intake import intake
 from evalkit.course.release import answer_cells, release, student_notebook
@@ -878,3 +879,10 @@ def test_the_books_solutions_pass_every_public_and_hidden_check(stem, monkeypatc
             exec(compile(code, f"{stem}:{label}:solution{number}", "exec"), env)
         after = run_exercise(exercise(label), {}, env, hidden=True)
         assert after.passed, after.message()
+        # as the grader checks it: the answers as data (encoded in the kernel, decoded outside), the chapter's
+        # variables without them
+        item = exercise(label)
+        given = {name: decode(encode(env[name])) for name in item.answers}
+        rest = {key: value for key, value in env.items() if key not in item.answers}
+        graded = run_exercise(item, given, rest, hidden=True)
+        assert graded.passed, graded.message()
