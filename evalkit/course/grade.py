@@ -118,6 +118,8 @@ def grade(submissions_dir: str | Path, out_dir: str | Path, *, timeout: float = 
         load_params(params)  # a misspelt set fails here, before any submission runs
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder}: no such folder of submissions")
+    if out.resolve() == folder.resolve() or out.resolve().is_relative_to(folder.resolve()):
+        raise ValueError(f"{out}: the output folder lies inside the folder of submissions; give one outside it")
     key_dir = Path(key) if key is not None else _book_chapters()
     isolation = detect(trusted=trusted)
     if isolation.namespace:

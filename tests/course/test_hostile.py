@@ -223,6 +223,8 @@ def test_bad_arguments_and_output_folders_are_refused_with_a_message(tmp_path, c
     assert main(["course", "grade", str(folder), "--out", str(planted), "--trusted", "--replace"]) == 0
     assert outside.read_text() == "untouched" and not (planted / "grades.html").is_symlink()
     assert "ann.txt" in (planted / "grades.html").read_text()
+    assert main(["course", "grade", str(folder), "--out", str(folder / "grades"), "--trusted"]) == 2
+    assert "inside the folder of submissions" in capsys.readouterr().err and not (folder / "grades").exists()
     link = tmp_path / "link-out"
     link.symlink_to(planted)
     assert main(["course", "grade", str(folder), "--out", str(link), "--trusted", "--replace"]) == 2
