@@ -44,7 +44,7 @@ from .stats import correlation, correlation_difference, mean_correlation_differe
 
 __all__ = ["ALPHAS", "BUDGETS", "FOLDS", "AdaptedJudge", "fit_adapted", "text_features", "budget_label",
            "label_budget_curve", "mean_budget_curve", "smallest_paying_budget", "affordable",
-           "one_standard_error_choice", "budget_predictions"]
+           "one_standard_error_choice", "budget_predictions", "budget_sentence"]
 
 ALPHAS = (0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0, math.inf)
 """The penalties the rule chooses among; ``inf`` is the zero-shot judge itself."""
@@ -290,11 +290,12 @@ def budget_predictions(dev: DevHalf, dev_features: pd.DataFrame, test_features: 
 
 def label_budget_curve(dev: DevHalf, dev_features: pd.DataFrame, test: TestHalf, test_features: pd.DataFrame, *,
                        prior: str, budgets: Sequence[int | None] = BUDGETS, draws: int = 20, bootstrap: int = 1000,
-                       seed: int = 0, human: str = "score") -> pd.DataFrame:
+                       seed: int = 0, human: str = "score", kind: str = "pearson") -> pd.DataFrame:
     """One row per budget ``k`` of a set: the test half's Pearson and Spearman r of the adapted judge (mean over
-    the seeded draws of the ``k`` dev items), its gain over the zero-shot ``prior`` (k = 0) with a paired 95%
-    interval that resamples whole context groups of the test half (each resample averages the same draws),
-    the share of draws in which the rule fell back to the zero-shot judge, and n."""
+    the seeded draws of the ``k`` dev items), its gain over the zero-shot ``prior`` (k = 0) in the correlation
+    ``kind`` (Spearman for ordinal labels) with a paired 95% interval that resamples whole context groups of the
+    test half (each resample averages the same draws), the share of draws in which the rule fell back to the
+    zero-shot judge, and n."""
     dev = require_dev(dev)
     if not isinstance(test, TestHalf):
         raise TypeError(f"the curve reports a test half; got {type(test).__name__}")
@@ -311,7 +312,7 @@ def label_budget_curve(dev: DevHalf, dev_features: pd.DataFrame, test: TestHalf,
             gain, low, high = 0.0, 0.0, 0.0
         else:
             difference = correlation_difference(predictions, baseline, y, bootstrap=bootstrap, seed=seed,
-                                                groups=groups)
+                                                groups=groups, kind=kind)
             gain, low, high = difference.difference, difference.low, difference.high
         rows.append({"set": test.name, "budget": budget_label(k), "k": fits[0].k if fits else 0,
                      "draws": len(predictions), "pearson": pearson, "spearman": spearman, "gain": gain,
@@ -355,3 +356,39 @@ def smallest_paying_budget(curve: pd.DataFrame) -> str | None:
     """
     paying = curve[(curve["budget"] != "0") & (curve["gain_low"] > 0)]
     return None if paying.empty else str(paying["budget"].iloc[0])
+
+
+def budget_sentence(curves: pd.DataFrame, mean_curve: pd.DataFrame, full_mean: Sequence[float], *, prior: str) -> str:
+    """What the label-budget curves showed, in three sentences: the adapted judge with every dev label against
+    the zero-shot ``prior`` (``full_mean``: its six-set mean r, low, high, n), any budget of 25 or more where it
+    falls below the zero-shot judge by an interval, and the fewest labels that pay on each set.
+
+    >>> curves = pd.DataFrame({"set": ["a", "a", "b", "b"], "budget": ["0", "all", "0", "all"], "k": [0, 120, 0, 90],
+    ...                        "gain": [0, 0.10, 0, 0.01], "gain_low": [0, 0.04, 0, -0.03], "gain_high": [0, 0.16, 0, 0.05]})
+    >>> mean = pd.DataFrame({"budget": ["0", "all"], "gain": [0, 0.055], "gain_low": [0, 0.02], "gain_high": [0, 0.09]})
+    >>> print(budget_sentence(curves, mean, (0.41, 0.36, 0.46, 400), prior="DirectEval"))
+    With every dev label (90 to 120 items per set), the adapted judge's mean Pearson r over the 2 test halves is 0.410 [0.360, 0.460] (n = 400), above the zero-shot DirectEval by +0.055 [+0.020, +0.090]. At no budget of 25 labels or more is it below the zero-shot judge by an interval. Labels pay (a gain whose interval is above 0) on a from k = all; on b no budget does.
+    """
+    from .prose import verdict
+
+    whole = mean_curve.set_index("budget").loc["all"]
+    sizes = curves.loc[curves["budget"] == "all", "k"].astype(int)
+    size = f"{sizes.min():,}" if sizes.min() == sizes.max() else f"{sizes.min():,} to {sizes.max():,}"
+    value, low, high, n = full_mean
+    lines = [f"With every dev label ({size} items per set), the adapted judge's mean Pearson r over the "
+             f"{curves['set'].nunique()} test halves is {value:.3f} [{low:.3f}, {high:.3f}] (n = {int(n):,}), "
+             f"{verdict(whole['gain'], whole['gain_low'], whole['gain_high'])} the zero-shot {prior} by "
+             f"{whole['gain']:+.3f} [{whole['gain_low']:+.3f}, {whole['gain_high']:+.3f}]."]
+    large = curves[curves["budget"].map(lambda b: b == "all" or (b.isdigit() and int(b) >= 25))]
+    below = large[large["gain_high"] < 0]
+    lines.append("At no budget of 25 labels or more is it below the zero-shot judge by an interval." if below.empty
+                 else "It is below the zero-shot judge by an interval at "
+                 + ", ".join(f"k = {row.budget} on {row.set}" for row in below.itertuples()) + ".")
+    paying = {name: smallest_paying_budget(curve) for name, curve in curves.groupby("set", sort=False)}
+    pays = [f"on {name} from k = {k}" for name, k in paying.items() if k is not None]
+    never = [name for name, k in paying.items() if k is None]
+    text = "Labels pay (a gain whose interval is above 0) " + ("; ".join(pays) if pays else "on no set")
+    if pays and never:
+        text += "; on " + ", ".join(never) + " no budget does"
+    lines.append(text + ".")
+    return " ".join(lines)

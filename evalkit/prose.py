@@ -11,7 +11,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-__all__ = ["verdict", "join_names", "count_span", "probe_findings", "release_findings", "agreement_findings",
+__all__ = ["verdict", "with_interval", "join_names", "count_span", "probe_findings", "release_findings", "agreement_findings",
            "multiplicity_line"]
 
 
@@ -27,6 +27,16 @@ def verdict(difference: float, low: float, high: float) -> str:
     if high < 0:
         return "below"
     return "not distinguishable from"
+
+
+def with_interval(value: float, low: float, high: float, *, digits: int = 3, signed: bool = False) -> str:
+    """A value and its interval as one table cell: ``0.288 [0.237, 0.338]`` (``signed``: ``+0.012 [...]``).
+
+    >>> with_interval(0.2881, 0.2374, 0.3382), with_interval(0.012, -0.02, 0.05, signed=True)
+    ('0.288 [0.237, 0.338]', '+0.012 [-0.020, +0.050]')
+    """
+    form = f"{{:+.{digits}f}}" if signed else f"{{:.{digits}f}}"
+    return f"{form.format(value)} [{form.format(low)}, {form.format(high)}]"
 
 
 def join_names(names: Sequence[str], *, empty: str = "none") -> str:

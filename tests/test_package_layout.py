@@ -13,7 +13,10 @@ from evalkit import sources
 PACKAGE = Path(__file__).resolve().parent.parent / "evalkit"
 MAX_LINES = 420
 #: Files allowed over MAX_LINES, each with the reason (none today; add one only with its reason and its way out).
-LONG_FILES: dict[str, str] = {}
+LONG_FILES: dict[str, str] = {
+    "evalkit/judgecard/card.py": "one concept, the card: its rows, its record read back and checked, and judge_card, "
+                                 "which builds it (adapting included); a cut would split judge_card's one loop",
+}
 
 
 def test_no_package_file_is_over_the_limit():

@@ -24,7 +24,7 @@ from .realism import Mode, gteval, pairwise_indistinguishability
 from .realism_data import user_side
 
 __all__ = ["METRICS", "REFERENCE_METRICS", "human_label_items", "human_label_scores", "reference_scores",
-           "human_label_agreement", "human_label_differences", "choose_realism_judges"]
+           "human_label_agreement", "human_label_differences", "choose_realism_judges", "realism_features", "adapted_realism"]
 
 METRICS = {"gteval": "GTEval", "pi": "PI"}
 """The labelled metrics: the key a judge's scores use, and the name tables use."""
@@ -194,3 +194,33 @@ def choose_realism_judges(items: dict[str, Any],
             question=f"Which {METRICS[metric]} judge does the chapter adopt?", human=column, bootstrap=bootstrap,
             seed=seed, kind="spearman")
     return decisions
+
+
+def realism_features(scores: Mapping[str, Mapping[str, Sequence[float]]], metric: str) -> pd.DataFrame:
+    """The judges' scores of one metric (``gteval`` or ``pi``) as an adapted judge's features, one column per
+    judge that scores it, in the items' order."""
+    return pd.DataFrame({name: np.asarray(by_metric[metric], dtype=float) for name, by_metric in scores.items()
+                         if metric in by_metric})
+
+
+def adapted_realism(dev_items: dict[str, Any], dev_scores: Mapping[str, Mapping[str, Sequence[float]]],
+                    test_items: dict[str, Any], test_scores: Mapping[str, Mapping[str, Sequence[float]]],
+                    priors: Mapping[str, str], *, draws: int = 20, bootstrap: int = 1000,
+                    seed: int = 0) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+    """The realism judges adapted to MirrorBench's labels: per metric, an adapted judge
+    (:mod:`evalkit.adapted`) over the judges' scores, shrunk toward ``priors[metric]`` (the judge the dev half
+    chose), fitted on the dev items (:func:`human_label_items` with ``half="dev"``) and scored on the test items.
+    Returns the label-budget curve (budgets 0, 10, 25 and every dev item; the gain in Spearman, the labels being
+    ordinal) and the test items' scores of the judge fitted on every dev item, per metric."""
+    from ..adapted import budget_predictions, label_budget_curve
+
+    curves, scores = [], {}
+    for metric, prior in priors.items():
+        human = "human_label" if metric == "gteval" else "proxy_win"
+        dev_half, test_half = dev_items["halves"][metric], test_items["halves"][metric]
+        dev_f, test_f = realism_features(dev_scores, metric), realism_features(test_scores, metric)
+        curve = label_budget_curve(dev_half, dev_f, test_half, test_f, prior=prior, budgets=(0, 10, 25, None),
+                                   draws=draws, bootstrap=bootstrap, seed=seed, human=human, kind="spearman")
+        curves.append(curve.assign(metric=METRICS[metric], prior=prior))
+        scores[metric] = budget_predictions(dev_half, dev_f, test_f, prior=prior, k=None, seed=seed, human=human)[0][0]
+    return pd.concat(curves, ignore_index=True), scores

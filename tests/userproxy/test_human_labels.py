@@ -95,3 +95,34 @@ def test_the_adopted_line_says_how_far_it_misses_and_who_came_closest():
     table.loc["GTEval, length baseline", "spearman_high"] = 0.5  # an interval across the target settles nothing
     (line,) = findings_userproxy.adopted_realism({"gteval": kept}, table, {})
     assert "0.15 below the 0.4 target by its point estimate; the interval does not settle it" in line
+
+
+def test_adapted_realism_fits_on_dev_labels_and_its_zero_point_is_the_chosen_judge():
+    import numpy as np
+    import pandas as pd
+
+    from evalkit.halves import DevHalf, TestHalf
+    from evalkit.stats import correlation
+    from evalkit.userproxy.human_labels import adapted_realism
+
+    rng = np.random.default_rng(5)
+
+    def half(kind, n=50):
+        signal = rng.normal(size=n)
+        frame = pd.DataFrame({"human_label": np.round(2 + signal + rng.normal(scale=0.3, size=n)),
+                              "proxy_win": (signal > 0).astype(float), "group": np.arange(n) // 2})
+        scores = {"length baseline": {"gteval": rng.normal(size=n), "pi": rng.normal(size=n)},
+                  "trained encoder": {"gteval": signal + rng.normal(size=n), "pi": signal + rng.normal(size=n)}}
+        halves = {m: (DevHalf if kind == "dev" else TestHalf)(m, frame, kind=kind) for m in ("gteval", "pi")}
+        return {"halves": halves}, scores
+
+    (dev, dev_scores), (test, test_scores) = half("dev"), half("test")
+    curve, scores = adapted_realism(dev, dev_scores, test, test_scores,
+                                    {"gteval": "length baseline", "pi": "length baseline"}, draws=4, bootstrap=100)
+    assert set(curve["budget"]) == {"0", "10", "25", "all"} and set(curve["metric"]) == {"GTEval", "PI"}
+    zero = curve[(curve["budget"] == "0") & (curve["metric"] == "GTEval")].iloc[0]
+    labels = test["halves"]["gteval"].items["human_label"]
+    assert zero["spearman"] == correlation(test_scores["length baseline"]["gteval"], labels, kind="spearman")
+    assert correlation(scores["gteval"], labels, kind="spearman") > zero["spearman"] + 0.3
+    with np.testing.assert_raises(TypeError):  # the fit reads dev labels only
+        adapted_realism(test, test_scores, test, test_scores, {"gteval": "length baseline"}, draws=2, bootstrap=20)
