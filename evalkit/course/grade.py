@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import shutil
 import signal
 import sys
@@ -95,6 +96,7 @@ class _Run:
     answers: dict[str, Any] | None = None
     checked: dict[str, dict] = field(default_factory=dict)
     prepared: str = ""           # the notebook to run (nbformat JSON), parameters applied
+    key_params: str | None = None  # the sizes the key runs at for this submission
     kept: dict[str, bytes] = field(default_factory=dict)
 
 
@@ -154,9 +156,11 @@ def grade(submissions_dir: str | Path, out_dir: str | Path, *, timeout: float = 
             if progress:
                 print(f"{run.entry.student}: {run.entry.submission} ({time.monotonic() - started:.0f} s)",
                       file=sys.stderr)
-        for chapter in dict.fromkeys(run.chapter for run in runs if run.answers is not None):
-            answered = {str(run.number): run for run in runs if run.chapter == chapter and run.answers is not None}
-            checked = check_chapter(chapter, {key: run.answers for key, run in answered.items()}, key_dir, params,
+        for chapter, sizes in dict.fromkeys((run.chapter, run.key_params) for run in runs
+                                            if run.answers is not None):
+            answered = {str(run.number): run for run in runs if run.answers is not None
+                        and (run.chapter, run.key_params) == (chapter, sizes)}
+            checked = check_chapter(chapter, {key: run.answers for key, run in answered.items()}, key_dir, sizes,
                                     private, limits, active)
             for key, run in answered.items():
                 run.checked = checked[key]
@@ -230,6 +234,19 @@ def _plan(run: _Run, params: str | None) -> None:
         run.status, run.problem = "not a notebook", "not a notebook: nested too deeply to read"
         return
     run.labels = [item.label for item in chapter_exercises(run.chapter)]
+    run.key_params = params
+    meta = notebook.metadata.get("evalkit")
+    released = meta.get("params") if isinstance(meta, dict) else None
+    if params is None and released is not None:  # a release made at a parameter set's sizes
+        from ..runner import PARAMS_DIR
+
+        if not (isinstance(released, str) and re.fullmatch(r"[A-Za-z0-9_-]{1,40}", released)
+                and (PARAMS_DIR / f"{released}.yml").is_file()):
+            run.status = "not graded"
+            run.problem = (f"released at the {str(released)[:40]!r} sizes, which are no parameter set here: grade "
+                           "with --params")
+            return
+        run.key_params = released
     try:
         notebook = with_parameter_set(notebook, run.chapter, params)
     except ValueError as reason:  # its parameters cell was deleted: it cannot run at the set's sizes

@@ -58,7 +58,7 @@ def check_chapter(chapter: str, answers: dict[str, dict[str, Any]], key_dir: Pat
         notebook = student_notebook(source, params=params)
     except ValueError as reason:
         return fail(f"the key's {chapter} could not be prepared: {reason}")
-    base = private / "key" / chapter
+    base = private / "key" / f"{chapter}-{params or 'book'}".replace("/", "_")
     cwd, home = base / "cwd", base / "home"
     for folder in (cwd, home / "tmp", home / "runtime"):
         folder.mkdir(parents=True, exist_ok=True)

@@ -99,6 +99,10 @@ def student_notebook(source: str | Path, *, params: str | Path | None = None) ->
             raise ValueError(f"{source.name}: a {leftover} directive is left after cutting the solutions")
     notebook.metadata.pop("papermill", None)
     notebook.metadata["evalkit"] = {"chapter": source.stem, "exercises": labels, "edition": "student"}
+    if params is not None:  # the grader runs the key at the same sizes
+        from ..runner import load_params
+
+        notebook.metadata["evalkit"]["params"] = load_params(params)["name"]
     notebook.metadata.setdefault("jupytext", {})["notebook_metadata_filter"] = "evalkit"  # kept in the MyST header
     return notebook
 

@@ -707,7 +707,9 @@ def test_grading_scores_each_submission_and_gives_every_bad_one_a_row_with_its_r
 
 def test_grading_at_a_parameter_sets_sizes_runs_each_submission_with_its_values(tmp_path, monkeypatch):
     """``--params lab``: the set's values follow the parameters cell (the last cell fails unless they do); a
-    submission whose parameters cell was deleted gets a row saying so; a misspelt set fails before any run."""
+    submission whose parameters cell was deleted gets a row saying so; a misspelt set fails before any run.
+    Without ``--params`` each notebook runs with its own values and the key at the sizes of its release."""
+    from evalkit.course.release import with_parameter_set
     from evalkit.runner import load_params
 
     lab = load_params("lab")["notebooks"]["04_pairwise_judge"]["heldout_pairs"]
@@ -715,7 +717,9 @@ def test_grading_at_a_parameter_sets_sizes_runs_each_submission_with_its_values(
     check = f"assert heldout_pairs == {lab}, heldout_pairs"
     submission(folder / "ann" / "04_pairwise_judge.ipynb", parameters="heldout_pairs = 400", extra=check)
     submission(folder / "ben" / "04_pairwise_judge.ipynb", extra="print('no parameters cell')")
-    key = answer_key(tmp_path)
+    key = tmp_path / "key"  # its ch4-rank data exist only at the lab sizes
+    submission(key / "04_pairwise_judge.ipynb", parameters="heldout_pairs = 400",
+               extra=f'SET_ORDER = ["fed"] if heldout_pairs == {lab} else ["other"]')
     table = by_student(grade(folder, tmp_path / "lab", timeout=240, params="lab", key=key, trusted=True).rows)
     assert {label: row.score for label, row in table["ann"].items()} == {"ch4-order": 1, "ch4-size": 1,
                                                                         "ch4-rank": 1}
@@ -723,16 +727,24 @@ def test_grading_at_a_parameter_sets_sizes_runs_each_submission_with_its_values(
     assert all(row.score == 0 and row.status == "not run" and "cannot run at the 'lab' sizes" in row.reason
                and "parameters" in row.reason
                for row in table["ben"].values()) and len(table["ben"]) == 3
+
+    own = tmp_path / "own"
+    submission(own / "ann" / "04_pairwise_judge.ipynb", parameters="heldout_pairs = 400", extra=check)
+    released = submission(own / "cy" / "04_pairwise_judge.ipynb", parameters="heldout_pairs = 400", extra=check)
+    notebook = with_parameter_set(nbformat.read(released, as_version=4), "04_pairwise_judge", "lab")
+    notebook.metadata["evalkit"] = {"chapter": "04_pairwise_judge", "params": "lab"}  # as the lab release has it
+    nbformat.write(notebook, released)
     from evalkit.course import sandbox
 
     monkeypatch.setattr(sandbox, "_DETECTED", {True: None, False: None})  # as on a machine without a sandbox
     with pytest.raises(sandbox.SandboxUnavailable, match="with --trusted"):
-        grade(folder / "ann", tmp_path / "own", timeout=240, key=key)
-    run = grade(folder / "ann", tmp_path / "own", timeout=240, key=key, trusted=True)
+        grade(own, tmp_path / "own-grades", timeout=240, key=key)
+    run = grade(own, tmp_path / "own-grades", timeout=240, key=key, trusted=True)
     assert run.isolation == "process group only (trusted)"
     as_submitted = by_student(run.rows)
-    assert all(row.status == "cell error" and "AssertionError" in row.reason
-               for row in as_submitted["04_pairwise_judge"].values())
+    assert all(row.status == "cell error" and "AssertionError" in row.reason for row in as_submitted["ann"].values())
+    assert {label: row.score for label, row in as_submitted["cy"].items()} == {"ch4-order": 1, "ch4-size": 1,
+                                                                              "ch4-rank": 1}
     with pytest.raises(FileNotFoundError, match="no parameter set 'labb'"):
         grade(folder, tmp_path / "x", params="labb")
 
@@ -743,6 +755,7 @@ def test_a_release_at_lab_size_carries_the_sets_values_after_the_parameters_cell
 
     (chapter,) = release(tmp_path, only=["04"], params="lab")
     student = nbformat.read(chapter.notebook, as_version=4)
+    assert student.metadata["evalkit"]["params"] == "lab"  # the grader runs the key at these sizes
     tags = [cell.metadata.get("tags", []) for cell in student.cells]
     at = next(i for i, t in enumerate(tags) if "parameters" in t)
     assert "injected-parameters" in tags[at + 1] and sum("injected-parameters" in t for t in tags) == 1
