@@ -5,6 +5,8 @@ import argparse
 import sys
 from pathlib import Path
 
+import pandas as pd
+
 from ._names import SET_NAMES
 
 __all__ = ["add_arguments", "run", "main"]
@@ -12,9 +14,10 @@ __all__ = ["add_arguments", "run", "main"]
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``judge`` command's arguments (its one action, ``card``)."""
-    parser.add_argument("action", choices=["card", "leaderboard"],
+    parser.add_argument("action", choices=["card", "leaderboard", "export"],
                         help="card: one judge on every set; leaderboard: judges side by side from their card.json "
-                             "files (--cards)")
+                             "files (--cards); export: the items of every set's half to score with your own judge "
+                             "(--out FILE.jsonl; no human scores)")
     parser.add_argument("--judge", help="length, bleu2, rouge-l, cosine, bertscore, encoder, paireval:<recipe>, "
                                         "directeval:<recipe>, reader:<recipe>, lm:<prompt>, lm-pair, lora:<recipe>, "
                                         "or a judge spec file (.yml)")
@@ -140,9 +143,40 @@ def leaderboard(args: argparse.Namespace) -> int:
     return 0
 
 
+def export(args: argparse.Namespace) -> int:
+    """Write the items of each set's half (``--half``, the test halves unless told) as a meta-evaluation file
+    without the human scores: ``item_id``, ``dataset``, ``context``, ``response`` and ``reference``. A judge
+    adds a ``score_judge`` field to each line, and ``judge card --scores`` reads it back by ``item_id``."""
+    from .sets import card_items
+
+    if not args.out or not str(args.out).endswith(".jsonl"):
+        raise ValueError("judge export needs --out FILE.jsonl (the items to score, one JSON object per line)")
+    out = Path(args.out)
+    if out.exists() and not out.is_file():
+        raise ValueError(f"--out {out}: not a file")
+    frames = []
+    for entry in [*(args.sets or SET_NAMES), *_added_sets(args)]:
+        human_set = card_items(entry, half=args.half, items_per_set=args.items_per_set, seed=args.seed)
+        items = human_set.items
+        frames.append(pd.DataFrame({"item_id": items["item_id"].astype(str), "dataset": human_set.name,
+                                    "context": [list(map(str, c)) for c in items["context"]],
+                                    "response": items["response"].astype(str),
+                                    "reference": items["reference"].where(items["reference"].notna(), None)}))
+    table = pd.concat(frames, ignore_index=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_name(out.name + ".partial")
+    partial.write_text(table.to_json(orient="records", lines=True, force_ascii=False), encoding="utf-8")
+    partial.replace(out)
+    print(f"{len(table):,} items of {len(frames)} sets ({args.half} halves) to score: {out} "
+          "(add a score_judge field to each line, then: evalkit judge card --scores FILE)")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     if args.action == "leaderboard":
         return leaderboard(args)
+    if args.action == "export":
+        return export(args)
     from .card import judge_card
     from .render import write_card
     from .judges import ScoresJudge

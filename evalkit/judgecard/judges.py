@@ -261,7 +261,7 @@ class ScoresJudge:
         self.column = (self.column,) if isinstance(self.column, str) else tuple(self.column)
         if not self.column or len(set(self.column)) != len(self.column):
             raise MetaEvalFormatError(f"{self.path}: name each score column once (got {list(self.column)})")
-        frame = read_meta_eval(self.path)
+        frame = read_meta_eval(self.path, human=False)  # a judge's scores need no human score beside them
         for column in self.column:
             if column not in frame.columns:
                 raise MetaEvalFormatError(f"{self.path}: no score column {column!r} (columns: "

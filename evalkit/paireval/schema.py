@@ -33,10 +33,14 @@ def _is_missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and np.isnan(value))
 
 
-def _check_record(record: Any, where: str) -> dict[str, Any]:
-    """One record in the schema; ``where`` locates it in messages (``file, line N`` or ``file, item N``)."""
+def _check_record(record: Any, where: str, *, human: bool = True) -> dict[str, Any]:
+    """One record in the schema; ``where`` locates it in messages (``file, line N`` or ``file, item N``). Without
+    ``human`` the human ``score`` may be absent (a file of a judge's scores): it is then NaN."""
     if not isinstance(record, dict):
         raise MetaEvalFormatError(f"{where}: expected an object with fields {', '.join(_REQUIRED)}")
+    if not human and _is_missing(record.get("score")):
+        checked = _check_record({**record, "score": 0.0}, where)
+        return {**checked, "score": float("nan")}
     for name, value in record.items():  # JSON has no NaN or Infinity: Python's reader lets them through
         if isinstance(value, float) and not math.isfinite(value):
             raise MetaEvalFormatError(f"{where}, field {name!r}: {value!r} is not a finite number "
@@ -101,11 +105,12 @@ def _json_records(path: Path) -> list[tuple[str, Any]]:
     return [(f"{path}, line {number}", record) for number, record in json_lines(path, MetaEvalFormatError)]
 
 
-def read_meta_eval(path: str | Path) -> pd.DataFrame:
+def read_meta_eval(path: str | Path, *, human: bool = True) -> pd.DataFrame:
     """A meta-evaluation file (``.jsonl``, ``.json`` or ``.csv``) in evalkit's turn-level schema.
 
-    Fields: ``context`` (list of turns; in CSV a JSON list), ``response``, ``score`` (human), and optional
-    ``reference``, ``dataset``, ``system``; other fields are kept. A ``.json`` file holds a JSON array of
+    Fields: ``context`` (list of turns; in CSV a JSON list), ``response``, ``score`` (human; optional, NaN when
+    absent, with ``human=False``: a file of a judge's scores), and optional ``reference``, ``dataset``,
+    ``system``; other fields are kept. A ``.json`` file holds a JSON array of
     records (or JSON Lines). Any malformed line raises :class:`MetaEvalFormatError` naming the file, line
     (item, for an array) and field. The frame's ``attrs`` keep the file (``source``) and where each row
     was (``where``), so that a bad value found later is named the same way (:func:`metric_scores`).
@@ -115,16 +120,16 @@ def read_meta_eval(path: str | Path) -> pd.DataFrame:
     records, where = [], []
     if suffix in (".jsonl", ".json"):
         for place, record in _json_records(path):
-            records.append(_check_record(record, place))
+            records.append(_check_record(record, place, human=human))
             where.append(place.rsplit(", ", 1)[-1])
     elif suffix == ".csv":
         frame, lines = csv_frame(path, MetaEvalFormatError)
-        missing = [c for c in _REQUIRED if c not in frame.columns]
+        missing = [c for c in _REQUIRED if c not in frame.columns and (human or c != "score")]
         if missing:
             raise MetaEvalFormatError(f"{path}, line 1 (header): missing column(s) {', '.join(missing)}")
         for number, row in zip(lines, frame.to_dict("records")):
             row = {k: (None if v == "" else v) for k, v in row.items()}
-            records.append(_check_record(row, f"{path}, line {number}"))
+            records.append(_check_record(row, f"{path}, line {number}", human=human))
             where.append(f"line {number}")
     else:
         raise MetaEvalFormatError(f"{path}: unknown format (use {', '.join(META_EVAL_SUFFIXES)})")
