@@ -128,6 +128,14 @@ class AdaptedJudge:
         values.update({name: w / s for name, w, s in zip(others, self.weights, self.spread[1:])})
         return pd.Series(values)
 
+    def standardised_weights(self) -> pd.Series:
+        """The weights per standard deviation of each feature on the fitted items (how far the predicted score
+        moves when the feature moves by one standard deviation): the prior's is NaN when the judge fell back
+        (it is then the prior itself, on the prior's own scale), the others 0."""
+        others = [f for f in self.features if f != self.prior]
+        return pd.Series({self.prior: np.nan if self.fell_back else self.prior_slope,
+                          **dict(zip(others, map(float, self.weights)))})
+
     def score(self, features: pd.DataFrame) -> np.ndarray:
         """Scores of the items in ``features`` (missing values take the fitted items' mean). A judge that fell
         back returns the prior's scores unchanged."""

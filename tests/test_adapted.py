@@ -98,3 +98,12 @@ def test_scoring_needs_the_fitted_features_and_missing_values_take_the_mean():
     holed.loc[0, "a"] = np.nan
     assert np.isfinite(judge.score(holed)).all()
     assert math.isinf(adapted.one_standard_error_choice({1.0: np.ones(4), math.inf: np.ones(4)}))
+
+
+def test_standardised_weights_say_per_standard_deviation_and_are_empty_for_the_prior_on_a_fall_back():
+    dev, dev_f, test, test_f = _halves(n_dev=400)
+    judge = adapted.fit_adapted(dev, dev_f, prior="zero-shot")
+    weights = judge.standardised_weights()
+    assert weights["a"] == pytest.approx(judge.coefficients()["a"] * dev_f["a"].std(ddof=0), rel=1e-6)
+    fallen = adapted.fit_adapted(dev.sample(2, seed=0), dev_f.iloc[:2], prior="zero-shot").standardised_weights()
+    assert np.isnan(fallen["zero-shot"]) and (fallen.drop("zero-shot") == 0).all()
