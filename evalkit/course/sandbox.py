@@ -28,6 +28,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -134,8 +135,6 @@ def _probe(root: bool) -> Isolation | None:
 
 def _starts(isolation: Isolation) -> bool:
     """Whether a run can start under ``isolation``: the kit imported by its interpreter, as its user."""
-    import tempfile
-
     folder = Path(tempfile.mkdtemp(prefix="evalkit-probe-"))
     try:
         os.chmod(folder, 0o755)
