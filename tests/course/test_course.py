@@ -302,6 +302,41 @@ def test_ch4_checks():
     assert_wrong(outcome("ch4-rank", env, rank_rho=pearson), [rho], check="rank_form")
 
 
+def ch4_adapt_env() -> dict:
+    """Chapter 4's adapted-judge variables on stand-in data: one set's halves and features."""
+    from evalkit import adapted
+    from evalkit.halves import DevHalf, TestHalf
+
+    rng = np.random.default_rng(8)
+
+    def half(kind, n):
+        signal = rng.normal(size=(n, 2))
+        frame = pd.DataFrame({"score": signal[:, 0] + rng.normal(size=n), "group": np.arange(n)})
+        features = pd.DataFrame({"DirectEval": signal[:, 0] + 2 * rng.normal(size=n), "length": signal[:, 1]})
+        return kind("fed", frame, kind="dev" if kind is DevHalf else "test"), features
+
+    (dev, dev_f), (test, test_f) = half(DevHalf, 80), half(TestHalf, 60)
+    curves = pd.DataFrame({"set": ["fed"], "budget": ["50"], "draws": [20], "pearson": [0.3]})
+    return {"SET_ORDER": ["fed"], "adapt_sets": {"fed": (dev, dev_f, test, test_f)}, "adopted": "DirectEval",
+            "seed": 13, "curves": curves, "adapted": adapted}
+
+
+def test_ch4_budget_checks():
+    from evalkit.adapted import fit_adapted
+    from evalkit.halves import DevHalf
+    from evalkit.stats import correlation
+
+    env = ch4_adapt_env()
+    dev, dev_f, test, test_f = env["adapt_sets"]["fed"]
+    fit = fit_adapted(DevHalf("fed", dev.items.iloc[:50]), dev_f.iloc[:50], prior="DirectEval", seed=13)
+    right = correlation(fit.score(test_f), test.items["score"])
+    assert outcome("ch4-budget", env, budget_r=right).passed
+    whole = correlation(fit_adapted(dev, dev_f, prior="DirectEval", seed=13).score(test_f), test.items["score"])
+    assert_wrong(outcome("ch4-budget", env, budget_r=whole + (0.01 if whole == right else 0)), [right],
+                 check="budget_value")
+    assert "Pearson correlation" in outcome("ch4-budget", env, budget_r=3.0).message()
+
+
 # --- chapter 5 ------------------------------------------------------------------------------------------
 
 class StandInStore:
@@ -869,7 +904,7 @@ def chapter_stand_in(stem: str, monkeypatch) -> dict:
     if stem.startswith("03"):
         return {**common, **ch3_env(), "ensemble": ensemble, "n_splits": 3}
     if stem.startswith("04"):
-        return {**common, **ch4_env(), "proportion": proportion, "heldout_pairs": 400}
+        return {**common, **ch4_env(), **ch4_adapt_env(), "proportion": proportion, "heldout_pairs": 400}
     if stem.startswith("06"):
         return {**common, **ch6_env()}
     return {**common, **ch5_env(monkeypatch), "realism": realism}

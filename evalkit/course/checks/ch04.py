@@ -1,5 +1,5 @@
-"""Chapter 4's exercises: no position bias by construction, the held-out pairs an interval needs, and ranks
-kept by the pairwise score.
+"""Chapter 4's exercises: no position bias by construction, the held-out pairs an interval needs, ranks kept
+by the pairwise score, and an adapted judge fitted on fifty of a set's dev labels.
 
 ``ch4-size`` needs no data (its expected value comes from :func:`evalkit.stats.proportion`); the other two
 recompute the fine-tuned judge's scores from the notebook's ``tuned``, ``heldout``, ``items`` and ``scores``
@@ -89,6 +89,30 @@ def _rank_value(work: Work) -> None:
                   "first set of `SET_ORDER`")
 
 
+BUDGET = 50  # the first fifty dev items of the first set
+BUDGET_TOLERANCE = 1e-6
+
+
+def _budget_form(work: Work) -> None:
+    number(work["budget_r"], "budget_r", low=-1, high=1, what="a Pearson correlation")
+
+
+def _budget_value(work: Work) -> None:
+    from ...adapted import fit_adapted
+    from ...halves import DevHalf
+    from ...stats import correlation
+
+    name = work.chapter("SET_ORDER")[0]
+    dev_half, dev_features, test_half, test_features = work.chapter("adapt_sets")[name]
+    first = DevHalf(name, dev_half.items.iloc[:BUDGET].reset_index(drop=True))
+    fit = fit_adapted(first, dev_features.iloc[:BUDGET].reset_index(drop=True), prior=work.chapter("adopted"),
+                      seed=work.chapter("seed"))
+    expected = correlation(fit.score(test_features), test_half.items["score"])
+    close(number(work["budget_r"], "budget_r", low=-1, high=1), expected, tolerance=BUDGET_TOLERANCE,
+          message="`budget_r` is not Pearson's r, on the test half of the first set, of an adapted judge fitted on "
+                  "the first fifty items of its dev half with the adopted judge as its prior and the chapter's seed")
+
+
 EXERCISES = (
     Exercise("ch4-order", CHAPTER, ("p_ab", "p_ba"), public=(_order_sums,), hidden=(_order_values,),
              asks="p_ab, p_ba: P(A beats B) and P(B beats A) on the first twenty pairs of heldout['random']"),
@@ -96,4 +120,6 @@ EXERCISES = (
              asks="pairs_needed: the fewest held-out pairs for a Wilson half-width under 0.03 at accuracy 0.85"),
     Exercise("ch4-rank", CHAPTER, ("rank_rho",), public=(_rank_form,), hidden=(_rank_value,),
              asks="rank_rho: Spearman's rho between the PairEval score and the relevance score on one set"),
+    Exercise("ch4-budget", CHAPTER, ("budget_r",), public=(_budget_form,), hidden=(_budget_value,),
+             asks="budget_r: test-half Pearson r of an adapted judge fitted on the first 50 dev items of one set"),
 )
