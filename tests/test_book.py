@@ -72,6 +72,10 @@ def test_chapter2_agreement_results(executed):
 def test_chapter3_results(executed):
     recorded = read_results(executed / "03_metric_correlation.results.json")
     assert recorded["items_scored"]["upheld"] == 240 and recorded["items_judged"]["upheld"] == 12
+    own = recorded["adapted"]  # each set's own dev labels, reported on its test half
+    assert {row["set"] for row in own["curves"]} == {"upheld", "llm_arena", "topical_chat"} and len(own["lines"]) == 3
+    assert all(row["gain_low"] <= row["gain"] <= row["gain_high"] for row in own["curves"])
+    assert all(row["gain"] == 0 and row["k"] == 0 for row in own["curves"] if row["budget"] == "0")
     protocols = recorded["protocols"]
     # Dropping the calibration items makes correlation harder (MISSION: 0.79 -> 0.64 on the full set).
     assert protocols["item_mean/real"] < protocols["item_mean/all"]
@@ -159,7 +163,7 @@ def test_book_pages_render_in_a_browser(book_index, tmp_path):
         if page.name == "02_agreement.html":
             assert dom.count("<img") >= 1 and dom.count("<table") >= 4
         if page.name == "06_judge_leaderboard.html":  # the board, and every judge's card behind its link
-            assert all(f'id="card-{n}"' in dom for n in range(5)) and 'id="card-5"' not in dom
+            assert all(f'id="card-{n}"' in dom for n in range(6)) and 'id="card-6"' not in dom  # 5 + 1 adapted
             assert 'href="#card-0"' in dom and "<svg" in dom
         if page.name == "teachers_guide.html":
             assert "Minutes" in dom and "params/lab.yml" in dom and "LAB_" not in dom
@@ -170,10 +174,14 @@ def test_leaderboard_results(executed):
     """The leaderboard page at smoke size: every judge of its parameters ranked, ranks from 1, a card each."""
     recorded = read_results(executed / "06_judge_leaderboard.results.json")
     standings = {row["judge"]: row for row in recorded["standings"]}
-    assert set(standings) == {"length", "bleu2", "encoder", "paireval:smoke", "lm:yes_no"}
+    adapted = "length, adapted (k = all dev labels)"  # the same judge fitted on each set's dev labels
+    assert set(standings) == {"length", "bleu2", "encoder", "paireval:smoke", "lm:yes_no", adapted}
     assert min(row["rank"] for row in standings.values()) == 1
     for row in standings.values():  # UPHELD's two sets (3 labels each) and FED keep ratings: each gives a ceiling
         rows = 3 if row["judge"] == "lm:yes_no" else 6 if "fed" in row["sets_skipped"] else 7  # lm_sets: arena
+        if row["judge"] == adapted:  # a set whose few dev items hold fewer than three groups is still scored
+            assert row["ceiling_rows"] == 7 and row["sets_skipped"] == "", row
+            continue
         assert row["ceiling_rows"] == rows, row
         if row["judge"] != "lm:yes_no":  # four LM items can leave r undefined; the others score 40 per set
             assert row["share_low"] <= row["mean_share"] <= row["share_high"], row
@@ -183,7 +191,8 @@ def test_leaderboard_results(executed):
     assert standings["lm:yes_no"]["sets_skipped"] == "upheld-main, fed"  # not in lm_sets: said on its card
     assert recorded["cards"]["lm:yes_no"]["calls"] > 0 and recorded["lm_items"] == 4
     cards = sorted((executed / "06_judge_leaderboard" / "cards").glob("*/card.html"))
-    assert len(cards) == 5
+    assert len(cards) == 6
+    assert recorded["cards"]["length, adapted"]["rows"] == recorded["cards"]["length"]["rows"]
 
 
 def test_chapter4_results(executed):
@@ -230,6 +239,16 @@ def test_chapter4_results(executed):
     assert {(r["method"], r["set"]) for r in recorded["table1_test"]} == set(rows)
     assert "PairEval (paper)" in recorded["attacks"] and any("Mean Pearson r" in f for f in recorded["findings"])
     assert (executed / "04_pairwise_judge" / "learning_curve.png").stat().st_size > 10_000
+    # The adapted judge: fitted on dev labels, reported on the test halves; its k = 0 point is the adopted judge.
+    adapted = recorded["adapted"]
+    assert {row["budget"] for row in adapted["curves"]} == {"0", "10", "all"}  # 24 dev items: 25+ would be "all"
+    for row in adapted["curves"]:
+        assert row["n"] == 24 and row["gain_low"] <= row["gain"] <= row["gain_high"], row
+        assert row["draws"] == {"0": 1, "10": 3, "all": 1}[row["budget"]]
+        if row["budget"] == "0":
+            assert row["pearson"] == pytest.approx(rows[recorded["adopted"], row["set"]]["pearson"])
+    assert adapted["all_labels_mean"]["n"] == 144 and adapted["sentence"] in recorded["findings"]
+    assert (executed / "04_pairwise_judge" / "label_budget.png").stat().st_size > 10_000
 
 
 def test_chapter5_results(executed):
@@ -274,6 +293,10 @@ def test_chapter5_results(executed):
     assert all(d["n"] == 5 and d["low"] <= d["difference"] <= d["high"] for d in trained["difference"].values())
     assert (executed / "05_user_proxy_eval" / "realism_and_diversity.png").stat().st_size > 10_000
     assert "Judge sensitivity" in (executed / "05_user_proxy_eval" / "userproxy_report.html").read_text()
+    adapted = recorded["realism_adapted"]  # fitted on the dev half's labels, reported on the test half
+    assert {row["metric"] for row in adapted["curve"]} == {"GTEval", "PI"} and len(adapted["lines"]) == 2
+    for row in adapted["curve"]:
+        assert row["gain_low"] <= row["gain"] <= row["gain_high"] and row["n"] == 5, row
 
 
 def test_each_chapter_downloads_its_notebook_and_links_no_unpublished_repository(book_index):
