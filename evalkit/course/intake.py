@@ -41,13 +41,7 @@ def intake(folder: Path, copies: Path) -> list[Entry]:
     if stat.S_ISLNK(info.st_mode):
         raise ValueError(f"{folder}: the folder of submissions is a symbolic link; give its real path")
     entries: list[Entry] = []
-    with os.scandir(folder) as listing:
-        names = sorted(entry.name for entry in listing)
-    for name in names:
-        if _hidden(name):
-            continue
-        path = folder / name
-        mode = os.lstat(path).st_mode
+    for name, path, mode in _visible(folder):
         if stat.S_ISDIR(mode):
             found = _walk(folder, path, name, copies, entries)
             if not found:
@@ -61,15 +55,16 @@ def _hidden(name: str) -> bool:
     return name.startswith(".") or name in _SKIPPED
 
 
-def _walk(folder: Path, directory: Path, student: str, copies: Path, entries: list[Entry]) -> int:
-    found = 0
+def _visible(directory: Path) -> list[tuple[str, Path, int]]:
+    """(name, path, mode) of each entry of ``directory`` a grader reads, sorted by name; links are not followed."""
     with os.scandir(directory) as listing:
         names = sorted(entry.name for entry in listing)
-    for name in names:
-        if _hidden(name):
-            continue
-        path = directory / name
-        mode = os.lstat(path).st_mode
+    return [(name, directory / name, os.lstat(directory / name).st_mode) for name in names if not _hidden(name)]
+
+
+def _walk(folder: Path, directory: Path, student: str, copies: Path, entries: list[Entry]) -> int:
+    found = 0
+    for name, path, mode in _visible(directory):
         if stat.S_ISDIR(mode):
             found += _walk(folder, path, student, copies, entries)
             continue
