@@ -42,7 +42,7 @@ import pandas as pd
 from .halves import DevHalf, TestHalf, require_dev
 from .stats import correlation, correlation_difference, mean_correlation_difference
 
-__all__ = ["ALPHAS", "BUDGETS", "FOLDS", "AdaptedJudge", "fit_adapted", "text_features", "budget_label",
+__all__ = ["ALPHAS", "BUDGETS", "FOLDS", "MIN_LABELS", "AdaptedJudge", "fit_adapted", "text_features", "budget_label",
            "label_budget_curve", "mean_budget_curve", "smallest_paying_budget", "affordable",
            "one_standard_error_choice", "budget_predictions", "budget_sentence"]
 
@@ -54,6 +54,9 @@ BUDGETS = (0, 10, 25, 50, 100, None)
 
 FOLDS = 10
 """At most this many cross-validation folds (fewer when the items hold fewer context groups)."""
+
+MIN_LABELS = 10
+"""Fewer labelled items than this are too few to cross-validate a penalty on: the judge is the zero-shot one."""
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -223,7 +226,8 @@ def fit_adapted(half: DevHalf, features: pd.DataFrame, *, prior: str, human: str
                 alphas: Sequence[float] = ALPHAS, seed: int = 0) -> AdaptedJudge:
     """Fit an adapted judge on the labelled items of a dev ``half`` (``features``: one row per item of the half,
     in its order; ``prior``: the column of the zero-shot judge it shrinks toward). A test half is refused.
-    With fewer than three context groups no fold can be held out, and the judge is the zero-shot one."""
+    With fewer than :data:`MIN_LABELS` labelled items, or fewer than three context groups, no penalty can be
+    cross-validated, and the judge is the zero-shot one."""
     half = require_dev(half)
     if len(features) != len(half):
         raise ValueError(f"{len(features)} feature rows for {len(half)} items of the dev half of {half.name!r}")
@@ -237,7 +241,7 @@ def fit_adapted(half: DevHalf, features: pd.DataFrame, *, prior: str, human: str
     groups = (half.items["group"] if "group" in half.items else pd.Series(range(len(half)))).to_numpy()[labelled]
     alphas = tuple(sorted(set(alphas) | {math.inf}))
     center, spread = _scaling(values)
-    if len(set(map(str, groups))) < 3 or len(y) < 3:
+    if len(set(map(str, groups))) < 3 or len(y) < MIN_LABELS:
         alpha, errors = math.inf, {}
     else:
         errors = _cv_errors(values, y, _folds(groups, seed), alphas)
