@@ -15,7 +15,7 @@ from ..stats import summarise
 from ..dialogue import Turn
 
 __all__ = ["lexical_z_scores", "lexical_mode_table", "lexical_table", "judge_scores", "control_scores", "realism_table", "JUDGE_METRICS",
-           "CALIBRATED_METRICS", "calibrated_summary", "plot_realism_and_diversity", "user_turn_counts"]
+           "CALIBRATED_METRICS", "calibrated_summary", "plot_realism_and_diversity", "user_turn_counts", "echoes"]
 
 JUDGE_METRICS = ("gteval", "pi", "rnr")
 # RNR judges one conversation at a time, so its proxy-proxy "control" re-scores the proxy's own conversations
@@ -137,14 +137,23 @@ def calibrated_summary(metric: str, mean: float, hh: float, pp: float) -> float:
 
 def realism_table(scores: pd.DataFrame, controls: dict[str, dict[str, float]]) -> pd.DataFrame:
     """Per judge metric: mean with 95% t-interval, the HH and PP controls and the calibrated score
-    clip((score − PP) / (HH − PP), 0, 1). PI is also given as Δw = mean − 0.5."""
+    clip((score − PP) / (HH − PP), 0, 1) with the interval the mean's t-interval maps to (``calibrated_low``,
+    ``calibrated_high``; the controls' own sampling error is not in it, so it is a lower bound on the
+    uncertainty: with HH and PP close together it spans most of [0, 1]). PI is also given as Δw = mean − 0.5.
+
+    >>> table = realism_table(pd.DataFrame({"gteval": [0.55, 0.6, 0.65, 0.6]}), {"gteval": {"HH": 0.7, "PP": 0.5}})
+    >>> table.loc["gteval", ["calibrated", "calibrated_low", "calibrated_high"]].round(2).tolist()
+    [0.5, 0.18, 0.82]
+    """
     rows = {}
     for metric in scores.columns:
         result = summarise(scores[metric])
         hh, pp = controls.get(metric, {}).get("HH", np.nan), controls.get(metric, {}).get("PP", np.nan)
         rows[metric] = {"mean": result["mean"], "low": result["t_low"], "high": result["t_high"],
                         "n": result["n"], "abstained": result["missing"], "HH": hh, "PP": pp,
-                        "calibrated": calibrated_summary(metric, result["mean"], hh, pp)}
+                        "calibrated": calibrated_summary(metric, result["mean"], hh, pp),
+                        "calibrated_low": calibrated_summary(metric, result["t_low"], hh, pp),
+                        "calibrated_high": calibrated_summary(metric, result["t_high"], hh, pp)}
         if metric == "pi":
             rows[metric]["delta_w"] = result["mean"] - 0.5
     return pd.DataFrame(rows).T
@@ -186,3 +195,44 @@ def user_turn_counts(episodes_by_dataset: dict[str, list[dict]], real_user_turns
         proxy[dataset] = sum(t["role"] == "user" for e in episodes for t in e["payload"]["turns"])
         real[dataset] = int(sum(real_user_turns(dataset, e["episode_id"]) for e in episodes))
     return proxy, real
+
+
+def _words(text: str) -> list[str]:
+    return [w for w in "".join(c.lower() if c.isalnum() else " " for c in str(text)).split()]
+
+
+def echoes(turns: Sequence[Turn], *, overlap: float = 0.8) -> tuple[int, int]:
+    """(assistant turns that echo the user turn just before them, assistant turns that follow a user turn): an
+    echo is a reply whose words are at least ``overlap`` of the user turn's words, in order of appearance
+    (the longest common run of words over the user turn's length) — a small assistant model that parrots the
+    proxy instead of answering.
+
+    >>> turns = [{"role": "user", "content": "Hey there! I'm Sarah, planning a trip."},
+    ...          {"role": "assistant", "content": "Hey there! I'm Sarah, planning a trip."},
+    ...          {"role": "user", "content": "Any tips for Lisbon?"},
+    ...          {"role": "assistant", "content": "Try the trams and the custard tarts."}]
+    >>> echoes(turns)
+    (1, 2)
+    """
+    echoed = replies = 0
+    for before, turn in zip(turns, turns[1:]):
+        if before.get("role") != "user" or turn.get("role") != "assistant":
+            continue
+        replies += 1
+        said, answer = _words(before.get("content", "")), _words(turn.get("content", ""))
+        if said and _longest_common_run(said, answer) >= overlap * len(said):
+            echoed += 1
+    return echoed, replies
+
+
+def _longest_common_run(first: list[str], second: list[str]) -> int:
+    """The length of the longest run of words that ``first`` and ``second`` share, in order."""
+    best, previous = 0, [0] * (len(second) + 1)
+    for a in first:
+        current = [0] * (len(second) + 1)
+        for j, b in enumerate(second, 1):
+            if a == b:
+                current[j] = previous[j - 1] + 1
+                best = max(best, current[j])
+        previous = current
+    return best

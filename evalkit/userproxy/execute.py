@@ -282,8 +282,13 @@ class _Executor:
             controls = control_scores(human, proxy, judge, seed=unit.seed, mode=config.judge_mode,
                                       samples=config.judge_samples, metrics=(unit.metric,))[unit.metric]
             self.roles.drain(self.store, unit)
+            # The interval the mean's t-interval maps to (the controls' own sampling error is not in it).
             summary.update(HH=controls["HH"], PP=controls["PP"],
-                           calibrated=calibrated_summary(unit.metric, summary["mean"], controls["HH"], controls["PP"]))
+                           calibrated=calibrated_summary(unit.metric, summary["mean"], controls["HH"], controls["PP"]),
+                           calibrated_low=calibrated_summary(unit.metric, summary["t_low"], controls["HH"],
+                                                             controls["PP"]),
+                           calibrated_high=calibrated_summary(unit.metric, summary["t_high"], controls["HH"],
+                                                              controls["PP"]))
         if unit.metric == "pi":
             summary["delta_w"] = summary["mean"] - 0.5
         return summary
