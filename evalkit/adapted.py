@@ -44,7 +44,7 @@ from .stats import correlation, correlation_difference, mean_correlation_differe
 
 __all__ = ["ALPHAS", "BUDGETS", "FOLDS", "MIN_LABELS", "AdaptedJudge", "fit_adapted", "text_features", "budget_label",
            "label_budget_curve", "mean_budget_curve", "smallest_paying_budget", "affordable",
-           "one_standard_error_choice", "budget_predictions", "budget_sentence"]
+           "one_standard_error_choice", "budget_predictions", "budget_sentence", "paying_budgets"]
 
 ALPHAS = (0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0, math.inf)
 """The penalties the rule chooses among; ``inf`` is the zero-shot judge itself."""
@@ -370,37 +370,49 @@ def smallest_paying_budget(curve: pd.DataFrame) -> str | None:
     return None if paying.empty else str(paying["budget"].iloc[0])
 
 
-def budget_sentence(curves: pd.DataFrame, mean_curve: pd.DataFrame, full_mean: Sequence[float], *, prior: str) -> str:
-    """What the label-budget curves showed, in three sentences: the adapted judge with every dev label against
-    the zero-shot ``prior`` (``full_mean``: its six-set mean r, low, high, n), any budget of 25 or more where it
-    falls below the zero-shot judge by an interval, and the fewest labels that pay on each set.
+def paying_budgets(curve: pd.DataFrame) -> list[str]:
+    """The budgets of one set's curve whose gain over the zero-shot judge has an interval above 0, in order
+    (gains need not grow with k: a budget can pay and a larger one not).
 
-    >>> curves = pd.DataFrame({"set": ["a", "a", "b", "b"], "budget": ["0", "all", "0", "all"], "k": [0, 120, 0, 90],
-    ...                        "gain": [0, 0.10, 0, 0.01], "gain_low": [0, 0.04, 0, -0.03], "gain_high": [0, 0.16, 0, 0.05]})
+    >>> paying_budgets(pd.DataFrame({"budget": ["0", "10", "25", "50", "all"], "gain_low": [0, -0.1, 0.02, -0.01, 0.1]}))
+    ['25', 'all']
+    """
+    return [str(b) for b, low in zip(curve["budget"], curve["gain_low"]) if b != "0" and low > 0]
+
+
+def budget_sentence(curves: pd.DataFrame, mean_curve: pd.DataFrame, full_mean: Sequence[float], *, prior: str) -> str:
+    """What the label-budget curves showed: the adapted judge with every dev label against the zero-shot
+    ``prior`` (``full_mean``: its mean r over the sets, low, high, n), where the rule kept the prior, every
+    budget at which it falls below the prior by an interval, and the budgets at which labels pay on each set.
+
+    >>> curves = pd.DataFrame({"set": ["a", "a", "a", "b", "b", "b"], "budget": ["0", "25", "all"] * 2,
+    ...                        "k": [0, 25, 120, 0, 25, 90], "fell_back": [1, 0, 0, 1, 1, 1],
+    ...                        "gain": [0, 0.05, 0.10, 0, -0.02, 0], "gain_low": [0, 0.01, 0.04, 0, -0.04, 0],
+    ...                        "gain_high": [0, 0.09, 0.16, 0, -0.01, 0]})
     >>> mean = pd.DataFrame({"budget": ["0", "all"], "gain": [0, 0.055], "gain_low": [0, 0.02], "gain_high": [0, 0.09]})
     >>> print(budget_sentence(curves, mean, (0.41, 0.36, 0.46, 400), prior="DirectEval"))
-    With every dev label (90 to 120 items per set), the adapted judge's mean Pearson r over the 2 test halves is 0.410 [0.360, 0.460] (n = 400), above the zero-shot DirectEval by +0.055 [+0.020, +0.090]. At no budget of 25 labels or more is it below the zero-shot judge by an interval. Labels pay (a gain whose interval is above 0) on a from k = all; on b no budget does.
+    With every dev label (90 to 120 items per set), the adapted judge's mean Pearson r over the 2 test halves is 0.410 [0.360, 0.460] (n = 400): above the zero-shot DirectEval, +0.055 [+0.020, +0.090]; on b the rule kept DirectEval itself. It is below DirectEval by an interval at k = 25 on b. Labels pay (a gain whose interval is above 0; one interval per set and budget, not adjusted for their number) on a at k = 25 and all; on b at no budget.
     """
-    from .prose import verdict
+    from .prose import join_names, verdict
 
     whole = mean_curve.set_index("budget").loc["all"]
-    sizes = curves.loc[curves["budget"] == "all", "k"].astype(int)
+    full = curves[curves["budget"] == "all"]
+    sizes = full["k"].astype(int)
     size = f"{sizes.min():,}" if sizes.min() == sizes.max() else f"{sizes.min():,} to {sizes.max():,}"
     value, low, high, n = full_mean
+    kept = list(full.loc[full["fell_back"] == 1, "set"])
     lines = [f"With every dev label ({size} items per set), the adapted judge's mean Pearson r over the "
-             f"{curves['set'].nunique()} test halves is {value:.3f} [{low:.3f}, {high:.3f}] (n = {int(n):,}), "
-             f"{verdict(whole['gain'], whole['gain_low'], whole['gain_high'])} the zero-shot {prior} by "
-             f"{whole['gain']:+.3f} [{whole['gain_low']:+.3f}, {whole['gain_high']:+.3f}]."]
-    large = curves[curves["budget"].map(lambda b: b == "all" or (b.isdigit() and int(b) >= 25))]
-    below = large[large["gain_high"] < 0]
-    lines.append("At no budget of 25 labels or more is it below the zero-shot judge by an interval." if below.empty
-                 else "It is below the zero-shot judge by an interval at "
+             f"{curves['set'].nunique()} test halves is {value:.3f} [{low:.3f}, {high:.3f}] (n = {int(n):,}): "
+             f"{verdict(whole['gain'], whole['gain_low'], whole['gain_high'])} the zero-shot {prior}, "
+             f"{whole['gain']:+.3f} [{whole['gain_low']:+.3f}, {whole['gain_high']:+.3f}]"
+             + (f"; on {join_names(kept)} the rule kept {prior} itself." if kept else ".")]
+    below = curves[(curves["budget"] != "0") & (curves["gain_high"] < 0)]
+    lines.append(f"At no budget is it below {prior} by an interval." if below.empty
+                 else f"It is below {prior} by an interval at "
                  + ", ".join(f"k = {row.budget} on {row.set}" for row in below.itertuples()) + ".")
-    paying = {name: smallest_paying_budget(curve) for name, curve in curves.groupby("set", sort=False)}
-    pays = [f"on {name} from k = {k}" for name, k in paying.items() if k is not None]
-    never = [name for name, k in paying.items() if k is None]
-    text = "Labels pay (a gain whose interval is above 0) " + ("; ".join(pays) if pays else "on no set")
-    if pays and never:
-        text += "; on " + ", ".join(never) + " no budget does"
-    lines.append(text + ".")
+    paying = {name: paying_budgets(curve) for name, curve in curves.groupby("set", sort=False)}
+    lines.append("Labels pay (a gain whose interval is above 0; one interval per set and budget, not adjusted for "
+                 "their number) " + "; ".join(f"on {name} at " + (f"k = {join_names(budgets)}" if budgets
+                                                                   else "no budget")
+                                              for name, budgets in paying.items()) + ".")
     return " ".join(lines)

@@ -107,3 +107,9 @@ def test_standardised_weights_say_per_standard_deviation_and_are_empty_for_the_p
     assert weights["a"] == pytest.approx(judge.coefficients()["a"] * dev_f["a"].std(ddof=0), rel=1e-6)
     fallen = adapted.fit_adapted(dev.sample(2, seed=0), dev_f.iloc[:2], prior="zero-shot").standardised_weights()
     assert np.isnan(fallen["zero-shot"]) and (fallen.drop("zero-shot") == 0).all()
+
+
+def test_paying_budgets_lists_every_budget_whose_interval_is_above_zero():
+    curve = pd.DataFrame({"budget": ["0", "10", "25", "50", "all"], "gain_low": [0.0, 0.01, -0.02, 0.03, 0.0]})
+    assert adapted.paying_budgets(curve) == ["10", "50"]
+    assert adapted.smallest_paying_budget(curve) == "10"

@@ -38,7 +38,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from ..adapted import budget_label
+from ..adapted import MIN_LABELS, budget_label
 from ..paireval.scoring import length_scores
 from ..stats import correlation, grouped_correlation_intervals
 from .checks import (ConsistencyRow, SlotRow, _consistency_row, _length_panel, _slot_row,  # noqa: F401
@@ -392,6 +392,12 @@ def judge_card(judge: CardJudge | JudgeSpec | str, sets: Sequence[str | HumanSet
                 dev_scores = np.asarray(judge.score(dev_set.items).scores, dtype=float)
             except CannotScore as reason:
                 skipped.append((human_set.name, f"its dev half could not be scored to adapt to: {reason}"))
+                continue
+            usable = int((np.isfinite(dev_scores) & dev_set.items[dev_set.labels[0]].notna().to_numpy()).sum())
+            if usable < MIN_LABELS:
+                skipped.append((human_set.name, f"{usable} dev items scored and labelled; adapting needs at least "
+                                                f"{MIN_LABELS} (a scores file must score the dev half too: "
+                                                "judge export --half all)"))
                 continue
             adaptation = adapt_set(dev_set, dev_scores, human_set, scores, k=budget, bootstrap=bootstrap, seed=seed)
             scores = adaptation.scores

@@ -101,10 +101,11 @@ def card_fragment(card: Card, *, heading: int = 2) -> str:
                           [[c.set, c.draws, c.source, c.n, c.item_sd, c.between_draws, c.label, c.pearson_min,
                             c.pearson_max] for c in card.consistency])
                    if card.consistency else "<p>The judge gave one draw per set: no self-consistency to measure.</p>")
-    curves = (_table(["set", "label", "dev labels k", "draws", "Pearson (test)", "gain over k = 0", "95% interval",
-                      "draws that kept the judge"],
-                     [[c.get("set"), c.get("label"), c.get("budget"), c.get("draws"), c.get("pearson"), c.get("gain"),
-                       f"[{_fmt(c.get('gain_low'))}, {_fmt(c.get('gain_high'))}]", c.get("fell_back")]
+    curves = (_table(["set", "label", "dev labels k", "draws", "Pearson (test, mean over draws)",
+                      "gain over k = 0 [95% interval]", "share of draws that kept the judge"],
+                     [[c.get("set"), c.get("label"), c.get("budget"), c.get("draws"), c.get("pearson"),
+                       f"{_fmt(c.get('gain'))} [{_fmt(c.get('gain_low'))}, {_fmt(c.get('gain_high'))}]",
+                       c.get("fell_back")]
                       for c in card.curves])
               if card.curves else "")
     notes = "".join(f"<li>{html.escape(note)}</li>" for note in card.notes)

@@ -58,3 +58,10 @@ def test_a_budget_draws_k_dev_items_and_a_bad_budget_or_half_is_refused():
         parse_budget("5")
     with pytest.raises(ValueError, match="reported on the test halves"):
         judge_card(weak_judge(), [human], half="dev", adapt="all")
+
+
+def test_a_set_whose_dev_half_was_not_scored_is_skipped_not_adapted_under_a_false_name():
+    human = questions_set()
+    only_test = FunctionJudge("test-only", lambda items: np.where(items["half"] == "test", items["noise"], np.nan))
+    card = judge_card(only_test, [human], half="test", bootstrap=50, adapt="all")
+    assert not card.rows and card.skipped[0][0] == "questions" and "judge export --half all" in card.skipped[0][1]
