@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
@@ -161,7 +162,8 @@ def _standardised(features: pd.DataFrame, columns: Sequence[str], center: np.nda
 def _scaling(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Column means and standard deviations over the finite values (1 where a column is constant)."""
     finite = np.where(np.isfinite(values), values, np.nan)
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), warnings.catch_warnings():  # an all-missing column: mean 0, spread 1
+        warnings.simplefilter("ignore", RuntimeWarning)
         center = np.nan_to_num(np.nanmean(finite, axis=0))
         spread = np.nan_to_num(np.nanstd(finite, axis=0))
     return center, np.where(spread > 1e-12, spread, 1.0)

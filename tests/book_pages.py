@@ -259,10 +259,20 @@ window.addEventListener("load", async () => {
 _PROBE_RESULT = re.compile(r'<textarea[^>]*id="evalkit-probe"[^>]*>(.*?)</textarea>', re.DOTALL)
 
 
-def browser_probe(chromium: str, page: Path, profile: Path, *, budget_ms: int = 3000) -> tuple[str, list[dict] | None]:
+def browser_probe(chromium: str, page: Path, profile: Path, *,
+                  budgets_ms: tuple[int, ...] = (3000, 30000)) -> tuple[str, list[dict] | None]:
     """The page's DOM after its scripts ran in headless Chromium, and each ``<img>``'s state there
-    (``src``, ``complete``, ``naturalWidth``; None when the probe did not report). The page is copied beside
-    itself with a small script added, so its relative links resolve as on the original."""
+    (``src``, ``complete``, ``naturalWidth``; None when the probe did not report). A long page on a busy
+    machine may not reach its load event within the first virtual-time budget: it is read again with the next.
+    The page is copied beside itself with a small script added, so its relative links resolve as on the original."""
+    for budget_ms in budgets_ms:
+        dom, images = _probe_once(chromium, page, profile, budget_ms)
+        if images is not None:
+            break
+    return dom, images
+
+
+def _probe_once(chromium: str, page: Path, profile: Path, budget_ms: int) -> tuple[str, list[dict] | None]:
     probe = page.with_name(f"{page.stem}.evalkit-probe.html")
     html = page.read_text()
     probe.write_text(html.replace("</body>", _PROBE + "</body>") if "</body>" in html else html + _PROBE)

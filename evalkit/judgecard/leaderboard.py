@@ -40,6 +40,7 @@ A card whose scores are the human scores (here doubled) holds the answer key: it
 from __future__ import annotations
 
 import html
+import warnings
 from dataclasses import asdict, dataclass, replace
 from typing import Mapping, Sequence
 from urllib.parse import quote
@@ -130,7 +131,9 @@ def _share_draws(judges: Sequence[_Rows], rows: Sequence[tuple[str, str]], *, bo
                     human, ceiling = items[label].to_numpy(dtype=float), judge.ceilings[name, label]
                     points[k, r] = _pearson_rows(scores, human) / ceiling
                     draws[k, r] = [_pearson_rows(scores[d], human[d]) / ceiling for d in resamples[s, groups]]
-    with np.errstate(invalid="ignore"):  # a row whose r is undefined (constant scores) drops out of the mean
+    # A row whose r is undefined (constant scores) drops out of the mean; a pair with no defined row gives NaN.
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
         return np.nanmean(points, axis=1), np.nanmean(draws, axis=1)
 
 

@@ -66,6 +66,15 @@ class RunOutcome:
     skipped: list[str] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)
 
+    def sentence(self) -> str:
+        """The outcome in one line, for a page (no store path, no unit ids).
+
+        >>> RunOutcome("r-1", "/x/store.sqlite", ran=["a", "b"], skipped=["c"]).sentence()
+        'run r-1: 2 units run now, 1 already done, none failed'
+        """
+        failed = f"{len(self.failed)} failed" if self.failed else "none failed"
+        return f"run {self.run_id}: {len(self.ran)} units run now, {len(self.skipped)} already done, {failed}"
+
 
 class _Executor:
     def __init__(self, config: JobConfig, store: RunStore, roles: _Roles):

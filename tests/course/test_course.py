@@ -622,6 +622,14 @@ tuned, SET_ORDER = {"PairEval": Judge()}, ["fed"]
 items = {"fed": pd.DataFrame({"context": [text(6) for _ in range(30)], "response": [text(5) for _ in range(30)]})}
 relevance = tuned["PairEval"].relevance(list(items["fed"]["context"]), list(items["fed"]["response"]))
 scores = {("PairEval", "fed"): 1 / (1 + np.exp(-(relevance - 1.0)))}
+from evalkit.halves import DevHalf, TestHalf
+signal = rng.normal(size=(140, 2))
+frame = pd.DataFrame({"score": signal[:, 0] + rng.normal(size=140), "group": np.arange(140)})
+features = pd.DataFrame({"DirectEval": signal[:, 0] + 2 * rng.normal(size=140), "length": signal[:, 1]})
+adapt_sets = {"fed": (DevHalf("fed", frame.iloc[:80].reset_index(drop=True)), features.iloc[:80].reset_index(drop=True),
+                      TestHalf("fed", frame.iloc[80:].reset_index(drop=True), kind="test"),
+                      features.iloc[80:].reset_index(drop=True))}
+adopted, seed = "DirectEval", 13
 '''
 ORDER = '''pairs = heldout["random"].iloc[:20]
 judge = tuned["PairEval"]
@@ -639,11 +647,19 @@ rank_rho = stats.spearmanr(scores["PairEval", SET_ORDER[0]],
                            tuned["PairEval"].relevance(list(frame["context"]), list(frame["response"]))).statistic
 from evalkit import course
 course.check("ch4-rank", rank_rho=rank_rho)'''
+BUDGET = '''from evalkit import adapted
+from evalkit.halves import DevHalf
+dev_half, dev_features, test_half, test_features = adapt_sets[SET_ORDER[0]]
+fit = adapted.fit_adapted(DevHalf("fed", dev_half.items.iloc[:50].reset_index(drop=True)),
+                          dev_features.iloc[:50].reset_index(drop=True), prior=adopted, seed=seed)
+budget_r = float(np.corrcoef(fit.score(test_features), test_half.items["score"])[0, 1])
+from evalkit import course
+course.check("ch4-budget", budget_r=budget_r)'''
 
 
 def submission(path: Path, *, order: str = "b, a", needed: str = "560", rank: bool = True, extra: str = "",
                setup_extra: str = "", parameters: str | None = None) -> Path:
-    """A tiny chapter-4 notebook: stand-in judge and data (no model), and the three answer cells
+    """A tiny chapter-4 notebook: stand-in judge and data (no model), and the four answer cells
     (``parameters``: the source of a cell tagged ``parameters`` before them)."""
     cells = [new_markdown_cell("# 4. PairEval (tiny)"), new_code_cell(SETUP + setup_extra),
              new_markdown_cell("```{exercise}\n:label: ch4-order\n\nShow it.\n```"),
@@ -653,6 +669,7 @@ def submission(path: Path, *, order: str = "b, a", needed: str = "560", rank: bo
         cells.insert(1, new_code_cell(parameters, metadata={"tags": ["parameters"]}))
     if rank:
         cells.append(new_code_cell(RANK))
+    cells.append(new_code_cell(BUDGET))
     if extra:
         cells.append(new_code_cell(extra))
     notebook = new_notebook(cells=cells)
@@ -700,11 +717,12 @@ def test_grading_scores_each_submission_and_gives_every_bad_one_a_row_with_its_r
 
     for student in ("alice", "grace"):
         rows = table[student]
-        assert {label: row.score for label, row in rows.items()} == {"ch4-order": 1, "ch4-size": 1, "ch4-rank": 1}
+        assert {label: row.score for label, row in rows.items()} == {"ch4-order": 1, "ch4-size": 1, "ch4-rank": 1,
+                                                                     "ch4-budget": 1}
         assert all(row.status == "graded" and row.public == row.hidden == "passed" for row in rows.values())
 
     bob = table["bob"]
-    assert sum(row.score for row in bob.values()) == 1 and bob["ch4-rank"].score == 1  # loses exactly two points
+    assert sum(row.score for row in bob.values()) == 2 and bob["ch4-rank"].score == 1  # loses exactly two points
     order_message = course.check("ch4-order", p_ab=[0.5] * 20, p_ba=[0.7] * 20).failures[0].message
     assert bob["ch4-order"].public == "failed" and bob["ch4-order"].reason.startswith("`p_ab[i] + p_ba[i]`")
     assert order_message.split(";")[0] in bob["ch4-order"].reason
@@ -757,11 +775,11 @@ def test_grading_at_a_parameter_sets_sizes_runs_each_submission_with_its_values(
                extra=f'SET_ORDER = ["fed"] if heldout_pairs == {lab} else ["other"]')
     table = by_student(grade(folder, tmp_path / "lab", timeout=240, params="lab", key=key, trusted=True).rows)
     assert {label: row.score for label, row in table["ann"].items()} == {"ch4-order": 1, "ch4-size": 1,
-                                                                        "ch4-rank": 1}
+                                                                        "ch4-rank": 1, "ch4-budget": 1}
     assert all(row.status == "graded" for row in table["ann"].values())
     assert all(row.score == 0 and row.status == "not run" and "cannot run at the 'lab' sizes" in row.reason
                and "parameters" in row.reason
-               for row in table["ben"].values()) and len(table["ben"]) == 3
+               for row in table["ben"].values()) and len(table["ben"]) == 4
 
     own = tmp_path / "own"
     submission(own / "ann" / "04_pairwise_judge.ipynb", parameters="heldout_pairs = 400", extra=check)
@@ -779,7 +797,7 @@ def test_grading_at_a_parameter_sets_sizes_runs_each_submission_with_its_values(
     as_submitted = by_student(run.rows)
     assert all(row.status == "cell error" and "AssertionError" in row.reason for row in as_submitted["ann"].values())
     assert {label: row.score for label, row in as_submitted["cy"].items()} == {"ch4-order": 1, "ch4-size": 1,
-                                                                              "ch4-rank": 1}
+                                                                              "ch4-rank": 1, "ch4-budget": 1}
     with pytest.raises(FileNotFoundError, match="no parameter set 'labb'"):
         grade(folder, tmp_path / "x", params="labb")
 

@@ -59,7 +59,7 @@ def test_a_hostile_class_is_graded_from_its_answers_alone(tmp_path, monkeypatch)
     victim = folder / "zed" / "04_pairwise_judge.ipynb"
     # mallory: forges the old record of points, replaces the checks and grade_env, imports a hidden check's
     # helper for an answer, overwrites a classmate's notebook and grades.csv, and leaves a setsid survivor
-    # that rewrites grades.csv after the grading; one answer (ch4-rank) is right.
+    # that rewrites grades.csv after the grading; two answers (ch4-rank, ch4-budget) are right.
     forge = f'''import json, evalkit.course as course, evalkit.course.worker as worker
 def forged(env, chapter, path):
     open(path, "w").write(json.dumps([{{"exercise": l, "points": 999, "score": 999, "public": "passed",
@@ -130,11 +130,11 @@ for pid in (grader, 1, os.getppid()):
     score = {student: sum(row.score for row in rows.values()) for student, rows in table.items()}
     assert all(row.points == 1 for rows in table.values() for row in rows.values() if row.exercise)
 
-    assert score["zed"] == 3 and table["zed"]["ch4-rank"].status == "graded"
+    assert score["zed"] == 4 and table["zed"]["ch4-rank"].status == "graded"
     assert victim.read_bytes() == victim_bytes  # the class folder was out of every run's reach
-    assert score["mallory"] == 1 and table["mallory"]["ch4-rank"].score == 1  # what its answers earn
+    assert score["mallory"] == 2 and table["mallory"]["ch4-rank"].score == 1  # what its answers earn
     assert "is not defined" in table["mallory"]["ch4-size"].reason  # the hidden check's helper is not there
-    assert score["nosy"] == 3 and table["nosy"]["ch4-size"].status == "cell error"
+    assert score["nosy"] == 4 and table["nosy"]["ch4-size"].status == "cell error"
     assert "cut" in table["nosy"]["ch4-size"].reason  # the 100 MB print
     assert score["killer"] == 0 and {row.status for row in table["killer"].values()} == {"crashed"}
     assert score["looper"] == 0 and {row.status for row in table["looper"].values()} == {"timeout"}
