@@ -22,6 +22,7 @@ import dataclasses
 import os
 import re
 import shutil
+import subprocess
 import signal
 import sys
 import tempfile
@@ -140,7 +141,7 @@ def grade(submissions_dir: str | Path, out_dir: str | Path, *, timeout: float = 
         copies.mkdir(mode=0o700)
         runs = [_Run(number, entry) for number, entry in enumerate(intake(folder, copies))]
         stub = checks_stub(private) if isolation.namespace else None
-        hide = [folder.resolve(), out.resolve(), copies, *_hidden_from_runs()]
+        hide = [folder.resolve(), out.resolve(), copies, Path(key_dir).resolve(), *_hidden_from_runs()]
         for run in runs:
             started = time.monotonic()
             try:
@@ -167,7 +168,7 @@ def grade(submissions_dir: str | Path, out_dir: str | Path, *, timeout: float = 
         rows = [row for run in runs for row in _rows(run, timeout)]
     finally:
         restore()
-        shutil.rmtree(private, ignore_errors=True)
+        remove_tree(private)
     _keep(runs, out)
     csv_path, totals, html = write_tables(rows, out, isolation=isolation.name)
     return GradeRun(rows, csv_path, totals, html, isolation.name)
@@ -310,7 +311,7 @@ def _run_submission(run: _Run, private: Path, limits: Limits, isolation: Isolati
     run.kept["executed.ipynb"] = executed if executed is not None else (
         b"the executed copy was not kept: it is missing, not a plain file or over 5 MB\n")
     run.kept["worker.log"] = tail(base / "worker.log", _LOG_TAIL).encode()
-    shutil.rmtree(base, ignore_errors=True)
+    remove_tree(base)
 
 
 def _rows(run: _Run, timeout: float) -> list[GradeRow]:
@@ -350,6 +351,17 @@ def _rows(run: _Run, timeout: float) -> list[GradeRow]:
         rows.append(GradeRow(student, submission, run.chapter, label, points if passed else 0.0, points, status,
                              str(outcome.get("public", "not run")), str(outcome.get("hidden", "not run")), reason))
     return rows
+
+
+def remove_tree(path: Path) -> None:
+    """Remove a folder a submission may have filled, however deep it made it: ``shutil.rmtree`` recurses once per
+    level and a notebook can nest folders past Python's recursion limit, so ``rm -rf`` removes what it could not."""
+    try:
+        shutil.rmtree(path, ignore_errors=True)
+    except RecursionError:
+        pass
+    if os.path.lexists(path):
+        subprocess.run(["rm", "-rf", "--one-file-system", str(path)], check=False, capture_output=True)
 
 
 def _keep(runs: list[_Run], out: Path) -> None:

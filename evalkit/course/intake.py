@@ -22,6 +22,7 @@ __all__ = ["Entry", "intake", "read_capped", "read_json", "tail", "last_line", "
 MAX_SUBMISSION_BYTES = 50 * 1024 * 1024  # a chapter notebook with its outputs is a few MB
 _SKIPPED = (".ipynb_checkpoints", "__MACOSX", "__pycache__")
 _MAX_FILES = 200  # per student: more is no hand-in
+_MAX_DEPTH = 8    # folders per student: a hand-in is one or two deep
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,20 @@ class Entry:
     copy: Path | None        # the grader's private copy; None when refused
     refused: str = ""        # the status of a file that was not copied
     reason: str = ""
+
+    def __post_init__(self):
+        # A file name need not be valid UTF-8: the tables show its undecodable bytes escaped, never fail on them.
+        object.__setattr__(self, "student", printable(self.student))
+        object.__setattr__(self, "submission", printable(self.submission))
+
+
+def printable(name: str) -> str:
+    """A file name as text a table can hold: bytes that are not UTF-8 (kept by Python as surrogates) escaped.
+
+    >>> printable("bob"), printable("02" + chr(0xDCFF) + ".ipynb") == "02" + chr(92) + "xff.ipynb"
+    ('bob', True)
+    """
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def intake(folder: Path, copies: Path) -> list[Entry]:
@@ -62,11 +77,16 @@ def _visible(directory: Path) -> list[tuple[str, Path, int]]:
     return [(name, directory / name, os.lstat(directory / name).st_mode) for name in names if not _hidden(name)]
 
 
-def _walk(folder: Path, directory: Path, student: str, copies: Path, entries: list[Entry]) -> int:
+def _walk(folder: Path, directory: Path, student: str, copies: Path, entries: list[Entry], depth: int = 1) -> int:
     found = 0
     for name, path, mode in _visible(directory):
         if stat.S_ISDIR(mode):
-            found += _walk(folder, path, student, copies, entries)
+            if depth >= _MAX_DEPTH:
+                entries.append(Entry(student, str(path.relative_to(folder)), None, "refused: too deep",
+                                     f"folders nested more than {_MAX_DEPTH} deep are not read"))
+                found += 1
+                continue
+            found += _walk(folder, path, student, copies, entries, depth + 1)
             continue
         if found >= _MAX_FILES:
             entries.append(Entry(student, str(path.relative_to(folder)), None, "refused: too many files",

@@ -8,8 +8,8 @@ isolation the machine allows.
   folder, the output folder and the grader's copies are empty and the checks package is a stub, and, where
   ``ip`` can bring its loopback up, a network namespace of its own (no network but its own loopback); the
   notebook runs as the unprivileged user ``nobody``.
-- ``namespace (...), in a user namespace``: not root, but unprivileged user namespaces are allowed; the same,
-  except that the notebook keeps the grader's user.
+- Not root: a notebook in a user namespace is root of that namespace and can unmount what hides the class
+  folder, the key and the grader's copies, so no sandbox is offered; grading needs ``--trusted``.
 - ``process group only (trusted)``: no namespace could start and the teacher passed ``--trusted``; the run's
   process group and its kernel's are killed at the end, resource limits and the scrubbed environment still
   apply, and a process that leaves its group can survive.
@@ -128,8 +128,9 @@ def _probe(root: bool) -> Isolation | None:
         found = Isolation(f"namespace ({kinds}), as nobody", namespace=True, unprivileged=False, network=network,
                           uid=nobody.pw_uid, gid=nobody.pw_gid)
     else:
-        found = Isolation(f"namespace ({kinds}), in a user namespace", namespace=True, unprivileged=True,
-                          network=network)
+        # In a user namespace the notebook is root of its own namespace and can unmount what hides the class,
+        # the key and the grader's folder: that is no sandbox for hostile code, so grading needs --trusted.
+        return None
     return found if _starts(found) else None
 
 

@@ -9,7 +9,7 @@ from urllib.parse import unquote, urlsplit
 from ..models.redaction import MASK, public_endpoint, redact
 
 # A parameter whose name ends in one of these words holds a credential: its value is never shown.
-_SECRET_NAME = re.compile(r"(?i)(^|[_-])(pass(word|wd|phrase)?|secret|token|credentials?|auth(orization)?|"
+_SECRET_NAME = re.compile(r"(?i)(^|[_-])(pass(word|wd|phrase)?|pwd?|secret|token|credentials?|auth(orization)?|"
                           r"api[_-]?key|apikey|key|sig(nature)?)$")
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S+")
 
@@ -64,13 +64,25 @@ def _command_secrets(arguments: list[str]) -> list[str]:
     """
     found = []
     for index, argument in enumerate(arguments):
+        if " " in argument.strip():
+            found += _command_secrets(_words(argument))  # a shell line inside one argument (sh -c "...")
         if not _secret_option(argument):
             continue
         if "=" in argument:
             found.append(argument.partition("=")[2])
-        elif index + 1 < len(arguments) and not arguments[index + 1].startswith("-"):
-            found.append(arguments[index + 1])
+        elif index + 1 < len(arguments) and not arguments[index + 1].startswith("--"):
+            found.append(arguments[index + 1])  # a value may start with "-"; the next option starts with "--"
     return [value for value in found if value]
+
+
+def _words(line: str) -> list[str]:
+    """A shell line's words (its quoting read as a shell would; a line that does not parse, split on spaces)."""
+    import shlex
+
+    try:
+        return shlex.split(line)
+    except ValueError:
+        return line.split()
 
 
 def _public_command(arguments: list[str]) -> list[str]:
@@ -87,8 +99,11 @@ def _public_command(arguments: list[str]) -> list[str]:
         if "=" in argument:
             option, _, value = argument.partition("=")
             shown[index] = argument if "{" in value else f"{option}={MASK}"
-        elif index + 1 < len(arguments) and not arguments[index + 1].startswith("-") and "{" not in arguments[index + 1]:
+        elif index + 1 < len(arguments) and not arguments[index + 1].startswith("--") and "{" not in arguments[index + 1]:
             shown[index + 1] = MASK
+    for index, argument in enumerate(shown):  # a shell line inside one argument: its literal credentials masked
+        if " " in argument.strip():
+            shown[index] = redact(argument, [s for s in _command_secrets(_words(argument)) if "{" not in s])
     return shown
 
 

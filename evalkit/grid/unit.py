@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..models import redact
+from ..models.redaction import environment_secrets
 from .masking import _public
 from .records import _write_record
 from .spec import GridUnit, command_path, fill
@@ -155,8 +156,10 @@ def _run_command(unit: GridUnit, folder: Path, secrets: list[str]) -> dict[str, 
         if reaper.poll() is None:  # this worker is interrupted: its unit's processes go with it
             reaper.terminate()
             reaper.wait()
-    (folder / "stdout.txt").write_text(redact(stdout, secrets))
-    (folder / "stderr.txt").write_text(redact(stderr, secrets))
+    # The unit's own credentials and the environment's (a command can print a key it inherited).
+    shared = sorted({*secrets, *environment_secrets()}, key=len, reverse=True)
+    (folder / "stdout.txt").write_text(redact(stdout, shared))
+    (folder / "stderr.txt").write_text(redact(stderr, shared))
     if timed_out:
         raise TimeoutError(f"still running after timeout_s = {unit.timeout_s:g} s; its processes were killed")
     if reaper.returncode != 0:

@@ -59,6 +59,14 @@ def _aligned(card: Card, human_set: HumanSet, label: str) -> tuple[np.ndarray, n
     return scores[keep], human[keep]
 
 
+NEAR_COPY = 0.99
+"""Agreement with the human item scores (|Pearson| or |Spearman|) that no judge reaches: people's own item means
+agree with each other far less (the noise ceilings are 0.6-0.9), so such scores are the labels copied."""
+
+NEAR_COPY_ITEMS = 20
+"""The near-copy flag reads sets where the card scored at least this many items."""
+
+
 def _check_card(card: Card, human_sets: Mapping[str, HumanSet], where: str) -> tuple[str, ...]:
     for index, entry in enumerate(card.scores):
         check_set_scores(entry, f"{where}, field 'scores[{index}]'")
@@ -89,4 +97,11 @@ def _check_card(card: Card, human_sets: Mapping[str, HumanSet], where: str) -> t
             if len(scores) >= 3 and not math.isnan(pearson) and abs(pearson) >= 1 - _TOLERANCE:
                 flags.append(f"its scores on {name}/{label} are a linear function of the human scores "
                              f"(r = {pearson:.6f}): the answer key, not a judgement")
+                continue
+            if len(scores) < NEAR_COPY_ITEMS:
+                continue  # on a few items a real judge can agree perfectly by chance
+            rho = correlation(scores, human, kind="spearman")
+            if max(abs(pearson), abs(rho)) >= NEAR_COPY:
+                flags.append(f"its scores on {name}/{label} agree with the human scores beyond any judge "
+                             f"(r = {pearson:.4f}, rho = {rho:.4f}): a copy of the labels, not a judgement")
     return tuple(flags)

@@ -749,9 +749,9 @@ def test_grading_scores_each_submission_and_gives_every_bad_one_a_row_with_its_r
 
     with run.csv.open() as handle:
         written = list(csv.DictReader(handle))
-    assert len(written) == len(run.rows) == 3 * 5 + 2
+    assert len(written) == len(run.rows) == 4 * 5 + 2
     totals = {(r["student"], r["chapter"]): float(r["score"]) for r in csv.DictReader(run.totals.open())}
-    assert totals[("alice", "04_pairwise_judge")] == 3 and totals[("bob", "04_pairwise_judge")] == 1
+    assert totals[("alice", "04_pairwise_judge")] == 4 and totals[("bob", "04_pairwise_judge")] == 2
     page = run.html.read_text()
     assert page.startswith("<!DOCTYPE html>") and "<script" not in page and "http" not in page
     assert "ZeroDivisionError" in page

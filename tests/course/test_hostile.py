@@ -277,3 +277,47 @@ def test_answers_are_read_as_plain_data_within_limits(tmp_path):
     (tmp_path / "link").symlink_to(tmp_path / "answers.json")
     with pytest.raises(Unreadable, match="not a plain file"):
         load(tmp_path / "link")
+
+
+def test_a_folder_nested_past_pythons_recursion_limit_is_removed(tmp_path):
+    """A notebook that left a 1,200-deep folder tree in its scratch folder ended the whole grading
+    (shutil.rmtree's RecursionError); the grader removes it all the same."""
+    from evalkit.course.grade import remove_tree
+
+    root = tmp_path / "scratch"
+    deep = str(root)
+    os.mkdir(deep)
+    for _ in range(1200):  # one level at a time: os.makedirs itself recurses per level
+        deep += "/d"
+        os.mkdir(deep)
+    remove_tree(root)
+    assert not root.exists()
+
+
+def test_deep_class_folders_and_undecodable_names_get_rows_not_a_crash(tmp_path):
+    from evalkit.course.intake import intake
+
+    folder, copies = tmp_path / "class", tmp_path / "copies"
+    deep = folder / "dora"
+    for _ in range(30):
+        deep = deep / "d"
+    deep.mkdir(parents=True)
+    (deep / "04_pairwise_judge.ipynb").write_text("{}")
+    (folder / "zed").mkdir()
+    (folder / "zed" / os.fsdecode(b"04\xff.ipynb")).write_text("{}")
+    copies.mkdir()
+    entries = {entry.student: entry for entry in intake(folder, copies)}
+    assert entries["dora"].refused == "refused: too deep"
+    assert entries["zed"].submission == "zed/04\\xff.ipynb" and entries["zed"].submission.encode("utf-8")
+
+
+def test_without_root_no_sandbox_is_offered(monkeypatch):
+    """In a user namespace the notebook is root of its namespace and could unmount what hides the class and the
+    key: the grader refuses untrusted grading there."""
+    from evalkit.course import sandbox
+
+    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(sandbox, "_DETECTED", {})
+    with pytest.raises(sandbox.SandboxUnavailable, match="--trusted"):
+        sandbox.detect()
+    assert sandbox.detect(trusted=True).name == "process group only (trusted)"

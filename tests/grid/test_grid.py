@@ -461,3 +461,15 @@ def test_a_unit_leaves_no_process_behind_when_it_ends_or_times_out(tmp_path):
     assert table.loc[30, "status"] == "failed" and "still running after timeout_s = 3 s" in table.loc[30, "error"]
     time.sleep(0.5)
     assert not [x for x in (0, 30) if _alive(int((tmp_path / f"pid_{x}").read_text()))]
+
+
+def test_literal_credentials_in_other_command_forms_are_masked():
+    """A value starting with '-', a '--pw=' option, and a shell line inside one argument ('sh -c "..."') kept
+    their literal password in unit.json and the unit's outputs."""
+    from evalkit.grid.masking import _command_secrets, _public_command
+
+    command = ["tool", "--password", "-Xs3cretA", "--pw=s3cretB", "sh", "-c", "run --api-key s3cretC --seed 1"]
+    assert set(_command_secrets(command)) == {"-Xs3cretA", "s3cretB", "s3cretC"}
+    shown = " ".join(_public_command(command))
+    assert not any(secret in shown for secret in ("s3cretA", "s3cretB", "s3cretC")), shown
+    assert "--seed 1" in shown and "--password ***" in shown

@@ -265,3 +265,29 @@ def test_board_tables_and_sentence_render_as_tables_and_never_as_html(board_inpu
 
     rendered = markdown_it.MarkdownIt("commonmark").render(sentence)
     assert "<img" not in rendered and "&lt;img src=x onerror=alert(1)&gt;" in rendered
+
+
+def test_scores_that_copy_the_labels_nearly_are_flagged_too(board_inputs):
+    """Human means plus 1e-4 noise ranked first at 1.185 with no flag, as did a monotone function of them (exp):
+    agreement no judge reaches (|r| or |rho| >= 0.99 on 20 or more items) is flagged, not ranked."""
+    sets, cards = board_inputs
+    rng = np.random.default_rng(0)
+    noisy = {n: s.items["score"].to_numpy() + 1e-4 * rng.normal(size=len(s.items)) for n, s in sets.items()}
+    curved = {n: np.exp(s.items["score"].to_numpy()) for n, s in sets.items()}
+    copies = [judge_card(column_judge(name, values), list(sets.values()), half="all", bootstrap=0)
+              for name, values in (("noisy copy", noisy), ("curved copy", curved))]
+    board = {s.judge: s for s in standings([*cards, *copies], sets, bootstrap=50)}
+    for name in ("noisy copy", "curved copy"):
+        assert board[name].rank == 0 and "a copy of the labels" in " ".join(board[name].flags), board[name]
+    assert all(board[card.judge].rank >= 1 for card in cards)
+
+
+def test_a_row_on_a_set_the_board_does_not_hold_does_not_move_its_mean_pearson(board_inputs):
+    from dataclasses import replace
+
+    sets, cards = board_inputs
+    card = cards[0]
+    padded = replace(card, rows=card.rows + (replace(card.rows[0], set="my-own-set", pearson=0.99),))
+    before = {s.judge: s for s in standings(cards, sets, bootstrap=20)}[card.judge]
+    after = {s.judge: s for s in standings([padded, *cards[1:]], sets, bootstrap=20)}[card.judge]
+    assert after.mean_pearson == pytest.approx(before.mean_pearson)
