@@ -119,11 +119,6 @@ class AdaptedJudge:
         """True when the rule kept the zero-shot judge (no penalty beat it by more than one standard error)."""
         return math.isinf(self.alpha)
 
-    @property
-    def name(self) -> str:
-        """The judge's name in a table: its budget, e.g. ``adapted (k = 50)``."""
-        return f"adapted (k = {self.k})"
-
     def coefficients(self) -> pd.Series:
         """The fitted weights in the features' own units (the prior's included), for reading what the set's
         people reward; all zero but the prior's when the judge fell back."""
@@ -368,8 +363,8 @@ def smallest_paying_budget(curve: pd.DataFrame) -> str | None:
     >>> smallest_paying_budget(pd.DataFrame({"budget": ["0", "10", "25", "all"], "gain_low": [0.0, -0.1, 0.02, 0.1]}))
     '25'
     """
-    paying = curve[(curve["budget"] != "0") & (curve["gain_low"] > 0)]
-    return None if paying.empty else str(paying["budget"].iloc[0])
+    paying = paying_budgets(curve)
+    return paying[0] if paying else None
 
 
 def paying_budgets(curve: pd.DataFrame) -> list[str]:
