@@ -66,7 +66,7 @@ def embedding_rows(count: int) -> tuple[list[dict], dict[str, float]]:
     import torch
 
     from evalkit.encoders import mean_pooled
-    from evalkit.metrics import MetricStore
+    from evalkit.upheld.metrics import MetricStore
     from evalkit.paireval.encoder import EncoderJudge, context_text
     from encoder_inference import load_items  # a sibling script: run as a script, its folder is on sys.path
 
@@ -121,8 +121,8 @@ def main() -> None:
     parser.add_argument("--texts", type=int, default=1200)
     parser.add_argument("--json", help="also write the measurement here (for the book's Performance page)")
     args = parser.parse_args()
-    from evalkit.benchpage import write_measurement
-    from evalkit.defaults import quiet_model_loading
+    from evalkit.book.benchpage import write_measurement
+    from evalkit.models.defaults import quiet_model_loading
 
     quiet_model_loading()
     rows, ratios = interval_rows(args.items, args.bootstrap)

@@ -66,8 +66,8 @@ def main() -> None:
     args = parser.parse_args()
     import torch
 
-    from evalkit.benchpage import write_measurement
-    from evalkit.defaults import quiet_model_loading
+    from evalkit.book.benchpage import write_measurement
+    from evalkit.models.defaults import quiet_model_loading
     from evalkit.encoders import backbone_path
 
     quiet_model_loading()

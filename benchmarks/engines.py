@@ -32,13 +32,13 @@ import time
 
 import numpy as np
 
-from evalkit.benchpage import write_measurement
-from evalkit.judges import JUDGES, judge_messages
+from evalkit.book.benchpage import write_measurement
+from evalkit.upheld.llm_judges import JUDGES, judge_messages
 from evalkit.models import LlamaCppBackend, TransformersBackend
 from evalkit.paireval.data import corpus_comparisons, training_corpus
 from evalkit.paireval.prompts import pair_messages
 from evalkit.paireval.schema import upheld_meta_eval
-from evalkit.upheld import load_upheld
+from evalkit.upheld.release import load_upheld
 from evalkit.userproxy.data import load_mirror_set, stratified_episodes
 from evalkit.userproxy.rollout import proxy_messages
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from evalkit.benchpage import write_measurement
+from evalkit.book.benchpage import write_measurement
 from evalkit.models import TransformersBackend
 from evalkit.userproxy.data import load_mirror_set
 from evalkit.userproxy.rollout import proxy_messages

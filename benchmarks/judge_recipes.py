@@ -7,7 +7,7 @@ trains here; from a warm one it is reused and its seconds are those measured whe
 says which), then the dev halves of the six Table-1 sets scored as chapter 4 scores Table 1 (PairEval, 3
 comparison examples x 5 runs from 8 DailyDialog validation conversations, seed 13), timed from an empty
 embedding memo. Agreement is the mean Pearson r with people over the six dev halves, and ``large`` minus
-``book`` with a paired 95% bootstrap interval over context groups (:func:`evalkit.selection.choose_on_dev`):
+``book`` with a paired 95% bootstrap interval over context groups (:func:`evalkit.stats.selection.choose_on_dev`):
 the same numbers that kept ``large`` out of the book (``experiments/large_trained.py``). Dev halves only —
 the test halves are chapter 4's to report.
 
@@ -25,11 +25,11 @@ def main() -> None:
     parser.add_argument("--json", help="also write the measurement here (for the book's Performance page)")
     args = parser.parse_args()
     from evalkit import paireval as pe
-    from evalkit.benchpage import write_measurement
-    from evalkit.defaults import quiet_model_loading
+    from evalkit.book.benchpage import write_measurement
+    from evalkit.models.defaults import quiet_model_loading
     from evalkit.encoders import backbone_path
-    from evalkit.halves import meta_eval_halves
-    from evalkit.selection import choose_on_dev
+    from evalkit.stats.halves import meta_eval_halves
+    from evalkit.stats.selection import choose_on_dev
 
     quiet_model_loading()
     backbone_path("mpnet")  # fails early, naming `make models`, when the larger encoder is not installed

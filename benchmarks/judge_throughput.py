@@ -17,11 +17,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from evalkit.benchpage import write_measurement
-from evalkit.cache import CallCache
-from evalkit.judges import JUDGES, judge, judge_messages, parse_verdict
+from evalkit.book.benchpage import write_measurement
+from evalkit.models.cache import CallCache
+from evalkit.upheld.llm_judges import JUDGES, judge, judge_messages, parse_verdict
 from evalkit.models import CachedBackend, TransformersBackend
-from evalkit.upheld import load_upheld
+from evalkit.upheld.release import load_upheld
 
 
 def main() -> None:

@@ -2,7 +2,7 @@
 
 The yes/no and Likert prompts about an item share everything but their closing question (the conversation,
 the reference, the candidate), so in one call the local engine computes that text once and the second prompt
-only its question (:func:`evalkit.judges.run_judges` through ``label_probs_each``). The two ways alternate
+only its question (:func:`evalkit.upheld.llm_judges.run_judges` through ``label_probs_each``). The two ways alternate
 (a, b, a, b) in one process, each with an empty call cache, and the largest score difference between them is
 reported (a shared prefix's keys and values come from another prompt's pass: float rounding only).
 
@@ -17,11 +17,11 @@ from pathlib import Path
 
 import numpy as np
 
-from evalkit.benchpage import write_measurement
-from evalkit.cache import CallCache
-from evalkit.judges import judge, run_judges
+from evalkit.book.benchpage import write_measurement
+from evalkit.models.cache import CallCache
+from evalkit.upheld.llm_judges import judge, run_judges
 from evalkit.models import CachedBackend, TransformersBackend
-from evalkit.upheld import load_upheld
+from evalkit.upheld.release import load_upheld
 
 JUDGES = ("yes_no", "likert")
 

@@ -1,7 +1,7 @@
 """All reference metrics over the UPHELD main set (one row per label set), evalkit vs the naive loop.
 
 Naive: for every row, ``RougeScorer.score``, ``bert_score.score`` and an encoder call for the two texts —
-as a quick script would do. evalkit: :class:`evalkit.metrics.ReferenceMetrics` with an empty cache
+as a quick script would do. evalkit: :class:`evalkit.upheld.metrics.ReferenceMetrics` with an empty cache
 (unique pairs only, each text embedded once, batched). The naive loop is timed on ``--naive-rows`` rows and
 its per-row time scaled to the full set (printed as an extrapolation); evalkit runs on every row. Beside it,
 evalkit's previous way on the same unique pairs: the sentence encoder and ``BERTScorer`` each reading every
@@ -17,10 +17,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from evalkit.benchpage import write_measurement
-from evalkit.defaults import default_encoder_path
-from evalkit.metrics import ROUGE_TYPES, MetricStore, ReferenceMetrics
-from evalkit.upheld import load_upheld
+from evalkit.book.benchpage import write_measurement
+from evalkit.models.defaults import default_encoder_path
+from evalkit.upheld.metrics import ROUGE_TYPES, MetricStore, ReferenceMetrics
+from evalkit.upheld.release import load_upheld
 
 
 def naive_loop(references, candidates) -> float:
@@ -77,7 +77,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2, help="alternations of the previous and the kit's way")
     parser.add_argument("--json", help="also write the measurement here (for the book's Performance page)")
     args = parser.parse_args()
-    from evalkit.defaults import quiet_model_loading
+    from evalkit.models.defaults import quiet_model_loading
 
     quiet_model_loading()
     labels = load_upheld("main", drop_duplicate_raters=False).labels

@@ -28,8 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from evalkit.benchpage import write_measurement
-from evalkit.cache import CallCache
+from evalkit.book.benchpage import write_measurement
+from evalkit.models.cache import CallCache
 from evalkit.models import CachedBackend, TransformersBackend
 from evalkit.paireval import RECIPES, LMJudge, pairwise_matrix, train_encoder_judge
 from evalkit.paireval.data import corpus_comparisons, training_corpus, training_pairs

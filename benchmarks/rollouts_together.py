@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from evalkit.benchpage import write_measurement
+from evalkit.book.benchpage import write_measurement
 from evalkit.models import TransformersBackend
 from evalkit.userproxy import job
 from evalkit.userproxy.runstore import RunStore

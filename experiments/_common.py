@@ -148,9 +148,9 @@ def describe(result: dict[str, Any]) -> str:
 
 
 def dev_halves(items: int | None, data_dir: Any = None) -> dict[str, Any]:
-    """The dev halves of the six Table-1 sets (:mod:`evalkit.halves`), ``items`` of each (None: all) — the only
+    """The dev halves of the six Table-1 sets (:mod:`evalkit.stats.halves`), ``items`` of each (None: all) — the only
     human-scored data the dev-half experiments may see."""
-    from evalkit.halves import meta_eval_halves
+    from evalkit.stats.halves import meta_eval_halves
 
     return {name: meta_eval_halves(name, data_dir=data_dir)[0].sample(items, seed=13)
             for name in pe.meta_eval_set_names()}
@@ -218,10 +218,10 @@ def accuracy_drop(constraint: dict[str, dict[str, float]], reference: str, other
 
 def decide(dev: dict[str, Any], scores: dict, constraint: dict[str, dict[str, float]], baseline: str,
            candidate: str, *, smoke: bool, question: str) -> dict[str, Any]:
-    """The dev-half scripts' rule: ``candidate`` is adopted when :func:`evalkit.selection.choose_on_dev` picks it
+    """The dev-half scripts' rule: ``candidate`` is adopted when :func:`evalkit.stats.selection.choose_on_dev` picks it
     (paired interval over the dev halves excluding 0) and its validation accuracy drops by no more than 0.05 on
     any check; the record's common part."""
-    from evalkit.selection import choose_on_dev
+    from evalkit.stats.selection import choose_on_dev
 
     decision = choose_on_dev(dev, scores, [baseline, candidate], bootstrap=200 if smoke else 1000, seed=13,
                              question=question)

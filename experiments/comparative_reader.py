@@ -6,7 +6,7 @@ so comparing adds nothing to scoring. The comparative reader (:mod:`evalkit.pair
 comparison as its base and adds a head that attends from each side's tokens to the other's, trained on the
 same leak-cut pairs in both orders. Does it agree better with people?
 
-Data it may see: the *dev* halves of the six Table-1 sets (:mod:`evalkit.halves`) for the decision; DailyDialog
+Data it may see: the *dev* halves of the six Table-1 sets (:mod:`evalkit.stats.halves`) for the decision; DailyDialog
 validation pairs for a constraint. Never a test half (``choose_on_dev`` refuses one).
 
 Candidates, cheapest first (the baseline pinned here):
@@ -16,7 +16,7 @@ Candidates, cheapest first (the baseline pinned here):
 Both score the dev halves as chapter 4 scores Table 1: PairEval with 3 comparison examples x 5 runs from 8
 DailyDialog validation conversations, seed 13.
 
-Rule, fixed before the run (:data:`evalkit.selection.RULE`): ``reading`` is adopted when its six-set mean
+Rule, fixed before the run (:data:`evalkit.stats.selection.RULE`): ``reading`` is adopted when its six-set mean
 Pearson r on the dev halves is higher by a paired 95% bootstrap interval excluding 0 — and (constraint) its
 accuracy on DailyDialog validation pairs with random and with look-alike negatives is not lower by more than
 0.05 on either. Its position bias (mean P(target wins) shown first minus shown second over the dev items'

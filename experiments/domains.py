@@ -5,7 +5,7 @@ DailyDialog sets. Does a mix — half the training pairs from the leak-cut Perso
 Topical-Chat and chitchat corpora (:mod:`evalkit.paireval.corpora`), a quarter of each — agree better with
 people on the persona, knowledge and open-chat sets?
 
-Data it may see: the *dev* halves of the six Table-1 sets (:mod:`evalkit.halves`) for the decision; DailyDialog
+Data it may see: the *dev* halves of the six Table-1 sets (:mod:`evalkit.stats.halves`) for the decision; DailyDialog
 validation pairs for a constraint. Never a test half (``choose_on_dev`` refuses one).
 
 Candidates, cheapest first (the baseline pinned here, not read from ``RECIPES["book"]`` at run time, so a later
@@ -15,7 +15,7 @@ adoption cannot turn this into a comparison of a recipe with itself):
 Both score the dev halves as chapter 4 scores Table 1: PairEval with 3 comparison examples x 5 runs from 8
 DailyDialog validation conversations, seed 13.
 
-Rule, fixed before the run (:data:`evalkit.selection.RULE`): ``mixed`` is adopted when its six-set mean
+Rule, fixed before the run (:data:`evalkit.stats.selection.RULE`): ``mixed`` is adopted when its six-set mean
 Pearson r on the dev halves is higher by a paired 95% bootstrap interval excluding 0 — and (constraint) its
 accuracy on DailyDialog validation pairs with random and with look-alike negatives is not lower by more than
 0.05 on either.

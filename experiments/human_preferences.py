@@ -8,10 +8,10 @@ judge further on them help on a set whose people it has *not* seen? The hidden s
 on are such sets, so the estimate is leave-one-set-out: for each of the six Table-1 sets, a judge trained on
 the pairs of the other five dev halves scores that set's dev half.
 
-Data it may see: the *dev* halves of the six Table-1 sets (:mod:`evalkit.halves`), for training and the
+Data it may see: the *dev* halves of the six Table-1 sets (:mod:`evalkit.stats.halves`), for training and the
 decision; DailyDialog validation pairs for a constraint. Each fold's training pairs are cut by text
-(:func:`evalkit.paireval.human_pairs.human_preference_pairs` drops any item sharing a held-out unit) against
-the scored set's own dev half and :func:`~evalkit.paireval.human_pairs.people_held_out`: every test half,
+(:func:`_human_pairs.human_preference_pairs` drops any item sharing a held-out unit) against
+the scored set's own dev half and :func:`~_human_pairs.people_held_out`: every test half,
 UPHELD's three sets and Topical-Chat's test files whole, and the synthetic judge data's held-out sources (DailyDialog
 test and validation, DailyDialog++ test and held-out dev, the attack suite). Never a test half is scored. If
 ``people`` were adopted, the book's judge would train on the dev halves of the two DailyDialog Table-1 sets,
@@ -29,7 +29,7 @@ Candidates, cheapest first (the baseline pinned here):
 Both score the dev halves as chapter 4 scores Table 1: PairEval with 3 comparison examples x 5 runs from 8
 DailyDialog validation conversations, seed 13.
 
-Rule, fixed before the run (:data:`evalkit.selection.RULE`): ``people`` is adopted when its six-set mean
+Rule, fixed before the run (:data:`evalkit.stats.selection.RULE`): ``people`` is adopted when its six-set mean
 Pearson r on the dev halves (each set scored by the fold that did not train on it) is higher by a paired 95%
 bootstrap interval excluding 0 — and (constraint) the mean over the six folds of its accuracy on DailyDialog
 validation pairs with random and with look-alike negatives is not lower by more than 0.05 on either.
@@ -57,7 +57,7 @@ import numpy as np
 
 import _common as lab
 from evalkit import paireval as pe
-from evalkit.paireval.human_pairs import human_preference_pairs, people_held_out
+from _human_pairs import human_preference_pairs, people_held_out
 from evalkit.paireval.recipes import EncoderRecipe, JudgeRecipe, LoraRecipe
 
 PER_SET = 240

@@ -6,12 +6,12 @@ with 3 comparison examples x 5 runs from 8 DailyDialog validation conversations,
 larger one is higher on all six sets (mean 0.297 vs 0.247, ``docs/decisions.md``) at 7.4x the inference time; this
 asks the same on the dev halves only, so that a choice made from it leaves the test halves unseen.
 
-Data it may see: the dev halves of the six Table-1 sets (:mod:`evalkit.halves`).
+Data it may see: the dev halves of the six Table-1 sets (:mod:`evalkit.stats.halves`).
 
 Candidates, cheapest first: ``minilm`` (pinned: ``EncoderJudge()`` with 1 context turn, 64 tokens), ``mpnet``
 (the same settings on ``backbone_path("mpnet")``).
 
-Rule, fixed before the run (:data:`evalkit.selection.RULE`): ``mpnet`` is preferred when its six-set mean
+Rule, fixed before the run (:data:`evalkit.stats.selection.RULE`): ``mpnet`` is preferred when its six-set mean
 Pearson r on the dev halves is higher by a paired 95% bootstrap interval excluding 0. Whether the book then
 uses it also depends on its measured seconds against the book's time budget (recorded here, decided in
 ``experiments/README.md``).
@@ -35,7 +35,7 @@ import time
 import _common as lab
 from evalkit import paireval as pe
 from evalkit.encoders import backbone_path
-from evalkit.selection import choose_on_dev
+from evalkit.stats.selection import choose_on_dev
 
 SETTINGS = {"turns": 1, "max_tokens": 64}
 

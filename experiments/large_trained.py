@@ -5,7 +5,7 @@ halves (``large_encoder.py``, chapter 4's choice). Trained with the book's pairw
 (``RECIPES["large"]``: half the book's pairs, for time), does it agree better with people than the book's
 MiniLM judge trained on 3,200?
 
-Data it may see: the *dev* halves of the six Table-1 sets (:mod:`evalkit.halves`) for the decision; DailyDialog
+Data it may see: the *dev* halves of the six Table-1 sets (:mod:`evalkit.stats.halves`) for the decision; DailyDialog
 validation pairs for a constraint. Never a test half (``choose_on_dev`` refuses one).
 
 Candidates, cheapest first (the baseline pinned here, not read from the book's recipe at run time):
@@ -14,7 +14,7 @@ Candidates, cheapest first (the baseline pinned here, not read from the book's r
 Both score the dev halves as chapter 4 scores Table 1: PairEval with 3 comparison examples x 5 runs from 8
 DailyDialog validation conversations, seed 13.
 
-Rule, fixed before the run (:data:`evalkit.selection.RULE`): ``mpnet`` is preferred when its six-set mean
+Rule, fixed before the run (:data:`evalkit.stats.selection.RULE`): ``mpnet`` is preferred when its six-set mean
 Pearson r on the dev halves is higher by a paired 95% bootstrap interval excluding 0 — and (constraint) its
 accuracy on DailyDialog validation pairs with random and with look-alike negatives is not lower by more than
 0.05 on either. Whether the book then trains it also depends on its measured seconds against the book's time

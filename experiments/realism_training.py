@@ -10,13 +10,13 @@ styles instead of one); ``both`` does both.
 
 Data it may see: the mirror sets' conversations cut by :func:`evalkit.userproxy.realism_encoder.realism_split`
 (no text of any labelled item), and the **dev** half of MirrorBench's labelled GTEval and PI items
-(:mod:`evalkit.halves`). Never a test half.
+(:mod:`evalkit.stats.halves`). Never a test half.
 
 Candidates, cheapest first: ``book`` (pinned: ``RealismRecipe(train_per_set=32, heldout_per_set=12,
 user_turns=2, goal_levels=("full", "none"), user_tokens=40, epochs=3, batch_size=16)``, the book's recipe as
 of the script), ``matched``, ``temperatures``, ``both``.
 
-Rule, fixed before the run: :func:`evalkit.selection.choose_on_dev` with Spearman over the two dev halves
+Rule, fixed before the run: :func:`evalkit.stats.selection.choose_on_dev` with Spearman over the two dev halves
 (GTEval and PI, the mean of the two Spearman r): a later candidate replaces the incumbent only when the mean is
 higher by a paired 95% bootstrap interval (real conversations resampled whole within each table; the two
 tables are resampled apart although most real conversations appear in both, so the interval of their mean
@@ -41,9 +41,9 @@ from dataclasses import asdict, replace
 from typing import Any
 
 import _common as lab
-from evalkit.halves import DevHalf
+from evalkit.stats.halves import DevHalf
 from evalkit.models import open_backend
-from evalkit.selection import choose_on_dev
+from evalkit.stats.selection import choose_on_dev
 from evalkit.userproxy import human_labels
 from evalkit.userproxy import realism_encoder as rz
 from evalkit.userproxy.data import MIRROR_SETS, load_human_labels, load_mirror_set

@@ -7,7 +7,7 @@ single cost of the cold book, which is at or over its time budget. Does halving 
 can see? Asked twice: first of 3,200 pairs (:data:`PAIRS3200_BASELINE`, the size chosen earlier
 on *synthetic* validation pairs), then of the 1,600 adopted by the first answer (:data:`BASELINE`).
 
-Data it may see: the *dev* halves of the six Table-1 sets (:mod:`evalkit.halves`) for the decision; DailyDialog
+Data it may see: the *dev* halves of the six Table-1 sets (:mod:`evalkit.stats.halves`) for the decision; DailyDialog
 validation pairs for a constraint. Never a test half (``choose_on_dev`` refuses one).
 
 Candidates, cheapest first (the rule's order: ties keep the cheaper one), for both kinds of judge:
@@ -17,7 +17,7 @@ PairEval judges (``kind = "pairwise"``) score the dev halves as chapter 4 scores
 x 5 runs from 8 DailyDialog validation conversations, seed 13); DirectEval judges (``kind = "direct"``) score
 each item on its own, as chapter 4 does.
 
-Rule, fixed before the run (:data:`evalkit.selection.RULE`, cheapest first): for each kind, the larger size
+Rule, fixed before the run (:data:`evalkit.stats.selection.RULE`, cheapest first): for each kind, the larger size
 replaces the smaller only when its six-set mean Pearson r on the dev halves is higher by a paired 95% bootstrap
 interval excluding 0. The recipe takes the smaller size only when the larger clears neither kind **and**
 (constraint) the smaller PairEval judge's accuracy on DailyDialog validation pairs with random and with
@@ -58,7 +58,7 @@ from typing import Any
 
 import _common as lab
 from evalkit.paireval.recipes import EncoderRecipe, JudgeRecipe, LoraRecipe
-from evalkit.selection import choose_on_dev
+from evalkit.stats.selection import choose_on_dev
 
 BASELINE = JudgeRecipe("pairs1600", EncoderRecipe(
     pairs=1600, batch_size=16, learning_rate=5e-5, in_batch_negatives=1.0, context_turns=1, max_tokens=64,

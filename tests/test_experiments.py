@@ -165,7 +165,7 @@ def _check_validation_record(module, record: dict) -> None:
 
 
 def _check_dev_record(module, record: dict) -> None:
-    """A decision on dev halves (``evalkit.selection.choose_on_dev``): its choice is a candidate, on few items."""
+    """A decision on dev halves (``evalkit.stats.selection.choose_on_dev``): its choice is a candidate, on few items."""
     decision = record["decision"]
     assert decision["choice"] in decision["candidates"] and decision["rule"]
     assert all(-1.0 <= row["pearson"] <= 1.0 for row in decision["dev"] if row["pearson"] == row["pearson"])

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.runner import PROJECT_ROOT
+from evalkit.book.runner import PROJECT_ROOT
 
-from tests.test_book import _chromium
+from tests.book.test_book import _chromium
 
 pytestmark = pytest.mark.slow
 

@@ -14,7 +14,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from evalkit import benchpage, cli, runner
+from evalkit.book import benchpage
+
+from evalkit import cli
+
+from evalkit.book import runner
 from evalkit.paireval import metaeval
 from evalkit.paireval.schema import (DegenerateScoresError, MetaEvalFormatError, duplicate_rows, meta_evaluate,
                                      read_meta_eval, write_meta_eval)
@@ -191,7 +195,7 @@ def test_score_output_is_checked_before_any_work(tmp_path, capsys, monkeypatch):
     def no_work(*_args, **_kwargs):
         raise AssertionError("scored before the output path was checked")
 
-    monkeypatch.setattr(cli, "_paireval_score", no_work)
+    monkeypatch.setattr(cli.commands, "_paireval_score", no_work)
     (tmp_path / "folder").mkdir()
     for output, said in ((tmp_path / "x.txt", "unknown format '.txt'"), (tmp_path / "folder", "is a folder"),
                          (tmp_path / "noext", "unknown format '(no suffix)'")):
@@ -336,7 +340,7 @@ def test_cache_commands_leave_another_programs_database_unchanged(tmp_path, caps
 
 
 def test_cache_stats_reads_a_real_cache_and_says_when_there_is_none(tmp_path, capsys, monkeypatch):
-    from evalkit.cache import CallCache
+    from evalkit.models.cache import CallCache
 
     monkeypatch.setenv("EVALKIT_CACHE_DIR", str(tmp_path / "nothing-yet"))
     assert cli.main(["cache", "stats"]) == 1
@@ -353,12 +357,12 @@ def test_cache_stats_reads_a_real_cache_and_says_when_there_is_none(tmp_path, ca
 
 
 def test_a_closed_pipe_ends_the_command_quietly(tmp_path):
-    from evalkit.cache import CallCache
+    from evalkit.models.cache import CallCache
 
     cache = CallCache(tmp_path / "calls.sqlite")
     cache.put_many([(f"k{i}", f"backend-{i}", "generate", {"x": i}) for i in range(300)])
     cache.close()
-    reader_gone = subprocess.Popen([sys.executable, "-m", "evalkit.cli", "cache", "stats", "--path",
+    reader_gone = subprocess.Popen([sys.executable, "-m", "evalkit.cli.commands", "cache", "stats", "--path",
                                     str(tmp_path / "calls.sqlite")], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     reader_gone.stdout.close()  # `| head` that has already gone away
     err = reader_gone.stderr.read().decode()

@@ -15,8 +15,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from .checks import EXERCISES, chapter_exercises, exercise
-from .core import Exercise, Feedback, Wrong, run_exercise
+from evalkit.course.checks import EXERCISES, chapter_exercises, exercise
+from evalkit.course.core import Exercise, Feedback, Wrong, run_exercise
 
 __all__ = ["check", "grade_env", "EXERCISES", "Exercise", "Feedback", "Wrong", "exercise", "chapter_exercises"]
 

@@ -200,8 +200,8 @@ def check_all(namespace: Mapping[str, Any], chapter: str, answers_path: str, out
     ``chapter``, public and hidden checks, on each submission's answers (``answers_path``: submission id ->
     encoded answers), with the reference's variables as the chapter's data. Writes submission id -> label ->
     outcome to ``out_path``."""
-    from .checks import chapter_exercises
-    from .core import run_exercise
+    from evalkit.course.checks import chapter_exercises
+    from evalkit.course.core import run_exercise
 
     exercises = chapter_exercises(chapter)
     names = {name for item in exercises for name in item.answers}

@@ -19,7 +19,7 @@ def add_parser(commands) -> argparse.ArgumentParser:
 
 
 def _add_actions(course: argparse.ArgumentParser) -> None:
-    from ..runner import PROJECT_ROOT
+    from evalkit.book.runner import PROJECT_ROOT
 
     actions = course.add_subparsers(dest="course_action", required=True)
     release = actions.add_parser("release", help="write the student notebooks (MyST, .ipynb) and a zip per chapter")
@@ -51,7 +51,7 @@ def _add_actions(course: argparse.ArgumentParser) -> None:
 
 
 def _seconds(text: str) -> float:
-    from .sandbox import check_timeout
+    from evalkit.course.sandbox import check_timeout
 
     try:
         return check_timeout(text)
@@ -61,14 +61,14 @@ def _seconds(text: str) -> float:
 
 def run(args: argparse.Namespace) -> int:
     if args.course_action == "release":
-        from .release import release
+        from evalkit.course.release import release
 
         for chapter in release(args.out, only=args.only.split(",") if args.only else None,
                                params=args.params):
             print(f"{chapter.chapter}: {chapter.archive} ({len(chapter.exercises)} exercises)")
         return 0
-    from .grade import Interrupted, grade
-    from .sandbox import Limits
+    from evalkit.course.grade import Interrupted, grade
+    from evalkit.course.sandbox import Limits
 
     if not 0 < args.memory < 2**20:
         raise ValueError(f"--memory must be a number of GiB above 0, not {args.memory}")

@@ -34,10 +34,10 @@ from typing import Any
 
 import nbformat
 
-from .checks import EXERCISES, chapter_exercises
-from .intake import Entry, intake, last_line, read_capped, read_json, tail
-from .key import CHECKS_PACKAGE, check_chapter, checks_stub, prepared
-from .sandbox import Isolation, Limits, check_timeout, detect, end, scrubbed_environment, supervise
+from evalkit.course.checks import EXERCISES, chapter_exercises
+from evalkit.course.intake import Entry, intake, last_line, read_capped, read_json, tail
+from evalkit.course.key import CHECKS_PACKAGE, check_chapter, checks_stub, prepared
+from evalkit.course.sandbox import Isolation, Limits, check_timeout, detect, end, scrubbed_environment, supervise
 
 __all__ = ["GradeRow", "GradeRun", "Interrupted", "grade", "COLUMNS"]
 
@@ -109,13 +109,13 @@ def grade(submissions_dir: str | Path, out_dir: str | Path, *, timeout: float = 
     ``params`` (e.g. ``"lab"``): run every submission and the key at that parameter set's sizes; ``key``: the
     folder of the teacher's chapters (default: the book's); ``trusted``: grade even where no sandbox starts.
     Raises ``ValueError`` on a bad argument and :class:`Interrupted` on SIGTERM or SIGINT."""
-    from .report import prepare_out, write_tables
+    from evalkit.course.report import prepare_out, write_tables
 
     timeout = check_timeout(timeout)
     limits = Limits(timeout=timeout) if limits is None else dataclasses.replace(limits, timeout=timeout)
     folder, out = Path(submissions_dir), Path(out_dir)
     if params is not None:
-        from ..runner import load_params
+        from evalkit.book.runner import load_params
 
         params = str(Path(params).resolve()) if Path(params).suffix else params
         load_params(params)  # a misspelt set fails here, before any submission runs
@@ -187,7 +187,7 @@ def _check_hidden(folder: Path, out: Path) -> None:
 
 
 def _book_chapters() -> Path:
-    from ..runner import NOTEBOOK_DIR
+    from evalkit.book.runner import NOTEBOOK_DIR
 
     return NOTEBOOK_DIR
 
@@ -195,7 +195,7 @@ def _book_chapters() -> Path:
 def _hidden_from_runs() -> list[Path]:
     """Folders a run sees empty besides the class's and the grader's: the project's git history (it holds
     the checks' source)."""
-    from ..runner import PROJECT_ROOT
+    from evalkit.book.runner import PROJECT_ROOT
 
     return [path for path in (PROJECT_ROOT / ".git",) if path.is_dir()]
 
@@ -217,8 +217,8 @@ def _on_signals(active: list):
 
 def _plan(run: _Run, params: str | None) -> None:
     """Read the copy in the grader: its chapter, its exercises (from the key) and its answer cells."""
-    from .release import answer_cells, with_parameter_set
-    from .worker import NotASubmission, identify, read_submission
+    from evalkit.course.release import answer_cells, with_parameter_set
+    from evalkit.course.worker import NotASubmission, identify, read_submission
 
     entry = run.entry
     if entry.copy is None:
@@ -239,7 +239,7 @@ def _plan(run: _Run, params: str | None) -> None:
     meta = notebook.metadata.get("evalkit")
     released = meta.get("params") if isinstance(meta, dict) else None
     if params is None and released is not None:  # a release made at a parameter set's sizes
-        from ..runner import PARAMS_DIR
+        from evalkit.book.runner import PARAMS_DIR
 
         if not (isinstance(released, str) and re.fullmatch(r"[A-Za-z0-9_-]{1,40}", released)
                 and (PARAMS_DIR / f"{released}.yml").is_file()):
@@ -299,7 +299,7 @@ def _run_submission(run: _Run, private: Path, limits: Limits, isolation: Isolati
         if result.get("truncated") is True:
             run.problem = (run.problem + " | " if run.problem else "") + "some output was cut (too long)"
     if not run.timed_out:
-        from .answers import Unreadable, load
+        from evalkit.course.answers import Unreadable, load
 
         try:
             run.answers = load(answers_path)

@@ -19,10 +19,10 @@ from typing import Any
 
 import nbformat
 
-from .answers import encode
-from .checks import EXERCISES
-from .intake import last_line, read_json
-from .sandbox import Limits, supervise
+from evalkit.course.answers import encode
+from evalkit.course.checks import EXERCISES
+from evalkit.course.intake import last_line, read_json
+from evalkit.course.sandbox import Limits, supervise
 
 __all__ = ["check_chapter", "checks_stub", "prepared", "CHECKS_PACKAGE"]
 
@@ -52,7 +52,7 @@ def check_chapter(chapter: str, answers: dict[str, dict[str, Any]], key_dir: Pat
 
     if source is None:
         return fail(f"the key has no {chapter} chapter in {key_dir}")
-    from .release import student_notebook
+    from evalkit.course.release import student_notebook
 
     try:
         notebook = student_notebook(source, params=params)
@@ -93,7 +93,7 @@ def checks_stub(private: Path) -> Path:
         f"Exercise({item.label!r}, {item.chapter!r}, {item.answers!r}, ({'_checked_when_graded'},), (), "
         f"asks={item.asks!r}, points={item.points!r})" for item in EXERCISES.values())
     (folder / "__init__.py").write_text(f'''"""The exercises without their checks: the grader checks answers."""
-from ..core import Exercise, Wrong
+from evalkit.course.core import Exercise, Wrong
 
 __all__ = ["EXERCISES", "exercise", "chapter_exercises"]
 

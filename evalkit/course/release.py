@@ -2,7 +2,7 @@
 
 Per chapter ``NN_name`` the release folder gets ``NN_name/NN_name.md`` (MyST, what JupyterLab opens through
 jupytext), ``NN_name/NN_name.ipynb`` (for any notebook tool) and ``NN_name.zip`` holding both. The solutions
-are cut with :func:`evalkit.runner.strip_solutions`, outputs and execution counts are cleared, and the
+are cut with :func:`evalkit.book.runner.strip_solutions`, outputs and execution counts are cleared, and the
 notebook's metadata names its chapter and exercises (``evalkit.chapter``, ``evalkit.exercises``) so a
 submission is recognised even when renamed. Hidden checks never live in a notebook (they are in
 :mod:`evalkit.course.checks`), so nothing of them can reach the release.
@@ -17,7 +17,7 @@ from typing import Iterable
 
 import nbformat
 
-from .checks import chapter_exercises
+from evalkit.course.checks import chapter_exercises
 
 __all__ = ["ReleasedChapter", "release", "student_notebook", "answer_cells", "with_parameter_set", "CHECK_CALL"]
 
@@ -55,7 +55,7 @@ def with_parameter_set(notebook: nbformat.NotebookNode, chapter: str, params: st
     Raises ``ValueError`` when the notebook has no ``parameters`` cell to follow."""
     if params is None:
         return notebook
-    from ..runner import load_params
+    from evalkit.book.runner import load_params
 
     chosen = load_params(params)
     values = {**chosen["defaults"], **(chosen["notebooks"].get(chapter) or {})}
@@ -79,7 +79,7 @@ def student_notebook(source: str | Path, *, params: str | Path | None = None) ->
     Raises ``ValueError`` when an exercise of the chapter has no answer cell (a student could not answer
     it) or a solution directive survived the cut. ``params`` (e.g. ``"lab"``) puts that parameter set's
     values in the notebook (:func:`with_parameter_set`), so the students run and are graded at its sizes."""
-    from ..runner import read_chapter, strip_solutions
+    from evalkit.book.runner import read_chapter, strip_solutions
 
     source = Path(source)
     notebook = with_parameter_set(strip_solutions(read_chapter(source)), source.stem, params)
@@ -100,7 +100,7 @@ def student_notebook(source: str | Path, *, params: str | Path | None = None) ->
     notebook.metadata.pop("papermill", None)
     notebook.metadata["evalkit"] = {"chapter": source.stem, "exercises": labels, "edition": "student"}
     if params is not None:  # the grader runs the key at the same sizes
-        from ..runner import load_params
+        from evalkit.book.runner import load_params
 
         notebook.metadata["evalkit"]["params"] = load_params(params)["name"]
     notebook.metadata.setdefault("jupytext", {})["notebook_metadata_filter"] = "evalkit"  # kept in the MyST header
@@ -114,7 +114,7 @@ def release(out_dir: str | Path, *, only: Iterable[str] | None = None,
     a parameter set whose sizes the notebooks carry, e.g. ``"lab"``)."""
     import jupytext
 
-    from ..runner import notebook_sources
+    from evalkit.book.runner import notebook_sources
 
     out = Path(out_dir)
     if out.exists() and not out.is_dir():

@@ -105,7 +105,7 @@ def totals(rows: Sequence) -> list[dict]:
 def write_tables(rows: Sequence, out: Path, *, isolation: str = "") -> tuple[Path, Path, Path]:
     """The three tables, each written atomically into ``out``; ``isolation`` (how the notebooks ran) is
     stated on the page."""
-    from .grade import COLUMNS
+    from evalkit.course.grade import COLUMNS
 
     grades, total_path, page = out / "grades.csv", out / "totals.csv", out / "grades.html"
     summary = totals(rows)

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from .intake import read_capped
+from evalkit.course.intake import read_capped
 
 __all__ = ["Isolation", "Limits", "SandboxUnavailable", "detect", "check_timeout", "scrubbed_environment",
            "launch", "supervise", "end", "ENVIRONMENT_ALLOWED"]

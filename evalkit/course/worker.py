@@ -19,8 +19,8 @@ from typing import Any
 
 import nbformat
 
-from .checks import EXERCISES
-from .release import answer_cells
+from evalkit.course.checks import EXERCISES
+from evalkit.course.release import answer_cells
 
 __all__ = ["NotASubmission", "read_submission", "identify", "execute", "main"]
 

@@ -49,11 +49,11 @@ door, so a shared OpenAI-compatible server (vLLM) with its bounded concurrency s
 """
 from __future__ import annotations
 
-from .driver import GridLocked, GridOutcome, run_grid
-from .masking import _mask_url, _public, _secrets, _shown
-from .records import _finished, _record_path, _write_record, results_table
-from .spec import GridSpec, GridSpecError, GridUnit, expand, fill, load_grid, parse_grid, placeholders
-from .unit import run_unit
+from evalkit.grid.driver import GridLocked, GridOutcome, run_grid
+from evalkit.grid.masking import _mask_url, _public, _secrets, _shown
+from evalkit.grid.records import _finished, _record_path, _write_record, results_table
+from evalkit.grid.spec import GridSpec, GridSpecError, GridUnit, expand, fill, load_grid, parse_grid, placeholders
+from evalkit.grid.unit import run_unit
 
 __all__ = ["GridSpec", "GridUnit", "GridSpecError", "GridLocked", "GridOutcome", "load_grid", "expand", "run_unit", "run_grid",
            "results_table"]

@@ -14,9 +14,9 @@ from typing import Any, Iterator
 
 import pandas as pd
 
-from .records import _failed_record, _finished, _write_record, results_table
-from .spec import GridSpec, GridUnit, expand
-from .unit import run_unit
+from evalkit.grid.records import _failed_record, _finished, _write_record, results_table
+from evalkit.grid.spec import GridSpec, GridUnit, expand
+from evalkit.grid.unit import run_unit
 
 
 class GridLocked(RuntimeError):

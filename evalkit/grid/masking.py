@@ -6,7 +6,7 @@ import re
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from ..models.redaction import MASK, public_endpoint, redact
+from evalkit.models.redaction import MASK, public_endpoint, redact
 
 # A parameter whose name ends in one of these words holds a credential: its value is never shown.
 _SECRET_NAME = re.compile(r"(?i)(^|[_-])(pass(word|wd|phrase)?|pwd?|secret|token|credentials?|auth(orization)?|"

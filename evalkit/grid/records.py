@@ -9,9 +9,9 @@ from typing import Any
 
 import pandas as pd
 
-from ..models import redact
-from .masking import _public
-from .spec import GridSpec, GridUnit, _short, expand
+from evalkit.models import redact
+from evalkit.grid.masking import _public
+from evalkit.grid.spec import GridSpec, GridUnit, _short, expand
 
 
 def _record_path(out: Path, unit: GridUnit) -> Path:

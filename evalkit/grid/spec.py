@@ -13,9 +13,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..models import redact
-from ..specfile import Fields, SpecError, read_yaml
-from .masking import _command_secrets, _mask_url, _public, _public_command, _secrets, _shown
+from evalkit.models import redact
+from evalkit.data.specfile import Fields, SpecError, read_yaml
+from evalkit.grid.masking import _command_secrets, _mask_url, _public, _public_command, _secrets, _shown
 
 
 class GridSpecError(SpecError):
@@ -212,7 +212,7 @@ def command_path() -> str:
 def _notebook_target(read: Fields, grid: dict[str, list[Any]], fixed: dict[str, Any]) -> str:
     """The ``notebook`` field: exactly one chapter notebook, of which every grid and fixed name is a parameter."""
     target = read.text("notebook")
-    from ..runner import notebook_sources
+    from evalkit.book.runner import notebook_sources
 
     try:
         matches = notebook_sources([target])
@@ -220,7 +220,7 @@ def _notebook_target(read: Fields, grid: dict[str, list[Any]], fixed: dict[str, 
         matches = []
     if len(matches) != 1:
         read.fail("notebook", f"{target!r} must name exactly one notebook (matches: {[m.stem for m in matches]})")
-    from ..runner import chapter_parameters
+    from evalkit.book.runner import chapter_parameters
 
     accepted = set(chapter_parameters(matches[0])) - {"output_dir", "results_path", "store_path"}
     for field_name, names in (("grid", grid), ("fixed", fixed)):
@@ -264,7 +264,7 @@ def _base_params(read: Fields, kind: str, base: Path) -> str:
     if Path(base_params).suffix and not Path(base_params).is_absolute():
         base_params = str((base / base_params).resolve())
     if kind == "notebook":
-        from ..runner import load_params
+        from evalkit.book.runner import load_params
 
         try:
             load_params(base_params)

@@ -12,17 +12,17 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from ..models import redact
-from ..models.redaction import environment_secrets
-from .masking import _public
-from .records import _write_record
-from .spec import GridUnit, command_path, fill
+from evalkit.models import redact
+from evalkit.models.redaction import environment_secrets
+from evalkit.grid.masking import _public
+from evalkit.grid.records import _write_record
+from evalkit.grid.spec import GridUnit, command_path, fill
 
 
 def _run_notebook(unit: GridUnit, folder: Path) -> dict[str, Any]:
     """The notebook with its base parameter set, the unit's values laid over that notebook's entry."""
-    from ..results import read_results
-    from ..runner import load_params, notebook_sources, run_notebooks
+    from evalkit.book.results import read_results
+    from evalkit.book.runner import load_params, notebook_sources, run_notebooks
 
     params = load_params(unit.base_params)
     (source,) = notebook_sources([unit.target])

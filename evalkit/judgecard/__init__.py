@@ -13,8 +13,6 @@ the human noise ceiling of the same items, with length and position biases, abst
   (rows recomputed from the item scores, the answer key flagged); :mod:`.cli` — ``evalkit judge card`` and
   ``evalkit judge leaderboard``.
 
-Names are imported on first use, so that ``evalkit``'s command line starts without pandas.
-
 >>> import pandas as pd
 >>> from evalkit.judgecard import from_meta_eval, judge_card
 >>> frame = pd.DataFrame({"context": [["how was the trip to the coast last week"]] * 3 + [["and the food"]] * 3,
@@ -28,28 +26,16 @@ Names are imported on first use, so that ``evalkit``'s command line starts witho
 """
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from evalkit.judgecard._names import SET_NAMES
+from evalkit.judgecard.card import Card, judge_card, merge_cards
+from evalkit.judgecard.judges import CannotScore, CardJudge, FunctionJudge, Scored, ScoresJudge, build_judge, prefetch_lm
+from evalkit.judgecard.leaderboard import leaderboard_html, leaderboard_markdown, standings, standings_frame
+from evalkit.judgecard.render import card_fragment, card_html, write_card
+from evalkit.judgecard.sets import HumanSet, from_meta_eval, load_set, noise_ceiling, upheld_folder_set
+from evalkit.judgecard.spec import JudgeSpec, parse_spec, read_spec_file
+from evalkit.judgecard.verify import card_flags
 
-from ._names import SET_NAMES
-
-_HOMES = {"card": ("Card", "LabelRow", "SlotRow", "ConsistencyRow", "SetCost", "SetScores", "judge_card", "merge_cards",
-                   "same_context_pairs"),
-          "render": ("card_html", "card_fragment", "write_card"),
-          "leaderboard": ("Standing", "standings", "standings_frame", "leaderboard_markdown", "leaderboard_html",
-                          "board_sentence"),
-          "verify": ("card_flags",),
-          "sets": ("Ceiling", "HumanSet", "from_meta_eval", "from_upheld_labels", "load_set", "noise_ceiling",
-                   "upheld_folder_set"),
-          "spec": ("KINDS", "JudgeSpec", "parse_spec", "read_spec_file"),
-          "judges": ("CannotScore", "CardJudge", "FunctionJudge", "Scored", "ScoresJudge", "build_judge",
-                     "prefetch_lm")}
-_WHERE = {name: module for module, names in _HOMES.items() for name in names}
-
-__all__ = ["SET_NAMES", *_WHERE]
-
-
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        return getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__all__ = ["SET_NAMES", "Card", "judge_card", "merge_cards", "CannotScore", "CardJudge", "FunctionJudge", "Scored",
+           "ScoresJudge", "build_judge", "prefetch_lm", "leaderboard_html", "leaderboard_markdown", "standings",
+           "standings_frame", "card_fragment", "card_html", "write_card", "HumanSet", "from_meta_eval", "load_set",
+           "noise_ceiling", "upheld_folder_set", "JudgeSpec", "parse_spec", "read_spec_file", "card_flags"]

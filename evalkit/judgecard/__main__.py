@@ -1,5 +1,5 @@
 import sys
 
-from .cli import main
+from evalkit.judgecard.cli import main
 
 sys.exit(main())

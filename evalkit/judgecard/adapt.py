@@ -1,6 +1,6 @@
 """A card's judge adapted to each set with the set's own dev labels (``evalkit judge card --adapt K|all``).
 
-The judge scores both halves of a set; an adapted judge (:mod:`evalkit.adapted`: a ridge over the judge's score
+The judge scores both halves of a set; an adapted judge (:mod:`evalkit.judges.adapted`: a ridge over the judge's score
 and the reply's text features, shrunk toward the judge itself) is fitted on ``k`` items of the *dev* half — a
 seeded draw, or every item — and the card reports its scores on the *test* half. The fit follows the set's first
 label (``score``; ``content`` on UPHELD's sets), and the card's rows for every label read the same scores, so a
@@ -14,9 +14,9 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ..adapted import BUDGETS, _draw, _subset, budget_label, fit_adapted, label_budget_curve, text_features
-from ..halves import DevHalf, TestHalf
-from .sets import HumanSet
+from evalkit.judges.adapted import BUDGETS, _draw, _subset, budget_label, fit_adapted, label_budget_curve, text_features
+from evalkit.stats.halves import DevHalf, TestHalf
+from evalkit.judgecard.sets import HumanSet
 
 __all__ = ["Adaptation", "parse_budget", "adapted_name", "budgets_up_to", "adapt_set"]
 

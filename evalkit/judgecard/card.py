@@ -3,7 +3,7 @@ with its length and position biases, abstentions and cost, measured on the same 
 
 Per set and label (UPHELD's content, style and reasonable separately; a Table-1 set's score) a
 :class:`LabelRow` holds Pearson, Spearman and Kendall with percentile-bootstrap intervals that resample
-*groups* of items (the dev/test groups of :mod:`evalkit.halves`: the replies to one context, joined with any
+*groups* of items (the dev/test groups of :mod:`evalkit.stats.halves`: the replies to one context, joined with any
 context sharing its conversation), n, the noise ceiling and the share of it
 (:mod:`evalkit.judgecard.sets`), and the length panel:
 
@@ -38,15 +38,15 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from ..adapted import MIN_LABELS, budget_label
-from ..paireval.scoring import length_scores
-from ..stats import correlation, grouped_correlation_intervals
-from .checks import (ConsistencyRow, SlotRow, _consistency_row, _length_panel, _slot_row,  # noqa: F401
+from evalkit.judges.adapted import MIN_LABELS, budget_label
+from evalkit.paireval.scoring import length_scores
+from evalkit.stats import correlation, grouped_correlation_intervals
+from evalkit.judgecard.checks import (ConsistencyRow, SlotRow, _consistency_row, _length_panel, _slot_row,  # noqa: F401
                      same_context_pairs)
-from .adapt import adapt_set, adapted_name, parse_budget
-from .sets import HalfChoice, HumanSet, card_items, noise_ceiling
-from .judges import CannotScore, CardJudge, build_judge
-from .spec import JudgeSpec, parse_spec, public_record
+from evalkit.judgecard.adapt import adapt_set, adapted_name, parse_budget
+from evalkit.judgecard.sets import HalfChoice, HumanSet, card_items, noise_ceiling
+from evalkit.judgecard.judges import CannotScore, CardJudge, build_judge
+from evalkit.judgecard.spec import JudgeSpec, parse_spec, public_record
 
 __all__ = ["LabelRow", "SlotRow", "ConsistencyRow", "SetCost", "SetScores", "Card", "judge_card", "merge_cards",
            "same_context_pairs", "check_set_scores"]

@@ -9,9 +9,9 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from ..stats import correlation, group_resamples, partial_correlation, proportion
-from .judges import CardJudge
-from .sets import HumanSet
+from evalkit.stats import correlation, group_resamples, partial_correlation, proportion
+from evalkit.judgecard.judges import CardJudge
+from evalkit.judgecard.sets import HumanSet
 
 __all__ = ["SlotRow", "ConsistencyRow", "same_context_pairs"]
 

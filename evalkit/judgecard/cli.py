@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ._names import SET_NAMES
+from evalkit.judgecard._names import SET_NAMES
 
 __all__ = ["add_arguments", "run", "main"]
 
@@ -56,7 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _added_sets(args: argparse.Namespace) -> list:
     """The user's own sets of ``--add FILE`` (names, read by the card) and ``--add-upheld DIR`` (read here, so a
     bad folder fails before any judge runs)."""
-    from .sets import upheld_folder_set
+    from evalkit.judgecard.sets import upheld_folder_set
 
     for path in args.add:
         if not Path(path).is_file():
@@ -73,10 +73,10 @@ def leaderboard(args: argparse.Namespace) -> int:
     """Read every card named by ``--cards``, merge each judge's, rank them on the sets they scored."""
     import json
 
-    from .card import Card, merge_cards
-    from .leaderboard import leaderboard_markdown, standings, standings_frame
-    from .render import write_card
-    from .sets import load_set
+    from evalkit.judgecard.card import Card, merge_cards
+    from evalkit.judgecard.leaderboard import leaderboard_markdown, standings, standings_frame
+    from evalkit.judgecard.render import write_card
+    from evalkit.judgecard.sets import load_set
 
     if not args.cards:
         raise ValueError("judge leaderboard needs --cards PATH (a card.json or a folder of them)")
@@ -147,7 +147,7 @@ def export(args: argparse.Namespace) -> int:
     """Write the items of each set's half (``--half``, the test halves unless told) as a meta-evaluation file
     without the human scores: ``item_id``, ``dataset``, ``context``, ``response`` and ``reference``. A judge
     adds a ``score_judge`` field to each line, and ``judge card --scores`` reads it back by ``item_id``."""
-    from .sets import card_items
+    from evalkit.judgecard.sets import card_items
 
     if not args.out or not str(args.out).endswith(".jsonl"):
         raise ValueError("judge export needs --out FILE.jsonl (the items to score, one JSON object per line)")
@@ -177,10 +177,10 @@ def run(args: argparse.Namespace) -> int:
         return leaderboard(args)
     if args.action == "export":
         return export(args)
-    from .card import judge_card
-    from .render import write_card
-    from .judges import ScoresJudge
-    from .spec import parse_spec
+    from evalkit.judgecard.card import judge_card
+    from evalkit.judgecard.render import write_card
+    from evalkit.judgecard.judges import ScoresJudge
+    from evalkit.judgecard.spec import parse_spec
 
     if (args.judge is None) == (args.scores is None):
         raise ValueError("judge card needs exactly one of --judge SPEC and --scores FILE")

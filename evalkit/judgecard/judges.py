@@ -10,8 +10,8 @@ from typing import Any, Protocol, Sequence
 import numpy as np
 import pandas as pd
 
-from ..specfile import SpecError
-from .spec import KINDS, JudgeSpec
+from evalkit.data.specfile import SpecError
+from evalkit.judgecard.spec import KINDS, JudgeSpec
 
 __all__ = ["CardJudge", "Scored", "CannotScore", "FunctionJudge", "ScoresJudge", "PairEvalSettings", "BOOK_PAIREVAL",
            "build_judge", "prefetch_lm"]
@@ -80,7 +80,7 @@ class FunctionJudge:
 def _rouge_l(items: pd.DataFrame) -> np.ndarray:
     from rouge_score import rouge_scorer
 
-    from ..metrics import split_sentences
+    from evalkit.upheld.metrics import split_sentences
 
     scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
     return np.array([scorer.score("\n".join(split_sentences(str(ref))), "\n".join(split_sentences(str(cand))))
@@ -89,14 +89,14 @@ def _rouge_l(items: pd.DataFrame) -> np.ndarray:
 
 @dataclass
 class _ReferenceModelMetric:
-    """BERTScore F1 or the embedding cosine of :class:`evalkit.metrics.ReferenceMetrics` (loads the encoder)."""
+    """BERTScore F1 or the embedding cosine of :class:`evalkit.upheld.metrics.ReferenceMetrics` (loads the encoder)."""
 
     column: str
     _metrics: Any = None
 
     def __call__(self, items: pd.DataFrame) -> np.ndarray:
         if self._metrics is None:
-            from ..metrics import ReferenceMetrics
+            from evalkit.upheld.metrics import ReferenceMetrics
 
             self._metrics = ReferenceMetrics()
         frame = self._metrics.score(items["reference"].astype(str).tolist(), items["response"].astype(str).tolist())
@@ -128,8 +128,8 @@ def _recipe_data(recipe: Any):
     one leak cut, which takes seconds to build even when every judge is already in the training cache."""
     import os
 
-    from ..paireval import judge_data
-    from ..paireval.recipes import named_recipe
+    from evalkit.paireval import judge_data
+    from evalkit.paireval.recipes import named_recipe
 
     key = (named_recipe(recipe).seed, os.environ.get("EVALKIT_DATA_DIR"))
     if key not in _JUDGE_DATA:
@@ -139,7 +139,7 @@ def _recipe_data(recipe: Any):
 
 def _book_pool(recipe: Any, settings: PairEvalSettings) -> list:
     """Chapter 4's comparison pool: ``pool_size`` examples of the recipe's leak-free validation dialogues."""
-    from ..paireval.data import corpus_comparisons
+    from evalkit.paireval.data import corpus_comparisons
 
     return corpus_comparisons(_recipe_data(recipe).validation, settings.pool_size, seed=settings.seed)
 
@@ -165,8 +165,8 @@ class _PairJudge:
         return self._judge
 
     def score(self, items: pd.DataFrame) -> Scored:
-        from ..paireval.scoring import directeval_scores
-        from ..paireval.table1 import judge_scores
+        from evalkit.paireval.scoring import directeval_scores
+        from evalkit.paireval.table1 import judge_scores
 
         judge, contexts, replies = self._model(), list(items["context"]), items["response"].astype(str).tolist()
         if self.method == "direct":
@@ -191,7 +191,7 @@ class _PairJudge:
 
 @dataclass
 class _LMJudge:
-    """A prompt of :mod:`evalkit.judges` (or one's own) through the model door; scores are expected values over
+    """A prompt of :mod:`evalkit.upheld.llm_judges` (or one's own) through the model door; scores are expected values over
     the labels, abstentions keep their raw text; the door's telemetry gives calls, tokens and cache hits."""
 
     name: str
@@ -199,7 +199,7 @@ class _LMJudge:
     _backend: Any = None
 
     def _prompt(self):
-        from ..judges import JUDGES, JudgeSpec as PromptSpec
+        from evalkit.upheld.llm_judges import JUDGES, JudgeSpec as PromptSpec
 
         if self.spec.prompt is not None:
             return JUDGES[self.spec.prompt]
@@ -209,14 +209,14 @@ class _LMJudge:
 
     def backend(self):
         if self._backend is None:
-            from ..models import open_backend
+            from evalkit.models import open_backend
 
             options = {"base_url": self.spec.base_url} if self.spec.backend == "openai" else {}
             self._backend = open_backend(self.spec.backend, self.spec.model, **options)
         return self._backend
 
     def readable(self, items: pd.DataFrame) -> pd.DataFrame:
-        """``items`` as :func:`evalkit.judges.judge` reads them; :class:`CannotScore` when the prompt shows a
+        """``items`` as :func:`evalkit.upheld.llm_judges.judge` reads them; :class:`CannotScore` when the prompt shows a
         reference that some items lack."""
         prompt = self._prompt()
         if prompt.uses_reference and items["reference"].isna().any():
@@ -227,13 +227,13 @@ class _LMJudge:
                              "candidate": items["response"].astype(str).to_numpy()})
 
     def score(self, items: pd.DataFrame) -> Scored:
-        from ..judges import judge
+        from evalkit.upheld.llm_judges import judge
 
         result = judge(self.readable(items), self._prompt(), self.backend())
         return Scored(result["score"].to_numpy(dtype=float), tuple(result["raw_text"]))
 
     def orders(self, contexts, first, second):
-        return None  # the prompts of evalkit.judges score one reply; a pairwise LM prompt is to do
+        return None  # the prompts of evalkit.upheld.llm_judges score one reply; a pairwise LM prompt is to do
 
     def calls(self) -> list:
         backend = self._backend
@@ -255,8 +255,8 @@ class ScoresJudge:
     _frame: pd.DataFrame = field(default=None, repr=False)
 
     def __post_init__(self):
-        from ..paireval.schema import MetaEvalFormatError, metric_scores, read_meta_eval
-        from .sets import refuse_repeated_ids
+        from evalkit.paireval.schema import MetaEvalFormatError, metric_scores, read_meta_eval
+        from evalkit.judgecard.sets import refuse_repeated_ids
 
         self.column = (self.column,) if isinstance(self.column, str) else tuple(self.column)
         if not self.column or len(set(self.column)) != len(self.column):
@@ -313,11 +313,11 @@ class ScoresJudge:
 def _pairwise_lm(spec: JudgeSpec):
     """Chapter 4's pairwise LM judge: zero-shot through the spec's door (``lm-pair``), or SmolLM2 with the LoRA
     adapter of the spec's recipe (``lora``: trained once, then read from the cache)."""
-    from ..models import open_backend
-    from ..paireval.judge import LMJudge
+    from evalkit.models import open_backend
+    from evalkit.paireval.lm_judge import LMJudge
 
     if spec.kind == "lora":
-        from ..paireval.training import train_lm_judge
+        from evalkit.paireval.training import train_lm_judge
 
         return LMJudge(open_backend("transformers", None, adapter=str(train_lm_judge(spec.recipe).adapter)))
     options = {"base_url": spec.base_url} if spec.backend == "openai" else {}
@@ -332,12 +332,12 @@ def prefetch_lm(specs: Sequence[JudgeSpec], sets: Sequence[Any], *, half: str = 
     :func:`~evalkit.judgecard.sets.card_items` with the same ``half``, ``items_per_set`` and ``seed``. The
     answers land in the call cache, from which the cards then read them: the prompts of two judges about one
     item share its conversation and replies, and one call computes that text once for both
-    (:func:`evalkit.judges.run_judges`). Returns the seconds spent per door that was asked; a judge or set that
+    (:func:`evalkit.upheld.llm_judges.run_judges`). Returns the seconds spent per door that was asked; a judge or set that
     a card cannot score is left to the card, which says why."""
     import time
 
-    from ..judges import run_judges
-    from .sets import card_items
+    from evalkit.upheld.llm_judges import run_judges
+    from evalkit.judgecard.sets import card_items
 
     doors: dict[tuple, list[_LMJudge]] = {}
     for spec in specs:
@@ -370,7 +370,7 @@ def prefetch_lm(specs: Sequence[JudgeSpec], sets: Sequence[Any], *, half: str = 
 
 def build_judge(spec: JudgeSpec) -> CardJudge:
     """The judge a spec names; nothing is loaded or trained until it first scores."""
-    from ..paireval.scoring import bleu2, length_scores
+    from evalkit.paireval.scoring import bleu2, length_scores
 
     name = spec.title
     if spec.kind == "length":
@@ -383,11 +383,11 @@ def build_judge(spec: JudgeSpec) -> CardJudge:
         column = "embedding_cosine" if spec.kind == "cosine" else "bertscore_f1"
         return FunctionJudge(name, _ReferenceModelMetric(column), needs_reference=True)
     if spec.kind == "encoder":
-        from ..paireval.encoder import EncoderJudge
+        from evalkit.paireval.encoder import EncoderJudge
 
         return _PairJudge(name, EncoderJudge, pool=lambda: _book_pool("book", BOOK_PAIREVAL))
     if spec.kind in ("paireval", "directeval"):
-        from ..paireval import EncoderJudge, train_judge
+        from evalkit.paireval import EncoderJudge, train_judge
 
         kind = "pairwise" if spec.kind == "paireval" else "direct"
         return _PairJudge(name, lambda: EncoderJudge.from_training(train_judge(spec.recipe, kind=kind,
@@ -395,7 +395,7 @@ def build_judge(spec: JudgeSpec) -> CardJudge:
                              method="paireval" if kind == "pairwise" else "direct",
                              pool=lambda: _book_pool(spec.recipe, BOOK_PAIREVAL))
     if spec.kind == "reader":
-        from ..paireval.reader import train_reader
+        from evalkit.paireval.reader import train_reader
 
         return _PairJudge(name, lambda: train_reader(spec.recipe, data=_recipe_data(spec.recipe))[0],
                           pool=lambda: _book_pool(spec.recipe, BOOK_PAIREVAL))

@@ -48,10 +48,10 @@ from urllib.parse import quote
 import numpy as np
 import pandas as pd
 
-from ..stats import _pearson_rows, group_resamples
-from .card import Card, LabelRow, SetScores
-from .sets import HumanSet, noise_ceiling
-from .verify import card_flags
+from evalkit.stats.bootstrap import _pearson_rows, group_resamples
+from evalkit.judgecard.card import Card, LabelRow, SetScores
+from evalkit.judgecard.sets import HumanSet, noise_ceiling
+from evalkit.judgecard.verify import card_flags
 
 __all__ = ["Standing", "standings", "standings_frame", "leaderboard_markdown", "leaderboard_html", "board_sentence",
            "row_ceilings", "scored_card"]
@@ -342,7 +342,7 @@ def _not_ranked(board: Sequence[Standing]) -> str:
 
 def scored_card(name: str, human_set: HumanSet, scores: Sequence[float], *, bootstrap: int = 0) -> Card:
     """A card of ready scores on one set (for examples and tests): its rows and its item scores."""
-    from .card import _label_row
+    from evalkit.judgecard.card import _label_row
 
     values = np.asarray(scores, dtype=float)
     rows: tuple[LabelRow, ...] = tuple(_label_row(human_set, label, values, [], bootstrap=bootstrap, seed=0)

@@ -11,7 +11,7 @@ import html
 import json
 from pathlib import Path
 
-from .card import Card
+from evalkit.judgecard.card import Card
 
 __all__ = ["card_html", "card_fragment", "write_card"]
 

@@ -25,8 +25,8 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from ..stats import correlation, icc_oneway
-from ._names import SET_NAMES
+from evalkit.stats import correlation, icc_oneway
+from evalkit.judgecard._names import SET_NAMES
 
 __all__ = ["HalfChoice", "HumanSet", "Ceiling", "noise_ceiling", "load_set", "from_meta_eval", "from_upheld_labels",
            "upheld_folder_set", "card_items", "SET_NAMES",
@@ -43,7 +43,7 @@ _NO_RATINGS = {"dailydialog-grade": "means only in the staged files", "convai2-g
 class HumanSet:
     """One human-scored set in the card's shape.
 
-    ``items``: ``item_id``, ``group`` (the dev/test grouping of :mod:`evalkit.halves`), ``half`` ("dev" or
+    ``items``: ``item_id``, ``group`` (the dev/test grouping of :mod:`evalkit.stats.halves`), ``half`` ("dev" or
     "test"), ``context`` (turn texts), ``history`` ((speaker, text) pairs), ``response``, ``reference`` (None
     where absent), ``dataset`` and one column per label of ``labels`` (the item's mean human score).
     ``ratings``: ``item_id``, ``rater`` and the label columns, one row per individual rating — or None, with
@@ -149,7 +149,7 @@ def refuse_repeated_ids(frame: pd.DataFrame, source: str) -> None:
     ...
     evalkit.paireval.schema.MetaEvalFormatError: mine.jsonl, row 3, field 'item_id': 'a' is already the id of row 1 (1 repeated ids in all): every item needs one row with its own id
     """
-    from ..paireval.schema import MetaEvalFormatError
+    from evalkit.paireval.schema import MetaEvalFormatError
 
     if "item_id" not in frame.columns:
         return
@@ -168,8 +168,8 @@ def refuse_repeated_ids(frame: pd.DataFrame, source: str) -> None:
 def from_meta_eval(frame: pd.DataFrame, name: str, *, no_ratings: str = "the file holds one score per item"
                    ) -> HumanSet:
     """A set in the meta-evaluation schema (one of the six, or a user's file), split into its halves."""
-    from ..dialogue import alternating
-    from ..halves import split_meta_eval
+    from evalkit.data.dialogue import alternating
+    from evalkit.stats.halves import split_meta_eval
 
     frame = frame.reset_index(drop=True)
     if "item_id" not in frame.columns:
@@ -191,7 +191,7 @@ def from_meta_eval(frame: pd.DataFrame, name: str, *, no_ratings: str = "the fil
 
 
 def _upheld(subset: str, data_dir) -> HumanSet:
-    from ..upheld import load_upheld
+    from evalkit.upheld.release import load_upheld
 
     return from_upheld_labels(load_upheld(subset, data_dir=data_dir).labels, f"upheld-{subset}")
 
@@ -199,8 +199,8 @@ def _upheld(subset: str, data_dir) -> HumanSet:
 def from_upheld_labels(labels: pd.DataFrame, name: str) -> HumanSet:
     """A set from a long label table in UPHELD's shape (one row per item and annotator): its three labels, each
     a mean over annotators, the individual ratings kept for the ceiling, split into halves by conversation."""
-    from ..halves import split_upheld_items
-    from ..upheld import item_table
+    from evalkit.stats.halves import split_upheld_items
+    from evalkit.upheld.release import item_table
 
     items = _with_halves(*split_upheld_items(item_table(labels), name))
     items = items.assign(context=[[text for _, text in h] for h in items["history"]], response=items["candidate"],
@@ -211,9 +211,9 @@ def from_upheld_labels(labels: pd.DataFrame, name: str) -> HumanSet:
 
 
 def upheld_folder_set(folder: str | Path) -> HumanSet:
-    """A user's own per-annotator files in UPHELD's layout (:func:`evalkit.upheld.read_annotator_folder`) as a
+    """A user's own per-annotator files in UPHELD's layout (:func:`evalkit.upheld.release.read_annotator_folder`) as a
     set named ``upheld:<folder name>``; what the loader dropped or flagged is in the set's notes."""
-    from ..upheld import read_annotator_folder
+    from evalkit.upheld.release import read_annotator_folder
 
     folder = Path(folder)
     data = read_annotator_folder(folder)
@@ -235,7 +235,7 @@ def load_set(name: str, *, data_dir: str | Path | None = None) -> HumanSet:
             raise KeyError(f"no set {name!r}; known: {', '.join(SET_NAMES)}")
         return _upheld(subset, data_dir)
     if name in _NO_RATINGS or name == "convai2-usr":
-        from ..paireval.metaeval import load_meta_eval_set
+        from evalkit.paireval.metaeval import load_meta_eval_set
 
         loaded = load_meta_eval_set(name, data_dir=data_dir)
         return from_meta_eval(loaded.items, loaded.name, no_ratings=_NO_RATINGS[loaded.name])
@@ -243,7 +243,7 @@ def load_set(name: str, *, data_dir: str | Path | None = None) -> HumanSet:
     if path.is_dir():  # a user's annotator files in UPHELD's layout
         return upheld_folder_set(path)
     if path.suffix.lower() in (".jsonl", ".json", ".csv"):
-        from ..paireval.schema import read_meta_eval
+        from evalkit.paireval.schema import read_meta_eval
 
         return from_meta_eval(read_meta_eval(path), path.stem)
     raise KeyError(f"no set {name!r}; known: {', '.join(SET_NAMES)}, a meta-evaluation file (--add FILE) or a "

@@ -11,14 +11,14 @@ door — in a YAML file with any ``backend``/``model``/``base_url``; ``lora:<rec
 judge of the recipe. Both are scored by PairEval against chapter 4's pool, and their slots are real.)
 
 (``<recipe>`` a name in :data:`evalkit.paireval.RECIPES`, ``<prompt>`` a name in
-:data:`evalkit.judges.JUDGES`) or the path of a ``.yml``/``.yaml`` file whose fields are those of :class:`JudgeSpec`::
+:data:`evalkit.upheld.llm_judges.JUDGES`) or the path of a ``.yml``/``.yaml`` file whose fields are those of :class:`JudgeSpec`::
 
     kind: lm                      # one of KINDS
     name: my-likert               # shown on the card (default: made from the fields)
     backend: openai               # transformers | llamacpp | openai
     model: qwen2.5-7b-instruct
     base_url: http://127.0.0.1:8080/v1
-    template: |                   # or prompt: likert (a name in evalkit.judges.JUDGES)
+    template: |                   # or prompt: likert (a name in evalkit.upheld.llm_judges.JUDGES)
       Conversation: {history}
       Reply: {candidate}
       Rate the reply from 1 to 5. Answer with one number.
@@ -34,7 +34,7 @@ judge of the recipe. Both are scored by PairEval against chapter 4's pool, and t
 >>> parse_spec("paireval:x")
 Traceback (most recent call last):
 ...
-evalkit.specfile.SpecError: judge 'paireval:x': no recipe 'x' in evalkit.paireval.RECIPES (known: book, large, lab, smoke, paper, paper-smoke)
+evalkit.data.specfile.SpecError: judge 'paireval:x': no recipe 'x' in evalkit.paireval.RECIPES (known: book, large, lab, smoke, paper, paper-smoke)
 """
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ..specfile import Fields, SpecError, read_yaml
+from evalkit.data.specfile import Fields, SpecError, read_yaml
 
 __all__ = ["KINDS", "METRIC_KINDS", "JudgeSpec", "parse_spec", "read_spec_file", "public_record"]
 
@@ -61,7 +61,7 @@ _FIELDS = ("kind", "name", "recipe", "backend", "model", "base_url", "prompt", "
 @dataclass(frozen=True)
 class JudgeSpec:
     """A judge, as a value: its ``kind`` (one of :data:`KINDS`) and the settings that kind reads. Not to be
-    confused with :class:`evalkit.judges.JudgeSpec`, which is one LM prompt; an ``lm`` judge names one
+    confused with :class:`evalkit.upheld.llm_judges.JudgeSpec`, which is one LM prompt; an ``lm`` judge names one
     (``prompt``) or writes its own (``template``, ``labels``, ``values``)."""
 
     kind: str
@@ -90,7 +90,7 @@ class JudgeSpec:
         """
         if self.name:
             return public_record({"name": self.name, "base_url": self.base_url})["name"]
-        from ..models.redaction import endpoint_label
+        from evalkit.models.redaction import endpoint_label
 
         detail = self.recipe or self.prompt or ("template" if self.template else None)
         where = f" at {endpoint_label(self.base_url)}" if self.base_url else ""
@@ -112,7 +112,7 @@ def public_record(record: dict[str, Any]) -> dict[str, Any]:
     >>> public_record({"kind": "lm", "name": "mine ?token=abcdef12", "base_url": "http://u:pw123@h/v1?key=K9"})
     {'kind': 'lm', 'name': 'mine ?token=***', 'base_url': 'http://***@h/v1?key=***'}
     """
-    from ..models.redaction import configured_secrets, environment_secrets, public_endpoint, redact
+    from evalkit.models.redaction import configured_secrets, environment_secrets, public_endpoint, redact
 
     base_url = record.get("base_url")
     base_url = base_url if isinstance(base_url, str) else None
@@ -133,20 +133,20 @@ def public_record(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def _recipes() -> tuple[str, ...]:
-    from ..paireval.recipes import RECIPES
+    from evalkit.paireval.recipes import RECIPES
 
     return tuple(RECIPES)
 
 
 def _prompts() -> dict[str, Any]:
-    from ..judges import JUDGES
+    from evalkit.upheld.llm_judges import JUDGES
 
     return JUDGES
 
 
 def parse_spec(text: str) -> JudgeSpec:
     """A :class:`JudgeSpec` from a ``--judge`` string (or the path of a YAML spec file). A string that names
-    no judge raises :class:`~evalkit.specfile.SpecError` naming it and what is known."""
+    no judge raises :class:`~evalkit.data.specfile.SpecError` naming it and what is known."""
     text = text.strip()
     if text.lower().endswith((".yml", ".yaml")):
         return read_spec_file(text)
@@ -162,7 +162,7 @@ def parse_spec(text: str) -> JudgeSpec:
         return JudgeSpec(kind, recipe=recipe, source=text)
     if kind == "lm":
         if detail not in _prompts():
-            raise SpecError(f"{where}: no prompt {detail!r} in evalkit.judges.JUDGES (known: "
+            raise SpecError(f"{where}: no prompt {detail!r} in evalkit.upheld.llm_judges.JUDGES (known: "
                             f"{', '.join(sorted(_prompts()))})")
         return JudgeSpec("lm", prompt=detail, target=_prompts()[detail].target, source=text)
     known = ", ".join([*METRIC_KINDS, "encoder", "paireval:<recipe>", "directeval:<recipe>", "reader:<recipe>",
@@ -223,12 +223,12 @@ def _lm_spec(fields: Fields, raw: dict[str, Any], spec: dict[str, Any]) -> Judge
     prompt, template = fields.text("prompt", None, optional=True), fields.text("template", None, optional=True)
     if (prompt is None) == (template is None):
         fields.fail("template" if template else "prompt", "give exactly one of prompt (a name in "
-                    "evalkit.judges.JUDGES) and template (a prompt of your own)")
+                    "evalkit.upheld.llm_judges.JUDGES) and template (a prompt of your own)")
     labels: tuple[str, ...] = ()
     values: tuple[float, ...] = ()
     if prompt is not None:
         if prompt not in _prompts():
-            fields.fail("prompt", f"{prompt!r} is not in evalkit.judges.JUDGES ({', '.join(sorted(_prompts()))})")
+            fields.fail("prompt", f"{prompt!r} is not in evalkit.upheld.llm_judges.JUDGES ({', '.join(sorted(_prompts()))})")
         for name in ("labels", "values"):
             if name in raw:
                 fields.fail(name, "comes with the named prompt; write a template to choose your own")

@@ -28,9 +28,9 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from ..stats import correlation
-from .card import Card, check_set_scores
-from .sets import HumanSet
+from evalkit.stats import correlation
+from evalkit.judgecard.card import Card, check_set_scores
+from evalkit.judgecard.sets import HumanSet
 
 __all__ = ["card_flags"]
 

@@ -22,15 +22,15 @@ the door passes :func:`redact` (:mod:`.redaction`).
 from __future__ import annotations
 
 # Private names are re-exported too: other modules of the kit (and users' code) import them from here.
-from .base import (Backend, BackendConfigError, BackendError, GenerationResult, LabelResult, Messages,
+from evalkit.models.base import (Backend, BackendConfigError, BackendError, GenerationResult, LabelResult, Messages,
                    ParsedVerdicts, _parsed_result, label_probs_each, one_hot, parse_label, warn_if_parsed)
-from .cached import CachedBackend, open_backend
-from .device import Placement, resolve_device, resolve_dtype
-from .hf import TransformersBackend, _folder_fingerprint, _label_result
-from .llamacpp import _REWRITE_VERSION, LlamaCppBackend, _engine_gguf, _file_identity
-from .openai_compatible import DEFAULT_API_KEY_ENV, OpenAICompatibleBackend, _chat_url, _logprobs_problem
-from .redaction import configured_secrets, endpoint_label, environment_secrets, public_endpoint, redact
-from .retry import RetryPolicy
+from evalkit.models.cached import CachedBackend, open_backend
+from evalkit.models.device import Placement, resolve_device, resolve_dtype
+from evalkit.models.hf import TransformersBackend, _folder_fingerprint, _label_result
+from evalkit.models.llamacpp import _REWRITE_VERSION, LlamaCppBackend, _engine_gguf, _file_identity
+from evalkit.models.openai_compatible import DEFAULT_API_KEY_ENV, OpenAICompatibleBackend, _chat_url, _logprobs_problem
+from evalkit.models.redaction import configured_secrets, endpoint_label, environment_secrets, public_endpoint, redact
+from evalkit.models.retry import RetryPolicy
 
 __all__ = ["Messages", "LabelResult", "GenerationResult", "Backend", "BackendError", "BackendConfigError",
            "TransformersBackend", "LlamaCppBackend", "OpenAICompatibleBackend", "RetryPolicy", "CachedBackend",

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Protocol, Sequence, runtime_checkable
 
-from .redaction import redact
+from evalkit.models.redaction import redact
 
 __all__ = ["Messages", "LabelResult", "GenerationResult", "Backend", "BackendError", "BackendConfigError",
            "ParsedVerdicts", "warn_if_parsed", "parse_label", "one_hot", "label_probs_each"]

@@ -7,11 +7,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..cache import CallCache, CallRecord, Telemetry, call_key
-from .base import Backend, GenerationResult, LabelResult, Messages, label_probs_each
-from .hf import TransformersBackend
-from .llamacpp import LlamaCppBackend
-from .openai_compatible import OpenAICompatibleBackend
+from evalkit.models.cache import CallCache, CallRecord, Telemetry, call_key
+from evalkit.models.base import Backend, GenerationResult, LabelResult, Messages, label_probs_each
+from evalkit.models.hf import TransformersBackend
+from evalkit.models.llamacpp import LlamaCppBackend
+from evalkit.models.openai_compatible import OpenAICompatibleBackend
 
 __all__ = ["CachedBackend", "open_backend"]
 

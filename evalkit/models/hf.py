@@ -8,8 +8,8 @@ import hashlib
 from pathlib import Path
 from typing import Any, ClassVar, Mapping, Sequence
 
-from .base import GenerationResult, LabelResult, Messages, _reusable_prefix
-from .device import DTYPES, Placement
+from evalkit.models.base import GenerationResult, LabelResult, Messages, _reusable_prefix
+from evalkit.models.device import DTYPES, Placement
 
 __all__ = ["TransformersBackend", "RowSeededDraw", "row_seed"]
 
@@ -98,7 +98,7 @@ class TransformersBackend:
                  share_prefixes: bool = True, min_shared_prefix: int = 8, generate_batch_size: int = 16):
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        from ..defaults import default_lm_path, quiet_model_loading
+        from evalkit.models.defaults import default_lm_path, quiet_model_loading
 
         quiet_model_loading()
         placement = Placement.of(device, dtype)

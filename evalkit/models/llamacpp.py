@@ -6,9 +6,9 @@ import os
 from pathlib import Path
 from typing import Any, ClassVar, Sequence
 
-from ..gguf_weights import GGUF_TYPES
-from .base import GenerationResult, LabelResult, Messages, _reusable_prefix
-from .hf import TransformersBackend, _folder_fingerprint, _label_result
+from evalkit.models.gguf_weights import GGUF_TYPES
+from evalkit.models.base import GenerationResult, LabelResult, Messages, _reusable_prefix
+from evalkit.models.hf import TransformersBackend, _folder_fingerprint, _label_result
 
 __all__ = ["LlamaCppBackend"]
 
@@ -34,8 +34,8 @@ def _engine_gguf(model: str | Path | None, weights: str | None, adapter: str | P
     """The GGUF file the llama.cpp engine loads: ``model`` as given (or the default model's, rewritten into
     F16 unless told), rewritten into ``weights`` when given (and an adapter merged in), written once into the
     evalkit cache."""
-    from ..defaults import cache_dir, smollm2_gguf_file
-    from ..gguf_weights import lora_deltas, rewrite_gguf
+    from evalkit.models.defaults import cache_dir, smollm2_gguf_file
+    from evalkit.models.gguf_weights import lora_deltas, rewrite_gguf
 
     weights = weights if weights is not None else ("f16" if model is None else "shipped")
     if weights != "shipped" and weights not in GGUF_TYPES:
@@ -69,7 +69,7 @@ class LlamaCppBackend:
 
     ``model`` is a GGUF file, used as it is unless ``weights`` says otherwise; None means the default SmolLM2,
     whose shipped GGUF (Q4_1) is rewritten once into ``weights`` (``f16`` by default; ``f32``, ``q8_0``, or
-    ``shipped`` for the file as it is; see :mod:`evalkit.gguf_weights`): llama.cpp has no fast x86 kernel for Q4_1 and multiplies it with 8-bit
+    ``shipped`` for the file as it is; see :mod:`evalkit.models.gguf_weights`): llama.cpp has no fast x86 kernel for Q4_1 and multiplies it with 8-bit
     activations, which changed 3 of 8 greedy continuations in ``benchmarks/engines.py``. A LoRA ``adapter`` is
     merged into a rewritten copy (cached by the adapter's fingerprint). Prompts are tokenised by the Hugging
     Face tokenizer with its chat template (the default LM's folder for the default model, else ``tokenizer`` or
@@ -99,7 +99,7 @@ class LlamaCppBackend:
                               "docs/DEVELOPMENT.md, 'Engines')") from error
         from transformers import AutoTokenizer
 
-        from ..defaults import default_lm_path, quiet_model_loading
+        from evalkit.models.defaults import default_lm_path, quiet_model_loading
 
         quiet_model_loading()
         gguf = _engine_gguf(model, weights, adapter)

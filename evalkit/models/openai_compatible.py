@@ -13,9 +13,9 @@ from dataclasses import replace
 from typing import Any, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
-from .base import BackendConfigError, BackendError, GenerationResult, LabelResult, Messages, _parsed_result
-from .redaction import _basic_value, configured_secrets, redact, url_credentials
-from .retry import RetryPolicy
+from evalkit.models.base import BackendConfigError, BackendError, GenerationResult, LabelResult, Messages, _parsed_result
+from evalkit.models.redaction import _basic_value, configured_secrets, redact, url_credentials
+from evalkit.models.retry import RetryPolicy
 
 __all__ = ["OpenAICompatibleBackend", "DEFAULT_API_KEY_ENV"]
 
@@ -243,7 +243,7 @@ class OpenAICompatibleBackend:
 
     def _post_retried(self, body: dict[str, Any], need_content: bool,
                       secrets: list[str]) -> tuple[dict[str, Any], str | None]:
-        from . import transport
+        from evalkit.models import transport
 
         authorization = self._authorization(self._api_key())
         policy = self.retry

@@ -3,7 +3,7 @@
 An option's name, type and default are read from the constructor's signature (``int`` is read as a whole
 number, ``float`` as a number, ``bool`` as true/false, ``str`` or ``Path`` as a text; ``| None`` allows
 ``null``); its range or choices from the backend's ``option_checks`` (the keywords of
-:class:`evalkit.specfile.Fields`' readers: ``minimum``, ``maximum``, ``positive``, ``choices``), written
+:class:`evalkit.data.specfile.Fields`' readers: ``minimum``, ``maximum``, ``positive``, ``choices``), written
 beside the constructor. So an option a backend gains is accepted, and checked, by every spec reader at
 once, with no table of its own to keep in step. Not options: what a spec names in fields of its own
 (``model``, ``base_url``, ``adapter``) and parameters no file can hold (a :class:`RetryPolicy` object).
@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from .hf import TransformersBackend
-from .llamacpp import LlamaCppBackend
-from .openai_compatible import OpenAICompatibleBackend
+from evalkit.models.hf import TransformersBackend
+from evalkit.models.llamacpp import LlamaCppBackend
+from evalkit.models.openai_compatible import OpenAICompatibleBackend
 
 __all__ = ["BACKEND_CLASSES", "BackendOption", "backend_options", "read_option"]
 
@@ -96,7 +96,7 @@ def backend_options(backend: str | type) -> dict[str, BackendOption]:
 
 
 def read_option(fields: Any, option: BackendOption) -> Any:
-    """``option``'s value from ``fields`` (an :class:`evalkit.specfile.Fields` of the options mapping),
+    """``option``'s value from ``fields`` (an :class:`evalkit.data.specfile.Fields` of the options mapping),
     checked for its type and its checks; errors name the source and the field."""
     if option.reader == "boolean":
         if option.optional and fields.raw.get(option.name) is None:

@@ -7,10 +7,10 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ..stats import correlation_with_humans
-from .judge import Judge, Position, keep_positions, mean_over
-from .scoring import pairwise_matrix
-from ..dialogue import Texts
+from evalkit.stats import correlation_with_humans
+from evalkit.judges.protocol import Judge, Position, keep_positions, mean_over
+from evalkit.paireval.scoring import pairwise_matrix
+from evalkit.data.dialogue import Texts
 
 
 

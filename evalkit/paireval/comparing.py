@@ -8,7 +8,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..stats import group_resamples, mean_correlation_difference, summarise
+from evalkit.stats import group_resamples, mean_correlation_difference, summarise
 
 __all__ = ["comparison_vs_pointwise", "position_bias"]
 

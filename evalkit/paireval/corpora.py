@@ -28,9 +28,9 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ..jsonl import read_text
-from ..sources import DataUnavailable, dataset_dir, find_file
-from .splits import LeakReport, remove_held_out
+from evalkit.data.jsonl import read_text
+from evalkit.data.sources import DataUnavailable, dataset_dir, find_file
+from evalkit.paireval.splits import LeakReport, remove_held_out
 
 __all__ = ["DOMAINS", "read_personachat", "read_commonsense_dialogues", "domain_dialogues", "DomainCorpus",
            "domain_corpus", "domain_pairs"]
@@ -85,7 +85,7 @@ def _file(name: str, relative: str, data_dir: str | Path | None) -> Path:
 
 def domain_dialogues(name: str, *, data_dir: str | Path | None = None) -> list[list[str]]:
     """The dialogues of one corpus of :data:`DOMAINS`, before the leak cut."""
-    from .data import chitchat_dialogues, load_topical_chat
+    from evalkit.paireval.data import chitchat_dialogues, load_topical_chat
 
     if name == "personachat":
         return read_personachat(_file("personachat", "valid_self_original_no_cands.txt", data_dir))
@@ -113,9 +113,9 @@ class DomainCorpus:
 
 
 def _held_out(data_dir: str | Path | None) -> dict[str, list[list[str]]]:
-    from ..upheld import load_upheld
-    from .data import load_topical_chat
-    from .training_data import _table1_conversations
+    from evalkit.upheld.release import load_upheld
+    from evalkit.paireval.data import load_topical_chat
+    from evalkit.paireval.training_data import _table1_conversations
 
     held = _table1_conversations(data_dir)
     for subset in ("main", "llm_arena", "topical_chat"):
@@ -145,7 +145,7 @@ def domain_pairs(corpus: DomainCorpus, n: int, *, seed: int, copy_share: float =
     """``n`` two-conversation training pairs split evenly over the corpora (the remainder to the first ones),
     each with random negatives from its own corpus (a reply from another domain would be too easy to reject)
     and a ``copy_share`` of copy negatives as in :func:`~evalkit.paireval.data.training_pairs`."""
-    from .data import training_pairs
+    from evalkit.paireval.data import training_pairs
 
     names = [name for name, d in corpus.dialogues.items() if d]
     if not names:

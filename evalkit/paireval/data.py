@@ -11,10 +11,10 @@ from typing import Any, Literal, Sequence
 import numpy as np
 import pandas as pd
 
-from ..dialogue import Texts
-from ..jsonl import json_lines
-from ..sources import DataUnavailable, dataset_dir, find_file
-from ..jsonl import archive_errors_named
+from evalkit.data.dialogue import Texts
+from evalkit.data.jsonl import json_lines
+from evalkit.data.sources import DataUnavailable, dataset_dir, find_file
+from evalkit.data.jsonl import archive_errors_named
 
 
 
@@ -56,7 +56,7 @@ def read_topical_chat(path: str | Path) -> list[list[str]]:
     joined into one turn. A file that is not that shape raises ValueError naming the file and conversation."""
     import json
 
-    from ..jsonl import read_text
+    from evalkit.data.jsonl import read_text
 
     path = Path(path)
     try:

@@ -27,13 +27,13 @@ from typing import Any, Literal, Sequence
 import numpy as np
 import pandas as pd
 
-from ..dialogue import Texts
-from ..encoders import (BACKBONES, RECORD_FILE, Schedule, backbone_path, default_encoder_path, encoder_fingerprint,
+from evalkit.data.dialogue import Texts
+from evalkit.encoders import (BACKBONES, RECORD_FILE, Schedule, backbone_path, default_encoder_path, encoder_fingerprint,
                         load_encoder, mean_pooled, read_record, recipe_key_fields, run_steps, save_encoder,
                         training_key)
-from ..metrics import MetricStore, text_key
-from .judge import Position, check_items, keep_positions
-from .scoring import good_and_bad_sides, pair_preferences, preference_accuracy
+from evalkit.upheld.metrics import MetricStore, text_key
+from evalkit.judges.protocol import Position, check_items, keep_positions
+from evalkit.paireval.scoring import good_and_bad_sides, pair_preferences, preference_accuracy
 
 __all__ = ["EncoderJudge", "EncoderTrainingRun", "train_encoder_judge", "train_judge", "BACKBONES", "backbone_path",
            "pair_accuracy", "context_text"]
@@ -68,7 +68,7 @@ class EncoderJudge:
                  dtype: str = "auto", placement: Any = None):
         import torch
 
-        from ..models.device import Placement
+        from evalkit.models.device import Placement
 
         self.path = Path(path) if path is not None else default_encoder_path()
         self.turns, self.max_tokens, self.scale, self.bias = turns, max_tokens, scale, bias
@@ -255,9 +255,9 @@ def train_encoder_judge(pairs: pd.DataFrame, recipe: "EncoderRecipe | None" = No
     """
     import torch
 
-    from ..defaults import cache_dir
-    from ..models.device import Placement
-    from .recipes import EncoderRecipe
+    from evalkit.models.defaults import cache_dir
+    from evalkit.models.device import Placement
+    from evalkit.paireval.recipes import EncoderRecipe
 
     recipe = EncoderRecipe() if recipe is None else recipe
     if kind not in ("pairwise", "direct"):
@@ -386,8 +386,8 @@ def train_judge(recipe: "JudgeRecipe | str", *, kind: Literal["pairwise", "direc
     hard-negative ablation). ``kind="direct"`` trains DirectEval with ``direct_copy_share`` copy negatives in
     place of ``copy_share``. ``device`` and ``dtype``: see :func:`train_encoder_judge`.
     """
-    from .training_data import judge_data, recipe_pairs, validation_pairs
-    from .recipes import named_recipe
+    from evalkit.paireval.training_data import judge_data, recipe_pairs, validation_pairs
+    from evalkit.paireval.recipes import named_recipe
 
     recipe = named_recipe(recipe)
     data = data or judge_data(seed=recipe.seed, data_dir=data_dir)

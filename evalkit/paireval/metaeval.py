@@ -13,7 +13,7 @@ name                   what                                  human score        
 ``fed``                FED, turn level, 375 responses         mean of 5 ``Overall`` (0-4)     no
 =====================  ====================================  ==============================  =========
 
-Every file comes through :func:`evalkit.sources.dataset_dir` (``$EVALKIT_DATA_DIR/metaeval/...``, else the
+Every file comes through :func:`evalkit.data.sources.dataset_dir` (``$EVALKIT_DATA_DIR/metaeval/...``, else the
 download cache, else a checksum-verified download from the pinned repository). What a loader had to change
 is counted in its :class:`MetaEvalLoadReport`: ratings written as text (FED's "N/A (...)") are dropped and
 each is listed with its file, item and aspect; surrounding whitespace is stripped and counted; an item left
@@ -33,9 +33,9 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from ..jsonl import csv_frame, read_text
-from ..sources import dataset_dir, find_file
-from .schema import META_EVAL_COLUMNS, MetaEvalFormatError
+from evalkit.data.jsonl import csv_frame, read_text
+from evalkit.data.sources import dataset_dir, find_file
+from evalkit.paireval.schema import META_EVAL_COLUMNS, MetaEvalFormatError
 
 __all__ = ["META_EVAL_SETS", "MetaEvalSet", "MetaEvalLoadReport", "load_meta_eval_set", "meta_eval_set_names"]
 
@@ -289,7 +289,7 @@ def _read_zhao(root: Path, report: MetaEvalLoadReport) -> list[dict[str, Any]]:
 
 @dataclass(frozen=True)
 class _SetSpec:
-    source: str                      # the dataset in evalkit.sources
+    source: str                      # the dataset in evalkit.data.sources
     reader: Callable[[Path, MetaEvalLoadReport], list[dict[str, Any]]]
     paper_name: str                  # the column name in PairEval's Table 1
     has_reference: bool

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..dialogue import Texts, alternating, render
-from ..models import Messages
+from evalkit.data.dialogue import Texts, alternating, render
+from evalkit.models import Messages
 
 
 

@@ -30,12 +30,12 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from ..dialogue import Texts
-from ..encoders import Schedule, recipe_key_fields, run_steps, training_key
-from .encoder import PAIR_COLUMNS, EncoderJudge, context_text
-from .recipes import ReaderRecipe
-from .judge import Position, check_items, cross_sides, keep_positions
-from .scoring import good_and_bad_sides, pair_preferences, preference_accuracy
+from evalkit.data.dialogue import Texts
+from evalkit.encoders import Schedule, recipe_key_fields, run_steps, training_key
+from evalkit.paireval.encoder import PAIR_COLUMNS, EncoderJudge, context_text
+from evalkit.paireval.recipes import ReaderRecipe
+from evalkit.judges.protocol import Position, check_items, cross_sides, keep_positions
+from evalkit.paireval.scoring import good_and_bad_sides, pair_preferences, preference_accuracy
 
 __all__ = ["ComparativeReader", "ReaderTrainingRun", "train_comparative_reader", "train_reader", "comparison_head"]
 
@@ -82,7 +82,7 @@ def comparison_head(states: int, width: int, hidden: int):
 
 
 class ComparativeReader:
-    """The reader as a :class:`~evalkit.paireval.judge.Judge`: the base judge's comparison plus the head's
+    """The reader as a :class:`~evalkit.judges.protocol.Judge`: the base judge's comparison plus the head's
     correction. ``direct`` is the base judge's (a reader compares; it has no pointwise question). It runs where
     its base judge runs (the base's ``placement``: device and autocast precision)."""
 
@@ -193,7 +193,7 @@ def train_comparative_reader(pairs: pd.DataFrame, base: EncoderJudge, recipe: Re
     the CPU's fp32: the head trains where its base judge runs)."""
     import torch
 
-    from ..defaults import cache_dir
+    from evalkit.models.defaults import cache_dir
 
     recipe = ReaderRecipe() if recipe is None else recipe
     if len(pairs) < recipe.batch_size:
@@ -253,9 +253,9 @@ def train_reader(recipe: "JudgeRecipe | str", *, base: EncoderJudge | None = Non
     its head trained over the recipe's PairEval judge (``base``, trained or loaded by
     :func:`~evalkit.paireval.encoder.train_judge` when not given) on the same leak-free pairs, with the same
     validation pairs for its curve; the base judge is trained and run on ``device`` in ``dtype`` when not given."""
-    from .encoder import train_judge
-    from .training_data import judge_data, recipe_pairs, validation_pairs
-    from .recipes import named_recipe
+    from evalkit.paireval.encoder import train_judge
+    from evalkit.paireval.training_data import judge_data, recipe_pairs, validation_pairs
+    from evalkit.paireval.recipes import named_recipe
 
     recipe = named_recipe(recipe)
     data = data or judge_data(seed=recipe.seed, data_dir=data_dir)

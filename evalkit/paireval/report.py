@@ -51,7 +51,7 @@ def attack_verdicts(intervals: Mapping[str, Any], *, judge: str = "PairEval",
     ...                 controls={"paraphrase": proportion([1] * 60 + [0] * 40)})
     'PairEval resists dull; falls for none; is not told from chance on none; prefers the original above chance on echo but not apart from the control paraphrase.'
     """
-    from ..stats import proportion_difference
+    from evalkit.stats import proportion_difference
 
     def not_apart(v: Any) -> list[str]:  # the controls this attack's rate is not above by Newcombe's interval
         return [name for name, c in (controls or {}).items() if not proportion_difference(v, c)[1] > 0]
@@ -222,7 +222,7 @@ def adopted_line(adopted: str, scores: Mapping[tuple[str, str], Any], human: Map
     >>> adopted_line("J", scores, human, ["a"], ["a"], untrained="U", bootstrap=200).split(":")[0]
     'The adopted judge, J, on the test halves'
     """
-    from ..stats import mean_correlation, mean_correlation_difference
+    from evalkit.stats import mean_correlation, mean_correlation_difference
 
     def gap(other: str, names: Sequence[str]) -> str:
         g = mean_correlation_difference({n: (scores[adopted, n], scores[other, n], human[n],
@@ -283,7 +283,7 @@ def paired_gaps(first: Mapping[str, Any], second: Mapping[str, Any], human: Mapp
     >>> type(gaps["a"]).__name__, gaps["b"]
     ('CorrelationDifference', 'a correlation needs at least 3 scored items, got 1')
     """
-    from ..stats import correlation_difference
+    from evalkit.stats import correlation_difference
 
     out: dict[str, Any] = {}
     for name in first:

@@ -10,8 +10,8 @@ from typing import Any, Iterable
 import numpy as np
 import pandas as pd
 
-from ..jsonl import TOO_DEEP, csv_frame, json_lines, read_text
-from ..stats import correlation_with_humans
+from evalkit.data.jsonl import TOO_DEEP, csv_frame, json_lines, read_text
+from evalkit.stats import correlation_with_humans
 
 
 # --------------------------------------------------------------------------- meta-evaluation schema
@@ -256,7 +256,7 @@ def duplicate_rows(frame: pd.DataFrame) -> dict[str, Any]:
 def upheld_contexts(histories: Iterable[Any]) -> list[list[str]]:
     """UPHELD dialogue histories (stored text or parsed (speaker, text) pairs) as the meta-evaluation
     ``context``: the list of turn texts."""
-    from ..upheld import parse_history
+    from evalkit.upheld.release import parse_history
 
     return [[text for _, text in (parse_history(h) if isinstance(h, str) else h)] for h in histories]
 
@@ -265,7 +265,7 @@ def upheld_meta_eval(subset: str = "main", *, label: str = "reasonable",
                      data_dir: str | Path | None = None) -> pd.DataFrame:
     """UPHELD items in the meta-evaluation schema: the dialogue so far as ``context``, the candidate as
     ``response``, the human reference, and the mean annotator ``label`` score (default reasonableness)."""
-    from ..upheld import load_upheld
+    from evalkit.upheld.release import load_upheld
 
     items = load_upheld(subset, data_dir=data_dir).items
     score = pd.to_numeric(items[f"{label}_mean"], errors="coerce")

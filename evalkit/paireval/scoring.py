@@ -1,9 +1,9 @@
-"""PairEval and DirectEval scores of any :class:`~evalkit.paireval.judge.Judge`, and the reference baselines.
+"""PairEval and DirectEval scores of any :class:`~evalkit.judges.protocol.Judge`, and the reference baselines.
 
     s(h, r) = mean over comparison examples (h_j, r_j) of P(r is the better reply),
 
 each comparison asked in both orders (target shown as A, then as B) and averaged, which cancels a judge's
-position bias. An LM behind the model door is a judge through :class:`~evalkit.paireval.judge.LMJudge`."""
+position bias. An LM behind the model door is a judge through :class:`~evalkit.judges.protocol.LMJudge`."""
 from __future__ import annotations
 
 import re
@@ -12,8 +12,8 @@ from typing import Literal, Sequence
 import numpy as np
 import pandas as pd
 
-from ..dialogue import Texts
-from .judge import Judge, Position, check_items, mean_over
+from evalkit.data.dialogue import Texts
+from evalkit.judges.protocol import Judge, Position, check_items, mean_over
 
 
 # --------------------------------------------------------------------------- scoring
@@ -43,7 +43,7 @@ def upheld_judge_features(items: pd.DataFrame, direct_judge: Judge, pairwise_jud
     """Chapter 4's two judges as features of UPHELD-style items (``item_id``, ``history``, ``candidate``):
     ``directeval`` (P(the candidate is a good next turn)) and ``paireval`` (P(it is the better reply) against
     the ``comparisons``), indexed by item."""
-    from .schema import upheld_contexts
+    from evalkit.paireval.schema import upheld_contexts
 
     contexts, candidates = upheld_contexts(items["history"]), items["candidate"].astype(str).tolist()
     return pd.DataFrame({"directeval": directeval_scores(contexts, candidates, direct_judge),

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Iterable, Mapping, Sequence
-from ..dialogue import Texts
+from evalkit.data.dialogue import Texts
 
 __all__ = ["DISTINCT_WORDS", "normalise", "held_out_units", "LeakReport", "remove_held_out", "leaked_units"]
 

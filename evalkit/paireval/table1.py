@@ -7,10 +7,10 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..stats import correlation_with_humans
-from .analysis import PAPER, comparison_runs
-from .judge import Judge
-from .scoring import bleu2, directeval_scores, length_scores, pairwise_matrix
+from evalkit.stats import correlation_with_humans
+from evalkit.paireval.analysis import PAPER, comparison_runs
+from evalkit.judges.protocol import Judge
+from evalkit.paireval.scoring import bleu2, directeval_scores, length_scores, pairwise_matrix
 
 __all__ = ["sample_items", "baseline_scores", "judge_scores", "ENCODER_METHODS", "encoder_methods",
            "encoder_method_scores",
@@ -27,7 +27,7 @@ def sample_items(frame: pd.DataFrame, n: int | None, *, seed: int) -> pd.DataFra
 
 def baseline_scores(frame: pd.DataFrame, *, reference_metrics: Any | None = None) -> dict[str, np.ndarray]:
     """The length baseline for every set; BLEU-2 and BERTScore (``reference_metrics``, an
-    :class:`evalkit.metrics.ReferenceMetrics`) where every item has a reference."""
+    :class:`evalkit.upheld.metrics.ReferenceMetrics`) where every item has a reference."""
     scores = {"Length": length_scores(frame["response"])}
     if frame["reference"].notna().all():
         scores["BLEU-2"] = bleu2(frame["reference"], frame["response"])
@@ -161,10 +161,10 @@ def published_metrics(order: Sequence[str]) -> pd.DataFrame:
 
 def adaptation_features(frame: pd.DataFrame, method_scores: Mapping[str, Sequence[float]],
                         judges: Mapping[str, Any]) -> pd.DataFrame:
-    """What an adapted judge (:mod:`evalkit.adapted`) weighs on a set's items: the Table-1 methods' scores,
+    """What an adapted judge (:mod:`evalkit.judges.adapted`) weighs on a set's items: the Table-1 methods' scores,
     each of ``judges``' relevance ``f(h, r)`` (an encoder judge reading more turns, say) and the text features,
     one row per item in the frame's order. The same function of each item's own texts on either half."""
-    from ..adapted import text_features  # evalkit.adapted imports the halves, which import this package
+    from evalkit.judges.adapted import text_features  # evalkit.judges.adapted imports the halves, which import this package
 
     table = pd.DataFrame({method: np.asarray(values, dtype=float) for method, values in method_scores.items()})
     contexts, responses = list(frame["context"]), list(frame["response"])

@@ -11,7 +11,7 @@ from typing import Any, Iterable, Literal, Sequence
 import numpy as np
 import pandas as pd
 
-from ..models import Messages
+from evalkit.models import Messages
 
 
 # --------------------------------------------------------------------------- LoRA training
@@ -63,13 +63,13 @@ def train_lora(prompts: Sequence[Messages], targets: Sequence[str], *, steps: in
     are not the CPU's fp32, and the accumulation and epochs only when used, so earlier adapters keep their
     keys); with ``reuse`` an adapter already trained on the same inputs is loaded instead.
     """
-    from ..defaults import cache_dir, default_lm_path, quiet_model_loading
+    from evalkit.models.defaults import cache_dir, default_lm_path, quiet_model_loading
 
     quiet_model_loading()  # before peft and transformers import tqdm
     import torch
 
-    from ..models import _folder_fingerprint
-    from ..models.device import Placement
+    from evalkit.models import _folder_fingerprint
+    from evalkit.models.device import Placement
 
     if len(prompts) != len(targets) or not prompts:
         raise ValueError(f"need as many targets as prompts (got {len(prompts)} prompts, {len(targets)} targets)")
@@ -134,7 +134,7 @@ def _lora_model(location: str, *, r: int, alpha: int, dropout: float, target_mod
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from ..models.device import Placement
+    from evalkit.models.device import Placement
 
     placement = placement or Placement()
     tokenizer = AutoTokenizer.from_pretrained(location)
@@ -176,7 +176,7 @@ def _train_steps(peft_model: Any, pad_token_id: int, encoded: list[list[int]], t
     (the mean over its examples)."""
     import torch
 
-    from ..models.device import Placement
+    from evalkit.models.device import Placement
 
     placement = placement or Placement()
     order = _example_order(len(encoded), steps, batch_size * accumulation, seed, reshuffle)
@@ -229,10 +229,10 @@ def train_lm_judge(recipe: "JudgeRecipe | str", *, kind: Literal["pairwise", "di
     """The LoRA judge of ``recipe`` on the same leak-free pairs (trained or loaded from the cache): SmolLM2 unless
     ``model`` names another causal LM (a folder or a Hugging Face id), on ``device`` in ``dtype``
     (:func:`train_lora`). The recipe's ``epochs``, when set, replace its ``steps``."""
-    from .data import pointwise_examples
-    from .training_data import judge_data, recipe_frame
-    from .prompts import direct_messages, pair_messages
-    from .recipes import named_recipe
+    from evalkit.paireval.data import pointwise_examples
+    from evalkit.paireval.training_data import judge_data, recipe_frame
+    from evalkit.paireval.prompts import direct_messages, pair_messages
+    from evalkit.paireval.recipes import named_recipe
 
     recipe = named_recipe(recipe)
     data = data or judge_data(seed=recipe.seed, data_dir=data_dir)

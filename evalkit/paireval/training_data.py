@@ -15,9 +15,9 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from .data import load_dailydialog, load_dailydialog_plusplus, load_khalid_lee, training_pairs
-from .recipes import JudgeRecipe
-from .splits import LeakReport, held_out_units, remove_held_out
+from evalkit.paireval.data import load_dailydialog, load_dailydialog_plusplus, load_khalid_lee, training_pairs
+from evalkit.paireval.recipes import JudgeRecipe
+from evalkit.paireval.splits import LeakReport, held_out_units, remove_held_out
 
 __all__ = ["JudgeData", "judge_data", "SecondCorpus", "second_corpus", "recipe_pairs", "recipe_frame",
            "validation_pairs", "split_dailydialog_plusplus_dev"]
@@ -59,8 +59,8 @@ def _ddpp_conversations(records: list[dict[str, Any]], *, replies: tuple[str, ..
 def _evaluation_conversations(data_dir: str | None) -> dict[str, list[list[str]]]:
     """DailyDialog-based meta-evaluation sets and the attack suite: conversations the judge is tested on
     (sets that cannot be had are left out here; the chapter that evaluates on them fails loudly instead)."""
-    from ..sources import DataUnavailable
-    from .metaeval import load_meta_eval_set
+    from evalkit.data.sources import DataUnavailable
+    from evalkit.paireval.metaeval import load_meta_eval_set
 
     sources = {}
     for name in ("dailydialog-grade", "dailydialog-zhao"):
@@ -92,8 +92,8 @@ def judge_data(*, seed: int = 13, data_dir: str | Path | None = None) -> JudgeDa
     three disjoint parts (80/10/10) and named as a fallback in ``corpus``; without DailyDialog++ there are no
     hard negatives.
     """
-    from ..sources import DataUnavailable
-    from .data import chitchat_dialogues
+    from evalkit.data.sources import DataUnavailable
+    from evalkit.paireval.data import chitchat_dialogues
 
     try:
         train, validation, test = (load_dailydialog(s, data_dir=data_dir) for s in ("train", "validation", "test"))
@@ -139,7 +139,7 @@ class SecondCorpus:
 
 def _table1_conversations(data_dir: str | Path | None) -> dict[str, list[list[str]]]:
     """Every (context + reply) and (context + reference) of the six Table-1 sets, by set."""
-    from .metaeval import META_EVAL_SETS, load_meta_eval_set
+    from evalkit.paireval.metaeval import META_EVAL_SETS, load_meta_eval_set
 
     held = {}
     for name in META_EVAL_SETS:
@@ -153,8 +153,8 @@ def second_corpus(*, seed: int = 13, data_dir: str | Path | None = None) -> Seco
     """Topical-Chat (knowledge-grounded chit-chat, longer turns than DailyDialog) as a second training corpus,
     leak-cut (see :class:`SecondCorpus`). Its train file is not public in a size this kit fetches, so the judge
     trains on the validation files; USR's Topical-Chat items come from the test files, held out here."""
-    from ..upheld import load_upheld
-    from .data import load_topical_chat
+    from evalkit.upheld.release import load_upheld
+    from evalkit.paireval.data import load_topical_chat
 
     held = _table1_conversations(data_dir)
     check = load_upheld("topical_chat", data_dir=data_dir).labels
@@ -189,7 +189,7 @@ def recipe_pairs(recipe: JudgeRecipe, data: JudgeData, *, hard_share: float,
         corpus = second_corpus(seed=recipe.seed, data_dir=data_dir)
         frames.append(training_pairs(corpus.train, extra, seed=recipe.seed + 7))
     if other:
-        from .corpora import domain_corpus, domain_pairs
+        from evalkit.paireval.corpora import domain_corpus, domain_pairs
 
         own = {**data.held_out, "judge validation dialogues": data.validation}
         frames.append(domain_pairs(domain_corpus(settings.domains, data_dir=data_dir, also_held_out=own), other,

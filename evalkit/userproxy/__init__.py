@@ -9,3 +9,10 @@ human labels, and the choice of the chapter's realism judges on the dev half), :
 :mod:`.report` (:mod:`.job` re-exports them). Statistics — means with t and bootstrap intervals, judge-human
 correlation — come from the kit's one statistics module, :mod:`evalkit.stats`.
 """
+from evalkit.userproxy.data import MIRROR_SETS, load_human_labels, load_mirror_set, stratified_episodes
+from evalkit.userproxy.job import JobConfig, execute, load_job, plan, report
+from evalkit.userproxy.lexical import LEXICAL_METRICS, human_anchored_z, lexical_features
+from evalkit.userproxy.runstore import RunStore
+
+__all__ = ["MIRROR_SETS", "load_mirror_set", "load_human_labels", "stratified_episodes", "LEXICAL_METRICS",
+           "lexical_features", "human_anchored_z", "JobConfig", "load_job", "plan", "execute", "report", "RunStore"]

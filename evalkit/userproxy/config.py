@@ -9,11 +9,11 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from ..models.options import BACKEND_CLASSES, backend_options, read_option
-from ..specfile import Fields, SpecError, read_yaml
-from .data import MIRROR_SETS
-from .evaluate import JUDGE_METRICS
-from .lexical import LEXICAL_METRICS, LEXICAL_MODES
+from evalkit.models.options import BACKEND_CLASSES, backend_options, read_option
+from evalkit.data.specfile import Fields, SpecError, read_yaml
+from evalkit.userproxy.data import MIRROR_SETS
+from evalkit.userproxy.evaluate import JUDGE_METRICS
+from evalkit.userproxy.lexical import LEXICAL_METRICS, LEXICAL_MODES
 
 __all__ = ["METRICS", "ModelSpec", "ProxySpec", "JobConfig", "JobConfigError", "load_job", "dataset_name",
            "check_sample_sizes"]
@@ -134,7 +134,7 @@ class JobConfig:
 
 def _masked(value: Any) -> Any:
     """``value`` with every ``base_url`` string as a shared record keeps it (:func:`evalkit.models.public_endpoint`)."""
-    from ..models import public_endpoint
+    from evalkit.models import public_endpoint
 
     if isinstance(value, dict):
         return {k: public_endpoint(v) if k == "base_url" and isinstance(v, str) else _masked(v)
@@ -199,7 +199,7 @@ def _model(value: Any, where: str, source: str) -> ModelSpec:
 def _check_one_authorization(spec: ModelSpec, where: str, source: str) -> None:
     """Refuse at plan time what the backend would refuse at its first call (see
     :func:`evalkit.models.openai_compatible.credentials_conflict`)."""
-    from ..models.openai_compatible import DEFAULT_API_KEY_ENV, credentials_conflict
+    from evalkit.models.openai_compatible import DEFAULT_API_KEY_ENV, credentials_conflict
 
     if spec.kind == "openai" and spec.base_url:
         reason = credentials_conflict(spec.base_url, spec.options.get("api_key_env", DEFAULT_API_KEY_ENV))
@@ -212,7 +212,7 @@ def _base_url(read: Fields) -> str | None:
     the message shows the URL with its credentials masked."""
     from urllib.parse import urlsplit
 
-    from ..models import redact
+    from evalkit.models import redact
 
     url = read.text("base_url", None, optional=True)
     if url is None:
@@ -380,7 +380,7 @@ def check_sample_sizes(config: JobConfig, source: str = "job configuration") -> 
     least ``minimum_per_stratum`` conversations (or all it has), so with more strata than that allows the
     sample would be larger than asked — the run would silently hold more episodes than the job says.
     Reads the datasets (as the run will)."""
-    from .data import load_mirror_set, read_mirror_set
+    from evalkit.userproxy.data import load_mirror_set, read_mirror_set
 
     for index, dataset in enumerate(config.datasets):
         frame, _ = (load_mirror_set(dataset, data_dir=config.data_dir) if dataset in MIRROR_SETS

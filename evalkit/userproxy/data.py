@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..jsonl import json_lines
-from ..sources import dataset_dir, find_file
-from .. import dialogue
-from ..dialogue import Conversation, Turn
+from evalkit.data.jsonl import json_lines
+from evalkit.data.sources import dataset_dir, find_file
+from evalkit.data import dialogue
+from evalkit.data.dialogue import Conversation, Turn
 
 __all__ = ["MIRROR_SETS", "MirrorFormatError", "MirrorReport", "read_mirror_set", "load_mirror_set",
            "stratified_episodes", "load_human_labels", "render"]

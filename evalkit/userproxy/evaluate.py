@@ -7,12 +7,12 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ..models import Backend
-from . import realism
-from .lexical import (LEXICAL_METRICS, LEXICAL_MODES, LexicalMode, Tokenizer, lexical_profile, tokenizer_named,
+from evalkit.models import Backend
+from evalkit.userproxy import realism
+from evalkit.userproxy.lexical import (LEXICAL_METRICS, LEXICAL_MODES, LexicalMode, Tokenizer, lexical_profile, tokenizer_named,
                       user_text)
-from ..stats import summarise
-from ..dialogue import Turn
+from evalkit.stats import summarise
+from evalkit.data.dialogue import Turn
 
 __all__ = ["lexical_z_scores", "lexical_mode_table", "lexical_table", "judge_scores", "control_scores", "realism_table", "JUDGE_METRICS",
            "CALIBRATED_METRICS", "calibrated_summary", "plot_realism_and_diversity", "user_turn_counts", "echoes"]

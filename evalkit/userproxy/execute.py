@@ -11,17 +11,17 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from ..models import DEFAULT_API_KEY_ENV, CachedBackend, configured_secrets, open_backend, redact
-from ..results import json_ready
-from . import realism
-from .config import JobConfig, ModelSpec, dataset_name
-from .data import MIRROR_SETS, load_mirror_set, read_mirror_set, stratified_episodes
-from .evaluate import calibrated_summary, control_scores, lexical_mode_table, lexical_z_scores
-from .lexical import LEXICAL_METRICS, LEXICAL_MODES, Tokenizer, tokenizer_named
-from .plan import plan
-from .rollout import mirror_rollouts, synthesize_goals
-from .runstore import RunStore, Unit
-from ..stats import summarise
+from evalkit.models import DEFAULT_API_KEY_ENV, CachedBackend, configured_secrets, open_backend, redact
+from evalkit.book.results import json_ready
+from evalkit.userproxy import realism
+from evalkit.userproxy.config import JobConfig, ModelSpec, dataset_name
+from evalkit.userproxy.data import MIRROR_SETS, load_mirror_set, read_mirror_set, stratified_episodes
+from evalkit.userproxy.evaluate import calibrated_summary, control_scores, lexical_mode_table, lexical_z_scores
+from evalkit.userproxy.lexical import LEXICAL_METRICS, LEXICAL_MODES, Tokenizer, tokenizer_named
+from evalkit.userproxy.plan import plan
+from evalkit.userproxy.rollout import mirror_rollouts, synthesize_goals
+from evalkit.userproxy.runstore import RunStore, Unit
+from evalkit.stats import summarise
 
 __all__ = ["OpenModel", "RunOutcome", "execute"]
 

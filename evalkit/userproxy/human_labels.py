@@ -3,12 +3,12 @@ them, agreement, paired differences, and the choice of the chapter's realism jud
 
 MirrorBench published 100 GTEval items (a real conversation and a proxy's, rated for how *similar* the proxy
 user is to the real one) and 100 PI items (two conversations, one real: which user seems human?).
-:func:`human_label_items` takes one half of them (:func:`evalkit.halves.split_mirrorbench_labels`: a real
+:func:`human_label_items` takes one half of them (:func:`evalkit.stats.halves.split_mirrorbench_labels`: a real
 conversation is in one half across both tables). Judges are LM judges asked through the model door
 (:func:`human_label_scores`), the trained realism encoder and the length baseline
 (:func:`evalkit.userproxy.realism_encoder.label_item_scores`), and — for GTEval, whose raters know which user
 is real — chapter 3's reference metrics with the real user's turns as the reference (:func:`reference_scores`).
-:func:`choose_realism_judges` picks one judge per metric on the dev half by :mod:`evalkit.selection`'s rule
+:func:`choose_realism_judges` picks one judge per metric on the dev half by :mod:`evalkit.stats.selection`'s rule
 (Spearman: the labels are ordinal); the test half reports.
 """
 from __future__ import annotations
@@ -18,10 +18,10 @@ from typing import Any, Callable, Literal, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..models import Backend
-from ..selection import Decision, choose_on_dev
-from .realism import Mode, gteval, pairwise_indistinguishability
-from .realism_data import user_side
+from evalkit.models import Backend
+from evalkit.stats.selection import Decision, choose_on_dev
+from evalkit.userproxy.realism import Mode, gteval, pairwise_indistinguishability
+from evalkit.userproxy.realism_data import user_side
 
 __all__ = ["METRICS", "REFERENCE_METRICS", "human_label_items", "human_label_scores", "reference_scores",
            "human_label_agreement", "human_label_differences", "choose_realism_judges", "realism_features", "adapted_realism"]
@@ -32,7 +32,7 @@ METRICS = {"gteval": "GTEval", "pi": "PI"}
 REFERENCE_METRICS = {"ROUGE-1 to the real user": "rouge1", "cosine to the real user": "embedding_cosine",
                      "BERTScore to the real user": "bertscore_f1"}
 """GTEval judges that read the real user as the reference (name -> column of
-:meth:`evalkit.metrics.ReferenceMetrics.score`), cheapest first: word overlap, one embedding per side, token
+:meth:`evalkit.upheld.metrics.ReferenceMetrics.score`), cheapest first: word overlap, one embedding per side, token
 alignment."""
 
 
@@ -43,7 +43,7 @@ def human_label_items(labels: dict[str, Any], n: int | None, *, seed: int = 0,
     ``gteval`` (items), ``gteval_pairs`` ((real, proxy) conversations), ``pi`` (items, with ``proxy_win``),
     ``pi_pairs`` ((real, proxy) as labelled), ``pi_slots`` (the proxy's slot, A or B), ``pi_human`` (the
     proxy's win by the human label: 1, 0.5 for a tie, 0) and, for a dev or test half, ``halves`` (metric ->
-    the :class:`~evalkit.halves.DevHalf` or ``TestHalf`` the items are, for :func:`choose_realism_judges`)."""
+    the :class:`~evalkit.stats.halves.DevHalf` or ``TestHalf`` the items are, for :func:`choose_realism_judges`)."""
     if half not in ("test", "dev", "all"):
         raise ValueError(f"half must be test, dev or all, not {half!r}")
     win = lambda pi: [1.0 if h == s else 0.5 if h == "Tie" else 0.0  # noqa: E731
@@ -54,7 +54,7 @@ def human_label_items(labels: dict[str, Any], n: int | None, *, seed: int = 0,
         gt, pi = take(labels["gteval"]), take(labels["pi"])
         pi = pi.assign(proxy_win=win(pi))
     else:
-        from ..halves import split_mirrorbench_labels
+        from evalkit.stats.halves import split_mirrorbench_labels
 
         split = split_mirrorbench_labels(labels)
         index = 1 if half == "test" else 0
@@ -86,7 +86,7 @@ def reference_scores(items: dict[str, Any], metrics: Any, user_turns: int | None
     """GTEval scores with the real user as the reference: each of :data:`REFERENCE_METRICS` between the first
     ``user_turns`` user turns of the real conversation (the reference) and of the proxy's (the candidate), the
     same turns the trained encoder and the length baseline read. ``metrics`` is an
-    :class:`evalkit.metrics.ReferenceMetrics`. PI has no such score: its judge is not told which user is real.
+    :class:`evalkit.upheld.metrics.ReferenceMetrics`. PI has no such score: its judge is not told which user is real.
 
     >>> class Overlap:  # a stand-in for ReferenceMetrics: the share of candidate words found in the reference
     ...     def score(self, references, candidates):
@@ -116,7 +116,7 @@ def human_label_agreement(items: dict[str, Any], judges: dict[str, Backend], *, 
     ``scored`` adds judges whose scores are already computed (:func:`human_label_scores`, a trained encoder,
     a baseline, :func:`reference_scores`: name -> {"gteval": ..., "pi": ...}, one score per item in the items'
     order; a judge may score one metric only)."""
-    from ..stats import correlation_with_humans
+    from evalkit.stats import correlation_with_humans
 
     rows = {}
     for name, scores in {**human_label_scores(items, judges, mode=mode, samples=samples), **(scored or {})}.items():
@@ -134,7 +134,7 @@ def human_label_differences(items: dict[str, Any], scores: dict[str, dict[str, S
                             others: Sequence[str], *, bootstrap: int = 1000, seed: int = 0) -> pd.DataFrame:
     """Spearman of ``judge`` minus that of each of ``others`` with the human labels, per metric both score, on
     the same items, with a paired bootstrap interval (:func:`evalkit.stats.correlation_difference`)."""
-    from ..stats import correlation_difference
+    from evalkit.stats import correlation_difference
 
     rows = []
     for metric, label in METRICS.items():
@@ -156,14 +156,14 @@ def choose_realism_judges(items: dict[str, Any],
     """One realism judge per metric (``candidates``: metric key, ``gteval`` or ``pi`` -> judge names, cheapest
     first; the first, e.g. the length baseline, is the incumbent), chosen on the **dev** half ``items``
     (:func:`human_label_items` with ``half="dev"``; a test half is refused) by
-    :func:`evalkit.selection.choose_on_dev` with Spearman: a later judge replaces the incumbent only when its
+    :func:`evalkit.stats.selection.choose_on_dev` with Spearman: a later judge replaces the incumbent only when its
     Spearman is higher by a paired interval (real conversations resampled whole) that excludes 0.
 
     ``score`` computes the judges' scores from the items it is given (as for :func:`human_label_agreement`:
     name -> {"gteval": ..., "pi": ...}); it is called here on ``items``, so the scores a choice reads are
     those of the dev items and no others.
 
-    >>> from evalkit.halves import DevHalf
+    >>> from evalkit.stats.halves import DevHalf
     >>> rng = np.random.default_rng(0)
     >>> label = rng.normal(size=60)
     >>> half = DevHalf("mirrorbench-gteval", pd.DataFrame({"human_label": label, "group": range(60)}))
@@ -208,11 +208,11 @@ def adapted_realism(dev_items: dict[str, Any], dev_scores: Mapping[str, Mapping[
                     priors: Mapping[str, str], *, draws: int = 20, bootstrap: int = 1000,
                     seed: int = 0) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
     """The realism judges adapted to MirrorBench's labels: per metric, an adapted judge
-    (:mod:`evalkit.adapted`) over the judges' scores, shrunk toward ``priors[metric]`` (the judge the dev half
+    (:mod:`evalkit.judges.adapted`) over the judges' scores, shrunk toward ``priors[metric]`` (the judge the dev half
     chose), fitted on the dev items (:func:`human_label_items` with ``half="dev"``) and scored on the test items.
     Returns the label-budget curve (budgets 0, 10, 25 and every dev item; the gain in Spearman, the labels being
     ordinal) and the test items' scores of the judge fitted on every dev item, per metric."""
-    from ..adapted import budget_predictions, label_budget_curve
+    from evalkit.judges.adapted import budget_predictions, label_budget_curve
 
     curves, scores = [], {}
     for metric, prior in priors.items():

@@ -16,10 +16,10 @@ This module gathers the four parts, each in its own module: :mod:`.config` (the 
 """
 from __future__ import annotations
 
-from .config import METRICS, JobConfig, JobConfigError, ModelSpec, ProxySpec, dataset_name, load_job
-from .execute import OpenModel, RunOutcome, execute, lexical_modes
-from .plan import plan
-from .report import judge_sensitivity, kendalls_w, rank_stability, report, scores, write_html
+from evalkit.userproxy.config import METRICS, JobConfig, JobConfigError, ModelSpec, ProxySpec, dataset_name, load_job
+from evalkit.userproxy.execute import OpenModel, RunOutcome, execute, lexical_modes
+from evalkit.userproxy.plan import plan
+from evalkit.userproxy.report import judge_sensitivity, kendalls_w, rank_stability, report, scores, write_html
 
 __all__ = ["METRICS", "ModelSpec", "ProxySpec", "JobConfig", "JobConfigError", "load_job", "dataset_name", "plan",
            "OpenModel", "execute", "RunOutcome", "scores", "rank_stability", "judge_sensitivity", "kendalls_w",

@@ -120,7 +120,7 @@ def lm_tokenizer(model: str | None = None) -> Tokenizer:
     lower-cased token strings with the word-boundary marker stripped."""
     from transformers import AutoTokenizer
 
-    from ..defaults import default_lm_path
+    from evalkit.models.defaults import default_lm_path
 
     tokenizer = AutoTokenizer.from_pretrained(str(model) if model is not None else str(default_lm_path()))
 

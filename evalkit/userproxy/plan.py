@@ -1,9 +1,9 @@
 """A job's plan: the units it expands into, in the order they run."""
 from __future__ import annotations
 
-from .config import JobConfig, dataset_name
-from .evaluate import JUDGE_METRICS
-from .runstore import Unit
+from evalkit.userproxy.config import JobConfig, dataset_name
+from evalkit.userproxy.evaluate import JUDGE_METRICS
+from evalkit.userproxy.runstore import Unit
 
 __all__ = ["plan"]
 

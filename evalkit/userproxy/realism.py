@@ -23,9 +23,9 @@ from typing import Any, Literal, Sequence
 import numpy as np
 import pandas as pd
 
-from ..models import Backend, Messages, warn_if_parsed
-from .data import render
-from ..dialogue import Turn
+from evalkit.models import Backend, Messages, warn_if_parsed
+from evalkit.userproxy.data import render
+from evalkit.data.dialogue import Turn
 
 __all__ = ["gteval_messages", "pi_messages", "rnr_messages", "parse_json_verdict", "proxy_slots", "gteval",
            "pairwise_indistinguishability", "rubric_and_reason", "control_pairs", "calibrated", "Verdicts"]

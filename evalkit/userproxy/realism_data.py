@@ -17,10 +17,10 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..dialogue import Turn
-from ..models import Backend
-from ..paireval.splits import LeakReport, remove_held_out
-from .rollout import GoalLevel, clean_user_turn, proxy_messages
+from evalkit.data.dialogue import Turn
+from evalkit.models import Backend
+from evalkit.paireval.splits import LeakReport, remove_held_out
+from evalkit.userproxy.rollout import GoalLevel, clean_user_turn, proxy_messages
 
 __all__ = ["user_side", "RealismSplit", "realism_split", "proxy_rewrites", "realism_pairs", "length_matched",
            "labelled_conversations"]
@@ -107,7 +107,7 @@ def proxy_rewrites(frame: pd.DataFrame, proxy: Backend, *, user_turns: int, goal
     (conversation id, turn); a backend error or a missing result raises, naming the conversation and turn.
     ``temperature`` and ``seed`` go to the proxy's sampler (0: its most likely turns).
     """
-    from .rollout import PLACEHOLDER
+    from evalkit.userproxy.rollout import PLACEHOLDER
 
     if not goal_levels or set(goal_levels) - {"full", "none"}:
         raise ValueError(f"goal_levels must be 'full' or 'none' (no goal writer here), not {list(goal_levels)}")

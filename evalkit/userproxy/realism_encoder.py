@@ -30,11 +30,11 @@ from typing import Any, Literal, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..dialogue import Turn
-from ..encoders import (Schedule, default_encoder_path, load_encoder, mean_pooled, read_record, recipe_key_fields,
+from evalkit.data.dialogue import Turn
+from evalkit.encoders import (Schedule, default_encoder_path, load_encoder, mean_pooled, read_record, recipe_key_fields,
                         run_steps, save_encoder, training_key)
-from ..models import Backend
-from .realism_data import (RealismSplit, labelled_conversations, length_matched, proxy_rewrites, realism_pairs,
+from evalkit.models import Backend
+from evalkit.userproxy.realism_data import (RealismSplit, labelled_conversations, length_matched, proxy_rewrites, realism_pairs,
                            realism_split, user_side)
 
 __all__ = ["RealismRecipe", "REALISM_RECIPES", "RealismSplit", "realism_split", "proxy_rewrites",
@@ -95,7 +95,7 @@ class RealismEncoder:
                  batch_size: int = 32, device: str = "cpu", dtype: str = "auto"):
         import torch
 
-        from ..models.device import Placement
+        from evalkit.models.device import Placement
 
         self.path = Path(path) if path is not None else default_encoder_path()
         self.placement = Placement.of(device, dtype)
@@ -194,8 +194,8 @@ def train_realism_encoder(train: pd.DataFrame, heldout: pd.DataFrame, recipe: Re
     """
     import torch
 
-    from ..defaults import cache_dir
-    from ..models.device import Placement
+    from evalkit.models.defaults import cache_dir
+    from evalkit.models.device import Placement
 
     if recipe.batch_pairs not in ("all", "own"):
         raise ValueError(f"batch_pairs must be 'all' or 'own', not {recipe.batch_pairs!r}")
@@ -277,7 +277,7 @@ class RealismJudge:
     def heldout_accuracy(self) -> Any:
         """Share of held-out pairs where the real user scores strictly higher, with its Wilson interval (a tie
         counts as a miss here; the training curve counts it as half)."""
-        from ..stats import proportion
+        from evalkit.stats import proportion
 
         won = self.judge.score_texts(list(self.heldout_pairs["human"])) - self.judge.score_texts(
             list(self.heldout_pairs["proxy"]))

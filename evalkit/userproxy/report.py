@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..results import json_ready
-from .evaluate import JUDGE_METRICS
-from .runstore import RunStore
+from evalkit.book.results import json_ready
+from evalkit.userproxy.evaluate import JUDGE_METRICS
+from evalkit.userproxy.runstore import RunStore
 
 __all__ = ["scores", "kendalls_w", "kendalls_w_p", "leader_gap", "rank_stability", "judge_sensitivity", "report", "write_html"]
 
@@ -79,7 +79,7 @@ def leader_gap(wide: pd.DataFrame, *, level: float = 0.95) -> dict[str, Any]:
     >>> gap["leader"], gap["runner_up"], round(gap["difference"], 3), gap["seeds"]
     ('a', 'b', 0.1, 3)
     """
-    from ..stats import summarise
+    from evalkit.stats import summarise
 
     means = wide.mean().sort_values(ascending=False)
     leader, runner_up = str(means.index[0]), str(means.index[1])

@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 from typing import Any, Literal, Sequence
 
-from ..models import Backend, Messages
-from .data import render
-from ..dialogue import Turn
+from evalkit.models import Backend, Messages
+from evalkit.userproxy.data import render
+from evalkit.data.dialogue import Turn
 
 __all__ = ["GoalLevel", "goal_messages", "synthesize_goals", "proxy_messages", "assistant_messages",
            "clean_user_turn", "mirror_rollouts"]

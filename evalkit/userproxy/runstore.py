@@ -24,8 +24,8 @@ from typing import Any, Iterable, Sequence
 
 import pandas as pd
 
-from ..cache import CallRecord, open_store
-from ..models import redact
+from evalkit.models.cache import CallRecord, open_store
+from evalkit.models import redact
 
 __all__ = ["Unit", "RunStore"]
 

@@ -142,7 +142,7 @@ def ch2_env(seed: int = 5) -> dict:
 
 
 def test_ch2_checks():
-    from evalkit import agreement
+    from evalkit.upheld import agreement
 
     env = ch2_env()
     ceilings = {n: agreement.split_half_reliability(env["labels"]["main"], "content", repeats=n, seed=13)["ceiling"]
@@ -178,8 +178,8 @@ def test_ch2_checks():
 def test_ch2_half_tolerance_on_the_real_data_accepts_any_seed_and_refuses_the_usual_mistakes():
     """The tolerance's claims, on the book's data: another seed passes; the style label, the reliability
     without its square root and the uncorrected half correlation do not."""
-    from evalkit import agreement
-    from evalkit.upheld import SUBSETS, load_upheld
+    from evalkit.upheld import agreement
+    from evalkit.upheld.release import SUBSETS, load_upheld
 
     env = {"labels": {name: load_upheld(name).labels for name in SUBSETS}, "seed": 13}
     main = env["labels"]["main"]
@@ -211,7 +211,7 @@ def ch3_env() -> dict:
 
 
 def test_ch3_checks():
-    from evalkit import ensemble
+    from evalkit.upheld import ensemble
     from evalkit.stats import correlation_with_humans
 
     env = ch3_env()
@@ -304,8 +304,8 @@ def test_ch4_checks():
 
 def ch4_adapt_env() -> dict:
     """Chapter 4's adapted-judge variables on stand-in data: one set's halves and features."""
-    from evalkit import adapted
-    from evalkit.halves import DevHalf, TestHalf
+    from evalkit.judges import adapted
+    from evalkit.stats.halves import DevHalf, TestHalf
 
     rng = np.random.default_rng(8)
 
@@ -322,8 +322,8 @@ def ch4_adapt_env() -> dict:
 
 
 def test_ch4_budget_checks():
-    from evalkit.adapted import fit_adapted
-    from evalkit.halves import DevHalf
+    from evalkit.judges.adapted import fit_adapted
+    from evalkit.stats.halves import DevHalf
     from evalkit.stats import correlation
 
     env = ch4_adapt_env()
@@ -589,7 +589,7 @@ def test_release_refuses_a_chapter_whose_exercise_has_no_answer_cell(tmp_path):
 def test_the_books_chapters_release_without_solution_code(tmp_path):
     """Every chapter of the book: an answer cell per exercise, and none of its solution cells' lines (those
     not also outside the solutions) left in the student files."""
-    from evalkit.runner import read_chapter
+    from evalkit.book.runner import read_chapter
 
     released = release(tmp_path)
     assert len(released) == len(list((ROOT / "notebooks").glob("[0-9][0-9]_*.md")))
@@ -622,7 +622,7 @@ tuned, SET_ORDER = {"PairEval": Judge()}, ["fed"]
 items = {"fed": pd.DataFrame({"context": [text(6) for _ in range(30)], "response": [text(5) for _ in range(30)]})}
 relevance = tuned["PairEval"].relevance(list(items["fed"]["context"]), list(items["fed"]["response"]))
 scores = {("PairEval", "fed"): 1 / (1 + np.exp(-(relevance - 1.0)))}
-from evalkit.halves import DevHalf, TestHalf
+from evalkit.stats.halves import DevHalf, TestHalf
 signal = rng.normal(size=(140, 2))
 frame = pd.DataFrame({"score": signal[:, 0] + rng.normal(size=140), "group": np.arange(140)})
 features = pd.DataFrame({"DirectEval": signal[:, 0] + 2 * rng.normal(size=140), "length": signal[:, 1]})
@@ -647,8 +647,8 @@ rank_rho = stats.spearmanr(scores["PairEval", SET_ORDER[0]],
                            tuned["PairEval"].relevance(list(frame["context"]), list(frame["response"]))).statistic
 from evalkit import course
 course.check("ch4-rank", rank_rho=rank_rho)'''
-BUDGET = '''from evalkit import adapted
-from evalkit.halves import DevHalf
+BUDGET = '''from evalkit.judges import adapted
+from evalkit.stats.halves import DevHalf
 dev_half, dev_features, test_half, test_features = adapt_sets[SET_ORDER[0]]
 fit = adapted.fit_adapted(DevHalf("fed", dev_half.items.iloc[:50].reset_index(drop=True)),
                           dev_features.iloc[:50].reset_index(drop=True), prior=adopted, seed=seed)
@@ -763,7 +763,7 @@ def test_grading_at_a_parameter_sets_sizes_runs_each_submission_with_its_values(
     submission whose parameters cell was deleted gets a row saying so; a misspelt set fails before any run.
     Without ``--params`` each notebook runs with its own values and the key at the sizes of its release."""
     from evalkit.course.release import with_parameter_set
-    from evalkit.runner import load_params
+    from evalkit.book.runner import load_params
 
     lab = load_params("lab")["notebooks"]["04_pairwise_judge"]["heldout_pairs"]
     folder = tmp_path / "submissions"
@@ -804,7 +804,7 @@ def test_grading_at_a_parameter_sets_sizes_runs_each_submission_with_its_values(
 
 def test_a_release_at_lab_size_carries_the_sets_values_after_the_parameters_cell(tmp_path):
     from evalkit.course.release import with_parameter_set
-    from evalkit.runner import load_params, read_chapter
+    from evalkit.book.runner import load_params, read_chapter
 
     (chapter,) = release(tmp_path, only=["04"], params="lab")
     student = nbformat.read(chapter.notebook, as_version=4)
@@ -839,7 +839,7 @@ def test_submissions_are_named_by_their_folder_or_their_file(tmp_path):
 
 
 def test_the_course_command_is_wired_into_evalkit(tmp_path, capsys):
-    from evalkit.cli import main
+    from evalkit.cli.commands import main
 
     assert main(["course", "grade", str(tmp_path / "nowhere")]) == 2
     assert "no such folder of submissions" in capsys.readouterr().err
@@ -857,7 +857,7 @@ def test_the_course_command_is_wired_into_evalkit(tmp_path, capsys):
 
 def exercise_cells(stem: str) -> dict[str, tuple[str, list[str]]]:
     """label -> (its answer cell, its solution's code cells), read from the book's chapter."""
-    from evalkit.runner import read_chapter
+    from evalkit.book.runner import read_chapter
 
     notebook = read_chapter(ROOT / "notebooks" / f"{stem}.md")
     answers = answer_cells(notebook)
@@ -903,9 +903,10 @@ def ch6_env() -> dict:
 
 def chapter_stand_in(stem: str, monkeypatch) -> dict:
     """What each chapter's cells above its exercises define, on stand-in data (no model)."""
-    from evalkit import agreement, ensemble
+    from evalkit.upheld import agreement
+    from evalkit.upheld import ensemble
     from evalkit.stats import proportion
-    from evalkit.upheld import LABEL_NAMES, aggregate_scores
+    from evalkit.upheld.release import LABEL_NAMES, aggregate_scores
     from evalkit.userproxy import realism
 
     common = {"np": np, "pd": pd}

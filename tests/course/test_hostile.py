@@ -185,7 +185,7 @@ time.sleep(120)'''
 def test_bad_arguments_and_output_folders_are_refused_with_a_message(tmp_path, capsys):
     """No kernel: ``--timeout`` nan, inf, 0 or negative; ``--out`` a file; an output folder holding other
     files, a previous grading (kept unless --replace) or a planted link (replaced, never followed)."""
-    from evalkit.cli import main
+    from evalkit.cli.commands import main
 
     folder = tmp_path / "class"
     folder.mkdir()

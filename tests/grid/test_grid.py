@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from evalkit import grid
-from evalkit.cli import main
+from evalkit.cli.commands import main
 
 # A unit: logs that it ran, fails for x == 3, else prints its result as JSON on the last line.
 UNIT = ("import json, sys; x = int(sys.argv[1]); open(sys.argv[2], 'a').write(f'{x}\\n'); "
@@ -118,7 +118,7 @@ def _driver_running_unit_three(tmp_path: Path, values: list[int], workers: int, 
         "name": "driver", "kind": "command", "command": [sys.executable, "-c", SLOW_UNIT, "{x}",
                                                           str(tmp_path / "ran.log")],
         "grid": {"x": values}, "out": "out", "retries": 0, "workers": workers}))
-    driver = subprocess.Popen([sys.executable, "-m", "evalkit.cli", "grid", "--spec", str(spec_path)],
+    driver = subprocess.Popen([sys.executable, "-m", "evalkit.cli.commands", "grid", "--spec", str(spec_path)],
                               start_new_session=True)
     deadline = time.time() + 120
     while time.time() < deadline and not ((tmp_path / "ran.log").is_file() and 3 in executions(tmp_path)):
@@ -301,7 +301,7 @@ def test_a_killed_driver_leaves_no_command_running(tmp_path, signum, workers):
     spec_path.write_text(yaml.safe_dump({
         "name": "orphans", "kind": "command", "command": [sys.executable, "-c", ORPHAN_UNIT, "{x}", str(tmp_path)],
         "grid": {"x": [1, 2, *slow]}, "out": "out", "retries": 0, "workers": workers}))
-    driver = subprocess.Popen([sys.executable, "-m", "evalkit.cli", "grid", "--spec", str(spec_path)],
+    driver = subprocess.Popen([sys.executable, "-m", "evalkit.cli.commands", "grid", "--spec", str(spec_path)],
                               start_new_session=True)
     watched: list[int] = []
     try:

@@ -13,7 +13,7 @@ from evalkit.judgecard.cli import main
 from evalkit.judgecard.judges import PairEvalSettings, Scored, _PairJudge
 from evalkit.judgecard import load_set, upheld_folder_set
 from evalkit.paireval.schema import MetaEvalFormatError, write_meta_eval
-from evalkit.upheld import LABELS, UpheldFormatError, read_annotator_folder
+from evalkit.upheld.release import LABELS, UpheldFormatError, read_annotator_folder
 
 from tests.conftest import HEADER, row, write_annotator
 from tests.judgecard.test_judgecard import RATINGS, WordEncoder, length_set, rated_set
@@ -238,7 +238,7 @@ def test_the_command_adds_an_annotator_folder_with_add_upheld(tmp_path, capsys):
 
 def test_a_pairwise_lm_that_always_answers_a_has_first_slot_rate_1_flip_rate_1_and_its_calls_counted():
     from evalkit.models import CachedBackend
-    from evalkit.paireval.judge import LMJudge
+    from evalkit.paireval.lm_judge import LMJudge
     from tests.fakes import ScriptedBackend
 
     pool = [(["a question about the weather today"], "it is sunny"), (["do you like tea"], "yes, with milk")]
@@ -254,7 +254,7 @@ def test_a_pairwise_lm_that_always_answers_a_has_first_slot_rate_1_flip_rate_1_a
 
 def test_lm_pair_and_lora_specs(tmp_path):
     from evalkit.judgecard import parse_spec, read_spec_file
-    from evalkit.specfile import SpecError
+    from evalkit.data.specfile import SpecError
 
     assert parse_spec("lm-pair").kind == "lm-pair" and parse_spec("lora:smoke").recipe == "smoke"
     assert parse_spec("lora").recipe == "book"

@@ -9,14 +9,14 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from evalkit.cache import CallRecord
+from evalkit.models.cache import CallRecord
 from evalkit.judgecard import (CannotScore, FunctionJudge, HumanSet, ScoresJudge, card_html, from_meta_eval,
                                judge_card, parse_spec, read_spec_file)
 from evalkit.judgecard.cli import main
 from evalkit.judgecard.judges import PairEvalSettings, _PairJudge, _LMJudge
 from evalkit.models import CachedBackend
 from evalkit.paireval.schema import MetaEvalFormatError, write_meta_eval
-from evalkit.specfile import SpecError
+from evalkit.data.specfile import SpecError
 from evalkit.stats import group_resamples
 
 from tests.fakes import ScriptedBackend
@@ -248,7 +248,7 @@ def test_an_lm_judge_through_the_model_door_reports_calls_tokens_cache_hits_and_
 
 
 def test_a_second_card_is_answered_by_the_call_cache(tmp_path):
-    from evalkit.cache import CallCache
+    from evalkit.models.cache import CallCache
 
     cache = CallCache(tmp_path / "calls.sqlite")
     for expected_hits in (0, 8):
@@ -375,7 +375,7 @@ def test_html_escapes_injected_text():
 
 
 def test_evalkit_judge_card_is_a_subcommand(tmp_path):
-    from evalkit.cli import main as evalkit_main
+    from evalkit.cli.commands import main as evalkit_main
 
     write_meta_eval(length_set().items[["context", "response", "score"]], tmp_path / "mine.jsonl")
     assert evalkit_main(["judge", "card", "--judge", "length", "--set", str(tmp_path / "mine.jsonl"), "--half", "all",
@@ -423,7 +423,7 @@ def test_cards_on_the_staged_sets(judge, tmp_path):
 
 def test_the_cards_paireval_settings_are_chapter_4s_parameters():
     from evalkit.judgecard.judges import BOOK_PAIREVAL
-    from evalkit.runner import NOTEBOOK_DIR, chapter_parameter_values
+    from evalkit.book.runner import NOTEBOOK_DIR, chapter_parameter_values
 
     chapter = chapter_parameter_values(NOTEBOOK_DIR / "04_pairwise_judge.md")
     assert (chapter["comparisons"], chapter["pool_size"], chapter["runs"], chapter["seed"]) == (
@@ -432,7 +432,7 @@ def test_the_cards_paireval_settings_are_chapter_4s_parameters():
 
 def test_lm_judges_asked_together_leave_their_cards_only_cache_hits(tmp_path, monkeypatch):
     import evalkit.models as models
-    from evalkit.cache import CallCache
+    from evalkit.models.cache import CallCache
     from evalkit.judgecard import prefetch_lm
 
     scripted = ScriptedBackend(lambda text: "Yes" if "Yes or No" in text else "3")

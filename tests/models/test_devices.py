@@ -187,7 +187,7 @@ def test_an_encoder_judge_trains_in_bf16_close_to_fp32_and_keeps_its_cpu_key(ber
 def test_the_realism_encoder_and_the_reference_metrics_take_a_device(bert, tmp_path):
     import pandas as pd
 
-    from evalkit.metrics import ReferenceMetrics
+    from evalkit.upheld.metrics import ReferenceMetrics
     from evalkit.userproxy.realism_encoder import RealismEncoder, RealismRecipe, train_realism_encoder
 
     frame = pd.DataFrame({"human": CORPUS_LINES[:8], "proxy": CORPUS_LINES[8:16]})
@@ -230,7 +230,7 @@ def test_the_paper_recipe_path_trains_on_the_recipes_data_at_smoke_size(lm, tmp_
 
 
 def test_the_reader_runs_where_its_base_runs_and_the_metrics_score_on_a_device(bert, tmp_path):
-    from evalkit.metrics import MetricStore, ReferenceMetrics
+    from evalkit.upheld.metrics import MetricStore, ReferenceMetrics
     from evalkit.paireval.encoder import EncoderJudge
     from evalkit.paireval.reader import train_comparative_reader
     from evalkit.paireval.recipes import ReaderRecipe

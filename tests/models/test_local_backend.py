@@ -137,7 +137,7 @@ def test_a_lora_adapter_merged_into_the_gguf_scores_as_transformers_with_the_ada
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM
 
-    from evalkit.defaults import default_lm_path
+    from evalkit.models.defaults import default_lm_path
     from evalkit.models import LlamaCppBackend
 
     lm = default_lm_path()  # before the cache moves: the merged GGUF goes to tmp, the converted model stays

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import evalkit.models as models
-from evalkit.cache import call_key
+from evalkit.models.cache import call_key
 from evalkit.models import OpenAICompatibleBackend, RetryPolicy
 
 PACKAGE = Path(models.__file__).parent

@@ -9,7 +9,7 @@ import traceback
 
 import pytest
 
-from evalkit.cache import CallCache
+from evalkit.models.cache import CallCache
 from evalkit.models import (BackendConfigError, BackendError, CachedBackend, OpenAICompatibleBackend, open_backend,
                             redact)
 from evalkit.models.redaction import MIN_FRAGMENT
@@ -140,7 +140,7 @@ def test_a_server_echoing_the_key_bare_or_cut_at_the_length_limit_leaks_nothing(
 
 
 def test_query_tokens_reach_the_server_but_no_name_cache_row_or_stats(raw_server, tmp_path, capsys):
-    from evalkit.cli import main
+    from evalkit.cli.commands import main
 
     seen = []
 

@@ -8,7 +8,7 @@ import math
 import pandas as pd
 import pytest
 
-from evalkit.cli import main
+from evalkit.cli.commands import main
 from evalkit.paireval import read_meta_eval, write_meta_eval
 from tests.fakes import FakeChatServer, chat_reply
 

@@ -36,7 +36,7 @@ def test_pairwise_matrix_has_no_position_bias_and_follows_relevance(judge):
 
 
 def test_embeddings_are_kept_in_the_store_and_reused_by_another_judge_of_the_same_model(tmp_path):
-    from evalkit.metrics import MetricStore
+    from evalkit.upheld.metrics import MetricStore
 
     store = MetricStore(tmp_path / "metrics.sqlite")
     texts = ["A much longer reply that goes on about the weather for a while.", "Yes.", "Maybe tomorrow."]

@@ -7,7 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalkit import cli, stats
+from evalkit import stats
+
+from evalkit import cli
 from evalkit.paireval import metaeval
 from evalkit.paireval.training_data import _ddpp_conversations, judge_data, validation_pairs
 from evalkit.paireval.training_data import recipe_frame as _pairs

@@ -164,20 +164,6 @@ def test_lora_training_lowers_the_loss_and_the_adapter_reloads(tmp_path, monkeyp
     assert rerun.losses == pytest.approx(run.losses, rel=1e-4)  # seeded: the same run twice
 
 
-def test_temperature_scaling_fixes_overconfidence():
-    from evalkit.paireval.calibration import apply_temperature, expected_calibration_error, fit_temperature
-
-    rng = np.random.default_rng(0)
-    true = rng.uniform(0.05, 0.95, 4000)
-    outcomes = rng.random(4000) < true
-    overconfident = apply_temperature(true, 0.4)  # log-odds stretched 2.5x
-    temperature = fit_temperature(overconfident, outcomes)
-    assert temperature == pytest.approx(2.5, rel=0.15)
-    before = expected_calibration_error(overconfident, outcomes)
-    after = expected_calibration_error(apply_temperature(overconfident, temperature), outcomes)
-    assert after < before / 2
-
-
 def test_meta_eval_schema_round_trip_and_errors(tmp_path):
     import pandas as pd
 
@@ -224,7 +210,7 @@ def test_meta_eval_schema_round_trip_and_errors(tmp_path):
 def test_cli_score_and_meta_eval_round_trip(tmp_path, monkeypatch, capsys, real_data_dir):
     import pandas as pd
 
-    from evalkit.cli import main
+    from evalkit.cli.commands import main
     from evalkit.paireval import read_meta_eval, write_meta_eval
 
     monkeypatch.setenv("EVALKIT_CACHE_DIR", str(tmp_path / "cache"))
@@ -324,7 +310,7 @@ def test_real_attack_suite_and_dailydialog_plusplus(real_data_dir):
 
 def test_training_corpus_falls_back_to_the_embedded_chitchat_conversations(monkeypatch):
     from evalkit.paireval import data
-    from evalkit.sources import DataUnavailable
+    from evalkit.data.sources import DataUnavailable
 
     def offline(*args, **kwargs):
         raise DataUnavailable("no DailyDialog here")

@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 
 from evalkit import paireval as pe
-from evalkit.paireval.judge import Judge, LMJudge
+from evalkit.judges.protocol import Judge
+from evalkit.paireval.lm_judge import LMJudge
 from evalkit.paireval.reader import ComparativeReader, comparison_head, train_comparative_reader
 from evalkit.paireval.recipes import ReaderRecipe
 

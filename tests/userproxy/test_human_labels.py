@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalkit.halves import DevHalf, TestHalf
+from evalkit.stats.halves import DevHalf, TestHalf
 from evalkit.userproxy import human_labels
 
 
@@ -34,7 +34,7 @@ def _conversation(user: str) -> list[dict]:
 
 
 def test_reference_scores_read_the_real_user_as_the_reference():
-    from evalkit.metrics import ReferenceMetrics
+    from evalkit.upheld.metrics import ReferenceMetrics
 
     items = {"gteval_pairs": [(_conversation("need bus times for monday"), _conversation("need bus times for monday")),
                               (_conversation("need bus times for monday"), _conversation("write me a sonnet"))]}
@@ -78,9 +78,9 @@ def test_the_choice_takes_the_dev_half_only():
 
 
 def test_the_adopted_line_says_how_far_it_misses_and_who_came_closest():
-    from evalkit import findings_userproxy
-    from evalkit.resampling import CorrelationDifference as Gap
-    from evalkit.selection import Decision
+    from evalkit.book import findings_userproxy
+    from evalkit.stats.bootstrap import CorrelationDifference as Gap
+    from evalkit.stats.selection import Decision
 
     dev = pd.DataFrame({"candidate": ["length baseline", "a", "b"], "set": ["g"] * 3, "pearson": [0.4, 0.5, 0.45],
                         "n": [46] * 3})
@@ -101,7 +101,7 @@ def test_adapted_realism_fits_on_dev_labels_and_its_zero_point_is_the_chosen_jud
     import numpy as np
     import pandas as pd
 
-    from evalkit.halves import DevHalf, TestHalf
+    from evalkit.stats.halves import DevHalf, TestHalf
     from evalkit.stats import correlation
     from evalkit.userproxy.human_labels import adapted_realism
 

@@ -240,7 +240,7 @@ def test_a_job_refuses_a_tokenizer_that_contradicts_its_lexical_mode():
 
 
 def test_userproxy_summary_reads_leads_controls_and_differences_from_the_numbers():
-    from evalkit import findings
+    from evalkit.book import findings
 
     lexical = pd.DataFrame({"z": [-1.0], "low": [-1.5], "high": [-0.5], "n": [8]},
                            index=pd.MultiIndex.from_tuples([("a", "mattr")], names=["dataset", "metric"]))
@@ -276,7 +276,7 @@ def test_userproxy_summary_reads_leads_controls_and_differences_from_the_numbers
 
 
 def test_feature_group_gains_count_a_gain_only_beyond_the_spread():
-    from evalkit import findings
+    from evalkit.book import findings
 
     index = pd.MultiIndex.from_tuples([("content", "metrics"), ("content", "metrics + judges"),
                                        ("style", "metrics")])

@@ -17,8 +17,8 @@ import pytest
 from scipy import stats
 import yaml
 
-from evalkit.cache import CallCache
-from evalkit.cli import main
+from evalkit.models.cache import CallCache
+from evalkit.cli.commands import main
 from evalkit.models import CachedBackend, GenerationResult, LabelResult
 from evalkit.userproxy import job
 from evalkit.userproxy.runstore import RunStore
@@ -305,7 +305,7 @@ def test_cli_plan_run_kill_resume_report_on_the_default_model(job_dir, tmp_path)
     (job_dir / "job.yml").write_text(yaml.safe_dump(spec))
     assert main(["userproxy", "plan", "--config", str(job_dir / "job.yml")]) == 0
     env = {**os.environ, "EVALKIT_CACHE_DIR": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}
-    command = [sys.executable, "-m", "evalkit.cli", "userproxy", "run", "--config", str(job_dir / "job.yml")]
+    command = [sys.executable, "-m", "evalkit.cli.commands", "userproxy", "run", "--config", str(job_dir / "job.yml")]
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.time() + 300
     stored = 0

@@ -1,8 +1,8 @@
 """Every exercise's checks, one module per chapter (``ch00`` ... ``ch06``), gathered by label."""
 from __future__ import annotations
 
-from ..core import Exercise
-from . import ch00, ch01, ch02, ch03, ch04, ch05, ch06
+from evalkit.course.core import Exercise
+from evalkit.course.checks import ch00, ch01, ch02, ch03, ch04, ch05, ch06
 
 __all__ = ["EXERCISES", "exercise", "chapter_exercises"]
 

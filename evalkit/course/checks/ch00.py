@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core import Exercise, Work, Wrong, close, number, pair, whole
+from evalkit.course.core import Exercise, Work, Wrong, close, number, pair, whole
 
 CHAPTER = "00_models_and_backends"
 TOLERANCE = 1e-3  # probabilities: any order of summation, or re-asking the model (KV reuse: ~1e-6) is within it

@@ -1,24 +1,24 @@
 """Chapter 1's exercises: the aggregate score's floor, and perfect agreement by source.
 
 The expected values are recomputed from the labels the chapter loaded (``main``, ``data``) with the kit's own
-functions, and the floor from the labels' scales (:data:`evalkit.upheld.LABELS`).
+functions, and the floor from the labels' scales (:data:`evalkit.upheld.release.LABELS`).
 """
 from __future__ import annotations
 
-from ..core import Exercise, Work, Wrong, choice, close, keyed, number
+from evalkit.course.core import Exercise, Work, Wrong, choice, close, keyed, number
 
 CHAPTER = "01_dataset_building"
 TOLERANCE = 1e-6  # shares and aggregates are exact ratios of counts: any way of counting gives the same
 
 
 def _floor_expected() -> float:
-    from ...upheld import LABELS
+    from evalkit.upheld.release import LABELS
 
     return min(min(spec.scale) / spec.maximum for spec in LABELS.values())
 
 
 def _main_aggregate(work: Work):
-    from ...upheld import aggregate_scores
+    from evalkit.upheld.release import aggregate_scores
 
     return aggregate_scores(work.chapter("main").labels).set_index("model")["content"]
 
@@ -45,7 +45,7 @@ def _lowest_source(work: Work) -> None:
 
 
 def _nearer_source(work: Work) -> None:
-    from ...upheld import aggregate_scores
+    from evalkit.upheld.release import aggregate_scores
 
     main = _main_aggregate(work)
     topical = float(aggregate_scores(work.chapter("data")["topical_chat"].labels)["content"].iloc[0])

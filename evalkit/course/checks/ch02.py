@@ -1,11 +1,11 @@
 """Chapter 2's exercises: the split-half ceiling against the number of splits, and ordinal against interval
 alpha.
 
-Expected values are recomputed from the chapter's ``labels`` with :mod:`evalkit.agreement`.
+Expected values are recomputed from the chapter's ``labels`` with :mod:`evalkit.upheld.agreement`.
 """
 from __future__ import annotations
 
-from ..core import Exercise, Work, Wrong, choice, close, keyed, number
+from evalkit.course.core import Exercise, Work, Wrong, choice, close, keyed, number
 
 CHAPTER = "02_agreement"
 SPLITS = (10, 50, 200)
@@ -18,7 +18,7 @@ ALPHA_TOLERANCE = 1e-3  # Krippendorff's alpha by another library or another coi
 
 
 def _ceiling(work: Work, splits: int) -> float:
-    from ... import agreement
+    from evalkit.upheld import agreement
 
     labels = work.chapter("labels")["main"]
     seed = work.setting("seed", 0)
@@ -51,8 +51,8 @@ def _half_all(work: Work) -> None:
 
 
 def _gaps_expected(work: Work) -> dict:
-    from ... import agreement
-    from ...upheld import LABEL_NAMES
+    from evalkit.upheld import agreement
+    from evalkit.upheld.release import LABEL_NAMES
 
     labels = work.chapter("labels")
     return work.memo("gaps", lambda: {(subset, name): abs(agreement.alpha(labels[subset], name, "ordinal")

@@ -1,15 +1,15 @@
 """Chapter 3's exercises: transfer in the other direction, and an interval's width against the sample size.
 
 Expected values are recomputed from the chapter's evaluation frames (``frames``, ``judged``, ``METRICS``)
-with :mod:`evalkit.ensemble` and :func:`evalkit.stats.correlation_with_humans`. The metric scores need the
+with :mod:`evalkit.upheld.ensemble` and :func:`evalkit.stats.correlation_with_humans`. The metric scores need the
 models, so these checks take them from the notebook; the tests exercise them on small frames they build.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..core import Exercise, Work, Wrong, close, number
-from ..core import _as_dict, _listing, _norm_key
+from evalkit.course.core import Exercise, Work, Wrong, close, number
+from evalkit.course.core import _as_dict, _listing, _norm_key
 
 CHAPTER = "03_metric_correlation"
 ENSEMBLES = ("linear", "svm", "random_forest")
@@ -49,7 +49,7 @@ def _transfer_expected(work: Work, key: str) -> float:
 
 
 def _transfer_r(work: Work, key: str) -> float:
-    from ... import ensemble
+    from evalkit.upheld import ensemble
 
     frames, features = work.chapter("frames")["content"], list(work.chapter("METRICS"))
     name, weighted = key.replace(" (weighted)", ""), key.endswith("(weighted)")
@@ -101,7 +101,7 @@ def _size_ratio(work: Work) -> None:
 
 
 def _width_ratio(work: Work) -> None:
-    from ...stats import correlation_with_humans
+    from evalkit.stats import correlation_with_humans
 
     bootstrap, seed = int(work.setting("bootstrap", 1000)) or 1000, work.setting("seed", 0)
     widths = []

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core import Exercise, Work, Wrong, close, number, series, whole
+from evalkit.course.core import Exercise, Work, Wrong, close, number, series, whole
 
 CHAPTER = "04_pairwise_judge"
 PAIRS = 20  # the first twenty pairs of heldout["random"]
@@ -48,7 +48,7 @@ def _order_values(work: Work) -> None:
 
 
 def _half_width(n: int) -> float:
-    from ...stats import proportion
+    from evalkit.stats import proportion
 
     right = round(ACCURACY * n)
     interval = proportion([True] * right + [False] * (n - right))
@@ -98,9 +98,9 @@ def _budget_form(work: Work) -> None:
 
 
 def _budget_value(work: Work) -> None:
-    from ...adapted import fit_adapted
-    from ...halves import DevHalf
-    from ...stats import correlation
+    from evalkit.judges.adapted import fit_adapted
+    from evalkit.stats.halves import DevHalf
+    from evalkit.stats import correlation
 
     name = work.chapter("SET_ORDER")[0]
     dev_half, dev_features, test_half, test_features = work.chapter("adapt_sets")[name]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core import Exercise, Work, Wrong, close, keyed, number, pair
+from evalkit.course.core import Exercise, Work, Wrong, close, keyed, number, pair
 
 CHAPTER = "05_user_proxy_eval"
 EPISODES, SEEDS, FAR = 8, 1000, 0.25
@@ -43,7 +43,7 @@ def _coin_share(work: Work) -> None:
 
 
 def _balanced_range(work: Work) -> None:
-    from ...userproxy import realism
+    from evalkit.userproxy import realism
 
     values = [realism.proxy_slots(EPISODES, seed).count("A") / EPISODES for seed in range(SEEDS)]
     low, high = pair(work["balanced_range"], "balanced_range", what="the smallest and largest PI", low=0, high=1)
@@ -57,7 +57,7 @@ def _anchor_inputs(work: Work):
 
 
 def _read_anchor_inputs(work: Work):
-    from ...userproxy import lexical
+    from evalkit.userproxy import lexical
 
     dataset = work.chapter("datasets")[0]
     units = work.chapter("unit_table")
@@ -68,8 +68,8 @@ def _read_anchor_inputs(work: Work):
 
 
 def _z_scores(frame, proxy, tokenizer, min_tokens: int, anchors: int, seed: int):
-    from ...userproxy.data import stratified_episodes
-    from ...userproxy.evaluate import lexical_z_scores
+    from evalkit.userproxy.data import stratified_episodes
+    from evalkit.userproxy.evaluate import lexical_z_scores
 
     human = list(stratified_episodes(frame, anchors, seed=seed)["turns"])
     return lexical_z_scores(human, proxy, tokenizer, min_tokens=min_tokens)

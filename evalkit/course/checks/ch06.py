@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core import Exercise, Work, Wrong, close, number
+from evalkit.course.core import Exercise, Work, Wrong, close, number
 
 CHAPTER = "06_judge_leaderboard"
 SET, LABEL = "upheld-main", "content"
@@ -38,7 +38,7 @@ def aligned(work: Work, judge: str):
 
 
 def _ceiling(work: Work) -> float:
-    from ...judgecard.sets import noise_ceiling
+    from evalkit.judgecard.sets import noise_ceiling
 
     return noise_ceiling(work.chapter("human_sets")[SET].ratings, LABEL).ceiling
 
@@ -79,7 +79,7 @@ def _tie_form(work: Work) -> None:
 
 
 def _tie_values(work: Work) -> None:
-    from ...stats import correlation_difference
+    from evalkit.stats import correlation_difference
 
     first, second = tie_pair(work.chapter("cards"))
     a, human, groups = aligned(work, first)

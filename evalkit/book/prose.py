@@ -1,0 +1,191 @@
+"""Closing sentences of the book's chapters, written from the run's own tables.
+
+Each chapter ends with what it showed and its caveats. Every number in those lines comes from the tables the
+chapter built in the same run (never typed in), so a rerun on other data, models or sizes cannot leave a stale
+claim behind. :mod:`evalkit.book.findings` holds the sentences chapters print along the way; this module holds the
+small helpers and the chapter-end lines that module does not cover.
+"""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import pandas as pd
+
+__all__ = ["verdict", "with_interval", "join_names", "count_span", "probe_findings", "release_findings", "agreement_findings",
+           "multiplicity_line"]
+
+
+def verdict(difference: float, low: float, high: float) -> str:
+    """How a difference with its interval compares, in words: ``above`` or ``below`` only when the interval
+    excludes 0, else ``not distinguishable from`` (a gain inside the sampling error is not a gain).
+
+    >>> verdict(0.05, 0.01, 0.09), verdict(-0.02, -0.05, -0.01), verdict(0.03, -0.01, 0.07)
+    ('above', 'below', 'not distinguishable from')
+    """
+    if low > 0:
+        return "above"
+    if high < 0:
+        return "below"
+    return "not distinguishable from"
+
+
+def with_interval(value: float, low: float, high: float, *, digits: int = 3, signed: bool = False) -> str:
+    """A value and its interval as one table cell: ``0.288 [0.237, 0.338]`` (``signed``: ``+0.012 [...]``).
+
+    >>> with_interval(0.2881, 0.2374, 0.3382), with_interval(0.012, -0.02, 0.05, signed=True)
+    ('0.288 [0.237, 0.338]', '+0.012 [-0.020, +0.050]')
+    """
+    form = f"{{:+.{digits}f}}" if signed else f"{{:.{digits}f}}"
+    return f"{form.format(value)} [{form.format(low)}, {form.format(high)}]"
+
+
+def join_names(names: Sequence[str], *, empty: str = "none") -> str:
+    """Names as a phrase: ``a``, ``a and b``, ``a, b and c`` (``empty`` when there are none).
+
+    >>> join_names([]), join_names(["fed"]), join_names(["fed", "convai2-grade", "dailydialog-zhao"])
+    ('none', 'fed', 'fed, convai2-grade and dailydialog-zhao')
+    """
+    names = [str(name) for name in names]
+    if not names:
+        return empty
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def count_span(counts: Mapping[str, int], *, unit: str = "items", per: str = "set") -> str:
+    """How many ``unit`` each group holds, as one phrase with the total.
+
+    >>> count_span({"fed": 24, "convai2-grade": 24})
+    '24 items per set (48 in all)'
+    >>> count_span({"fed": 187, "convai2-grade": 300, "dailydialog-zhao": 1050}, unit="test items")
+    '187 to 1,050 test items per set (1,537 in all)'
+    """
+    values = [int(value) for value in counts.values()]
+    low, high, total = min(values), max(values), sum(values)
+    size = f"{low:,}" if low == high else f"{low:,} to {high:,}"
+    return f"{size} {unit} per {per} ({total:,} in all)"
+
+
+def probe_findings(probe: pd.DataFrame, position: pd.DataFrame, *, repeated: int, repeated_hits: int) -> list[str]:
+    """What the models page's probes showed, one line each.
+
+    ``probe``: one row per true/false statement, columns ``correct`` and ``mass on Yes/No``; ``position``:
+    the pairwise prompts, the better reply shown as A in the first half of the rows and as B in the second
+    (same questions, same order), columns ``P(A)`` and ``picked the better reply``; ``repeated`` questions were
+    asked a second time and ``repeated_hits`` of them answered by the cache.
+
+    >>> probe = pd.DataFrame({"correct": [True, False, True, True], "mass on Yes/No": [0.2, 0.4, 0.3, 0.9]})
+    >>> position = pd.DataFrame({"P(A)": [0.7, 0.8, 0.6, 0.9], "picked the better reply": [True, True, False, False]})
+    >>> print(*probe_findings(probe, position, repeated=4, repeated_hits=4), sep="\\n")
+    True/false statements: 3 of 4 right; the raw probability on the two label words had median 0.350 (range 0.200-0.900), so the normalised verdicts compare continuations the model finds unlikely.
+    Pairwise questions: the better reply picked in 2 of 4 prompts; after the two replies swapped places the model kept its preferred reply in 0 of 2 questions, and its mean P(A) over all prompts is 0.750 (0.5 for a judge with no favourite slot).
+    The 4 repeated questions: 4 answered from the cache, none sent to the model again.
+    """
+    mass = probe["mass on Yes/No"]
+    half = len(position) // 2
+    first, swapped = position["P(A)"].to_numpy()[:half], position["P(A)"].to_numpy()[half:2 * half]
+    kept = int(((first > 0.5) == (swapped < 0.5)).sum())
+    sent = repeated - repeated_hits
+    return [
+        f"True/false statements: {int(probe['correct'].sum())} of {len(probe)} right; the raw probability on the "
+        f"two label words had median {mass.median():.3f} (range {mass.min():.3f}-{mass.max():.3f})"
+        + (", so the normalised verdicts compare continuations the model finds unlikely." if mass.median() < 0.5
+           else "."),
+        f"Pairwise questions: the better reply picked in {int(position['picked the better reply'].sum())} of "
+        f"{len(position)} prompts; after the two replies swapped places the model kept its preferred reply in "
+        f"{kept} of {half} questions, and its mean P(A) over all prompts is {position['P(A)'].mean():.3f} "
+        "(0.5 for a judge with no favourite slot).",
+        f"The {repeated} repeated questions: {repeated_hits} answered from the cache, "
+        + (f"{sent} sent to the model again." if sent else "none sent to the model again."),
+    ]
+
+
+def release_findings(card: pd.DataFrame, checks: pd.DataFrame, *, subset: str = "main",
+                     paper: str = "paper (main set)") -> list[str]:
+    """What chapter 1 found in the release: its size beside the paper's (``card`` from
+    :func:`evalkit.upheld.datacard.data_card`), what the loader dropped, and how many of the paper's readings of its
+    Figure 1 hold (``checks`` from :func:`evalkit.upheld.datacard.paper_reading_checks`).
+
+    >>> card = pd.DataFrame({"main": {"conversations": 8, "turns": 90, "items (turn x candidate)": 400,
+    ...                               "label sets": 1000, "label sets after cleaning": 990,
+    ...                               "candidate sources": 6, "duplicate annotator files": 1},
+    ...                      "paper (main set)": {"conversations": 800, "turns": 9203, "label sets": 153578,
+    ...                                           "items (turn x candidate)": 30715, "candidate sources": 12}})
+    >>> checks = pd.DataFrame({"claim in the paper": ["a", "b"], "holds": [True, False]})
+    >>> print(*release_findings(card, checks), sep="\\n")
+    The main set of the release holds 400 items (1% of the paper's 30,715) with 1,000 label sets (1% of the paper's 153,578 labels, one per annotator and item): 90 turns of 8 conversations, with 6 candidate sources (the paper: 12).
+    The loader kept 990 of the 1,000 label sets and found 1 duplicate annotator file (dropped by default).
+    Of the paper's readings of its Figure 1 tested on the release, 1 of 2 hold; not holding: b.
+    """
+    ours, theirs = card[subset], card[paper]
+    sets, dups = int(ours["label sets"]), int(ours["duplicate annotator files"])
+    # The paper's "set of labels" is one item with its five annotators; its "label" is one annotator's
+    # judgement: the card's items and label sets (evalkit.upheld.datacard.PAPER_REPORTED).
+    items, paper_items = int(ours["items (turn x candidate)"]), int(theirs["items (turn x candidate)"])
+    paper_sets = int(theirs["label sets"])
+    failing = list(checks.loc[~checks["holds"].astype(bool), "claim in the paper"])
+    return [
+        f"The {subset} set of the release holds {items:,} items ({items / paper_items:.0%} of the paper's "
+        f"{paper_items:,}) with {sets:,} label sets ({sets / paper_sets:.0%} of the paper's {paper_sets:,} labels, "
+        f"one per annotator and item): {int(ours['turns']):,} turns of {int(ours['conversations']):,} conversations, with "
+        f"{int(ours['candidate sources'])} candidate sources (the paper: {int(theirs['candidate sources'])}).",
+        f"The loader kept {int(ours['label sets after cleaning']):,} of the {sets:,} label sets and found {dups} "
+        f"duplicate annotator file{'' if dups == 1 else 's'}" + (" (dropped by default)." if dups else "."),
+        f"Of the paper's readings of its Figure 1 tested on the release, {int(checks['holds'].astype(bool).sum())} "
+        f"of {len(checks)} hold" + (f"; not holding: {join_names(failing)}." if failing else "."),
+    ]
+
+
+def agreement_findings(summary: pd.DataFrame, flags: pd.DataFrame, *, main: str = "main") -> list[str]:
+    """Chapter 2's closing lines from :func:`evalkit.upheld.agreement.agreement_summary` (indexed by subset and
+    label) and :func:`evalkit.upheld.agreement.near_duplicate_raters` for every subset (indexed by subset first).
+
+    >>> index = pd.MultiIndex.from_tuples([("main", "content"), ("main", "style"), ("chk", "content"),
+    ...                                    ("chk", "style")], names=["subset", "label"])
+    >>> summary = pd.DataFrame({"mean pairwise kappa": [0.4, 0.3, 0.2, 0.1],
+    ...                         "one annotator vs the others (r)": [0.6, 0.5, 0.4, 0.3],
+    ...                         "ceiling vs item means (r)": [0.9, 0.8, 0.7, 0.85]}, index=index)
+    >>> flags = pd.DataFrame({"annotator_a": ["x"], "annotator_b": ["y"]},
+    ...                      index=pd.MultiIndex.from_tuples([("chk", 0)], names=["subset", "row"]))
+    >>> print(*agreement_findings(summary, flags), sep="\\n")
+    Mean pairwise kappa on the main set: content 0.40, style 0.30 (mean 0.35).
+    Ceiling for a metric against item means, sqrt of the Spearman-Brown split-half reliability: from 0.70 (chk/content) to 0.90 (main/content); one annotator against the mean of the others: r from 0.30 to 0.60.
+    The ceiling of chk is below the main set's on 1 of 2 labels (content).
+    Annotator pairs with a kappa above the flagging threshold: 1 (chk: x and y).
+    """
+    kappa = summary.loc[main, "mean pairwise kappa"]
+    ceiling = summary["ceiling vs item means (r)"]
+    loo = summary["one annotator vs the others (r)"]
+    low, high = ceiling.idxmin(), ceiling.idxmax()
+    lines = [f"Mean pairwise kappa on the {main} set: "
+             + ", ".join(f"{label} {value:.2f}" for label, value in kappa.items()) + f" (mean {kappa.mean():.2f}).",
+             f"Ceiling for a metric against item means, sqrt of the Spearman-Brown split-half reliability: from "
+             f"{ceiling[low]:.2f} ({low[0]}/{low[1]}) to {ceiling[high]:.2f} ({high[0]}/{high[1]}); one annotator "
+             f"against the mean of the others: r from {loo.min():.2f} to {loo.max():.2f}."]
+    for subset in dict.fromkeys(summary.index.get_level_values(0)):
+        if subset == main:
+            continue
+        labels = [label for label in summary.loc[subset].index if label in ceiling.loc[main].index]
+        below = [label for label in labels if ceiling[(subset, label)] < ceiling[(main, label)]]
+        lines.append(f"The ceiling of {subset} is below the {main} set's on {len(below)} of {len(labels)} labels"
+                     + (f" ({join_names(below)})." if below else "."))
+    pairs = [f"{subset}: {row['annotator_a']} and {row['annotator_b']}" for (subset, _), row in flags.iterrows()]
+    lines.append(f"Annotator pairs with a kappa above the flagging threshold: {len(pairs)}"
+                 + (f" ({'; '.join(pairs)})." if pairs else "."))
+    return lines
+
+
+def multiplicity_line(consistency: pd.DataFrame, *, contexts: int, measure: str = "same content (cosine)",
+                      paper: str = "paper (same content)") -> str:
+    """Chapter 3's multiplicity experiment in one sentence: per set, the share of context pairs whose two
+    sampled continuations say the same thing (``measure``), beside the paper's share (``paper``).
+
+    >>> table = pd.DataFrame({"same content (cosine)": [0.5, 0.25], "paper (same content)": [0.93, 0.74]},
+    ...                      index=["UPHELD first turn", "Topical-Chat (open-ended)"])
+    >>> multiplicity_line(table, contexts=12)
+    'Two sampled continuations said the same thing (same content (cosine)) on 6 of 12 UPHELD first turn contexts (0.50; the paper: 0.93) and 3 of 12 Topical-Chat (open-ended) contexts (0.25; the paper: 0.74), with 12 contexts per set.'
+    """
+    parts = [f"{round(row[measure] * contexts)} of {contexts} {name} contexts ({row[measure]:.2f}"
+             + (f"; the paper: {row[paper]:.2f}" if pd.notna(row.get(paper)) else "") + ")"
+             for name, row in consistency.iterrows()]
+    return (f"Two sampled continuations said the same thing ({measure}) on {join_names(parts)}, "
+            f"with {contexts} contexts per set.")

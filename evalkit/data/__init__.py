@@ -1,0 +1,13 @@
+"""The data layer: where each dataset comes from, how its files are read, and the one dialogue type.
+
+* :mod:`.sources` — each dataset's pinned source, checksum-verified download, ``EVALKIT_DATA_DIR``;
+* :mod:`.jsonl` — JSON lines and CSV readers whose errors name the file, the line and the field;
+* :mod:`.dialogue` — a conversation (:class:`Turn`, :data:`Texts`, :data:`History`) and its one renderer;
+* :mod:`.specfile` — the YAML field reader every settings file of the kit goes through.
+"""
+from evalkit.data.dialogue import Conversation, History, Texts, Turn, render
+from evalkit.data.sources import DataUnavailable, dataset_dir, find_file
+from evalkit.data.specfile import SpecError, read_yaml
+
+__all__ = ["Conversation", "History", "Texts", "Turn", "render", "DataUnavailable", "dataset_dir", "find_file",
+           "SpecError", "read_yaml"]

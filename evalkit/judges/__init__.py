@@ -1,0 +1,14 @@
+"""Judges: the protocol every dialogue judge answers, and the judge that learns from people's labels.
+
+* :mod:`.protocol` — :class:`Judge` (direct scores, both presentation orders, the pairwise matrix) and the
+  helpers every implementation shares;
+* :mod:`.adapted` — a judge fitted on k of a set's own labels, shrunk toward the zero-shot judge, and the
+  label-budget curve.
+
+The judges themselves live with the chapter that owns them: the trained encoders, the comparative reader and
+the LM judge in :mod:`evalkit.paireval`, UPHELD's prompted judges in :mod:`evalkit.upheld.llm_judges`, the report card's
+adapters in :mod:`evalkit.judgecard.judges`.
+"""
+from evalkit.judges.protocol import Judge, Position
+
+__all__ = ["Judge", "Position"]
