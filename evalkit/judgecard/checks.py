@@ -9,7 +9,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from evalkit.stats import correlation, group_resamples, partial_correlation, proportion
+from evalkit.stats import correlation, group_resamples, partial_correlation, percentile_interval, proportion
 from evalkit.judgecard.judges import CardJudge
 from evalkit.judgecard.sets import HumanSet
 
@@ -71,8 +71,7 @@ def _length_panel(scores, lengths, human, groups, pairs, *, bootstrap: int, seed
     partial = partial_correlation(scores, lengths, human)
     draws = [partial_correlation(scores[d], lengths[d], human[d])
              for d in group_resamples(groups, bootstrap=bootstrap, seed=seed)] if bootstrap else []
-    draws = [d for d in draws if d == d]
-    low, high = (np.percentile(draws, [2.5, 97.5]) if draws else (float("nan"), float("nan")))
+    low, high = percentile_interval(draws)
     outcomes = []
     for i, j in pairs:
         if lengths[i] == lengths[j] or human[i] != human[i] or human[j] != human[j]:

@@ -8,7 +8,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from evalkit.stats import group_resamples, mean_correlation_difference, summarise
+from evalkit.stats import group_resamples, mean_correlation_difference, percentile_interval, summarise
 
 __all__ = ["comparison_vs_pointwise", "position_bias"]
 
@@ -69,7 +69,7 @@ def position_bias(matrices: Mapping[str, np.ndarray], *, groups: Mapping[str, Se
     keep = ~np.isnan(per_target)
     values, kept = per_target[keep], [k for k, ok in zip(keys, keep) if ok]
     means = np.array([values[draw].mean() for draw in group_resamples(kept, bootstrap=bootstrap, seed=seed)])
-    low, high = (np.percentile(means, [2.5, 97.5]) if bootstrap else (np.nan, np.nan))
+    low, high = percentile_interval(means)
     return {"value": float(values.mean()), "low": float(low), "high": float(high), "n": int(len(values)),
             "groups": len(set(kept))}
 

@@ -7,7 +7,8 @@
 * :mod:`.selection` — the rule that picks a judge on the dev halves.
 """
 from evalkit.stats.bootstrap import (CorrelationDifference, correlation_difference, group_resamples,
-                                     grouped_correlation_intervals, mean_correlation, mean_correlation_difference)
+                                     grouped_correlation_intervals, mean_correlation, mean_correlation_difference,
+                                     percentile_interval, resample_items)
 from evalkit.stats.estimates import (HumanCorrelation, Kind, Proportion, bootstrap_ci, correlation,
                                      correlation_with_humans, cramers_v, icc_oneway, paper_kind, partial_correlation,
                                      proportion, proportion_difference, summarise)
@@ -15,4 +16,5 @@ from evalkit.stats.estimates import (HumanCorrelation, Kind, Proportion, bootstr
 __all__ = ["Kind", "correlation", "cramers_v", "paper_kind", "bootstrap_ci", "Proportion", "proportion",
            "proportion_difference", "summarise", "HumanCorrelation", "correlation_with_humans",
            "CorrelationDifference", "correlation_difference", "mean_correlation_difference", "mean_correlation",
-           "group_resamples", "grouped_correlation_intervals", "partial_correlation", "icc_oneway"]
+           "resample_items", "group_resamples", "percentile_interval", "grouped_correlation_intervals",
+           "partial_correlation", "icc_oneway"]

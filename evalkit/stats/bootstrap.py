@@ -1,8 +1,11 @@
-"""The bootstrap engine of :mod:`evalkit.stats`: paired and grouped intervals of correlations with humans.
+"""The bootstrap engine of :mod:`evalkit.stats`: every interval of the kit draws its resamples here.
 
-Which of two scores tracks the human scores better, on the same items (a paired interval: the items are
-resampled once for both), and intervals that resample whole contexts rather than items (the replies to one
-context are not independent). Chapters import these from :mod:`evalkit.stats`.
+Two ways to draw — items with replacement (:func:`resample_items`) or whole groups such as the replies to one
+context (:func:`group_resamples`, since those replies are not independent items) — and one way to read an
+interval from resampled values (:func:`percentile_interval`). On them: which of two scores tracks the human
+scores better on the same items (a paired interval: the items are resampled once for both), the mean over sets
+of a correlation or of a difference, and grouped intervals of Pearson, Spearman and Kendall at once. Chapters
+import these from :mod:`evalkit.stats`.
 """
 from __future__ import annotations
 
@@ -13,9 +16,38 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-__all__ = ["CorrelationDifference", "correlation_difference", "mean_correlation_difference", "mean_correlation",
-           "group_resamples",
-           "grouped_correlation_intervals"]
+__all__ = ["resample_items", "group_resamples", "percentile_interval", "CorrelationDifference",
+           "correlation_difference", "mean_correlation_difference", "mean_correlation", "grouped_correlation_intervals"]
+
+
+# --------------------------------------------------------------------------- drawing resamples, reading intervals
+
+def resample_items(n: int, *, bootstrap: int, seed: int | np.random.Generator) -> np.ndarray:
+    """``bootstrap`` resamples of ``n`` item indices drawn with replacement, as a (bootstrap x n) array.
+    ``seed`` may be a generator, to continue its stream (several groups resampled from one seed).
+
+    >>> resample_items(3, bootstrap=2, seed=0).tolist()
+    [[2, 1, 1], [0, 0, 0]]
+    """
+    return np.random.default_rng(seed).integers(0, n, size=(bootstrap, n))
+
+
+def percentile_interval(values: Sequence[float] | np.ndarray, level: float = 0.95) -> tuple[float, float]:
+    """The percentile interval of resampled ``values``, skipping resamples without a value (NaN: a constant
+    resample has no correlation); (NaN, NaN) when none has one.
+
+    >>> [round(bound, 3) for bound in percentile_interval([0.1, 0.2, float("nan"), 0.3, 0.4], level=0.5)]
+    [0.175, 0.325]
+    >>> percentile_interval([float("nan")])
+    (nan, nan)
+    """
+    array = np.asarray(values, dtype=float)
+    kept = array[np.isfinite(array)]
+    if not len(kept):
+        return float("nan"), float("nan")
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(kept, [tail, 100 - tail])
+    return float(low), float(high)
 
 
 # --------------------------------------------------------------------------- the paired difference of two correlations
@@ -52,7 +84,7 @@ def _difference_draws(first: Sequence[float], second: Sequence[float], human: Se
     if bootstrap < 1:
         raise ValueError(f"a paired interval needs at least one bootstrap resample, got {bootstrap}")
     ranked = (lambda v: stats.rankdata(v, axis=-1)) if kind == "spearman" else (lambda v: v)  # noqa: E731
-    draws = np.random.default_rng(seed).integers(0, len(y), size=(bootstrap, len(y)))
+    draws = resample_items(len(y), bootstrap=bootstrap, seed=seed)
     differences = (_pearson_rows(ranked(a[:, draws]), ranked(y[draws])).mean(axis=0)
                    - _pearson_rows(ranked(b[draws]), ranked(y[draws])))
     a, b, y = ranked(a), ranked(b), ranked(y)
@@ -124,12 +156,9 @@ def correlation_difference(first: Sequence[float], second: Sequence[float], huma
                                                              seed=seed, kind=kind)
     else:
         observed, differences, n = _difference_draws(first, second, human, bootstrap=bootstrap, seed=seed, kind=kind)
-    differences = differences[np.isfinite(differences)]
-    if not len(differences):
+    if not np.isfinite(differences).any():
         raise ValueError(f"every one of {bootstrap} resamples was constant: no interval on {n} items")
-    tail = (1 - level) / 2 * 100
-    return CorrelationDifference(observed, float(np.percentile(differences, tail)),
-                                 float(np.percentile(differences, 100 - tail)), n)
+    return CorrelationDifference(observed, *percentile_interval(differences, level), n)
 
 
 def mean_correlation_difference(sets: Mapping[str, tuple[Sequence[float], Sequence[float], Sequence[float]]], *,
@@ -173,12 +202,9 @@ def _mean_over_sets(sets: Mapping[str, tuple], draws_of, *, bootstrap: int, seed
         draws.append(resampled)
         total += n
     means = np.mean(draws, axis=0)
-    means = means[np.isfinite(means)]
-    if not len(means):
+    if not np.isfinite(means).any():
         raise ValueError(f"every one of {bootstrap} resamples was constant in some set")
-    tail = (1 - level) / 2 * 100
-    return (float(np.mean(observed)), float(np.percentile(means, tail)), float(np.percentile(means, 100 - tail)),
-            total)
+    return (float(np.mean(observed)), *percentile_interval(means, level), total)
 
 
 def mean_correlation(sets: Mapping[str, tuple[Sequence[float], Sequence[float]]], *, bootstrap: int = 1000,
@@ -205,7 +231,7 @@ def mean_correlation(sets: Mapping[str, tuple[Sequence[float], Sequence[float]]]
             resampled = np.array([_pearson_rows(x[d], y[d]) for d in group_resamples(kept, bootstrap=bootstrap,
                                                                                      seed=seed)])
         else:
-            picks = np.random.default_rng(seed).integers(0, len(y), size=(bootstrap, len(y)))
+            picks = resample_items(len(y), bootstrap=bootstrap, seed=seed)
             resampled = _pearson_rows(x[picks], y[picks])
         return float(_pearson_rows(x, y)), resampled, int(len(y))
 
@@ -302,6 +328,4 @@ def grouped_correlation_intervals(metric: Sequence[float], human: Sequence[float
     values = {"pearson": _weighted_pearson(x, y, weights),
               "spearman": _weighted_pearson(_weighted_ranks(x_counts, x_of), _weighted_ranks(y_counts, y_of), weights),
               "kendall": _weighted_kendall(x, y, weights, x_counts, y_counts)}
-    tail = (1 - level) / 2 * 100
-    return {name: ((float(np.nanpercentile(v, tail)), float(np.nanpercentile(v, 100 - tail))) if len(v)
-                   else (float("nan"), float("nan"))) for name, v in values.items()}
+    return {name: percentile_interval(v, level) for name, v in values.items()}

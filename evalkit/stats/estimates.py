@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from evalkit.stats.bootstrap import _pearson_rows
+from evalkit.stats.bootstrap import _pearson_rows, group_resamples, percentile_interval, resample_items
 
 __all__ = ["Kind", "correlation", "cramers_v", "paper_kind", "bootstrap_ci", "Proportion", "proportion", "summarise",
            "HumanCorrelation", "correlation_with_humans", "partial_correlation", "icc_oneway", "proportion_difference"]
@@ -76,20 +76,12 @@ def correlation(x, y, kind: Kind = "pearson") -> float:
 
 def bootstrap_ci(frame: pd.DataFrame, column: str, kind: Kind = "pearson", *, n: int = 1000, seed: int = 0,
                  by_conversation: bool = True, level: float = 0.95) -> tuple[float, float]:
-    """Percentile bootstrap interval of the correlation, resampling whole conversations by default."""
-    rng = np.random.default_rng(seed)
-    if by_conversation:
-        groups = frame.groupby("conversation_id").indices
-        members = list(groups.values())
-    else:
-        members = [np.array([i]) for i in range(len(frame))]
+    """Percentile bootstrap interval of the correlation, resampling whole conversations by default (the
+    frame's ``conversation_id``), items otherwise."""
     x, y = frame[column].to_numpy(dtype=float), frame["target"].to_numpy(dtype=float)
-    estimates = []
-    for _ in range(n):
-        chosen = np.concatenate([members[i] for i in rng.integers(len(members), size=len(members))])
-        estimates.append(correlation(x[chosen], y[chosen], kind))
-    low, high = np.nanpercentile(estimates, [(1 - level) / 2 * 100, (1 + level) / 2 * 100])
-    return float(low), float(high)
+    draws = (group_resamples(frame["conversation_id"].tolist(), bootstrap=n, seed=seed) if by_conversation
+             else resample_items(len(frame), bootstrap=n, seed=seed))
+    return percentile_interval([correlation(x[chosen], y[chosen], kind) for chosen in draws], level)
 
 
 # --------------------------------------------------------------------------- proportions and means
@@ -184,10 +176,8 @@ def summarise(values: Sequence[float], *, bootstrap: int = 0, seed: int = 0, lev
     else:
         out.update(t_low=float("nan"), t_high=float("nan"))
     if bootstrap and n > 1:
-        rng = np.random.default_rng(seed)
-        means = kept[rng.integers(0, n, size=(bootstrap, n))].mean(axis=1)
-        out.update(boot_low=float(np.quantile(means, (1 - level) / 2)),
-                   boot_high=float(np.quantile(means, 0.5 + level / 2)))
+        means = kept[resample_items(n, bootstrap=bootstrap, seed=seed)].mean(axis=1)
+        out.update(zip(("boot_low", "boot_high"), percentile_interval(means, level)))
     return out
 
 
@@ -235,9 +225,7 @@ def correlation_with_humans(metric: Sequence[float], human: Sequence[float], *, 
     pearson, spearman, kendall = stats.pearsonr(x, y), stats.spearmanr(x, y), stats.kendalltau(x, y)
     bounds = {"pearson": (np.nan, np.nan), "spearman": (np.nan, np.nan)}
     if bootstrap:
-        rng = np.random.default_rng(seed)
-        draws = rng.integers(0, len(x), size=(bootstrap, len(x)))
-        tail = (1 - level) / 2 * 100
+        draws = resample_items(len(x), bootstrap=bootstrap, seed=seed)
         with np.errstate(invalid="ignore", divide="ignore"):
             xs, ys = x[draws], y[draws]
             ranks_x, ranks_y = stats.rankdata(xs, axis=1), stats.rankdata(ys, axis=1)
@@ -245,8 +233,7 @@ def correlation_with_humans(metric: Sequence[float], human: Sequence[float], *, 
                 a = a - a.mean(axis=1, keepdims=True)
                 b = b - b.mean(axis=1, keepdims=True)
                 r = (a * b).sum(axis=1) / np.sqrt((a * a).sum(axis=1) * (b * b).sum(axis=1))
-                r = r[np.isfinite(r)]  # a resample of constant scores has no correlation
-                bounds[name] = (float(np.percentile(r, tail)), float(np.percentile(r, 100 - tail)))
+                bounds[name] = percentile_interval(r, level)  # a resample of constant scores has no correlation
     return HumanCorrelation(float(pearson.statistic), float(pearson.pvalue), *bounds["pearson"],
                             float(spearman.statistic), float(spearman.pvalue), *bounds["spearman"],
                             int(len(x)), int((~keep).sum()), float(kendall.statistic), float(kendall.pvalue))

@@ -24,6 +24,7 @@ import pandas as pd
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
+from evalkit.stats.bootstrap import percentile_interval, resample_items
 from evalkit.upheld.release import agreement_bin
 
 __all__ = ["rating_matrix", "pairwise_kappa", "mean_pairwise_kappa", "alpha", "agreement_shares",
@@ -217,15 +218,13 @@ def kappa_by_group_interval(labels: pd.DataFrame, label: str, by: str = "model",
     a    1.0     20
     b   -1.0     20
     """
-    rows, rng, tail = {}, np.random.default_rng(seed), (1 - level) / 2 * 100
+    rows, rng = {}, np.random.default_rng(seed)
     for group, part in labels.groupby(by):
         items = rating_matrix(part, label).shape[1]
-        draws = rng.integers(0, items, size=(bootstrap, items))
+        draws = resample_items(items, bootstrap=bootstrap, seed=rng)
         weights = np.stack([np.bincount(row, minlength=items) for row in draws]).astype(float)
         point = _resampled_mean_kappa(part, label, np.ones((1, items)), min_shared)[0]
-        boots = _resampled_mean_kappa(part, label, weights, min_shared)
-        boots = boots[np.isfinite(boots)]
-        low, high = (np.percentile(boots, [tail, 100 - tail]) if len(boots) else (np.nan, np.nan))
+        low, high = percentile_interval(_resampled_mean_kappa(part, label, weights, min_shared), level)
         rows[group] = {"kappa": float(point), "low": float(low), "high": float(high), "items": items}
     return pd.DataFrame(rows).T.astype({"items": int})
 
