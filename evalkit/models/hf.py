@@ -118,7 +118,7 @@ class TransformersBackend:
             fingerprint += "+" + _folder_fingerprint(Path(adapter))
         self.model.eval()
         # On a CPU a batch costs as much as its prompts one by one, plus its padding (measured, see
-        # docs/DEVELOPMENT.md), so the default there is 1; accelerators batch.
+        # the Performance page), so the default there is 1; accelerators batch.
         self.device, self.placement = device, placement
         self.batch_size = batch_size if batch_size is not None else (1 if placement.kind == "cpu" else 8)
         self.generate_batch_size = generate_batch_size

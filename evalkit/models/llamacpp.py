@@ -96,7 +96,7 @@ class LlamaCppBackend:
         except ImportError as error:
             raise ImportError("the llamacpp engine is opt-in and llama-cpp-python is not installed here: build "
                               "it once with `make llamacpp` (minutes: it compiles llama.cpp; see "
-                              "docs/DEVELOPMENT.md, 'Engines')") from error
+                              "docs/DEVELOPMENT.md, 'Set-up')") from error
         from transformers import AutoTokenizer
 
         from evalkit.models.defaults import default_lm_path, quiet_model_loading

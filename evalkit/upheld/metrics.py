@@ -127,7 +127,7 @@ class ReferenceMetrics:
     ``encoder`` is a local sentence-transformers folder (default: all-MiniLM-L6-v2 from its package);
     ``bertscore_layers`` the layer whose token embeddings BERTScore compares; ``device`` where the encoder runs
     (:func:`evalkit.models.device.resolve_device`; always in fp32 — int8 and half precision move the scores,
-    see docs/DEVELOPMENT.md). A device other than the CPU is part of :attr:`config`, so of every cache key.
+    see the Performance page). A device other than the CPU is part of :attr:`config`, so of every cache key.
     """
 
     encoder: str | Path | None = None
