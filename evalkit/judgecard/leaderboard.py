@@ -40,6 +40,7 @@ A card whose scores are the human scores (here doubled) holds the answer key: it
 from __future__ import annotations
 
 import html
+import re
 import warnings
 from dataclasses import asdict, dataclass, replace
 from typing import Mapping, Sequence
@@ -49,6 +50,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit.stats.bootstrap import _pearson_rows, group_resamples
+from evalkit.judgecard._names import one_line
 from evalkit.judgecard.card import Card, LabelRow, SetScores
 from evalkit.judgecard.sets import HumanSet, noise_ceiling
 from evalkit.judgecard.verify import card_flags
@@ -211,13 +213,19 @@ def standings_frame(board: Sequence[Standing]) -> pd.DataFrame:
 
 
 def _cell(text: str) -> str:
-    """Text for Markdown (a table cell, a sentence): HTML escaped, and the characters Markdown reads as markup
-    escaped, so a judge's name is shown as written and never becomes HTML, a link or emphasis.
+    """Text for Markdown (a table cell, a sentence): on one line (:func:`~evalkit.judgecard._names.one_line`), HTML
+    escaped, and the characters Markdown reads as markup escaped, so a judge's name is shown as written and never
+    becomes HTML, a link, emphasis, a second table row, or a list or code fence at the start of a sentence.
 
     >>> print(_cell("<img src=x onerror=alert(1)> *a*|b"))
     &lt;img src=x onerror=alert(1)&gt; \\*a\\*\\|b
+    >>> print(_cell("a\\nb|c"), _cell("- x"), _cell("1. x"), _cell("~~~ x"))
+    a b\\|c \\- x 1\\. x \\~~~ x
     """
-    return "".join(f"\\{c}" if c in "\\`*_[]#!|" else c for c in html.escape(text, quote=False))
+    text = "".join(f"\\{c}" if c in "\\`*_[]#!|" else c for c in html.escape(one_line(text).strip(), quote=False))
+    if text[:1] in ("-", "+", "~", "="):  # a list item, a code fence or a heading's underline at a line's start
+        return "\\" + text
+    return re.sub(r"^(\d+)([.)])", r"\1\\\2", text)  # an ordered list's number
 
 
 def _number(value: float) -> str:
@@ -237,7 +245,7 @@ def _cells(s: Standing, ranks: Sequence[int]) -> tuple[str, str, str, str, str, 
              if s.mean_share == s.mean_share else
              "no row with a ceiling" if not s.ceiling_rows else "r undefined on its rows")
     return (rank, share, str(s.ceiling_rows), f"{_number(s.mean_pearson)} ({s.pearson_rows})",
-            ", ".join(s.tied_with) or "none", "; ".join(s.flags) or "none")
+            one_line(", ".join(s.tied_with)) or "none", one_line("; ".join(s.flags)) or "none")
 
 
 def leaderboard_markdown(board: Sequence[Standing], links: Mapping[str, str] | None = None) -> str:
@@ -269,7 +277,7 @@ def leaderboard_html(board: Sequence[Standing], links: Mapping[str, str] | None 
     head = "".join(f"<th>{html.escape(h)}</th>" for h in _HEADERS)
     body = []
     for s in board:
-        name = html.escape(s.judge)
+        name = html.escape(one_line(s.judge))
         shown = f'<a href="{html.escape(links[s.judge], quote=True)}">{name}</a>' if s.judge in links else name
         rank, *rest = _cells(s, ranks)
         body.append(f"<tr><td>{html.escape(rank)}</td><td>{shown}</td>"

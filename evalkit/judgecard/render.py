@@ -1,9 +1,11 @@
 """A card as one self-contained HTML page: per set and label a bar of Pearson r with its interval's whisker, the
 ceiling (red tick) and one person's agreement (grey tick) in inline SVG; the length and slot panels; the cost
-table. Every text that comes from data or a spec is escaped.
+table. Every text that comes from data or a spec is escaped, and the judge's name is shown on one line.
 
 >>> "<script>" in card_html(_empty("<script>alert(1)</script>"))
 False
+>>> "<h1>Judge card: a b &lt;script&gt;</h1>" in card_html(_empty("a\\nb <script>"))
+True
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import html
 import json
 from pathlib import Path
 
+from evalkit.judgecard._names import one_line
 from evalkit.judgecard.card import Card
 
 __all__ = ["card_html", "card_fragment", "write_card"]
@@ -72,9 +75,10 @@ _STYLE = ("body{font-family:sans-serif;max-width:70em;margin:2em auto}table{bord
 
 def card_html(card: Card) -> str:
     """The card as an HTML page (no external resources)."""
+    name = html.escape(one_line(card.judge))
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>Judge card: '
-            f"{html.escape(card.judge)}</title>\n<style>{_STYLE}</style></head><body>\n"
-            f"<h1>Judge card: {html.escape(card.judge)}</h1>\n{card_fragment(card)}</body></html>\n")
+            f"{name}</title>\n<style>{_STYLE}</style></head><body>\n"
+            f"<h1>Judge card: {name}</h1>\n{card_fragment(card)}</body></html>\n")
 
 
 def card_fragment(card: Card, *, heading: int = 2) -> str:

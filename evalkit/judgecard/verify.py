@@ -6,8 +6,9 @@ A card is a file anyone can edit, so the board trusts nothing it could recompute
 * every ``scores`` entry holds one finite score (or NaN: not scored) per item, each item once
   (:func:`~evalkit.judgecard.card.check_set_scores`) — else the card is **refused**;
 * every row on a set the board holds is recomputed from the card's item scores and the set's human scores: its
-  ``n`` and Pearson r must be what the card says (to 1e-9) — else the card is **refused**, naming the row's
-  field; rows on sets the board does not hold cannot be checked and are left as they are;
+  ``n``, Pearson r, Spearman rho and Kendall tau must be what the card says (to 1e-9) — else the card is
+  **refused**, naming the row's field, so no page of the board shows a correlation its scores do not give; rows
+  on sets the board does not hold cannot be checked and are left as they are;
 * scores that are a linear function of a set's human scores (|r| = 1 on 3 or more items: the human labels
   themselves, rescaled or not) are **flagged**: no judge agrees with the mean of several noisy people exactly,
   so such a card holds the answer key; a flagged judge is shown with its flag and not ranked.
@@ -34,7 +35,11 @@ from evalkit.judgecard.sets import HumanSet
 
 __all__ = ["card_flags"]
 
-_TOLERANCE = 1e-9  # what the same Pearson r, summed in another order, may differ by
+_TOLERANCE = 1e-9  # what the same correlation, summed in another order, may differ by
+
+_CHECKED = (("pearson", "Pearson r"), ("spearman", "Spearman rho"), ("kendall", "Kendall tau"))
+"""The correlations of a row recomputed from the card's item scores: a field of
+:class:`~evalkit.judgecard.card.LabelRow` and the name a refusal gives it."""
 
 
 def card_flags(cards: Sequence[Card], human_sets: Mapping[str, HumanSet],
@@ -57,6 +62,20 @@ def _aligned(card: Card, human_set: HumanSet, label: str) -> tuple[np.ndarray, n
     human = items[label].to_numpy(dtype=float)
     keep = ~(np.isnan(scores) | np.isnan(human))
     return scores[keep], human[keep]
+
+
+def _same(given: float, value: float) -> bool:
+    """Whether a row's ``given`` correlation is the ``value`` its scores give: both undefined, or equal
+    to within :data:`_TOLERANCE` (a value that is not a number is never the same).
+
+    >>> _same(0.5, 0.5 + 1e-12), _same(float("nan"), float("nan")), _same(0.5, float("nan")), _same("0.5", 0.5)
+    (True, True, False, False)
+    """
+    if isinstance(given, bool) or not isinstance(given, (int, float)):
+        return False
+    if math.isnan(given) or math.isnan(value):
+        return math.isnan(given) and math.isnan(value)
+    return math.isclose(given, value, rel_tol=0, abs_tol=_TOLERANCE)
 
 
 NEAR_COPY = 0.99
@@ -82,12 +101,11 @@ def _check_card(card: Card, human_sets: Mapping[str, HumanSet], where: str) -> t
         if len(scores) != row.n:
             raise ValueError(f"{field}: n is {row.n} on the card but its item scores give {len(scores)} items with a "
                              "human score on this half (edited, or scored on another half or version of the set)")
-        pearson = correlation(scores, human)
-        same = (math.isnan(pearson) and math.isnan(row.pearson)) or math.isclose(pearson, row.pearson,
-                                                                                 rel_tol=0, abs_tol=_TOLERANCE)
-        if not same:
-            raise ValueError(f"{field}: Pearson r is {row.pearson!r} on the card but its item scores give {pearson!r}: "
-                             "the card's rows do not match its scores")
+        for kind, name in _CHECKED:
+            given, value = getattr(row, kind), correlation(scores, human, kind=kind)
+            if not _same(given, value):
+                raise ValueError(f"{field}: {name} is {given!r} on the card but its item scores give {value!r}: "
+                                 "the card's rows do not match its scores")
     flags = []
     for name in sorted(scored & set(human_sets)):
         human_set = human_sets[name]

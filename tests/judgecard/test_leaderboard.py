@@ -2,6 +2,7 @@
 card read back from its JSON; one judge's per-set cards merged; the command over a folder of cards."""
 from __future__ import annotations
 
+import html
 import json
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalkit.judgecard import Card, FunctionJudge, HumanSet, judge_card, merge_cards, write_card
+from evalkit.judgecard import Card, FunctionJudge, HumanSet, card_html, judge_card, merge_cards, write_card
 from evalkit.judgecard.cli import main
 from evalkit.judgecard.leaderboard import (board_sentence, leaderboard_html, leaderboard_markdown, row_ceilings,
                                            standings, standings_frame)
@@ -199,6 +200,13 @@ def _edited(card: Card, folder: Path, edit) -> Path:
     ("edited rows", lambda r: r["rows"][0].update(pearson=0.99), r"field 'rows\[0\]' \(one/score\): Pearson r is 0\.99 "
                                                                  r"on the card but its item scores give"),
     ("edited n", lambda r: r["rows"][1].update(n=7), r"field 'rows\[1\]' \(two/score\): n is 7 on the card"),
+    ("edited Spearman", lambda r: r["rows"][0].update(spearman=0.97),
+     r"field 'rows\[0\]' \(one/score\): Spearman rho is 0\.97 on the card but its item scores give"),
+    ("edited Kendall", lambda r: r["rows"][1].update(kendall=0.91),
+     r"field 'rows\[1\]' \(two/score\): Kendall tau is 0\.91 on the card but its item scores give"),
+    ("a Kendall tau that is text", lambda r: r["rows"][0].update(kendall="0.91"), r"Kendall tau is '0\.91' on the card"),
+    ("a Spearman rho made undefined", lambda r: r["rows"][0].update(spearman=None),
+     r"Spearman rho is nan on the card but its item scores give"),
     ("an infinite score", lambda r: json.dumps(r).replace(str(r["scores"][0]["scores"][3]), "1e309", 1),
      r"field 'scores\[0\]'\.scores\[3\] \(item 'one3'\): inf is not a finite score"),
     ("a repeated id", lambda r: r["scores"][1]["item_ids"].__setitem__(5, "two4"),
@@ -291,3 +299,78 @@ def test_a_row_on_a_set_the_board_does_not_hold_does_not_move_its_mean_pearson(b
     before = {s.judge: s for s in standings(cards, sets, bootstrap=20)}[card.judge]
     after = {s.judge: s for s in standings([padded, *cards[1:]], sets, bootstrap=20)}[card.judge]
     assert after.mean_pearson == pytest.approx(before.mean_pearson)
+
+
+def test_forged_spearman_and_kendall_are_shown_nowhere(board_inputs, tmp_path, monkeypatch, capsys):
+    """A card.json whose Spearman and Kendall were raised by hand (its Pearson and scores left honest) was ranked,
+    and its page on the board showed the forged values: the board recomputes both, refuses the card naming the
+    row, and writes no page."""
+    sets, cards = board_inputs
+    for number, card in enumerate(cards[:2]):
+        write_card(card, tmp_path / "cards" / f"{number}")
+    _edited(cards[2], tmp_path / "cards" / "forged",
+            lambda r: [row.update(spearman=0.987654, kendall=0.876543) for row in r["rows"]])
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "board") == 2
+    error = capsys.readouterr().err
+    assert "forged/card.json, field 'rows[0]' (one/score): Spearman rho is 0.987654 on the card" in error, error
+    assert not (tmp_path / "board").exists()
+    # The same card as made is ranked, and its page shows the Spearman and Kendall its scores give.
+    write_card(cards[2], tmp_path / "cards" / "forged")
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "board") == 0
+    page = next(text for text in (path.read_text() for path in (tmp_path / "board").rglob("card.html"))
+                if "<h1>Judge card: weak</h1>" in text)
+    for row in cards[2].rows:
+        assert f"<td>{row.spearman:.3f}</td><td>{row.kendall:.3f}</td>" in page
+    assert "<td>0.988</td>" not in page and "<td>0.877</td>" not in page
+
+
+# A judge's name is any text a card file holds: a line break, a pipe, markup.
+HOSTILE_NAMES = ("two\nlines | and a pipe", "<script>alert(1)</script>", "- a list\n\n# a heading\r\n~~~",
+                 "1. first\u2028second")
+
+
+def _renamed(cards, names):
+    return [Card(name, card.spec, card.half, card.bootstrap, card.seed, card.rows, card.slots, card.costs,
+                 card.skipped, card.notes, card.scores) for card, name in zip(cards, names)]
+
+
+def _one_row_each(lines: list[str], judges: int) -> bool:
+    """A Markdown table of ``judges`` rows: a header, a separator and one line of seven cells per judge."""
+    return len(lines) == 2 + judges and all(line.count(" | ") == 6 for line in [lines[0], *lines[2:]])
+
+
+def test_a_name_with_a_line_break_or_a_pipe_keeps_every_row_one_row(board_inputs, tmp_path, monkeypatch):
+    """A judge named "two\\nlines" split its row of the Markdown table in two, and a "|" added a cell: every
+    name is shown on one line, its pipes escaped and its markup as text, in the Markdown table, the sentence, the
+    HTML table, the card's page and the board's leaderboard.md."""
+    import markdown_it
+
+    sets, cards = board_inputs
+    renamed = _renamed(cards, HOSTILE_NAMES)
+    board = standings(renamed, sets, bootstrap=50)
+    links = {name: f"cards/{number:02d}/card.html" for number, name in enumerate(HOSTILE_NAMES)}
+    for table in (leaderboard_markdown(board), leaderboard_markdown(board, links)):
+        assert _one_row_each(table.split("\n"), len(cards)), table
+        rendered = markdown_it.MarkdownIt("commonmark").enable("table").render(table)
+        assert rendered.count("<tr>") == 1 + len(cards) and rendered.count("<td>") == 7 * len(cards), rendered
+        assert "<script>" not in rendered and "&lt;script&gt;alert(1)&lt;/script&gt;" in rendered
+        assert "two lines \\| and a pipe" in table
+    sentence = board_sentence(board)
+    assert "\n" not in sentence and "\r" not in sentence and "\u2028" not in sentence
+    rendered = markdown_it.MarkdownIt("commonmark").render(sentence)
+    assert rendered.count("<p>") == 1, rendered
+    assert not any(tag in rendered for tag in ("<ul", "<ol", "<h1", "<pre", "<script")), rendered
+    page = leaderboard_html(board, links)
+    assert page.count("<tr>") == 1 + len(cards) and page.count("<td>") == 7 * len(cards)
+    assert "<script>" not in page and "\n" not in page and "two lines | and a pipe</a>" in page
+    for card in renamed:
+        shown = html.escape("".join(" " if c in "\n\r\u2028" else c for c in card.judge))
+        card_page = card_html(card)
+        assert "<script>" not in card_page and f"<title>Judge card: {shown}</title>" in card_page
+        assert f"<h1>Judge card: {shown}</h1>" in card_page
+    # The command writes the same table to leaderboard.md.
+    for number, card in enumerate(renamed):
+        write_card(card, tmp_path / "cards" / f"{number}")
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "board") == 0
+    written = (tmp_path / "board" / "leaderboard.md").read_text()
+    assert _one_row_each(written.rstrip("\n").split("\n"), len(cards)) and "<script>" not in written
