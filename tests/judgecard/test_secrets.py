@@ -102,3 +102,64 @@ def test_judges_on_different_endpoints_have_different_names(door, tmp_path):
                  "--out", str(tmp_path / "board")]) == 0
     judges = {row["judge"] for row in json.loads((tmp_path / "board" / "leaderboard.json").read_text())}
     assert judges == {first.title, second.title}
+
+
+# Held by the environment only, in no shape a pattern knows: nothing but the environment's credentials can mask them.
+SERVER_KEY, PATH_TOKEN = "Zq7envKEYw4x9y2", "Vb3pathTOKj8k6m5"
+
+
+def test_the_environment_keys_are_in_no_output_of_the_evalkit_command(tmp_path, monkeypatch, capsys):
+    """``evalkit judge card`` then ``evalkit judge leaderboard``, in process, against a chat server: the key the
+    openai backend sends is read from $OPENAI_API_KEY and the server echoes it (whole and cut) in replies the judge
+    cannot parse; a token copied from $MYCORP_TOKEN is in the spec's endpoint path and its name. Neither is in the
+    commands' stdout or stderr, nor in any file they write (card.json, card.html, leaderboard.md and .json, the
+    board's card pages)."""
+    from evalkit.cli import main as evalkit
+
+    from tests.fakes import FakeChatServer, chat_reply
+
+    monkeypatch.setenv("OPENAI_API_KEY", SERVER_KEY)
+    monkeypatch.setenv("MYCORP_TOKEN", PATH_TOKEN)
+    monkeypatch.setenv("EVALKIT_CACHE_DIR", str(tmp_path / "cache"))
+
+    def answer(body, count):
+        text = body["messages"][-1]["content"]
+        if "context 2 " in text:
+            return 200, chat_reply(f"cannot rate: key {SERVER_KEY} / {SERVER_KEY[:9]} / {PATH_TOKEN[3:]} refused")
+        return 200, chat_reply("4" if "context 1 " in text or "context 3 " in text else "2")
+
+    server = FakeChatServer(answer)
+    try:
+        own = _own_set(tmp_path)
+        specs = {}
+        for label, name in (("plain", None), ("named", f"ours {PATH_TOKEN}")):
+            fields = {"kind": "lm", "backend": "openai", "model": "fake-model",
+                      "base_url": f"{server.base_url}/{PATH_TOKEN}", "labels": ["1", "2", "3", "4", "5"],
+                      "template": "Conversation: {history}\nReply: {candidate}\nRate the reply from 1 to 5.",
+                      **({"name": name} if name else {})}
+            specs[label] = tmp_path / f"{label}.yml"
+            specs[label].write_text("".join(f"{key}: {json.dumps(value)}\n" for key, value in fields.items()))
+        for label, spec in specs.items():
+            assert evalkit(["judge", "card", "--judge", str(spec), "--set", str(own), "--half", "all",
+                            "--bootstrap", "20", "--print-summary", "--out", str(tmp_path / "cards" / label)]) == 0
+        card_output = capsys.readouterr()
+        assert evalkit(["judge", "leaderboard", "--cards", str(tmp_path / "cards"), "--bootstrap", "20",
+                        "--out", str(tmp_path / "board")]) == 0
+        board_output = capsys.readouterr()
+    finally:
+        server.close()
+    # The key was sent (so it was there to leak), and the judge scored what it could parse.
+    assert any(headers.get("Authorization") == f"Bearer {SERVER_KEY}" for headers in server.headers)
+    assert card_output.out.count('"judge": ') == 2 and "2 judges from 2 cards" in board_output.out
+    record = json.loads((tmp_path / "cards" / "plain" / "card.json").read_text())
+    assert len(record["rows"]) == 1 and record["rows"][0]["n"] == 14
+    assert record["costs"][0]["abstained"] == 2 and "***" in record["costs"][0]["examples"][0][1]
+    assert record["judge"].endswith("/v1/***)") and "***" in record["spec"]["base_url"]
+    shown = {"card stdout": card_output.out, "card stderr": card_output.err, "board stdout": board_output.out,
+             "board stderr": board_output.err}
+    shown.update({str(path): path.read_text(errors="replace") for folder in ("cards", "board")
+                  for path in (tmp_path / folder).rglob("*") if path.is_file()})
+    assert {"card.json", "card.html", "leaderboard.md", "leaderboard.json"} <= {Path(name).name for name in shown}
+    pieces = [secret[i:i + 8] for secret in (SERVER_KEY, PATH_TOKEN) for i in range(len(secret) - 7)]
+    leaks = [(where, piece) for where, text in shown.items() for piece in pieces if piece in text or piece in where]
+    assert not leaks, leaks
