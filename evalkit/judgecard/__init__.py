@@ -2,8 +2,8 @@
 the human noise ceiling of the same items, with length and position biases, abstentions and cost.
 
 * :mod:`.spec` — what is judged: :class:`JudgeSpec` from a ``--judge`` string or a YAML file;
-* :mod:`.judges` — the judges, and the one :class:`CardJudge` protocol (``score``, ``orders``, ``calls``) they
-  all answer;
+* :mod:`.judges` — the judges a card can hold (metrics, encoders, LM prompts, score files), each answering the
+  kit's one :class:`~evalkit.judges.Judge` protocol;
 * :mod:`.sets` — the human-scored sets in one shape (:class:`HumanSet`), their dev/test halves and ceilings;
 * :mod:`.card` — :func:`judge_card` and the :class:`Card` it returns (its rows, slots, self-consistency and
   costs; each set's item scores, :meth:`Card.set_scores`); :mod:`.checks` — the length, slot and
@@ -28,14 +28,14 @@ from __future__ import annotations
 
 from evalkit.judgecard._names import SET_NAMES
 from evalkit.judgecard.card import Card, judge_card, merge_cards
-from evalkit.judgecard.judges import CannotScore, CardJudge, FunctionJudge, Scored, ScoresJudge, build_judge, prefetch_lm
+from evalkit.judgecard.judges import CannotScore, FunctionJudge, Scored, ScoresJudge, build_judge, prefetch_lm
 from evalkit.judgecard.leaderboard import leaderboard_html, leaderboard_markdown, standings, standings_frame
 from evalkit.judgecard.render import card_fragment, card_html, write_card
 from evalkit.judgecard.sets import HumanSet, from_meta_eval, load_set, noise_ceiling, upheld_folder_set
 from evalkit.judgecard.spec import JudgeSpec, parse_spec, read_spec_file
 from evalkit.judgecard.verify import card_flags
 
-__all__ = ["SET_NAMES", "Card", "judge_card", "merge_cards", "CannotScore", "CardJudge", "FunctionJudge", "Scored",
+__all__ = ["SET_NAMES", "Card", "judge_card", "merge_cards", "CannotScore", "FunctionJudge", "Scored",
            "ScoresJudge", "build_judge", "prefetch_lm", "leaderboard_html", "leaderboard_markdown", "standings",
            "standings_frame", "card_fragment", "card_html", "write_card", "HumanSet", "from_meta_eval", "load_set",
            "noise_ceiling", "upheld_folder_set", "JudgeSpec", "parse_spec", "read_spec_file", "card_flags"]

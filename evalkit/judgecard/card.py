@@ -14,7 +14,7 @@ context sharing its conversation), n, the noise ceiling and the share of it
   higher, the share where the judge scored the longer one higher (ties count half), Wilson interval.
 
 ``length_bias`` is raised when the partial correlation's interval lies above 0 or the preference's above 0.5.
-For a judge with slots (:meth:`~evalkit.judgecard.judges.CardJudge.orders`), a :class:`SlotRow` per set gives the
+For a judge with slots (:meth:`~evalkit.judges.Judge.orders`), a :class:`SlotRow` per set gives the
 first-slot win rate over every verdict and the flip rate: the share of pairs whose winner changes when the
 two replies swap slots (the same slot wins both times).
 
@@ -45,7 +45,8 @@ from evalkit.judgecard.checks import (ConsistencyRow, SlotRow, _consistency_row,
                      same_context_pairs)
 from evalkit.judgecard.adapt import adapt_set, adapted_name, parse_budget
 from evalkit.judgecard.sets import HalfChoice, HumanSet, card_items, noise_ceiling
-from evalkit.judgecard.judges import CannotScore, CardJudge, build_judge
+from evalkit.judgecard.judges import build_judge
+from evalkit.judges.protocol import CannotScore, Judge
 from evalkit.judgecard.spec import JudgeSpec, parse_spec, public_record
 
 __all__ = ["LabelRow", "SlotRow", "ConsistencyRow", "SetCost", "SetScores", "Card", "judge_card", "merge_cards",
@@ -341,7 +342,7 @@ def _cost(name: str, items: int, seconds: float, records: list, scores: np.ndarr
                    float(sum(r.latency_s for r in records)), money, int(len(missing)), examples)
 
 
-def judge_card(judge: CardJudge | JudgeSpec | str, sets: Sequence[str | HumanSet], *, half: HalfChoice = "test",
+def judge_card(judge: Judge | JudgeSpec | str, sets: Sequence[str | HumanSet], *, half: HalfChoice = "test",
                bootstrap: int = 1000, seed: int = 0, max_pairs: int = 300, data_dir=None,
                price_per_1k_tokens: float | None = None, items_per_set: int | None = None,
                adapt: str | None = None) -> Card:

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit.stats import correlation, group_resamples, partial_correlation, percentile_interval, proportion
-from evalkit.judgecard.judges import CardJudge
+from evalkit.judges.protocol import Judge
 from evalkit.judgecard.sets import HumanSet
 
 __all__ = ["SlotRow", "ConsistencyRow", "same_context_pairs"]
@@ -106,18 +106,20 @@ def _consistency_row(human_set: HumanSet, draws: Sequence[np.ndarray], source: s
                           float(min(per_draw)) if per_draw else nan, float(max(per_draw)) if per_draw else nan)
 
 
-def _slot_row(name: str, judge: CardJudge, items: pd.DataFrame, pairs, *, max_pairs: int, seed: int) -> SlotRow | None:
+def _slot_row(name: str, judge: Judge, items: pd.DataFrame, pairs, *, max_pairs: int, seed: int) -> SlotRow | None:
     if not pairs:
         return None
     if len(pairs) > max_pairs:
         chosen = np.random.default_rng(seed).choice(len(pairs), size=max_pairs, replace=False)
         pairs = [pairs[i] for i in sorted(chosen)]
     contexts, replies = list(items["context"]), items["response"].astype(str).tolist()
-    verdicts = judge.orders([contexts[i] for i, _ in pairs], [replies[i] for i, _ in pairs],
-                            [replies[j] for _, j in pairs])
-    if verdicts is None:
+    shared = [contexts[i] for i, _ in pairs]  # both replies answer the same context
+    first_wins = judge.orders(shared, [replies[i] for i, _ in pairs], shared, [replies[j] for _, j in pairs])
+    if first_wins is None:
         return None
-    verdicts = np.asarray(verdicts, dtype=float).reshape(len(pairs), 2)
+    first_wins = np.asarray(first_wins, dtype=float).reshape(len(pairs), 2)
+    # P(the reply in slot A wins): with the first reply in slot A, and with the second reply in slot A
+    verdicts = np.stack([first_wins[:, 0], 1.0 - first_wins[:, 1]], axis=1)
     first = proportion([_outcome(v, 0.5) for v in verdicts.ravel()])
     flips = []
     for v0, v1 in verdicts:

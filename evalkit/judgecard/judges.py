@@ -1,5 +1,5 @@
-"""The judges a card can hold, and the one protocol (:class:`CardJudge`) they all answer — a metric, an encoder, an
-LM behind the model door, or a file of scores — so that the card never asks what kind of judge it holds.
+"""The judges a card can hold — a metric, an encoder, an LM behind the model door, or a file of scores — each
+answering the kit's one :class:`~evalkit.judges.Judge` protocol, so that the card never asks what it holds.
 """
 from __future__ import annotations
 
@@ -12,57 +12,24 @@ import pandas as pd
 
 from evalkit.data.specfile import SpecError
 from evalkit.judgecard.spec import KINDS, JudgeSpec
+from evalkit.judges.protocol import CannotScore, Judge, OneReplyAtATime, Scored
 
-__all__ = ["CardJudge", "Scored", "CannotScore", "FunctionJudge", "ScoresJudge", "PairEvalSettings", "BOOK_PAIREVAL",
+__all__ = ["Scored", "CannotScore", "FunctionJudge", "ScoresJudge", "PairEvalSettings", "BOOK_PAIREVAL",
            "build_judge", "prefetch_lm"]
 
 
-# --------------------------------------------------------------------------- the judge protocol
-
-class CannotScore(ValueError):
-    """A judge that cannot score a set at all (a reference metric on a set without references): the card
-    says why instead of failing."""
-
-
-@dataclass(frozen=True)
-class Scored:
-    """A judge's scores on a set's items (NaN: an abstention) and, where it produced text, what it said.
-    ``draws``: when the score averages independent draws (PairEval's runs, each with its own comparison
-    examples; several score columns of a file), each draw's scores, and ``draws_from`` what a draw is."""
-
-    scores: np.ndarray
-    raw: tuple[str | None, ...] = ()
-    draws: tuple[np.ndarray, ...] = ()
-    draws_from: str = ""
-
-
-class CardJudge(Protocol):
-    """What every judge on a card answers. ``items`` hold ``item_id``, ``context`` (turn texts), ``history``
-    ((speaker, text) pairs), ``response`` and ``reference`` (None where a set has none).
-
-    ``orders`` is the pairwise probe: for replies ``first`` and ``second`` to the same context, P(the reply
-    in slot A wins) with ``first`` in slot A (column 0) and with ``second`` in slot A (column 1); None for
-    a judge that scores one reply at a time (it has no slots). ``calls`` are the model door's call records
-    so far (none for a metric)."""
-
-    name: str
-
-    def score(self, items: pd.DataFrame) -> Scored: ...
-
-    def orders(self, contexts: Sequence[Sequence[str]], first: Sequence[str], second: Sequence[str]
-               ) -> np.ndarray | None: ...
-
-    def calls(self) -> list: ...
-
+# --------------------------------------------------------------------------- judges that score one reply at a time
 
 @dataclass
-class FunctionJudge:
-    """A judge made of a function of the items (metrics, and test doubles): ``function(items) -> scores``."""
+class FunctionJudge(OneReplyAtATime):
+    """A judge made of a function of the items (metrics, and test doubles): ``function(items) -> scores``.
+    ``pairwise(contexts, first, second)``, where given, makes it compare two replies to the same contexts: P(the
+    reply in slot A wins) with ``first`` in slot A (column 0) and with ``second`` in slot A (column 1)."""
 
     name: str
     function: Any
     needs_reference: bool = False
-    pairwise: Any = None  # optional orders(contexts, first, second) -> (n, 2)
+    pairwise: Any = None
 
     def score(self, items: pd.DataFrame) -> Scored:
         if self.needs_reference and items["reference"].isna().any():
@@ -70,11 +37,11 @@ class FunctionJudge:
             raise CannotScore(f"{self.name} needs a reference for every item ({missing} of {len(items)} have none)")
         return Scored(np.asarray(self.function(items), dtype=float))
 
-    def orders(self, contexts, first, second):
-        return None if self.pairwise is None else np.asarray(self.pairwise(contexts, first, second), dtype=float)
-
-    def calls(self) -> list:
-        return []
+    def orders(self, first_contexts, first_replies, second_contexts, second_replies):
+        if self.pairwise is None:
+            return None
+        in_a = np.asarray(self.pairwise(first_contexts, first_replies, second_replies), dtype=float)
+        return np.stack([in_a[:, 0], 1.0 - in_a[:, 1]], axis=1)  # P(first wins): shown as A, shown as B
 
 
 def _rouge_l(items: pd.DataFrame) -> np.ndarray:
@@ -180,17 +147,18 @@ class _PairJudge:
                       draws_from=f"PairEval runs of {settings.comparisons} comparison examples each "
                                  f"(pool {settings.pool_size}, seed {settings.seed})")
 
-    def orders(self, contexts, first, second):
-        in_a = self._model().orders(contexts, first, contexts, second)  # P(first wins): shown as A, shown as B
-        return np.stack([in_a[:, 0], 1.0 - in_a[:, 1]], axis=1)         # P(slot A wins): first in A, second in A
+    def orders(self, first_contexts, first_replies, second_contexts, second_replies):
+        return self._model().orders(first_contexts, first_replies, second_contexts, second_replies)
+
+    def pairwise_matrix(self, contexts, responses, comparisons, *, positions="both"):
+        return self._model().pairwise_matrix(contexts, responses, comparisons, positions=positions)
 
     def calls(self) -> list:
-        telemetry = getattr(getattr(self._judge, "backend", None), "telemetry", None)  # an LM judge's door
-        return list(telemetry.records) if telemetry is not None else []
+        return self._judge.calls() if self._judge is not None else []
 
 
 @dataclass
-class _LMJudge:
+class _LMJudge(OneReplyAtATime):
     """A prompt of :mod:`evalkit.upheld.llm_judges` (or one's own) through the model door; scores are expected values over
     the labels, abstentions keep their raw text; the door's telemetry gives calls, tokens and cache hits."""
 
@@ -232,16 +200,13 @@ class _LMJudge:
         result = judge(self.readable(items), self._prompt(), self.backend())
         return Scored(result["score"].to_numpy(dtype=float), tuple(result["raw_text"]))
 
-    def orders(self, contexts, first, second):
-        return None  # the prompts of evalkit.upheld.llm_judges score one reply; a pairwise LM prompt is to do
-
     def calls(self) -> list:
         backend = self._backend
         return list(backend.telemetry.records) if backend is not None else []
 
 
 @dataclass
-class ScoresJudge:
+class ScoresJudge(OneReplyAtATime):
     """Scores a user already has, in a meta-evaluation file (:func:`evalkit.paireval.read_meta_eval`) with one
     score column or several (``column``: a name or a sequence of names, default ``score_judge``). Several
     columns are independent draws of one judge (seeds, samples): the score is their mean, an item missing in any
@@ -303,12 +268,6 @@ class ScoresJudge:
         return Scored(scores, draws=tuple(found[:, k] for k in range(found.shape[1])),
                       draws_from=f"the file's score columns ({', '.join(self.column)})")
 
-    def orders(self, contexts, first, second):
-        return None
-
-    def calls(self) -> list:
-        return []
-
 
 def _pairwise_lm(spec: JudgeSpec):
     """Chapter 4's pairwise LM judge: zero-shot through the spec's door (``lm-pair``), or SmolLM2 with the LoRA
@@ -368,7 +327,7 @@ def prefetch_lm(specs: Sequence[JudgeSpec], sets: Sequence[Any], *, half: str = 
     return seconds
 
 
-def build_judge(spec: JudgeSpec) -> CardJudge:
+def build_judge(spec: JudgeSpec) -> Judge:
     """The judge a spec names; nothing is loaded or trained until it first scores."""
     from evalkit.paireval.scoring import bleu2, length_scores
 

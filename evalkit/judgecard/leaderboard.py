@@ -49,7 +49,7 @@ from urllib.parse import quote
 import numpy as np
 import pandas as pd
 
-from evalkit.stats.bootstrap import _pearson_rows, group_resamples
+from evalkit.stats.bootstrap import _pearson_rows, group_resamples, percentile_interval
 from evalkit.judgecard._names import one_line
 from evalkit.judgecard.card import Card, LabelRow, SetScores
 from evalkit.judgecard.sets import HumanSet, noise_ceiling
@@ -139,11 +139,6 @@ def _share_draws(judges: Sequence[_Rows], rows: Sequence[tuple[str, str]], *, bo
         return np.nanmean(points, axis=1), np.nanmean(draws, axis=1)
 
 
-def _interval(draws: np.ndarray) -> tuple[float, float]:
-    kept = draws[~np.isnan(draws)]
-    return tuple(map(float, np.percentile(kept, [2.5, 97.5]))) if len(kept) else (float("nan"), float("nan"))
-
-
 def standings(cards: Sequence[Card], human_sets: Mapping[str, HumanSet], *, bootstrap: int = 1000,
               seed: int = 0, labels: Sequence[str] | None = None,
               sources: Mapping[str, str] | None = None) -> list[Standing]:
@@ -164,7 +159,7 @@ def standings(cards: Sequence[Card], human_sets: Mapping[str, HumanSet], *, boot
     for card, rows in zip(cards, judged):
         if rows.rows and not flags[card.judge]:
             point, draws = _share_draws([rows], rows.rows, bootstrap=bootstrap, seed=seed, resamples=resamples)
-            share[card.judge], interval[card.judge] = float(point[0]), _interval(draws[0])
+            share[card.judge], interval[card.judge] = float(point[0]), percentile_interval(draws[0])
     better = {card.judge: set() for card in cards}
     tied = {card.judge: set() for card in cards}
     for a in range(len(cards)):
@@ -174,7 +169,7 @@ def standings(cards: Sequence[Card], human_sets: Mapping[str, HumanSet], *, boot
                 continue
             _, draws = _share_draws([judged[a], judged[b]], rows, bootstrap=bootstrap, seed=seed,
                                     resamples=resamples)
-            lower, upper = _interval(draws[0] - draws[1])
+            lower, upper = percentile_interval(draws[0] - draws[1])
             first, second = cards[a].judge, cards[b].judge
             if lower > 0:
                 better[second].add(first)

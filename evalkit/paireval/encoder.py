@@ -32,7 +32,7 @@ from evalkit.encoders import (BACKBONES, RECORD_FILE, Schedule, backbone_path, d
                         load_encoder, mean_pooled, read_record, recipe_key_fields, run_steps, save_encoder,
                         training_key)
 from evalkit.upheld.metrics import MetricStore, text_key
-from evalkit.judges.protocol import Position, check_items, keep_positions
+from evalkit.judges.protocol import Position, ScoresByDirect, check_items, keep_positions
 from evalkit.paireval.scoring import good_and_bad_sides, pair_preferences, preference_accuracy
 
 __all__ = ["EncoderJudge", "EncoderTrainingRun", "train_encoder_judge", "train_judge", "BACKBONES", "backbone_path",
@@ -48,7 +48,7 @@ def context_text(context: Texts, turns: int) -> str:
     return " ".join(str(t).strip() for t in list(context)[-turns:]) if turns > 0 else ""
 
 
-class EncoderJudge:
+class EncoderJudge(ScoresByDirect):
     """A sentence-encoder judge: ``relevance`` per (conversation, reply), and the :class:`~.judge.Judge`
     questions built on it. Embeddings are computed in batches of texts of similar length (less padding),
     without gradients, and memoised per text; a judge loaded from ``path`` also keeps them in the kit's

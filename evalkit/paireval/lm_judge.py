@@ -6,14 +6,14 @@ from typing import Sequence
 import numpy as np
 
 from evalkit.data.dialogue import Texts
-from evalkit.judges.protocol import Position, cross_sides
+from evalkit.judges.protocol import Position, ScoresByDirect, cross_sides
 from evalkit.models import Backend, warn_if_parsed
 from evalkit.paireval.prompts import PROMPT_LIMITS, PromptLimits, direct_messages, pair_messages
 
 __all__ = ["LMJudge"]
 
 
-class LMJudge:
+class LMJudge(ScoresByDirect):
     """An LM behind the model door as a :class:`Judge`: "A or B?" (label probabilities of ``A`` and ``B``)
     for the pairwise questions, "Yes or No?" for DirectEval, with chapter 4's prompts cut to ``limits``.
     All prompts of one call go to the backend in one batched request; an abstention stays NaN."""
@@ -21,6 +21,11 @@ class LMJudge:
     def __init__(self, backend: Backend, *, limits: PromptLimits = PROMPT_LIMITS):
         self.backend, self.limits = backend, limits
         self.name = getattr(backend, "name", type(backend).__name__)
+
+    def calls(self) -> list:
+        """The door's call records, where the backend keeps telemetry (a :class:`~evalkit.models.CachedBackend`)."""
+        telemetry = getattr(self.backend, "telemetry", None)
+        return list(telemetry.records) if telemetry is not None else []
 
     def direct(self, contexts: Sequence[Texts], responses: Sequence[str]) -> np.ndarray:
         if len(contexts) != len(responses):

@@ -34,7 +34,7 @@ from evalkit.data.dialogue import Texts
 from evalkit.encoders import Schedule, recipe_key_fields, run_steps, training_key
 from evalkit.paireval.encoder import PAIR_COLUMNS, EncoderJudge, context_text
 from evalkit.paireval.recipes import ReaderRecipe
-from evalkit.judges.protocol import Position, check_items, cross_sides, keep_positions
+from evalkit.judges.protocol import Position, ScoresByDirect, check_items, cross_sides, keep_positions
 from evalkit.paireval.scoring import good_and_bad_sides, pair_preferences, preference_accuracy
 
 __all__ = ["ComparativeReader", "ReaderTrainingRun", "train_comparative_reader", "train_reader", "comparison_head"]
@@ -81,7 +81,7 @@ def comparison_head(states: int, width: int, hidden: int):
     return ComparisonHead()
 
 
-class ComparativeReader:
+class ComparativeReader(ScoresByDirect):
     """The reader as a :class:`~evalkit.judges.protocol.Judge`: the base judge's comparison plus the head's
     correction. ``direct`` is the base judge's (a reader compares; it has no pointwise question). It runs where
     its base judge runs (the base's ``placement``: device and autocast precision)."""

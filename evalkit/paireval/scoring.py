@@ -3,7 +3,7 @@
     s(h, r) = mean over comparison examples (h_j, r_j) of P(r is the better reply),
 
 each comparison asked in both orders (target shown as A, then as B) and averaged, which cancels a judge's
-position bias. An LM behind the model door is a judge through :class:`~evalkit.judges.protocol.LMJudge`."""
+position bias. An LM behind the model door is a judge through :class:`~evalkit.paireval.lm_judge.LMJudge`."""
 from __future__ import annotations
 
 import re
@@ -59,8 +59,11 @@ def compare_responses(contexts: Sequence[Texts], first: Sequence[str], second: S
 
 
 def directeval_scores(contexts: Sequence[Texts], responses: Sequence[str], judge: Judge) -> np.ndarray:
-    """DirectEval: P("Yes") that each reply is a good next turn (NaN where the judge abstains)."""
-    return judge.direct(contexts, responses)
+    """DirectEval: P("Yes") that each reply is a good next turn (NaN where the judge abstains): the judge's
+    score of each (context, reply) item."""
+    if len(contexts) != len(responses):
+        raise ValueError(f"{len(contexts)} contexts but {len(responses)} responses")
+    return judge.score(pd.DataFrame({"context": list(contexts), "response": list(responses)})).scores
 
 
 # --------------------------------------------------------------------------- reference baseline

@@ -14,6 +14,7 @@ from evalkit.judgecard import (CannotScore, FunctionJudge, HumanSet, ScoresJudge
                                judge_card, parse_spec, read_spec_file)
 from evalkit.judgecard.cli import main
 from evalkit.judgecard.judges import PairEvalSettings, _PairJudge, _LMJudge
+from evalkit.judges import Judge, ScoresByDirect
 from evalkit.models import CachedBackend
 from evalkit.paireval.schema import MetaEvalFormatError, write_meta_eval
 from evalkit.data.specfile import SpecError
@@ -150,9 +151,10 @@ def test_a_consistent_pairwise_judge_never_flips_and_a_pointwise_one_has_no_slot
     assert judge_card("length", [length_set()], half="all", bootstrap=0).slots == ()
 
 
-class WordEncoder:
+class WordEncoder(ScoresByDirect):
     """An encoder-shaped double: relevance = words in the reply (no model); the scoring code treats it as the
-    kit's EncoderJudge (the paireval.Judge protocol: direct, orders, pairwise_matrix)."""
+    kit's EncoderJudge (the one Judge protocol: score through its DirectEval probability, orders,
+    pairwise_matrix, calls)."""
 
     name = "encoder:words"
 
@@ -173,6 +175,21 @@ class WordEncoder:
 
     def direct(self, contexts, replies):
         return self.prefer(self.relevance(contexts, replies), 3.0)
+
+
+def test_every_judge_a_card_holds_answers_the_one_judge_protocol(tmp_path):
+    from evalkit.judgecard.judges import build_judge
+    from evalkit.judgecard.spec import parse_spec
+
+    scores = tmp_path / "scores.jsonl"
+    write_meta_eval(pd.DataFrame({"context": [["hi"]], "response": ["hello"], "score_judge": [0.5]}), scores)
+    judges = [FunctionJudge("length", len), ScoresJudge(str(scores)), WordEncoder(),
+              _PairJudge("encoder", WordEncoder, pool=lambda: []), build_judge(parse_spec("lm:yes_no"))]
+    assert all(isinstance(judge, Judge) for judge in judges)
+    one_at_a_time = [judges[0], judges[1], judges[4]]
+    assert all(judge.orders([["hi"]], ["a"], [["hi"]], ["b"]) is None for judge in one_at_a_time)
+    assert all(judge.pairwise_matrix([["hi"]], ["a"], [(["x"], "b")]) is None for judge in one_at_a_time)
+    assert judges[3].orders([["hi"]], ["a b"], [["hi"]], ["a"]).shape == (1, 2)  # a chapter-4 judge compares
 
 
 def test_encoder_judges_score_by_comparison_with_the_pool_and_have_symmetric_slots():
