@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -195,13 +196,19 @@ def load(path: Path) -> dict[str, Any]:
     return {name: decode(value) for name, value in data.items()}
 
 
-def check_all(namespace: Mapping[str, Any], chapter: str, answers_path: str, out_path: str) -> None:
+class _Late(BaseException):
+    """One submission's checks took longer than allowed (a BaseException: a check's ``except Exception``
+    lets it through)."""
+
+
+def check_all(namespace: Mapping[str, Any], chapter: str, answers_path: str, out_path: str, *,
+              seconds: float | None = None) -> None:
     """Run in the teacher's reference kernel (the released chapter, run by the grader): every exercise of
     ``chapter``, public and hidden checks, on each submission's answers (``answers_path``: submission id ->
     encoded answers), with the reference's variables as the chapter's data. Writes submission id -> label ->
-    outcome to ``out_path``."""
+    outcome to ``out_path``; a submission whose checks take more than ``seconds`` gets ``{"problem": ...}``
+    and the next is checked."""
     from evalkit.course.checks import chapter_exercises
-    from evalkit.course.core import run_exercise
 
     exercises = chapter_exercises(chapter)
     names = {name for item in exercises for name in item.answers}
@@ -214,17 +221,49 @@ def check_all(namespace: Mapping[str, Any], chapter: str, answers_path: str, out
         except Unreadable as reason:
             results[key] = {"problem": str(reason)}
             continue
-        results[key] = {}
-        for item in exercises:
-            given = {name: answers[name] for name in item.answers if name in answers}
-            feedback = run_exercise(item, given, env, hidden=True)
-            public = [r for r in feedback.results if not r.hidden]
-            hidden = [r for r in feedback.results if r.hidden]
-            first = feedback.failures[0] if feedback.failures else None
-            results[key][item.label] = {"passed": feedback.passed, "public": _verdict(public, len(item.public)),
-                                        "hidden": _verdict(hidden, len(item.hidden)),
-                                        "message": first.message if first else ""}
+        try:
+            with _deadline(seconds):
+                results[key] = _check_one(exercises, answers, env)
+        except _Late:
+            results[key] = {"problem": f"the checks of these answers did not finish within {seconds:g} s"}
     Path(out_path).write_text(json.dumps(results))
+
+
+def _check_one(exercises: list, answers: dict[str, Any], env: dict[str, Any]) -> dict[str, dict]:
+    from evalkit.course.core import run_exercise
+
+    outcome = {}
+    for item in exercises:
+        given = {name: answers[name] for name in item.answers if name in answers}
+        feedback = run_exercise(item, given, env, hidden=True)
+        public = [r for r in feedback.results if not r.hidden]
+        hidden = [r for r in feedback.results if r.hidden]
+        first = feedback.failures[0] if feedback.failures else None
+        outcome[item.label] = {"passed": feedback.passed, "public": _verdict(public, len(item.public)),
+                               "hidden": _verdict(hidden, len(item.hidden)), "message": first.message if first else ""}
+    return outcome
+
+
+@contextmanager
+def _deadline(seconds: float | None):
+    """Raise :class:`_Late` in the block after ``seconds`` (SIGALRM; only in the main thread, else no limit)."""
+    import signal
+    import threading
+
+    if seconds is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def late(_signum, _frame):
+        raise _Late()
+
+    previous = signal.signal(signal.SIGALRM, late)
+    signal.setitimer(signal.ITIMER_REAL, max(float(seconds), 0.001))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _verdict(results: list, expected: int) -> str:

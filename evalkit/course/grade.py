@@ -5,14 +5,17 @@ The order of a grading, and what each step defends against (the teacher's guide 
 1. The output folder is checked (new or empty, see :func:`evalkit.course.report.prepare_out`) and every
    student's files are copied into a private folder without following a link (:mod:`evalkit.course.intake`):
    every student folder gets a row, and no run can change a classmate's file before it is graded.
-2. The grader reads each copy itself (chapter, answer cells) and runs it in the sandbox
+2. The grader reads each copy (chapter, answer cells; parsed in a child process limited in memory and time,
+   so a YAML alias bomb costs that child, not the grader) and runs it in the sandbox
    (:mod:`evalkit.course.sandbox`) under a wall-clock limit, in a scratch folder holding only that copy: the
    notebook's cells, then one cell that writes its answer variables as data. Past the limit, or when the run
    ends, every process it started is killed.
 3. Per chapter, the teacher's own chapter (the *key*: the book's notebooks, or ``key``) runs once in a kernel
    of the grader's, and the exercises' public and hidden checks run there on each submission's answers
-   (:func:`evalkit.course.answers.check_all`). Labels, points and expected values come from the key, never
-   from a submission.
+   (:func:`evalkit.course.answers.check_all`). Labels, points, expected values and the sizes the key runs
+   at (``--params``, else the chapter's own) come from the teacher, never from a submission. The key may run
+   for ``--timeout`` seconds plus ``--timeout`` per submission it checks, and each submission's checks for
+   ``--timeout`` seconds.
 4. ``grades.csv``, ``totals.csv`` and ``grades.html`` are written after every run has ended, each atomically;
    ``work/NNNN/`` keeps each run's executed copy (outputs capped) and the tail of its log.
 """
@@ -38,8 +41,9 @@ from evalkit.course.checks import EXERCISES, chapter_exercises
 from evalkit.course.intake import Entry, intake, last_line, read_capped, read_json, tail
 from evalkit.course.key import CHECKS_PACKAGE, check_chapter, checks_stub, prepared
 from evalkit.course.sandbox import Isolation, Limits, check_timeout, detect, end, scrubbed_environment, supervise
+from evalkit.course.worker import READ_SECONDS
 
-__all__ = ["GradeRow", "GradeRun", "Interrupted", "grade", "COLUMNS"]
+__all__ = ["GradeRow", "GradeRun", "Interrupted", "grade", "key_limits", "COLUMNS"]
 
 COLUMNS = ("student", "submission", "chapter", "exercise", "score", "points", "status", "public", "hidden",
            "reason")
@@ -145,7 +149,7 @@ def grade(submissions_dir: str | Path, out_dir: str | Path, *, timeout: float = 
         for run in runs:
             started = time.monotonic()
             try:
-                _plan(run, params)
+                _plan(run, params, read_seconds=min(timeout, READ_SECONDS))
                 if not run.status and run.chapter:
                     _run_submission(run, private, limits, isolation, hide, stub, active)
             except Exception as error:  # whatever one submission does, the class is graded
@@ -162,7 +166,7 @@ def grade(submissions_dir: str | Path, out_dir: str | Path, *, timeout: float = 
             answered = {str(run.number): run for run in runs if run.answers is not None
                         and (run.chapter, run.key_params) == (chapter, sizes)}
             checked = check_chapter(chapter, {key: run.answers for key, run in answered.items()}, key_dir, sizes,
-                                    private, limits, active)
+                                    private, key_limits(limits, len(answered)), active, per_submission=timeout)
             for key, run in answered.items():
                 run.checked = checked[key]
         rows = [row for run in runs for row in _rows(run, timeout)]
@@ -172,6 +176,15 @@ def grade(submissions_dir: str | Path, out_dir: str | Path, *, timeout: float = 
     _keep(runs, out)
     csv_path, totals, html = write_tables(rows, out, isolation=isolation.name)
     return GradeRun(rows, csv_path, totals, html, isolation.name)
+
+
+def key_limits(limits: Limits, submissions: int) -> Limits:
+    """The key's limits: ``limits.timeout`` to run the chapter and as much again per submission it checks.
+
+    >>> key_limits(Limits(timeout=10), 3).timeout
+    40.0
+    """
+    return dataclasses.replace(limits, timeout=float(limits.timeout) * (1 + max(0, submissions)))
 
 
 def _check_hidden(folder: Path, out: Path) -> None:
@@ -215,8 +228,9 @@ def _on_signals(active: list):
     return lambda: [signal.signal(signum, handler) for signum, handler in previous.items()]
 
 
-def _plan(run: _Run, params: str | None) -> None:
-    """Read the copy in the grader: its chapter, its exercises (from the key) and its answer cells."""
+def _plan(run: _Run, params: str | None, *, read_seconds: float = READ_SECONDS) -> None:
+    """Read the copy (parsed in a limited child process, at most ``read_seconds``): its chapter, its exercises
+    (from the key) and its answer cells."""
     from evalkit.course.release import answer_cells, with_parameter_set
     from evalkit.course.worker import NotASubmission, identify, read_submission
 
@@ -225,7 +239,7 @@ def _plan(run: _Run, params: str | None) -> None:
         run.status, run.problem = entry.refused, entry.reason
         return
     try:
-        notebook = read_submission(entry.copy)
+        notebook = read_submission(entry.copy, seconds=read_seconds)
         run.chapter = identify(notebook, Path(entry.submission))
     except NotASubmission as reason:
         run.status = "not a notebook" if str(reason).startswith("not a notebook") else "not a chapter"
@@ -235,19 +249,19 @@ def _plan(run: _Run, params: str | None) -> None:
         run.status, run.problem = "not a notebook", "not a notebook: nested too deeply to read"
         return
     run.labels = [item.label for item in chapter_exercises(run.chapter)]
-    run.key_params = params
+    run.key_params = params  # the teacher's sizes (else the chapter's own), never what a submission names
     meta = notebook.metadata.get("evalkit")
     released = meta.get("params") if isinstance(meta, dict) else None
-    if params is None and released is not None:  # a release made at a parameter set's sizes
+    if params is None and released is not None:  # it says it was released at a parameter set's sizes
         from evalkit.book.runner import PARAMS_DIR
 
-        if not (isinstance(released, str) and re.fullmatch(r"[A-Za-z0-9_-]{1,40}", released)
-                and (PARAMS_DIR / f"{released}.yml").is_file()):
-            run.status = "not graded"
-            run.problem = (f"released at the {str(released)[:40]!r} sizes, which are no parameter set here: grade "
-                           "with --params")
-            return
-        run.key_params = released
+        named = (isinstance(released, str) and re.fullmatch(r"[A-Za-z0-9_-]{1,40}", released)
+                 and (PARAMS_DIR / f"{released}.yml").is_file())
+        run.status = "not graded"
+        run.problem = (f"the notebook says it was released at the {str(released)[:40]!r} sizes and the key runs "
+                       "only at the sizes the teacher gives: grade with "
+                       + (f"--params {released}" if named else "the --params of its release"))
+        return
     try:
         notebook = with_parameter_set(notebook, run.chapter, params)
     except ValueError as reason:  # its parameters cell was deleted: it cannot run at the set's sizes

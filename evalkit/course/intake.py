@@ -5,8 +5,10 @@ A *student* is a folder directly under the class folder (``alice/...``) or a fil
 (``alice.ipynb``, named by its stem). Under a student's folder every regular file is a submission; hidden
 names and checkpoint folders are skipped. What cannot be read safely is an entry with a status instead of a
 copy: ``refused: symlink`` (a link, its target never opened), ``refused: not a regular file`` (a FIFO, a
-device), ``refused: too large`` and ``no submission`` (a student folder holding no file). What a run leaves
-behind is read the same way (:func:`read_capped`, :func:`read_json`, :func:`tail`): plain files only, capped.
+device), ``refused: too large``, ``no submission`` (a student folder holding no file) and ``refused: ambiguous
+student`` (``bob/`` beside ``bob.txt``, or ``bob.ipynb`` beside ``bob.md``: entries that name the same student
+are never merged, and none of them is read). What a run leaves behind is read the same way
+(:func:`read_capped`, :func:`read_json`, :func:`tail`): plain files only, capped.
 """
 from __future__ import annotations
 
@@ -56,7 +58,16 @@ def intake(folder: Path, copies: Path) -> list[Entry]:
     if stat.S_ISLNK(info.st_mode):
         raise ValueError(f"{folder}: the folder of submissions is a symbolic link; give its real path")
     entries: list[Entry] = []
-    for name, path, mode in _visible(folder):
+    visible = _visible(folder)
+    named: dict[str, list[str]] = {}
+    for name, _, mode in visible:
+        named.setdefault(_student(name, mode), []).append(name + ("/" if stat.S_ISDIR(mode) else ""))
+    for name, path, mode in visible:
+        student = _student(name, mode)
+        if len(named[student]) > 1:  # bob/ and bob.ipynb: which is bob's is not for the grader to guess
+            entries.append(Entry(student, name, None, "refused: ambiguous student",
+                                 _ambiguous(named[student], student)))
+            continue
         if stat.S_ISDIR(mode):
             found = _walk(folder, path, name, copies, entries)
             if not found:
@@ -64,6 +75,18 @@ def intake(folder: Path, copies: Path) -> list[Entry]:
         else:
             entries.append(_copy(folder, path, Path(name).stem, copies, len(entries)))
     return entries
+
+
+def _student(name: str, mode: int) -> str:
+    """The student an entry of the class folder belongs to: a folder's name, a file's stem."""
+    return name if stat.S_ISDIR(mode) else Path(name).stem
+
+
+def _ambiguous(names: list[str], student: str) -> str:
+    names = [printable(name) for name in names[:5]] + ([f"{len(names) - 5} more"] if len(names) > 5 else [])
+    listed = ", ".join(names[:-1]) + " and " + names[-1]
+    return (f"{listed} {'both' if len(names) == 2 else 'all'} name the student {printable(student)!r}, so none of "
+            "them is graded: hand in one folder or one file per student")
 
 
 def _hidden(name: str) -> bool:

@@ -40,9 +40,12 @@ def prepared(notebook_text: str, final: str) -> tuple[str, int]:
 
 
 def check_chapter(chapter: str, answers: dict[str, dict[str, Any]], key_dir: Path, params: str | None,
-                  private: Path, limits: Limits, active: list) -> dict[str, dict]:
+                  private: Path, limits: Limits, active: list, *, per_submission: float | None = None
+                  ) -> dict[str, dict]:
     """The teacher's chapter ``chapter`` (from ``key_dir``, at ``params``) run once in a kernel of the
-    grader's, and every exercise's checks there on each submission's ``answers`` (id -> name -> value).
+    grader's, and every exercise's checks there on each submission's ``answers`` (id -> name -> value), within
+    ``limits.timeout`` seconds in all and ``per_submission`` seconds for one submission's checks (the grader
+    gives the key :func:`evalkit.course.grade.key_limits`, which grow with the number of submissions).
     Returns id -> label -> outcome, or id -> {"problem": reason} when the key could not run."""
     source = next((key_dir / f"{chapter}{suffix}" for suffix in (".md", ".ipynb")
                    if (key_dir / f"{chapter}{suffix}").is_file()), None)
@@ -66,7 +69,8 @@ def check_chapter(chapter: str, answers: dict[str, dict[str, Any]], key_dir: Pat
     answers_in.write_text(json.dumps({key: {name: encode(value) for name, value in given.items()}
                                       for key, given in answers.items()}))
     final = ("from evalkit.course.answers import check_all as _evalkit_check_all\n"
-             f"_evalkit_check_all(globals(), {chapter!r}, {str(answers_in)!r}, {str(checked)!r})")
+             f"_evalkit_check_all(globals(), {chapter!r}, {str(answers_in)!r}, {str(checked)!r}, "
+             f"seconds={per_submission!r})")
     text, graded = prepared(nbformat.writes(notebook), final)
     (base / "key.ipynb").write_text(text)
     env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONUNBUFFERED": "1",

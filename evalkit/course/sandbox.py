@@ -5,14 +5,16 @@ isolation the machine allows.
 
 - ``namespace (...), as nobody``: the grader runs as root and ``unshare`` works; each run gets a PID
   namespace (ending its first process ends every process in it), a mount namespace in which the class
-  folder, the output folder and the grader's copies are empty and the checks package is a stub, and, where
+  folder, the output folder and the grader's copies are empty, the checks package is a stub and ``/tmp``,
+  ``/var/tmp`` and ``/dev/shm`` are fresh tmpfs folders of its own (gone when it ends), and, where
   ``ip`` can bring its loopback up, a network namespace of its own (no network but its own loopback); the
   notebook runs as the unprivileged user ``nobody``.
 - Not root: a notebook in a user namespace is root of that namespace and can unmount what hides the class
   folder, the key and the grader's copies, so no sandbox is offered; grading needs ``--trusted``.
 - ``process group only (trusted)``: no namespace could start and the teacher passed ``--trusted``; the run's
   process group and its kernel's are killed at the end, resource limits and the scrubbed environment still
-  apply, and a process that leaves its group can survive.
+  apply, a process that leaves its group can survive, and what a run writes to the machine's temporary
+  folders stays there.
 
 Without a namespace and without ``--trusted``, :func:`detect` raises :class:`SandboxUnavailable`.
 """
@@ -36,7 +38,7 @@ from typing import Sequence
 from evalkit.course.intake import read_capped
 
 __all__ = ["Isolation", "Limits", "SandboxUnavailable", "detect", "check_timeout", "scrubbed_environment",
-           "launch", "supervise", "end", "ENVIRONMENT_ALLOWED"]
+           "launch", "supervise", "end", "ENVIRONMENT_ALLOWED", "SHARED_TMP"]
 
 #: The only variables of the grader's environment a submission sees (paths and switches, no credentials).
 ENVIRONMENT_ALLOWED = ("LANG", "LC_ALL", "LC_CTYPE", "TZ", "EVALKIT_DATA_DIR", "EVALKIT_CACHE_DIR",
@@ -204,7 +206,8 @@ def launch(argv: Sequence[str], *, cwd: Path, env: dict[str, str], limits: Limit
                 stage = cwd / f".stage{number}"
                 stage.mkdir(mode=0o700, exist_ok=True)
                 reveal.setdefault(str(closed), []).append([str(inner), str(stage)])
-        spec = {"reveal": list(reveal.items()), "hide": [str(path) for path in hide],
+        spec = {"tmp": _private_tmp(cwd, env, [source for source, _ in bind]), "tmp_bytes": limits.file_bytes,
+                "reveal": list(reveal.items()), "hide": [str(path) for path in hide],
                 "bind": [[str(source), str(target)] for source, target in bind], "uid": isolation.uid,
                 "gid": isolation.gid, "network": isolation.network, "cwd": str(cwd), "env": env, "argv": list(argv)}
         flags = _unshare_flags(isolation.unprivileged, isolation.network)
@@ -239,6 +242,34 @@ def supervise(command: list[str], base: Path, limits: Limits, isolation: Isolati
         end(process, groups)
         active.remove(entry)
     return outcome
+
+
+#: The machine's shared temporary folders: inside a mount namespace each is a fresh tmpfs of the run's own.
+SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm")
+
+
+def _private_tmp(cwd: Path, env: dict[str, str], sources: Sequence[Path]) -> list[list]:
+    """``[folder, [kept, ...]]`` for each of :data:`SHARED_TMP` that is a folder here (once, links resolved): the
+    run sees an empty tmpfs there, holding only ``kept``, the folders under it that the run needs (its own
+    folder ``cwd``, the ``bind`` sources, the interpreter and the kit, the data and cache folders of ``env``;
+    those that are folders now). A shared folder that is itself one of those stays as it is."""
+    needed = [cwd, *sources, Path(sys.base_prefix), Path(os.path.realpath(sys.executable)).parent, Path(sys.prefix),
+              Path(__file__).resolve().parents[2],
+              *(Path(env[name]) for name in ENVIRONMENT_ALLOWED if name.endswith(("_DIR", "_HOME", "_CACHE"))
+                and env.get(name, "").startswith("/"))]
+    needed = [Path(os.path.realpath(path)) for path in needed if os.path.isdir(path)]
+    found: list[list] = []
+    for shared in SHARED_TMP:
+        folder = Path(os.path.realpath(shared))
+        if not folder.is_dir() or any(folder == Path(done) for done, _ in found) or folder in needed:
+            continue
+        inside = sorted({path for path in needed if path.is_relative_to(folder)}, key=lambda path: len(path.parts))
+        kept: list[Path] = []
+        for path in inside:
+            if not any(path.is_relative_to(outer) for outer in kept):
+                kept.append(path)
+        found.append([str(folder), [str(path) for path in kept]])
+    return found
 
 
 def _closed_interpreter() -> list[tuple[Path, Path]]:

@@ -1,10 +1,11 @@
 """Reading a submission, and running one prepared notebook in a process of its own:
 ``python -m evalkit.course.worker NOTEBOOK RUN_DIR --cwd DIR --graded N``.
 
-The grader reads each submission itself (:func:`read_submission`, :func:`identify`: ``.ipynb`` or MyST ``.md``;
-its chapter from the release's ``evalkit.chapter`` metadata, else the labels of its ``course.check`` cells,
-else its file name) and prepares the notebook to run: the submission's cells, then one cell that writes the
-answer variables as data (:func:`evalkit.course.answers.dump`). The worker executes every cell in a fresh
+The grader reads each submission itself (:func:`read_submission`: ``.ipynb`` or MyST ``.md``, parsed in a
+child process under memory and time limits; :func:`identify`: its chapter from the release's
+``evalkit.chapter`` metadata, else the labels of its ``course.check`` cells, else its file name) and prepares
+the notebook to run: the submission's cells, then one cell that writes the answer variables as data
+(:func:`evalkit.course.answers.dump`). The worker executes every cell in a fresh
 kernel with errors allowed and writes ``RUN_DIR/result.json`` (the errors of the submission's cells, and
 whether the kernel died) and ``RUN_DIR/executed.ipynb`` (outputs capped). It runs inside the sandbox, so the
 grader reads everything it writes as untrusted data; no check runs here.
@@ -31,28 +32,74 @@ class NotASubmission(ValueError):
     """The file is no notebook, or no chapter's: the message is the reason shown in the grades."""
 
 
-def read_submission(path: Path) -> nbformat.NotebookNode:
-    """The notebook in ``path`` (``.ipynb``: nbformat, validated; ``.md``: jupytext's MyST reader)."""
-    suffix = path.suffix.lower()
-    try:
-        if suffix == ".ipynb":
-            notebook = nbformat.read(path, as_version=4)
-            nbformat.validate(notebook)
-            return notebook
-        if suffix == ".md":
-            import jupytext
+#: What reading one file may take (the child of :func:`read_submission`): a chapter's notebook is read in
+#: a few seconds and a few hundred MB.
+READ_SECONDS = 120.0
+READ_MEMORY_BYTES = 2**30
+_READ_OUTPUT_BYTES = 256 * 2**20
+_READER = Path(__file__).with_name("_read.py")
 
-            notebook = jupytext.read(path, fmt="md:myst")
-            if not any(cell.cell_type == "code" for cell in notebook.cells):
-                raise NotASubmission("not a notebook: a Markdown file without a single code cell")
-            return notebook
-    except NotASubmission:
-        raise
-    except Exception as error:  # JSON errors, schema errors, undecodable bytes
-        raise NotASubmission(f"not a notebook: {path.name} could not be read as one "
-                             f"({type(error).__name__}: {_short(str(error))})") from None
-    raise NotASubmission(f"not a notebook: {path.name} is a {suffix or 'suffix-less'} file (hand in the "
-                         "chapter's .ipynb or .md)")
+
+def read_submission(path: Path, *, seconds: float = READ_SECONDS,
+                    memory_bytes: int = READ_MEMORY_BYTES) -> nbformat.NotebookNode:
+    """The notebook in ``path`` (``.ipynb``: nbformat, validated; ``.md``: jupytext's MyST reader), parsed in
+    a child process (``_read.py``) limited to ``seconds`` of wall clock and ``memory_bytes`` of address space:
+    a file whose parsing passes a limit (a YAML alias bomb) is :class:`NotASubmission`, and the grader's own
+    process never holds more than the child's JSON."""
+    suffix = path.suffix.lower()
+    if suffix not in (".ipynb", ".md"):
+        raise NotASubmission(f"not a notebook: {path.name} is a {suffix or 'suffix-less'} file (hand in the "
+                             "chapter's .ipynb or .md)")
+    result = _read_in_child(path, suffix, seconds, memory_bytes)
+    if "error" in result:
+        raise NotASubmission(f"not a notebook: {path.name} could not be read as one ({_short(result['error'])})")
+    notebook = result["notebook"]
+    if suffix == ".md" and not any(cell.cell_type == "code" for cell in notebook.cells):
+        raise NotASubmission("not a notebook: a Markdown file without a single code cell")
+    return notebook
+
+
+def _read_in_child(path: Path, suffix: str, seconds: float, memory_bytes: int) -> dict:
+    """``{"notebook": NotebookNode}`` or ``{"error": text}``: what ``_read.py`` made of ``path``."""
+    import os
+    import subprocess
+    import tempfile
+
+    from evalkit.course.sandbox import Limits, _limit, end
+
+    limits = Limits(timeout=seconds, memory_bytes=memory_bytes, file_bytes=_READ_OUTPUT_BYTES, open_files=256)
+    within = (f"within the grader's limits for reading a file ({memory_bytes / 2**30:g} GiB of memory, "
+              f"{seconds:g} s)")
+    source = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    try:
+        with tempfile.TemporaryFile() as output:
+            process = subprocess.Popen([sys.executable, "-I", str(_READER), suffix], stdin=source, stdout=output,
+                                       stderr=subprocess.DEVNULL, cwd=tempfile.gettempdir(),
+                                       env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}, start_new_session=True,
+                                       preexec_fn=_limit(limits))
+            try:
+                process.wait(timeout=seconds)
+            except subprocess.TimeoutExpired:
+                end(process)
+                return {"error": f"its parsing did not finish {within}"}
+            output.seek(0)
+            text = output.read(_READ_OUTPUT_BYTES + 1)
+    finally:
+        os.close(source)
+    try:
+        result = json.loads(text) if process.returncode == 0 and len(text) <= _READ_OUTPUT_BYTES else None
+    except (ValueError, RecursionError):
+        result = None
+    if isinstance(result, dict) and isinstance(result.get("error"), str):
+        if result["error"].startswith("MemoryError"):
+            return {"error": f"its parsing did not finish {within}"}
+        return {"error": result["error"]}
+    if not isinstance(result, dict) or not isinstance(result.get("notebook"), dict):
+        return {"error": f"its parsing did not finish {within}"}
+    try:
+        return {"notebook": nbformat.from_dict(result["notebook"])}
+    except RecursionError:
+        return {"error": "RecursionError: nested too deeply to read"}
 
 
 def identify(notebook: nbformat.NotebookNode, path: Path) -> str:

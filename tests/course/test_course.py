@@ -761,7 +761,8 @@ def test_grading_scores_each_submission_and_gives_every_bad_one_a_row_with_its_r
 def test_grading_at_a_parameter_sets_sizes_runs_each_submission_with_its_values(tmp_path, monkeypatch):
     """``--params lab``: the set's values follow the parameters cell (the last cell fails unless they do); a
     submission whose parameters cell was deleted gets a row saying so; a misspelt set fails before any run.
-    Without ``--params`` each notebook runs with its own values and the key at the sizes of its release."""
+    Without ``--params`` each notebook runs with its own values and the key at the chapter's own; a notebook
+    whose metadata records a release at a set's sizes is not graded (its metadata never picks the key's)."""
     from evalkit.course.release import with_parameter_set
     from evalkit.book.runner import load_params
 
@@ -796,8 +797,10 @@ def test_grading_at_a_parameter_sets_sizes_runs_each_submission_with_its_values(
     assert run.isolation == "process group only (trusted)"
     as_submitted = by_student(run.rows)
     assert all(row.status == "cell error" and "AssertionError" in row.reason for row in as_submitted["ann"].values())
-    assert {label: row.score for label, row in as_submitted["cy"].items()} == {"ch4-order": 1, "ch4-size": 1,
-                                                                              "ch4-rank": 1, "ch4-budget": 1}
+    # cy's metadata names the lab sizes: the key runs only at the teacher's (--params), so cy is not graded
+    assert len(as_submitted["cy"]) == 4 and all(
+        row.status == "not graded" and row.score == 0 and "grade with --params lab" in row.reason
+        for row in as_submitted["cy"].values())
     with pytest.raises(FileNotFoundError, match="no parameter set 'labb'"):
         grade(folder, tmp_path / "x", params="labb")
 

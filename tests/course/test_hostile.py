@@ -3,7 +3,9 @@ starts are the cost), a signal sent to a grading, and the argument and output-fo
 from __future__ import annotations
 
 import csv
+import json
 import os
+import resource
 import signal
 import socket
 import subprocess
@@ -321,3 +323,174 @@ def test_without_root_no_sandbox_is_offered(monkeypatch):
     with pytest.raises(sandbox.SandboxUnavailable, match="--trusted"):
         sandbox.detect()
     assert sandbox.detect(trusted=True).name == "process group only (trusted)"
+
+
+# --- the probe's findings: a YAML alias bomb, ambiguous students, the key's time, the key's sizes, /tmp ------
+
+def alias_bomb() -> str:
+    """A MyST chapter whose front matter is a "billion laughs": nine levels of ten aliases (10**9 strings)."""
+    lines = ["a: &a [" + ", ".join(['"lol"'] * 10) + "]"]
+    for before, name in zip("abcdefgh", "bcdefghi"):
+        lines.append(f"{name}: &{name} [" + ", ".join([f"*{before}"] * 10) + "]")
+    return ("---\n" + "\n".join(lines) + "\n---\n\n# 4. PairEval\n\n```{code-cell} ipython3\n"
+            "from evalkit import course\ncourse.check(\"ch4-size\", pairs_needed=560)\n```\n")
+
+
+def test_a_yaml_alias_bomb_is_parsed_in_a_limited_child_and_gets_a_row(tmp_path):
+    from evalkit.course.worker import NotASubmission, identify, read_submission
+
+    bomb = tmp_path / "class" / "bob" / "04_pairwise_judge.md"
+    bomb.parent.mkdir(parents=True)
+    bomb.write_text(alias_bomb())
+    grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    started = time.monotonic()
+    with pytest.raises(NotASubmission, match="limits for reading a file"):
+        read_submission(bomb, seconds=60, memory_bytes=512 * 2**20)
+    assert time.monotonic() - started < 59
+    honest = submission(tmp_path / "grace" / "answers.md")  # a MyST file is read the same way, whole
+    assert identify(read_submission(honest), honest) == "04_pairwise_judge"
+    run = grade(tmp_path / "class", tmp_path / "grades", timeout=30, key=tmp_path / "key", trusted=True)
+    (row,) = run.rows
+    assert (row.student, row.status, row.score) == ("bob", "not a notebook", 0.0)
+    assert "could not be read" in row.reason and "limits for reading a file" in row.reason
+    grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - grown  # KiB: the grader never expanded it
+    assert grown < 2**20, grown
+
+
+def test_a_folder_and_a_file_that_name_the_same_student_are_refused_never_merged(tmp_path):
+    from evalkit.course.intake import intake
+
+    folder = tmp_path / "class"
+    submission(folder / "bob" / "04_pairwise_judge.ipynb")
+    (folder / "bob.txt").write_text("bob's other hand-in, or another bob's")
+    submission(folder / "cy.ipynb")
+    submission(folder / "cy.md")
+    (folder / "dan.txt").write_text("not a notebook")
+    copies = tmp_path / "copies"
+    copies.mkdir()
+    entries = [(entry.student, entry.submission, entry.refused, entry.copy) for entry in intake(folder, copies)]
+    assert [entry[:3] for entry in entries] == [
+        ("bob", "bob", "refused: ambiguous student"), ("bob", "bob.txt", "refused: ambiguous student"),
+        ("cy", "cy.ipynb", "refused: ambiguous student"), ("cy", "cy.md", "refused: ambiguous student"),
+        ("dan", "dan.txt", "")]
+    assert [entry[3] for entry in entries[:4]] == [None] * 4 and len(list(copies.iterdir())) == 1  # dan's
+    run = grade(folder, tmp_path / "grades", timeout=30, key=tmp_path / "key", trusted=True)
+    rows = [(row.student, row.submission, row.status, row.score) for row in run.rows]
+    assert rows == [("bob", "bob", "refused: ambiguous student", 0.0),
+                    ("bob", "bob.txt", "refused: ambiguous student", 0.0),
+                    ("cy", "cy.ipynb", "refused: ambiguous student", 0.0),
+                    ("cy", "cy.md", "refused: ambiguous student", 0.0), ("dan", "dan.txt", "not a notebook", 0.0)]
+    assert "bob/ and bob.txt both name the student 'bob'" in run.rows[0].reason
+    assert "cy.ipynb and cy.md both name the student 'cy'" in run.rows[3].reason
+
+
+def test_one_submissions_slow_checks_do_not_use_up_the_keys_time(tmp_path, monkeypatch):
+    """In the key's kernel each submission's checks have ``seconds``; past them that submission gets a problem
+    and the next one is checked."""
+    from evalkit.course import core
+    from evalkit.course.answers import check_all, encode
+
+    real = core.run_exercise
+
+    def slow(item, given, env, hidden=False):
+        if given.get("pairs_needed") == 7:
+            time.sleep(60)
+        return real(item, given, env, hidden=hidden)
+
+    monkeypatch.setattr(core, "run_exercise", slow)
+    given = {"0": {"pairs_needed": encode(7)}, "1": {"pairs_needed": encode(560)}}
+    (tmp_path / "in.json").write_text(json.dumps(given))
+    started = time.monotonic()
+    check_all({}, "04_pairwise_judge", str(tmp_path / "in.json"), str(tmp_path / "out.json"), seconds=5)
+    assert time.monotonic() - started < 40
+    checked = json.loads((tmp_path / "out.json").read_text())
+    assert checked["0"] == {"problem": "the checks of these answers did not finish within 5 s"}
+    assert set(checked["1"]) == {"ch4-order", "ch4-size", "ch4-rank", "ch4-budget"}
+
+
+def test_the_keys_time_grows_with_the_number_of_submissions(tmp_path, monkeypatch):
+    """Three submissions, ``--timeout 20``, a key that needs more than 20 s: the key has 20 s plus 20 s per
+    submission (one ``--timeout`` for all was not enough), so every row is graded. The submissions' runs are
+    stood in for (their answers given), so the key is the one kernel started."""
+    from evalkit.course import grade as grading
+
+    folder = tmp_path / "class"
+    for student in ("ann", "ben", "cy"):
+        submission(folder / student / "04_pairwise_judge.ipynb")
+    key = tmp_path / "key"
+    submission(key / "04_pairwise_judge.ipynb", parameters="heldout_pairs = 400", extra="import time\ntime.sleep(25)")
+
+    def answered(run, *_):
+        run.answers = {"pairs_needed": 560}
+
+    monkeypatch.setattr(grading, "_run_submission", answered)
+    table = by_student(grade(folder, tmp_path / "grades", timeout=20, key=key, trusted=True).rows)
+    assert sorted(table) == ["ann", "ben", "cy"]
+    assert all(row.status == "graded" for rows in table.values() for row in rows.values()), table["ann"]
+    assert all(rows["ch4-size"].score == 1 and rows["ch4-order"].score == 0 for rows in table.values())
+    assert grading.key_limits(grading.Limits(timeout=20), 3).timeout == 80
+
+
+def test_a_submissions_metadata_never_picks_the_keys_sizes(tmp_path):
+    import nbformat
+
+    from evalkit.course.grade import _plan, _Run
+    from evalkit.course.intake import Entry
+
+    path = submission(tmp_path / "cy" / "04_pairwise_judge.ipynb", parameters="heldout_pairs = 400")
+
+    def planned(names, params):
+        notebook = nbformat.read(path, as_version=4)
+        notebook.metadata["evalkit"] = {"chapter": "04_pairwise_judge", "params": names}
+        nbformat.write(notebook, path)
+        run = _Run(0, Entry("cy", "cy/04_pairwise_judge.ipynb", path))
+        _plan(run, params)
+        return run
+
+    for names in ("lab", "smoke"):
+        run = planned(names, None)  # the notebook names a set, the teacher none: the key stays at the chapter's
+        assert run.key_params is None and run.status == "not graded"
+        assert f"released at the {names!r} sizes" in run.problem and f"grade with --params {names}" in run.problem
+    run = planned("../../../etc/passwd", None)
+    assert run.key_params is None and run.status == "not graded" and "--params of its release" in run.problem
+    for names, params in (("smoke", "lab"), ("lab", "lab"), (None, "smoke")):
+        run = planned(names, params)  # the teacher's set, whatever the notebook names
+        assert run.key_params == params and not run.status
+
+
+def test_a_runs_temporary_folders_are_its_own_and_gone_when_it_ends(tmp_path):
+    """With a mount namespace, /tmp, /var/tmp and /dev/shm are a fresh tmpfs per run: the run writes there,
+    sees none of the machine's files, and nothing it wrote is left afterwards."""
+    from evalkit.course.sandbox import SHARED_TMP, Limits, _private_tmp, launch, scrubbed_environment
+
+    run_dir, stub = tmp_path / "runs" / "0000", tmp_path / "checks-stub"
+    for folder in (run_dir, stub):
+        folder.mkdir(parents=True)
+    planned = dict((folder, kept) for folder, kept in _private_tmp(run_dir, {}, [stub]))
+    assert set(planned) <= {os.path.realpath(folder) for folder in SHARED_TMP} and planned
+    tmp = os.path.realpath("/tmp")
+    if tmp in planned and tmp_path.resolve().is_relative_to(tmp):
+        assert sorted(planned[tmp]) == sorted([str(run_dir.resolve()), str(stub.resolve())])
+    isolation = sandbox_or_skip()
+    token = f"evalkit-tmp-{os.getpid()}"
+    host = Path(tmp) / f"{token}-host"
+    host.write_text("the grader's own")
+    code = f'''import os
+seen = [name for name in os.listdir("/tmp") if name.startswith("{token}")]
+for folder in {list(SHARED_TMP)!r}:
+    if os.path.isdir(folder):
+        open(os.path.join(folder, "{token}"), "w").write("left behind")
+print("wrote", seen, sorted(os.listdir("/tmp")))
+'''
+    try:
+        process = launch([sys.executable, "-c", code], cwd=run_dir, env=scrubbed_environment(run_dir),
+                         limits=Limits(timeout=60), isolation=isolation, log=tmp_path / "log")
+        assert process.wait(timeout=60) == 0, (tmp_path / "log").read_text()
+    finally:
+        host.unlink()
+    said = (tmp_path / "log").read_text()
+    assert "wrote []" in said, said
+    if tmp_path.resolve().is_relative_to(tmp):
+        assert repr(sorted([tmp_path.resolve().relative_to(tmp).parts[0], token])) in said, said
+    for folder in SHARED_TMP:
+        assert not (Path(folder) / token).exists(), folder

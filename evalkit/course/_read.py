@@ -1,0 +1,38 @@
+"""Parsing one submission in a child process of the grader: ``python -I _read.py SUFFIX < FILE > OUT``.
+
+Run as a script (nbformat and jupytext, no part of the kit), under the memory, CPU, file-size and wall-clock
+limits :func:`evalkit.course.worker.read_submission` sets: parsing a hostile file can cost memory and time out
+of all proportion to its size (a YAML alias bomb in a MyST file's front matter or a cell's options, expanded
+when the notebook is copied or written), and that cost falls on this process, never on the grader's. Writes
+one JSON object to its standard output: ``{"notebook": ...}`` (nbformat 4, validated when it came as
+``.ipynb``) or ``{"error": "TypeName: message"}``.
+"""
+import json
+import sys
+
+
+def main() -> int:
+    suffix = sys.argv[1]
+    data = sys.stdin.buffer.read()
+    try:
+        import nbformat
+
+        if suffix == ".ipynb":
+            notebook = nbformat.reads(data.decode("utf-8"), as_version=4)
+            nbformat.validate(notebook)
+        elif suffix == ".md":
+            import jupytext
+
+            notebook = jupytext.reads(data.decode("utf-8"), fmt="md:myst")
+        else:
+            raise ValueError(f"no reader for {suffix[:20]!r} files")
+        text = json.dumps({"notebook": notebook})
+    except Exception as error:  # JSON errors, schema errors, undecodable bytes, MemoryError, RecursionError
+        text = json.dumps({"error": f"{type(error).__name__}: {str(error)[:400]}"})
+    sys.stdout.write(text)
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
