@@ -11,7 +11,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-__all__ = ["verdict", "with_interval", "join_names", "count_span", "probe_findings", "release_findings", "agreement_findings",
+__all__ = ["verdict", "with_interval", "join_names", "count_span", "probe_findings", "release_findings",
            "multiplicity_line"]
 
 
@@ -133,45 +133,6 @@ def release_findings(card: pd.DataFrame, checks: pd.DataFrame, *, subset: str = 
         f"Of the paper's readings of its Figure 1 tested on the release, {int(checks['holds'].astype(bool).sum())} "
         f"of {len(checks)} hold" + (f"; not holding: {join_names(failing)}." if failing else "."),
     ]
-
-
-def agreement_findings(summary: pd.DataFrame, flags: pd.DataFrame, *, main: str = "main") -> list[str]:
-    """Chapter 2's closing lines from :func:`evalkit.upheld.agreement.agreement_summary` (indexed by subset and
-    label) and :func:`evalkit.upheld.agreement.near_duplicate_raters` for every subset (indexed by subset first).
-
-    >>> index = pd.MultiIndex.from_tuples([("main", "content"), ("main", "style"), ("chk", "content"),
-    ...                                    ("chk", "style")], names=["subset", "label"])
-    >>> summary = pd.DataFrame({"mean pairwise kappa": [0.4, 0.3, 0.2, 0.1],
-    ...                         "one annotator vs the others (r)": [0.6, 0.5, 0.4, 0.3],
-    ...                         "ceiling vs item means (r)": [0.9, 0.8, 0.7, 0.85]}, index=index)
-    >>> flags = pd.DataFrame({"annotator_a": ["x"], "annotator_b": ["y"]},
-    ...                      index=pd.MultiIndex.from_tuples([("chk", 0)], names=["subset", "row"]))
-    >>> print(*agreement_findings(summary, flags), sep="\\n")
-    Mean pairwise kappa on the main set: content 0.40, style 0.30 (mean 0.35).
-    Ceiling for a metric against item means, sqrt of the Spearman-Brown split-half reliability: from 0.70 (chk/content) to 0.90 (main/content); one annotator against the mean of the others: r from 0.30 to 0.60.
-    The ceiling of chk is below the main set's on 1 of 2 labels (content).
-    Annotator pairs with a kappa above the flagging threshold: 1 (chk: x and y).
-    """
-    kappa = summary.loc[main, "mean pairwise kappa"]
-    ceiling = summary["ceiling vs item means (r)"]
-    loo = summary["one annotator vs the others (r)"]
-    low, high = ceiling.idxmin(), ceiling.idxmax()
-    lines = [f"Mean pairwise kappa on the {main} set: "
-             + ", ".join(f"{label} {value:.2f}" for label, value in kappa.items()) + f" (mean {kappa.mean():.2f}).",
-             f"Ceiling for a metric against item means, sqrt of the Spearman-Brown split-half reliability: from "
-             f"{ceiling[low]:.2f} ({low[0]}/{low[1]}) to {ceiling[high]:.2f} ({high[0]}/{high[1]}); one annotator "
-             f"against the mean of the others: r from {loo.min():.2f} to {loo.max():.2f}."]
-    for subset in dict.fromkeys(summary.index.get_level_values(0)):
-        if subset == main:
-            continue
-        labels = [label for label in summary.loc[subset].index if label in ceiling.loc[main].index]
-        below = [label for label in labels if ceiling[(subset, label)] < ceiling[(main, label)]]
-        lines.append(f"The ceiling of {subset} is below the {main} set's on {len(below)} of {len(labels)} labels"
-                     + (f" ({join_names(below)})." if below else "."))
-    pairs = [f"{subset}: {row['annotator_a']} and {row['annotator_b']}" for (subset, _), row in flags.iterrows()]
-    lines.append(f"Annotator pairs with a kappa above the flagging threshold: {len(pairs)}"
-                 + (f" ({'; '.join(pairs)})." if pairs else "."))
-    return lines
 
 
 def multiplicity_line(consistency: pd.DataFrame, *, contexts: int, measure: str = "same content (cosine)",
