@@ -167,7 +167,7 @@ class _LMJudge(OneReplyAtATime):
     _backend: Any = None
 
     def _prompt(self):
-        from evalkit.upheld.llm_judges import JUDGES, JudgeSpec as PromptSpec
+        from evalkit.upheld.llm_judges import JUDGES, PromptSpec
 
         if self.spec.prompt is not None:
             return JUDGES[self.spec.prompt]

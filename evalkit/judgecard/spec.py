@@ -61,7 +61,7 @@ _FIELDS = ("kind", "name", "recipe", "backend", "model", "base_url", "prompt", "
 @dataclass(frozen=True)
 class JudgeSpec:
     """A judge, as a value: its ``kind`` (one of :data:`KINDS`) and the settings that kind reads. Not to be
-    confused with :class:`evalkit.upheld.llm_judges.JudgeSpec`, which is one LM prompt; an ``lm`` judge names one
+    confused with :class:`evalkit.upheld.llm_judges.PromptSpec`, which is one LM prompt; an ``lm`` judge names one
     (``prompt``) or writes its own (``template``, ``labels``, ``values``)."""
 
     kind: str

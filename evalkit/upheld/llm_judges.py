@@ -30,12 +30,12 @@ import pandas as pd
 from evalkit.models import Backend, label_probs_each, one_hot, parse_label
 from evalkit.data.dialogue import History, render
 
-__all__ = ["JudgeSpec", "JUDGES", "format_history", "judge_messages", "judge", "run_judges", "judge_columns",
+__all__ = ["PromptSpec", "JUDGES", "format_history", "judge_messages", "judge", "run_judges", "judge_columns",
            "parse_verdict"]
 
 
 @dataclass(frozen=True)
-class JudgeSpec:
+class PromptSpec:
     """A judge: its prompt, its labels and their values, and whether it generates or reads probabilities."""
 
     name: str
@@ -123,14 +123,14 @@ Scale: 1 = not a reasonable continuation, 5 = a reasonable continuation.
 Answer with a single number: 1 or 5."""
 
 _LIKERT_LABELS = ("1", "2", "3", "4", "5")
-JUDGES: dict[str, JudgeSpec] = {spec.name: spec for spec in (
-    JudgeSpec("yes_no", "content", _YES_NO, ("Yes", "No"), (1.0, 0.0)),
-    JudgeSpec("yes_no_explain", "content", _YES_NO_EXPLAIN, ("Yes", "No"), (1.0, 0.0), generates=True),
-    JudgeSpec("likert", "content", _LIKERT, _LIKERT_LABELS, (1, 2, 3, 4, 5)),
-    JudgeSpec("likert_explain", "content", _LIKERT_EXPLAIN, _LIKERT_LABELS, (1, 2, 3, 4, 5), generates=True),
-    JudgeSpec("instructions_content", "content", _INSTRUCTIONS_CONTENT, _LIKERT_LABELS, (1, 2, 3, 4, 5)),
-    JudgeSpec("instructions_style", "style", _INSTRUCTIONS_STYLE, ("1", "3", "5"), (1, 3, 5)),
-    JudgeSpec("instructions_reasonable", "reasonable", _INSTRUCTIONS_REASONABLE, ("1", "5"), (1, 5),
+JUDGES: dict[str, PromptSpec] = {spec.name: spec for spec in (
+    PromptSpec("yes_no", "content", _YES_NO, ("Yes", "No"), (1.0, 0.0)),
+    PromptSpec("yes_no_explain", "content", _YES_NO_EXPLAIN, ("Yes", "No"), (1.0, 0.0), generates=True),
+    PromptSpec("likert", "content", _LIKERT, _LIKERT_LABELS, (1, 2, 3, 4, 5)),
+    PromptSpec("likert_explain", "content", _LIKERT_EXPLAIN, _LIKERT_LABELS, (1, 2, 3, 4, 5), generates=True),
+    PromptSpec("instructions_content", "content", _INSTRUCTIONS_CONTENT, _LIKERT_LABELS, (1, 2, 3, 4, 5)),
+    PromptSpec("instructions_style", "style", _INSTRUCTIONS_STYLE, ("1", "3", "5"), (1, 3, 5)),
+    PromptSpec("instructions_reasonable", "reasonable", _INSTRUCTIONS_REASONABLE, ("1", "5"), (1, 5),
               uses_reference=False),
 )}
 
@@ -146,7 +146,7 @@ def format_history(history: History) -> str:
     return render(history, empty="(the conversation starts here)")
 
 
-def judge_messages(spec: JudgeSpec, history: History, reference: str,
+def judge_messages(spec: PromptSpec, history: History, reference: str,
                    candidate: str) -> list[dict[str, str]]:
     """The chat messages a judge sends for one item."""
     prompt = spec.template.format(history=format_history(history), reference=reference, candidate=candidate)
@@ -174,11 +174,11 @@ def parse_verdict(text: str, labels: Sequence[str]) -> str | None:
     return parse_label(text, labels)
 
 
-def _prompts(items: pd.DataFrame, spec: JudgeSpec) -> list[list[dict[str, str]]]:
+def _prompts(items: pd.DataFrame, spec: PromptSpec) -> list[list[dict[str, str]]]:
     return [judge_messages(spec, h, r, c) for h, r, c in zip(items["history"], items["reference"], items["candidate"])]
 
 
-def _frame(spec: JudgeSpec, rows: list[tuple]) -> pd.DataFrame:
+def _frame(spec: PromptSpec, rows: list[tuple]) -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=["item_id", "score", "method", "probs", "raw_text"])
     frame.insert(1, "judge", spec.name)
     frame.insert(2, "target", spec.target)
@@ -187,7 +187,7 @@ def _frame(spec: JudgeSpec, rows: list[tuple]) -> pd.DataFrame:
     return frame
 
 
-def _probability_rows(spec: JudgeSpec, item_ids, results) -> list[tuple]:
+def _probability_rows(spec: PromptSpec, item_ids, results) -> list[tuple]:
     rows = []
     for item_id, result in zip(item_ids, results):
         score = None
@@ -197,8 +197,8 @@ def _probability_rows(spec: JudgeSpec, item_ids, results) -> list[tuple]:
     return rows
 
 
-def judge(items: pd.DataFrame, name: str | JudgeSpec, backend: Backend, *, max_tokens: int = 96) -> pd.DataFrame:
-    """Run judge ``name`` (a name in :data:`JUDGES`, or a :class:`JudgeSpec` of one's own: a judge is a file,
+def judge(items: pd.DataFrame, name: str | PromptSpec, backend: Backend, *, max_tokens: int = 96) -> pd.DataFrame:
+    """Run judge ``name`` (a name in :data:`JUDGES`, or a :class:`PromptSpec` of one's own: a judge is a file,
     not an edit) over ``items`` (columns ``item_id``, ``history``, ``reference``, ``candidate``).
 
     Returns one row per item: ``item_id``, ``judge``, ``target``, ``score`` (missing for an abstention),
@@ -208,16 +208,16 @@ def judge(items: pd.DataFrame, name: str | JudgeSpec, backend: Backend, *, max_t
     return run_judges(items, [name], backend, max_tokens=max_tokens)[0]
 
 
-def run_judges(items: pd.DataFrame, names: Sequence[str | JudgeSpec], backend: Backend, *,
+def run_judges(items: pd.DataFrame, names: Sequence[str | PromptSpec], backend: Backend, *,
                max_tokens: int = 96) -> list[pd.DataFrame]:
     """:func:`judge` for several judges over the same items, one frame each. The judges that read label
     probabilities send their prompts in one call (:func:`~evalkit.models.label_probs_each`): their prompts
     about an item share its conversation, reference and candidate, so a backend that shares prefixes
     (:class:`~evalkit.models.TransformersBackend` at batch size 1, the CPU default; llama.cpp) computes that
     text once for all of them (``benchmarks/judges_together.py``). A judge named twice is asked once."""
-    specs = [name if isinstance(name, JudgeSpec) else JUDGES[name] for name in names]
+    specs = [name if isinstance(name, PromptSpec) else JUDGES[name] for name in names]
     distinct = list(dict.fromkeys(specs))
-    frames: dict[JudgeSpec, pd.DataFrame] = {}
+    frames: dict[PromptSpec, pd.DataFrame] = {}
     reading = [spec for spec in distinct if not spec.generates]
     if reading:
         prompts = [_prompts(items, spec) for spec in reading]
