@@ -60,13 +60,13 @@ def intake(folder: Path, copies: Path) -> list[Entry]:
     entries: list[Entry] = []
     visible = _visible(folder)
     named: dict[str, list[str]] = {}
-    for name, _, mode in visible:
-        named.setdefault(_student(name, mode), []).append(name + ("/" if stat.S_ISDIR(mode) else ""))
+    for name, _, mode in visible:  # by the name the tables show: two names that print alike are one student there
+        named.setdefault(printable(_student(name, mode)), []).append(name + ("/" if stat.S_ISDIR(mode) else ""))
     for name, path, mode in visible:
         student = _student(name, mode)
-        if len(named[student]) > 1:  # bob/ and bob.ipynb: which is bob's is not for the grader to guess
+        if len(named[printable(student)]) > 1:  # bob/ and bob.ipynb: which is bob's is not for the grader to guess
             entries.append(Entry(student, name, None, "refused: ambiguous student",
-                                 _ambiguous(named[student], student)))
+                                 _ambiguous(named[printable(student)], student)))
             continue
         if stat.S_ISDIR(mode):
             found = _walk(folder, path, name, copies, entries)

@@ -19,7 +19,7 @@ import tempfile
 from collections import defaultdict
 from dataclasses import asdict
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 __all__ = ["write_tables", "totals", "prepare_out", "spreadsheet_safe", "write_atomic", "OUTPUTS"]
 
@@ -89,16 +89,31 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 def totals(rows: Sequence) -> list[dict]:
-    """Score and points per (student, chapter); submissions that are no chapter's count under chapter ''."""
-    summed: dict[tuple[str, str], dict] = {}
+    """Score and points per (student, chapter), each exercise counted once: a student who hands in one chapter
+    several times gets the best score of each exercise, never the sum (copies cannot raise a total).
+    Submissions that are no chapter's count under chapter ''; ``problems`` counts every row not graded.
+
+    >>> from types import SimpleNamespace as Row
+    >>> rows = [Row(student="s", chapter="04", exercise="ch4-a", score=s, points=1.0, status="graded")
+    ...         for s in (1.0, 1.0, 0.0)]
+    >>> [(t["score"], t["points"], t["exercises passed"]) for t in totals(rows)]
+    [(1.0, 1.0, 1)]
+    """
+    problems: dict[tuple[str, str], int] = {}
+    best: dict[tuple[str, str, str], Any] = {}
     for row in rows:
         key = (row.student, row.chapter)
-        entry = summed.setdefault(key, {"student": row.student, "chapter": row.chapter, "score": 0.0,
-                                        "points": 0.0, "exercises passed": 0, "problems": 0})
+        problems[key] = problems.get(key, 0) + int(row.status not in ("graded",))
+        kept = best.get((*key, row.exercise))
+        if kept is None or row.score > kept.score:
+            best[(*key, row.exercise)] = row
+    summed = {key: {"student": key[0], "chapter": key[1], "score": 0.0, "points": 0.0, "exercises passed": 0,
+                    "problems": count} for key, count in problems.items()}
+    for (student, chapter, _), row in best.items():
+        entry = summed[(student, chapter)]
         entry["score"] += row.score
         entry["points"] += row.points
         entry["exercises passed"] += int(bool(row.points) and row.score == row.points)
-        entry["problems"] += int(row.status not in ("graded",))
     return list(summed.values())
 
 

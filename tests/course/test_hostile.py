@@ -498,3 +498,30 @@ print("wrote", seen, sorted(os.listdir("/tmp")))
         assert repr(sorted(visible | {token})) in said, said
     for folder in SHARED_TMP:
         assert not (Path(folder) / token).exists(), folder
+
+
+def test_copies_of_one_chapter_count_each_exercise_once_in_the_totals():
+    from evalkit.course.grade import GradeRow
+    from evalkit.course.report import totals
+
+    def row(student, exercise, score, status="graded"):
+        return GradeRow(student, f"{student}/copy.ipynb", "04_pairwise_judge", exercise, score, 1.0, status,
+                        "passed", "passed", "")
+
+    rows = [row("dupe", label, 1.0) for label in ("ch4-order", "ch4-size") for _ in range(3)]
+    rows += [row("honest", "ch4-order", 1.0), row("honest", "ch4-size", 0.0, "cell error")]
+    table = {t["student"]: t for t in totals(rows)}
+    assert (table["dupe"]["score"], table["dupe"]["points"], table["dupe"]["exercises passed"]) == (2.0, 2.0, 2)
+    assert (table["honest"]["score"], table["honest"]["points"], table["honest"]["problems"]) == (1.0, 2.0, 1)
+
+
+def test_two_entries_whose_names_print_alike_are_refused_as_one_ambiguous_student(tmp_path):
+    from evalkit.course.intake import intake
+
+    folder = tmp_path / "class"
+    (folder / "vic\\xff").mkdir(parents=True)                     # a literal backslash, x, f, f
+    (folder / "vic\\xff" / "04_pairwise_judge.ipynb").write_text("{}")
+    with open(os.path.join(os.fsencode(folder), b"vic\xff.ipynb"), "w") as handle:  # a byte that is not UTF-8
+        handle.write("{}")
+    entries = intake(folder, tmp_path / "copies")
+    assert len(entries) == 2 and {entry.refused for entry in entries} == {"refused: ambiguous student"}
