@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Sequence
 
 import numpy as np
@@ -227,11 +227,23 @@ class Card:
             if str(wrong).startswith(source):
                 raise
             raise ValueError(f"{source}, field '{field_name}': {wrong}") from None
+        for name, kept in (("rows", rows), ("slots", slots), ("consistency", consistency)):
+            for k, row in enumerate(kept):
+                _refuse_non_numbers(row, f"{source}, field '{name}[{k}]'")
         sets = [entry.set for entry in scores]
         twice = sorted({name for name in sets if sets.count(name) > 1})
         if twice:
             raise ValueError(f"{source}, field 'scores': set {twice[0]!r} has two entries (each set once)")
         return card
+
+
+def _refuse_non_numbers(row: Any, where: str) -> None:
+    """A row read back from a record holds a number (or NaN) in every field its class types as one: a text
+    such as ``"0.9"`` there would reach the averages of the card and the board."""
+    for spec in fields(row):
+        value = getattr(row, spec.name)
+        if spec.type in ("float", "int") and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise ValueError(f"{where}: {spec.name!r} is {value!r}, not a number")
 
 
 def _read_set_scores(entry: dict[str, Any], where: str) -> SetScores:

@@ -468,3 +468,15 @@ def test_lm_judges_asked_together_leave_their_cards_only_cache_hits(tmp_path, mo
     assert prefetch_lm(specs[:1] + specs[2:], halves) == {}  # one LM judge alone: nothing to share
     explained = [parse_spec(text) for text in ("lm:yes_no_explain", "lm:likert_explain")]
     assert prefetch_lm(explained, halves) == {} and scripted.calls == 16  # generated answers share nothing
+
+
+def test_a_card_record_with_a_text_where_a_number_belongs_is_refused_naming_the_field():
+    from evalkit.judgecard import Card
+
+    record = judge_card("length", [length_set()], half="all", bootstrap=0).record()
+    record["rows"][0]["pearson"] = "0.9"  # on any row, checked by the board or not: it would reach the averages
+    with pytest.raises(ValueError, match=r"^edited\.json, field 'rows\[0\]': 'pearson' is '0\.9', not a number"):
+        Card.from_record(record, source="edited.json")
+    record["rows"][0]["pearson"], record["rows"][0]["n"] = 0.5, True
+    with pytest.raises(ValueError, match=r"'n' is True, not a number"):
+        Card.from_record(record, source="edited.json")
