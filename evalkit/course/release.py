@@ -107,6 +107,15 @@ def student_notebook(source: str | Path, *, params: str | Path | None = None) ->
     return notebook
 
 
+def _refuse_links(*paths: Path) -> None:
+    """The release writes only into folders and files of its own: a symbolic link planted where it writes
+    would send the chapter's text to whatever the link names."""
+    for path in paths:
+        if path.is_symlink():
+            raise ValueError(f"{path}: a symbolic link where the release writes; remove it (the release writes "
+                             "only into real folders and files)")
+
+
 def release(out_dir: str | Path, *, only: Iterable[str] | None = None,
             sources: Iterable[str | Path] | None = None, params: str | Path | None = None) -> list[ReleasedChapter]:
     """Write every chapter's student notebooks (MyST and ``.ipynb``) and a zip of the two into ``out_dir``
@@ -126,8 +135,9 @@ def release(out_dir: str | Path, *, only: Iterable[str] | None = None,
     for source in (map(Path, sources) if sources is not None else notebook_sources(only)):
         notebook = student_notebook(source, params=params)
         folder = out / source.stem
-        folder.mkdir(parents=True, exist_ok=True)
         markdown, ipynb = folder / f"{source.stem}.md", folder / f"{source.stem}.ipynb"
+        _refuse_links(out, folder, markdown, ipynb, out / f"{source.stem}.zip")
+        folder.mkdir(parents=True, exist_ok=True)
         markdown.write_text(jupytext.writes(notebook, fmt="md:myst"), encoding="utf-8")
         nbformat.validate(notebook)
         nbformat.write(notebook, ipynb)

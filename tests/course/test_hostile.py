@@ -525,3 +525,16 @@ def test_two_entries_whose_names_print_alike_are_refused_as_one_ambiguous_studen
         handle.write("{}")
     entries = intake(folder, tmp_path / "copies")
     assert len(entries) == 2 and {entry.refused for entry in entries} == {"refused: ambiguous student"}
+
+
+def test_a_release_never_writes_through_a_link_planted_in_its_folder(tmp_path):
+    from evalkit.course.release import release
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the teacher's own file")
+    out = tmp_path / "release" / "02_agreement"
+    out.mkdir(parents=True)
+    (out / "02_agreement.md").symlink_to(victim)
+    with pytest.raises(ValueError, match=r"02_agreement\.md: a symbolic link where the release writes"):
+        release(tmp_path / "release", only=["02"])
+    assert victim.read_text() == "the teacher's own file"
