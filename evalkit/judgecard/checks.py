@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit.stats import correlation, group_resamples, partial_correlation, percentile_interval, proportion
+from evalkit.judgecard.judges import slot_wins
 from evalkit.judges.protocol import Judge
 from evalkit.judgecard.sets import HumanSet
 
@@ -117,9 +118,7 @@ def _slot_row(name: str, judge: Judge, items: pd.DataFrame, pairs, *, max_pairs:
     first_wins = judge.orders(shared, [replies[i] for i, _ in pairs], shared, [replies[j] for _, j in pairs])
     if first_wins is None:
         return None
-    first_wins = np.asarray(first_wins, dtype=float).reshape(len(pairs), 2)
-    # P(the reply in slot A wins): with the first reply in slot A, and with the second reply in slot A
-    verdicts = np.stack([first_wins[:, 0], 1.0 - first_wins[:, 1]], axis=1)
+    verdicts = slot_wins(np.asarray(first_wins, dtype=float).reshape(len(pairs), 2))
     first = proportion([_outcome(v, 0.5) for v in verdicts.ravel()])
     flips = []
     for v0, v1 in verdicts:

@@ -20,6 +20,18 @@ __all__ = ["Scored", "CannotScore", "FunctionJudge", "ScoresJudge", "PairEvalSet
 
 # --------------------------------------------------------------------------- judges that score one reply at a time
 
+def slot_wins(verdicts) -> np.ndarray:
+    """Between the two ways of writing a judge's verdicts on a pair: P(the first reply wins) with it shown as A and
+    shown as B (:meth:`~evalkit.judges.Judge.orders`), and P(the reply in slot A wins) with the first reply in slot
+    A and with the second in slot A. The map is its own inverse, so it converts either way.
+
+    >>> slot_wins([[0.9, 0.3]]).tolist()
+    [[0.9, 0.7]]
+    """
+    verdicts = np.asarray(verdicts, dtype=float)
+    return np.stack([verdicts[:, 0], 1.0 - verdicts[:, 1]], axis=1)
+
+
 @dataclass
 class FunctionJudge(OneReplyAtATime):
     """A judge made of a function of the items (metrics, and test doubles): ``function(items) -> scores``.
@@ -40,8 +52,7 @@ class FunctionJudge(OneReplyAtATime):
     def orders(self, first_contexts, first_replies, second_contexts, second_replies):
         if self.pairwise is None:
             return None
-        in_a = np.asarray(self.pairwise(first_contexts, first_replies, second_replies), dtype=float)
-        return np.stack([in_a[:, 0], 1.0 - in_a[:, 1]], axis=1)  # P(first wins): shown as A, shown as B
+        return slot_wins(self.pairwise(first_contexts, first_replies, second_replies))
 
 
 def _rouge_l(items: pd.DataFrame) -> np.ndarray:
