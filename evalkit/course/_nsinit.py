@@ -1,60 +1,87 @@
-"""The first process of a submission's PID and mount namespaces (run by ``unshare`` as the namespaces' root).
+"""The first process of a submission's namespaces (run by ``unshare`` as the namespaces' root).
 
-Standard library only, run as a script: ``python -I -S _nsinit.py SPEC_JSON``. It puts a fresh tmpfs of the
-run's own over ``/tmp``, ``/var/tmp`` and ``/dev/shm`` (``tmp``: each with the folders of it the run needs,
-bound back in; what the run writes there is gone when the namespace ends), makes each folder of
-``reveal`` (the interpreter, when it lies in a folder the run's user cannot enter, such as root's home) the
-only thing visible in that folder, mounts an empty tmpfs over each path of ``hide`` (the class folder, the
-output folder, the grader's copies), binds each ``bind`` pair read-only (the checks package over a stub),
-brings the loopback of a new network namespace up, then forks the command, dropped to ``uid``/``gid`` when
-given, and reaps every process until the command ends. When it exits, the kernel ends every process left in the
-namespace: a ``setsid`` or double-forked child does not outlive its submission.
+Standard library only, run as a script: ``python -I -S _nsinit.py SPEC_JSON``. It builds the only file system
+the run sees, on a fresh tmpfs, and changes root into it:
+
+- the system's programs and libraries (``/usr``, ``/bin``, ``/lib``..., ``/etc``), read-only;
+- a fresh ``/proc`` of the run's PID namespace, ``/dev`` with a fresh ``/dev/shm``, ``/sys`` read-only;
+- fresh tmpfs folders at ``/tmp``, ``/var/tmp`` and ``/run`` (``tmp_bytes`` each; gone when the run ends);
+- each path of ``see`` at its own path: the run's own folder writable, everything else (the interpreter, the
+  kit's package, the data and cache folders) read-only;
+- an empty tmpfs over each path of ``hide`` that lies inside one of those, and each ``bind`` pair bound
+  read-only (the checks package over a stub).
+
+Nothing else exists for the run: not the project around the kit's package (its notebooks, built pages,
+history), not the class folder, not other users' homes, not the machine's lock files. It then brings the
+loopback of a new network namespace up, forks the command, dropped to ``uid``/``gid``, and reaps every
+process until the command ends. When it exits, the kernel ends every process left in the namespace: a
+``setsid`` or double-forked child does not outlive its submission.
 """
 import json
 import os
 import subprocess
 import sys
 
+#: The system folders every program needs; a link among them (``/bin`` -> ``usr/bin``) is copied as a link.
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 
-def private_tmp(spec: dict) -> None:
-    """Each shared temporary folder (``/tmp``, ``/var/tmp``, ``/dev/shm``) replaced by a fresh tmpfs of
-    ``tmp_bytes`` holding only the folders of it the run needs (its own folder, the stub, the interpreter when
-    they lie there), each bound at its own path: a fresh tmpfs is mounted on a stage inside the run's folder,
-    the kept folders are bound into it, and it is moved over the shared folder. Done before any other mount,
-    so a kept folder is bound without submounts and the later mounts apply to the new tree."""
-    for shared, kept in spec.get("tmp", []):
-        stage = os.path.join(spec["cwd"], ".private-tmp")
-        os.mkdir(stage, 0o700)
-        subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={int(spec['tmp_bytes'])},mode=1777", "tmpfs", stage],
-                       check=True)
-        for path in kept:
-            inside = os.path.join(stage, os.path.relpath(path, shared))
-            os.makedirs(inside, mode=0o711, exist_ok=True)
-            subprocess.run(["mount", "--bind", path, inside], check=True)
-        subprocess.run(["mount", "--move", stage, shared], check=True)
-        os.rmdir(stage)  # the stage's own folder, empty again once its tmpfs moved
+
+def mount(*arguments: str) -> None:
+    subprocess.run(["mount", *arguments], check=True)
+
+
+def bind(source: str, target: str, *, writable: bool = False) -> None:
+    """``source`` (a folder or a file, with what is mounted under it) shown at ``target``."""
+    if os.path.isdir(source):
+        os.makedirs(target, mode=0o755, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(target), mode=0o755, exist_ok=True)
+        if not os.path.exists(target):
+            open(target, "w").close()
+    mount("--rbind", source, target)
+    if not writable:
+        mount("-o", "remount,bind,ro", target)
+
+
+def build_root(spec: dict) -> str:
+    """The run's file system (see the module's text), built under a stage in the run's folder."""
+    root = os.path.join(spec["cwd"], ".root")
+    os.mkdir(root, 0o755)
+    mount("-t", "tmpfs", "-o", "size=1m,mode=0755", "tmpfs", root)
+    for name in SYSTEM:
+        if os.path.islink(name):
+            os.symlink(os.readlink(name), root + name)
+        elif os.path.isdir(name):
+            bind(name, root + name)
+    os.mkdir(root + "/proc", 0o555)
+    mount("-t", "proc", "proc", root + "/proc")
+    bind("/sys", root + "/sys")
+    bind("/dev", root + "/dev", writable=True)
+    size = f"size={int(spec['tmp_bytes'])}"
+    mount("-t", "tmpfs", "-o", f"{size},mode=1777", "tmpfs", root + "/dev/shm")
+    for folder in ("/tmp", "/var/tmp", "/run"):
+        os.makedirs(root + folder, mode=0o755, exist_ok=True)
+        mount("-t", "tmpfs", "-o", f"{size},mode=1777", "tmpfs", root + folder)
+    covered = [name for name in SYSTEM if os.path.isdir(name) and not os.path.islink(name)]
+    for path, writable in sorted(spec["see"], key=lambda item: len(item[0])):
+        inside_system = any(path == name or path.startswith(name + "/") for name in covered)
+        if os.path.exists(path) and not (inside_system and not writable):
+            bind(path, root + path, writable=writable)
+    for path in spec["hide"]:
+        if os.path.isdir(root + path):
+            mount("-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs", root + path)
+    for source, target in spec["bind"]:
+        if os.path.exists(root + target):
+            bind(source, root + target)
+    return root
 
 
 def main() -> int:
     spec = json.loads(sys.argv[1])
     if spec["network"]:
         subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
-    private_tmp(spec)
-    for closed, inners in spec["reveal"]:
-        # each ``inner`` (the interpreter, the kit) lies under ``closed``, a folder the run's user cannot
-        # enter: keep them aside, put an empty open folder over ``closed``, and bring them back into it.
-        for inner, stage in inners:
-            subprocess.run(["mount", "--bind", inner, stage], check=True)
-        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,mode=0755", "tmpfs", closed], check=True)
-        for inner, stage in inners:
-            os.makedirs(inner, mode=0o755, exist_ok=True)
-            subprocess.run(["mount", "--move", stage, inner], check=True)
-    for path in spec["hide"]:
-        if os.path.isdir(path):
-            subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs", path], check=True)
-    for source, target in spec["bind"]:
-        subprocess.run(["mount", "--bind", source, target], check=True)
-        subprocess.run(["mount", "-o", "remount,bind,ro", target], check=True)
+    os.chroot(build_root(spec))
+    os.chdir("/")
     child = os.fork()
     if child == 0:
         try:

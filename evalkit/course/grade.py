@@ -145,7 +145,7 @@ def grade(submissions_dir: str | Path, out_dir: str | Path, *, timeout: float = 
         copies.mkdir(mode=0o700)
         runs = [_Run(number, entry) for number, entry in enumerate(intake(folder, copies))]
         stub = checks_stub(private) if isolation.namespace else None
-        hide = [folder.resolve(), out.resolve(), copies, Path(key_dir).resolve(), *_hidden_from_runs()]
+        hide = [folder.resolve(), out.resolve(), copies, Path(key_dir).resolve()]
         for run in runs:
             started = time.monotonic()
             try:
@@ -203,14 +203,6 @@ def _book_chapters() -> Path:
     from evalkit.book.runner import NOTEBOOK_DIR
 
     return NOTEBOOK_DIR
-
-
-def _hidden_from_runs() -> list[Path]:
-    """Folders a run sees empty besides the class's and the grader's: the project's git history (it holds
-    the checks' source)."""
-    from evalkit.book.runner import PROJECT_ROOT
-
-    return [path for path in (PROJECT_ROOT / ".git",) if path.is_dir()]
 
 
 def _on_signals(active: list):

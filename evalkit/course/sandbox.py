@@ -3,12 +3,13 @@ isolation the machine allows.
 
 :func:`detect` picks the isolation once per grading:
 
-- ``namespace (...), as nobody``: the grader runs as root and ``unshare`` works; each run gets a PID
-  namespace (ending its first process ends every process in it), a mount namespace in which the class
-  folder, the output folder and the grader's copies are empty, the checks package is a stub and ``/tmp``,
-  ``/var/tmp`` and ``/dev/shm`` are fresh tmpfs folders of its own (gone when it ends), and, where
-  ``ip`` can bring its loopback up, a network namespace of its own (no network but its own loopback); the
-  notebook runs as the unprivileged user ``nobody``.
+- ``namespace (...), as nobody``: the grader runs as root and ``unshare`` works; each run gets PID, mount
+  and IPC namespaces (ending its first process ends every process in it; shared memory segments go with it)
+  and, where ``ip`` can bring its loopback up, a network namespace of its own (no network but its own
+  loopback). It runs as the unprivileged user ``nobody`` in a file system of its own: the system's folders,
+  the interpreter, the kit's package, the data and cache folders (read-only), its own folder, and fresh
+  ``/tmp``, ``/var/tmp``, ``/run`` and ``/dev/shm``; nothing else exists for it (not the project around the
+  package, not the class folder, the answer key or the output folder), and the checks package is a stub.
 - Not root: a notebook in a user namespace is root of that namespace and can unmount what hides the class
   folder, the key and the grader's copies, so no sandbox is offered; grading needs ``--trusted``.
 - ``process group only (trusted)``: no namespace could start and the teacher passed ``--trusted``; the run's
@@ -38,7 +39,7 @@ from typing import Sequence
 from evalkit.course.intake import read_capped
 
 __all__ = ["Isolation", "Limits", "SandboxUnavailable", "detect", "check_timeout", "scrubbed_environment",
-           "launch", "supervise", "end", "ENVIRONMENT_ALLOWED", "SHARED_TMP"]
+           "launch", "supervise", "end", "visible_paths", "ENVIRONMENT_ALLOWED"]
 
 #: The only variables of the grader's environment a submission sees (paths and switches, no credentials).
 ENVIRONMENT_ALLOWED = ("LANG", "LC_ALL", "LC_CTYPE", "TZ", "EVALKIT_DATA_DIR", "EVALKIT_CACHE_DIR",
@@ -162,7 +163,7 @@ def _runs(command: list[str]) -> bool:
 
 
 def _unshare_flags(unprivileged: bool, network: bool) -> list[str]:
-    flags = ["--pid", "--mount", "--fork", "--kill-child", "--mount-proc", "--propagation", "private"]
+    flags = ["--pid", "--mount", "--ipc", "--fork", "--kill-child", "--mount-proc", "--propagation", "private"]
     return (["--user", "--map-root-user"] if unprivileged else []) + flags + (["--net"] if network else [])
 
 
@@ -198,18 +199,15 @@ def _limit(limits: Limits):
 def launch(argv: Sequence[str], *, cwd: Path, env: dict[str, str], limits: Limits, isolation: Isolation | None,
            log: Path, hide: Sequence[Path] = (), bind: Sequence[tuple[Path, Path]] = ()) -> subprocess.Popen:
     """``argv`` started in a session of its own under ``limits``; with a namespace ``isolation``, inside
-    fresh PID and mount namespaces (``hide``: folders it sees empty; ``bind``: read-only replacements)."""
+    fresh PID, mount and IPC namespaces, in a file system holding only the system, :func:`visible_paths` and
+    ``cwd`` (writable) (``hide``: folders among them it sees empty; ``bind``: read-only replacements)."""
     if isolation is not None and isolation.namespace:
-        reveal: dict[str, list] = {}
-        if isolation.uid is not None:
-            for number, (closed, inner) in enumerate(_closed_interpreter()):
-                stage = cwd / f".stage{number}"
-                stage.mkdir(mode=0o700, exist_ok=True)
-                reveal.setdefault(str(closed), []).append([str(inner), str(stage)])
-        spec = {"tmp": _private_tmp(cwd, env, [source for source, _ in bind]), "tmp_bytes": limits.file_bytes,
-                "reveal": list(reveal.items()), "hide": [str(path) for path in hide],
-                "bind": [[str(source), str(target)] for source, target in bind], "uid": isolation.uid,
-                "gid": isolation.gid, "network": isolation.network, "cwd": str(cwd), "env": env, "argv": list(argv)}
+        cwd_real = os.path.realpath(cwd)
+        see = [[cwd_real, True]] + [[str(path), False] for path in visible_paths(env) if str(path) != cwd_real]
+        spec = {"see": see, "tmp_bytes": limits.file_bytes, "hide": [os.path.realpath(path) for path in hide],
+                "bind": [[str(source), os.path.realpath(target)] for source, target in bind], "uid": isolation.uid,
+                "gid": isolation.gid, "network": isolation.network, "cwd": cwd_real, "env": env,
+                "argv": list(argv)}
         flags = _unshare_flags(isolation.unprivileged, isolation.network)
         argv = [shutil.which("unshare") or "unshare", *flags, sys.executable, "-I", "-S", str(_NSINIT),
                 json.dumps(spec)]
@@ -217,6 +215,25 @@ def launch(argv: Sequence[str], *, cwd: Path, env: dict[str, str], limits: Limit
     with log.open("wb") as output:
         return subprocess.Popen(list(argv), stdout=output, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 cwd=cwd, env=env, start_new_session=True, preexec_fn=_limit(limits))
+
+
+def visible_paths(env: dict[str, str]) -> list[Path]:
+    """What a sandboxed run sees besides the system folders and its own: the interpreter and its environment,
+    the kit's package (not the project around it), the project's download cache of datasets, and the data,
+    cache and model folders that ``env`` names; those that exist, links resolved, read-only.
+
+    >>> import evalkit
+    >>> Path(evalkit.__file__).parent.resolve() in visible_paths({})
+    True
+    """
+    import evalkit
+
+    package = Path(evalkit.__file__).resolve().parent
+    found = [Path(sys.base_prefix), Path(os.path.realpath(sys.executable)).parent, Path(sys.prefix), package,
+             package.parent / "data",
+             *(Path(env[name]) for name in ENVIRONMENT_ALLOWED if name.endswith(("_DIR", "_HOME", "_CACHE"))
+               and env.get(name, "").startswith("/"))]
+    return list(dict.fromkeys(Path(os.path.realpath(path)) for path in found if os.path.exists(path)))
 
 
 def supervise(command: list[str], base: Path, limits: Limits, isolation: Isolation | None, env: dict,
@@ -242,47 +259,6 @@ def supervise(command: list[str], base: Path, limits: Limits, isolation: Isolati
         end(process, groups)
         active.remove(entry)
     return outcome
-
-
-#: The machine's shared temporary folders: inside a mount namespace each is a fresh tmpfs of the run's own.
-SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm")
-
-
-def _private_tmp(cwd: Path, env: dict[str, str], sources: Sequence[Path]) -> list[list]:
-    """``[folder, [kept, ...]]`` for each of :data:`SHARED_TMP` that is a folder here (once, links resolved): the
-    run sees an empty tmpfs there, holding only ``kept``, the folders under it that the run needs (its own
-    folder ``cwd``, the ``bind`` sources, the interpreter and the kit, the data and cache folders of ``env``;
-    those that are folders now). A shared folder that is itself one of those stays as it is."""
-    needed = [cwd, *sources, Path(sys.base_prefix), Path(os.path.realpath(sys.executable)).parent, Path(sys.prefix),
-              Path(__file__).resolve().parents[2],
-              *(Path(env[name]) for name in ENVIRONMENT_ALLOWED if name.endswith(("_DIR", "_HOME", "_CACHE"))
-                and env.get(name, "").startswith("/"))]
-    needed = [Path(os.path.realpath(path)) for path in needed if os.path.isdir(path)]
-    found: list[list] = []
-    for shared in SHARED_TMP:
-        folder = Path(os.path.realpath(shared))
-        if not folder.is_dir() or any(folder == Path(done) for done, _ in found) or folder in needed:
-            continue
-        inside = sorted({path for path in needed if path.is_relative_to(folder)}, key=lambda path: len(path.parts))
-        kept: list[Path] = []
-        for path in inside:
-            if not any(path.is_relative_to(outer) for outer in kept):
-                kept.append(path)
-        found.append([str(folder), [str(path) for path in kept]])
-    return found
-
-
-def _closed_interpreter() -> list[tuple[Path, Path]]:
-    """(closed folder, needed folder) for each folder a run needs (the interpreter, the environment, the kit)
-    that lies under a folder others cannot enter, such as a Python installed in root's home."""
-    found: list[tuple[Path, Path]] = []
-    needed = [Path(sys.base_prefix).resolve(), Path(os.path.realpath(sys.executable)).parent,
-              Path(sys.prefix).resolve(), Path(__file__).resolve().parents[2]]
-    for inner in sorted(dict.fromkeys(needed), key=lambda path: len(path.parts)):
-        closed = next((parent for parent in reversed(inner.parents) if not os.stat(parent).st_mode & 0o001), None)
-        if closed is not None and not any(inner.is_relative_to(other) for _, other in found):
-            found.append((closed, inner))
-    return found
 
 
 def end(process: subprocess.Popen, groups: Sequence[int] = ()) -> None:

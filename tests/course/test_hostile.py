@@ -458,46 +458,46 @@ def test_a_submissions_metadata_never_picks_the_keys_sizes(tmp_path):
         assert run.key_params == params and not run.status
 
 
-def test_a_runs_temporary_folders_are_its_own_and_gone_when_it_ends(tmp_path):
-    """With a mount namespace, /tmp, /var/tmp and /dev/shm are a fresh tmpfs per run: the run writes there,
-    sees none of the machine's files, and nothing it wrote is left afterwards."""
-    from evalkit.course.sandbox import SHARED_TMP, Limits, _private_tmp, launch, scrubbed_environment
+def test_a_run_sees_only_the_system_the_kit_and_its_own_folder_and_leaves_nothing(tmp_path):
+    """With a mount namespace a run's file system holds the system, the interpreter, the kit's package and its
+    own folder: not the project's notebooks, built pages or history, not the grader's temporary files; what it
+    writes to /tmp, /var/tmp, /run or /dev/shm and the shared memory it makes are gone when it ends."""
+    import evalkit
+    from evalkit.course.sandbox import Limits, launch, scrubbed_environment, visible_paths
 
-    run_dir, stub = tmp_path / "runs" / "0000", tmp_path / "checks-stub"
-    for folder in (run_dir, stub):
-        folder.mkdir(parents=True)
-    planned = dict((folder, kept) for folder, kept in _private_tmp(run_dir, {}, [stub]))
-    assert set(planned) <= {os.path.realpath(folder) for folder in SHARED_TMP} and planned
-    tmp = os.path.realpath("/tmp")
-    if tmp in planned and tmp_path.resolve().is_relative_to(tmp):
-        assert sorted(planned[tmp]) == sorted([str(run_dir.resolve()), str(stub.resolve())])
     isolation = sandbox_or_skip()
+    package = Path(evalkit.__file__).resolve().parent
+    assert package in visible_paths({}) and package.parent not in visible_paths({})
+    run_dir = tmp_path / "runs" / "0000"
+    run_dir.mkdir(parents=True)
+    os.chmod(tmp_path, 0o755)
+    os.chown(run_dir, isolation.uid, isolation.gid)
     token = f"evalkit-tmp-{os.getpid()}"
-    host = Path(tmp) / f"{token}-host"
+    host = Path("/tmp") / f"{token}-host"
     host.write_text("the grader's own")
-    code = f'''import os
-seen = [name for name in os.listdir("/tmp") if name.startswith("{token}")]
-for folder in {list(SHARED_TMP)!r}:
-    if os.path.isdir(folder):
-        open(os.path.join(folder, "{token}"), "w").write("left behind")
-print("wrote", seen, sorted(os.listdir("/tmp")))
+    code = f'''import ctypes, os
+print("project", sorted(os.listdir({str(package.parent)!r})))
+print("seen", [name for name in os.listdir("/tmp") if name.startswith("{token}")])
+for folder in ("/tmp", "/var/tmp", "/run", "/dev/shm"):
+    open(os.path.join(folder, "{token}"), "w").write("left behind")
+libc = ctypes.CDLL(None, use_errno=True)
+print("shm", libc.shmget(0x5e5e5e5e, 4096, 0o1666))  # IPC_CREAT | 0666
 '''
-    environment = scrubbed_environment(run_dir)
-    # what the run may see in /tmp: its own folder and the folders it needs that lie there (the cache or data
-    # folder when EVALKIT_CACHE_DIR or EVALKIT_DATA_DIR is under /tmp), besides what it writes itself
-    visible = {Path(kept).relative_to(tmp).parts[0] for kept in dict(_private_tmp(run_dir, environment, [])).get(tmp, [])}
+    before = subprocess.run(["ipcs", "-m"], capture_output=True, text=True).stdout
     try:
-        process = launch([sys.executable, "-c", code], cwd=run_dir, env=environment,
+        process = launch([sys.executable, "-c", code], cwd=run_dir, env=scrubbed_environment(run_dir),
                          limits=Limits(timeout=60), isolation=isolation, log=tmp_path / "log")
         assert process.wait(timeout=60) == 0, (tmp_path / "log").read_text()
     finally:
         host.unlink()
     said = (tmp_path / "log").read_text()
-    assert "wrote []" in said, said
-    if tmp in planned:
-        assert repr(sorted(visible | {token})) in said, said
-    for folder in SHARED_TMP:
+    project = eval(said.split("project ", 1)[1].splitlines()[0])
+    assert package.name in project and not {"notebooks", "_build", ".git", "tests", "README.md"} & set(project), said
+    assert "seen []" in said and "shm -1" not in said, said
+    for folder in ("/tmp", "/var/tmp", "/run", "/dev/shm"):
         assert not (Path(folder) / token).exists(), folder
+    assert "0x5e5e5e5e" not in subprocess.run(["ipcs", "-m"], capture_output=True, text=True).stdout
+    assert "0x5e5e5e5e" not in before
 
 
 def test_copies_of_one_chapter_count_each_exercise_once_in_the_totals():
