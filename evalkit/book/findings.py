@@ -14,12 +14,10 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from evalkit.book.findings_userproxy import interval_sides, lexical_mode_shifts, trained_realism, adopted_realism, userproxy_summary
 from evalkit.upheld.release_format import DISPLAY_NAMES
 
 __all__ = ["label_profile", "reliability_ranking", "versus_paper", "closest_protocol", "ceiling_sentence",
-           "agreement_trend", "labelled", "interval_sides", "userproxy_summary", "lexical_mode_shifts",
-           "trained_realism", "adopted_realism"]
+           "agreement_trend", "labelled"]
 
 
 def _name(dataset: str) -> str:

@@ -1,5 +1,5 @@
-"""Chapter 5's sentences — the user proxy's results, computed from the run's tables (part of
-:mod:`evalkit.book.findings`, which re-exports them: chapters import them from there).
+"""Chapter 5's sentences — the user proxy's results, computed from the run's tables; each section of the
+chapter ends with one of them.
 
 Each function takes the tables the chapter already built and says only what they show; an interval decides
 what is called a difference.
@@ -11,26 +11,11 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from evalkit.book import prose
 from evalkit.upheld.release_format import DISPLAY_NAMES
 
-__all__ = ["interval_sides", "userproxy_summary", "lexical_mode_shifts", "trained_realism", "adopted_realism"]
-
-
-def _side_of(low: float, high: float, value: float) -> str:
-    return "below" if high < value else "above" if low > value else "includes"
-
-
-def interval_sides(frame: pd.DataFrame, *, value: float, low: str = "low", high: str = "high") -> dict[str, list[str]]:
-    """Which rows' intervals lie wholly below ``value``, wholly above it, or include it.
-
-    >>> frame = pd.DataFrame({"low": [-2, 0.5, -1], "high": [-1, 2, 1]}, index=["a", "b", "c"])
-    >>> interval_sides(frame, value=0)
-    {'below': ['a'], 'above': ['b'], 'includes': ['c']}
-    """
-    sides: dict[str, list[str]] = {"below": [], "above": [], "includes": []}
-    for name, row in frame.iterrows():
-        sides[_side_of(row[low], row[high], value)].append(str(name))
-    return sides
+__all__ = ["interval_sides", "diversity_line", "realism_line", "judges_line", "goal_levels_line", "assistant_line",
+           "agreement_line", "lexical_mode_shifts", "trained_realism", "adopted_realism"]
 
 
 def _span(values: pd.Series) -> str:
@@ -38,43 +23,21 @@ def _span(values: pd.Series) -> str:
     return str(low) if low == high else f"{low}-{high}"
 
 
-def userproxy_summary(lexical: pd.DataFrame, realism: pd.DataFrame, agreement: pd.DataFrame, *,
-                      sensitivity: pd.DataFrame | None = None, stability: pd.DataFrame | None = None,
-                      ablation: pd.DataFrame | None = None, assistant: pd.DataFrame | None = None,
-                      seeds: int = 1, baselines: Sequence[str] = (),
-                      episodes_per_seed: int | None = None) -> list[str]:
-    """Chapter 5's findings, one line each, every one computed from the tables (intervals decide what is
-    called a difference). ``lexical``/``realism`` are indexed by (dataset, metric) with ``z``/``low``/``high``
-    and ``mean``/``t_low``/``t_high``/``n``; ``agreement`` is :func:`evalkit.userproxy.human_labels.human_label_agreement`;
-    ``assistant`` has ``guided``/``unguided`` means with ``low``/``high`` (and, when known, ``n``) columns per
-    side; ``baselines`` names rows of ``agreement`` (by judge) that are not judges, left out of the judges' range;
-    ``episodes_per_seed``: the fewest scored episodes of any proxy, seed and metric in the goal-level job."""
-    lines = [_diversity_line(lexical), _realism_line(realism)]
-    if sensitivity is not None and not sensitivity.empty:
-        lines.append(_judges_line(sensitivity, realism))
-    if stability is not None and not stability.empty and ablation is not None:
-        lines.append(_goal_levels_line(stability, ablation, seeds=seeds, episodes_per_seed=episodes_per_seed))
-    if assistant is not None and "gteval" in assistant.index:
-        lines.append(_assistant_line(assistant.loc["gteval"]))
-    lines.append(_agreement_line(agreement, baselines))
-    return lines
-
-
-def _diversity_line(lexical: pd.DataFrame) -> str:
+def diversity_line(lexical: pd.DataFrame) -> str:
     """Where the proxy's MATTR z-score intervals lie with respect to 0 (the real users), over the datasets."""
     mattr = lexical.xs("mattr", level="metric")
-    sides = interval_sides(mattr, value=0.0)
-    return (f"**Diversity.** The proxy's MATTR z-score interval lies below 0 (less varied than the real users) "
+    sides = prose.interval_sides(mattr, value=0.0)
+    return (f"The proxy's MATTR z-score interval lies below 0 (less varied than the real users) "
             f"on {len(sides['below'])} of {len(mattr)} datasets, above 0 on {len(sides['above'])}, and includes 0 "
             f"on {len(sides['includes'])} (n = {_span(mattr['n'])} episodes per set).")
 
 
-def _realism_line(realism: pd.DataFrame) -> str:
+def realism_line(realism: pd.DataFrame) -> str:
     """The default judge's GTEval range and PI win rates, with the real-vs-real control where it was run."""
     pi = realism.xs("pi", level="metric")
     gt = realism.xs("gteval", level="metric")
-    pi_sides = interval_sides(pi, value=0.5, low="t_low", high="t_high")
-    line = (f"**Realism (default judge).** GTEval means run from {gt['mean'].min():.2f} to {gt['mean'].max():.2f}; "
+    pi_sides = prose.interval_sides(pi, value=0.5, low="t_low", high="t_high")
+    line = (f"GTEval means run from {gt['mean'].min():.2f} to {gt['mean'].max():.2f}; "
             f"in PI the interval of the proxy's win rate excludes 0.5 on {len(pi['mean']) - len(pi_sides['includes'])} "
             f"of {len(pi)} datasets")
     if "HH" in pi.columns and pi["HH"].notna().any():
@@ -87,20 +50,20 @@ def _realism_line(realism: pd.DataFrame) -> str:
     return line + "."
 
 
-def _judges_line(sensitivity: pd.DataFrame, realism: pd.DataFrame) -> str:
+def judges_line(sensitivity: pd.DataFrame, realism: pd.DataFrame) -> str:
     """How far the two judges differ on the same rollouts, against the default judge's own interval."""
     halves = (realism["t_high"] - realism["t_low"]) / 2
     own = [halves.get((dataset, metric), np.nan) for _, dataset, metric in sensitivity.index]
     spreads = sensitivity["spread"].to_numpy(dtype=float)
     known = np.isfinite(own)
     inside = int((spreads[known] < np.asarray(own)[known]).sum())
-    return (f"**Judges.** The two judges differ by up to {sensitivity['spread'].max():.2f} on the same rollouts "
+    return (f"The two judges differ by up to {sensitivity['spread'].max():.2f} on the same rollouts "
             f"(median {sensitivity['spread'].median():.2f}); {inside} of {int(known.sum())} of these spreads are "
             "smaller than the half-width of the default judge's own interval on the same set and metric "
             "(differences that size are within one judge's sampling error).")
 
 
-def _goal_levels_line(stability: pd.DataFrame, ablation: pd.DataFrame, *, seeds: int,
+def goal_levels_line(stability: pd.DataFrame, ablation: pd.DataFrame, *, seeds: int,
                       episodes_per_seed: int | None) -> str:
     """The goal levels' leader over seeds (with its per-seed interval when known) and Kendall's W of the
     proxies' order."""
@@ -115,37 +78,37 @@ def _goal_levels_line(stability: pd.DataFrame, ablation: pd.DataFrame, *, seeds:
     if "kendalls_w_p" in stability.columns:
         w = ", ".join(f"{row['metric']} {row['kendalls_w']:.2f} (p = {row['kendalls_w_p']:.2f})"
                       for _, row in stability.iterrows())
-    lead = f"Highest mean GTEval: `{ablation['gteval'].idxmax()}`"
+    lead = f"the highest mean GTEval: `{ablation['gteval'].idxmax()}`"
     if not gt_row.empty and "leader difference" in gt_row.columns:
         row = gt_row.iloc[0]
         told = row["leader low"] > 0
-        lead = (f"Highest mean GTEval: `{row['leader leader']}`, ahead of `{row['leader runner_up']}` by "
+        lead = (f"the highest mean GTEval: `{row['leader leader']}`, ahead of `{row['leader runner_up']}` by "
                 f"{row['leader difference']:+.2f} [{row['leader low']:+.2f}, {row['leader high']:+.2f}] per seed "
                 f"(t-interval over {int(row['leader seeds'])} seeds) — "
                 + ("a lead the seeds support" if told else "not a lead these seeds can tell from chance"))
     size = f", at least {episodes_per_seed} scored episodes per proxy and seed" if episodes_per_seed else ""
     few = (" With fewer than three seeds no order can be told from chance (the smallest p Kendall's W can reach is "
            "too large), so the order is not tested here." if seeds < 3 else "")
-    return (f"**Goal levels over {seeds} seeds{size}.** {lead}{spread}; Kendall's W of the proxies' order across "
+    return (f"Over {seeds} seeds{size}: {lead}{spread}; Kendall's W of the proxies' order across "
             f"seeds: {w} (1 = the same order every seed; p: how often orders drawn at random agree as well, "
             f"exact).{few}")
 
 
-def _assistant_line(row: pd.Series) -> str:
+def assistant_line(row: pd.Series) -> str:
     """GTEval of the guided and the unguided assistant (``row``: the ``gteval`` row of the assistant table)."""
     difference = row["unguided"] - row["guided"]
     half = float(np.hypot(row["guided high"] - row["guided"], row["unguided high"] - row["unguided"]))
-    verdict = "a difference" if abs(difference) > half else "no difference the sample can tell"
+    verdict = prose.verdict(difference, difference - half, difference + half)
     size = lambda side: f", n = {int(row[f'{side} n'])}" if f"{side} n" in row.index else ""  # noqa: E731
-    return (f"**Assistant.** GTEval guided {row['guided']:.2f} [{row['guided low']:.2f}, "
+    return (f"GTEval guided {row['guided']:.2f} [{row['guided low']:.2f}, "
             f"{row['guided high']:.2f}{size('guided')}] vs unguided {row['unguided']:.2f} "
             f"[{row['unguided low']:.2f}, {row['unguided high']:.2f}{size('unguided')}]: unguided minus guided {difference:+.2f} "
-            f"[{difference - half:+.2f}, {difference + half:+.2f}] — {verdict} (the two runs treated as "
+            f"[{difference - half:+.2f}, {difference + half:+.2f}]: the unguided assistant's score is {verdict} the guided one's (the two runs treated as "
             "independent samples; scores that move together on shared conversations would give a narrower "
             "paired interval).")
 
 
-def _agreement_line(agreement: pd.DataFrame, baselines: Sequence[str]) -> str:
+def agreement_line(agreement: pd.DataFrame, baselines: Sequence[str]) -> str:
     """Spearman of our judges, the baselines and the published judge with the human labels."""
     ours = agreement.loc[[k for k in agreement.index
                           if "published" not in k and k.split(", ", 1)[-1] not in set(baselines)]]
@@ -154,7 +117,7 @@ def _agreement_line(agreement: pd.DataFrame, baselines: Sequence[str]) -> str:
     shown = lambda key: (f"{key} {agreement.loc[key, 'spearman']:.2f} [{agreement.loc[key, 'spearman_low']:.2f}, "  # noqa: E731
                          f"{agreement.loc[key, 'spearman_high']:.2f}]")
     base = [k for k in agreement.index if k.split(", ", 1)[-1] in set(baselines)]
-    return (f"**Agreement with people.** Spearman with MirrorBench's human labels (n = {int(ours['n'].min())}): "
+    return (f"Spearman with MirrorBench's human labels (n = {int(ours['n'].min())}): "
             f"our judges {ours['spearman'].min():.2f} to {ours['spearman'].max():.2f} (highest point estimate: "
             f"{shown(best)}); "
             + (f"baselines: {'; '.join(shown(k) for k in base)}; " if base else "")
@@ -179,7 +142,7 @@ def lexical_mode_shifts(table: pd.DataFrame, *, base: str = "kit", other: str = 
         shift = (human[other] - human[base]).dropna()
         changed = []
         for dataset in part.index.get_level_values("dataset").unique():
-            sides = [_side_of(part.at[(dataset, m), "low"], part.at[(dataset, m), "high"], 0.0) for m in (base, other)]
+            sides = [prose.side(part.at[(dataset, m), "low"], part.at[(dataset, m), "high"], 0.0) for m in (base, other)]
             if np.isfinite([part.at[(dataset, m), c] for m in (base, other) for c in ("low", "high")]).all() \
                     and sides[0] != sides[1]:
                 changed.append(f"{DISPLAY_NAMES.get(dataset, dataset)} ({sides[0]} -> {sides[1]})")

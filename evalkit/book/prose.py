@@ -1,18 +1,22 @@
-"""Closing sentences of the book's chapters, written from the run's own tables.
+"""The book's words for numbers with intervals, in one place, and the chapters' shorter closing lines.
 
-Each chapter ends with what it showed and its caveats. Every number in those lines comes from the tables the
-chapter built in the same run (never typed in), so a rerun on other data, models or sizes cannot leave a stale
-claim behind. :mod:`evalkit.book.findings` holds the sentences chapters print along the way; this module holds the
-small helpers and the chapter-end lines that module does not cover.
+The verdict rules: :func:`verdict` (a difference above, below or not distinguishable from 0),
+:func:`side`, :func:`excludes` and :func:`interval_sides` (an interval below, above or including a
+value), :func:`target_verdict`
+(a proportion against a target). Every chapter's sentence that calls something a difference uses one of them,
+so a gain inside the sampling error is never called a gain. The helpers :func:`with_interval`,
+:func:`join_names` and :func:`count_span` write numbers and names the same way on every page. Every number in a
+sentence comes from the tables the chapter built in the same run (never typed in), so a rerun on other data,
+models or sizes cannot leave a stale claim behind.
 """
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
-__all__ = ["verdict", "with_interval", "join_names", "count_span", "probe_findings", "release_findings",
-           "multiplicity_line"]
+__all__ = ["verdict", "side", "excludes", "interval_sides", "target_verdict", "with_interval", "join_names", "count_span",
+           "probe_findings", "release_findings", "multiplicity_line"]
 
 
 def verdict(difference: float, low: float, high: float) -> str:
@@ -27,6 +31,63 @@ def verdict(difference: float, low: float, high: float) -> str:
     if high < 0:
         return "below"
     return "not distinguishable from"
+
+
+def side(low: float, high: float, value: float) -> str:
+    """Where an interval lies against ``value``: ``below``, ``above`` or ``includes``.
+
+    >>> side(0.1, 0.3, 0.5), side(0.6, 0.9, 0.5), side(0.4, 0.6, 0.5)
+    ('below', 'above', 'includes')
+    """
+    return "below" if high < value else "above" if low > value else "includes"
+
+
+def excludes(low: float, high: float, value: float = 0.0, *, above: str = "above", below: str = "below") -> str:
+    """An interval's verdict against ``value`` as a phrase: on one side only when the interval excludes it.
+
+    >>> excludes(0.01, 0.09), excludes(-0.3, -0.1), excludes(-0.1, 0.2)
+    ('above, the interval excludes 0', 'below, the interval excludes 0', 'inside the sampling error')
+    >>> excludes(0.1, 0.3, above="favours the first slot")
+    'favours the first slot, the interval excludes 0'
+    """
+    where = side(low, high, value)
+    if where == "includes":
+        return "inside the sampling error"
+    return f"{above if where == 'above' else below}, the interval excludes {value:g}"
+
+
+def interval_sides(frame: pd.DataFrame, *, value: float, low: str = "low", high: str = "high") -> dict[str, list[str]]:
+    """Which rows' intervals lie wholly below ``value``, wholly above it, or include it.
+
+    >>> frame = pd.DataFrame({"low": [-2, 0.5, -1], "high": [-1, 2, 1]}, index=["a", "b", "c"])
+    >>> interval_sides(frame, value=0)
+    {'below': ['a'], 'above': ['b'], 'includes': ['c']}
+    """
+    sides: dict[str, list[str]] = {"below": [], "above": [], "includes": []}
+    for name, row in frame.iterrows():
+        sides[side(row[low], row[high], value)].append(str(name))
+    return sides
+
+
+def target_verdict(value: Any, target: float) -> str:
+    """How a proportion with an interval stands against a target: met or missed only when the whole interval
+    is on one side, else said to be at or below the target by its point estimate, unsettled.
+
+    >>> from evalkit.stats import proportion
+    >>> target_verdict(proportion([1] * 95 + [0] * 5), 0.85)
+    'meets the 0.85 target, the whole interval above it'
+    >>> target_verdict(proportion([1] * 86 + [0] * 14), 0.85)
+    'above the 0.85 target by its point estimate; the interval reaches below it, so the sample does not settle it'
+    >>> target_verdict(proportion([1] * 60 + [0] * 40), 0.85)
+    'misses the 0.85 target, the whole interval below it'
+    """
+    if value.low >= target:
+        return f"meets the {target:.2f} target, the whole interval above it"
+    if value.high < target:
+        return f"misses the {target:.2f} target, the whole interval below it"
+    side = "above" if value.value >= target else "below"
+    return (f"{side} the {target:.2f} target by its point estimate; the interval reaches "
+            f"{'below' if side == 'above' else 'above'} it, so the sample does not settle it")
 
 
 def with_interval(value: float, low: float, high: float, *, digits: int = 3, signed: bool = False) -> str:

@@ -1,4 +1,5 @@
-"""Chapter 4's findings, written from the run's numbers (so the prose changes when the numbers do)."""
+"""Chapter 4's sentences, written from the run's numbers (so the prose changes when the numbers do); each
+section of the chapter ends with one of them. Their verdict words come from :mod:`evalkit.book.prose`."""
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
@@ -6,32 +7,13 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["adopted_line", "TARGETS", "attack_verdicts", "chapter4_summary", "paired_gaps", "position_bias_line",
-           "target_verdict"]
+from evalkit.book import prose
+
+__all__ = ["TARGETS", "training_line", "held_out_lines", "ddpp_line", "table1_lines", "gain_line", "run_spread_line",
+           "adopted_line", "attack_verdicts", "paired_gaps", "position_bias_line"]
 
 # The held-out accuracy the kit's fine-tuned judge aims for, by kind of negative.
 TARGETS = {"random": 0.85, "look-alike": 0.70}
-
-
-def target_verdict(value: Any, target: float) -> str:
-    """How a proportion with an interval stands against a target: met or missed only when the whole interval
-    is on one side, else said to be at or below the target by its point estimate, unsettled.
-
-    >>> from evalkit.stats import proportion
-    >>> target_verdict(proportion([1] * 95 + [0] * 5), 0.85)
-    'meets the 0.85 target, the whole interval above it'
-    >>> target_verdict(proportion([1] * 86 + [0] * 14), 0.85)
-    'above the 0.85 target by its point estimate; the interval reaches below it, so the sample does not settle it'
-    >>> target_verdict(proportion([1] * 60 + [0] * 40), 0.85)
-    'misses the 0.85 target, the whole interval below it'
-    """
-    if value.low >= target:
-        return f"meets the {target:.2f} target, the whole interval above it"
-    if value.high < target:
-        return f"misses the {target:.2f} target, the whole interval below it"
-    side = "above" if value.value >= target else "below"
-    return (f"{side} the {target:.2f} target by its point estimate; the interval reaches "
-            f"{'below' if side == 'above' else 'above'} it, so the sample does not settle it")
 
 
 def attack_verdicts(intervals: Mapping[str, Any], *, judge: str = "PairEval",
@@ -74,11 +56,11 @@ def _gaps_text(gaps: Mapping[str, Any]) -> str:
 
     >>> from evalkit.stats import CorrelationDifference as D
     >>> _gaps_text({"BLEU-2": D(0.078, 0.02, 0.14, 900), "BERTScore": D(-0.02, -0.07, 0.03, 900)})
-    'PairEval minus BLEU-2 +0.078 [+0.020, +0.140] (a difference the sample supports), minus BERTScore -0.020 [-0.070, +0.030] (inside the sampling error) (paired bootstrap over whole context groups, n = 900 items, each set resampled on its own)'
+    'PairEval minus BLEU-2 +0.078 [+0.020, +0.140] (above, the interval excludes 0), minus BERTScore -0.020 [-0.070, +0.030] (inside the sampling error) (paired bootstrap over whole context groups, n = 900 items, each set resampled on its own)'
     """
     return ("PairEval minus " + ", minus ".join(
         f"{metric} {g.difference:+.3f} [{g.low:+.3f}, {g.high:+.3f}]"
-        + (" (a difference the sample supports)" if g.clear else " (inside the sampling error)")
+        + f" ({prose.excludes(g.low, g.high)})"
         for metric, g in gaps.items())
         + f" (paired bootstrap over whole context groups, n = {next(iter(gaps.values())).n} items, each set resampled "
           "on its own)")
@@ -88,55 +70,18 @@ def _names(names: Sequence[str]) -> str:
     return ", ".join(names) if names else "none"
 
 
-def chapter4_summary(*, accuracy: Mapping[tuple[str, str], Any], ddpp: Mapping[tuple[str, str], Any],
-                     table1: pd.DataFrame, gain: Mapping[str, Any], reference_sets: Sequence[str],
-                     training: Mapping[str, Any], reference_gaps: Mapping[str, Any] | None = None,
-                     paper_means: Mapping[str, float] | None = None,
-                     lm_gap: Mapping[str, Any] | None = None,
-                     overall_gaps: Mapping[str, Any] | None = None,
-                     hard_negative_gain: Mapping[str, Any] | None = None,
-                     run_spread: pd.DataFrame | None = None,
-                     validation_pairs: int | None = None, lm_name: str = "SmolLM2") -> list[str]:
-    """The chapter's findings as sentences. ``accuracy``/``ddpp``: (judge, negative kind) -> proportion;
-    ``table1``: :func:`~evalkit.paireval.table1.table1_view`; ``gain``: set -> paired difference of r
-    (fine-tuned minus zero-shot encoder); ``training``: judge name -> training run; ``reference_gaps``:
-    metric -> :func:`~evalkit.stats.mean_correlation_difference` of PairEval minus that metric over the
-    reference sets; ``paper_means``: the paper's mean r over all six sets, by method; ``lm_gap``: set -> paired
-    difference of r, encoder PairEval minus the zero-shot LM judge, on the LM subset; ``overall_gaps``: method ->
-    mean paired difference of r, PairEval minus that method, over all the sets; ``hard_negative_gain``: set ->
-    paired difference of r, trained with hard negatives minus random ones only (Table 6); ``run_spread``:
-    Table 2's frame (columns ``mean r``, ``sd r``, ``runs``; index (judge, set)); ``validation_pairs``: how many
-    validation pairs the learning curve is measured on."""
-    lines = _training_lines(training["PairEval"], validation_pairs) + _held_out_lines(accuracy, lm_name)
-    lines += _ddpp_lines(ddpp)
-    lines += _table1_lines(table1, reference_sets, reference_gaps=reference_gaps, gain=gain, paper_means=paper_means,
-                           overall_gaps=overall_gaps)
-    lines.append(_gain_line("Fine-tuning against the untrained encoder", gain))
-    if run_spread is not None and len(run_spread):
-        lines.append(_run_spread_line(run_spread))
-    if hard_negative_gain:
-        lines.append(_gain_line("Training with DailyDialog++ hard negatives against random negatives only",
-                                hard_negative_gain))
-    if lm_gap:
-        n = min((g.n for g in lm_gap.values() if not isinstance(g, str)), default=0)
-        lines.append(_gain_line(f"The fine-tuned encoder PairEval against the zero-shot {lm_name} judge (the LM subset, "
-                                f"n = {n} items per set)", lm_gap))
-    return lines
-
-
-def _training_lines(run: Any, validation_pairs: int | None) -> list[str]:
+def training_line(run: Any, validation_pairs: int | None) -> str:
     """How the PairEval encoder judge trained (pairs, speed, its learning curve's first and last accuracy);
-    none when the run has no curve."""
-    lines = []
+    empty when the run has no curve."""
     if run.curve:
-        lines.append(f"The PairEval encoder judge trained on {run.pairs} leak-free pairs in {run.seconds:.0f} s "
-                     f"({run.pairs_per_second:.1f} pairs/s); its validation pair accuracy went "
-                     f"{run.curve[0]['accuracy']:.3f} -> {run.curve[-1]['accuracy']:.3f}"
-                     + (f" (n = {validation_pairs} validation pairs)" if validation_pairs else "") + ".")
-    return lines
+        return (f"The PairEval encoder judge trained on {run.pairs} leak-free pairs in {run.seconds:.0f} s "
+                f"({run.pairs_per_second:.1f} pairs/s); its validation pair accuracy went "
+                f"{run.curve[0]['accuracy']:.3f} -> {run.curve[-1]['accuracy']:.3f}"
+                + (f" (n = {validation_pairs} validation pairs)" if validation_pairs else "") + ".")
+    return ""
 
 
-def _held_out_lines(accuracy: Mapping[tuple[str, str], Any], lm_name: str = "SmolLM2") -> list[str]:
+def held_out_lines(accuracy: Mapping[tuple[str, str], Any], lm_name: str = "SmolLM2") -> list[str]:
     """Held-out pair accuracy by kind of negative, against :data:`TARGETS`, then the LM judges (named
     ``<lm_name> zero-shot`` and ``<lm_name> + LoRA``) on such pairs."""
     lines = []
@@ -145,7 +90,7 @@ def _held_out_lines(accuracy: Mapping[tuple[str, str], Any], lm_name: str = "Smo
         if tuned is None:
             continue
         line = (f"Held-out pairs with {kind} negatives: the fine-tuned PairEval judge is right on {tuned} — "
-                f"{target_verdict(tuned, target)}")
+                f"{prose.target_verdict(tuned, target)}")
         if zero is not None:
             line += f"; the untrained encoder: {zero}"
         lines.append(line + ".")
@@ -157,20 +102,20 @@ def _held_out_lines(accuracy: Mapping[tuple[str, str], Any], lm_name: str = "Smo
     return lines
 
 
-def _ddpp_lines(ddpp: Mapping[tuple[str, str], Any]) -> list[str]:
-    """How often the real reply wins within one DailyDialog++ conversation (fine-tuned and untrained judge)."""
-    lines = []
+def ddpp_line(ddpp: Mapping[tuple[str, str], Any]) -> str:
+    """How often the real reply wins within one DailyDialog++ conversation (fine-tuned and untrained judge);
+    empty when PairEval was not scored."""
     same = [(kind, ddpp[("PairEval", kind)], ddpp.get(("encoder zero-shot", kind)))
             for kind in ("look-alike", "random") if ("PairEval", kind) in ddpp]
-    if same:
-        lines.append("In the same DailyDialog++ conversation the real reply wins against " + "; ".join(
-            f"a {kind} reply {tuned.interval}"
-            + (f" (untrained {zero.interval})" if zero is not None else "") for kind, tuned, zero in same)
-            + f" of the time (n = {same[0][1].n}).")
-    return lines
+    if not same:
+        return ""
+    return ("In the same DailyDialog++ conversation the real reply wins against " + "; ".join(
+        f"a {kind} reply {tuned.interval}"
+        + (f" (untrained {zero.interval})" if zero is not None else "") for kind, tuned, zero in same)
+        + f" of the time (n = {same[0][1].n}).")
 
 
-def _table1_lines(table1: pd.DataFrame, reference_sets: Sequence[str], *, reference_gaps: Mapping[str, Any] | None,
+def table1_lines(table1: pd.DataFrame, reference_sets: Sequence[str], *, reference_gaps: Mapping[str, Any] | None,
                   gain: Mapping[str, Any], paper_means: Mapping[str, float] | None,
                   overall_gaps: Mapping[str, Any] | None) -> list[str]:
     """Table 1's mean Pearson r: over the sets with references (against BLEU-2 and BERTScore), then over all."""
@@ -180,7 +125,8 @@ def _table1_lines(table1: pd.DataFrame, reference_sets: Sequence[str], *, refere
         above = means["PairEval"] > max(means["BLEU-2"], means["BERTScore"])
         line = (f"Mean Pearson r over the test halves of the {len(reference_sets)} sets with references: PairEval "
                 f"{means['PairEval']:.3f}, BLEU-2 {means['BLEU-2']:.3f}, BERTScore {means['BERTScore']:.3f} "
-                f"— PairEval is {'above' if above else 'not above'} both reference-based metrics")
+                f"— PairEval is {'higher' if above else 'not higher'} than both reference-based metrics by its point "
+                "estimate")
         if reference_gaps:
             line += "; " + _gaps_text(reference_gaps)
         lines.append(line + ".")
@@ -195,7 +141,7 @@ def _table1_lines(table1: pd.DataFrame, reference_sets: Sequence[str], *, refere
     return lines
 
 
-def _run_spread_line(run_spread: pd.DataFrame) -> str:
+def run_spread_line(run_spread: pd.DataFrame) -> str:
     """How much r moves from run to run with one comparison example per run (Table 2's spread)."""
     spread = run_spread.groupby(level=0)["sd r"].agg(["mean", "min", "max"])
     runs = int(run_spread["runs"].min())
@@ -228,9 +174,8 @@ def adopted_line(adopted: str, scores: Mapping[tuple[str, str], Any], human: Map
         g = mean_correlation_difference({n: (scores[adopted, n], scores[other, n], human[n],
                                              *([list(groups[n])] if groups else [])) for n in names},
                                         bootstrap=bootstrap, seed=seed)
-        verdict = "above, the interval excludes 0" if g.low > 0 else (
-            "below, the interval excludes 0" if g.high < 0 else "inside the sampling error")
-        return f"minus {other} {g.difference:+.3f} [{g.low:+.3f}, {g.high:+.3f}] ({verdict}; n = {g.n})"
+        return (f"minus {other} {g.difference:+.3f} [{g.low:+.3f}, {g.high:+.3f}] ({prose.excludes(g.low, g.high)}; "
+                f"n = {g.n})")
 
     mean, low, high, n = mean_correlation({name: (scores[adopted, name], human[name],
                                                   *([list(groups[name])] if groups else [])) for name in sets},
@@ -238,9 +183,7 @@ def adopted_line(adopted: str, scores: Mapping[tuple[str, str], Any], human: Map
     if target is None:
         versus = ""
     else:
-        where = ("above it, the interval excludes it" if low > target else
-                 "below it, the interval excludes it" if high < target else "the interval reaches it")
-        versus = f"; the kit's own target is {target:.2f}: {where}"
+        versus = f"; the kit's own target is {target:.2f}: {prose.excludes(low, high, target)}"
     parts = [f"mean Pearson r {mean:.3f} [{low:.3f}, {high:.3f}] over {len(sets)} sets (n = {n}{versus})"]
     if adopted != untrained:
         parts.append(gap(untrained, sets))
@@ -263,9 +206,8 @@ def position_bias_line(bias: Mapping[tuple[str, str], Mapping[str, Any]], set_na
     for (judge, name), b in bias.items():
         if name != set_name:
             continue
-        verdict = ("favours the target shown first, the interval excludes 0" if b["low"] > 0 else
-                   "favours the target shown second, the interval excludes 0" if b["high"] < 0 else
-                   "inside the sampling error")
+        verdict = prose.excludes(b["low"], b["high"], above="favours the target shown first",
+                                 below="favours the target shown second")
         parts.append(f"{judge} {b['value']:+.3f} [{b['low']:+.3f}, {b['high']:+.3f}] ({verdict}; n = {b['n']})")
     return (f"Position bias of the judges that read both sides, on {set_name}'s LM subset (P(target wins) shown "
             f"first minus shown second, one comparison example): " + "; ".join(parts) + ".")
@@ -295,11 +237,11 @@ def paired_gaps(first: Mapping[str, Any], second: Mapping[str, Any], human: Mapp
     return out
 
 
-def _gain_line(label: str, gain: Mapping[str, Any]) -> str:
+def gain_line(label: str, gain: Mapping[str, Any]) -> str:
     """One sentence on per-set paired differences of r: where higher, and where the interval tells.
 
     >>> from evalkit.stats import CorrelationDifference as D
-    >>> _gain_line("X against Y", {"a": D(0.2, 0.05, 0.3, 50), "b": D(-0.1, -0.3, 0.1, 50)})
+    >>> gain_line("X against Y", {"a": D(0.2, 0.05, 0.3, 50), "b": D(-0.1, -0.3, 0.1, 50)})
     'X against Y: r is higher by its point estimate on 1 of 2 sets (a +0.200 [+0.050, +0.300], n = 50; b -0.100 [-0.300, +0.100], n = 50); the paired interval shows a gain on a, a loss on none, and no difference the sample can tell on b.'
     """
     failed = {name: g for name, g in gain.items() if isinstance(g, str)}
