@@ -282,25 +282,41 @@ def check_set_scores(entry: SetScores, where: str) -> None:
                              "score")
 
 
+def _sets_of(card: Card) -> set[str]:
+    """Every set a card holds anything on: item scores, rows, slots, self-consistency, costs."""
+    return {entry.set for name in ("scores", "rows", "slots", "consistency", "costs") for entry in getattr(card, name)}
+
+
 def merge_cards(cards: Sequence[Card]) -> Card:
-    """One judge's cards on different sets (e.g. a grid's units, one set each) as one card; they must share the
-    judge, half, bootstrap and seed, and no set may appear twice."""
+    """One judge's cards on different sets (e.g. a grid's units, one set each) as one card. They must come from
+    one judge: the same name and the same stored judge record (``spec``: what was judged, with its settings),
+    with the same half, bootstrap and seed; and no set may be on two of them (in its item scores, rows, slots,
+    self-consistency or costs). Cards that differ in any of these are two judges, or one judge scored twice: they
+    are refused, naming what differs, never merged.
+
+    >>> a = Card("j", {"kind": "metric", "name": "j"}, "test", 0, 0, (), (), ())
+    >>> merge_cards([a, replace(a, spec={"kind": "metric", "name": "j", "n": 2})])
+    Traceback (most recent call last):
+    ...
+    ValueError: cards of 'j' differ in spec: {'kind': 'metric', 'name': 'j'} and {'kind': 'metric', 'name': 'j', 'n': 2} (two judges with one name: rename one)
+    """
     if not cards:
         raise ValueError("no cards to merge")
     first = cards[0]
     for card in cards[1:]:
-        for name in ("judge", "half", "bootstrap", "seed"):
+        for name in ("judge", "spec", "half", "bootstrap", "seed"):
             if getattr(card, name) != getattr(first, name):
+                why = " (two judges with one name: rename one)" if name == "spec" else ""
                 raise ValueError(f"cards of {first.judge!r} differ in {name}: {getattr(first, name)!r} and "
-                                 f"{getattr(card, name)!r}")
-    sets = [c.set for card in cards for c in card.costs]
+                                 f"{getattr(card, name)!r}{why}")
+    sets = [name for card in cards for name in sorted(_sets_of(card))]
     twice = sorted({name for name in sets if sets.count(name) > 1})
     if twice:
         raise ValueError(f"cards of {first.judge!r}: sets scored twice: {', '.join(twice)}")
     join = lambda name: tuple(x for card in cards for x in getattr(card, name))
     return Card(first.judge, first.spec, first.half, first.bootstrap, first.seed, join("rows"), join("slots"),
                 join("costs"), join("skipped"), tuple(dict.fromkeys(join("notes"))), join("scores"),
-                join("consistency"))
+                join("consistency"), join("curves"))
 
 
 def _plain(value: Any) -> Any:

@@ -24,25 +24,42 @@ zero are tied, and the table says with whom (judges of equal rank are never apar
 ...                       "score": ratings.groupby("item_id", sort=False)["score"].mean().to_numpy(),
 ...                       "response": ["x"] * 40})
 >>> toy = HumanSet("toy", items, ("score",), ratings, "")
->>> close = items["score"].to_numpy() + 0.3 * (items.index.to_numpy() % 3)
+>>> fair = items.index.to_numpy() % 5 + (items.index.to_numpy() * 7919) % 13 / 6  # a judge: truth plus its errors
+>>> close = items["score"].to_numpy() + 0.3 * (items.index.to_numpy() % 3)           # the labels plus a little noise
 >>> cards = [scored_card(name, toy, values) for name, values in
-...          (("close", close), ("noise", (items.index.to_numpy() * 7919) % 13), ("copy", items["score"] * 2))]
+...          (("fair", fair), ("noise", (items.index.to_numpy() * 7919) % 13), ("close", close),
+...           ("copy", items["score"] * 2))]
 >>> board = standings(cards, {"toy": toy}, bootstrap=200)
 >>> [(s.judge, s.rank) for s in board], board[0].mean_share > 0.9 > board[1].mean_share
-([('close', 1), ('noise', 2), ('copy', 0)], True)
+([('fair', 1), ('noise', 2), ('close', 0), ('copy', 0)], True)
+
+**Above the ceiling.** The ceiling is how well the mean rating can agree with the true score, so a judge whose
+share lies above 1 agrees with the raters' own noise: its scores may be the labels themselves. Such a judge is
+listed with its share and a flag, and not ranked (:func:`ceiling_flags` gives the rule).
+
+>>> board[2].flags[0][:60], round(board[2].mean_share, 3)
+('above the human ceiling: scores may be the labels themselves', 1.013)
 
 A card whose scores are the human scores (here doubled) holds the answer key: it is flagged, not ranked
 (:mod:`evalkit.judgecard.verify`).
 
->>> board[2].flags[0][:68]
+>>> board[3].flags[0][:68]
 'its scores on toy/score are a linear function of the human scores (r'
+
+**Provenance.** Each line names the card it comes from (``sources``: the card's file, or the files of one
+judge's cards merged on different sets) and the fingerprint of the card's stored item scores
+(:func:`scores_fingerprint`), shown in the tables' last column: two judges that print the same name are two
+lines told apart there, never one.
 """
 from __future__ import annotations
 
+import hashlib
 import html
+import json
 import re
 import warnings
 from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 from typing import Mapping, Sequence
 from urllib.parse import quote
 
@@ -56,7 +73,7 @@ from evalkit.judgecard.sets import HumanSet, noise_ceiling
 from evalkit.judgecard.verify import card_flags
 
 __all__ = ["Standing", "standings", "standings_frame", "leaderboard_markdown", "leaderboard_html", "board_sentence",
-           "row_ceilings", "scored_card"]
+           "row_ceilings", "scored_card", "scores_fingerprint", "ceiling_flags", "board_card", "write_board_card"]
 
 
 @dataclass(frozen=True)
@@ -74,6 +91,8 @@ class Standing:
     tied_with: tuple[str, ...]
     sets_skipped: tuple[str, ...]
     flags: tuple[str, ...] = ()  # why the board does not rank it (evalkit.judgecard.verify); rank 0 then
+    card: str = ""  # the card file(s) the line comes from, as the caller names them (``sources``)
+    fingerprint: str = ""  # of the card's stored item scores (:func:`scores_fingerprint`)
 
 
 def row_ceilings(human_sets: Mapping[str, HumanSet], labels: Sequence[str] | None = None
@@ -139,6 +158,140 @@ def _share_draws(judges: Sequence[_Rows], rows: Sequence[tuple[str, str]], *, bo
         return np.nanmean(points, axis=1), np.nanmean(draws, axis=1)
 
 
+def scores_fingerprint(card: Card) -> str:
+    """The first 12 hex digits of the SHA-256 of the card's stored item scores (each set's name, item ids and
+    scores in the card's order; NaN as null): what tells two cards apart whatever their judges are named, and
+    what two cards holding the same scores share.
+
+    >>> empty = Card("a", {}, "all", 0, 0, (), (), ())
+    >>> scores_fingerprint(empty) == scores_fingerprint(replace(empty, judge="b")), len(scores_fingerprint(empty))
+    (True, 12)
+    """
+    kept = [[entry.set, list(entry.item_ids), [None if v != v else float(v) for v in entry.scores]]
+            for entry in card.scores]
+    return hashlib.sha256(json.dumps(kept, separators=(",", ":")).encode("utf-8")).hexdigest()[:12]
+
+
+def _rating_stats(human_set: HumanSet, label: str, ids: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per item of ``ids``: how many ratings of ``label`` it has, their mean and their sum of squared deviations
+    from that mean (0, 0 and 0 for an item without ratings)."""
+    values = human_set.ratings[["item_id", label]].dropna()
+    values = values.assign(item_id=values["item_id"].astype(str), **{label: values[label].astype(float)})
+    grouped = values.groupby("item_id")[label]
+    index = pd.Index(list(ids))
+    count = grouped.count().reindex(index).fillna(0).to_numpy(dtype=float)
+    mean = grouped.mean().reindex(index).fillna(0).to_numpy(dtype=float)
+    spread = (grouped.var(ddof=0) * grouped.count()).reindex(index).fillna(0).to_numpy(dtype=float)
+    return count, mean, spread
+
+
+def _resampled_ceilings(count: np.ndarray, mean: np.ndarray, spread: np.ndarray,
+                        draws: Sequence[np.ndarray]) -> np.ndarray:
+    """The noise ceiling, sqrt(ICC(1, k)) as :func:`~evalkit.judgecard.sets.noise_ceiling` computes it, of each
+    resample of items in ``draws`` (an item drawn twice counts twice; items with fewer than two ratings are left
+    out; NaN where the reliability is not positive).
+
+    >>> ratings = [[9, 2, 5, 8], [6, 1, 3, 2], [8, 4, 6, 8], [7, 1, 2, 6], [10, 5, 6, 9], [6, 2, 4, 7]]
+    >>> values = np.array(ratings, dtype=float)
+    >>> count, mean = np.full(6, 4.0), values.mean(axis=1)
+    >>> spread = ((values - mean[:, None]) ** 2).sum(axis=1)
+    >>> round(float(_resampled_ceilings(count, mean, spread, [np.arange(6)])[0]), 2)  # sqrt(0.44)
+    0.67
+    """
+    rated = (count >= 2).astype(float)
+    ceilings = np.full(len(draws), np.nan)
+    for d, draw in enumerate(draws):
+        weight = np.bincount(np.asarray(draw, dtype=int), minlength=len(count)) * rated
+        items, total = weight.sum(), (weight * count).sum()
+        if items < 2 or total <= items:
+            continue
+        grand = (weight * count * mean).sum() / total
+        between = (weight * count * (mean - grand) ** 2).sum() / (items - 1)
+        within = (weight * spread).sum() / (total - items)
+        k0 = (total - (weight * count ** 2).sum() / total) / (items - 1)
+        if between + (k0 - 1) * within == 0:
+            continue
+        single = (between - within) / (between + (k0 - 1) * within)
+        k = total / items
+        reliability = k * single / (1 + (k - 1) * single)
+        if reliability > 0:
+            ceilings[d] = np.sqrt(reliability)
+    return ceilings
+
+
+CEILING_Z = 3.09
+"""How many standard errors above 1 a share must lie to be flagged (one-sided 0.001: the low end of a 99.8%
+interval): a flag says a judge's scores may be the labels, so it asks for more than the board's 95%. A judge that
+knew the true score reaches 1 on average and is flagged on about one sample in 1000 per row tested."""
+
+
+def _above_one(point: float, draws: np.ndarray, bootstrap: int) -> tuple[float, float]:
+    """The interval ``point`` +- :data:`CEILING_Z` standard errors, the standard error that of the resampled
+    ``draws`` (a normal interval: steadier than a far percentile of a few hundred resamples); (point, point)
+    without resamples.
+
+    >>> [round(bound, 3) for bound in _above_one(1.1, np.array([1.0, 1.2]), 2)]
+    [0.663, 1.537]
+    """
+    kept = np.asarray(draws, dtype=float)
+    kept = kept[np.isfinite(kept)]
+    if not bootstrap or len(kept) < 2:
+        return point, point
+    error = float(np.std(kept, ddof=1)) * CEILING_Z
+    return point - error, point + error
+
+
+ABOVE_CEILING = "above the human ceiling: scores may be the labels themselves"
+"""How a flag for a share above the ceiling begins (see :func:`ceiling_flags`)."""
+
+
+def ceiling_flags(card: Card, human_sets: Mapping[str, HumanSet], ceilings: Mapping[tuple[str, str], float], *,
+                  bootstrap: int, seed: int) -> tuple[str, ...]:
+    """Flags for a share of the human ceiling above 1, which no judge reaches honestly: the ceiling is how well
+    the mean rating can agree with the true score, so a judge can exceed it only by agreeing with the raters'
+    own noise, i.e. by holding (a noisy copy of) the labels.
+
+    **The rule.** The board's shares divide by one ceiling per row, fixed; a test against 1 must also allow for
+    that ceiling's own sampling error. So each of the card's rows (those of ``ceilings``) is resampled by whole
+    groups of the items it scored, ``bootstrap`` times (seeded by ``seed``), and on every resample both the
+    Pearson r and the ceiling are recomputed. A row whose share lies more than :data:`CEILING_Z` (3.09) standard
+    errors of those resamples above 1 (its 99.8% interval above 1) is flagged, and so is the mean share when it
+    lies that far above 1 by its resampled mean. A judge with a share just above 1 by chance (one that knew the
+    true score would reach 1 on average) holds 1 in that interval and is not flagged. With no resamples
+    (``bootstrap`` 0) a share (the point) above 1 is flagged."""
+    judged = _Rows(card, human_sets, ceilings)
+    points, draws, flags = [], [], []
+    for name, label in judged.rows:
+        items, scores = judged.aligned(name)
+        human = items[label].to_numpy(dtype=float)
+        keep = np.isfinite(human)
+        items, scores, human = items[keep].reset_index(drop=True), scores[keep], human[keep]
+        if len(items) < 3 or human_sets[name].ratings is None:
+            continue
+        point = float(_pearson_rows(scores, human)) / ceilings[name, label]
+        resamples = group_resamples(list(items["group"].astype(str)), bootstrap=bootstrap, seed=seed)
+        resampled = _resampled_ceilings(*_rating_stats(human_sets[name], label, items["item_id"].astype(str)),
+                                        resamples)
+        shares = np.array([_pearson_rows(scores[d], human[d]) for d in resamples]) / resampled
+        points.append(point)
+        draws.append(shares)
+        low, high = _above_one(point, shares, bootstrap)
+        if low > 1:
+            flags.append(f"{ABOVE_CEILING} (on {name}/{label}: share {point:.3f} [{low:.3f}, {high:.3f}] at 99.8%, "
+                         "the ceiling resampled too)")
+    if not points:
+        return ()
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mean = float(np.nanmean(points))
+        low, high = _above_one(mean, np.nanmean(np.stack(draws), axis=0), bootstrap)
+    if low > 1:  # the mean first; a row's own flag only where the mean averages several rows
+        flags = [f"{ABOVE_CEILING} (mean share {mean:.3f} [{low:.3f}, {high:.3f}] at 99.8%, the ceiling resampled "
+                 "too: more agreement with the mean rating than the raters' own agreement allows)",
+                 *(flags if len(points) > 1 else ())]
+    return tuple(flags)
+
+
 def standings(cards: Sequence[Card], human_sets: Mapping[str, HumanSet], *, bootstrap: int = 1000,
               seed: int = 0, labels: Sequence[str] | None = None,
               sources: Mapping[str, str] | None = None) -> list[Standing]:
@@ -146,13 +299,18 @@ def standings(cards: Sequence[Card], human_sets: Mapping[str, HumanSet], *, boot
     sets the cards scored, by name, restricted to the half the cards report; ``labels`` ranks on those
     labels' rows only. Each card is checked against ``human_sets`` first (:mod:`evalkit.judgecard.verify`): one
     whose rows do not match its item scores, or whose scores are malformed, is refused naming
-    ``sources[judge]`` (its file) and the field; one that holds the answer key is flagged and not ranked."""
+    ``sources[judge]`` (its file) and the field; one that holds the answer key, or whose share lies above the
+    ceiling (:func:`ceiling_flags`), is flagged and not ranked. Each line keeps ``sources[judge]`` and the
+    fingerprint of the card's item scores (:func:`scores_fingerprint`). Two cards with one judge name are
+    refused: one judge's cards on different sets are one card (:func:`~evalkit.judgecard.card.merge_cards`)."""
+    sources = sources or {}
     names = [card.judge for card in cards]
     if len(set(names)) < len(names):
         raise ValueError(f"two cards share a judge name ({', '.join(sorted({n for n in names if names.count(n) > 1}))}):"
                          " merge them (merge_cards) or name the judges apart")
     flags = card_flags(cards, human_sets, sources)
     ceilings = row_ceilings(human_sets, labels)
+    every_ceiling = row_ceilings(human_sets) if labels is not None else ceilings
     judged = [_Rows(card, human_sets, ceilings) for card in cards]
     resamples: dict = {}
     share, interval = {}, {}
@@ -160,6 +318,8 @@ def standings(cards: Sequence[Card], human_sets: Mapping[str, HumanSet], *, boot
         if rows.rows and not flags[card.judge]:
             point, draws = _share_draws([rows], rows.rows, bootstrap=bootstrap, seed=seed, resamples=resamples)
             share[card.judge], interval[card.judge] = float(point[0]), percentile_interval(draws[0])
+        if not flags[card.judge]:  # on every label's rows: a copy of one label is flagged on any board
+            flags[card.judge] = ceiling_flags(card, human_sets, every_ceiling, bootstrap=bootstrap, seed=seed)
     better = {card.judge: set() for card in cards}
     tied = {card.judge: set() for card in cards}
     for a in range(len(cards)):
@@ -186,7 +346,8 @@ def standings(cards: Sequence[Card], human_sets: Mapping[str, HumanSet], *, boot
         board.append(Standing(name, 0 if flags[name] else 1 + len(better[name]), share.get(name, nan),
                               *interval.get(name, (nan, nan)), len(rows.rows),
                               float(np.mean(pearsons)) if pearsons else nan, len(pearsons), tuple(sorted(tied[name])),
-                              tuple(s for s, _ in card.skipped), flags[name]))
+                              tuple(s for s, _ in card.skipped), flags[name], sources.get(name, ""),
+                              scores_fingerprint(card)))
     # A judge without a defined share (no row, or r undefined on every row it has) is listed last, unranked;
     # a flagged one after it.
     return sorted(board, key=lambda s: (bool(s.flags), s.mean_share != s.mean_share, s.rank,
@@ -228,19 +389,30 @@ def _number(value: float) -> str:
 
 
 _HEADERS = ("Rank", "Judge", "Mean share of ceiling [95% interval]", "Rows", "Mean Pearson r (its rows)", "Tied with",
-            "Flag")
+            "Flag", "Card (file; item scores' fingerprint)")
 
 
-def _cells(s: Standing, ranks: Sequence[int]) -> tuple[str, str, str, str, str, str]:
+def _card_cell(s: Standing) -> str:
+    """Where a board line comes from: its card file(s), when the board was told, and the fingerprint of the
+    card's item scores, so two judges that print the same name are told apart.
+
+    >>> _card_cell(Standing("a", 1, 0.5, 0.4, 0.6, 9, 0.3, 9, (), (), (), "cards/a/card.json", "0123456789ab"))
+    'cards/a/card.json; scores 0123456789ab'
+    """
+    shown = f"scores {s.fingerprint}" if s.fingerprint else "scores –"
+    return f"{one_line(s.card)}; {shown}" if s.card else shown
+
+
+def _cells(s: Standing, ranks: Sequence[int]) -> tuple[str, str, str, str, str, str, str]:
     """A board line's cells other than the judge, as plain text: rank (``2=`` for a tie, ``–`` unranked), share,
-    rows, mean Pearson, ties, flags."""
+    rows, mean Pearson, ties, flags, card."""
     ranked = s.mean_share == s.mean_share and not s.flags
     rank = "–" if not ranked else f"{s.rank}=" if ranks.count(s.rank) > 1 else str(s.rank)
     share = (f"{_number(s.mean_share)} [{_number(s.share_low)}, {_number(s.share_high)}]"
              if s.mean_share == s.mean_share else
              "no row with a ceiling" if not s.ceiling_rows else "r undefined on its rows")
     return (rank, share, str(s.ceiling_rows), f"{_number(s.mean_pearson)} ({s.pearson_rows})",
-            one_line(", ".join(s.tied_with)) or "none", one_line("; ".join(s.flags)) or "none")
+            one_line(", ".join(s.tied_with)) or "none", one_line("; ".join(s.flags)) or "none", _card_cell(s))
 
 
 def leaderboard_markdown(board: Sequence[Standing], links: Mapping[str, str] | None = None) -> str:
@@ -253,8 +425,9 @@ def leaderboard_markdown(board: Sequence[Standing], links: Mapping[str, str] | N
     for s in board:
         name = _cell(s.judge)
         shown = f"[{name}]({quote(links[s.judge], safe='/#:.-_~%')})" if s.judge in links else name
-        rank, share, rows, pearson, tied, flags = _cells(s, ranks)
-        lines.append(f"| {rank} | {shown} | {share} | {rows} | {pearson} | {_cell(tied)} | {_cell(flags)} |")
+        rank, share, rows, pearson, tied, flags, card = _cells(s, ranks)
+        lines.append(f"| {rank} | {shown} | {share} | {rows} | {pearson} | {_cell(tied)} | {_cell(flags)} "
+                     f"| {_cell(card)} |")
     return "\n".join(lines)
 
 
@@ -265,7 +438,7 @@ def leaderboard_html(board: Sequence[Standing], links: Mapping[str, str] | None 
     >>> row = Standing("<b>x</b>", 1, 0.5, 0.4, 0.6, 9, 0.3, 9, (), ())
     >>> table = leaderboard_html([row], {"<b>x</b>": "#card-0"})
     >>> '<a href="#card-0">&lt;b&gt;x&lt;/b&gt;</a>' in table, table.count("<th>"), "<td>0.500 [0.400, 0.600]</td>" in table
-    (True, 7, True)
+    (True, 8, True)
     """
     links = links or {}
     ranks = [s.rank for s in _ranked(board)]
@@ -341,6 +514,60 @@ def _not_ranked(board: Sequence[Standing]) -> str:
         if s.flags:
             text += f" Not ranked, flagged: {s.judge} ({'; '.join(s.flags)})."
     return text
+
+
+def board_card(card: Card, human_sets: Mapping[str, HumanSet], *, bootstrap: int, seed: int
+               ) -> tuple[Card, tuple[str, ...]]:
+    """The card as a leaderboard's page shows it, and the sets whose rows it cannot check. On every set of
+    ``human_sets`` the card has item scores on, its rows are recomputed from those scores and the set's human
+    scores, every field (n, the three correlations with ``bootstrap`` resampled intervals seeded by ``seed``, the
+    ceiling, the share, the length panel); the card's own rows are not read. Its rows on other sets are dropped
+    and their sets returned; its slot, self-consistency, cost and label-budget rows, which item scores cannot
+    give, are dropped. Its spec, notes and reasons for sets not scored stay: text the page labels as the card's.
+
+    >>> from evalkit.judgecard.sets import HumanSet
+    >>> items = pd.DataFrame({"item_id": list("abcdef"), "group": [0, 0, 1, 1, 2, 2], "score": [1.0, 2, 4, 3, 5, 6],
+    ...                       "response": ["x"] * 6, "context": [["c"]] * 6})
+    >>> toy = HumanSet("toy", items, ("score",), None, "")
+    >>> card = scored_card("j", toy, [1.0, 3, 2, 4, 6, 5])
+    >>> forged = replace(card, rows=(replace(card.rows[0], pearson=0.99, share=1.5),
+    ...                              replace(card.rows[0], set="elsewhere", pearson=0.99)))
+    >>> shown, unchecked = board_card(forged, {"toy": toy}, bootstrap=0, seed=0)
+    >>> [(r.set, round(r.pearson, 3), r.share) for r in shown.rows], unchecked
+    ([('toy', 0.771, nan)], ('elsewhere',))
+    """
+    from evalkit.judgecard.card import _label_row
+    from evalkit.judgecard.checks import same_context_pairs
+
+    rows = []
+    for entry in card.scores:
+        human_set = human_sets.get(entry.set)
+        if human_set is None:
+            continue
+        items = human_set.items
+        pairs = same_context_pairs(list(items["context"])) if "context" in items.columns else []
+        scores = card.scores_on(human_set)
+        rows.extend(_label_row(human_set, label, scores, pairs, bootstrap=bootstrap, seed=seed)
+                    for label in human_set.labels)
+    shown = {row.set for row in rows}
+    unchecked = tuple(dict.fromkeys(row.set for row in card.rows if row.set not in shown))
+    return replace(card, rows=tuple(rows), bootstrap=bootstrap, seed=seed, slots=(), costs=(), consistency=(),
+                   curves=()), unchecked
+
+
+def write_board_card(card: Card, human_sets: Mapping[str, HumanSet], out: str | Path, *, bootstrap: int,
+                     seed: int) -> Path:
+    """The page a leaderboard links to for ``card``: ``card.html`` in the folder ``out`` (created), showing only
+    what :func:`board_card` recomputes, the sets it could not check named, the card's text labelled as the
+    card's (:func:`~evalkit.judgecard.render.card_html` with ``unchecked``)."""
+    from evalkit.judgecard.render import card_html
+
+    shown, unchecked = board_card(card, human_sets, bootstrap=bootstrap, seed=seed)
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    page = folder / "card.html"
+    page.write_text(card_html(shown, unchecked=unchecked), encoding="utf-8")
+    return page
 
 
 def scored_card(name: str, human_set: HumanSet, scores: Sequence[float], *, bootstrap: int = 0) -> Card:

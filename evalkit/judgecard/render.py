@@ -1,6 +1,8 @@
 """A card as one self-contained HTML page: per set and label a bar of Pearson r with its interval's whisker, the
 ceiling (red tick) and one person's agreement (grey tick) in inline SVG; the length and slot panels; the cost
-table. Every text that comes from data or a spec is escaped, and the judge's name is shown on one line.
+table. Every text that comes from data or a spec is escaped, and the judge's name is shown on one line. The page
+of a card as recorded says its figures are the card's own; the page a leaderboard writes shows only the rows it
+recomputed from the card's item scores (:func:`card_fragment`, ``unchecked``).
 
 >>> "<script>" in card_html(_empty("<script>alert(1)</script>"))
 False
@@ -12,6 +14,7 @@ from __future__ import annotations
 import html
 import json
 from pathlib import Path
+from typing import Sequence
 
 from evalkit.judgecard._names import one_line
 from evalkit.judgecard.card import Card
@@ -73,17 +76,37 @@ _STYLE = ("body{font-family:sans-serif;max-width:70em;margin:2em auto}table{bord
           "td,th{border:1px solid #ccc;padding:2px 6px;font-size:13px}code{white-space:pre-wrap}")
 
 
-def card_html(card: Card) -> str:
-    """The card as an HTML page (no external resources)."""
+def card_html(card: Card, *, unchecked: Sequence[str] | None = None) -> str:
+    """The card as an HTML page (no external resources); ``unchecked`` as in :func:`card_fragment`."""
     name = html.escape(one_line(card.judge))
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>Judge card: '
             f"{name}</title>\n<style>{_STYLE}</style></head><body>\n"
-            f"<h1>Judge card: {name}</h1>\n{card_fragment(card)}</body></html>\n")
+            f"<h1>Judge card: {name}</h1>\n{card_fragment(card, unchecked=unchecked)}</body></html>\n")
 
 
-def card_fragment(card: Card, *, heading: int = 2) -> str:
+def _notes(card: Card) -> tuple[str, str]:
+    """The card's free text (notes, and why sets were not scored), escaped, in lists."""
+    notes = "".join(f"<li>{html.escape(note)}</li>" for note in card.notes)
+    skipped = "".join(f"<li>{html.escape(name)}: {html.escape(why)}</li>" for name, why in card.skipped)
+    return notes or "<li>none</li>", skipped or "<li>none</li>"
+
+
+def card_fragment(card: Card, *, heading: int = 2, unchecked: Sequence[str] | None = None) -> str:
     """The card's body without page or title, to place in another page (the book's leaderboard); its
-    section headings are ``<h{heading}>``."""
+    section headings are ``<h{heading}>``.
+
+    ``unchecked`` None: the card as it records itself, every figure its own (the page of ``judge card``). A
+    tuple: a page a leaderboard writes of a card whose rows it has recomputed from the card's item scores and the
+    sets' human scores (:func:`~evalkit.judgecard.leaderboard.board_card`): only those rows are shown, labelled
+    recomputed; the sets in ``unchecked`` (rows the board could not check) are named, their figures not shown;
+    the slot, self-consistency, cost and label-budget tables, which item scores cannot give, are left out; the
+    spec, notes and reasons are shown escaped and labelled as the card's own text.
+
+    >>> from evalkit.judgecard.card import Card
+    >>> page = card_fragment(Card("j", {}, "test", 0, 0, (), (), (), (), ("<b>best judge</b>",)), unchecked=("x",))
+    >>> "&lt;b&gt;best judge&lt;/b&gt;" in page, "written by the card's author" in page, "x</li>" in page
+    (True, True, True)
+    """
     h = f"h{heading}"
     summary = card.summary()
     agreement = _table(["set", "label", "n", "groups", "Pearson", "95% interval", "Spearman", "Kendall", "ceiling",
@@ -96,6 +119,30 @@ def card_fragment(card: Card, *, heading: int = 2) -> str:
                       f"[{_fmt(r.length_partial_low)}, {_fmt(r.length_partial_high)}]", r.shorter_preferred_pairs,
                       r.prefers_longer, "length bias" if r.length_bias else ""]
                      for r in card.rows])
+    notes, skipped = _notes(card)
+    spec = html.escape(json.dumps(card.spec, ensure_ascii=False))
+    share = _fmt(summary["mean_share"])
+    if unchecked is not None:
+        left_out = "".join(f"<li>{html.escape(name)}</li>" for name in unchecked)
+        return f"""<p><b>Recomputed by the leaderboard.</b> Every figure on this page is computed by the board from the
+card's item scores and the sets' human scores (half <b>{html.escape(card.half)}</b>, {card.bootstrap} bootstrap
+resamples of item groups, seed {card.seed}), not read from the card. Mean Pearson r {_fmt(summary["mean_pearson"])};
+mean share of the human ceiling {share} (over {summary["rows_with_ceiling"]} rows with one).</p>
+<p>The judge as the card records it (not checked): <code>{spec}</code></p>
+<{h}>Agreement with people (recomputed)</{h}>
+<p>Bars: Pearson r; whisker: its 95% interval; red tick: the human noise ceiling; grey tick: one person against the
+others.</p>
+{_bars(card)}
+{agreement}
+<{h}>Length (recomputed)</{h}>{length}
+<{h}>Rows not shown: sets the board does not hold</{h}>
+<p>The card has rows on these sets; the board holds no human scores to check them against, so their figures are
+not shown.</p><ul>{left_out or "<li>none</li>"}</ul>
+<p>Not shown either: the card's slot, self-consistency, cost, abstention and label-budget tables, which its item
+scores cannot give (its card.json holds them, unchecked).</p>
+<{h}>Sets not scored (the card's own reasons, as written)</{h}><ul>{skipped}</ul>
+<{h}>Notes (written by the card's author, not checked)</{h}><ul>{notes}</ul>
+"""
     slots = (_table(["set", "pairs", "first-slot wins", "95% interval", "flip rate", "95% interval"],
                     [[s.set, s.pairs, s.first_slot, f"[{_fmt(s.first_slot_low)}, {_fmt(s.first_slot_high)}]", s.flip,
                       f"[{_fmt(s.flip_low)}, {_fmt(s.flip_high)}]"] for s in card.slots])
@@ -112,17 +159,15 @@ def card_fragment(card: Card, *, heading: int = 2) -> str:
                        c.get("fell_back")]
                       for c in card.curves])
               if card.curves else "")
-    notes = "".join(f"<li>{html.escape(note)}</li>" for note in card.notes)
     cost = _table(["set", "items", "seconds", "calls", "cache hits", "prompt tokens", "completion tokens", "money",
                    "abstained"],
                   [[c.set, c.items, c.seconds, c.calls, c.cache_hits, c.prompt_tokens, c.completion_tokens, c.money,
                     c.abstained] for c in card.costs])
     abstentions = "".join(f"<li>{html.escape(c.set)}, {html.escape(item)}: <code>{html.escape(text)}</code></li>"
                           for c in card.costs for item, text in c.examples)
-    skipped = "".join(f"<li>{html.escape(name)}: {html.escape(why)}</li>" for name, why in card.skipped)
-    spec = html.escape(json.dumps(card.spec, ensure_ascii=False))
-    share = _fmt(summary["mean_share"])
-    return f"""<p>Half: <b>{html.escape(card.half)}</b>; {card.bootstrap} bootstrap resamples of item groups (contexts),
+    return f"""<p>Every figure on this page is as the card records it (its card.json). A leaderboard ranks on what it
+recomputes from the card's item scores and the sets' human scores, not on these.</p>
+<p>Half: <b>{html.escape(card.half)}</b>; {card.bootstrap} bootstrap resamples of item groups (contexts),
 seed {card.seed}.
 Mean Pearson r {_fmt(summary["mean_pearson"])}; mean share of the human ceiling {share}
 (over {summary["rows_with_ceiling"]} rows with one).</p>
@@ -138,8 +183,8 @@ others.</p>
 <{h}>Self-consistency</{h}>{consistency}
 <{h}>Cost</{h}>{cost}
 <{h}>Abstentions</{h}><ul>{abstentions or "<li>none</li>"}</ul>
-<{h}>Sets not scored</{h}><ul>{skipped or "<li>none</li>"}</ul>
-<{h}>Notes</{h}><ul>{notes or "<li>none</li>"}</ul>
+<{h}>Sets not scored</{h}><ul>{skipped}</ul>
+<{h}>Notes (the card's own text, as written)</{h}><ul>{notes}</ul>
 """
 
 

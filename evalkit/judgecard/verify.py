@@ -8,10 +8,13 @@ A card is a file anyone can edit, so the board trusts nothing it could recompute
 * every row on a set the board holds is recomputed from the card's item scores and the set's human scores: its
   ``n``, Pearson r, Spearman rho and Kendall tau must be what the card says (to 1e-9) — else the card is
   **refused**, naming the row's field, so no page of the board shows a correlation its scores do not give; rows
-  on sets the board does not hold cannot be checked and are left as they are;
+  on sets the board does not hold cannot be checked: they enter no column of the board, and a card page the
+  board writes (:func:`~evalkit.judgecard.leaderboard.write_board_card`) names their sets without their
+  figures and shows every other row as the board recomputes it (share, ceiling and intervals too);
 * scores that are a linear function of a set's human scores (|r| = 1 on 3 or more items: the human labels
   themselves, rescaled or not) are **flagged**: no judge agrees with the mean of several noisy people exactly,
-  so such a card holds the answer key; a flagged judge is shown with its flag and not ranked.
+  so such a card holds the answer key; a flagged judge is shown with its flag and not ranked (so is one whose
+  share of the ceiling lies above 1: :func:`~evalkit.judgecard.leaderboard.ceiling_flags`).
 
 >>> import pandas as pd
 >>> from evalkit.judgecard.sets import HumanSet

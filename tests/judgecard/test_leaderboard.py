@@ -117,7 +117,7 @@ def test_a_card_survives_its_json_and_per_set_cards_merge(board_inputs, tmp_path
     with pytest.raises(ValueError, match="sets scored twice: one"):
         merge_cards([parts[0], parts[0]])
     with pytest.raises(ValueError, match="differ in half"):
-        merge_cards([parts[0], Card("weak", {}, "test", 0, 0, (), (), ())])
+        merge_cards([parts[0], Card("weak", parts[0].spec, "test", 0, 0, (), (), ())])
     with pytest.raises(ValueError, match="y.json: not a judge card's record .no field 'rows'."):
         Card.from_record({"judge": "x"}, source="y.json")
 
@@ -267,7 +267,7 @@ def test_board_tables_and_sentence_render_as_tables_and_never_as_html(board_inpu
     assert table.count("<tr>") == 5 and "—" not in table and "<img" not in table
     assert '<a href="#card-0">&lt;img src=x onerror=alert(1)&gt;</a>' in table
     markdown = leaderboard_markdown(board).splitlines()
-    assert markdown[1] == "|---|---|---|---|---|---|---|" and all(line.count(" | ") == 6 for line in markdown[2:])
+    assert markdown[1] == "|---|---|---|---|---|---|---|---|" and all(line.count(" | ") == 7 for line in markdown[2:])
     sentence = board_sentence(board)
     assert "<img" not in sentence and "&lt;img src=x onerror=alert(1)&gt;" in sentence
     import markdown_it
@@ -336,8 +336,8 @@ def _renamed(cards, names):
 
 
 def _one_row_each(lines: list[str], judges: int) -> bool:
-    """A Markdown table of ``judges`` rows: a header, a separator and one line of seven cells per judge."""
-    return len(lines) == 2 + judges and all(line.count(" | ") == 6 for line in [lines[0], *lines[2:]])
+    """A Markdown table of ``judges`` rows: a header, a separator and one line of eight cells per judge."""
+    return len(lines) == 2 + judges and all(line.count(" | ") == 7 for line in [lines[0], *lines[2:]])
 
 
 def test_a_name_with_a_line_break_or_a_pipe_keeps_every_row_one_row(board_inputs, tmp_path, monkeypatch):
@@ -353,7 +353,7 @@ def test_a_name_with_a_line_break_or_a_pipe_keeps_every_row_one_row(board_inputs
     for table in (leaderboard_markdown(board), leaderboard_markdown(board, links)):
         assert _one_row_each(table.split("\n"), len(cards)), table
         rendered = markdown_it.MarkdownIt("commonmark").enable("table").render(table)
-        assert rendered.count("<tr>") == 1 + len(cards) and rendered.count("<td>") == 7 * len(cards), rendered
+        assert rendered.count("<tr>") == 1 + len(cards) and rendered.count("<td>") == 8 * len(cards), rendered
         assert "<script>" not in rendered and "&lt;script&gt;alert(1)&lt;/script&gt;" in rendered
         assert "two lines \\| and a pipe" in table
     sentence = board_sentence(board)
@@ -362,7 +362,7 @@ def test_a_name_with_a_line_break_or_a_pipe_keeps_every_row_one_row(board_inputs
     assert rendered.count("<p>") == 1, rendered
     assert not any(tag in rendered for tag in ("<ul", "<ol", "<h1", "<pre", "<script")), rendered
     page = leaderboard_html(board, links)
-    assert page.count("<tr>") == 1 + len(cards) and page.count("<td>") == 7 * len(cards)
+    assert page.count("<tr>") == 1 + len(cards) and page.count("<td>") == 8 * len(cards)
     assert "<script>" not in page and "\n" not in page and "two lines | and a pipe</a>" in page
     for card in renamed:
         shown = html.escape("".join(" " if c in "\n\r\u2028" else c for c in card.judge))

@@ -1,0 +1,214 @@
+"""What the leaderboard shows and where it comes from: a card named like another judge is never merged into it
+unseen, each line names its card file and the fingerprint of its item scores, the pages the board writes show
+only what it recomputes, and a share above the human ceiling is flagged, not ranked first."""
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from evalkit.judgecard import Card, card_html, judge_card, merge_cards, write_card
+from evalkit.judgecard.leaderboard import (ABOVE_CEILING, _rating_stats, _resampled_ceilings, board_card,
+                                           board_sentence, leaderboard_html, leaderboard_markdown, scores_fingerprint,
+                                           standings, standings_frame, write_board_card)
+from evalkit.judgecard.sets import noise_ceiling
+from tests.judgecard.test_leaderboard import _board_of, column_judge, people_set
+
+
+@pytest.fixture(scope="module")
+def inputs():
+    sets = {name: people_set(name, seed=k) for k, name in enumerate(("one", "two"))}
+    rng = np.random.default_rng(11)
+    truth = {n: s.items["truth"].to_numpy() for n, s in sets.items()}
+    judges = {"good": {n: t + rng.normal(scale=0.6, size=len(t)) for n, t in truth.items()},
+              "weak": {n: t + rng.normal(scale=2.0, size=len(t)) for n, t in truth.items()}}
+    cards = {name: judge_card(column_judge(name, values), list(sets.values()), half="all", bootstrap=0)
+             for name, values in judges.items()}
+    return sets, judges, cards
+
+
+def _write(card: Card, folder: Path, edit=None) -> Path:
+    """``card``'s card.json in ``folder``, its record changed by ``edit(record)`` first when given."""
+    record = json.loads(card.to_json())
+    if edit is not None:
+        edit(record)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "card.json").write_text(json.dumps(record))
+    return folder / "card.json"
+
+
+def _per_set(name: str, values: dict, sets, only: str) -> Card:
+    return judge_card(column_judge(name, values), [sets[only]], half="all", bootstrap=0)
+
+
+# --------------------------------------------------------------------------- one name, two judges
+
+def test_a_card_of_another_judge_with_the_same_name_is_refused_naming_both_files(inputs, tmp_path, monkeypatch,
+                                                                                 capsys):
+    """A card whose judge was named "good" by someone else, on a set the real "good" card does not hold, was
+    merged into good's line and moved it: cards whose stored judge record differs are two judges."""
+    sets, judges, _ = inputs
+    honest = _write(_per_set("good", judges["good"], sets, "one"), tmp_path / "cards" / "good-one")
+    rng = np.random.default_rng(0)
+    other = {n: rng.normal(size=120) for n in sets}
+    hijack = _write(_per_set("good", other, sets, "two"), tmp_path / "cards" / "other",
+                    lambda r: r["spec"].update(name="good", path="someone-elses-judge.yml"))
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "board") == 2
+    error = capsys.readouterr().err
+    assert str(honest) in error and str(hijack) in error and "differ in spec" in error, error
+    assert "two judges with one name" in error and not (tmp_path / "board").exists()
+
+
+def test_a_card_with_the_same_name_on_a_set_the_judge_scored_is_refused(inputs, tmp_path, monkeypatch, capsys):
+    """A copied card of "good" with its costs emptied and other scores on set one was merged (only the costs were
+    compared), and the line read whichever scores came first: a set on two cards is refused, however it is held."""
+    sets, judges, cards = inputs
+    first = _write(cards["good"], tmp_path / "cards" / "good")
+    rng = np.random.default_rng(1)
+    copied = _write(_per_set("good", {"one": rng.normal(size=120)}, sets, "one"), tmp_path / "cards" / "copy",
+                    lambda r: r.update(costs=[]))
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "board") == 2
+    error = capsys.readouterr().err
+    assert str(first) in error and str(copied) in error and "sets scored twice: one" in error, error
+
+
+def test_one_judges_cards_on_different_sets_merge_and_the_line_names_every_file(inputs, tmp_path, monkeypatch):
+    """The merge is kept for one judge's per-set cards (same name, same stored judge record): its line lists
+    the files it was merged from, and every line carries the fingerprint of its item scores."""
+    sets, judges, cards = inputs
+    files = [_write(_per_set("good", judges["good"], sets, name), tmp_path / "cards" / f"good-{name}") for name in sets]
+    _write(cards["weak"], tmp_path / "cards" / "weak")
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "board") == 0
+    record = {r["judge"]: r for r in json.loads((tmp_path / "board" / "leaderboard.json").read_text())}
+    assert record["good"]["card"] == ", ".join(map(str, files)) and record["good"]["ceiling_rows"] == 2
+    merged = merge_cards([_per_set("good", judges["good"], sets, name) for name in sets])
+    assert record["good"]["fingerprint"] == scores_fingerprint(merged) != record["weak"]["fingerprint"]
+    table = (tmp_path / "board" / "leaderboard.md").read_text()
+    assert f"{files[0]}, {files[1]}; scores {scores_fingerprint(merged)} |" in table.replace("\\", "")
+
+
+def test_two_judges_that_print_the_same_name_are_two_lines_told_apart(inputs, tmp_path, monkeypatch):
+    """A judge named "good\\n" prints as "good": it is its own line, with its own file and fingerprint beside
+    good's, in the tables, the JSON and the command's leaderboard.md."""
+    sets, judges, cards = inputs
+    twin = replace(cards["weak"], judge="good\n")
+    board = standings([cards["good"], twin], sets, bootstrap=50, sources={"good": "a/card.json",
+                                                                           "good\n": "b/card.json"})
+    cells = {s.judge: (s.card, s.fingerprint) for s in board}
+    assert cells == {"good": ("a/card.json", scores_fingerprint(cards["good"])),
+                     "good\n": ("b/card.json", scores_fingerprint(twin))}
+    assert scores_fingerprint(cards["good"]) != scores_fingerprint(twin)
+    page = leaderboard_html(board)
+    assert page.count("<td>good") == 2 and "a/card.json; scores" in page and "b/card.json; scores" in page
+    assert set(standings_frame(board)["card"]) == {"a/card.json", "b/card.json"}
+    _write(cards["good"], tmp_path / "cards" / "good")
+    _write(twin, tmp_path / "cards" / "twin")
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "board") == 0
+    lines = (tmp_path / "board" / "leaderboard.md").read_text().splitlines()[2:]
+    assert len(lines) == 2 and any("twin/card.json" in line for line in lines) and \
+        any("cards/good/card.json" in line for line in lines)
+
+
+# --------------------------------------------------------------------------- pages the board writes
+
+def _forged(card: Card) -> Card:
+    """``card`` with every field the board does not check raised, a row on a set the board does not hold and
+    notes that are markup."""
+    rows = tuple(replace(row, share=4.321, ceiling=0.123, pearson_low=0.777, pearson_high=0.778, one_person=0.654,
+                         ceiling_note="made up", length_partial=-0.555, at_ceiling=True) for row in card.rows)
+    elsewhere = replace(card.rows[0], set="elsewhere", pearson=0.999, share=9.876)
+    return replace(card, rows=(*rows, elsewhere), notes=("<script>alert(1)</script> best judge ever",))
+
+
+def test_the_page_the_board_writes_shows_only_what_it_recomputes(inputs, tmp_path):
+    """A card's share, ceiling, intervals and rows on sets the board does not hold were shown on its board page
+    as written: the board's page recomputes every row from the item scores, names the sets it could not check,
+    and shows the notes escaped, as the author's text."""
+    sets, _, cards = inputs
+    honest, forged = cards["good"], _forged(cards["good"])
+    assert standings([forged, cards["weak"]], sets, bootstrap=20)[0].judge == "good"  # the checks pass
+    page = write_board_card(forged, sets, tmp_path / "cards" / "00", bootstrap=50, seed=0).read_text()
+    for made_up in ("4.321", "0.123", "0.777", "0.654", "made up", "-0.555", "0.999", "9.876", "<script>"):
+        assert made_up not in page, made_up
+    shown, unchecked = board_card(forged, sets, bootstrap=50, seed=0)
+    assert unchecked == ("elsewhere",) and [r.set for r in shown.rows] == ["one", "two"]
+    for row, true in zip(shown.rows, honest.rows):
+        assert row.pearson == pytest.approx(true.pearson) and row.share == pytest.approx(true.share)
+        assert row.ceiling == pytest.approx(noise_ceiling(sets[row.set].ratings, "score").ceiling)
+        assert row.pearson_low < row.pearson < row.pearson_high  # the board's own resamples
+        assert f"<td>{row.share:.3f}</td>" in page and f"<td>{row.ceiling:.3f}</td>" in page
+    assert "Recomputed by the leaderboard" in page and "<li>elsewhere</li>" in page
+    assert "Notes (written by the card&#x27;s author, not checked)" in page or \
+        "Notes (written by the card's author, not checked)" in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; best judge ever" in page
+
+
+def test_a_cards_own_page_says_its_figures_are_the_cards(inputs):
+    """The page of a card as recorded (``judge card``'s) says its figures are the card's own and labels its notes
+    as the card's text."""
+    _, _, cards = inputs
+    page = card_html(_forged(cards["good"]))
+    assert "Every figure on this page is as the card records it" in page
+    assert "Notes (the card's own text, as written)" in page and "<script>" not in page
+
+
+# --------------------------------------------------------------------------- above the human ceiling
+
+def test_the_ceiling_recomputed_on_every_item_once_is_the_sets_ceiling(inputs):
+    sets, _, _ = inputs
+    human = sets["one"]
+    ids = human.items["item_id"].astype(str)
+    value = _resampled_ceilings(*_rating_stats(human, "score", ids), [np.arange(len(ids))])[0]
+    assert value == pytest.approx(noise_ceiling(human.ratings, "score").ceiling)
+
+
+def test_scores_that_are_the_labels_plus_noise_are_flagged_above_the_ceiling(inputs, tmp_path, monkeypatch, capsys):
+    """Human means plus noise (r about 0.96: under the near-copy flag's 0.99) ranked first with a mean share of
+    1.05 and no flag: a share above the ceiling by its interval, the ceiling resampled too, is flagged and the
+    judge is listed after the ranked ones; a judge that knows the true score is not flagged."""
+    sets, judges, cards = inputs
+    rng = np.random.default_rng(3)
+    noisy = {n: s.items["score"].to_numpy() + rng.normal(scale=0.3, size=len(s.items)) for n, s in sets.items()}
+    truth = {n: s.items["truth"].to_numpy() for n, s in sets.items()}
+    labelled = judge_card(column_judge("labels plus noise", noisy), list(sets.values()), half="all", bootstrap=0)
+    oracle = judge_card(column_judge("oracle", truth), list(sets.values()), half="all", bootstrap=0)
+    assert all(row.pearson < 0.99 for row in labelled.rows)
+    board = standings([cards["weak"], labelled, oracle, cards["good"]], sets, bootstrap=200)
+    by_name = {s.judge: s for s in board}
+    flagged = by_name["labels plus noise"]
+    assert flagged.rank == 0 and flagged.mean_share > 1 and flagged.flags[0].startswith(ABOVE_CEILING)
+    assert [s.judge for s in board][-1] == "labels plus noise" and not by_name["oracle"].flags
+    assert by_name["oracle"].rank == 1 and {by_name["good"].rank, by_name["weak"].rank} == {2, 3}
+    assert "labels plus noise" not in "".join(t for s in board for t in s.tied_with)
+    row = leaderboard_markdown(board).splitlines()[-1]
+    assert row.startswith("| – | labels plus noise |") and "above the human ceiling" in row
+    assert "Not ranked, flagged: labels plus noise (above the human ceiling" in board_sentence(board)
+    for number, card in enumerate((cards["weak"], labelled, oracle)):
+        write_card(card, tmp_path / "cards" / f"{number}")
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "board") == 0
+    assert "note: labels plus noise is not ranked: above the human ceiling" in capsys.readouterr().err
+    record = {r["judge"]: r for r in json.loads((tmp_path / "board" / "leaderboard.json").read_text())}
+    assert record["labels plus noise"]["rank"] == 0 and ABOVE_CEILING in record["labels plus noise"]["flags"]
+
+
+def test_a_copy_on_one_set_is_flagged_on_that_row_and_on_a_board_of_other_labels(inputs):
+    """Labels plus noise on one set and an honest judge's scores on the other: the row above the ceiling is
+    named, and the judge stays flagged on a board ranked on other labels' rows (a reference-free board)."""
+    sets, judges, _ = inputs
+    rng = np.random.default_rng(4)
+    mixed = {"one": sets["one"].items["score"].to_numpy() + rng.normal(scale=0.2, size=120), "two": judges["good"]["two"]}
+    card = judge_card(column_judge("half copied", mixed), list(sets.values()), half="all", bootstrap=0)
+    standing = standings([card], sets, bootstrap=200)[0]
+    assert standing.rank == 0 and any(f.startswith(ABOVE_CEILING) and "one/score" in f for f in standing.flags)
+    assert standings([card], sets, bootstrap=200, labels=["nothing"])[0].flags
+
+
+def test_the_answer_key_is_still_refused_a_rank(inputs):
+    sets, _, cards = inputs
+    key = {n: s.items["score"].to_numpy() for n, s in sets.items()}
+    board = standings([cards["good"], judge_card(column_judge("key", key), list(sets.values()), half="all",
+                                                     bootstrap=0)], sets, bootstrap=50)
+    assert board[-1].judge == "key" and board[-1].rank == 0 and "answer key" in board[-1].flags[0]
