@@ -65,6 +65,7 @@ class JobConfig:
     proxies: dict[str, ProxySpec] = field(default_factory=lambda: {"smollm2": ProxySpec()})
     assistant: ModelSpec = field(default_factory=ModelSpec)
     guided: bool = True
+    echo_guard: bool = True
     goal_writer: ModelSpec = field(default_factory=ModelSpec)
     judges: dict[str, ModelSpec] = field(default_factory=lambda: {"smollm2": ModelSpec()})
     metrics: list[str] = field(default_factory=lambda: list(METRICS))
@@ -295,7 +296,7 @@ def _checked_numbers(read: Fields, given: dict[str, Any]) -> dict[str, Any]:
     if "seeds" in given:
         out["seeds"] = read.integer_list("seeds", minimum=0)
         _no_repeats(read, "seeds", out["seeds"])
-    for name in ("guided", "controls"):
+    for name in ("guided", "echo_guard", "controls"):
         if name in given:
             out[name] = read.boolean(name)
     return out

@@ -9,6 +9,7 @@ import pandas as pd
 
 from evalkit.models import Backend
 from evalkit.userproxy import realism
+from evalkit.userproxy.rollout import is_echo
 from evalkit.userproxy.lexical import (LEXICAL_METRICS, LEXICAL_MODES, LexicalMode, Tokenizer, lexical_profile, tokenizer_named,
                       user_text)
 from evalkit.stats import summarise
@@ -197,10 +198,6 @@ def user_turn_counts(episodes_by_dataset: dict[str, list[dict]], real_user_turns
     return proxy, real
 
 
-def _words(text: str) -> list[str]:
-    return [w for w in "".join(c.lower() if c.isalnum() else " " for c in str(text)).split()]
-
-
 def echoes(turns: Sequence[Turn], *, overlap: float = 0.8) -> tuple[int, int]:
     """(assistant turns that echo the user turn just before them, assistant turns that follow a user turn): an
     echo is a reply whose words are at least ``overlap`` of the user turn's words, in order of appearance
@@ -219,20 +216,7 @@ def echoes(turns: Sequence[Turn], *, overlap: float = 0.8) -> tuple[int, int]:
         if before.get("role") != "user" or turn.get("role") != "assistant":
             continue
         replies += 1
-        said, answer = _words(before.get("content", "")), _words(turn.get("content", ""))
-        if said and _longest_common_run(said, answer) >= overlap * len(said):
-            echoed += 1
+        echoed += is_echo(before.get("content", ""), turn.get("content", ""), overlap=overlap)
     return echoed, replies
 
 
-def _longest_common_run(first: list[str], second: list[str]) -> int:
-    """The length of the longest run of words that ``first`` and ``second`` share, in order."""
-    best, previous = 0, [0] * (len(second) + 1)
-    for a in first:
-        current = [0] * (len(second) + 1)
-        for j, b in enumerate(second, 1):
-            if a == b:
-                current[j] = previous[j - 1] + 1
-                best = max(best, current[j])
-        previous = current
-    return best

@@ -164,11 +164,13 @@ class _Executor:
             written_for += chosen
         proxy, assistant = self.roles.door("proxy", spec.model), self.roles.door("assistant", config.assistant)
         empty: list[dict[str, Any]] = []
+        repairs: list[dict[str, Any]] = []
         served: list[tuple[str, list[int]]] = []
         rolled = mirror_rollouts(turns, goals, levels, proxy, assistant, mode=config.mode,
                                  user_tokens=config.user_tokens, assistant_tokens=config.assistant_tokens,
                                  guided=config.guided, temperature=spec.temperature, seed=group[0].seed,
-                                 empty_turns=empty, served=served)
+                                 empty_turns=empty, served=served, echo_guard=config.echo_guard,
+                                 echo_repairs=repairs)
         seconds = (time.perf_counter() - started) / len(turns)
         charged: dict[tuple[str, str], list[Any]] = {}
         for role, door, episodes in (
@@ -186,7 +188,8 @@ class _Executor:
             self.store.put_episodes(unit, [
                 (positions[i], sample.at[positions[i], "conversation_id"], None,
                  {"goal": goals[i], "turns": rolled[i],
-                  "empty_turns": [{**e, "episode": positions[i]} for e in empty if e["episode"] == i]}, seconds)
+                  "empty_turns": [{**e, "episode": positions[i]} for e in empty if e["episode"] == i],
+                  "echo_repairs": [{**e, "episode": positions[i]} for e in repairs if e["episode"] == i]}, seconds)
                 for i in mine])
             for role in ("goal_writer", "proxy", "assistant"):
                 if charged.get((unit.unit_id, role)):
@@ -206,24 +209,30 @@ class _Executor:
             else:
                 goals = synthesize_goals(turns, spec.goal_level, self.roles.door("goal_writer", config.goal_writer))
             empty: list[dict[str, Any]] = []
+            repairs: list[dict[str, Any]] = []
             rolled = mirror_rollouts(turns, goals, spec.goal_level, proxy, assistant, mode=config.mode,
                                      user_tokens=config.user_tokens, assistant_tokens=config.assistant_tokens,
                                      guided=config.guided, temperature=spec.temperature, seed=unit.seed,
-                                     empty_turns=empty)
+                                     empty_turns=empty, echo_guard=config.echo_guard, echo_repairs=repairs)
             seconds = (time.perf_counter() - started) / len(positions)
             self.store.put_episodes(unit, [
                 (p, sample.at[p, "conversation_id"], None,
-                 {"goal": g, "turns": r, "empty_turns": [e for e in empty if e["episode"] == k]}, seconds)
+                 {"goal": g, "turns": r, "empty_turns": [e for e in empty if e["episode"] == k],
+                  "echo_repairs": [e for e in repairs if e["episode"] == k]}, seconds)
                 for k, (p, g, r) in enumerate(zip(positions, goals, rolled))])
             self.roles.drain(self.store, unit)
         episodes = self.store.episodes(unit.unit_id)
         words = [sum(len(t["content"].split()) for t in e["payload"]["turns"] if t["role"] == "user")
                  for e in episodes.values()]
         empty_turns = [e for episode in episodes.values() for e in episode["payload"].get("empty_turns", [])]
+        repairs = [e["how"] for episode in episodes.values() for e in episode["payload"].get("echo_repairs", [])]
         return {"episodes": len(episodes), "proxy_user_words": float(np.mean(words)),
                 "real_user_words": float(sample["user_tokens"].mean()),
                 "empty_user_turns": sum(e["role"] == "user" for e in empty_turns),
-                "empty_assistant_turns": sum(e["role"] == "assistant" for e in empty_turns)}
+                "empty_assistant_turns": sum(e["role"] == "assistant" for e in empty_turns),
+                "echoes_asked_again": repairs.count("asked again"),
+                "echoes_given_the_real_reply": repairs.count("real reply"),
+                "echoes_kept": repairs.count("still an echo")}
 
     def metric(self, unit: Unit) -> dict[str, Any]:
         """Score a finished rollout with the unit's metric (a lexical z-score, or a judge's verdicts stored

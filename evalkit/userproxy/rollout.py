@@ -5,7 +5,10 @@ levels — ``full`` (2-4 sentences: intent, tone, the kind of person), ``topic``
 
 The mirror driver then lets the proxy write every user turn of the conversation from the goal and the
 conversation so far, while the assistant — shown the real assistant reply of that point — answers in its
-spirit, so the rollout follows the real trajectory. The single-turn driver stops after the first exchange.
+spirit, so the rollout follows the real trajectory. A small assistant model often repeats the user's turn
+instead of answering it; with the echo guard, such a reply (:func:`is_echo`) is asked for once more with an
+instruction not to repeat, and a guided assistant whose second reply still echoes gives the real reply of
+that point instead. The single-turn driver stops after the first exchange.
 Small models asked to "be the user" tend to answer as the assistant, so the proxy is told about the user in
 the third person and asked to continue a transcript whose next line starts with ``USER:``.
 """
@@ -19,7 +22,7 @@ from evalkit.userproxy.data import render
 from evalkit.data.dialogue import Turn
 
 __all__ = ["GoalLevel", "goal_messages", "synthesize_goals", "proxy_messages", "assistant_messages",
-           "clean_user_turn", "mirror_rollouts"]
+           "clean_user_turn", "is_echo", "mirror_rollouts"]
 
 GoalLevel = Literal["full", "topic", "none"]
 
@@ -60,11 +63,17 @@ def proxy_messages(goal: str, level: GoalLevel, so_far: Sequence[Turn], *, max_w
     return [{"role": "user", "content": prompt}, {"role": "assistant", "content": "USER:"}]
 
 
-def assistant_messages(so_far: Sequence[Turn], reference: str | None, *, max_words: int = 80) -> Messages:
-    """The assistant's prompt: the rollout so far as chat turns, guided by the real reply at this point."""
+_NO_ECHO = " Do not repeat or quote the user's message: answer it in your own words."
+
+
+def assistant_messages(so_far: Sequence[Turn], reference: str | None, *, max_words: int = 80,
+                       no_echo: bool = False) -> Messages:
+    """The assistant's prompt: the rollout so far as chat turns, guided by the real reply at this point
+    (``no_echo``: told not to repeat the user, the echo guard's second ask)."""
     guide = ("You are a helpful AI assistant." if reference is None else
              "You are a helpful AI assistant. In the original conversation the assistant replied at this point: "
              f"\"{' '.join(reference.split()[:max_words])}\". Answer the user's latest message in the same spirit.")
+    guide += _NO_ECHO if no_echo else ""
     return [{"role": "system", "content": guide}] + [{"role": t["role"], "content": t["content"]} for t in so_far]
 
 
@@ -86,6 +95,36 @@ def clean_user_turn(text: str) -> str:
     return text
 
 
+def _words(text: str) -> list[str]:
+    return "".join(c.lower() if c.isalnum() else " " for c in str(text)).split()
+
+
+def _longest_common_run(first: list[str], second: list[str]) -> int:
+    """The length of the longest run of words that ``first`` and ``second`` share, in order."""
+    best, previous = 0, [0] * (len(second) + 1)
+    for word in first:
+        current = [0] * (len(second) + 1)
+        for j, other in enumerate(second, start=1):
+            if word == other:
+                current[j] = previous[j - 1] + 1
+                best = max(best, current[j])
+        previous = current
+    return best
+
+
+def is_echo(said: str, answer: str, *, overlap: float = 0.8) -> bool:
+    """Whether ``answer`` repeats ``said``: its longest run of words shared with ``said``, in order, is at
+    least ``overlap`` of ``said``'s words (case and punctuation ignored).
+
+    >>> is_echo("Hey there! I'm Sarah, planning a trip.", "hey there, I'm Sarah planning a trip")
+    True
+    >>> is_echo("Any tips for Lisbon?", "Try the trams and the custard tarts.")
+    False
+    """
+    words = _words(said)
+    return bool(words) and _longest_common_run(words, _words(answer)) >= overlap * len(words)
+
+
 PLACEHOLDER = "…"
 
 
@@ -104,7 +143,8 @@ def mirror_rollouts(episodes: Sequence[Sequence[Turn]], goals: Sequence[str],
                     mode: Literal["multi", "single"] = "multi", user_tokens: int = 48,
                     assistant_tokens: int = 64, guided: bool = True, temperature: float = 0.0,
                     seed: int = 0, empty_turns: list[dict[str, Any]] | None = None,
-                    served: list[tuple[str, list[int]]] | None = None) -> list[list[Turn]]:
+                    served: list[tuple[str, list[int]]] | None = None, echo_guard: bool = True,
+                    echo_repairs: list[dict[str, Any]] | None = None) -> list[list[Turn]]:
     """Replay each real conversation with the proxy writing the user turns.
 
     A model that writes nothing still gives the conversation its turn (an ellipsis holds the place, so the
@@ -121,6 +161,11 @@ def mirror_rollouts(episodes: Sequence[Sequence[Turn]], goals: Sequence[str],
     they are told about the user roll out together). When ``served`` is a list, each model call appends
     (``"proxy"`` or ``"assistant"``, the episodes its prompts belong to, in order): a door's call records
     can then be charged to the episodes that caused them.
+
+    With ``echo_guard``, an assistant reply that echoes the user turn before it is asked for once more
+    (:func:`assistant_messages` with ``no_echo``); a guided assistant whose second reply still echoes gives
+    the real reply of that point. Each such turn is appended to ``echo_repairs`` (episode, turn, and
+    ``"asked again"``, ``"real reply"`` or ``"still an echo"``) when a list is given.
     """
     if len(episodes) != len(goals):
         raise ValueError(f"{len(episodes)} episodes but {len(goals)} goals")
@@ -143,11 +188,25 @@ def mirror_rollouts(episodes: Sequence[Sequence[Turn]], goals: Sequence[str],
             rollouts[i].append({"role": "user", "content": _filled(clean_user_turn(result.texts[0]), i, rollouts[i],
                                                                    "user", empty_turns)})
         answering = [i for i in active if step < len(real_replies[i])]
-        replies = assistant.generate([assistant_messages(rollouts[i], real_replies[i][step] if guided else None)
-                                      for i in answering], max_tokens=assistant_tokens)
+        guides = {i: real_replies[i][step] if guided else None for i in answering}
+        replies = assistant.generate([assistant_messages(rollouts[i], guides[i]) for i in answering],
+                                     max_tokens=assistant_tokens)
         if served is not None:
             served.append(("assistant", answering))
-        for i, result in zip(answering, replies):
-            rollouts[i].append({"role": "assistant", "content": _filled(result.texts[0].strip(), i, rollouts[i],
-                                                                        "assistant", empty_turns)})
+        texts = {i: result.texts[0].strip() for i, result in zip(answering, replies)}
+        echoed = [i for i in answering if echo_guard and is_echo(rollouts[i][-1]["content"], texts[i])]
+        if echoed:
+            again = assistant.generate([assistant_messages(rollouts[i], guides[i], no_echo=True) for i in echoed],
+                                       max_tokens=assistant_tokens)
+            if served is not None:
+                served.append(("assistant", echoed))
+            for i, result in zip(echoed, again):
+                texts[i], how = result.texts[0].strip(), "asked again"
+                if is_echo(rollouts[i][-1]["content"], texts[i]):
+                    texts[i], how = (guides[i], "real reply") if guides[i] else (texts[i], "still an echo")
+                if echo_repairs is not None:
+                    echo_repairs.append({"episode": i, "turn": len(rollouts[i]), "how": how})
+        for i in answering:
+            rollouts[i].append({"role": "assistant", "content": _filled(texts[i], i, rollouts[i], "assistant",
+                                                                        empty_turns)})
     return rollouts

@@ -320,3 +320,27 @@ def page_problems(html_root: Path, page: Path, dom: str, images: list[dict] | No
     if images is not None:
         problems += broken_images(images)
     return problems
+
+
+def screenshot(chromium: str, page: Path, out: Path, profile: Path, *, size: tuple[int, int] = (1280, 900)) -> Path:
+    """The first screen of ``page`` as a reader's browser shows it, saved as the PNG ``out`` (kept for review)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    command = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+               "--disable-background-networking", "--disable-component-update", "--disable-sync",
+               "--hide-scrollbars", f"--user-data-dir={profile}", f"--window-size={size[0]},{size[1]}",
+               "--virtual-time-budget=3000", f"--screenshot={out}", page.as_uri()]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    if done.returncode != 0 or not out.is_file():
+        raise RuntimeError(f"chromium made no screenshot of {page}: {done.stderr[-2000:]}")
+    return out
+
+
+def blank_screen(png: Path) -> bool:
+    """Whether a screenshot shows (almost) nothing: under 0.1% of its pixels differ from its most common colour
+    (a heading and one line of text are about 0.2%; a chapter's first screen of text is several per cent)."""
+    from PIL import Image
+
+    with Image.open(png) as image:
+        colours = image.convert("RGB").getcolors(maxcolors=1 << 24)
+    counts = sorted((count for count, _ in colours), reverse=True)
+    return counts[0] > 0.999 * sum(counts)

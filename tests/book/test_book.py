@@ -168,6 +168,12 @@ def test_book_pages_render_in_a_browser(book_index, tmp_path):
         if page.name == "teachers_guide.html":
             assert "Minutes" in dom and "params/lab.yml" in dom and "LAB_" not in dom
     assert not problems, problems
+    # each chapter's first screen, kept under _build/screenshots for a reviewer to look at
+    shots = runner.PROJECT_ROOT / "_build" / "screenshots"
+    for source in runner.notebook_sources():
+        png = book_pages.screenshot(chromium, html_root / "notebooks" / f"{source.stem}.html",
+                                    shots / f"{source.stem}.png", tmp_path / "profile")
+        assert not book_pages.blank_screen(png), png
 
 
 def test_leaderboard_results(executed):
@@ -256,6 +262,8 @@ def test_chapter5_results(executed):
     assert recorded["episodes"] == {"oasst1": 3, "qulac": 3}
     # The mirror driver writes exactly as many user turns as the real conversations had.
     assert recorded["proxy_user_turns"] == recorded["real_user_turns"]
+    # the echo guard: a guided assistant's reply that repeats the user is asked again, then replaced by the real one
+    assert recorded["echoes"]["replies"] > 0 and recorded["echoes"]["left"] == 0
     for key, row in recorded["realism"].items():
         assert 0 <= row["mean"] <= 1 and 0 <= row["HH"] <= 1, key
         if key.endswith("/rnr"):  # one conversation per verdict: no proxy-proxy control, no calibrated score

@@ -115,3 +115,13 @@ def test_the_browser_reports_which_images_loaded(site, tmp_path_factory):
         "an image that did not load in the browser: ../_images/not-an-image.png"]
     assert book_pages.missing_images(site, site / "notebooks" / "03_no_figure.html",
                                      (site / "notebooks" / "03_no_figure.html").read_text()) == []  # the file is there
+
+
+def test_a_screenshot_shows_what_the_page_shows_and_a_blank_one_is_found(tmp_path):
+    chromium = _chromium()
+    text, blank = tmp_path / "text.html", tmp_path / "blank.html"
+    text.write_text("<html><body><h1>Chapter 1</h1><p>What the reader sees first.</p></body></html>")
+    blank.write_text("<html><body></body></html>")
+    shots = {page: book_pages.screenshot(chromium, page, tmp_path / f"{page.stem}.png", tmp_path / "profile")
+             for page in (text, blank)}
+    assert not book_pages.blank_screen(shots[text]) and book_pages.blank_screen(shots[blank])

@@ -130,6 +130,41 @@ def test_empty_turns_hold_their_place_and_are_counted():
                      {"episode": 0, "turn": 2, "role": "user"}, {"episode": 0, "turn": 3, "role": "assistant"}]
 
 
+def test_the_echo_guard_asks_again_then_gives_the_guided_assistant_the_real_reply():
+    from evalkit.models import GenerationResult
+
+    class Parrot:
+        """Repeats the user's last turn; told not to, answers ``obedient`` (None: parrots anyway)."""
+
+        def __init__(self, obedient):
+            self.obedient, self.prompts = obedient, []
+
+        def generate(self, prompts, *, max_tokens=128, temperature=0.0, n=1, seed=0):
+            self.prompts += prompts
+            return [GenerationResult([self.obedient if "Do not repeat" in m[0]["content"] and self.obedient
+                                      else m[-1]["content"]] * n, 10, 5) for m in prompts]
+
+    real = [[{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Hello, how can I help?"},
+             {"role": "user", "content": "tips"}, {"role": "assistant", "content": "Try the trams."}]]
+    proxy = ScriptedBackend(lambda prompt: "USER: I'm Sarah, planning a trip to Lisbon")
+    repairs: list = []
+    rolled = mirror_rollouts(real, ["goal"], "full", proxy, Parrot("Lovely, Sarah! When do you go?"),
+                             echo_repairs=repairs)
+    assert [t["content"] for t in rolled[0] if t["role"] == "assistant"] == ["Lovely, Sarah! When do you go?"] * 2
+    assert [r["how"] for r in repairs] == ["asked again"] * 2 and [r["turn"] for r in repairs] == [1, 3]
+    repairs.clear()
+    rolled = mirror_rollouts(real, ["goal"], "full", proxy, Parrot(None), echo_repairs=repairs)
+    assert [t["content"] for t in rolled[0] if t["role"] == "assistant"] == ["Hello, how can I help?", "Try the trams."]
+    assert [r["how"] for r in repairs] == ["real reply"] * 2
+    repairs.clear()
+    unguided = mirror_rollouts(real, ["goal"], "full", proxy, Parrot(None), guided=False, echo_repairs=repairs)
+    assert [r["how"] for r in repairs] == ["still an echo"] * 2  # no real reply to fall back on: kept, counted
+    assert evaluate.echoes(unguided[0]) == (2, 2)
+    parrot = Parrot(None)
+    unguarded = mirror_rollouts(real, ["goal"], "full", proxy, parrot, echo_guard=False)
+    assert evaluate.echoes(unguarded[0]) == (2, 2) and len(parrot.prompts) == 2  # one ask per reply
+
+
 def test_pi_order_flips_are_seeded_and_balanced():
     slots = realism.proxy_slots(400, seed=7)
     assert slots == realism.proxy_slots(400, seed=7) and slots != realism.proxy_slots(400, seed=8)
