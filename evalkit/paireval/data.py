@@ -194,7 +194,7 @@ def training_pairs(dialogues: Sequence[Texts], n: int, *, seed: int = 0,
     instead (:func:`copy_reply`; the ``prefix`` form with probability ``copy_prefix_share``, else ``parrot``).
     The good side's slot (A or B) is
     random. With ``hard_negatives`` empty every other negative is random, so the hard-negative ablation keeps
-    the number of examples; ``copy_share=0`` gives exactly the pairs of earlier versions.
+    the number of examples; ``copy_share=0`` draws no copy and leaves the random stream as it was.
 
     Columns: ``context_a``, ``response_a``, ``context_b``, ``response_b``, ``better`` ("A"/"B"),
     ``negative`` ("random"/"adversarial"/"copy").
@@ -218,7 +218,7 @@ def training_pairs(dialogues: Sequence[Texts], n: int, *, seed: int = 0,
         if copy_share and rng.random() < copy_share:
             other = dialogues[other_than(source)]
             other_cut = int(rng.integers(1, len(other)))
-            if copy_prefix_share == 0.5:  # the draw of earlier versions: same pairs, same cache keys
+            if copy_prefix_share == 0.5:  # an even split draws a form index, so the pairs (and cached judges) stay stable
                 form = COPY_FORMS[int(rng.integers(len(COPY_FORMS)))]
             else:
                 form = "prefix" if rng.random() < copy_prefix_share else "parrot"
