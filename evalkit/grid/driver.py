@@ -160,8 +160,7 @@ def run_grid(spec: GridSpec, *, engine: str = "local", ray_address: str | None =
             retry = []
             size = spec.workers if workers is None else workers
             for unit, record in _execute(pending, out, engine=engine, workers=size, ray_address=ray_address):
-                record["attempts"] = attempt + 1
-                _write_record(out, unit, record)
+                record = _write_record(out, unit, {**record, "attempts": attempt + 1})
                 if record["status"] == "ok":
                     ran.append(unit.unit_id)
                     failed.pop(unit.unit_id, None)

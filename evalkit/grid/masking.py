@@ -1,16 +1,20 @@
-"""Credentials in a grid's values: which parameters hold them, how a value is written with them masked, and
-which values may appear in a unit's folder name."""
+"""Credentials in a grid's values: which parameters hold them, which literal credentials a command line
+carries (:func:`_scan`), how a value is written with them masked, and which values may appear in a unit's
+folder name. The environment's credentials (:func:`evalkit.models.environment_secrets`) are added to these
+by :attr:`evalkit.grid.GridUnit.secrets`."""
 from __future__ import annotations
 
 import re
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from evalkit.models.redaction import MASK, public_endpoint, redact
+from evalkit.models.redaction import MASK, _basic_value, public_endpoint, redact, secret_variable
 
 # A parameter whose name ends in one of these words holds a credential: its value is never shown.
 _SECRET_NAME = re.compile(r"(?i)(^|[_-])(pass(word|wd|phrase)?|pwd?|secret|token|credentials?|auth(orization)?|"
                           r"api[_-]?key|apikey|key|sig(nature)?)$")
+# Option and header names that mark a credential in a command line only (a parameter "cookie" may be a flag).
+_OPTION_ONLY = re.compile(r"(?i)(^|[_-])(cookie|bearer)$")
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S+")
 
 
@@ -46,63 +50,237 @@ def _secrets(value: Any, name: str = "") -> list[str]:
 
 
 def _secret_option(argument: str) -> bool:
-    """Whether a command argument is an option named as a credential (``--password``, ``--api-key=...``).
+    """Whether a command argument is an option named as a credential (``--password``, ``--api-key=...``,
+    ``--cookie``, ``--oauth2-bearer``).
 
-    >>> [_secret_option(a) for a in ("--password", "--db-password=x", "-token", "--seed", "password")]
-    [True, True, True, False, False]
+    >>> [_secret_option(a) for a in ("--password", "--db-password=x", "-token", "--cookie", "--seed", "password")]
+    [True, True, True, True, False, False]
     """
     name = argument.lstrip("-").partition("=")[0]
-    return argument.startswith("-") and bool(name) and bool(_SECRET_NAME.search(name))
+    return argument.startswith("-") and bool(name) and bool(_SECRET_NAME.search(name) or _OPTION_ONLY.search(name))
+
+
+# Programs whose short options carry a credential (each program's options are read only after its name).
+_CURL = frozenset({"curl"})
+_MYSQL = frozenset({"mysql", "mysqldump", "mysqladmin", "mysqlimport", "mysqlshow", "mysqlcheck", "mysqlslap",
+                    "mariadb", "mariadb-dump", "mariadb-admin"})
+_HTTPIE = frozenset({"http", "https", "httpie"})
+_PROGRAMS = _CURL | _MYSQL | _HTTPIE | {"sshpass"}
+# Where a shell line starts another command: the next word is a program.
+_SEPARATORS = frozenset({";", "&&", "||", "|", "|&", "&", "(", ")", ";;"})
+# Options whose value is "user:password", for any program, and for curl and HTTPie only.
+_PAIR_OPTIONS = frozenset({"--login", "--proxy-user", "--basic-auth"})
+_PROGRAM_PAIR_OPTIONS = {"curl": frozenset({"-u", "--user", "-U", "--proxy-user"}),
+                         "httpie": frozenset({"-a", "--auth"})}
+_HEADER_OPTIONS = frozenset({"-H", "--header"})
+_HEADER = re.compile(r"\s*([A-Za-z][\w-]*)\s*:\s*(\S.*)", re.DOTALL)
+_SCHEME = re.compile(r"(?i)(bearer|basic|token|digest|negotiate|apikey)\s+(\S.*)", re.DOTALL)
+_ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(\S+)")
+_SSHPASS_VALUED = frozenset({"-p", "-f", "-d", "-P"})
+
+
+def _program(word: str) -> str:
+    """The program a word names, by its file name (``/usr/bin/curl`` is curl; http and https are HTTPie)."""
+    name = word.rsplit("/", 1)[-1]
+    return "httpie" if name in _HTTPIE else name
+
+
+def _pair(value: str) -> tuple[list[str], str]:
+    """The secrets of a ``user:password`` value and how it is shown: the password (the user when the password
+    is empty: a token passed as the user), the whole value and the Basic header it makes; shown with the
+    password (or the token) masked. A value without ``:`` names a user only (the program asks for the password).
+
+    >>> _pair("alice:pw-1234")
+    (['pw-1234', 'alice:pw-1234', 'YWxpY2U6cHctMTIzNA=='], 'alice:***')
+    >>> _pair("sk_test_0123:")[1], _pair("alice")
+    ('***:', ([], 'alice'))
+    """
+    if ":" not in value or "://" in value or "{" in value:
+        return [], value
+    user, _, password = value.partition(":")
+    shown = f"{user}:{MASK}" if password else f"{MASK}:"
+    return [password or user, value, _basic_value(user, password)], shown
+
+
+def _cookies(value: str) -> list[str]:
+    """The secrets of cookie data: the whole of it and each cookie's value of at least 6 characters (a program
+    may print one alone; a shorter one, such as ``dark``, would mask ordinary words).
+
+    >>> _cookies("sid=abc123; theme=dark")
+    ['sid=abc123; theme=dark', 'abc123']
+    """
+    values = (piece.partition("=")[2].strip() for piece in value.split(";") if "=" in piece)
+    return [value, *(cookie for cookie in values if len(cookie) >= 6)]
+
+
+def _header(value: str) -> tuple[list[str], str]:
+    """The secret of a request header named as a credential (``Authorization``, ``Cookie``, ``X-Api-Key``,
+    ``X-Auth-Token``...) and how it is shown: its value, after an auth scheme (``Bearer``, ``Basic``...) kept
+    readable. Another header is no secret.
+
+    >>> _header("Authorization: Bearer abc.def-123"), _header("X-Api-Key:k3y-0001"), _header("Accept: text/csv")
+    ((['abc.def-123'], 'Authorization: Bearer ***'), (['k3y-0001'], 'X-Api-Key: ***'), ([], 'Accept: text/csv'))
+    """
+    match = _HEADER.fullmatch(value)
+    if not match or "{" in value or not (_SECRET_NAME.search(match[1]) or _OPTION_ONLY.search(match[1])):
+        return [], value
+    scheme = _SCHEME.fullmatch(match[2].strip())
+    if scheme:
+        return [scheme[2]], f"{match[1]}: {scheme[1]} {MASK}"
+    return [match[2].strip()], f"{match[1]}: {MASK}"
+
+
+def _scan(arguments: list[str]) -> tuple[list[str], dict[int, str]]:
+    """The literal credentials in a command's arguments, and the arguments that show one, as they are shown.
+
+    Read, for every program: the value of an option named as a credential (``--password x``,
+    ``--password=x``, ``--token x``, ``--api-key=x``, ``--cookie x``: the next argument unless it starts with
+    ``--``; a value that starts with ``-`` is taken); the password of a ``user:password`` given to ``--login``,
+    ``--proxy-user`` or ``--basic-auth``; the value of a credential header given to ``-H``/``--header``
+    (``-H "Authorization: Bearer x"``); the value of a variable named as a credential assigned in the command
+    (``MYSQL_PWD=x mysql ...``, see :func:`evalkit.models.redaction.secret_variable`).
+
+    Read only after the program's name, since the same short option means other things elsewhere
+    (``ssh -p 2222``, ``python -u``): for curl ``-u``/``--user``/``-U`` ``user:password`` (also attached,
+    ``-uuser:pw``), ``-b`` cookie data (a value with ``=``; without one it names a cookie file) and ``-H``
+    attached; for HTTPie (``http``, ``https``) ``-a``/``--auth user:password`` and credential headers written
+    ``Name:value``; for mysql, mysqldump, mysqladmin, mariadb... the password attached to ``-p``
+    (``-pPASS``; a ``-p`` standing alone asks for the password, and the word after it is the database, which
+    stays); for sshpass ``-p PASS`` and ``-pPASS`` (the program it runs starts a command of its own). A program
+    is the first word of a command, or one of these names later in it (``sudo mysql``, ``timeout 9 curl``;
+    ``http`` and ``https`` only as the first word: they are ordinary words too).
+
+    A word with blanks in it is a shell line (``sh -c "..."``), read as a command of its own; in a shell line
+    ``;``, ``&&``, ``|``... start another command. A value with a placeholder (``{pw}``) is shown as it is: the
+    unit's value is masked with its values.
+
+    >>> _scan(["curl", "-u", "bob:pw-1234", "-b", "sid=c00kie9", "-p", "8080"])[1]
+    {2: 'bob:***', 4: '***'}
+    >>> _scan(["mysql", "-uroot", "-pdbpass1", "app"])[1], _scan(["ssh", "-p", "2222", "host"])[1]
+    ({2: '-p***'}, {})
+    """
+    found: list[str] = []
+    shown: dict[int, str] = {}
+    program = ""
+    starts = True  # the next word that is no option and no assignment is a program (sshpass's own command too)
+    skip = set()
+    for index, argument in enumerate(arguments):
+        following = arguments[index + 1] if index + 1 < len(arguments) else None
+        if index in skip:
+            continue
+        if argument in _SEPARATORS:
+            program, starts = "", True
+            continue
+        named = _program(argument)
+        if not argument.startswith("-") and not _ASSIGNMENT.fullmatch(argument) and (
+                starts or (named in _PROGRAMS and named not in _HTTPIE)):  # curl after sudo, timeout 5, env...
+            program, starts = named, named == "sshpass"
+            continue
+        secrets, replacement, taken = _argument_secrets(program, argument, following)
+        if program == "sshpass" and argument in _SSHPASS_VALUED and following is not None:
+            taken = True  # -f FILE, -d FD, -P PROMPT: values of sshpass's own options, not the program it runs
+        if " " in argument.strip() and not secrets:
+            inner, _ = _scan(_words(argument))  # a shell line inside one argument (sh -c "...")
+            secrets = inner
+        found += secrets
+        if replacement is not None:
+            shown[index + 1 if taken else index] = replacement
+        if taken:
+            skip.add(index + 1)
+    return [value for value in dict.fromkeys(found) if value], shown
+
+
+def _argument_secrets(program: str, argument: str, following: str | None) -> tuple[list[str], str | None, bool]:
+    """What one argument of ``program`` gives away: (secrets, how the argument holding them is shown or None,
+    whether that argument is the next one, ``following``). See :func:`_scan` for the forms read."""
+    option, equals, attached = argument.partition("=")
+    nxt = following if following is not None and not following.startswith("--") else None
+    pairs = _PAIR_OPTIONS | _PROGRAM_PAIR_OPTIONS.get(program, frozenset())
+    if option in pairs and argument.startswith("-"):
+        if equals:
+            secrets, text = _pair(attached)
+            return secrets, f"{option}={text}" if secrets else None, False
+        if nxt is not None and (":" in nxt or option not in _PAIR_OPTIONS):
+            secrets, text = _pair(nxt)
+            return secrets, text if secrets else None, True
+        return [], None, False
+    if _secret_option(argument):
+        read = _cookies if "cookie" in option.lower() else (lambda value: [value])
+        if equals:
+            return ([], None, False) if "{" in attached else (read(attached), f"{option}={MASK}", False)
+        if following is not None and not following.startswith("--"):
+            return ([], None, True) if "{" in following else (read(following), MASK, True)
+        return [], None, False
+    if argument in _HEADER_OPTIONS or (option == "--header" and equals):
+        value = attached if equals else following
+        if value is None:
+            return [], None, False
+        secrets, text = _header(value)
+        return (secrets, (f"{option}={text}" if equals else text) if secrets else None, not equals)
+    if program == "curl" and argument[:2] in ("-u", "-U", "-H", "-b") and len(argument) > 2:
+        flag, value = argument[:2], argument[2:]
+        secrets, text = _header(value) if flag == "-H" else _pair(value) if flag in ("-u", "-U") else \
+            ((_cookies(value), MASK) if "=" in value and "{" not in value else ([], value))
+        return secrets, (flag + text) if secrets else None, False
+    if program == "curl" and argument == "-b" and following is not None:
+        return (_cookies(following), MASK, True) if "=" in following and "{" not in following else ([], None, True)
+    if program == "httpie" and not argument.startswith("-"):
+        secrets, text = _header(argument.replace(":", ": ", 1)) if ":" in argument and "://" not in argument \
+            else ([], argument)
+        return secrets, text if secrets else None, False
+    if (program in _MYSQL or program == "sshpass") and argument.startswith("-p") and len(argument) > 2 \
+            and not argument.startswith("--"):
+        return ([], None, False) if "{" in argument else ([argument[2:]], f"-p{MASK}", False)
+    if program == "sshpass" and argument == "-p" and following is not None:
+        return ([], None, True) if "{" in following else ([following], MASK, True)
+    assignment = _ASSIGNMENT.fullmatch(argument)
+    if assignment and secret_variable(assignment[1]) and "{" not in assignment[2]:
+        return [assignment[2]], f"{assignment[1]}={MASK}", False
+    return [], None, False
 
 
 def _command_secrets(arguments: list[str]) -> list[str]:
-    """The credentials written into a command's arguments: the argument after an option named as one
-    (``"--password", "hunter2"``) and the value after its ``=`` (``"--api-key=k3y"``).
+    """The credentials written into a command's arguments (the forms :func:`_scan` reads).
 
     >>> _command_secrets(["tool", "--password", "hunter2", "--api-key=k3y0", "--seed", "1"])
     ['hunter2', 'k3y0']
+    >>> _command_secrets(["sh", "-c", "sshpass -p ssh-pw-1 ssh -p 2222 host; curl -H 'Authorization: Bearer t0k'"])
+    ['ssh-pw-1', 't0k']
     """
-    found = []
-    for index, argument in enumerate(arguments):
-        if " " in argument.strip():
-            found += _command_secrets(_words(argument))  # a shell line inside one argument (sh -c "...")
-        if not _secret_option(argument):
-            continue
-        if "=" in argument:
-            found.append(argument.partition("=")[2])
-        elif index + 1 < len(arguments) and not arguments[index + 1].startswith("--"):
-            found.append(arguments[index + 1])  # a value may start with "-"; the next option starts with "--"
-    return [value for value in found if value]
+    return _scan(arguments)[0]
 
 
 def _words(line: str) -> list[str]:
-    """A shell line's words (its quoting read as a shell would; a line that does not parse, split on spaces)."""
+    """A shell line's words, its quoting read as a shell would and ``;``, ``&&``, ``|``... words of their own
+    (a line that does not parse, split on blanks).
+
+    >>> _words("a -p 'x y';b&&c")
+    ['a', '-p', 'x y', ';', 'b', '&&', 'c']
+    """
     import shlex
 
     try:
-        return shlex.split(line)
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|()")
+        lexer.whitespace_split = True
+        return list(lexer)
     except ValueError:
         return line.split()
 
 
 def _public_command(arguments: list[str]) -> list[str]:
-    """A command's arguments as a record may keep them: a literal credential (see :func:`_command_secrets`) is
-    ``***``; a placeholder stays (its value is masked with the unit's values).
+    """A command's arguments as a record may keep them: each literal credential (see :func:`_scan`) is
+    ``***``, an option's name, a header's name and scheme and a user name staying readable; a placeholder
+    stays (its value is masked with the unit's values). Masking a masked command changes nothing.
 
     >>> _public_command(["tool", "--password", "hunter2", "--token={token}", "--api-key=k3y0", "-x", "1"])
     ['tool', '--password', '***', '--token={token}', '--api-key=***', '-x', '1']
+    >>> _public_command(["curl", "-u", "bob:pw-1234", "-H", "Authorization: Bearer t0k3n", "--port", "8080"])
+    ['curl', '-u', 'bob:***', '-H', 'Authorization: Bearer ***', '--port', '8080']
     """
-    shown = list(arguments)
-    for index, argument in enumerate(arguments):
-        if not _secret_option(argument):
-            continue
-        if "=" in argument:
-            option, _, value = argument.partition("=")
-            shown[index] = argument if "{" in value else f"{option}={MASK}"
-        elif index + 1 < len(arguments) and not arguments[index + 1].startswith("--") and "{" not in arguments[index + 1]:
-            shown[index + 1] = MASK
+    _, replaced = _scan(arguments)
+    shown = [replaced.get(index, argument) for index, argument in enumerate(arguments)]
     for index, argument in enumerate(shown):  # a shell line inside one argument: its literal credentials masked
-        if " " in argument.strip():
+        if index not in replaced and " " in argument.strip():
             shown[index] = redact(argument, [s for s in _command_secrets(_words(argument)) if "{" not in s])
     return shown
 

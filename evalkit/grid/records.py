@@ -18,20 +18,35 @@ def _record_path(out: Path, unit: GridUnit) -> Path:
     return out / "units" / unit.unit_id / "unit.json"
 
 
-def _write_record(out: Path, unit: GridUnit, record: dict[str, Any]) -> None:
-    """Write a unit's record whole or not at all (a kill mid-write leaves the previous record)."""
+def _masked_record(unit: GridUnit, record: dict[str, Any]) -> dict[str, Any]:
+    """``record`` with the unit as :meth:`GridUnit.public` gives it and its result, error and traceback masked
+    with the unit's credentials as this process knows them (a Ray worker elsewhere has another environment).
+    Masking a masked record changes nothing."""
+    masked = {**record, "unit": unit.public()}
+    for field in ("result", "error", "traceback"):
+        if masked.get(field) is not None:
+            masked[field] = _public(masked[field], unit.secrets)
+    return masked
+
+
+def _write_record(out: Path, unit: GridUnit, record: dict[str, Any]) -> dict[str, Any]:
+    """Write a unit's record, masked (:func:`_masked_record`), whole or not at all (a kill mid-write leaves
+    the previous record); return what was written."""
+    record = _masked_record(unit, record)
     path = _record_path(out, unit)
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(f".json.{os.getpid()}.tmp")
     partial.write_text(json.dumps(record, indent=1, default=str))
     os.replace(partial, path)
+    return record
 
 
 def _finished(out: Path, unit: GridUnit) -> bool:
     """Whether the unit's folder holds an ``ok`` record of this very unit. The record stores the unit with
     its credentials masked, so equal stored forms alone could hide a changed password; but the folder is
     named by a hash of the real values, so a unit with another credential has another folder (and no
-    record), while the stored form still tells apart units whose short hashes collide."""
+    record), while the stored form still tells apart units whose short hashes collide. The stored form masks
+    the environment's credentials too, so a unit whose values hold one runs again under another environment."""
     path = _record_path(out, unit)
     if not path.is_file():
         return False

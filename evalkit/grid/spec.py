@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalkit.models import redact
+from evalkit.models import environment_secrets, redact
 from evalkit.data.specfile import Fields, SpecError, read_yaml
 from evalkit.grid.masking import _command_secrets, _mask_url, _public, _public_command, _secrets, _shown
 
@@ -52,9 +52,11 @@ class GridUnit:
 
     @property
     def secrets(self) -> list[str]:
-        """The credentials in this unit's values and in its command's arguments (``"--password", "..."``, filled
-        with the values): masked in everything written, the command's output among it."""
-        found = _secrets(self.params)
+        """The credentials in this unit's values, in its command's arguments (``"--password", "..."``,
+        ``-u user:pw``..., filled with the values) and in this process's environment
+        (:func:`evalkit.models.environment_secrets`: ``*_TOKEN``, ``MYSQL_PWD``, ``SSHPASS``...): masked in
+        everything written, the command's output among it."""
+        found = _secrets(self.params) + environment_secrets()
         if self.kind == "command":
             try:
                 arguments = [fill(part, self.params) for part in json.loads(self.target)]
@@ -161,7 +163,8 @@ def parse_grid(raw: Any, *, source: str = "grid spec", base_dir: str | Path = ".
     except GridSpecError as error:
         command = raw.get("command") if isinstance(raw, dict) else None
         literals = _command_secrets([str(c) for c in command]) if isinstance(command, list) else []
-        raise GridSpecError(redact(_mask_url(str(error)), [*_secrets(raw), *literals])) from None
+        raise GridSpecError(redact(_mask_url(str(error)), [*_secrets(raw), *literals, *environment_secrets()])) \
+            from None
 
 
 def _parse_grid(raw: Any, source: str, base: Path) -> GridSpec:

@@ -30,8 +30,8 @@ import re
 from typing import Iterable, Mapping, Sequence
 from urllib.parse import quote, unquote, urlsplit
 
-__all__ = ["redact", "configured_secrets", "environment_secrets", "public_endpoint", "endpoint_label",
-           "url_credentials", "MASK", "MIN_FRAGMENT"]
+__all__ = ["redact", "configured_secrets", "environment_secrets", "secret_variable", "public_endpoint",
+           "endpoint_label", "url_credentials", "MASK", "MIN_FRAGMENT"]
 
 MASK = "***"
 MIN_FRAGMENT = 6  # a run this long of a configured secret is masked wherever it appears
@@ -166,24 +166,68 @@ def configured_secrets(base_url: str | None = None, api_key_env: str | None = No
     return [secret for secret in secrets if secret]
 
 
-# An environment variable whose name ends in one of these words holds a credential (OPENAI_API_KEY, HF_TOKEN,
-# AWS_SECRET_ACCESS_KEY, PGPASSWORD...).
-_SECRET_VARIABLE = re.compile(r"(?i)(^|_)(api_?key|access_?key|key|token|secret|secret_?access_?key|password|"
-                              r"passwd|pass|credentials?)$|^pgpassword$")
+# The words of an environment variable's name (split on "_") that mark its value as a credential; PWD only
+# after another word (PWD and OLDPWD are folders), KEY only as the last word (AWS_ACCESS_KEY_ID is an id).
+_SECRET_WORDS = frozenset({"token", "tokens", "secret", "secrets", "password", "passwd", "pass", "passphrase",
+                           "credential", "credentials", "cookie", "cookies", "webhook", "auth", "authorization",
+                           "authtoken", "dsn", "apikey", "accesskey"})
+# Written anywhere in a name, also without "_" around it (SSHPASS is a whole name of its own).
+_SECRET_PARTS = re.compile(r"(?i)passw(or)?d|passphrase|secret|credential|cookie|webhook|private_?key|^sshpass$")
+# A name ending in one of these words holds where a credential is, not the credential (SSH_AUTH_SOCK,
+# AWS_SHARED_CREDENTIALS_FILE, PASSWORD_STORE_DIR).
+_LOCATION_WORDS = frozenset({"file", "path", "dir", "sock", "socket", "home"})
+
+
+def secret_variable(name: str) -> bool:
+    """Whether the environment variable ``name`` holds a credential: a word of its name is one of
+    ``TOKEN``, ``SECRET``, ``PASSWORD``, ``PASSWD``, ``PASS``, ``PASSPHRASE``, ``CREDENTIALS``, ``COOKIE``,
+    ``WEBHOOK``, ``AUTH``, ``AUTHORIZATION``, ``DSN``...; its last word is ``KEY`` (``*_API_KEY``,
+    ``*_PRIVATE_KEY``); it ends in ``_PWD`` (``MYSQL_PWD``); it contains ``PASSWORD``, ``PASSWD``,
+    ``PASSPHRASE``, ``SECRET``, ``CREDENTIAL``, ``COOKIE``, ``WEBHOOK`` or ``PRIVATE_KEY`` (``PGPASSWORD``);
+    or it is ``SSHPASS``. A name whose last word is ``FILE``, ``PATH``, ``DIR``, ``SOCK``, ``SOCKET`` or
+    ``HOME`` names where a credential is kept, and is none.
+
+    >>> [secret_variable(n) for n in ("MYSQL_PWD", "SSHPASS", "GPG_PASSPHRASE", "SLACK_WEBHOOK_URL",
+    ...                               "NPM_CONFIG__AUTH", "SENTRY_DSN", "DEPLOY_PRIVATE_KEY", "PGPASSWORD")]
+    [True, True, True, True, True, True, True, True]
+    >>> [secret_variable(n) for n in ("PWD", "OLDPWD", "SSH_AUTH_SOCK", "GIT_ASKPASS", "GIT_AUTHOR_NAME",
+    ...                               "AWS_ACCESS_KEY_ID", "TOKENIZERS_PARALLELISM", "PASSWORD_STORE_DIR")]
+    [False, False, False, False, False, False, False, False]
+    """
+    words = name.lower().split("_")
+    if len(words) > 1 and words[-1] in _LOCATION_WORDS:
+        return False
+    return (bool(_SECRET_WORDS.intersection(words)) or words[-1] == "key" or (len(words) > 1 and words[-1] == "pwd")
+            or bool(_SECRET_PARTS.search(name)))
 
 
 def environment_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
-    """The values of the environment variables named as credentials (``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``,
-    ``*_PASSWORD``...) of at least ``MIN_FRAGMENT`` characters, for :func:`redact`: a key copied from the
-    environment into a spec, a URL or a command is masked wherever a shared record writes it.
+    """The credentials in the environment, for :func:`redact`: the value of each variable named as one
+    (:func:`secret_variable`: ``*_API_KEY``, ``*_TOKEN``, ``MYSQL_PWD``, ``SSHPASS``, ``*WEBHOOK*``...), and the
+    password of a URL in any variable (``DATABASE_URL=postgres://app:pw@db/app``, as written and decoded);
+    a value that is a URL (``SLACK_WEBHOOK_URL``) is masked after its ``scheme://``, which stays readable;
+    only those of at least ``MIN_FRAGMENT`` characters (shorter ones would mask ordinary words wherever a
+    shared record writes them). A key copied from the environment into a spec, a URL or a command is masked
+    wherever a shared record writes it.
 
     >>> environment_secrets({"OPENAI_API_KEY": "sk-0123456789", "HF_TOKEN": "hf_abcdefgh", "HOME": "/home/me",
-    ...                      "SSH_AUTH_SOCK": "/tmp/agent", "MY_PASSWORD": "short"})
-    ['sk-0123456789', 'hf_abcdefgh']
+    ...                      "SSH_AUTH_SOCK": "/tmp/agent", "MY_PASSWORD": "short",
+    ...                      "DATABASE_URL": "postgres://app:s3cr%40t-db@db:5432/app",
+    ...                      "SLACK_WEBHOOK_URL": "https://hooks.example.com/T0/B0/x9Y8z7"})
+    ['sk-0123456789', 'hf_abcdefgh', 's3cr%40t-db', 's3cr@t-db', 'hooks.example.com/T0/B0/x9Y8z7']
     """
     environ = os.environ if environ is None else environ
-    return [value for name, value in environ.items()
-            if _SECRET_VARIABLE.search(name) and isinstance(value, str) and len(value) >= MIN_FRAGMENT]
+    found: list[str] = []
+    for name, value in environ.items():
+        if not isinstance(value, str):
+            continue
+        if secret_variable(name):  # a URL without its scheme: as a fragment, "https:" would mask every URL's
+            found.append(re.sub(r"^[A-Za-z][A-Za-z0-9+.\-]*://", "", value.strip()))
+        elif "://" in value and "@" in value:
+            credentials, raw = url_credentials(value.strip()), _raw_userinfo(value.strip()) or ""
+            if credentials is not None and credentials[1]:
+                found.extend(dict.fromkeys([raw.partition(":")[2], credentials[1]]))
+    return [value for value in dict.fromkeys(found) if len(value) >= MIN_FRAGMENT]
 
 
 def public_endpoint(base_url: str | None, api_key_env: str | None = None) -> str | None:
