@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import re
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
-from evalkit.models.redaction import MASK, _basic_value, public_endpoint, redact, secret_variable
+from evalkit.models.redaction import MASK, _basic_value, public_endpoint, redact, secret_variable, url_credentials
 
 # A parameter whose name ends in one of these words holds a credential: its value is never shown.
 _SECRET_NAME = re.compile(r"(?i)(^|[_-])(pass(word|wd|phrase)?|pwd?|secret|token|credentials?|auth(orization)?|"
@@ -65,7 +65,9 @@ _CURL = frozenset({"curl"})
 _MYSQL = frozenset({"mysql", "mysqldump", "mysqladmin", "mysqlimport", "mysqlshow", "mysqlcheck", "mysqlslap",
                     "mariadb", "mariadb-dump", "mariadb-admin"})
 _HTTPIE = frozenset({"http", "https", "httpie"})
-_PROGRAMS = _CURL | _MYSQL | _HTTPIE | {"sshpass"}
+# Programs that take a password as the value of a short option standing alone (redis-cli -a PASS).
+_PASSWORD_OPTION = {"redis-cli": "-a", "mongosh": "-p", "mongo": "-p"}
+_PROGRAMS = _CURL | _MYSQL | _HTTPIE | set(_PASSWORD_OPTION) | {"sshpass"}
 # Where a shell line starts another command: the next word is a program.
 _SEPARATORS = frozenset({";", "&&", "||", "|", "|&", "&", "(", ")", ";;"})
 # Options whose value is "user:password", for any program, and for curl and HTTPie only.
@@ -138,7 +140,9 @@ def _scan(arguments: list[str]) -> tuple[list[str], dict[int, str]]:
     ``--``; a value that starts with ``-`` is taken); the password of a ``user:password`` given to ``--login``,
     ``--proxy-user`` or ``--basic-auth``; the value of a credential header given to ``-H``/``--header``
     (``-H "Authorization: Bearer x"``); the value of a variable named as a credential assigned in the command
-    (``MYSQL_PWD=x mysql ...``, see :func:`evalkit.models.redaction.secret_variable`).
+    (``MYSQL_PWD=x mysql ...``, see :func:`evalkit.models.redaction.secret_variable`); the password given as
+    ``pass:x`` to openssl's ``-passin``, ``-passout`` or ``-pass``; the password of a URL
+    (``https://user:pw@host/...``; the URL itself is masked where it is written).
 
     Read only after the program's name, since the same short option means other things elsewhere
     (``ssh -p 2222``, ``python -u``): for curl ``-u``/``--user``/``-U`` ``user:password`` (also attached,
@@ -146,7 +150,9 @@ def _scan(arguments: list[str]) -> tuple[list[str], dict[int, str]]:
     attached; for HTTPie (``http``, ``https``) ``-a``/``--auth user:password`` and credential headers written
     ``Name:value``; for mysql, mysqldump, mysqladmin, mariadb... the password attached to ``-p``
     (``-pPASS``; a ``-p`` standing alone asks for the password, and the word after it is the database, which
-    stays); for sshpass ``-p PASS`` and ``-pPASS`` (the program it runs starts a command of its own). A program
+    stays); for sshpass ``-p PASS`` and ``-pPASS`` (the program it runs starts a command of its own); for
+    redis-cli ``-a PASS``, for mongosh and mongo ``-p PASS`` (a value that starts with ``-`` is the next
+    option: the program asks for the password). A program
     is the first word of a command, or one of these names later in it (``sudo mysql``, ``timeout 9 curl``;
     ``http`` and ``https`` only as the first word: they are ordinary words too).
 
@@ -204,6 +210,9 @@ def _argument_secrets(program: str, argument: str, following: str | None) -> tup
             secrets, text = _pair(nxt)
             return secrets, text if secrets else None, True
         return [], None, False
+    if option in ("-passin", "-passout", "-pass") and (attached if equals else following or "").startswith("pass:"):
+        value = attached if equals else following or ""  # openssl: pass:PASSWORD (env:, file:, fd: name no secret)
+        return [value[5:], value], (f"{option}=pass:{MASK}" if equals else f"pass:{MASK}"), not equals
     if _secret_option(argument):
         read = _cookies if "cookie" in option.lower() else (lambda value: [value])
         if equals:
@@ -231,11 +240,17 @@ def _argument_secrets(program: str, argument: str, following: str | None) -> tup
     if (program in _MYSQL or program == "sshpass") and argument.startswith("-p") and len(argument) > 2 \
             and not argument.startswith("--"):
         return ([], None, False) if "{" in argument else ([argument[2:]], f"-p{MASK}", False)
-    if program == "sshpass" and argument == "-p" and following is not None:
+    if (program == "sshpass" or argument == _PASSWORD_OPTION.get(program)) and argument in ("-p", "-a") \
+            and following is not None and not following.startswith("-"):
         return ([], None, True) if "{" in following else ([following], MASK, True)
     assignment = _ASSIGNMENT.fullmatch(argument)
     if assignment and secret_variable(assignment[1]) and "{" not in assignment[2]:
         return [assignment[2]], f"{assignment[1]}={MASK}", False
+    if _URL.fullmatch(argument) and "{" not in argument:  # its password, also where it appears without the URL
+        credentials = url_credentials(argument)
+        if credentials is not None and credentials[1]:
+            secrets = [credentials[1], quote(credentials[1], safe="")]
+            return secrets, redact(argument, secrets), False
     return [], None, False
 
 

@@ -61,9 +61,14 @@ CLI_FORMS = {
     "--api-key x": (["./bin/tool", "--api-key", "Zq17-raven"], "Zq17-raven"),
     "http auth header": (["./bin/http", "GET", "h/x", "Authorization:Bearer Zq18-sable"], "Zq18-sable"),
     "http -a": (["./bin/http", "-a", "bob:Zq19-tundra", "GET", "h/x"], "Zq19-tundra"),
+    "redis-cli -a": (["./bin/redis-cli", "-h", "h", "-a", "Zq21-violet", "ping"], "Zq21-violet"),
+    "mongosh -p": (["./bin/mongosh", "-u", "me", "-p", "Zq22-walnut", "appdb"], "Zq22-walnut"),
+    "openssl pass:": (["./bin/openssl", "enc", "-passin", "pass:Zq23-xenon", "-passout", "env:X"], "Zq23-xenon"),
+    "URL password": (["./bin/git", "clone", "https://me:Zq24-yarrow@h/r.git"], "Zq24-yarrow"),
+    "--oauth2-bearer": (["./bin/curl", "--oauth2-bearer", "Zq25-zinnia", "http://h/x"], "Zq25-zinnia"),
 }
 CLI_SECRETS = [secret for _, secret in CLI_FORMS.values()]
-PROGRAMS = ("curl", "mysql", "mysqldump", "sshpass", "http", "tool")
+PROGRAMS = ("curl", "mysql", "mysqldump", "sshpass", "http", "redis-cli", "mongosh", "openssl", "git", "tool")
 
 # A stand-in program: prints its arguments and the environment's credentials to both outputs (with a URL
 # that must stay readable), fails for "-n 2" with all of them in its message, else prints them in its result.
@@ -168,7 +173,8 @@ def test_every_command_line_form_in_one_shell_line_is_masked(tmp_path, capfd):
 def test_ordinary_values_stay_readable(tmp_path, capfd):
     _programs(tmp_path)
     command = ["./bin/tool", "--port", "{port}", "-n", "5", "--model", "{model}", "-p", "8080", "--user", "1000:1000",
-               "--login", "-u", "ssh", "-p", "2222", "--cookie-jar", "jar.txt"]
+               "--login", "-u", "ssh", "-p", "2222", "--cookie-jar", "jar.txt", "-a", "all",
+               "https://example.org/d.csv"]
     code, printed = _run(tmp_path, capfd, {"workers": 1, "grid": {"model": ["gpt2-small"]}, "fixed": {"port": 8080},
                                            "command": command})
     assert code == 0, printed
@@ -179,7 +185,7 @@ def test_ordinary_values_stay_readable(tmp_path, capfd):
     assert json.loads(record["unit"]["target"]) == command and "***" not in unit_json.read_text()
     stdout = (unit_json.parent / "stdout.txt").read_text()
     assert ("--port 8080 -n 5 --model gpt2-small -p 8080 --user 1000:1000 --login -u ssh -p 2222 --cookie-jar "
-            "jar.txt") in stdout and "***" not in stdout
+            "jar.txt -a all https://example.org/d.csv") in stdout and "***" not in stdout
     assert "gpt2-small" in (out / "results.csv").read_text()
 
 
