@@ -38,10 +38,13 @@ and numeric results.
 Credentials never leave in clear: a unit's folder name is its short values and a hash of the whole unit
 (URLs and parameters named like ``api_key``, ``token`` or ``password`` are left out of it), and every text
 written — ``unit.json``, ``results.csv``, the unit's captured output, its executed notebook, errors and
-progress — passes :func:`evalkit.models.redact`, with the unit's own secrets (URL passwords and query
-values, secret-named parameters, and the value a command gives an option named as a credential, such as
-``"--password", "..."`` or ``--api-key=...``) masked wherever they appear; a URL is kept as
-:func:`evalkit.models.public_endpoint` gives it. The worker alone sees the real values.
+progress — passes :func:`evalkit.models.redact`, with the unit's own secrets masked wherever they appear:
+URL passwords and query values, secret-named parameters, the values of the environment's credential
+variables (:func:`evalkit.models.redaction.secret_variable`: ``MYSQL_PWD``, ``SSHPASS``, ``*PASSPHRASE*``,
+``*WEBHOOK*`` and the like, and a URL password in any variable), and the secrets a command line carries
+(``--password x``, ``--api-key=x``, ``--cookie``, credential headers, ``curl -u user:pw``, ``mysql -pPASS``,
+``sshpass -p``; :mod:`evalkit.grid.masking`). A URL is kept as :func:`evalkit.models.public_endpoint` gives it,
+its path included. The worker alone sees the real values.
 
 Ray is the distributed engine: with ``ray_address`` (``auto``, ``ray://host:10001``) or an initialised Ray
 the units are Ray tasks; no scheduler of our own. Judge and proxy calls inside units go through the model
