@@ -361,7 +361,8 @@ def run(*, smoke: bool = False, data_dir=None, items: int | None = None) -> dict
     prior = selection.choice
 
     first = next(iter(dev))  # the re-implemented fit is fit_adapted's, with the one-SE rule
-    kit = adapted.fit_adapted(dev[first], features[first], prior=prior, seed=seed)
+    kit = adapted.fit_adapted(dev[first], features[first], prior=prior, seed=seed,
+                              rule=adapted.one_standard_error_choice)
     mine = fit_with_rule(dev[first], features[first], prior=prior, choose=adapted.one_standard_error_choice,
                          seed=seed)
     assert kit.alpha == mine.alpha and np.allclose(kit.score(features[first]), mine.score(features[first]))

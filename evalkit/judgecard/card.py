@@ -432,7 +432,7 @@ def judge_card(judge: Judge | JudgeSpec | str, sets: Sequence[str | HumanSet], *
             scores = adaptation.scores
             curves.extend(adaptation.curve)
             set_notes.append(f"{human_set.name}: fitted on {adaptation.k} dev labels ({human_set.labels[0]}); "
-                             + ("the rule kept the judge itself (no penalty beat it by a standard error)"
+                             + ("the rule kept the judge itself (no penalty had a smaller cross-validated error)"
                                 if np.isinf(adaptation.alpha) else f"ridge penalty {adaptation.alpha:g}"))
         pairs = same_context_pairs(list(items["context"]))
         if np.isnan(scores).all():

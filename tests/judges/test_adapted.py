@@ -46,12 +46,17 @@ def test_a_known_linear_signal_is_recovered():
     assert correlation(judge.score(test_f), test.items["score"]) > 0.85
 
 
-def test_without_a_signal_the_judge_falls_back_to_the_zero_shot_judge():
+def test_without_a_signal_the_judge_falls_back_or_shrinks_hard_toward_the_zero_shot_judge():
     dev, dev_f, test, test_f = _halves(signal=False)
-    fell_back = [adapted.fit_adapted(adapted._subset(dev, adapted._draw(dev, 25, seed)),
-                                     dev_f.iloc[adapted._draw(dev, 25, seed)].reset_index(drop=True),
-                                     prior="zero-shot", seed=seed).fell_back for seed in range(20)]
-    assert sum(fell_back) >= 15
+
+    def fits(rule):
+        return [adapted.fit_adapted(adapted._subset(dev, adapted._draw(dev, 25, seed)),
+                                    dev_f.iloc[adapted._draw(dev, 25, seed)].reset_index(drop=True),
+                                    prior="zero-shot", seed=seed, rule=rule) for seed in range(20)]
+
+    chosen = [judge.alpha for judge in fits(adapted.minimum_error_choice)]
+    assert sum(math.isinf(alpha) for alpha in chosen) >= 5 and min(chosen) >= 10  # noise buys no free weights
+    assert sum(judge.fell_back for judge in fits(adapted.one_standard_error_choice)) >= 15  # the cautious rule
     judge = adapted.fit_adapted(dev.sample(2, seed=0), dev_f.iloc[:2], prior="zero-shot")
     assert judge.fell_back and np.array_equal(judge.score(test_f), test_f["zero-shot"].to_numpy())
 
