@@ -91,12 +91,19 @@ def target_verdict(value: Any, target: float) -> str:
 
 
 def with_interval(value: float, low: float, high: float, *, digits: int = 3, signed: bool = False) -> str:
-    """A value and its interval as one table cell: ``0.288 [0.237, 0.338]`` (``signed``: ``+0.012 [...]``).
+    """A value and its interval as one table cell: ``0.288 [0.237, 0.338]`` (``signed``: ``+0.012 [...]``); a
+    missing value is ``–`` and a value without an interval stands alone.
 
     >>> with_interval(0.2881, 0.2374, 0.3382), with_interval(0.012, -0.02, 0.05, signed=True)
     ('0.288 [0.237, 0.338]', '+0.012 [-0.020, +0.050]')
+    >>> with_interval(float("nan"), 0.1, 0.2), with_interval(0.5, float("nan"), float("nan"))
+    ('–', '0.500')
     """
     form = f"{{:+.{digits}f}}" if signed else f"{{:.{digits}f}}"
+    if value is None or pd.isna(value):
+        return "–"
+    if low is None or high is None or pd.isna(low) or pd.isna(high):
+        return form.format(value)
     return f"{form.format(value)} [{form.format(low)}, {form.format(high)}]"
 
 
