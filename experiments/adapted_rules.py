@@ -75,9 +75,9 @@ dailydialog-zhao 0.348 / 0.372, +0.025 [-0.015, +0.069] (351; 0.50 / 0.00), pers
 0.315 / 0.291, -0.024 [-0.044, -0.001]; personachat-usr 0.407 / 0.447, +0.040 [-0.030, +0.120]; topicalchat-usr
 0.549 / 0.623, +0.074 [+0.041, +0.108]; fed 0.081 / 0.059, -0.022 [-0.096, +0.044]. Cross-check
 (``mean_correlation_difference``, split seed 0 pooled, k = all): +0.048 [+0.025, +0.072]. **By the rule: adopt
-the minimum-error rule** (k = all interval above 0; k = 25 interval not below 0). Not yet applied to
-``evalkit.judges.adapted`` (``fit_adapted`` would call :func:`minimum_error_choice` in place of
-``one_standard_error_choice``); with 25 labels it is lower on dailydialog-zhao by a per-set interval.
+the minimum-error rule** (k = all interval above 0; k = 25 interval not below 0), applied in
+``evalkit.judges.adapted`` (``fit_adapted`` calls ``minimum_error_choice``); with 25 labels it is lower on
+dailydialog-zhao by a per-set interval.
 """
 from __future__ import annotations
 
