@@ -4,18 +4,105 @@ folder name. The environment's credentials (:func:`evalkit.models.environment_se
 by :attr:`evalkit.grid.GridUnit.secrets`."""
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
-from evalkit.models.redaction import MASK, _basic_value, public_endpoint, redact, secret_variable, url_credentials
+from evalkit.models.redaction import (MASK, _basic_value, _compound_pass, public_endpoint, redact, secret_variable,
+                                     url_credentials)
 
-# A parameter whose name ends in one of these words holds a credential: its value is never shown.
-_SECRET_NAME = re.compile(r"(?i)(^|[_-])(pass(word|wd|phrase)?|pwd?|secret|token|credentials?|auth(orization)?|"
-                          r"api[_-]?key|apikey|key|sig(nature)?)$")
-# Option and header names that mark a credential in a command line only (a parameter "cookie" may be a flag).
-_OPTION_ONLY = re.compile(r"(?i)(^|[_-])(cookie|bearer)$")
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S+")
+
+
+_NAME_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+def name_words(name: str) -> list[str]:
+    """The words of a name, lower-cased: split at ``-``, ``_``, ``.``, blanks and changes of case.
+
+    >>> name_words("--accessToken"), name_words("X-Api-Key"), name_words("HTTPHeader"), name_words("oauth2-bearer")
+    (['access', 'token'], ['x', 'api', 'key'], ['http', 'header'], ['oauth', '2', 'bearer'])
+    """
+    return [word.lower() for word in _NAME_WORD.findall(name)]
+
+
+# The last word of a name that holds a credential (an option, a parameter, a header, a JSON field).
+_CREDENTIAL_WORDS = frozenset({"password", "passwd", "passwords", "pwd", "pw", "pass", "passphrase", "token",
+                               "secret", "secrets", "credential", "credentials", "creds", "auth", "authorization",
+                               "jwt", "pat", "apikey", "sig", "signature", "webhook", "dsn"})
+# ... for a command-line option or a header only (a parameter or a result named "session" or "cookie" may be
+# a flag or a count).
+_OPTION_WORDS = frozenset({"cookie", "cookies", "bearer", "session"})
+# A last word made of a credential word and another (dbpassword, accesstoken, clientsecret, privatekey).
+_COMPOUND_ENDINGS = ("password", "passwd", "passphrase", "secret", "token", "credential", "credentials", "creds",
+                     "apikey", "accesskey", "privatekey", "secretkey", "webhook")
+# KEY is a credential after one of these words (api key, access key, X-Goog-Api-Key, AccountKey), or alone.
+_KEY_OWNERS = frozenset({"api", "access", "private", "secret", "client", "signing", "encryption", "master",
+                         "account", "storage", "subscription", "license", "auth", "app", "consumer", "shared",
+                         "service", "deploy", "session"})
+# Words after a credential word that still name the credential itself (--token-value, --password-b64).
+_VALUE_WORDS = frozenset({"value", "string", "str", "text", "b64", "base64", "hex", "raw", "plain", "plaintext",
+                          "literal"})
+# A first word that makes the name a switch, not a credential (--no-password, --ask-pass, --prompt-token).
+_SWITCH_WORDS = frozenset({"no", "ask", "prompt", "skip", "disable", "enable", "require", "without"})
+
+
+def credential_name(name: str, *, option: bool = False) -> bool:
+    """Whether ``name`` — a command-line option (``option=True``, also a request header's name), a grid
+    parameter or a field of a result or a JSON body — names a credential.
+
+    The name is split into words (:func:`name_words`: at ``-``, ``_``, ``.`` and changes of case, so
+    ``--accessToken`` is *access token* and ``--dbPassword`` *db password*), trailing words that name the same
+    value (``value``, ``string``, ``b64``...) are dropped, and the name is a credential when its **last** word
+
+    * is a credential word: ``password``, ``passwd``, ``pwd``, ``pw``, ``pass``, ``passphrase``, ``token``,
+      ``secret``, ``credential(s)``, ``creds``, ``auth``, ``authorization``, ``jwt``, ``pat``, ``apikey``,
+      ``sig``, ``signature``, ``webhook``, ``dsn``; for an option or a header also ``cookie``, ``bearer``,
+      ``session``;
+    * ends in one (``storepass``, ``keypass``, ``dbpassword``, ``accesstoken``, ``privatekey``; a word ending
+      in ``pass`` that names none, ``bypass``, ``compass``, ``askpass``, does not count);
+    * is ``key`` after ``api``, ``access``, ``private``, ``secret``, ``client``, ``account``... or alone;
+    * or the name ends in ``secret id`` or ``session id`` (Vault's ``--secret-id``).
+
+    Only the last word counts, not a credential word anywhere: the value of a credential option becomes a
+    secret masked wherever it appears, so ``--auth-mode basic`` would mask every "basic" and a result's
+    ``pass_rate`` would be hidden. So a name whose last word says *where* or *how* a credential is kept stays
+    readable: ``--password-file``, ``--key-file``, ``--password-stdin``, ``--cookie-jar``, ``--token-limit``,
+    ``--auth-type``; so do switches (``--no-password``, ``--ask-pass``) and names where a credential word is
+    only a part of another word (``--tokenizer``, ``--max-tokens``, ``--author``, ``--passes``, ``--keyboard``).
+
+    >>> [credential_name(n, option=True) for n in ("--accessToken", "--dbPassword", "-storepass", "-keypass",
+    ...     "--pat", "--apiKey", "--client-secret", "--secret-id", "--session", "X-Goog-Api-Key", "PRIVATE-TOKEN",
+    ...     "--private-key", "--token-value", "--oauth2-bearer", "--key", "--MY_SERVICE_CREDS")]
+    [True, True, True, True, True, True, True, True, True, True, True, True, True, True, True, True]
+    >>> [credential_name(n, option=True) for n in ("--port", "--passes", "--keyboard", "--author", "--tokenizer",
+    ...     "--max-tokens", "--key-file", "--password-file", "--password-stdin", "--cookie-jar", "--auth-type",
+    ...     "--no-password", "--sort-key", "--bypass", "--token-limit", "--db-url")]
+    [False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False]
+    >>> [credential_name(n) for n in ("pat", "hf_token", "creds", "webhook", "session", "pass_rate", "cookie")]
+    [True, True, True, True, False, False, False]
+    """
+    words = name_words(name)
+    if not words or words[0] in _SWITCH_WORDS:
+        return False
+    while len(words) > 1 and words[-1] in _VALUE_WORDS:
+        words = words[:-1]
+    last = words[-1]
+    if len(words) > 1 and last == "id" and words[-2] in ("secret", "session"):
+        return option or words[-2] == "secret"
+    if last in _CREDENTIAL_WORDS or (option and last in _OPTION_WORDS):
+        return True
+    if last == "key":
+        return len(words) == 1 or words[-2] in _KEY_OWNERS
+    return last.endswith(_COMPOUND_ENDINGS) or _compound_pass(last)
+
+
+def _secret_name(name: str) -> bool:
+    """Whether a parameter (or a result's field) is named as a credential (:func:`credential_name`:
+    ``password``, ``api_key``, ``hf_token``, ``pat``, ``creds``, ``webhook``...): its value is never shown,
+    nor in a unit's folder name."""
+    return credential_name(name)
 
 
 def _mask_url(text: str) -> str:
@@ -38,7 +125,7 @@ def _secrets(value: Any, name: str = "") -> list[str]:
     elif isinstance(value, list):
         for item in value:
             found += _secrets(item, name)
-    elif _SECRET_NAME.search(name) and value is not None and not isinstance(value, bool):
+    elif _secret_name(name) and value is not None and not isinstance(value, bool):
         found.append(str(value))
     elif isinstance(value, str) and _URL.fullmatch(value):
         parts = urlsplit(value)
@@ -51,13 +138,18 @@ def _secrets(value: Any, name: str = "") -> list[str]:
 
 def _secret_option(argument: str) -> bool:
     """Whether a command argument is an option named as a credential (``--password``, ``--api-key=...``,
-    ``--cookie``, ``--oauth2-bearer``).
+    ``--cookie``, ``--oauth2-bearer``, ``--accessToken``, ``-storepass``; the rule, with the names that stay
+    readable such as ``--password-file`` and ``--max-tokens``, is :func:`credential_name`).
 
-    >>> [_secret_option(a) for a in ("--password", "--db-password=x", "-token", "--cookie", "--seed", "password")]
-    [True, True, True, True, False, False]
+    >>> [_secret_option(a) for a in ("--password", "--db-password=x", "-token", "--cookie", "--accessToken",
+    ...                              "--dbPassword", "-storepass", "-keypass", "--pat", "--secret-id")]
+    [True, True, True, True, True, True, True, True, True, True]
+    >>> [_secret_option(a) for a in ("--seed", "password", "--port", "--passes", "--keyboard", "--author",
+    ...                              "--tokenizer", "--max-tokens", "--key-file", "--password-stdin")]
+    [False, False, False, False, False, False, False, False, False, False]
     """
     name = argument.lstrip("-").partition("=")[0]
-    return argument.startswith("-") and bool(name) and bool(_SECRET_NAME.search(name) or _OPTION_ONLY.search(name))
+    return argument.startswith("-") and bool(name) and credential_name(name, option=True)
 
 
 # Programs whose short options carry a credential (each program's options are read only after its name).
@@ -67,7 +159,13 @@ _MYSQL = frozenset({"mysql", "mysqldump", "mysqladmin", "mysqlimport", "mysqlsho
 _HTTPIE = frozenset({"http", "https", "httpie"})
 # Programs that take a password as the value of a short option standing alone (redis-cli -a PASS).
 _PASSWORD_OPTION = {"redis-cli": "-a", "mongosh": "-p", "mongo": "-p"}
-_PROGRAMS = _CURL | _MYSQL | _HTTPIE | set(_PASSWORD_OPTION) | {"sshpass"}
+# Archivers whose -pPASS is the archive's password (7z a -pPASS x.7z).
+_ARCHIVERS = frozenset({"7z", "7za", "7zr", "rar", "unrar"})
+_PROGRAMS = _CURL | _MYSQL | _HTTPIE | _ARCHIVERS | set(_PASSWORD_OPTION) | {"sshpass"}
+# -pVALUE for another program (a wrapper passing it on) is a password when VALUE looks like one: at least 6
+# characters, letters and digits, no "/" or ":" (-p8080:80, -pthread, -pedantic, -pno:cacheprovider and
+# Java-style options such as -projectId stay).
+_ATTACHED_PASSWORD = re.compile(r"(?=[^/:]*(?:[A-Za-z][^/:]*\d|\d[^/:]*[A-Za-z]))[^/:\s]{6,}")
 # Where a shell line starts another command: the next word is a program.
 _SEPARATORS = frozenset({";", "&&", "||", "|", "|&", "&", "(", ")", ";;"})
 # Options whose value is "user:password", for any program, and for curl and HTTPie only.
@@ -78,6 +176,13 @@ _HEADER_OPTIONS = frozenset({"-H", "--header"})
 _HEADER = re.compile(r"\s*([A-Za-z][\w-]*)\s*:\s*(\S.*)", re.DOTALL)
 _SCHEME = re.compile(r"(?i)(bearer|basic|token|digest|negotiate|apikey)\s+(\S.*)", re.DOTALL)
 _ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(\S+)")
+# A field of a JSON (or Python) object: "name": "value" (escapes read), 'name': 'value' or "name": 1234.
+_JSON_FIELD = re.compile(r"""(["'])([^"'\s:{}]+)\1\s*:\s*(?:(["'])((?:\\.|(?!\3)[^\\])*)\3|([^\s,}\]"']+))""")
+_PLACEHOLDER = re.compile(r"\{[A-Za-z_]\w*\}")
+# A login subcommand (docker login, podman login, az login, helm registry login): its -p is the password.
+_LOGIN = re.compile(r"(?i)([\w.]+[-_])?login")
+# Options whose value is a user name (ssh -l login): a "login" after one names a user, not a subcommand.
+_USER_OPTIONS = frozenset({"-l", "-u", "-U", "--user", "--username", "--login"})
 _SSHPASS_VALUED = frozenset({"-p", "-f", "-d", "-P"})
 
 
@@ -124,12 +229,44 @@ def _header(value: str) -> tuple[list[str], str]:
     ((['abc.def-123'], 'Authorization: Bearer ***'), (['k3y-0001'], 'X-Api-Key: ***'), ([], 'Accept: text/csv'))
     """
     match = _HEADER.fullmatch(value)
-    if not match or "{" in value or not (_SECRET_NAME.search(match[1]) or _OPTION_ONLY.search(match[1])):
+    if not match or "{" in value or not credential_name(match[1], option=True):
         return [], value
     scheme = _SCHEME.fullmatch(match[2].strip())
     if scheme:
         return [scheme[2]], f"{match[1]}: {scheme[1]} {MASK}"
     return [match[2].strip()], f"{match[1]}: {MASK}"
+
+
+def _json_fields(text: str) -> tuple[list[str], str]:
+    """The secrets of a JSON body (or a Python literal) written in an argument — the values of its fields named
+    as credentials (:func:`credential_name`: ``token``, ``password``, ``api_key``,
+    ``client_secret``, ``session``...), at any depth — and the text with them masked. A value with a
+    placeholder (``{pw}``), ``null``, ``true`` or ``false`` stays.
+
+    >>> _json_fields('{"token": "t0k-1234", "user": {"password":"pw-5678"}, "max_tokens": 9}')
+    (['t0k-1234', 'pw-5678'], '{"token": "***", "user": {"password":"***"}, "max_tokens": 9}')
+    >>> _json_fields('{"token": "{tok}", "ok": true}')
+    ([], '{"token": "{tok}", "ok": true}')
+    """
+    found: list[str] = []
+
+    def mask(match: re.Match) -> str:
+        group = 4 if match[3] else 5
+        value = match[group]
+        if (not credential_name(match[2], option=True) or not value or value in ("null", "true", "false", MASK)
+                or _PLACEHOLDER.search(value)):
+            return match[0]
+        found.append(value)
+        if "\\" in value and match[3] == '"':
+            try:
+                found.append(json.loads(f'"{value}"'))  # as the program reads it
+            except ValueError:
+                pass
+        start, end = match.start(group) - match.start(0), match.end(group) - match.start(0)
+        return match[0][:start] + MASK + match[0][end:]
+
+    shown = _JSON_FIELD.sub(mask, text)
+    return found, shown
 
 
 def _scan(arguments: list[str]) -> tuple[list[str], dict[int, str]]:
@@ -142,19 +279,25 @@ def _scan(arguments: list[str]) -> tuple[list[str], dict[int, str]]:
     (``-H "Authorization: Bearer x"``); the value of a variable named as a credential assigned in the command
     (``MYSQL_PWD=x mysql ...``, see :func:`evalkit.models.redaction.secret_variable`); the password given as
     ``pass:x`` to openssl's ``-passin``, ``-passout`` or ``-pass``; the password of a URL
-    (``https://user:pw@host/...``; the URL itself is masked where it is written).
+    (``https://user:pw@host/...``; the URL itself is masked where it is written); the values of fields named
+    as credentials in a JSON body (``-d '{"token": "x"}'``, ``--data={"password": "x"}``, see
+    :func:`_json_fields`); the password after ``-p`` (or attached, ``-pPASS``) following a login subcommand
+    (``docker login -u me -p x``, ``podman login``, ``az login``, ``helm registry login``; a ``login`` that is
+    the value of ``-l``, ``-u``, ``--user``... is a user name); a value attached to ``-p`` that looks like a
+    password (at least 6 characters, letters and digits, no ``/`` or ``:``: ``-pS3cret-x``; ``-p8080``,
+    ``-pthread``, ``-pedantic``, ``-projectId`` stay).
 
     Read only after the program's name, since the same short option means other things elsewhere
     (``ssh -p 2222``, ``python -u``): for curl ``-u``/``--user``/``-U`` ``user:password`` (also attached,
     ``-uuser:pw``), ``-b`` cookie data (a value with ``=``; without one it names a cookie file) and ``-H``
     attached; for HTTPie (``http``, ``https``) ``-a``/``--auth user:password`` and credential headers written
-    ``Name:value``; for mysql, mysqldump, mysqladmin, mariadb... the password attached to ``-p``
-    (``-pPASS``; a ``-p`` standing alone asks for the password, and the word after it is the database, which
-    stays); for sshpass ``-p PASS`` and ``-pPASS`` (the program it runs starts a command of its own); for
-    redis-cli ``-a PASS``, for mongosh and mongo ``-p PASS`` (a value that starts with ``-`` is the next
-    option: the program asks for the password). A program
-    is the first word of a command, or one of these names later in it (``sudo mysql``, ``timeout 9 curl``;
-    ``http`` and ``https`` only as the first word: they are ordinary words too).
+    ``Name:value``; for mysql, mysqldump, mysqladmin, mariadb... (and 7z, rar, unrar) the password attached
+    to ``-p`` (``-pPASS``; a ``-p`` standing alone asks for the password, and the word after it is the
+    database, which stays); for sshpass ``-p PASS`` and ``-pPASS`` (the program it runs starts a command of
+    its own); for redis-cli ``-a PASS``, for mongosh and mongo ``-p PASS`` (a value that starts with ``-`` is
+    the next option: the program asks for the password). A program is the first word of a command, or one of
+    these names later in it (``sudo mysql``, ``timeout 9 curl``; ``http`` and ``https`` only as the first
+    word: they are ordinary words too).
 
     A word with blanks in it is a shell line (``sh -c "..."``), read as a command of its own; in a shell line
     ``;``, ``&&``, ``|``... start another command. A value with a placeholder (``{pw}``) is shown as it is: the
@@ -169,18 +312,31 @@ def _scan(arguments: list[str]) -> tuple[list[str], dict[int, str]]:
     shown: dict[int, str] = {}
     program = ""
     starts = True  # the next word that is no option and no assignment is a program (sshpass's own command too)
+    login = False  # after a login subcommand: -p is its password
     skip = set()
     for index, argument in enumerate(arguments):
         following = arguments[index + 1] if index + 1 < len(arguments) else None
         if index in skip:
             continue
         if argument in _SEPARATORS:
-            program, starts = "", True
+            program, starts, login = "", True, False
             continue
         named = _program(argument)
         if not argument.startswith("-") and not _ASSIGNMENT.fullmatch(argument) and (
                 starts or (named in _PROGRAMS and named not in _HTTPIE)):  # curl after sudo, timeout 5, env...
-            program, starts = named, named == "sshpass"
+            program, starts, login = named, named == "sshpass", False
+            continue
+        if _LOGIN.fullmatch(argument) and not (index and arguments[index - 1] in _USER_OPTIONS):
+            login = True
+            continue
+        if login and argument.startswith("-p") and not argument.startswith("--"):
+            value = argument[2:] or (following if following is not None and not following.startswith("-") else "")
+            if value and "{" not in value:
+                found.append(value)
+                shown[index if argument[2:] else index + 1] = f"-p{MASK}" if argument[2:] else MASK
+            if not argument[2:] and value:
+                skip.add(index + 1)
+            login = False  # its one password: a later -p (ssh -p 2222) is another program's
             continue
         secrets, replacement, taken = _argument_secrets(program, argument, following)
         if program == "sshpass" and argument in _SSHPASS_VALUED and following is not None:
@@ -200,6 +356,12 @@ def _argument_secrets(program: str, argument: str, following: str | None) -> tup
     """What one argument of ``program`` gives away: (secrets, how the argument holding them is shown or None,
     whether that argument is the next one, ``following``). See :func:`_scan` for the forms read."""
     option, equals, attached = argument.partition("=")
+    prefixed = argument.startswith("-") and bool(equals)  # --data={...}
+    body = attached if prefixed else argument
+    if body.lstrip().startswith(("{", "[")):  # a JSON body: its credential fields
+        secrets, text = _json_fields(body)
+        if secrets:
+            return secrets, (f"{option}={text}" if prefixed else text), False
     nxt = following if following is not None and not following.startswith("--") else None
     pairs = _PAIR_OPTIONS | _PROGRAM_PAIR_OPTIONS.get(program, frozenset())
     if option in pairs and argument.startswith("-"):
@@ -213,6 +375,10 @@ def _argument_secrets(program: str, argument: str, following: str | None) -> tup
     if option in ("-passin", "-passout", "-pass") and (attached if equals else following or "").startswith("pass:"):
         value = attached if equals else following or ""  # openssl: pass:PASSWORD (env:, file:, fd: name no secret)
         return [value[5:], value], (f"{option}=pass:{MASK}" if equals else f"pass:{MASK}"), not equals
+    if argument.startswith("-p") and len(argument) > 2 and not argument.startswith("--") and (
+            program in _MYSQL or program in _ARCHIVERS or program == "sshpass"
+            or _ATTACHED_PASSWORD.fullmatch(argument[2:])):  # before the options: -pMyPassword is no --my-password
+        return ([], None, False) if "{" in argument else ([argument[2:]], f"-p{MASK}", False)
     if _secret_option(argument):
         read = _cookies if "cookie" in option.lower() else (lambda value: [value])
         if equals:
@@ -237,9 +403,6 @@ def _argument_secrets(program: str, argument: str, following: str | None) -> tup
         secrets, text = _header(argument.replace(":", ": ", 1)) if ":" in argument and "://" not in argument \
             else ([], argument)
         return secrets, text if secrets else None, False
-    if (program in _MYSQL or program == "sshpass") and argument.startswith("-p") and len(argument) > 2 \
-            and not argument.startswith("--"):
-        return ([], None, False) if "{" in argument else ([argument[2:]], f"-p{MASK}", False)
     if (program == "sshpass" or argument == _PASSWORD_OPTION.get(program)) and argument in ("-p", "-a") \
             and following is not None and not following.startswith("-"):
         return ([], None, True) if "{" in following else ([following], MASK, True)
@@ -306,7 +469,7 @@ def _public(value: Any, secrets: list[str], name: str = "") -> Any:
         return {redact(str(k), secrets): _public(v, secrets, str(k)) for k, v in value.items()}
     if isinstance(value, list):
         return [_public(v, secrets, name) for v in value]
-    if _SECRET_NAME.search(name) and value is not None and not isinstance(value, bool):
+    if _secret_name(name) and value is not None and not isinstance(value, bool):
         return "***"
     return redact(_mask_url(value), secrets) if isinstance(value, str) else value
 
@@ -314,7 +477,7 @@ def _public(value: Any, secrets: list[str], name: str = "") -> Any:
 def _shown(name: str, value: Any) -> bool:
     """Whether a value may appear in a unit's folder name: no secret-named parameter, no URL, nothing that
     redaction would change."""
-    if _SECRET_NAME.search(name):
+    if _secret_name(name):
         return False
     if isinstance(value, dict):
         return all(_shown(str(k), v) for k, v in value.items())

@@ -5,7 +5,9 @@ cache keys and rows), telemetry, run stores and reports.
 
 1. every secret it is given — in full, URL-quoted and JSON-escaped — and every run of at least
    ``MIN_FRAGMENT`` (6) characters of a secret: a key cut by a message-length limit, or echoed by a server
-   without its ``Bearer``/``key=`` prefix, is still masked;
+   without its ``Bearer``/``key=`` prefix, is still masked; a run that is one ordinary word (letters only, in
+   one case or capitalised, at most ``MAX_WORD`` characters: ``OPENAI`` of a key ``sk-...-OPENAI-...``,
+   ``Bearer`` of a token ``BearerTok-...``) is not masked when it is all the text shares with the secret;
 2. the user-info of URLs (``scheme://user:password@`` becomes ``scheme://***@``);
 3. every query-string value (``?sig=...&code=...`` becomes ``?sig=***&code=***``; a bare ``?token`` becomes
    ``?***``) and URL fragments, after a URL or a path;
@@ -35,6 +37,8 @@ __all__ = ["redact", "configured_secrets", "environment_secrets", "secret_variab
 
 MASK = "***"
 MIN_FRAGMENT = 6  # a run this long of a configured secret is masked wherever it appears
+MAX_WORD = 12  # ... unless it is one ordinary word no longer than this (OPENAI, Bearer)
+_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+")
 _MIN_SECRET = 4  # shorter "secrets" are not masked in free text (they would mask ordinary words)
 
 _URL_START = r"\b[A-Za-z][A-Za-z0-9+.\-]*://"
@@ -122,13 +126,27 @@ def _mask_fragments(text: str, secrets: Sequence[str]) -> str:
     out, index = [], 0
     while index < len(text):
         if covered[index]:
+            start = index
             while index < len(text) and covered[index]:
                 index += 1
-            out.append(MASK)
+            run = text[start:index]
+            out.append(run if _ordinary_word(run) else MASK)
         else:
             out.append(text[index])
             index += 1
     return "".join(out)
+
+
+def _ordinary_word(run: str) -> bool:
+    """Whether a run of text that a secret shares is one ordinary word, left readable: letters only, all in
+    one case or capitalised, at most ``MAX_WORD`` characters. A secret's words (``OPENAI`` in
+    ``sk-probe-OPENAI-1``) are words of other texts too (``OPENAI_API_KEY``); a run with a digit, a sign or
+    mixed case inside (``sk-liv``, ``Zq8XwV``, ``-live-``) is a piece of the secret.
+
+    >>> [_ordinary_word(r) for r in ("OPENAI", "Bearer", "secret", "sk-liv", "-live-", "Zq8XwV", "OpenAI")]
+    [True, True, True, False, False, False, False]
+    """
+    return len(run) <= MAX_WORD and bool(_WORD.fullmatch(run))
 
 
 def _masked_query(match: re.Match) -> str:
@@ -169,8 +187,12 @@ def configured_secrets(base_url: str | None = None, api_key_env: str | None = No
 # The words of an environment variable's name (split on "_") that mark its value as a credential; PWD only
 # after another word (PWD and OLDPWD are folders), KEY only as the last word (AWS_ACCESS_KEY_ID is an id).
 _SECRET_WORDS = frozenset({"token", "tokens", "secret", "secrets", "password", "passwd", "pass", "passphrase",
-                           "credential", "credentials", "cookie", "cookies", "webhook", "auth", "authorization",
-                           "authtoken", "dsn", "apikey", "accesskey"})
+                           "credential", "credentials", "creds", "cookie", "cookies", "webhook", "auth",
+                           "authorization", "authtoken", "dsn", "apikey", "accesskey", "pat", "jwt"})
+# Words that end in "pass" and name no password (GIT_ASKPASS is a program; a two-pass encoding).
+_NOT_PASSWORDS = frozenset({"askpass", "bypass", "compass", "encompass", "surpass", "trespass", "overpass",
+                            "underpass", "multipass", "onepass", "twopass", "singlepass", "firstpass",
+                            "secondpass"})
 # Written anywhere in a name, also without "_" around it (SSHPASS is a whole name of its own).
 _SECRET_PARTS = re.compile(r"(?i)passw(or)?d|passphrase|secret|credential|cookie|webhook|private_?key|^sshpass$")
 # A name ending in one of these words holds where a credential is, not the credential (SSH_AUTH_SOCK,
@@ -184,12 +206,15 @@ def secret_variable(name: str) -> bool:
     ``WEBHOOK``, ``AUTH``, ``AUTHORIZATION``, ``DSN``...; its last word is ``KEY`` (``*_API_KEY``,
     ``*_PRIVATE_KEY``); it ends in ``_PWD`` (``MYSQL_PWD``); it contains ``PASSWORD``, ``PASSWD``,
     ``PASSPHRASE``, ``SECRET``, ``CREDENTIAL``, ``COOKIE``, ``WEBHOOK`` or ``PRIVATE_KEY`` (``PGPASSWORD``);
-    or it is ``SSHPASS``. A name whose last word is ``FILE``, ``PATH``, ``DIR``, ``SOCK``, ``SOCKET`` or
+    a word of it is ``PAT``, ``JWT`` or ``CREDS`` (``GH_PAT``, ``CI_JOB_JWT``, ``MY_SERVICE_CREDS``) or ends
+    in ``PASS`` as a password does (``SSHPASS``, ``PGPASS``; not ``GIT_ASKPASS``). A name whose last word is ``FILE``, ``PATH``, ``DIR``, ``SOCK``, ``SOCKET`` or
     ``HOME`` names where a credential is kept, and is none.
 
     >>> [secret_variable(n) for n in ("MYSQL_PWD", "SSHPASS", "GPG_PASSPHRASE", "SLACK_WEBHOOK_URL",
     ...                               "NPM_CONFIG__AUTH", "SENTRY_DSN", "DEPLOY_PRIVATE_KEY", "PGPASSWORD")]
     [True, True, True, True, True, True, True, True]
+    >>> [secret_variable(n) for n in ("GH_PAT", "PGPASS", "CI_JOB_JWT", "MY_SERVICE_CREDS")]
+    [True, True, True, True]
     >>> [secret_variable(n) for n in ("PWD", "OLDPWD", "SSH_AUTH_SOCK", "GIT_ASKPASS", "GIT_AUTHOR_NAME",
     ...                               "AWS_ACCESS_KEY_ID", "TOKENIZERS_PARALLELISM", "PASSWORD_STORE_DIR")]
     [False, False, False, False, False, False, False, False]
@@ -198,7 +223,13 @@ def secret_variable(name: str) -> bool:
     if len(words) > 1 and words[-1] in _LOCATION_WORDS:
         return False
     return (bool(_SECRET_WORDS.intersection(words)) or words[-1] == "key" or (len(words) > 1 and words[-1] == "pwd")
-            or bool(_SECRET_PARTS.search(name)))
+            or bool(_SECRET_PARTS.search(name)) or any(_compound_pass(word) for word in words))
+
+
+def _compound_pass(word: str) -> bool:
+    """Whether one word of a name ends in ``pass`` as a password does (``pgpass``, ``storepass``, ``keypass``;
+    not ``askpass``, ``bypass``, ``compass``)."""
+    return word.endswith("pass") and len(word) > 4 and word not in _NOT_PASSWORDS
 
 
 def environment_secrets(environ: Mapping[str, str] | None = None) -> list[str]:

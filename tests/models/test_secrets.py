@@ -280,3 +280,25 @@ def test_user_info_without_a_well_formed_scheme_is_masked(typo):
     """Found by a re-probe: a URL typed without its scheme (or with 'http:/') kept its password in messages."""
     masked = redact(f"base_url {typo!r} cannot be used")
     assert "userABC987x" not in masked and "PWsecretXYZ123456" not in masked and "QKEYvalue55555" not in masked
+
+
+def test_an_ordinary_word_a_secret_contains_stays_readable_but_pieces_of_it_do_not():
+    # The probe's OPENAI_API_KEY held the word OPENAI: every "OPENAI" (the variable's own name among them) was
+    # masked, as was "Bearer" in "Authorization: Bearer" when a token read "BearerTok-...".
+    key, token = "sk-probe-OPENAI-SECRET-111", "BearerOpt-q1r2s3"
+    assert redact("env/OPENAI_API_KEY OPENAI_APIKEY", [key]) == "env/OPENAI_API_KEY OPENAI_APIKEY"
+    assert redact("Authorization: Bearer ***", [token]) == "Authorization: Bearer ***"
+    for cut in (key[:9], key[:15], key[3:15], key[-10:], token[:10], "-OPENAI-", "OPENAI-SECRET"):
+        assert cut not in redact(f"echo: {cut}!", [key, token]), cut
+    assert redact(f"key {key} token {token}", [key, token]) == "key *** token ***"
+
+
+def test_environment_variables_named_pat_jwt_creds_or_pass_are_credentials():
+    from evalkit.models.redaction import environment_secrets, secret_variable
+
+    named = ["GH_PAT", "PGPASS", "PGPASSWORD", "CI_JOB_JWT", "CI_JOB_JWT_V2", "MY_SERVICE_CREDS", "GITLAB_PAT_TOKEN"]
+    assert [n for n in named if not secret_variable(n)] == []
+    ordinary = ["PATH", "PGPASSFILE", "GIT_ASKPASS", "SSH_ASKPASS", "PATTERN", "CREDS_DIR", "BYPASS_CACHE"]
+    assert [n for n in ordinary if secret_variable(n)] == []
+    assert environment_secrets({"GH_PAT": "ghpat-0123", "PGPASS": "pgpass-0456", "PATH": "/usr/bin:/bin"}) == \
+        ["ghpat-0123", "pgpass-0456"]
