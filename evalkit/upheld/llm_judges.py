@@ -153,11 +153,27 @@ def judge_messages(spec: PromptSpec, history: History, reference: str,
     return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": prompt}]
 
 
-_VERDICT = re.compile(r"(?:verdict|score|answer)\s*[:=]\s*\**\s*(\w+)", re.IGNORECASE)
+_VERDICT = re.compile(r"(?:verdict|score|answer|rating)\s*[:=]\s*\**\s*(\w+)", re.IGNORECASE)
+# Numbers that state the scale, not an answer: a range ("1 to 5", "1-5", "1 (poor) to 5") and a total ("out
+# of 5", "/5", "scale of 5"); anchors ("1 = poor", "5 means") when two or more restate the scale's ends.
+_SCALE = re.compile(r"\b\d+\s*(?:\([^)]*\)\s*)?(?:to|through|-|–|—)\s*\d+\b"
+                    r"|(?:out\s+of|scale\s+of|/)\s*\d+\b", re.IGNORECASE)
+_ANCHOR = re.compile(r"\b\d+\s*(?:=|means\b)", re.IGNORECASE)
+# A refusal: the judge declines to rate, or says it cannot.
+_REFUSAL = re.compile(
+    r"\bI\s*(?:must\s+|have\s+to\s+|'ll\s+|will\s+)?(?:refuse|decline)"
+    r"|\b(?:I\s*(?:can\s*not|can't|cannot|won't|will\s+not|am\s+(?:not\s+able|unable)|'m\s+(?:not\s+able|unable)"
+    r"|do\s+not|don't|would\s+rather\s+not)|unable|not\s+(?:able|possible))\s+(?:to\s+)?(?:\w+\s+){0,2}?"
+    r"(?:rate|score|say|judge|grade|evaluate|assess|determine|decide|answer|give|provide|assign|comply)\b"
+    r"|\bno\s+(?:score|rating|verdict|answer)\b|\bN/A\b|\bcannot\s+be\s+(?:rated|scored|judged|determined)",
+    re.IGNORECASE)
 
 
 def parse_verdict(text: str, labels: Sequence[str]) -> str | None:
-    """The label a generated answer gives: after 'Verdict:'/'Score:' when present, else its first label word.
+    """The label a generated answer gives, or None (an abstention): the word after 'Verdict:'/'Score:'/
+    'Answer:'/'Rating:' when present; else None when the answer refuses ("I refuse", "I cannot say", "I will
+    not rate", "no score", "N/A"); else its first label word. Numbers that only state the scale are set aside
+    first ("on a 1 to 5 scale", "1-5", "out of 5", "4/5" keeps its 4; "1 = poor ... 5 = excellent").
 
     >>> parse_verdict("Verdict: No\\nReason: the prediction adds a price.", ["Yes", "No"])
     'No'
@@ -167,11 +183,22 @@ def parse_verdict(text: str, labels: Sequence[str]) -> str | None:
     'Yes'
     >>> parse_verdict("Score: 7", ["1", "2", "3", "4", "5"]) is None
     True
+    >>> [parse_verdict(t, ["1", "2", "3", "4", "5"]) for t in ("4", "Score: 4/5", "I'd give it a 4.",
+    ...     "On a 1 to 5 scale, I'd give it a 4.", "4 out of 5", "Rating (1-5): 2")]
+    ['4', '4', '4', '4', '4', '2']
+    >>> [parse_verdict(t, ["1", "2", "3", "4", "5"]) for t in ("I refuse; on a 1 to 5 scale I cannot say.",
+    ...     "I will not rate this reply.", "The scale is 1-5.", "Out of 5? I can't judge this.", "N/A")]
+    [None, None, None, None, None]
     """
-    match = _VERDICT.search(text)
+    answer = _SCALE.sub(" ", text)
+    if len(_ANCHOR.findall(answer)) >= 2:
+        answer = _ANCHOR.sub(" ", answer)
+    match = _VERDICT.search(answer)
     if match:
         return parse_label(match.group(1), labels)
-    return parse_label(text, labels)
+    if _REFUSAL.search(text):
+        return None
+    return parse_label(answer, labels)
 
 
 def _prompts(items: pd.DataFrame, spec: PromptSpec) -> list[list[dict[str, str]]]:
@@ -190,10 +217,13 @@ def _frame(spec: PromptSpec, rows: list[tuple]) -> pd.DataFrame:
 def _probability_rows(spec: PromptSpec, item_ids, results) -> list[tuple]:
     rows = []
     for item_id, result in zip(item_ids, results):
+        probs = result.probs
+        if result.method == "generated":  # a backend without probabilities parsed a reply: parsed as a verdict
+            probs = one_hot(parse_verdict(result.text, spec.labels), spec.labels)
         score = None
-        if result.probs is not None:
-            score = sum(result.probs[label] * spec.value_of(label) for label in spec.labels)
-        rows.append((item_id, score, result.method, result.probs, result.text))
+        if probs is not None:
+            score = sum(probs[label] * spec.value_of(label) for label in spec.labels)
+        rows.append((item_id, score, result.method, probs, result.text))
     return rows
 
 
