@@ -42,8 +42,10 @@ progress — passes :func:`evalkit.models.redact`, with the unit's own secrets m
 URL passwords and query values, secret-named parameters, the values of the environment's credential
 variables (:func:`evalkit.models.redaction.secret_variable`: ``MYSQL_PWD``, ``SSHPASS``, ``*PASSPHRASE*``,
 ``*WEBHOOK*`` and the like, and a URL password in any variable), and the secrets a command line carries
-(``--password x``, ``--api-key=x``, ``--cookie``, credential headers, ``curl -u user:pw``, ``mysql -pPASS``,
-``sshpass -p``; :mod:`evalkit.grid.masking`). A URL is kept as :func:`evalkit.models.public_endpoint` gives it,
+(options, parameters, headers and JSON fields whose name ends in a credential word by
+:func:`evalkit.grid.masking.credential_name` — ``--password x``, ``--accessToken x``, ``-storepass x``,
+``{"token": "x"}`` — and ``--cookie``, ``curl -u user:pw``, ``mysql -pPASS``, ``docker login -p x``,
+``sshpass -p``). A piece of a secret that is one ordinary word stays readable elsewhere in the output. A URL is kept as :func:`evalkit.models.public_endpoint` gives it,
 its path included. The worker alone sees the real values.
 
 Ray is the distributed engine: with ``ray_address`` (``auto``, ``ray://host:10001``) or an initialised Ray
