@@ -199,7 +199,8 @@ def test_a_copy_on_one_set_is_flagged_on_that_row_and_on_a_board_of_other_labels
     named, and the judge stays flagged on a board ranked on other labels' rows (a reference-free board)."""
     sets, judges, _ = inputs
     rng = np.random.default_rng(4)
-    mixed = {"one": sets["one"].items["score"].to_numpy() + rng.normal(scale=0.2, size=120), "two": judges["good"]["two"]}
+    mixed = {"one": sets["one"].items["score"].to_numpy() + rng.normal(scale=0.2, size=120),
+             "two": judges["good"]["two"]}
     card = judge_card(column_judge("half copied", mixed), list(sets.values()), half="all", bootstrap=0)
     standing = standings([card], sets, bootstrap=200)[0]
     assert standing.rank == 0 and any(f.startswith(ABOVE_CEILING) and "one/score" in f for f in standing.flags)
