@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 import pandas as pd
 
-from evalkit.judgecard._names import SET_NAMES
+from evalkit.judgecard._names import SET_NAMES, one_line
 
 __all__ = ["add_arguments", "run", "main"]
 
@@ -46,8 +47,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--print-summary", action="store_true",
                         help="end with the card's summary as one JSON line (what a command grid records)")
     parser.add_argument("--cards", action="append", default=[], metavar="PATH",
-                        help="leaderboard: a card.json, or a folder searched for card.json files (repeatable); "
-                             "one judge's cards on different sets are merged")
+                        help="leaderboard: a card.json, or a folder searched for card.json files (repeatable; "
+                             "symbolic links are skipped and named). Each card file is its own line; two lines of "
+                             "one judge name are told apart by their card's folder, e.g. 'length (cards/a)'. A "
+                             "card that cannot be read or checked is left out and listed")
+    parser.add_argument("--merge", action="store_true",
+                        help="leaderboard: make one judge's cards on different sets (e.g. a grid's per-set cards) "
+                             "one line, naming every file; only cards with the same judge name, stored judge "
+                             "record, half, bootstrap and seed, and no set on two of them, merge (else all of "
+                             "them are left out, with why)")
     parser.add_argument("--out", default=None,
                         help="folder for card.json and card.html (default judge-card), or for leaderboard.json, "
                              "leaderboard.md and the cards' pages (default judge-leaderboard)")
@@ -69,49 +77,155 @@ def _added_sets(args: argparse.Namespace) -> list:
     return [*args.add, *folders]
 
 
-def leaderboard(args: argparse.Namespace) -> int:
-    """Read every card named by ``--cards``, merge each judge's, rank them on the sets they scored."""
+LINK = "a symbolic link"
+"""Why the leaderboard skips a linked card.json or folder: it reads only the files and folders it is given."""
+
+
+def card_files(entries: list[str]) -> tuple[list[Path], list[tuple[str, str]]]:
+    """The card.json files of ``--cards`` entries (a file as given, a folder searched), each once, and what was
+    skipped as (path, why): a symbolic link, to a file or a folder, whether given or met in a folder, is never
+    followed (so a card.json linked to another file, or a folder linked elsewhere, is named, not read)."""
+    files: list[Path] = []
+    skipped: list[tuple[str, str]] = []
+    seen: set[str] = set()
+
+    def take(path: Path) -> None:
+        key = os.path.normcase(os.path.abspath(path))
+        if key not in seen:
+            seen.add(key)
+            files.append(path)
+
+    for entry in map(Path, entries):
+        if entry.is_symlink():
+            skipped.append((str(entry), LINK))
+            continue
+        if not entry.exists():
+            raise FileNotFoundError(f"--cards {entry}: no such file or folder")
+        if not entry.is_dir():
+            take(entry)
+            continue
+        found = []
+        for root, folders, names in os.walk(entry):  # links to folders are listed, never entered
+            here = Path(root)
+            for name in sorted(folders):
+                if (here / name).is_symlink():
+                    skipped.append((str(here / name), LINK))
+            folders[:] = sorted(name for name in folders if not (here / name).is_symlink())
+            if "card.json" in names:
+                path = here / "card.json"
+                if path.is_symlink():
+                    skipped.append((str(path), LINK))
+                else:
+                    found.append(path)
+        for path in sorted(found):
+            take(path)
+    return files, skipped
+
+
+def _read_card(path: Path):
+    """The card in the file ``path``; ``ValueError`` naming the file and why it is not one."""
     import json
 
-    from evalkit.judgecard.card import Card, merge_cards
-    from evalkit.judgecard.leaderboard import leaderboard_markdown, standings, standings_frame
-    from evalkit.judgecard.render import write_card
+    from evalkit.judgecard.card import Card
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ValueError(f"{path}: cannot be read ({getattr(error, 'strerror', None) or error})") from None
+    try:
+        record = json.loads(text)
+    except ValueError as error:
+        raise ValueError(f"{path}: not JSON ({error})") from None
+    except RecursionError:
+        raise ValueError(f"{path}: not a judge card (JSON nested too deeply to read)") from None
+    try:
+        return Card.from_record(record, source=str(path))
+    except RecursionError:
+        raise ValueError(f"{path}: not a judge card (nested too deeply to read)") from None
+    except (KeyError, TypeError, AttributeError) as error:
+        raise ValueError(f"{path}: not a judge card's record ({type(error).__name__}: {error})") from None
+
+
+def _card_label(paths: list[str]) -> str:
+    """How a line's name tells it from another line of the same judge name: its card's folder (the file, when
+    it is not named card.json), or every file of a merged line."""
+    return ", ".join(str(Path(p).parent) if Path(p).name == "card.json" else p for p in paths)
+
+
+def _named_apart(lines: list[tuple]) -> list[tuple]:
+    """``lines`` of (card, files), every judge name made unique: a name on two or more lines gets its card's
+    folder or file in brackets, e.g. ``probe-a (cards/a)``; a name that still clashes gets its card files."""
+    from dataclasses import replace
+
+    for label in (_card_label, ", ".join):
+        counts: dict[str, int] = {}
+        for card, _ in lines:
+            counts[card.judge] = counts.get(card.judge, 0) + 1
+        if all(count == 1 for count in counts.values()):
+            break
+        lines = [(replace(card, judge=f"{card.judge} ({label(paths)})") if counts[card.judge] > 1 else card, paths)
+                 for card, paths in lines]
+    return lines
+
+
+def leaderboard(args: argparse.Namespace) -> int:
+    """Read every card named by ``--cards``: each card file is its own line, unless ``--merge`` makes one judge's
+    cards on different sets one line. A card the board cannot read or check is left out, named with why, on
+    stderr, in leaderboard.md and in leaderboard.json's ``refused_cards``; the rest are ranked on the sets they
+    scored. Exit 0 when a card was ranked, 2 when none was."""
+    import json
+
+    from evalkit.judgecard.card import merge_cards
+    from evalkit.judgecard.leaderboard import (_cell, board_sentence, leaderboard_markdown, standings,
+                                               standings_frame, write_board_card)
     from evalkit.judgecard.sets import load_set
+    from evalkit.judgecard.verify import checked_cards, reason_for
 
     if not args.cards:
         raise ValueError("judge leaderboard needs --cards PATH (a card.json or a folder of them)")
-    files = []
-    for entry in map(Path, args.cards):
-        if not entry.exists():
-            raise FileNotFoundError(f"--cards {entry}: no such file or folder")
-        files.extend(sorted(entry.rglob("card.json")) if entry.is_dir() else [entry])
-    if not files:
+    files, refused = card_files(args.cards)
+    if not files and not refused:
         raise FileNotFoundError(f"--cards {', '.join(args.cards)}: no card.json found")
-    by_judge: dict[str, list] = {}
-    sources: dict[str, list[str]] = {}
+    lines: list[tuple] = []  # (card, its files)
     for path in files:
         try:
-            record = json.loads(path.read_text(encoding="utf-8"))
+            lines.append((_read_card(path), [str(path)]))
         except ValueError as error:
-            raise ValueError(f"{path}: not JSON ({error})") from None
-        except RecursionError:
-            raise ValueError(f"{path}: not a judge card (JSON nested too deeply to read)") from None
-        card = Card.from_record(record, source=str(path))
-        by_judge.setdefault(card.judge, []).append(card)
-        sources.setdefault(card.judge, []).append(str(path))
-    cards = []
-    for judge, group in by_judge.items():
-        try:
-            cards.append(merge_cards(group))
-        except ValueError as error:
-            raise ValueError(f"{', '.join(sources[judge])}: {error}") from None
-    halves = {card.half for card in cards}
+            refused.append((str(path), reason_for(error, str(path))))
+    names: dict[str, list[tuple]] = {}
+    for line in lines:
+        names.setdefault(line[0].judge, []).append(line)
+    if args.merge:
+        lines = []
+        for judge, group in names.items():
+            paths = [path for _, kept in group for path in kept]
+            try:
+                lines.append((merge_cards([card for card, _ in group]), paths))
+            except ValueError as error:
+                refused.extend((path, f"not merged with {', '.join(p for p in paths if p != path)}: {error}")
+                               for path in paths)
+    else:
+        for judge, group in names.items():
+            if len(group) > 1:
+                print(f"note: {len(group)} card files name the judge {judge!r}: each is its own line, told apart by "
+                      "its file (--merge makes one judge's cards on different sets one line)", file=sys.stderr)
+    halves: dict[str, int] = {}
+    for card, _ in lines:
+        halves[card.half] = halves.get(card.half, 0) + 1
     if len(halves) > 1:
-        raise ValueError(f"the cards report different halves ({', '.join(sorted(halves))}): rank one half at a time")
-    half = halves.pop()
+        most = max(halves.values())
+        if list(halves.values()).count(most) > 1:
+            raise ValueError(f"the cards report different halves ({', '.join(sorted(halves))}), as many cards each: "
+                             "rank one half at a time")
+        half = max(halves, key=halves.get)
+        refused.extend((", ".join(paths), f"reports the {card.half} half; this board ranks the {half} half (that of "
+                        f"{most} of {len(lines)} cards): rank one half at a time")
+                       for card, paths in lines if card.half != half)
+        lines = [(card, paths) for card, paths in lines if card.half == half]
+    half = lines[0][0].half if lines else "test"
     # The ranking reads the sets whose ratings give a ceiling: the kit's own and a user's --add-upheld folders
     # (an --add file keeps one score per item: no ceiling, so no share to rank by).
-    scored = {entry.set for card in cards for entry in card.scores}
+    scored = {entry.set for card, _ in lines for entry in card.scores}
     human_sets = {name: load_set(name).half(half) for name in sorted(scored) if name in SET_NAMES}
     for added in _added_sets(args):
         if isinstance(added, str):
@@ -124,22 +238,41 @@ def leaderboard(args: argparse.Namespace) -> int:
         why = ("pass its folder with --add-upheld to rank on it" if name.startswith("upheld:")
                else "one score per item: no ceiling")
         print(f"note: {name} is on the cards but not in the ranking ({why})", file=sys.stderr)
-    board = standings(cards, human_sets, bootstrap=args.bootstrap, seed=args.seed,
-                      sources={judge: ", ".join(paths) for judge, paths in sources.items()})
+    lines = _named_apart(lines)
+    sources = {card.judge: ", ".join(paths) for card, paths in lines}
+    files_of = {card.judge: paths for card, paths in lines}
+    kept, failed = checked_cards([card for card, _ in lines], human_sets, sources)
+    refused.extend(failed)
+    for path, why in refused:
+        print(f"evalkit: refused, left out of the board: {path}: {why}", file=sys.stderr)
+    if not kept:
+        raise ValueError(f"no card to rank: {len(refused)} refused (above)")
+    board = standings(kept, human_sets, bootstrap=args.bootstrap, seed=args.seed, sources=sources)
     out = Path(args.out or "judge-leaderboard")
     links = {}
-    for number, card in enumerate(cards):
-        _, page = write_card(card, out / "cards" / f"{number:02d}")
+    for number, card in enumerate(kept):
+        page = write_board_card(card, human_sets, out / "cards" / f"{number:02d}", bootstrap=args.bootstrap,
+                                seed=args.seed)
         links[card.judge] = str(page.relative_to(out))
-    (out / "leaderboard.md").write_text(leaderboard_markdown(board, links) + "\n", encoding="utf-8")
-    (out / "leaderboard.json").write_text(standings_frame(board).to_json(orient="records", indent=1) + "\n",
-                                          encoding="utf-8")
+    left_out = "".join(f"\n- {_cell(path)}: {_cell(why)}" for path, why in refused)
+    (out / "leaderboard.md").write_text(
+        leaderboard_markdown(board, links) + "\n\n" + board_sentence(board) + "\n"
+        + (f"\n## Cards left out\n{left_out}\n" if refused else ""), encoding="utf-8")
+    record = {"standings": json.loads(standings_frame(board).to_json(orient="records")),
+              "refused_cards": [{"file": path, "reason": why} for path, why in refused]}
+    (out / "leaderboard.json").write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     for standing in board:
-        print(f"{standing.rank or '-':>3}  {standing.judge}: mean share {standing.mean_share:.3f} "
+        name = one_line(standing.judge)
+        print(f"{standing.rank or '-':>3}  {name}: mean share {standing.mean_share:.3f} "
               f"[{standing.share_low:.3f}, {standing.share_high:.3f}] over {standing.ceiling_rows} rows")
         for flag in standing.flags:
-            print(f"note: {standing.judge} is not ranked: {flag}", file=sys.stderr)
-    print(f"{len(cards)} judges from {len(files)} cards: {out / 'leaderboard.md'}, {out / 'leaderboard.json'}")
+            print(f"note: {name} is not ranked: {flag}", file=sys.stderr)
+        for caution in standing.cautions:
+            print(f"note: {name} is ranked, but {caution}", file=sys.stderr)
+    accepted = sum(len(files_of[card.judge]) for card in kept)
+    print(f"{len(board)} judges from {accepted} cards"
+          + (f" ({len(refused)} left out: listed in leaderboard.md)" if refused else "")
+          + f": {out / 'leaderboard.md'}, {out / 'leaderboard.json'}")
     return 0
 
 

@@ -46,10 +46,15 @@ A card whose scores are the human scores (here doubled) holds the answer key: it
 >>> board[3].flags[0][:68]
 'its scores on toy/score are a linear function of the human scores (r'
 
+**At the ceiling.** A ranked judge whose mean share's 95% interval reaches 1 is as close to people as another
+rater, as far as the sample can tell, which is also what scores derived from the labels look like: it keeps its
+rank and carries a caution (``cautions``, :data:`AT_CEILING`), shown in the table's Flag column, the JSON and the
+sentence ("fair" above, at 0.935 [0.891, 0.969], is not marked).
+
 **Provenance.** Each line names the card it comes from (``sources``: the card's file, or the files of one
-judge's cards merged on different sets) and the fingerprint of the card's stored item scores
-(:func:`scores_fingerprint`), shown in the tables' last column: two judges that print the same name are two
-lines told apart there, never one.
+judge's cards merged on different sets when the board is told to merge: ``judge leaderboard --merge``) and the
+fingerprint of the card's stored item scores (:func:`scores_fingerprint`), shown in the tables' last column: two
+judges that print the same name are two lines told apart there, never one.
 """
 from __future__ import annotations
 
@@ -73,7 +78,8 @@ from evalkit.judgecard.sets import HumanSet, noise_ceiling
 from evalkit.judgecard.verify import card_flags
 
 __all__ = ["Standing", "standings", "standings_frame", "leaderboard_markdown", "leaderboard_html", "board_sentence",
-           "row_ceilings", "scored_card", "scores_fingerprint", "ceiling_flags", "board_card", "write_board_card"]
+           "row_ceilings", "scored_card", "scores_fingerprint", "ceiling_flags", "board_card", "write_board_card",
+           "ABOVE_CEILING", "AT_CEILING"]
 
 
 @dataclass(frozen=True)
@@ -93,6 +99,7 @@ class Standing:
     flags: tuple[str, ...] = ()  # why the board does not rank it (evalkit.judgecard.verify); rank 0 then
     card: str = ""  # the card file(s) the line comes from, as the caller names them (``sources``)
     fingerprint: str = ""  # of the card's stored item scores (:func:`scores_fingerprint`)
+    cautions: tuple[str, ...] = ()  # ranked, but marked: its share's interval reaches the ceiling (AT_CEILING)
 
 
 def row_ceilings(human_sets: Mapping[str, HumanSet], labels: Sequence[str] | None = None
@@ -244,6 +251,25 @@ def _above_one(point: float, draws: np.ndarray, bootstrap: int) -> tuple[float, 
 ABOVE_CEILING = "above the human ceiling: scores may be the labels themselves"
 """How a flag for a share above the ceiling begins (see :func:`ceiling_flags`)."""
 
+AT_CEILING = ("at the human ceiling: as close to people as another rater; check the scores are not derived from "
+              "the labels")
+"""How a caution begins for a ranked judge whose mean share's 95% interval reaches 1 (its high end 1 or more): the
+sample cannot tell it from a judge as good as people's own agreement, which is what labels plus noise look like.
+The judge stays ranked (unlike :data:`ABOVE_CEILING`), marked in the table, the JSON and the sentence."""
+
+
+def _at_ceiling(share: float, low: float, high: float) -> tuple[str, ...]:
+    """The caution of a mean share whose interval reaches the ceiling (none otherwise).
+
+    >>> _at_ceiling(0.999, 0.939, 1.029)[0][-61:]
+    '(mean share 0.999 [0.939, 1.029]: its 95% interval reaches 1)'
+    >>> _at_ceiling(0.8, 0.7, 0.9), _at_ceiling(float("nan"), float("nan"), float("nan"))
+    ((), ())
+    """
+    if not high >= 1:
+        return ()
+    return (f"{AT_CEILING} (mean share {share:.3f} [{low:.3f}, {high:.3f}]: its 95% interval reaches 1)",)
+
 
 def ceiling_flags(card: Card, human_sets: Mapping[str, HumanSet], ceilings: Mapping[tuple[str, str], float], *,
                   bootstrap: int, seed: int) -> tuple[str, ...]:
@@ -301,8 +327,10 @@ def standings(cards: Sequence[Card], human_sets: Mapping[str, HumanSet], *, boot
     whose rows do not match its item scores, or whose scores are malformed, is refused naming
     ``sources[judge]`` (its file) and the field; one that holds the answer key, or whose share lies above the
     ceiling (:func:`ceiling_flags`), is flagged and not ranked. Each line keeps ``sources[judge]`` and the
-    fingerprint of the card's item scores (:func:`scores_fingerprint`). Two cards with one judge name are
-    refused: one judge's cards on different sets are one card (:func:`~evalkit.judgecard.card.merge_cards`)."""
+    fingerprint of the card's item scores (:func:`scores_fingerprint`). A ranked judge whose mean share's 95%
+    interval reaches 1 keeps its rank and carries a caution (:data:`AT_CEILING`, in ``cautions``). Two cards with
+    one judge name are refused: name them apart, or make one judge's cards on different sets one card
+    (:func:`~evalkit.judgecard.card.merge_cards`)."""
     sources = sources or {}
     names = [card.judge for card in cards]
     if len(set(names)) < len(names):
@@ -347,7 +375,9 @@ def standings(cards: Sequence[Card], human_sets: Mapping[str, HumanSet], *, boot
                               *interval.get(name, (nan, nan)), len(rows.rows),
                               float(np.mean(pearsons)) if pearsons else nan, len(pearsons), tuple(sorted(tied[name])),
                               tuple(s for s, _ in card.skipped), flags[name], sources.get(name, ""),
-                              scores_fingerprint(card)))
+                              scores_fingerprint(card),
+                              () if flags[name] else _at_ceiling(share.get(name, nan),
+                                                                 *interval.get(name, (nan, nan)))))
     # A judge without a defined share (no row, or r undefined on every row it has) is listed last, unranked;
     # a flagged one after it.
     return sorted(board, key=lambda s: (bool(s.flags), s.mean_share != s.mean_share, s.rank,
@@ -365,6 +395,7 @@ def standings_frame(board: Sequence[Standing]) -> pd.DataFrame:
     frame["tied_with"] = [", ".join(t) for t in frame["tied_with"]]
     frame["sets_skipped"] = [", ".join(t) for t in frame["sets_skipped"]]
     frame["flags"] = ["; ".join(t) for t in frame["flags"]]
+    frame["cautions"] = ["; ".join(t) for t in frame["cautions"]]
     return frame
 
 
@@ -405,14 +436,15 @@ def _card_cell(s: Standing) -> str:
 
 def _cells(s: Standing, ranks: Sequence[int]) -> tuple[str, str, str, str, str, str, str]:
     """A board line's cells other than the judge, as plain text: rank (``2=`` for a tie, ``–`` unranked), share,
-    rows, mean Pearson, ties, flags, card."""
+    rows, mean Pearson, ties, flags (what keeps it unranked) and cautions (of a ranked line), card."""
     ranked = s.mean_share == s.mean_share and not s.flags
     rank = "–" if not ranked else f"{s.rank}=" if ranks.count(s.rank) > 1 else str(s.rank)
     share = (f"{_number(s.mean_share)} [{_number(s.share_low)}, {_number(s.share_high)}]"
              if s.mean_share == s.mean_share else
              "no row with a ceiling" if not s.ceiling_rows else "r undefined on its rows")
     return (rank, share, str(s.ceiling_rows), f"{_number(s.mean_pearson)} ({s.pearson_rows})",
-            one_line(", ".join(s.tied_with)) or "none", one_line("; ".join(s.flags)) or "none", _card_cell(s))
+            one_line(", ".join(s.tied_with)) or "none", one_line("; ".join((*s.flags, *s.cautions))) or "none",
+            _card_cell(s))
 
 
 def leaderboard_markdown(board: Sequence[Standing], links: Mapping[str, str] | None = None) -> str:
@@ -470,9 +502,16 @@ def board_sentence(board: Sequence[Standing]) -> str:
     >>> d = Standing("d", 2, 0.4, 0.2, 0.6, 9, 0.2, 9, ("a",), ())
     >>> board_sentence([a, b, d, c]).split(" them. ")[1]
     '1 of the 2 other judges (c) is below the first rank by a paired interval. d is tied with a but below 1 judge by a paired interval, so it ranks 2.'
+
+Two judges on different sets are never compared: both rank first, and the sentence says they are not compared.
+
+    >>> e = Standing("e", 1, 0.3, 0.2, 0.4, 1, 0.3, 1, (), ())
+    >>> f = Standing("f", 1, 0.999, 0.939, 1.029, 1, 0.9, 1, (), (), cautions=(AT_CEILING,))
+    >>> print(board_sentence([f, e]))  # doctest: +ELLIPSIS
+    f and e share the first rank (...): no judge is above any of them by a paired interval, but f and e share no row, so they are not compared with each other. Ranked, but marked: f (at the human ceiling: ...).
     """
     board = [replace(s, judge=_cell(s.judge), tied_with=tuple(map(_cell, s.tied_with)),
-                     flags=tuple(map(_cell, s.flags))) for s in board]
+                     flags=tuple(map(_cell, s.flags)), cautions=tuple(map(_cell, s.cautions))) for s in board]
     ranked = _ranked(board)
     if not ranked:
         return "No judge has a defined share of a ceiling, so nothing is ranked." + _not_ranked(board)
@@ -486,9 +525,16 @@ def board_sentence(board: Sequence[Standing]) -> str:
                  if lead.tied_with else "every other judge is below it by a paired interval.")
     else:
         names = ", ".join(s.judge for s in first[:-1]) + f" and {first[-1].judge}"
-        text = (f"{names} share the first rank (mean shares of the ceiling {shown}): "
-                + ("their paired interval holds zero" if len(first) == 2 else "no paired interval between them "
-                   "excludes zero") + ", so this sample does not separate them.")
+        apart = [f"{a.judge} and {b.judge}" for k, a in enumerate(first) for b in first[k + 1:]
+                 if b.judge not in a.tied_with]  # no row in common: never compared
+        if not apart:
+            text = (f"{names} share the first rank (mean shares of the ceiling {shown}): "
+                    + ("their paired interval holds zero" if len(first) == 2 else "no paired interval between them "
+                       "excludes zero") + ", so this sample does not separate them.")
+        else:
+            text = (f"{names} share the first rank (mean shares of the ceiling {shown}): no judge is above any of "
+                    f"them by a paired interval, but {'; '.join(apart)} share no row, so they are not compared "
+                    "with each other.")
     below = [s for s in ranked if s.rank > 1 and not set(s.tied_with) & {f.judge for f in first}]
     others = len(ranked) - len(first)
     if len(first) > 1 or first[0].tied_with:
@@ -505,8 +551,12 @@ def board_sentence(board: Sequence[Standing]) -> str:
 
 
 def _not_ranked(board: Sequence[Standing]) -> str:
-    """The board's sentence about the judges it does not rank (names already escaped)."""
+    """The board's sentence about ranked judges with a caution and the judges it does not rank (names already
+    escaped)."""
     text = ""
+    for s in _ranked(board):
+        if s.cautions:
+            text += f" Ranked, but marked: {s.judge} ({'; '.join(s.cautions)})."
     unranked = [s.judge for s in board if s.mean_share != s.mean_share and not s.flags]
     if unranked:
         text += f" Not ranked (no row with a defined share of the ceiling): {', '.join(unranked)}."

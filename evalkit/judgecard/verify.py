@@ -36,7 +36,7 @@ from evalkit.stats import correlation
 from evalkit.judgecard.card import Card, check_set_scores
 from evalkit.judgecard.sets import HumanSet
 
-__all__ = ["card_flags"]
+__all__ = ["card_flags", "checked_cards", "reason_for"]
 
 _TOLERANCE = 1e-9  # what the same correlation, summed in another order, may differ by
 
@@ -56,6 +56,52 @@ def card_flags(cards: Sequence[Card], human_sets: Mapping[str, HumanSet],
         where = sources.get(card.judge) or f"the card of {card.judge!r}"
         flags[card.judge] = _check_card(card, human_sets, where)
     return flags
+
+
+def reason_for(error: Exception, where: str) -> str:
+    """Why a card was refused, from the ``error`` whose text begins with ``where`` (its file): the text after it.
+
+    >>> reason_for(ValueError("cards/a/card.json, field 'rows[0]': bad"), "cards/a/card.json")
+    "field 'rows[0]': bad"
+    >>> reason_for(ValueError("no scores"), "x.json")
+    'no scores'
+    """
+    text = str(error)
+    if where and text.startswith(where):
+        text = text[len(where):].lstrip(",:. ")
+    return text or type(error).__name__
+
+
+def checked_cards(cards: Sequence[Card], human_sets: Mapping[str, HumanSet],
+                  sources: Mapping[str, str] | None = None) -> tuple[list[Card], list[tuple[str, str]]]:
+    """The cards of ``cards`` that pass the checks of :func:`card_flags` against ``human_sets``, and the refused
+    ones as (``sources[judge]``, why), so a board can rank the rest and list these.
+
+    >>> import pandas as pd
+    >>> from dataclasses import replace
+    >>> from evalkit.judgecard.sets import HumanSet
+    >>> from evalkit.judgecard.leaderboard import scored_card
+    >>> items = pd.DataFrame({"item_id": list("abcd"), "group": [0, 0, 1, 1], "score": [1.0, 2, 4, 3],
+    ...                       "response": ["x"] * 4})
+    >>> toy = HumanSet("toy", items, ("score",), None, "")
+    >>> good = scored_card("good", toy, [1.0, 3, 2, 4])
+    >>> edited = replace(scored_card("edited", toy, [1.0, 3, 2, 4]),
+    ...                  rows=(replace(good.rows[0], pearson=0.99),))
+    >>> kept, refused = checked_cards([good, edited], {"toy": toy}, {"edited": "e/card.json"})
+    >>> [card.judge for card in kept], refused[0][0], refused[0][1][:46]
+    (['good'], 'e/card.json', "field 'rows[0]' (toy/score): Pearson r is 0.99")
+    """
+    sources = sources or {}
+    kept, refused = [], []
+    for card in cards:
+        where = sources.get(card.judge) or f"the card of {card.judge!r}"
+        try:
+            _check_card(card, human_sets, where)
+        except ValueError as error:
+            refused.append((where, reason_for(error, where)))
+        else:
+            kept.append(card)
+    return kept, refused
 
 
 def _aligned(card: Card, human_set: HumanSet, label: str) -> tuple[np.ndarray, np.ndarray]:

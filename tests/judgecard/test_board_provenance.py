@@ -1,6 +1,7 @@
-"""What the leaderboard shows and where it comes from: a card named like another judge is never merged into it
-unseen, each line names its card file and the fingerprint of its item scores, the pages the board writes show
-only what it recomputes, and a share above the human ceiling is flagged, not ranked first."""
+"""What the leaderboard shows and where it comes from: each card file is its own line unless the board is told to
+merge (--merge), and a card named like another judge is never merged into it; each line names its card file and
+the fingerprint of its item scores; the pages the board writes show only what it recomputes; a share above the
+human ceiling is flagged, not ranked first, and one whose interval reaches the ceiling is marked."""
 from __future__ import annotations
 
 import json
@@ -15,7 +16,7 @@ from evalkit.judgecard.leaderboard import (ABOVE_CEILING, _rating_stats, _resamp
                                            board_sentence, leaderboard_html, leaderboard_markdown, scores_fingerprint,
                                            standings, standings_frame, write_board_card)
 from evalkit.judgecard.sets import noise_ceiling
-from tests.judgecard.test_leaderboard import _board_of, column_judge, people_set
+from tests.judgecard.test_leaderboard import _board_of, board_json, column_judge, people_set
 
 
 @pytest.fixture(scope="module")
@@ -49,14 +50,15 @@ def _per_set(name: str, values: dict, sets, only: str) -> Card:
 def test_a_card_of_another_judge_with_the_same_name_is_refused_naming_both_files(inputs, tmp_path, monkeypatch,
                                                                                  capsys):
     """A card whose judge was named "good" by someone else, on a set the real "good" card does not hold, was
-    merged into good's line and moved it: cards whose stored judge record differs are two judges."""
+    merged into good's line and moved it: cards whose stored judge record differs are two judges, and with
+    --merge both are left out, naming both files."""
     sets, judges, _ = inputs
     honest = _write(_per_set("good", judges["good"], sets, "one"), tmp_path / "cards" / "good-one")
     rng = np.random.default_rng(0)
     other = {n: rng.normal(size=120) for n in sets}
     hijack = _write(_per_set("good", other, sets, "two"), tmp_path / "cards" / "other",
                     lambda r: r["spec"].update(name="good", path="someone-elses-judge.yml"))
-    assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "board") == 2
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "board", "--merge") == 2
     error = capsys.readouterr().err
     assert str(honest) in error and str(hijack) in error and "differ in spec" in error, error
     assert "two judges with one name" in error and not (tmp_path / "board").exists()
@@ -70,19 +72,20 @@ def test_a_card_with_the_same_name_on_a_set_the_judge_scored_is_refused(inputs, 
     rng = np.random.default_rng(1)
     copied = _write(_per_set("good", {"one": rng.normal(size=120)}, sets, "one"), tmp_path / "cards" / "copy",
                     lambda r: r.update(costs=[]))
-    assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "board") == 2
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "board", "--merge") == 2
     error = capsys.readouterr().err
     assert str(first) in error and str(copied) in error and "sets scored twice: one" in error, error
 
 
-def test_one_judges_cards_on_different_sets_merge_and_the_line_names_every_file(inputs, tmp_path, monkeypatch):
-    """The merge is kept for one judge's per-set cards (same name, same stored judge record): its line lists
-    the files it was merged from, and every line carries the fingerprint of its item scores."""
+def test_one_judges_cards_on_different_sets_merge_when_asked_and_the_line_names_every_file(inputs, tmp_path,
+                                                                                          monkeypatch):
+    """--merge makes one judge's per-set cards (same name, same stored judge record) one line: it lists the files
+    it was merged from, and every line carries the fingerprint of its item scores."""
     sets, judges, cards = inputs
     files = [_write(_per_set("good", judges["good"], sets, name), tmp_path / "cards" / f"good-{name}") for name in sets]
     _write(cards["weak"], tmp_path / "cards" / "weak")
-    assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "board") == 0
-    record = {r["judge"]: r for r in json.loads((tmp_path / "board" / "leaderboard.json").read_text())}
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "board", "--merge") == 0
+    record = {r["judge"]: r for r in board_json(tmp_path / "board")}
     assert record["good"]["card"] == ", ".join(map(str, files)) and record["good"]["ceiling_rows"] == 2
     merged = merge_cards([_per_set("good", judges["good"], sets, name) for name in sets])
     assert record["good"]["fingerprint"] == scores_fingerprint(merged) != record["weak"]["fingerprint"]
@@ -107,7 +110,7 @@ def test_two_judges_that_print_the_same_name_are_two_lines_told_apart(inputs, tm
     _write(cards["good"], tmp_path / "cards" / "good")
     _write(twin, tmp_path / "cards" / "twin")
     assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "board") == 0
-    lines = (tmp_path / "board" / "leaderboard.md").read_text().splitlines()[2:]
+    lines = (tmp_path / "board" / "leaderboard.md").read_text().split("\n\n")[0].splitlines()[2:]
     assert len(lines) == 2 and any("twin/card.json" in line for line in lines) and \
         any("cards/good/card.json" in line for line in lines)
 
@@ -190,7 +193,7 @@ def test_scores_that_are_the_labels_plus_noise_are_flagged_above_the_ceiling(inp
         write_card(card, tmp_path / "cards" / f"{number}")
     assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "board") == 0
     assert "note: labels plus noise is not ranked: above the human ceiling" in capsys.readouterr().err
-    record = {r["judge"]: r for r in json.loads((tmp_path / "board" / "leaderboard.json").read_text())}
+    record = {r["judge"]: r for r in board_json(tmp_path / "board")}
     assert record["labels plus noise"]["rank"] == 0 and ABOVE_CEILING in record["labels plus noise"]["flags"]
 
 

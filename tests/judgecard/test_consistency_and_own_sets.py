@@ -178,7 +178,7 @@ def test_the_command_adds_an_annotator_folder_and_the_leaderboard_ranks_on_it(tm
     assert "--add-upheld" in (error := capsys.readouterr().err) and "no such folder" in error
     assert main(["leaderboard", "--cards", str(tmp_path / "cards"), "--add-upheld", str(folder), "--bootstrap", "50",
                  "--out", str(tmp_path / "board")]) == 0
-    board = json.loads((tmp_path / "board" / "leaderboard.json").read_text())
+    board = json.loads((tmp_path / "board" / "leaderboard.json").read_text())["standings"]
     assert len(board) == 2
     assert all(entry["ceiling_rows"] == 3 for entry in board)
 

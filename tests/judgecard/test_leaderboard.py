@@ -134,12 +134,12 @@ def test_the_leaderboard_command_reads_a_folder_of_cards(board_inputs, tmp_path,
                  "--out", str(tmp_path / "board")]) == 0
     table = (tmp_path / "board" / "leaderboard.md").read_text()
     assert table.count("](cards/") == 4 and "| 3 | [weak](cards/" in table
-    record = json.loads((tmp_path / "board" / "leaderboard.json").read_text())
+    record = board_json(tmp_path / "board")
     assert [r["judge"] for r in record][2:] == ["weak", "noise"]
     assert "4 judges from 4 cards" in capsys.readouterr().out
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "card.json").write_text("{not json")
-    assert main(["leaderboard", "--cards", str(tmp_path / "bad")]) == 2
+    assert main(["leaderboard", "--cards", str(tmp_path / "bad")]) == 2  # no card to rank
     assert "bad/card.json: not JSON" in capsys.readouterr().err
     assert main(["leaderboard", "--cards", str(tmp_path / "nowhere")]) == 2
     assert "no such file or folder" in capsys.readouterr().err
@@ -147,7 +147,7 @@ def test_the_leaderboard_command_reads_a_folder_of_cards(board_inputs, tmp_path,
 
 def test_the_judge_cards_grid_runs_judges_by_sets_and_its_cards_make_a_board(tmp_path, capsys):
     """jobs/judge_cards.yml with its judges and sets cut to two fast judges on a file of one's own: each unit
-    is a card; the leaderboard command merges and ranks them; the book's grid file itself loads and expands."""
+    is a card; the leaderboard command, told to merge, ranks them; the book's grid file itself loads and expands."""
     import yaml
 
     from evalkit import grid
@@ -170,20 +170,26 @@ def test_the_judge_cards_grid_runs_judges_by_sets_and_its_cards_make_a_board(tmp
     assert outcome.table["mean_pearson"].notna().all() and (outcome.table["rows"] == 1).all()
     again = grid.run_grid(grid.load_grid(tmp_path / "grid.yml"))
     assert not again.ran and len(again.skipped) == 2  # a rerun repeats no finished unit
-    assert main(["leaderboard", "--cards", str(tmp_path / "out" / "cards"), "--out", str(tmp_path / "board")]) == 0
+    assert main(["leaderboard", "--cards", str(tmp_path / "out" / "cards"), "--merge",
+                 "--out", str(tmp_path / "board")]) == 0
     assert "2 judges from 2 cards" in capsys.readouterr().out
-    record = json.loads((tmp_path / "board" / "leaderboard.json").read_text())
+    record = board_json(tmp_path / "board")
     assert {r["judge"] for r in record} == {"length", "bleu2"} and all(r["ceiling_rows"] == 0 for r in record)
 
 
 # --------------------------------------------------------------------------- the board checks what it ranks
 
-def _board_of(cards_folder: Path, sets, monkeypatch, out: Path) -> int:
+def _board_of(cards_folder: Path, sets, monkeypatch, out: Path, *more: str) -> int:
     from evalkit.judgecard import cli
 
     monkeypatch.setattr(cli, "SET_NAMES", tuple(sets))
     monkeypatch.setattr("evalkit.judgecard.sets.load_set", lambda name, **_: sets[name])
-    return main(["leaderboard", "--cards", str(cards_folder), "--bootstrap", "50", "--out", str(out)])
+    return main(["leaderboard", "--cards", str(cards_folder), "--bootstrap", "50", "--out", str(out), *more])
+
+
+def board_json(out: Path) -> list[dict]:
+    """The lines of the board the command wrote to ``out`` (leaderboard.json's ``standings``)."""
+    return json.loads((out / "leaderboard.json").read_text())["standings"]
 
 
 def _edited(card: Card, folder: Path, edit) -> Path:
@@ -220,16 +226,30 @@ def _edited(card: Card, folder: Path, edit) -> Path:
 def test_the_board_refuses_a_card_whose_rows_or_scores_do_not_hold(board_inputs, tmp_path, monkeypatch, capsys,
                                                                    what, edit, said):
     """Edited rows showed a Mean Pearson of 0.990 beside an honest share; a score of 1e309 was 'r undefined' yet
-    tied at rank 1; a repeated id ended in a pandas traceback. Each is refused, naming the file and field."""
+    tied at rank 1; a repeated id ended in a pandas traceback. Each is refused, naming the file and field, and
+    left out: the board is written for the other cards (one bad card stopped the whole board, exit 2), the
+    refusal listed on stderr, in leaderboard.md and in leaderboard.json's refused_cards."""
     import re
 
     sets, cards = board_inputs
     write_card(cards[2], tmp_path / "cards" / "honest")
     bad = _edited(cards[3], tmp_path / "cards" / "edited", edit)
-    assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "board") == 2, what
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "board") == 0, what
+    printed = capsys.readouterr()
+    assert f"evalkit: refused, left out of the board: {bad}: " in printed.err and re.search(said, printed.err), \
+        printed.err
+    assert "Traceback" not in printed.err and "1 judges from 1 cards (1 left out" in printed.out
+    assert [r["judge"] for r in board_json(tmp_path / "board")] == ["weak"]
+    (refusal,) = json.loads((tmp_path / "board" / "leaderboard.json").read_text())["refused_cards"]
+    assert refusal["file"] == str(bad) and re.search(said, refusal["reason"]), refusal
+    page = (tmp_path / "board" / "leaderboard.md").read_text()
+    assert "## Cards left out" in page and str(bad).replace("_", "\\_") in page
+    assert len(list((tmp_path / "board" / "cards").glob("*/card.html"))) == 1
+    # With that card alone there is nothing to rank: the input-error status, no board.
+    assert _board_of(tmp_path / "cards" / "edited", sets, monkeypatch, tmp_path / "alone") == 2
     error = capsys.readouterr().err
-    assert error.startswith(f"evalkit: {bad}") and re.search(said, error), error
-    assert "Traceback" not in error and not (tmp_path / "board").exists()
+    assert "no card to rank: 1 refused" in error and re.search(said, error)
+    assert not (tmp_path / "alone").exists()
 
 
 def test_a_card_that_holds_the_answer_key_is_flagged_and_not_ranked(board_inputs, tmp_path, monkeypatch, capsys):
@@ -249,7 +269,7 @@ def test_a_card_that_holds_the_answer_key_is_flagged_and_not_ranked(board_inputs
         write_card(card, tmp_path / "cards" / f"{number}")
     assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "board") == 0
     assert "note: answer key is not ranked: its scores on one/score" in capsys.readouterr().err
-    record = {r["judge"]: r for r in json.loads((tmp_path / "board" / "leaderboard.json").read_text())}
+    record = {r["judge"]: r for r in board_json(tmp_path / "board")}
     assert record["answer key"]["rank"] == 0 and "linear function" in record["answer key"]["flags"]
 
 
@@ -305,16 +325,17 @@ def test_a_row_on_a_set_the_board_does_not_hold_does_not_move_its_mean_pearson(b
 def test_forged_spearman_and_kendall_are_shown_nowhere(board_inputs, tmp_path, monkeypatch, capsys):
     """A card.json whose Spearman and Kendall were raised by hand (its Pearson and scores left honest) was ranked,
     and its page on the board showed the forged values: the board recomputes both, refuses the card naming the
-    row, and writes no page."""
+    row, and writes no page for it."""
     sets, cards = board_inputs
     for number, card in enumerate(cards[:2]):
         write_card(card, tmp_path / "cards" / f"{number}")
     _edited(cards[2], tmp_path / "cards" / "forged",
             lambda r: [row.update(spearman=0.987654, kendall=0.876543) for row in r["rows"]])
-    assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "board") == 2
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "first") == 0
     error = capsys.readouterr().err
-    assert "forged/card.json, field 'rows[0]' (one/score): Spearman rho is 0.987654 on the card" in error, error
-    assert not (tmp_path / "board").exists()
+    assert "forged/card.json: field 'rows[0]' (one/score): Spearman rho is 0.987654 on the card" in error, error
+    pages = [path.read_text() for path in (tmp_path / "first").rglob("card.html")]
+    assert len(pages) == 2 and not any("Judge card: weak" in page or "0.988" in page for page in pages)
     # The same card as made is ranked, and its page shows the Spearman and Kendall its scores give.
     write_card(cards[2], tmp_path / "cards" / "forged")
     assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "board") == 0
@@ -374,4 +395,5 @@ def test_a_name_with_a_line_break_or_a_pipe_keeps_every_row_one_row(board_inputs
         write_card(card, tmp_path / "cards" / f"{number}")
     assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "board") == 0
     written = (tmp_path / "board" / "leaderboard.md").read_text()
-    assert _one_row_each(written.rstrip("\n").split("\n"), len(cards)) and "<script>" not in written
+    table, sentence = written.rstrip("\n").split("\n\n")
+    assert _one_row_each(table.split("\n"), len(cards)) and "<script>" not in written and "\n" not in sentence

@@ -100,7 +100,7 @@ def test_judges_on_different_endpoints_have_different_names(door, tmp_path):
         write_card(card, tmp_path / "cards" / name)
     assert main(["leaderboard", "--cards", str(tmp_path / "cards"), "--bootstrap", "10",
                  "--out", str(tmp_path / "board")]) == 0
-    judges = {row["judge"] for row in json.loads((tmp_path / "board" / "leaderboard.json").read_text())}
+    judges = {row["judge"] for row in json.loads((tmp_path / "board" / "leaderboard.json").read_text())["standings"]}
     assert judges == {first.title, second.title}
 
 
