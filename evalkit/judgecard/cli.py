@@ -10,7 +10,7 @@ import pandas as pd
 
 from evalkit.judgecard._names import SET_NAMES, one_line
 
-__all__ = ["add_arguments", "run", "main"]
+__all__ = ["add_arguments", "run", "main", "card_files", "LINK"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -95,9 +95,13 @@ def card_files(entries: list[str]) -> tuple[list[Path], list[tuple[str, str]]]:
             seen.add(key)
             files.append(path)
 
+    def skip(path: Path) -> None:
+        if (str(path), LINK) not in skipped:
+            skipped.append((str(path), LINK))
+
     for entry in map(Path, entries):
         if entry.is_symlink():
-            skipped.append((str(entry), LINK))
+            skip(entry)
             continue
         if not entry.exists():
             raise FileNotFoundError(f"--cards {entry}: no such file or folder")
@@ -109,12 +113,12 @@ def card_files(entries: list[str]) -> tuple[list[Path], list[tuple[str, str]]]:
             here = Path(root)
             for name in sorted(folders):
                 if (here / name).is_symlink():
-                    skipped.append((str(here / name), LINK))
+                    skip(here / name)
             folders[:] = sorted(name for name in folders if not (here / name).is_symlink())
             if "card.json" in names:
                 path = here / "card.json"
                 if path.is_symlink():
-                    skipped.append((str(path), LINK))
+                    skip(path)
                 else:
                     found.append(path)
         for path in sorted(found):

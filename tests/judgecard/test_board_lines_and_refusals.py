@@ -174,6 +174,23 @@ def test_a_card_that_is_not_json_is_left_out_and_the_others_ranked(inputs, tmp_p
     assert refusal["file"].endswith("broken/card.json") and refusal["reason"].startswith("not JSON")
 
 
+def test_a_card_of_another_half_is_left_out_and_the_half_of_most_cards_ranked(inputs, tmp_path, monkeypatch,
+                                                                              capsys):
+    """A card reporting another half than the rest stopped the whole board: it is left out, saying which half
+    the board ranks; cards split evenly between halves are still an input error."""
+    sets, judges = inputs
+    _write(_card("weak", judges["weak"], sets), tmp_path / "cards" / "weak")
+    _write(_card("victim", judges["victim"], sets), tmp_path / "cards" / "victim")
+    other = _write(_card("near", judges["near"], sets), tmp_path / "cards" / "near", lambda r: r.update(half="dev"))
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "board") == 0
+    assert f"{other}: reports the dev half; this board ranks the all half (that of 2 of 3 cards)" in \
+        capsys.readouterr().err
+    assert {r["judge"] for r in board_json(tmp_path / "board")} == {"weak", "victim"}
+    (tmp_path / "cards" / "victim" / "card.json").unlink()
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "even") == 2
+    assert "different halves (all, dev), as many cards each" in capsys.readouterr().err
+
+
 # --------------------------------------------------------------------------- 5. symbolic links
 
 @pytest.mark.skipif(not hasattr(os, "symlink"), reason="no symbolic links here")
@@ -190,11 +207,12 @@ def test_symbolic_links_to_a_card_or_a_folder_are_named_and_never_followed(input
     (tmp_path / "cards" / "folder").symlink_to(elsewhere.parent, target_is_directory=True)
     (tmp_path / "cards" / "loop").symlink_to(tmp_path / "cards", target_is_directory=True)
     (tmp_path / "given.json").symlink_to(elsewhere)
-    assert _leaderboard(tmp_path, sets, monkeypatch, [tmp_path / "cards", tmp_path / "given.json"],
-                        tmp_path / "board") == 0
+    assert _leaderboard(tmp_path, sets, monkeypatch, [tmp_path / "cards", tmp_path / "given.json",
+                                                      tmp_path / "cards" / "passwd"], tmp_path / "board") == 0
     err = capsys.readouterr().err
-    refused = {r["file"]: r["reason"]
-               for r in json.loads((tmp_path / "board" / "leaderboard.json").read_text())["refused_cards"]}
+    listed = json.loads((tmp_path / "board" / "leaderboard.json").read_text())["refused_cards"]
+    refused = {r["file"]: r["reason"] for r in listed}
+    assert len(listed) == len(refused)  # a link met twice (its folder given twice) is listed once
     links = {str(tmp_path / "cards" / "linked" / "card.json"), str(tmp_path / "cards" / "passwd" / "card.json"),
              str(tmp_path / "cards" / "folder"), str(tmp_path / "cards" / "loop"), str(tmp_path / "given.json")}
     assert refused == {path: LINK for path in links}, refused
