@@ -1,13 +1,15 @@
 """The first process of a submission's namespaces (run by ``unshare`` as the namespaces' root).
 
-Standard library only, run as a script: ``python -I -S _nsinit.py SPEC_JSON``. It builds the only file system
+Standard library only, run as a script: ``python -I -S _nsinit.py SPEC_FILE`` (a root-only JSON file, read and
+removed at once, so no process sees the grading's folders on a command line). It builds the only file system
 the run sees, on a fresh tmpfs, and changes root into it:
 
 - the system's programs and libraries (``/usr``, ``/bin``, ``/lib``..., ``/etc``), read-only;
 - a fresh ``/proc`` of the run's PID namespace, ``/dev`` with a fresh ``/dev/shm``, ``/sys`` read-only;
 - fresh tmpfs folders at ``/tmp``, ``/var/tmp`` and ``/run`` (``tmp_bytes`` each; gone when the run ends);
 - each path of ``see`` at its own path: the run's own folder writable, everything else (the interpreter, the
-  kit's package, the data and cache folders) read-only;
+  kit's package, the data and cache folders) read-only, every mount under it included;
+- ``/dev/null`` over each file of ``hide_files`` (credential files inside a visible cache folder);
 - an empty tmpfs over each path of ``hide`` that lies inside one of those, and each ``bind`` pair bound
   read-only (the checks package over a stub).
 
@@ -30,8 +32,20 @@ def mount(*arguments: str) -> None:
     subprocess.run(["mount", *arguments], check=True)
 
 
+def mounts_under(target: str) -> list[str]:
+    """The mount points strictly below ``target`` (from ``/proc/self/mountinfo``), shallowest first."""
+    found = []
+    with open("/proc/self/mountinfo") as table:
+        for line in table:
+            point = line.split()[4].encode().decode("unicode_escape")  # octal escapes: \040 is a space
+            if point.startswith(target.rstrip("/") + "/"):
+                found.append(point)
+    return sorted(set(found), key=len)
+
+
 def bind(source: str, target: str, *, writable: bool = False) -> None:
-    """``source`` (a folder or a file, with what is mounted under it) shown at ``target``."""
+    """``source`` (a folder or a file, with what is mounted under it) shown at ``target``; read-only, every
+    mount under it included, unless ``writable``."""
     if os.path.isdir(source):
         os.makedirs(target, mode=0o755, exist_ok=True)
     else:
@@ -40,7 +54,8 @@ def bind(source: str, target: str, *, writable: bool = False) -> None:
             open(target, "w").close()
     mount("--rbind", source, target)
     if not writable:
-        mount("-o", "remount,bind,ro", target)
+        for point in [target, *mounts_under(target)]:
+            subprocess.run(["mount", "-o", "remount,bind,ro", point], check=False, stderr=subprocess.DEVNULL)
 
 
 def build_root(spec: dict) -> str:
@@ -70,6 +85,9 @@ def build_root(spec: dict) -> str:
     for path in spec["hide"]:
         if os.path.isdir(root + path):
             mount("-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs", root + path)
+    for path in spec.get("hide_files", []):
+        if os.path.isfile(root + path):
+            mount("--bind", "/dev/null", root + path)
     for source, target in spec["bind"]:
         if os.path.exists(root + target):
             bind(source, root + target)
@@ -77,7 +95,9 @@ def build_root(spec: dict) -> str:
 
 
 def main() -> int:
-    spec = json.loads(sys.argv[1])
+    with open(sys.argv[1]) as handle:
+        spec = json.load(handle)
+    os.unlink(sys.argv[1])
     if spec["network"]:
         subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
     os.chroot(build_root(spec))

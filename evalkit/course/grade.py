@@ -27,6 +27,7 @@ import re
 import shutil
 import subprocess
 import signal
+import stat
 import sys
 import tempfile
 import threading
@@ -40,7 +41,8 @@ import nbformat
 from evalkit.course.checks import EXERCISES, chapter_exercises
 from evalkit.course.intake import Entry, intake, last_line, read_capped, read_json, tail
 from evalkit.course.key import CHECKS_PACKAGE, check_chapter, checks_stub, prepared
-from evalkit.course.sandbox import Isolation, Limits, check_timeout, detect, end, scrubbed_environment, supervise
+from evalkit.course.sandbox import (Isolation, Limits, check_timeout, detect, end, mount_scratch, release_mounts,
+                                    scrubbed_environment, supervise)
 from evalkit.course.worker import READ_SECONDS
 
 __all__ = ["GradeRow", "GradeRun", "Interrupted", "grade", "key_limits", "COLUMNS"]
@@ -132,12 +134,14 @@ def grade(submissions_dir: str | Path, out_dir: str | Path, *, timeout: float = 
     if isolation.namespace:
         _check_hidden(folder, out)
     out = prepare_out(out, replace=replace)
+    remove_stale_gradings(Path(tempfile.gettempdir()))
     private = Path(tempfile.mkdtemp(prefix="evalkit-grade-"))
     for outside in (folder, out):
         if private.resolve().is_relative_to(outside.resolve()):
             shutil.rmtree(private)
             raise ValueError(f"the temporary folder {private} lies inside {outside}: set TMPDIR elsewhere")
     os.chmod(private, 0o711)
+    (private / "grader.pid").write_text(str(os.getpid()))  # a later grading removes this folder if it dies
     active: list = []
     restore = _on_signals(active)
     try:
@@ -147,16 +151,19 @@ def grade(submissions_dir: str | Path, out_dir: str | Path, *, timeout: float = 
         stub = checks_stub(private) if isolation.namespace else None
         hide = [folder.resolve(), out.resolve(), copies, Path(key_dir).resolve()]
         for run in runs:
-            started = time.monotonic()
             try:
                 _plan(run, params, read_seconds=min(timeout, READ_SECONDS))
+            except Exception as error:  # whatever one submission is, the class is graded
+                run.status, run.problem = "crashed", f"the grader could not read this submission ({type(error).__name__})"
+        refuse_several(runs)
+        for run in runs:
+            started = time.monotonic()
+            try:
                 if not run.status and run.chapter:
                     _run_submission(run, private, limits, isolation, hide, stub, active)
             except Exception as error:  # whatever one submission does, the class is graded
                 run.crashed = True
                 run.problem = f"the grader could not run this submission ({type(error).__name__})"
-                if not run.chapter:
-                    run.status = "crashed"
                 continue
             if progress:
                 print(f"{run.entry.student}: {run.entry.submission} ({time.monotonic() - started:.0f} s)",
@@ -185,6 +192,54 @@ def key_limits(limits: Limits, submissions: int) -> Limits:
     40.0
     """
     return dataclasses.replace(limits, timeout=float(limits.timeout) * (1 + max(0, submissions)))
+
+
+def remove_stale_gradings(folder: Path) -> None:
+    """Remove the private folders (students' copies, scratch mounts) of gradings whose grader died without
+    cleaning up (SIGKILL cannot be caught): folders ``evalkit-grade-*`` in ``folder`` that this user owns and
+    whose ``grader.pid`` names no running process."""
+    for path in folder.glob("evalkit-grade-*"):
+        try:
+            info = os.lstat(path)
+            if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
+                continue
+            pid = int((path / "grader.pid").read_text(encoding="ascii").strip())
+        except (OSError, ValueError):
+            continue
+        try:
+            os.kill(pid, 0)
+            continue  # its grader still runs
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        release_mounts(path)
+        remove_tree(path)
+
+
+def refuse_several(runs: list[_Run]) -> None:
+    """A student who hands in one chapter more than once has every copy refused, naming them: graded one by one,
+    several copies would let a student try answers and keep what passes.
+
+    >>> from types import SimpleNamespace as Entry
+    >>> runs = [_Run(n, Entry(student="s", submission=f"s/{n}.ipynb")) for n in range(2)]
+    >>> for run in runs:
+    ...     run.chapter = "01_dataset_building"
+    >>> refuse_several(runs)
+    >>> runs[0].status, runs[1].problem
+    ('refused: several copies', 's handed in 01_dataset_building 2 times (s/0.ipynb, s/1.ipynb): hand in one notebook per chapter')
+    """
+    handed: dict[tuple[str, str], list[_Run]] = {}
+    for run in runs:
+        if run.chapter and not run.status:
+            handed.setdefault((run.entry.student, run.chapter), []).append(run)
+    for (student, chapter), copies in handed.items():
+        if len(copies) > 1:
+            names = ", ".join(copy.entry.submission for copy in copies)
+            for copy in copies:
+                copy.status = "refused: several copies"
+                copy.problem = (f"{student} handed in {chapter} {len(copies)} times ({names}): hand in one notebook "
+                                "per chapter")
 
 
 def _check_hidden(folder: Path, out: Path) -> None:
@@ -275,6 +330,19 @@ def _run_submission(run: _Run, private: Path, limits: Limits, isolation: Isolati
     base = private / "runs" / f"{run.number:04d}"
     base.mkdir(parents=True, mode=0o700)
     os.chmod(base.parent, 0o711)
+    scratch = isolation.namespace and isolation.uid is not None
+    if scratch:
+        mount_scratch(base, limits.scratch_bytes)
+    try:
+        _run_in(base, run, limits, isolation, hide, stub, active)
+    finally:
+        if scratch:
+            release_mounts(base)
+        remove_tree(base)
+
+
+def _run_in(base: Path, run: _Run, limits: Limits, isolation: Isolation, hide: list[Path], stub: Path | None,
+            active: list) -> None:
     cwd, home = base / "cwd", base / "home"
     answers_path = base / "answers.json"
     final = ("from evalkit.course.answers import dump as _evalkit_dump\n"
@@ -317,7 +385,6 @@ def _run_submission(run: _Run, private: Path, limits: Limits, isolation: Isolati
     run.kept["executed.ipynb"] = executed if executed is not None else (
         b"the executed copy was not kept: it is missing, not a plain file or over 5 MB\n")
     run.kept["worker.log"] = tail(base / "worker.log", _LOG_TAIL).encode()
-    remove_tree(base)
 
 
 def _rows(run: _Run, timeout: float) -> list[GradeRow]:

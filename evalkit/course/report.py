@@ -17,11 +17,11 @@ import shutil
 import stat
 import tempfile
 from collections import defaultdict
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, Sequence
 
-__all__ = ["write_tables", "totals", "prepare_out", "spreadsheet_safe", "write_atomic", "OUTPUTS"]
+__all__ = ["write_tables", "totals", "prepare_out", "spreadsheet_safe", "printable", "write_atomic", "OUTPUTS"]
 
 #: What a grading writes in its folder (``work`` holds each submission's executed copy and log).
 OUTPUTS = ("grades.csv", "totals.csv", "grades.html", "work")
@@ -88,9 +88,26 @@ def write_atomic(path: Path, text: str) -> None:
         raise
 
 
+def printable(value):
+    """``value`` with any character a file cannot hold in UTF-8 (the lone surrogates that stand for the bytes
+    of a name that is not UTF-8) written as its escape, ``\\xff``; other values unchanged.
+
+    >>> printable("bad\\udcffname.txt"), printable(3.0)
+    ('bad\\\\xffname.txt', 3.0)
+    """
+    if not isinstance(value, str):
+        return value
+    try:
+        value.encode("utf-8")
+        return value
+    except UnicodeEncodeError:
+        return "".join(f"\\x{ord(c) - 0xDC00:02x}" if "\udc80" <= c <= "\udcff" else
+                       f"\\u{ord(c):04x}" if "\ud800" <= c <= "\udfff" else c for c in value)
+
+
 def totals(rows: Sequence) -> list[dict]:
-    """Score and points per (student, chapter), each exercise counted once: a student who hands in one chapter
-    several times gets the best score of each exercise, never the sum (copies cannot raise a total).
+    """Score and points per (student, chapter), each exercise counted once: copies of one chapter are refused
+    before they run (``refuse_several``), and rows of the same exercise never add up (the best score counts).
     Submissions that are no chapter's count under chapter ''; ``problems`` counts every row not graded.
 
     >>> from types import SimpleNamespace as Row
@@ -123,6 +140,8 @@ def write_tables(rows: Sequence, out: Path, *, isolation: str = "") -> tuple[Pat
     from evalkit.course.grade import COLUMNS
 
     grades, total_path, page = out / "grades.csv", out / "totals.csv", out / "grades.html"
+    rows = [replace(row, **{name: printable(value) for name, value in asdict(row).items() if isinstance(value, str)})
+            for row in rows]  # a name that is not UTF-8 can reach any text field, the reasons included
     summary = totals(rows)
     write_atomic(grades, _csv(COLUMNS, [asdict(row) for row in rows]))
     write_atomic(total_path, _csv(["student", "chapter", "score", "points", "exercises passed", "problems"],

@@ -39,7 +39,7 @@ from typing import Sequence
 from evalkit.course.intake import read_capped
 
 __all__ = ["Isolation", "Limits", "SandboxUnavailable", "detect", "check_timeout", "scrubbed_environment",
-           "launch", "supervise", "end", "visible_paths", "ENVIRONMENT_ALLOWED"]
+           "launch", "supervise", "end", "mount_scratch", "release_mounts", "visible_paths", "credential_files", "CREDENTIAL_FILES", "ENVIRONMENT_ALLOWED"]
 
 #: The only variables of the grader's environment a submission sees (paths and switches, no credentials).
 ENVIRONMENT_ALLOWED = ("LANG", "LC_ALL", "LC_CTYPE", "TZ", "EVALKIT_DATA_DIR", "EVALKIT_CACHE_DIR",
@@ -65,11 +65,13 @@ class Isolation:
 @dataclass(frozen=True)
 class Limits:
     """What one run may use: wall clock, address space, output file size, open files, processes (threads
-    count) of its user; CPU seconds follow the wall clock (every core busy for the whole time)."""
+    count) of its user, and (with a namespace) the size of its own folder; CPU seconds follow the wall clock
+    (every core busy for the whole time)."""
 
     timeout: float = 900.0
     memory_bytes: int = 16 * 2**30
     file_bytes: int = 256 * 2**20
+    scratch_bytes: int = 2 * 2**30     # the run's own folder, a tmpfs of this size where the grader is root
     open_files: int = 1024
     processes: int = 1024
 
@@ -203,18 +205,52 @@ def launch(argv: Sequence[str], *, cwd: Path, env: dict[str, str], limits: Limit
     ``cwd`` (writable) (``hide``: folders among them it sees empty; ``bind``: read-only replacements)."""
     if isolation is not None and isolation.namespace:
         cwd_real = os.path.realpath(cwd)
-        see = [[cwd_real, True]] + [[str(path), False] for path in visible_paths(env) if str(path) != cwd_real]
+        seen = [path for path in visible_paths(env) if str(path) != cwd_real]
+        see = [[cwd_real, True]] + [[str(path), False] for path in seen]
         spec = {"see": see, "tmp_bytes": limits.file_bytes, "hide": [os.path.realpath(path) for path in hide],
+                "hide_files": [str(path) for path in credential_files(_env_folders(env))],
                 "bind": [[str(source), os.path.realpath(target)] for source, target in bind], "uid": isolation.uid,
                 "gid": isolation.gid, "network": isolation.network, "cwd": cwd_real, "env": env,
                 "argv": list(argv)}
+        handle, spec_file = tempfile.mkstemp(prefix=".evalkit-run-", suffix=".json", dir=Path(cwd_real).parent)
+        with os.fdopen(handle, "w") as stream:  # root-only (0600), removed by _nsinit once read
+            json.dump(spec, stream)
         flags = _unshare_flags(isolation.unprivileged, isolation.network)
-        argv = [shutil.which("unshare") or "unshare", *flags, sys.executable, "-I", "-S", str(_NSINIT),
-                json.dumps(spec)]
+        argv = [shutil.which("unshare") or "unshare", *flags, sys.executable, "-I", "-S", str(_NSINIT), spec_file]
         env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"}
     with log.open("wb") as output:
         return subprocess.Popen(list(argv), stdout=output, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 cwd=cwd, env=env, start_new_session=True, preexec_fn=_limit(limits))
+
+
+#: Files a cache folder may hold that are credentials, not data (Hugging Face's tokens, a ``.netrc``).
+CREDENTIAL_FILES = ("token", "stored_tokens", ".netrc", ".git-credentials", "credentials", "credentials.json")
+
+
+def credential_files(folders: Sequence[Path]) -> list[Path]:
+    """The :data:`CREDENTIAL_FILES` at the top of each folder, and one level down (``HF_HOME/hub/token``): a
+    sandboxed run sees ``/dev/null`` in their place.
+
+    >>> import tempfile
+    >>> home = Path(tempfile.mkdtemp())
+    >>> _ = (home / "token").write_text("hf_x"), (home / "hub").mkdir(), (home / "hub" / "model.bin").write_text("w")
+    >>> [path.name for path in credential_files([home])]
+    ['token']
+    """
+    found = []
+    for folder in folders:
+        for name in CREDENTIAL_FILES:
+            for path in (folder / name, *(child / name for child in _subfolders(folder))):
+                if path.is_file() and not path.is_symlink():
+                    found.append(path)
+    return found
+
+
+def _subfolders(folder: Path) -> list[Path]:
+    try:
+        return [child for child in folder.iterdir() if child.is_dir() and not child.is_symlink()]
+    except OSError:
+        return []
 
 
 def visible_paths(env: dict[str, str]) -> list[Path]:
@@ -230,10 +266,15 @@ def visible_paths(env: dict[str, str]) -> list[Path]:
 
     package = Path(evalkit.__file__).resolve().parent
     found = [Path(sys.base_prefix), Path(os.path.realpath(sys.executable)).parent, Path(sys.prefix), package,
-             package.parent / "data",
-             *(Path(env[name]) for name in ENVIRONMENT_ALLOWED if name.endswith(("_DIR", "_HOME", "_CACHE"))
-               and env.get(name, "").startswith("/"))]
+             package.parent / "data", *_env_folders(env)]
     return list(dict.fromkeys(Path(os.path.realpath(path)) for path in found if os.path.exists(path)))
+
+
+def _env_folders(env: dict[str, str]) -> list[Path]:
+    """The data, cache and model folders ``env`` names (absolute paths that exist, links resolved)."""
+    named = [env[name] for name in ENVIRONMENT_ALLOWED if name.endswith(("_DIR", "_HOME", "_CACHE"))
+             and env.get(name, "").startswith("/")]
+    return [Path(os.path.realpath(path)) for path in named if os.path.isdir(path)]
 
 
 def supervise(command: list[str], base: Path, limits: Limits, isolation: Isolation | None, env: dict,
@@ -259,6 +300,25 @@ def supervise(command: list[str], base: Path, limits: Limits, isolation: Isolati
         end(process, groups)
         active.remove(entry)
     return outcome
+
+
+def mount_scratch(path: Path, size: int) -> None:
+    """A tmpfs of ``size`` bytes at ``path`` (root only): a run's own folder, so what a notebook writes there is
+    bounded by ``size`` (memory it takes while the run lasts) and never fills the machine's disk."""
+    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={int(size)},mode=0700", "tmpfs", str(path)], check=True,
+                   capture_output=True)
+
+
+def release_mounts(path: Path) -> None:
+    """Unmount (lazily) every mount at or below ``path``, deepest first: what a grading that died left behind."""
+    prefix = os.path.realpath(path)
+    try:
+        with open("/proc/self/mountinfo") as table:
+            points = [line.split()[4].encode().decode("unicode_escape") for line in table]
+    except OSError:
+        return
+    for point in sorted({p for p in points if p == prefix or p.startswith(prefix + "/")}, key=len, reverse=True):
+        subprocess.run(["umount", "-l", point], check=False, capture_output=True)
 
 
 def end(process: subprocess.Popen, groups: Sequence[int] = ()) -> None:

@@ -1,0 +1,145 @@
+"""The grader's sandbox at its edges: a run's own folder is bounded, credential files in a visible cache folder
+are not readable, no process sees the grading's folders on a command line, read-only means read-only below
+the top, a grading that died is cleaned up by the next, and a class that breaks the tables' encoding or hands
+in a chapter twice still gets its tables."""
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from evalkit.course.grade import grade, remove_stale_gradings
+from evalkit.course.sandbox import Limits, launch, mount_scratch, release_mounts, scrubbed_environment
+
+from .test_course import answer_key, submission
+from .test_hostile import sandbox_or_skip
+
+
+def _run(isolation, code: str, folder: Path, env: dict | None = None, limits: Limits | None = None) -> str:
+    run_dir = folder / "runs" / "0000"
+    run_dir.mkdir(parents=True)
+    os.chmod(folder, 0o755)
+    os.chmod(folder / "runs", 0o711)
+    os.chown(run_dir, isolation.uid, isolation.gid)
+    environment = scrubbed_environment(run_dir, base=env or {})
+    process = launch([sys.executable, "-c", code], cwd=run_dir, env=environment, limits=limits or Limits(timeout=60),
+                     isolation=isolation, log=folder / "log")
+    assert process.wait(timeout=60) == 0, (folder / "log").read_text()
+    return (folder / "log").read_text()
+
+
+def test_a_runs_own_folder_is_bounded_and_its_writes_never_reach_the_disk(tmp_path):
+    isolation = sandbox_or_skip()
+    scratch = tmp_path / "runs" / "0000"
+    scratch.mkdir(parents=True)
+    mount_scratch(scratch, 8 * 2**20)
+    try:
+        os.chown(scratch, isolation.uid, isolation.gid)
+        os.chmod(tmp_path, 0o755)
+        os.chmod(tmp_path / "runs", 0o711)
+        code = '''import os
+written = 0
+try:
+    for n in range(4):
+        with open(f"fill{n}", "wb") as handle:
+            handle.write(b"x" * (3 * 2**20))
+        written += 3
+except OSError as error:
+    print("stopped", error.errno, written)
+'''
+        process = launch([sys.executable, "-c", code], cwd=scratch, env=scrubbed_environment(scratch),
+                         limits=Limits(timeout=60), isolation=isolation, log=tmp_path / "log")
+        assert process.wait(timeout=60) == 0, (tmp_path / "log").read_text()
+        said = (tmp_path / "log").read_text()
+        assert "stopped 28 6" in said, said  # ENOSPC after two files: 8 MB, not the machine's disk
+    finally:
+        release_mounts(scratch)
+    assert not any(scratch.iterdir())  # the tmpfs and what it held are gone
+
+
+def test_credential_files_in_a_visible_cache_folder_read_as_empty(tmp_path):
+    isolation = sandbox_or_skip()
+    home = tmp_path / "hf"
+    (home / "hub").mkdir(parents=True)
+    (home / "token").write_text("hf_probeFILETOKEN789")
+    (home / "stored_tokens").write_text("[default]\nhf_token = hf_probeFILETOKEN789\n")
+    (home / "hub" / "weights.txt").write_text("model weights")
+    for path in (tmp_path, home, home / "hub"):
+        os.chmod(path, 0o755)
+    for path in (home / "token", home / "stored_tokens", home / "hub" / "weights.txt"):
+        os.chmod(path, 0o644)
+    code = f'''import os
+home = {str(home.resolve())!r}
+print("token", repr(open(os.path.join(home, "token")).read()))
+print("stored", repr(open(os.path.join(home, "stored_tokens")).read()))
+print("weights", open(os.path.join(home, "hub", "weights.txt")).read())
+'''
+    said = _run(isolation, code, tmp_path / "grading", env={"HF_HOME": str(home)})
+    assert "hf_probe" not in said and "token ''" in said and "stored ''" in said, said
+    assert "weights model weights" in said, said  # the cache itself stays readable
+
+
+def test_no_process_of_a_run_sees_the_gradings_folders_and_read_only_holds_below_the_top(tmp_path):
+    isolation = sandbox_or_skip()
+    secret_folder = tmp_path / "class-of-2026"
+    secret_folder.mkdir()
+    code = '''import os
+cmdlines = []
+for pid in os.listdir("/proc"):
+    if pid.isdigit():
+        try:
+            cmdlines.append(open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\\0", b" ").decode())
+        except OSError:
+            pass
+print("CMDLINES", " || ".join(cmdlines))
+writable = []
+for line in open("/proc/self/mountinfo"):
+    fields = line.split()
+    point, options = fields[4], fields[5].split(",")
+    if point.startswith(("/usr", "/etc", "/sys", "/lib")) and "rw" in options:
+        writable.append(point)
+print("WRITABLE", writable)
+'''
+    said = _run(isolation, code, tmp_path / "grading")
+    cmdlines = said.split("CMDLINES", 1)[1].split("WRITABLE")[0]
+    assert "_nsinit" in cmdlines and '"see"' not in cmdlines and "runs/0000" not in cmdlines.split("_nsinit")[1], said
+    assert "WRITABLE []" in said, said
+    assert not list((tmp_path / "grading" / "runs").glob("*.json"))  # the spec file is gone once read
+
+
+def test_a_grading_that_died_is_cleaned_up_by_the_next(tmp_path):
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale, alive = tmp_path / "evalkit-grade-stale", tmp_path / "evalkit-grade-alive"
+    for folder, pid in ((stale, dead.pid), (alive, os.getpid())):
+        (folder / "copies").mkdir(parents=True)
+        (folder / "copies" / "student.ipynb").write_text("{}")
+        (folder / "grader.pid").write_text(str(pid))
+    remove_stale_gradings(tmp_path)
+    assert not stale.exists() and alive.exists()
+
+
+def test_a_name_that_is_not_utf8_and_a_chapter_handed_in_twice_still_give_tables(tmp_path):
+    sandbox_or_skip()
+    folder = tmp_path / "class"
+    (folder / "min").mkdir(parents=True)
+    with open(os.fsencode(folder / "min") + b"/bad\xffname.txt", "wb") as handle:
+        handle.write(b"x")
+    submission(folder / "twice" / "first.ipynb")
+    submission(folder / "twice" / "second.ipynb")
+    run = grade(folder, tmp_path / "grades", key=answer_key(tmp_path), timeout=120)
+    with run.csv.open(encoding="utf-8") as handle:
+        written = list(csv.DictReader(handle))
+    reasons = " ".join(row["reason"] for row in written)
+    assert "bad\\xffname.txt" in reasons
+    twice = [row for row in written if row["student"] == "twice"]
+    assert twice and {row["status"] for row in twice} == {"refused: several copies"}
+    assert {row["score"] for row in twice} == {"0.0"} and "first.ipynb, twice/second.ipynb" in twice[0]["reason"]
+    assert (tmp_path / "grades" / "grades.html").is_file() and (tmp_path / "grades" / "totals.csv").is_file()
+    assert not list(Path(tempfile.gettempdir()).glob("evalkit-grade-*/grader.pid")) or all(
+        int(p.read_text()) != os.getpid() for p in Path(tempfile.gettempdir()).glob("evalkit-grade-*/grader.pid"))
