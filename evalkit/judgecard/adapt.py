@@ -56,12 +56,13 @@ def parse_budget(text: str) -> int | None:
 
 
 def adapted_name(judge: str, k: int | None) -> str:
-    """The adapted judge's name on a card and a board: the judge's, with its label budget.
+    """The adapted judge's name on a card and a board: the judge's, with its label budget (no comma, so a list
+    of names reads as one name each).
 
     >>> adapted_name("encoder", None), adapted_name("bleu2", 50)
-    ('encoder, adapted (k = all dev labels)', 'bleu2, adapted (k = 50 dev labels)')
+    ('encoder + all dev labels', 'bleu2 + 50 dev labels')
     """
-    return f"{judge}, adapted (k = {budget_label(k)} dev labels)"
+    return f"{judge} + {budget_label(k)} dev labels"
 
 
 def budgets_up_to(k: int | None) -> list[int | None]:

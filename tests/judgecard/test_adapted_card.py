@@ -34,7 +34,7 @@ def test_the_adapted_card_learns_what_the_sets_people_reward_and_keeps_its_curve
     human = questions_set()
     plain = judge_card(weak_judge(), [human], half="test", bootstrap=100)
     card = judge_card(weak_judge(), [human], half="test", bootstrap=100, adapt="all")
-    assert card.judge == "weak, adapted (k = all dev labels)" and card.spec["adapted"] == "all"
+    assert card.judge == "weak + all dev labels" and card.spec["adapted"] == "all"
     assert card.rows[0].n == plain.rows[0].n == int((human.items["half"] == "test").sum())
     assert card.rows[0].pearson > plain.rows[0].pearson + 0.3
     curve = {row["budget"]: row for row in card.curves}
