@@ -41,8 +41,8 @@ import nbformat
 from evalkit.course.checks import EXERCISES, chapter_exercises
 from evalkit.course.intake import Entry, intake, last_line, read_capped, read_json, tail
 from evalkit.course.key import CHECKS_PACKAGE, check_chapter, checks_stub, prepared
-from evalkit.course.sandbox import (Isolation, Limits, check_timeout, detect, end, mount_scratch, release_mounts,
-                                    scrubbed_environment, supervise)
+from evalkit.course.sandbox import (Isolation, Limits, check_timeout, check_visible_folders, detect, end,
+                                    mount_scratch, release_mounts, scrubbed_environment, supervise)
 from evalkit.course.worker import READ_SECONDS
 
 __all__ = ["GradeRow", "GradeRun", "Interrupted", "grade", "key_limits", "COLUMNS"]
@@ -130,6 +130,7 @@ def grade(submissions_dir: str | Path, out_dir: str | Path, *, timeout: float = 
     if out.resolve() == folder.resolve() or out.resolve().is_relative_to(folder.resolve()):
         raise ValueError(f"{out}: the output folder lies inside the folder of submissions; give one outside it")
     key_dir = Path(key) if key is not None else _book_chapters()
+    check_visible_folders(os.environ, [folder.resolve(), out.resolve(), Path(key_dir).resolve()])
     isolation = detect(trusted=trusted)
     if isolation.namespace:
         _check_hidden(folder, out)

@@ -44,12 +44,16 @@ class Entry:
 
 
 def printable(name: str) -> str:
-    """A file name as text a table can hold: bytes that are not UTF-8 (kept by Python as surrogates) escaped.
+    """A file name as text a table can hold: bytes that are not UTF-8 (kept by Python as surrogates) escaped as
+    ``\\xNN`` and a backslash doubled, so two different names never print alike.
 
     >>> printable("bob"), printable("02" + chr(0xDCFF) + ".ipynb") == "02" + chr(92) + "xff.ipynb"
     ('bob', True)
+    >>> printable(chr(92) + "xff") == printable(chr(0xDCFF))
+    False
     """
-    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return "".join(chr(92) * 2 if c == chr(92) else f"{chr(92)}x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF
+                   else f"{chr(92)}u{ord(c):04x}" if 0xD800 <= ord(c) <= 0xDFFF else c for c in name)
 
 
 def intake(folder: Path, copies: Path) -> list[Entry]:

@@ -21,7 +21,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, Sequence
 
-__all__ = ["write_tables", "totals", "prepare_out", "spreadsheet_safe", "printable", "write_atomic", "OUTPUTS"]
+__all__ = ["write_tables", "totals", "prepare_out", "spreadsheet_safe", "encodable", "write_atomic", "OUTPUTS"]
 
 #: What a grading writes in its folder (``work`` holds each submission's executed copy and log).
 OUTPUTS = ("grades.csv", "totals.csv", "grades.html", "work")
@@ -88,11 +88,11 @@ def write_atomic(path: Path, text: str) -> None:
         raise
 
 
-def printable(value):
+def encodable(value):
     """``value`` with any character a file cannot hold in UTF-8 (the lone surrogates that stand for the bytes
     of a name that is not UTF-8) written as its escape, ``\\xff``; other values unchanged.
 
-    >>> printable("bad\\udcffname.txt"), printable(3.0)
+    >>> encodable("bad\\udcffname.txt"), encodable(3.0)
     ('bad\\\\xffname.txt', 3.0)
     """
     if not isinstance(value, str):
@@ -140,7 +140,7 @@ def write_tables(rows: Sequence, out: Path, *, isolation: str = "") -> tuple[Pat
     from evalkit.course.grade import COLUMNS
 
     grades, total_path, page = out / "grades.csv", out / "totals.csv", out / "grades.html"
-    rows = [replace(row, **{name: printable(value) for name, value in asdict(row).items() if isinstance(value, str)})
+    rows = [replace(row, **{name: encodable(value) for name, value in asdict(row).items() if isinstance(value, str)})
             for row in rows]  # a name that is not UTF-8 can reach any text field, the reasons included
     summary = totals(rows)
     write_atomic(grades, _csv(COLUMNS, [asdict(row) for row in rows]))

@@ -39,7 +39,7 @@ from typing import Sequence
 from evalkit.course.intake import read_capped
 
 __all__ = ["Isolation", "Limits", "SandboxUnavailable", "detect", "check_timeout", "scrubbed_environment",
-           "launch", "supervise", "end", "mount_scratch", "release_mounts", "visible_paths", "credential_files", "CREDENTIAL_FILES", "ENVIRONMENT_ALLOWED"]
+           "launch", "supervise", "end", "mount_scratch", "release_mounts", "visible_paths", "check_visible_folders", "credential_files", "CREDENTIAL_FILES", "ENVIRONMENT_ALLOWED"]
 
 #: The only variables of the grader's environment a submission sees (paths and switches, no credentials).
 ENVIRONMENT_ALLOWED = ("LANG", "LC_ALL", "LC_CTYPE", "TZ", "EVALKIT_DATA_DIR", "EVALKIT_CACHE_DIR",
@@ -228,29 +228,50 @@ CREDENTIAL_FILES = ("token", "stored_tokens", ".netrc", ".git-credentials", "cre
 
 
 def credential_files(folders: Sequence[Path]) -> list[Path]:
-    """The :data:`CREDENTIAL_FILES` at the top of each folder, and one level down (``HF_HOME/hub/token``): a
-    sandboxed run sees ``/dev/null`` in their place.
+    """The :data:`CREDENTIAL_FILES` anywhere in each folder (a link named so counts by the file it points to,
+    when that file lies in one of the folders): a sandboxed run sees ``/dev/null`` in their place.
 
     >>> import tempfile
     >>> home = Path(tempfile.mkdtemp())
-    >>> _ = (home / "token").write_text("hf_x"), (home / "hub").mkdir(), (home / "hub" / "model.bin").write_text("w")
-    >>> [path.name for path in credential_files([home])]
-    ['token']
+    >>> _ = (home / "hub" / "models--x").mkdir(parents=True), (home / "hub" / "models--x" / "token").write_text("t")
+    >>> _ = (home / "hub" / "model.bin").write_text("w"), (home / ".netrc").symlink_to(home / "hub" / "model.bin")
+    >>> sorted(str(path.relative_to(home)) for path in credential_files([home]))
+    ['hub/model.bin', 'hub/models--x/token']
     """
-    found = []
-    for folder in folders:
-        for name in CREDENTIAL_FILES:
-            for path in (folder / name, *(child / name for child in _subfolders(folder))):
-                if path.is_file() and not path.is_symlink():
-                    found.append(path)
-    return found
+    roots = [Path(os.path.realpath(folder)) for folder in folders]
+    found: dict[Path, None] = {}
+    for root in roots:
+        for here, _, names in os.walk(root):
+            for name in names:
+                if name not in CREDENTIAL_FILES:
+                    continue
+                target = Path(os.path.realpath(os.path.join(here, name)))
+                if target.is_file() and any(target.is_relative_to(other) for other in roots):
+                    found[target] = None
+    return list(found)
 
 
-def _subfolders(folder: Path) -> list[Path]:
-    try:
-        return [child for child in folder.iterdir() if child.is_dir() and not child.is_symlink()]
-    except OSError:
-        return []
+def check_visible_folders(env: dict[str, str], private: Sequence[Path]) -> None:
+    """Refuse (``ValueError``) a data, cache or model folder of ``env`` that a run would see whole but that holds
+    what no run may read: the file system's root, the grader's home, the temporary folder, the project around
+    the kit's package, or any of ``private`` (the class, key and output folders) — a run sees such a folder in
+    full, read-only, so ``EVALKIT_CACHE_DIR=/tmp`` would show it every other grading's files."""
+    import evalkit
+
+    guarded = {"the file system's root": Path("/"), "your home folder": Path.home(),
+               "the temporary folder": Path(tempfile.gettempdir()),
+               "the project around the kit": Path(evalkit.__file__).resolve().parents[1],
+               **{f"{path}": path for path in private}}
+    for name in ENVIRONMENT_ALLOWED:
+        value = env.get(name, "")
+        if not (name.endswith(("_DIR", "_HOME", "_CACHE")) and value.startswith("/")):
+            continue
+        folder = Path(os.path.realpath(value))
+        for what, path in guarded.items():
+            path = Path(os.path.realpath(path))
+            if folder == path or path.is_relative_to(folder):
+                raise ValueError(f"{name}={value} holds {what} ({path}); a graded notebook sees that folder whole: "
+                                 f"point {name} at a folder of its own (the data or the model cache only)")
 
 
 def visible_paths(env: dict[str, str]) -> list[Path]:

@@ -515,7 +515,7 @@ def test_copies_of_one_chapter_count_each_exercise_once_in_the_totals():
     assert (table["honest"]["score"], table["honest"]["points"], table["honest"]["problems"]) == (1.0, 2.0, 1)
 
 
-def test_two_entries_whose_names_print_alike_are_refused_as_one_ambiguous_student(tmp_path):
+def test_a_literal_backslash_name_and_a_byte_that_is_not_utf8_are_two_students_printed_apart(tmp_path):
     from evalkit.course.intake import intake
 
     folder = tmp_path / "class"
@@ -523,8 +523,10 @@ def test_two_entries_whose_names_print_alike_are_refused_as_one_ambiguous_studen
     (folder / "vic\\xff" / "04_pairwise_judge.ipynb").write_text("{}")
     with open(os.path.join(os.fsencode(folder), b"vic\xff.ipynb"), "w") as handle:  # a byte that is not UTF-8
         handle.write("{}")
+    (tmp_path / "copies").mkdir()
     entries = intake(folder, tmp_path / "copies")
-    assert len(entries) == 2 and {entry.refused for entry in entries} == {"refused: ambiguous student"}
+    assert len(entries) == 2 and {entry.student for entry in entries} == {"vic\\\\xff", "vic\\xff"}
+    assert not any(entry.refused for entry in entries)
 
 
 def test_a_release_never_writes_through_a_link_planted_in_its_folder(tmp_path):

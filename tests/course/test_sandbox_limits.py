@@ -143,3 +143,47 @@ def test_a_name_that_is_not_utf8_and_a_chapter_handed_in_twice_still_give_tables
     assert (tmp_path / "grades" / "grades.html").is_file() and (tmp_path / "grades" / "totals.csv").is_file()
     assert not list(Path(tempfile.gettempdir()).glob("evalkit-grade-*/grader.pid")) or all(
         int(p.read_text()) != os.getpid() for p in Path(tempfile.gettempdir()).glob("evalkit-grade-*/grader.pid"))
+
+
+def test_a_data_or_cache_folder_that_holds_what_no_run_may_read_is_refused(tmp_path, monkeypatch):
+    from evalkit.course.sandbox import check_visible_folders
+
+    classes = tmp_path / "classes"
+    (classes / "2026").mkdir(parents=True)
+    for value in ("/", tempfile.gettempdir(), str(Path.home()), str(Path(__file__).resolve().parents[2]),
+                  str(classes)):
+        with pytest.raises(ValueError, match="sees that folder whole"):
+            check_visible_folders({"EVALKIT_CACHE_DIR": value}, [classes / "2026"])
+    check_visible_folders({"EVALKIT_CACHE_DIR": str(tmp_path / "cache"), "HF_HOME": str(tmp_path / "hf")},
+                          [classes / "2026"])  # folders of their own are fine
+    monkeypatch.setenv("HF_HOME", tempfile.gettempdir())
+    with pytest.raises(ValueError, match="HF_HOME"):
+        grade(classes, tmp_path / "grades", key=tmp_path)
+    assert not (tmp_path / "grades").exists()
+
+
+def test_credential_files_anywhere_in_a_cache_folder_and_links_to_them_read_as_empty(tmp_path):
+    isolation = sandbox_or_skip()
+    home = tmp_path / "hf"
+    deep = home / "hub" / "models--x"
+    deep.mkdir(parents=True)
+    (deep / "token").write_text("hf_deepTOKEN4242")
+    (home / "hub" / "secret.txt").write_text("machine h login u password netrcPW4242")
+    (home / ".netrc").symlink_to(home / "hub" / "secret.txt")
+    for path in (tmp_path, home, home / "hub", deep):
+        os.chmod(path, 0o755)
+    for path in (deep / "token", home / "hub" / "secret.txt"):
+        os.chmod(path, 0o644)
+    code = f'''home = {str(home.resolve())!r}
+for name in ("hub/models--x/token", ".netrc", "hub/secret.txt"):
+    print(name, repr(open(home + "/" + name).read()))
+'''
+    said = _run(isolation, code, tmp_path / "grading", env={"HF_HOME": str(home)})
+    assert "4242" not in said and "hub/models--x/token ''" in said and ".netrc ''" in said, said
+
+
+def test_two_names_that_differ_never_print_alike():
+    from evalkit.course.intake import printable
+
+    assert printable("mal\\xffory") != printable("mal\udcffory")
+    assert printable("mal\udcffory") == "mal\\xffory" and printable("a\\b") == "a\\\\b"
