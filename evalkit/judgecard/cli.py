@@ -30,7 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"a set to report (repeatable; default: all of {', '.join(SET_NAMES)})")
     parser.add_argument("--add", action="append", default=[], metavar="FILE",
                         help="a human-scored meta-evaluation file of your own, as one more set, split into halves "
-                             "as the kit's sets are (repeatable)")
+                             "as the kit's sets are (repeatable; leaderboard: a set the board holds, its Pearson r "
+                             "shown, no ceiling)")
     parser.add_argument("--add-upheld", action="append", default=[], metavar="DIR",
                         help="a folder of your own per-annotator labels in UPHELD's layout (annotator_<n>.csv, the "
                              "release's columns), as one more set with a noise ceiling (repeatable)")
@@ -175,11 +176,12 @@ def _named_apart(lines: list[tuple]) -> list[tuple]:
 def leaderboard(args: argparse.Namespace) -> int:
     """Read every card named by ``--cards``: each card file is its own line, unless ``--merge`` makes one judge's
     cards on different sets one line. A card the board cannot read or check is left out, named with why, on
-    stderr, in leaderboard.md and in leaderboard.json's ``refused_cards``; the rest are ranked on the sets they
-    scored. Exit 0 when a card was ranked, 2 when none was."""
+    stderr, in leaderboard.md and in leaderboard.json's ``refused_cards``, and so is a card with no item scores on
+    a set the board holds (the kit's sets, ``--add`` files, ``--add-upheld`` folders); the rest are ranked on the
+    sets they scored. Exit 0 when a card was ranked, 2 when none was."""
     import json
 
-    from evalkit.judgecard.card import merge_cards
+    from evalkit.judgecard.card import _sets_of, merge_cards
     from evalkit.judgecard.leaderboard import (_cell, board_sentence, leaderboard_markdown, standings,
                                                standings_frame, write_board_card)
     from evalkit.judgecard.sets import load_set
@@ -196,8 +198,10 @@ def leaderboard(args: argparse.Namespace) -> int:
             lines.append((_read_card(path), [str(path)]))
         except ValueError as error:
             refused.append((str(path), reason_for(error, str(path))))
+    set_files: dict[str, dict[str, str]] = {}  # a line's files, joined -> the file each of its sets came from
     names: dict[str, list[tuple]] = {}
     for line in lines:
+        set_files[line[1][0]] = {name: line[1][0] for name in _sets_of(line[0])}
         names.setdefault(line[0].judge, []).append(line)
     if args.merge:
         lines = []
@@ -205,6 +209,8 @@ def leaderboard(args: argparse.Namespace) -> int:
             paths = [path for _, kept in group for path in kept]
             try:
                 lines.append((merge_cards([card for card, _ in group]), paths))
+                set_files[", ".join(paths)] = {name: where for _, kept in group for where in kept
+                                               for name in set_files[where]}
             except ValueError as error:
                 refused.extend((path, f"not merged with {', '.join(p for p in paths if p != path)}: {error}")
                                for path in paths)
@@ -231,19 +237,27 @@ def leaderboard(args: argparse.Namespace) -> int:
     # (an --add file keeps one score per item: no ceiling, so no share to rank by).
     scored = {entry.set for card, _ in lines for entry in card.scores}
     human_sets = {name: load_set(name).half(half) for name in sorted(scored) if name in SET_NAMES}
-    for added in _added_sets(args):
-        if isinstance(added, str):
-            continue
+    # An --add file's set is held too (its rows checked, its Pearson r shown; one score per item: no ceiling).
+    for entry in _added_sets(args):
+        added = load_set(entry) if isinstance(entry, str) else entry
+        option = "--add" if isinstance(entry, str) else "--add-upheld"
         if added.name not in scored:
-            print(f"note: --add-upheld {added.name}: no card scored this set; it is not ranked", file=sys.stderr)
+            print(f"note: {option} {added.name}: no card scored this set; it is not ranked", file=sys.stderr)
             continue
         human_sets[added.name] = added.half(half)
     for name in sorted(scored - set(human_sets)):
         why = ("pass its folder with --add-upheld to rank on it" if name.startswith("upheld:")
-               else "one score per item: no ceiling")
+               else "not a set this board holds: pass its file with --add to show its Pearson r")
         print(f"note: {name} is on the cards but not in the ranking ({why})", file=sys.stderr)
+    # A card with no item scores on a set the board holds has nothing the board can check or rank.
+    holds = lambda card: any(entry.set in human_sets for entry in card.scores)
+    refused.extend((", ".join(paths), "no row on a set this board holds"
+                    + (f" (its sets: {', '.join(sorted(_sets_of(card)))})" if _sets_of(card) else ""))
+                   for card, paths in lines if not holds(card))
+    lines = [(card, paths) for card, paths in lines if holds(card)]
     lines = _named_apart(lines)
     sources = {card.judge: ", ".join(paths) for card, paths in lines}
+    row_sources = {card.judge: set_files[", ".join(paths)] for card, paths in lines}
     files_of = {card.judge: paths for card, paths in lines}
     kept, failed = checked_cards([card for card, _ in lines], human_sets, sources)
     refused.extend(failed)
@@ -251,7 +265,8 @@ def leaderboard(args: argparse.Namespace) -> int:
         print(f"evalkit: refused, left out of the board: {path}: {why}", file=sys.stderr)
     if not kept:
         raise ValueError(f"no card to rank: {len(refused)} refused (above)")
-    board = standings(kept, human_sets, bootstrap=args.bootstrap, seed=args.seed, sources=sources)
+    board = standings(kept, human_sets, bootstrap=args.bootstrap, seed=args.seed, sources=sources,
+                      row_sources=row_sources)
     out = Path(args.out or "judge-leaderboard")
     links = {}
     for number, card in enumerate(kept):
@@ -267,8 +282,12 @@ def leaderboard(args: argparse.Namespace) -> int:
     (out / "leaderboard.json").write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     for standing in board:
         name = one_line(standing.judge)
-        print(f"{standing.rank or '-':>3}  {name}: mean share {standing.mean_share:.3f} "
-              f"[{standing.share_low:.3f}, {standing.share_high:.3f}] over {standing.ceiling_rows} rows")
+        shown = (f"mean share {standing.mean_share:.3f} [{standing.share_low:.3f}, {standing.share_high:.3f}] over "
+                 f"{standing.ceiling_rows} rows" if standing.mean_share == standing.mean_share else
+                 f"no share of a ceiling (mean Pearson r {standing.mean_pearson:.3f} over {standing.pearson_rows} "
+                 "rows without one)" if standing.pearson_rows else "no row with a defined share of a ceiling")
+        ranked = standing.mean_share == standing.mean_share and not standing.flags
+        print(f"{standing.rank if ranked else '-':>3}  {name}: {shown}")
         for flag in standing.flags:
             print(f"note: {name} is not ranked: {flag}", file=sys.stderr)
         for caution in standing.cautions:

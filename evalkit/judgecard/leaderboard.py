@@ -49,11 +49,14 @@ A card whose scores are the human scores (here doubled) holds the answer key: it
 **At the ceiling.** A ranked judge whose mean share's 95% interval reaches 1 is as close to people as another
 rater, as far as the sample can tell, which is also what scores derived from the labels look like: it keeps its
 rank and carries a caution (``cautions``, :data:`AT_CEILING`), shown in the table's Flag column, the JSON and the
-sentence ("fair" above, at 0.935 [0.891, 0.969], is not marked).
+sentence ("fair" above, at 0.935 [0.891, 0.969], is not marked). Both checks read every row as well as the mean:
+a row above the ceiling flags its line, and a row whose 95% interval (its ceiling resampled too) reaches 1
+cautions it, each naming the row's set and the card file it came from, so a row derived from the labels is marked
+even where the line's mean, averaged with other rows, is not.
 
 **Provenance.** Each line names the card it comes from (``sources``: the card's file, or the files of one
-judge's cards merged on different sets when the board is told to merge: ``judge leaderboard --merge``) and the
-fingerprint of the card's stored item scores (:func:`scores_fingerprint`), shown in the tables' last column: two
+judge's cards merged on different sets when the board is told to merge: ``judge leaderboard --merge``; then
+``rows_from`` and the Rows cell say which file each set came from) and the fingerprint of the card's stored item scores (:func:`scores_fingerprint`), shown in the tables' last column: two
 judges that print the same name are two lines told apart there, never one.
 """
 from __future__ import annotations
@@ -100,6 +103,7 @@ class Standing:
     card: str = ""  # the card file(s) the line comes from, as the caller names them (``sources``)
     fingerprint: str = ""  # of the card's stored item scores (:func:`scores_fingerprint`)
     cautions: tuple[str, ...] = ()  # ranked, but marked: its share's interval reaches the ceiling (AT_CEILING)
+    rows_from: tuple[str, ...] = ()  # which card file each of its sets on the board came from ("file: set, set")
 
 
 def row_ceilings(human_sets: Mapping[str, HumanSet], labels: Sequence[str] | None = None
@@ -271,8 +275,13 @@ def _at_ceiling(share: float, low: float, high: float) -> tuple[str, ...]:
     return (f"{AT_CEILING} (mean share {share:.3f} [{low:.3f}, {high:.3f}]: its 95% interval reaches 1)",)
 
 
+def _from(files: Mapping[str, str] | None, name: str) -> str:
+    """", from FILE" for a row of the set ``name`` when its card file is known (empty otherwise)."""
+    return f", from {files[name]}" if files and files.get(name) else ""
+
+
 def ceiling_flags(card: Card, human_sets: Mapping[str, HumanSet], ceilings: Mapping[tuple[str, str], float], *,
-                  bootstrap: int, seed: int) -> tuple[str, ...]:
+                  bootstrap: int, seed: int, files: Mapping[str, str] | None = None) -> tuple[str, ...]:
     """Flags for a share of the human ceiling above 1, which no judge reaches honestly: the ceiling is how well
     the mean rating can agree with the true score, so a judge can exceed it only by agreeing with the raters'
     own noise, i.e. by holding (a noisy copy of) the labels.
@@ -284,9 +293,20 @@ def ceiling_flags(card: Card, human_sets: Mapping[str, HumanSet], ceilings: Mapp
     errors of those resamples above 1 (its 99.8% interval above 1) is flagged, and so is the mean share when it
     lies that far above 1 by its resampled mean. A judge with a share just above 1 by chance (one that knew the
     true score would reach 1 on average) holds 1 in that interval and is not flagged. With no resamples
-    (``bootstrap`` 0) a share (the point) above 1 is flagged."""
+    (``bootstrap`` 0) a share (the point) above 1 is flagged. Every flagged row is named (set/label), with the
+    card file its set came from (``files[set]``, when given: a merged line's rows come from several files)."""
+    return _ceiling_checks(card, human_sets, ceilings, bootstrap=bootstrap, seed=seed, files=files)[0]
+
+
+def _ceiling_checks(card: Card, human_sets: Mapping[str, HumanSet], ceilings: Mapping[tuple[str, str], float], *,
+                    bootstrap: int, seed: int, files: Mapping[str, str] | None = None
+                    ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The flags of :func:`ceiling_flags` and the cautions of the card's rows: a row whose share's 95% percentile
+    interval, over the same resamples (the ceiling resampled too, as a row's own ceiling is estimated on its
+    items), reaches 1 is cautioned (:data:`AT_CEILING`), naming the row and the card file its set came from, so
+    a row derived from the labels is marked even where the line's mean, averaged with other rows, is not."""
     judged = _Rows(card, human_sets, ceilings)
-    points, draws, flags = [], [], []
+    points, draws, flags, cautions = [], [], [], []
     for name, label in judged.rows:
         items, scores = judged.aligned(name)
         human = items[label].to_numpy(dtype=float)
@@ -301,26 +321,31 @@ def ceiling_flags(card: Card, human_sets: Mapping[str, HumanSet], ceilings: Mapp
         shares = np.array([_pearson_rows(scores[d], human[d]) for d in resamples]) / resampled
         points.append(point)
         draws.append(shares)
+        near_low, near_high = percentile_interval(shares)  # none without resamples
+        if near_high >= 1:
+            cautions.append(f"{AT_CEILING} (on {name}/{label}{_from(files, name)}: share {point:.3f} "
+                            f"[{near_low:.3f}, {near_high:.3f}] at 95%, the ceiling resampled too: its interval "
+                            "reaches 1)")
         low, high = _above_one(point, shares, bootstrap)
         if low > 1:
-            flags.append(f"{ABOVE_CEILING} (on {name}/{label}: share {point:.3f} [{low:.3f}, {high:.3f}] at 99.8%, "
-                         "the ceiling resampled too)")
+            flags.append(f"{ABOVE_CEILING} (on {name}/{label}{_from(files, name)}: share {point:.3f} "
+                         f"[{low:.3f}, {high:.3f}] at 99.8%, the ceiling resampled too)")
     if not points:
-        return ()
+        return (), ()
     with np.errstate(invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         mean = float(np.nanmean(points))
         low, high = _above_one(mean, np.nanmean(np.stack(draws), axis=0), bootstrap)
-    if low > 1:  # the mean first; a row's own flag only where the mean averages several rows
+    if low > 1:  # the mean first, then every row flagged on its own, named with its set and file
         flags = [f"{ABOVE_CEILING} (mean share {mean:.3f} [{low:.3f}, {high:.3f}] at 99.8%, the ceiling resampled "
-                 "too: more agreement with the mean rating than the raters' own agreement allows)",
-                 *(flags if len(points) > 1 else ())]
-    return tuple(flags)
+                 "too: more agreement with the mean rating than the raters' own agreement allows)", *flags]
+    return tuple(flags), tuple(cautions)
 
 
 def standings(cards: Sequence[Card], human_sets: Mapping[str, HumanSet], *, bootstrap: int = 1000,
               seed: int = 0, labels: Sequence[str] | None = None,
-              sources: Mapping[str, str] | None = None) -> list[Standing]:
+              sources: Mapping[str, str] | None = None,
+              row_sources: Mapping[str, Mapping[str, str]] | None = None) -> list[Standing]:
     """The board: one :class:`Standing` per card, best first (see the module docstring). ``human_sets`` are the
     sets the cards scored, by name, restricted to the half the cards report; ``labels`` ranks on those
     labels' rows only. Each card is checked against ``human_sets`` first (:mod:`evalkit.judgecard.verify`): one
@@ -330,8 +355,16 @@ def standings(cards: Sequence[Card], human_sets: Mapping[str, HumanSet], *, boot
     fingerprint of the card's item scores (:func:`scores_fingerprint`). A ranked judge whose mean share's 95%
     interval reaches 1 keeps its rank and carries a caution (:data:`AT_CEILING`, in ``cautions``). Two cards with
     one judge name are refused: name them apart, or make one judge's cards on different sets one card
-    (:func:`~evalkit.judgecard.card.merge_cards`)."""
+    (:func:`~evalkit.judgecard.card.merge_cards`).
+
+    The ceiling checks read every row as well as the mean: a row whose share lies above the ceiling flags the
+    line, and a row whose share's 95% interval reaches 1 cautions it, each naming the row's set and the card file
+    it came from (``row_sources[judge][set]``: a merged card's sets come from several files; else
+    ``sources[judge]``). Each line's ``rows_from`` says which file each of its sets on the board came from."""
     sources = sources or {}
+    files_of = {card.judge: dict(row_sources[card.judge]) if row_sources and card.judge in row_sources
+                else {entry.set: sources[card.judge] for entry in card.scores} if sources.get(card.judge) else {}
+                for card in cards}
     names = [card.judge for card in cards]
     if len(set(names)) < len(names):
         raise ValueError(f"two cards share a judge name ({', '.join(sorted({n for n in names if names.count(n) > 1}))}):"
@@ -341,13 +374,14 @@ def standings(cards: Sequence[Card], human_sets: Mapping[str, HumanSet], *, boot
     every_ceiling = row_ceilings(human_sets) if labels is not None else ceilings
     judged = [_Rows(card, human_sets, ceilings) for card in cards]
     resamples: dict = {}
-    share, interval = {}, {}
+    share, interval, row_cautions = {}, {}, {}
     for card, rows in zip(cards, judged):
         if rows.rows and not flags[card.judge]:
             point, draws = _share_draws([rows], rows.rows, bootstrap=bootstrap, seed=seed, resamples=resamples)
             share[card.judge], interval[card.judge] = float(point[0]), percentile_interval(draws[0])
         if not flags[card.judge]:  # on every label's rows: a copy of one label is flagged on any board
-            flags[card.judge] = ceiling_flags(card, human_sets, every_ceiling, bootstrap=bootstrap, seed=seed)
+            flags[card.judge], row_cautions[card.judge] = _ceiling_checks(
+                card, human_sets, every_ceiling, bootstrap=bootstrap, seed=seed, files=files_of[card.judge])
     better = {card.judge: set() for card in cards}
     tied = {card.judge: set() for card in cards}
     for a in range(len(cards)):
@@ -376,12 +410,29 @@ def standings(cards: Sequence[Card], human_sets: Mapping[str, HumanSet], *, boot
                               float(np.mean(pearsons)) if pearsons else nan, len(pearsons), tuple(sorted(tied[name])),
                               tuple(s for s, _ in card.skipped), flags[name], sources.get(name, ""),
                               scores_fingerprint(card),
-                              () if flags[name] else _at_ceiling(share.get(name, nan),
-                                                                 *interval.get(name, (nan, nan)))))
+                              () if flags[name] else (*_at_ceiling(share.get(name, nan),
+                                                                   *interval.get(name, (nan, nan))),
+                                                      *row_cautions.get(name, ())),
+                              _rows_from(card, human_sets, files_of[name])))
     # A judge without a defined share (no row, or r undefined on every row it has) is listed last, unranked;
     # a flagged one after it.
     return sorted(board, key=lambda s: (bool(s.flags), s.mean_share != s.mean_share, s.rank,
                                         -np.nan_to_num(s.mean_share, nan=-np.inf), s.judge))
+
+
+def _rows_from(card: Card, human_sets: Mapping[str, HumanSet], files: Mapping[str, str]) -> tuple[str, ...]:
+    """Which card file each of the card's sets on the board came from, one "file: set, set" per file (a merged
+    line names several files).
+
+    >>> card = Card("j", {}, "all", 0, 0, (), (), (), scores=(SetScores("a", (), ()), SetScores("b", (), ())))
+    >>> _rows_from(card, {"a": None, "b": None}, {"a": "x/card.json", "b": "y/card.json"})
+    ('x/card.json: a', 'y/card.json: b')
+    """
+    by_file: dict[str, list[str]] = {}
+    for entry in card.scores:
+        if entry.set in human_sets and files.get(entry.set):
+            by_file.setdefault(files[entry.set], []).append(entry.set)
+    return tuple(f"{file}: {', '.join(sets)}" for file, sets in by_file.items())
 
 
 def _ranked(board: Sequence[Standing]) -> list[Standing]:
@@ -396,6 +447,7 @@ def standings_frame(board: Sequence[Standing]) -> pd.DataFrame:
     frame["sets_skipped"] = [", ".join(t) for t in frame["sets_skipped"]]
     frame["flags"] = ["; ".join(t) for t in frame["flags"]]
     frame["cautions"] = ["; ".join(t) for t in frame["cautions"]]
+    frame["rows_from"] = ["; ".join(t) for t in frame["rows_from"]]
     return frame
 
 
@@ -436,13 +488,15 @@ def _card_cell(s: Standing) -> str:
 
 def _cells(s: Standing, ranks: Sequence[int]) -> tuple[str, str, str, str, str, str, str]:
     """A board line's cells other than the judge, as plain text: rank (``2=`` for a tie, ``–`` unranked), share,
-    rows, mean Pearson, ties, flags (what keeps it unranked) and cautions (of a ranked line), card."""
+    rows (with the file each set came from, on a line from several files), mean Pearson, ties, flags (what keeps
+    it unranked) and cautions (of a ranked line), card."""
     ranked = s.mean_share == s.mean_share and not s.flags
     rank = "–" if not ranked else f"{s.rank}=" if ranks.count(s.rank) > 1 else str(s.rank)
     share = (f"{_number(s.mean_share)} [{_number(s.share_low)}, {_number(s.share_high)}]"
              if s.mean_share == s.mean_share else
              "no row with a ceiling" if not s.ceiling_rows else "r undefined on its rows")
-    return (rank, share, str(s.ceiling_rows), f"{_number(s.mean_pearson)} ({s.pearson_rows})",
+    rows = str(s.ceiling_rows) + (f" (from {'; '.join(s.rows_from)})" if len(s.rows_from) > 1 else "")
+    return (rank, share, one_line(rows), f"{_number(s.mean_pearson)} ({s.pearson_rows})",
             one_line(", ".join(s.tied_with)) or "none", one_line("; ".join((*s.flags, *s.cautions))) or "none",
             _card_cell(s))
 
@@ -458,7 +512,7 @@ def leaderboard_markdown(board: Sequence[Standing], links: Mapping[str, str] | N
         name = _cell(s.judge)
         shown = f"[{name}]({quote(links[s.judge], safe='/#:.-_~%')})" if s.judge in links else name
         rank, share, rows, pearson, tied, flags, card = _cells(s, ranks)
-        lines.append(f"| {rank} | {shown} | {share} | {rows} | {pearson} | {_cell(tied)} | {_cell(flags)} "
+        lines.append(f"| {rank} | {shown} | {share} | {_cell(rows)} | {pearson} | {_cell(tied)} | {_cell(flags)} "
                      f"| {_cell(card)} |")
     return "\n".join(lines)
 

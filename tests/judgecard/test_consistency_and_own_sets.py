@@ -229,7 +229,7 @@ def test_the_command_adds_an_annotator_folder_with_add_upheld(tmp_path, capsys):
     record = json.loads((tmp_path / "out" / "card.json").read_text())
     assert {r["set"] for r in record["rows"]} == {"mine", "upheld:my-labels"}
     assert main(["leaderboard", "--cards", str(tmp_path / "out"), "--bootstrap", "20",
-                 "--out", str(tmp_path / "board")]) == 0
+                 "--add", str(tmp_path / "mine.jsonl"), "--out", str(tmp_path / "board")]) == 0
     assert "upheld:my-labels is on the cards but not in the ranking (pass its folder with --add-upheld" in \
         capsys.readouterr().err
 

@@ -171,7 +171,7 @@ def test_the_judge_cards_grid_runs_judges_by_sets_and_its_cards_make_a_board(tmp
     again = grid.run_grid(grid.load_grid(tmp_path / "grid.yml"))
     assert not again.ran and len(again.skipped) == 2  # a rerun repeats no finished unit
     assert main(["leaderboard", "--cards", str(tmp_path / "out" / "cards"), "--merge",
-                 "--out", str(tmp_path / "board")]) == 0
+                 "--add", str(tmp_path / "mine.jsonl"), "--out", str(tmp_path / "board")]) == 0
     assert "2 judges from 2 cards" in capsys.readouterr().out
     record = board_json(tmp_path / "board")
     assert {r["judge"] for r in record} == {"length", "bleu2"} and all(r["ceiling_rows"] == 0 for r in record)

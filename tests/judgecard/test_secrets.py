@@ -59,12 +59,17 @@ def test_no_secret_in_any_card_or_board_file(door, tmp_path, capsys):
     # A label of one's own that holds a secret is masked too.
     assert main(["card", "--judge", str(_spec(tmp_path, "label", ENDPOINTS["api_key"], name=f"mine {ENV_KEY}")),
                  "--set", str(own), "--half", "all", "--bootstrap", "20", "--out", str(tmp_path / "cards" / "label")]) == 0
-    assert main(["leaderboard", "--cards", str(tmp_path / "cards"), "--bootstrap", "20",
+    # The endpoints cannot be reached: those cards scored nothing, and the board leaves them out, listed.
+    assert main(["card", "--judge", "length", "--set", str(own), "--half", "all", "--bootstrap", "20",
+                 "--out", str(tmp_path / "cards" / "length")]) == 0
+    assert main(["leaderboard", "--cards", str(tmp_path / "cards"), "--bootstrap", "20", "--add", str(own),
                  "--out", str(tmp_path / "board")]) == 0
     printed = capsys.readouterr()
-    assert "5 judges from 5 cards" in printed.out
+    assert "1 judges from 1 cards (5 left out" in printed.out
     assert not [s for s in SECRETS if s in printed.out + printed.err]
-    assert len(list((tmp_path / "board" / "cards").rglob("card.html"))) == 5
+    refused = json.loads((tmp_path / "board" / "leaderboard.json").read_text())["refused_cards"]
+    assert len(refused) == 5 and all(r["reason"] == "no row on a set this board holds" for r in refused)
+    assert len(list((tmp_path / "board" / "cards").rglob("card.html"))) == 1
     assert not _leaks(tmp_path / "cards") and not _leaks(tmp_path / "board")
     record = json.loads((tmp_path / "cards" / "userinfo" / "card.json").read_text())
     assert record["spec"]["base_url"] == "http://***@10.0.0.1:8000/v1"
@@ -85,7 +90,7 @@ def test_a_card_read_back_or_made_by_hand_keeps_no_secret(monkeypatch):
     assert not [s for s in SECRETS if s in Card.from_record(json.loads(text)).to_json()]
 
 
-def test_judges_on_different_endpoints_have_different_names(door, tmp_path):
+def test_judges_on_different_endpoints_have_different_names(door, tmp_path, capsys):
     """The same model and prompt served from two endpoints are two judges (a board refused their cards as one
     judge's "sets scored twice"); a name of one's own is kept as given."""
     first = parse_spec(str(_spec(tmp_path, "a", "http://10.0.0.1:8000/v1")))
@@ -98,10 +103,14 @@ def test_judges_on_different_endpoints_have_different_names(door, tmp_path):
         from evalkit.judgecard import write_card
 
         write_card(card, tmp_path / "cards" / name)
-    assert main(["leaderboard", "--cards", str(tmp_path / "cards"), "--bootstrap", "10",
-                 "--out", str(tmp_path / "board")]) == 0
-    judges = {row["judge"] for row in json.loads((tmp_path / "board" / "leaderboard.json").read_text())["standings"]}
-    assert judges == {first.title, second.title}
+    # Unreachable, they scored nothing: each is left out for that, never refused as one judge's sets scored twice.
+    assert main(["leaderboard", "--cards", str(tmp_path / "cards"), "--bootstrap", "10", "--add", str(own),
+                 "--merge", "--out", str(tmp_path / "board")]) == 2
+    err = capsys.readouterr().err
+    assert all(f"{tmp_path / 'cards' / name / 'card.json'}: no row on a set this board holds" in err
+               for name in ("a", "b")) and "scored twice" not in err
+    titles = {json.loads((tmp_path / "cards" / name / "card.json").read_text())["judge"] for name in ("a", "b")}
+    assert titles == {first.title, second.title}
 
 
 # Held by the environment only, in no shape a pattern knows: nothing but the environment's credentials can mask them.
@@ -144,7 +153,7 @@ def test_the_environment_keys_are_in_no_output_of_the_evalkit_command(tmp_path, 
                             "--bootstrap", "20", "--print-summary", "--out", str(tmp_path / "cards" / label)]) == 0
         card_output = capsys.readouterr()
         assert evalkit(["judge", "leaderboard", "--cards", str(tmp_path / "cards"), "--bootstrap", "20",
-                        "--out", str(tmp_path / "board")]) == 0
+                        "--add", str(own), "--out", str(tmp_path / "board")]) == 0
         board_output = capsys.readouterr()
     finally:
         server.close()

@@ -1,0 +1,83 @@
+"""The ceiling checks read every row of a line, not only its mean: a merged line whose row from another file was
+derived from the labels is marked on that row, naming the set and the file; a merged line says which file each
+of its sets came from; and a card with no row on a set the board holds is left out and listed, not ranked."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from evalkit.judgecard.leaderboard import ABOVE_CEILING, AT_CEILING, leaderboard_markdown, standings
+from tests.judgecard.test_board_lines_and_refusals import _card, _leaderboard, _write, inputs  # noqa: F401
+from tests.judgecard.test_leaderboard import _board_of, board_json, people_set
+
+
+def test_a_merged_row_from_another_file_derived_from_the_labels_is_cautioned_naming_set_and_file(
+        inputs, tmp_path, monkeypatch, capsys):
+    """A forged card with the victim's judge, spec, half, bootstrap and seed, on a set the victim lacks, holding
+    the labels plus noise, merged (--merge) into the victim's line: the line's mean stays under the ceiling, so
+    the mean's check said nothing. The row is checked on its own: the line carries the caution on two/score,
+    naming the forged file, and the line says which file each set came from (JSON and table)."""
+    sets, judges = inputs
+    victim = _write(_card("probe-a", judges["victim"], sets, "one"), tmp_path / "cards" / "a")
+    record = json.loads(victim.read_text())
+    forged = _write(_card("forger", judges["near"], sets, "two"), tmp_path / "forged" / "zz",
+                    lambda r: r.update({key: record[key] for key in ("judge", "spec", "half", "bootstrap", "seed")}))
+    weak = _write(_card("weak", judges["weak"], sets), tmp_path / "cards" / "weak")
+    assert _leaderboard(tmp_path, sets, monkeypatch, [victim.parent, forged.parent, weak.parent],
+                        tmp_path / "board", "--merge") == 0
+    err = capsys.readouterr().err
+    lines = {r["judge"]: r for r in board_json(tmp_path / "board")}
+    line = lines["probe-a"]
+    assert line["card"] == f"{victim}, {forged}" and line["share_high"] < 1  # the mean alone is not marked
+    assert line["flags"] == "" and f"{AT_CEILING} (on two/score, from {forged}: share" in line["cautions"]
+    assert "on one/score" not in line["cautions"] and lines["weak"]["cautions"] == ""
+    assert line["rows_from"] == f"{victim}: one; {forged}: two"
+    assert f"note: probe-a is ranked, but {AT_CEILING} (on two/score, from {forged}" in err
+    table = (tmp_path / "board" / "leaderboard.md").read_text().replace("\\", "")
+    assert f"| 2 (from {victim}: one; {forged}: two) |" in table
+    assert f"(on two/score, from {forged}: share" in table
+    # A line of one file keeps its Rows cell plain.
+    assert lines["weak"]["rows_from"] == f"{weak}: one, two"
+    (weak_row,) = [row for row in table.splitlines() if "[weak](" in row]
+    assert weak_row.split(" | ")[3] == "2"
+
+
+def test_a_row_above_the_ceiling_is_flagged_naming_its_set_and_file(inputs):
+    """Labels plus little noise on one set, an honest judge's scores on the other, as from two files: the flag
+    names the row and the file it came from."""
+    sets, judges = inputs
+    rng = np.random.default_rng(4)
+    mixed = {"one": sets["one"].items["score"].to_numpy() + rng.normal(scale=0.2, size=120),
+             "two": judges["weak"]["two"]}
+    card = _card("half copied", mixed, sets)
+    files = {"one": "cards/x/card.json", "two": "cards/y/card.json"}
+    (standing,) = standings([card], sets, bootstrap=100, sources={"half copied": "cards/x/card.json, cards/y/card.json"},
+                            row_sources={"half copied": files})
+    assert standing.rank == 0
+    assert any(f.startswith(ABOVE_CEILING) and "on one/score, from cards/x/card.json:" in f for f in standing.flags)
+    assert not any("two/score" in f for f in standing.flags)
+    assert standing.rows_from == ("cards/x/card.json: one", "cards/y/card.json: two")
+    assert "(from cards/x/card.json: one; cards/y/card.json: two)" in leaderboard_markdown([standing])
+
+
+def test_a_card_with_no_row_on_a_set_the_board_holds_is_left_out_and_listed(inputs, tmp_path, monkeypatch, capsys):
+    """A card scored only on a set the board does not hold was ranked as 'mean share nan over 0 rows': it is
+    left out, with why, on stderr, in leaderboard.md and in refused_cards; the others are ranked."""
+    sets, judges = inputs
+    private = people_set("myprivate", seed=7)
+    values = {"myprivate": private.items["truth"].to_numpy()}
+    only = _write(_card("only-private", values, {"myprivate": private}), tmp_path / "cards" / "only")
+    _write(_card("weak", judges["weak"], sets), tmp_path / "cards" / "weak")
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "board") == 0
+    printed = capsys.readouterr()
+    why = "no row on a set this board holds (its sets: myprivate)"
+    assert f"refused, left out of the board: {only}: {why}" in printed.err
+    assert "only-private" not in printed.out and "nan" not in printed.out
+    assert [r["judge"] for r in board_json(tmp_path / "board")] == ["weak"]
+    refused = json.loads((tmp_path / "board" / "leaderboard.json").read_text())["refused_cards"]
+    assert refused == [{"file": str(only), "reason": why}]
+    table = (tmp_path / "board" / "leaderboard.md").read_text()
+    assert "## Cards left out" in table and "no row on a set this board holds" in table
+    assert "no row with a ceiling" not in table
