@@ -26,11 +26,10 @@ Question: chapter 4's adapted judge (:mod:`evalkit.judges.adapted`) is a ridge o
 kit already has, shrunk toward the zero-shot judge the dev halves adopt; its penalty alpha is chosen among
 :data:`~evalkit.judges.adapted.ALPHAS` by the one-standard-error rule over folds of whole context groups
 (the baseline, pinned: ``adapted.one_standard_error_choice``, the largest alpha whose out-of-fold squared error is
-within one standard error of the smallest). The candidate is the minimum-error rule (:func:`minimum_error_choice`:
-the alpha with the smallest out-of-fold mean squared error; ties go to the larger alpha). Everything else of the
-fit (folds, standardisation, closed-form solve, fall-back below ``MIN_LABELS`` labels or three groups) is the
-kit's own (:func:`fit_with_rule` repeats ``fit_adapted`` with the rule as an argument, and the run checks that
-with the one-SE rule it gives ``fit_adapted``'s penalty and scores).
+within one standard error of the smallest). The candidate is the minimum-error rule
+(``adapted.minimum_error_choice``: the alpha with the smallest out-of-fold mean squared error; ties go to the
+larger alpha). Everything else of the fit (folds, standardisation, closed-form solve, fall-back below
+``MIN_LABELS`` labels or three groups) is the kit's own: ``fit_adapted`` with the rule as its ``rule``.
 
 Data it may see: the **dev** halves of the six Table-1 sets only (``split_meta_eval``; each test half is dropped
 the moment it is split off, and nothing is computed on it). The features are the chapter's, built by the
@@ -97,7 +96,7 @@ from evalkit.judges import adapted
 from evalkit.paireval.recipes import EncoderRecipe, JudgeRecipe, LoraRecipe, ReaderRecipe
 from evalkit.stats import mean_correlation_difference
 from evalkit.stats.bootstrap import group_resamples, percentile_interval
-from evalkit.stats.halves import DevHalf, require_dev
+from evalkit.stats.halves import DevHalf
 
 BASELINE = JudgeRecipe("book", EncoderRecipe(
     pairs=1600, batch_size=16, learning_rate=5e-05, in_batch_negatives=1.0, context_turns=1, max_tokens=64,
@@ -119,45 +118,8 @@ DRAWS = 20
 CHAPTER = Path(__file__).resolve().parent.parent / "notebooks" / "04_pairwise_judge.md"
 
 
-def minimum_error_choice(errors: Mapping[float, np.ndarray]) -> float:
-    """The penalty with the smallest mean out-of-fold error (ties: the larger penalty).
-
-    >>> minimum_error_choice({1.0: np.array([1.0, 1.2, 0.8]), math.inf: np.array([1.1, 1.3, 0.9])})
-    1.0
-    >>> minimum_error_choice({1.0: np.array([1.0]), 3.0: np.array([1.0]), math.inf: np.array([2.0])})
-    3.0
-    """
-    means = {alpha: float(np.mean(e)) for alpha, e in errors.items()}
-    best = min(means.values())
-    return max(alpha for alpha, mean in means.items() if mean == best)
-
-
 CHOICES: dict[str, Callable[[Mapping[float, np.ndarray]], float]] = {
-    "one-SE": adapted.one_standard_error_choice, "minimum-error": minimum_error_choice}
-
-
-def fit_with_rule(half: DevHalf, features: pd.DataFrame, *, prior: str, choose: Callable, seed: int,
-                  human: str = "score") -> adapted.AdaptedJudge:
-    """``adapted.fit_adapted`` with the penalty rule ``choose`` in place of the one-SE rule (the same folds,
-    standardisation, solve and fall-back)."""
-    half = require_dev(half)
-    columns = (prior, *[c for c in features.columns if c != prior])
-    values = features[list(columns)].to_numpy(dtype=float)
-    y = half.items[human].to_numpy(dtype=float)
-    labelled = np.isfinite(y)
-    values, y = values[labelled], y[labelled]
-    groups = (half.items["group"] if "group" in half.items else pd.Series(range(len(half)))).to_numpy()[labelled]
-    alphas = tuple(sorted(set(adapted.ALPHAS) | {math.inf}))
-    center, spread = adapted._scaling(values)
-    if len(set(map(str, groups))) < 3 or len(y) < adapted.MIN_LABELS:
-        alpha, errors = math.inf, {}
-    else:
-        errors = adapted._cv_errors(values, y, adapted._folds(groups, seed), alphas)
-        alpha = choose(errors)
-    standard = (np.where(np.isfinite(values), values, center) - center) / spread
-    intercept, slope, weights = adapted._solve(standard, y, alpha)
-    return adapted.AdaptedJudge(prior, columns, int(len(y)), alpha, center, spread, weights, intercept, slope,
-                                {a: float(np.mean(e)) for a, e in errors.items()})
+    "one-SE": adapted.one_standard_error_choice, "minimum-error": adapted.minimum_error_choice}
 
 
 def chapter_parameters(smoke: bool) -> dict:
@@ -206,7 +168,7 @@ def nested_rows(half: DevHalf, features: pd.DataFrame, *, prior: str, k: int | N
                 part_features = features.iloc[chosen].reset_index(drop=True)
                 fit_seed = seed + split * 100 + direction * 50 + draw
                 for rule in RULES:
-                    fit = fit_with_rule(part, part_features, prior=prior, choose=CHOICES[rule], seed=fit_seed)
+                    fit = adapted.fit_adapted(part, part_features, prior=prior, rule=CHOICES[rule], seed=fit_seed)
                     scores = np.full(len(y), np.nan)
                     scores[scored] = fit.score(features.iloc[np.flatnonzero(scored)].reset_index(drop=True))
                     r = float(np.corrcoef(scores[scored], y[scored])[0, 1]) if scored.sum() > 2 else float("nan")
@@ -359,13 +321,6 @@ def run(*, smoke: bool = False, data_dir=None, items: int | None = None) -> dict
     built = features_on_dev(params, smoke=smoke, data_dir=data_dir, items=items)
     dev, features, selection = built["dev"], built["features"], built["selection"]
     prior = selection.choice
-
-    first = next(iter(dev))  # the re-implemented fit is fit_adapted's, with the one-SE rule
-    kit = adapted.fit_adapted(dev[first], features[first], prior=prior, seed=seed,
-                              rule=adapted.one_standard_error_choice)
-    mine = fit_with_rule(dev[first], features[first], prior=prior, choose=adapted.one_standard_error_choice,
-                         seed=seed)
-    assert kit.alpha == mine.alpha and np.allclose(kit.score(features[first]), mine.score(features[first]))
 
     small_k, draws = (2, 2) if smoke else (SMALL_K, DRAWS)
     fitting = time.time()
