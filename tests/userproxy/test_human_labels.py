@@ -77,26 +77,6 @@ def test_the_choice_takes_the_dev_half_only():
                                            {"pi": ["length", "gteval only"]}, bootstrap=50)
 
 
-def test_the_adopted_line_says_how_far_it_misses_and_who_came_closest():
-    from evalkit.book import findings_userproxy
-    from evalkit.stats.bootstrap import CorrelationDifference as Gap
-    from evalkit.stats.selection import Decision
-
-    dev = pd.DataFrame({"candidate": ["length baseline", "a", "b"], "set": ["g"] * 3, "pearson": [0.4, 0.5, 0.45],
-                        "n": [46] * 3})
-    kept = Decision("?", ("length baseline", "a", "b"), dev, {"a": Gap(0.1, -0.2, 0.4, 46), "b": Gap(0.05, -0.1, 0.2, 46)},
-                    {"a": "length baseline", "b": "length baseline"}, "length baseline", sets=("g",), kind="spearman")
-    table = pd.DataFrame({"spearman": [0.25], "spearman_low": [0.05], "spearman_high": [0.38], "n": [54]},
-                         index=["GTEval, length baseline"])
-    (line,) = findings_userproxy.adopted_realism({"gteval": kept}, table, {})
-    assert "target 0.4 not met, 0.15 short (the whole interval below it)" in line
-    # the closest challenger is the one whose interval came nearest to excluding 0 (b: low -0.1), not the largest gain
-    assert "the closest, b, +0.050 [-0.100, +0.200] against length baseline" in line
-    table.loc["GTEval, length baseline", "spearman_high"] = 0.5  # an interval across the target settles nothing
-    (line,) = findings_userproxy.adopted_realism({"gteval": kept}, table, {})
-    assert "0.15 below the 0.4 target by its point estimate; the interval does not settle it" in line
-
-
 def test_adapted_realism_fits_on_dev_labels_and_its_zero_point_is_the_chosen_judge():
     import numpy as np
     import pandas as pd

@@ -274,47 +274,6 @@ def test_a_job_refuses_a_tokenizer_that_contradicts_its_lexical_mode():
         JobConfig.from_dict({"lexical_mode": "faithful"})
 
 
-def test_the_user_proxy_sections_sentences_read_leads_controls_and_differences_from_the_numbers():
-    from evalkit.book import findings_userproxy as findings
-
-    lexical = pd.DataFrame({"z": [-1.0], "low": [-1.5], "high": [-0.5], "n": [8]},
-                           index=pd.MultiIndex.from_tuples([("a", "mattr")], names=["dataset", "metric"]))
-    realism = pd.DataFrame(
-        {"mean": [0.6, 0.3], "t_low": [0.5, 0.2], "t_high": [0.7, 0.4], "n": [8, 8], "HH": [0.7, 0.28]},
-        index=pd.MultiIndex.from_tuples([("a", "gteval"), ("a", "pi")], names=["dataset", "metric"]))
-    agreement = pd.DataFrame({"spearman": [0.3, 0.7], "spearman_low": [0.1, 0.6], "spearman_high": [0.5, 0.8],
-                              "n": [100, 100]}, index=["gteval, ours", "gteval, published"])
-    stability = pd.DataFrame([{"metric": "gteval", "kendalls_w": 0.78, "kendalls_w_p": 0.19,
-                               "leader leader": "goal: none", "leader runner_up": "goal: full",
-                               "leader difference": 0.05, "leader low": -0.1, "leader high": 0.2, "leader seeds": 3,
-                               "goal: none mean": 0.5, "goal: none sd over seeds": 0.1}])
-    ablation = pd.DataFrame({"gteval": [0.5, 0.45]}, index=["goal: none", "goal: full"])
-    assistant = pd.DataFrame({"guided": [0.5], "guided low": [0.4], "guided high": [0.6], "unguided": [0.8],
-                              "unguided low": [0.7], "unguided high": [0.9]}, index=["gteval"])
-    sensitivity = pd.DataFrame({"spread": [0.05, 0.3]}, index=pd.MultiIndex.from_tuples(
-        [("p", "a", "gteval"), ("p", "a", "pi")], names=["proxy", "dataset", "metric"]))
-    text = "\n".join([findings.diversity_line(lexical), findings.realism_line(realism),
-                      findings.judges_line(sensitivity, realism), findings.agreement_line(agreement, []),
-                      findings.goal_levels_line(stability, ablation, seeds=3, episodes_per_seed=None)])
-    assistant_text = findings.assistant_line(assistant.loc["gteval"])
-    assert "differ by up to 0.30" in text and "1 of 2 of these spreads are smaller than the half-width" in text
-    assert "excludes 0.5 on 1 of 1 datasets; the same judge gives real-vs-real control pairs 0.28" in text
-    assert "excludes its control on 0 of 1" in text
-    assert "ahead of `goal: full` by +0.05 [-0.10, +0.20] per seed" in text
-    assert "not a lead these seeds can tell from chance" in text and "gteval 0.78 (p = 0.19)" in text
-    # 0.3 apart with half-widths 0.1 each: hypot = 0.141, a difference
-    assert "unguided minus guided +0.30 [+0.16, +0.44]: the unguided assistant's score is above" in assistant_text
-    assert "episodes per proxy" not in text and "n = " not in assistant_text
-    assistant.loc["gteval", "unguided"] = 0.55  # 0.05 apart: inside the interval
-    assert "is not distinguishable from the guided" in findings.assistant_line(assistant.loc["gteval"])
-    assistant.loc["gteval", "unguided"] = 0.8
-    assistant["guided n"], assistant["unguided n"] = 8, 7
-    assert findings.goal_levels_line(stability, ablation, seeds=3, episodes_per_seed=6).startswith(
-        "Over 3 seeds, at least 6 scored episodes per proxy and seed:")
-    assert "guided 0.50 [0.40, 0.60, n = 8] vs unguided 0.80 [0.70, 0.90, n = 7]" in findings.assistant_line(
-        assistant.loc["gteval"])
-
-
 def test_feature_group_gains_count_a_gain_only_beyond_the_spread():
     from evalkit.book import findings
 
