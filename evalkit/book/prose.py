@@ -16,7 +16,7 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 __all__ = ["verdict", "side", "excludes", "interval_sides", "target_verdict", "with_interval", "join_names", "count_span",
-           "probe_findings", "release_findings", "multiplicity_line"]
+           "multiplicity_line"]
 
 
 def verdict(difference: float, low: float, high: float) -> str:
@@ -131,76 +131,6 @@ def count_span(counts: Mapping[str, int], *, unit: str = "items", per: str = "se
     low, high, total = min(values), max(values), sum(values)
     size = f"{low:,}" if low == high else f"{low:,} to {high:,}"
     return f"{size} {unit} per {per} ({total:,} in all)"
-
-
-def probe_findings(probe: pd.DataFrame, position: pd.DataFrame, *, repeated: int, repeated_hits: int) -> list[str]:
-    """What the models page's probes showed, one line each.
-
-    ``probe``: one row per true/false statement, columns ``correct`` and ``mass on Yes/No``; ``position``:
-    the pairwise prompts, the better reply shown as A in the first half of the rows and as B in the second
-    (same questions, same order), columns ``P(A)`` and ``picked the better reply``; ``repeated`` questions were
-    asked a second time and ``repeated_hits`` of them answered by the cache.
-
-    >>> probe = pd.DataFrame({"correct": [True, False, True, True], "mass on Yes/No": [0.2, 0.4, 0.3, 0.9]})
-    >>> position = pd.DataFrame({"P(A)": [0.7, 0.8, 0.6, 0.9], "picked the better reply": [True, True, False, False]})
-    >>> print(*probe_findings(probe, position, repeated=4, repeated_hits=4), sep="\\n")
-    True/false statements: 3 of 4 right; the raw probability on the two label words had median 0.350 (range 0.200-0.900), so the normalised verdicts compare continuations the model finds unlikely.
-    Pairwise questions: the better reply picked in 2 of 4 prompts; after the two replies swapped places the model kept its preferred reply in 0 of 2 questions, and its mean P(A) over all prompts is 0.750 (0.5 for a judge with no favourite slot).
-    The 4 repeated questions: 4 answered from the cache, none sent to the model again.
-    """
-    mass = probe["mass on Yes/No"]
-    half = len(position) // 2
-    first, swapped = position["P(A)"].to_numpy()[:half], position["P(A)"].to_numpy()[half:2 * half]
-    kept = int(((first > 0.5) == (swapped < 0.5)).sum())
-    sent = repeated - repeated_hits
-    return [
-        f"True/false statements: {int(probe['correct'].sum())} of {len(probe)} right; the raw probability on the "
-        f"two label words had median {mass.median():.3f} (range {mass.min():.3f}-{mass.max():.3f})"
-        + (", so the normalised verdicts compare continuations the model finds unlikely." if mass.median() < 0.5
-           else "."),
-        f"Pairwise questions: the better reply picked in {int(position['picked the better reply'].sum())} of "
-        f"{len(position)} prompts; after the two replies swapped places the model kept its preferred reply in "
-        f"{kept} of {half} questions, and its mean P(A) over all prompts is {position['P(A)'].mean():.3f} "
-        "(0.5 for a judge with no favourite slot).",
-        f"The {repeated} repeated questions: {repeated_hits} answered from the cache, "
-        + (f"{sent} sent to the model again." if sent else "none sent to the model again."),
-    ]
-
-
-def release_findings(card: pd.DataFrame, checks: pd.DataFrame, *, subset: str = "main",
-                     paper: str = "paper (main set)") -> list[str]:
-    """What chapter 1 found in the release: its size beside the paper's (``card`` from
-    :func:`evalkit.upheld.datacard.data_card`), what the loader dropped, and how many of the paper's readings of its
-    Figure 1 hold (``checks`` from :func:`evalkit.upheld.datacard.paper_reading_checks`).
-
-    >>> card = pd.DataFrame({"main": {"conversations": 8, "turns": 90, "items (turn x candidate)": 400,
-    ...                               "label sets": 1000, "label sets after cleaning": 990,
-    ...                               "candidate sources": 6, "duplicate annotator files": 1},
-    ...                      "paper (main set)": {"conversations": 800, "turns": 9203, "label sets": 153578,
-    ...                                           "items (turn x candidate)": 30715, "candidate sources": 12}})
-    >>> checks = pd.DataFrame({"claim in the paper": ["a", "b"], "holds": [True, False]})
-    >>> print(*release_findings(card, checks), sep="\\n")
-    The main set of the release holds 400 items (1% of the paper's 30,715) with 1,000 label sets (1% of the paper's 153,578 labels, one per annotator and item): 90 turns of 8 conversations, with 6 candidate sources (the paper: 12).
-    The loader kept 990 of the 1,000 label sets and found 1 duplicate annotator file (dropped by default).
-    Of the paper's readings of its Figure 1 tested on the release, 1 of 2 hold; not holding: b.
-    """
-    ours, theirs = card[subset], card[paper]
-    sets, dups = int(ours["label sets"]), int(ours["duplicate annotator files"])
-    # The paper's "set of labels" is one item with its five annotators; its "label" is one annotator's
-    # judgement: the card's items and label sets (evalkit.upheld.datacard.PAPER_REPORTED).
-    items, paper_items = int(ours["items (turn x candidate)"]), int(theirs["items (turn x candidate)"])
-    paper_sets = int(theirs["label sets"])
-    failing = list(checks.loc[~checks["holds"].astype(bool), "claim in the paper"])
-    return [
-        f"The {subset} set of the release holds {items:,} items ({items / paper_items:.0%} of the paper's "
-        f"{paper_items:,}) with {sets:,} label sets ({sets / paper_sets:.0%} of the paper's {paper_sets:,} labels, "
-        f"one per annotator and item): {int(ours['turns']):,} turns of {int(ours['conversations']):,} conversations, with "
-        f"{int(ours['candidate sources'])} candidate sources (the paper: {int(theirs['candidate sources'])}).",
-        f"The loader kept {int(ours['label sets after cleaning']):,} of the {sets:,} label sets and found {dups} "
-        f"duplicate annotator file{'' if dups == 1 else 's'}" + (" (dropped by default)." if dups else "."),
-        f"Of the paper's readings of its Figure 1 tested on the release, {int(checks['holds'].astype(bool).sum())} "
-        f"of {len(checks)} hold" + (f"; not holding: {join_names(failing)}." if failing else "."),
-    ]
 
 
 def multiplicity_line(consistency: pd.DataFrame, *, contexts: int, measure: str = "same content (cosine)",
