@@ -272,21 +272,3 @@ def test_a_job_refuses_a_tokenizer_that_contradicts_its_lexical_mode():
         JobConfig.from_dict({"lexical_mode": "mirrorbench", "tokenizer": "words"})
     with pytest.raises(JobConfigError, match="lexical_mode"):
         JobConfig.from_dict({"lexical_mode": "faithful"})
-
-
-def test_feature_group_gains_count_a_gain_only_beyond_the_spread():
-    from evalkit.book import findings
-
-    index = pd.MultiIndex.from_tuples([("content", "metrics"), ("content", "metrics + judges"),
-                                       ("style", "metrics")])
-    rows = pd.DataFrame({"upheld grouped cv": [0.80, 0.90, 0.5], "upheld grouped cv sd": [0.02, 0.03, 0.1],
-                         "judged upheld items": [150, 150, 150], "a transfer": [0.40, 0.80, 0.1],
-                         "a low": [0.30, 0.70, 0.0], "a high": [0.50, 0.90, 0.2], "a n": [50, 50, 50]}, index=index)
-    (line,) = findings.feature_group_gains(rows, checks=["a"])
-    assert line.startswith("Adding judges to the metrics (content)")
-    assert "(+0.100, fold sd 0.030; n = 150) — a gain beyond the folds' spread" in line
-    assert "a 0.800 [0.700, 0.900] vs 0.400 [0.300, 0.500] (n = 50) — a gain the intervals show" in line
-    rows.loc[("content", "metrics + judges"), "a low"] = 0.45  # overlapping intervals: no gain claimed
-    assert "no gain the interval shows" in findings.feature_group_gains(rows, checks=["a"])[0]
-    rows.loc[("content", "metrics"), ["a low", "a high"]] = [-0.1, 0.6]  # a base interval too wide to test
-    assert "too few items to test a gain" in findings.feature_group_gains(rows, checks=["a"])[0]
