@@ -2,8 +2,7 @@
 
 A chapter prints these instead of typing its findings, so a sentence changes when the numbers do. Each function
 takes a table the chapter already built and says only what it shows, with n and intervals where the table has
-them. Shorter sentences are f-strings in the chapter itself; chapter 5's live in
-:mod:`evalkit.book.findings_userproxy`.
+them. The other chapters write their sentences as short f-strings over :mod:`evalkit.book.prose`'s verdict words.
 """
 from __future__ import annotations
 
