@@ -9,8 +9,8 @@ import re
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
-from evalkit.models.redaction import (MASK, _basic_value, _compound_pass, public_endpoint, redact, secret_variable,
-                                     url_credentials)
+from evalkit.models.redaction import (MASK, _basic_value, _compound_pass, _ordinary_word, public_endpoint, redact,
+                                     secret_variable, url_credentials)
 
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S+")
 
@@ -33,7 +33,7 @@ _CREDENTIAL_WORDS = frozenset({"password", "passwd", "passwords", "pwd", "pw", "
                                "jwt", "pat", "apikey", "sig", "signature", "webhook", "dsn"})
 # ... for a command-line option or a header only (a parameter or a result named "session" or "cookie" may be
 # a flag or a count).
-_OPTION_WORDS = frozenset({"cookie", "cookies", "bearer", "session"})
+_OPTION_WORDS = frozenset({"cookie", "cookies", "bearer", "session", "sid"})
 # A last word made of a credential word and another (dbpassword, accesstoken, clientsecret, privatekey).
 _COMPOUND_ENDINGS = ("password", "passwd", "passphrase", "secret", "token", "credential", "credentials", "creds",
                      "apikey", "accesskey", "privatekey", "secretkey", "webhook")
@@ -157,11 +157,34 @@ _CURL = frozenset({"curl"})
 _MYSQL = frozenset({"mysql", "mysqldump", "mysqladmin", "mysqlimport", "mysqlshow", "mysqlcheck", "mysqlslap",
                     "mariadb", "mariadb-dump", "mariadb-admin"})
 _HTTPIE = frozenset({"http", "https", "httpie"})
-# Programs that take a password as the value of a short option standing alone (redis-cli -a PASS).
-_PASSWORD_OPTION = {"redis-cli": "-a", "mongosh": "-p", "mongo": "-p"}
+# Programs whose short options take a password or a passphrase, standing alone or attached (redis-cli -a PASS,
+# zip -P PASS, ssh-keygen -N PHRASE, openssl enc -k PASS, ldapsearch -w PASS).
+_LDAP = ("ldapsearch", "ldapadd", "ldapmodify", "ldapdelete", "ldapwhoami", "ldappasswd", "ldapcompare", "ldapmodrdn")
+_PASSWORD_OPTIONS = {"redis-cli": frozenset({"-a"}), "mongosh": frozenset({"-p"}), "mongo": frozenset({"-p"}),
+                     "zip": frozenset({"-P"}), "unzip": frozenset({"-P"}), "zipcloak": frozenset({"-P"}),
+                     "openssl": frozenset({"-k", "-K"}), "ssh-keygen": frozenset({"-N", "-P"}),
+                     "sqlcmd": frozenset({"-P"}), "bcp": frozenset({"-P"}), "mosquitto_pub": frozenset({"-P"}),
+                     "mosquitto_sub": frozenset({"-P"}), "rabbitmqadmin": frozenset({"-p"}),
+                     **{name: frozenset({"-w"}) for name in _LDAP}}
+# Options whose value is a user name, or "user:password" (also user%password, Samba's form) for any program;
+# a pair whose second part is a number is an id pair (docker run -u 1000:1000), no password.
+_USER_PAIR_OPTIONS = frozenset({"-u", "-U", "--user", "--username"})
+# lftp's -u takes "user,password".
+_COMMA_PAIR = {"lftp": frozenset({"-u"})}
+# Programs that read a short option's value attached to it (zip -PPASS); openssl's -kfile is another option.
+_ATTACHED_OK = frozenset({"zip", "unzip", "zipcloak", "ssh-keygen", "mosquitto_pub", "mosquitto_sub", *_LDAP})
+# Programs whose "login" subcommand takes a token as its argument (vault login TOKEN).
+_TOKEN_LOGIN = frozenset({"vault", "bao"})
+# A credential word standing alone that is also a subcommand or an ordinary value (git credential fill,
+# kubectl create secret generic, npm token list, jq .key): the word after it is no credential. A key's name
+# (aws_secret_access_key, //registry/:_authToken, http.proxyPassword) and a netrc's "password" are.
+_AMBIGUOUS_WORDS = frozenset({"token", "tokens", "secret", "secrets", "credential", "credentials", "creds", "auth",
+                              "authorization", "key", "pass", "pw", "pwd", "sig", "signature", "session", "sid",
+                              "cookie", "cookies", "dsn", "pat", "jwt", "webhook", "bearer"})
 # Archivers whose -pPASS is the archive's password (7z a -pPASS x.7z).
 _ARCHIVERS = frozenset({"7z", "7za", "7zr", "rar", "unrar"})
-_PROGRAMS = _CURL | _MYSQL | _HTTPIE | _ARCHIVERS | set(_PASSWORD_OPTION) | {"sshpass"}
+_PROGRAMS = (_CURL | _MYSQL | _HTTPIE | _ARCHIVERS | set(_PASSWORD_OPTIONS) | set(_COMMA_PAIR) | _TOKEN_LOGIN
+             | {"sshpass", "htpasswd"})
 # -pVALUE for another program (a wrapper passing it on) is a password when VALUE looks like one: at least 6
 # characters, letters and digits, no "/" or ":" (-p8080:80, -pthread, -pedantic, -pno:cacheprovider and
 # Java-style options such as -projectId stay).
@@ -269,10 +292,94 @@ def _json_fields(text: str) -> tuple[list[str], str]:
     return found, shown
 
 
-def _scan(arguments: list[str]) -> tuple[list[str], dict[int, str]]:
+def _credential_word(word: str) -> bool:
+    """Whether a word that is no option names a credential whose value is the next word: a key's name in a
+    configuration command (``aws configure set aws_secret_access_key X``, ``npm config set
+    //registry/:_authToken X``, ``git config http.proxyPassword X``) or a netrc line's ``password``. A credential
+    word standing alone that is also a subcommand or an ordinary value (``token``, ``secret``, ``key``...) is
+    not: ``npm token list``, ``kubectl create secret generic``.
+
+    >>> [_credential_word(w) for w in ("aws_secret_access_key", "//registry.npmjs.org/:_authToken", "password",
+    ...                                "http.proxyPassword", "token", "secret", "--password", "tokenizer", "a=b")]
+    [True, True, True, True, False, False, False, False, False]
+    """
+    if word.startswith("-") or any(c in word for c in "={} ") or _URL.fullmatch(word):
+        return False
+    words = name_words(word)
+    return credential_name(word, option=True) and not (len(words) == 1 and words[0] in _AMBIGUOUS_WORDS)
+
+
+# name=value pieces of any argument (--from-literal=password=X, -o user=me,password=X, vault login token=X).
+_PIECE = re.compile(r"""(?:^|(?<=[\s,;&?=]))([^\s=,;&?'"{}]+)=(?=([^\s,;&'"]+))""")
+# An Authorization header's value written anywhere (git -c http.extraHeader="Authorization: Bearer X",
+# Authorization=Bearer X), a Bearer token, and a Basic credential (base64).
+_AUTHORIZATION = re.compile(r"(?i)\b(?:proxy-)?authorization\s*[:=]\s*(?:(?:bearer|basic|token|digest|negotiate|apikey)"
+                            r"\s+)?([^\s,;&'\"]+)")
+_BEARER = re.compile(r"(?i)(?:^|(?<=[\s:=]))(?:bearer\s+([^\s'\"]{4,})|basic\s+([A-Za-z0-9+/]{8,}={0,2})(?![^\s'\"]))")
+_SCHEMES = ("bearer", "basic", "token", "digest", "negotiate", "apikey")
+# An argument after which the next one is the header's value: "Authorization:", "Authorization: Bearer".
+_AUTHORIZATION_END = re.compile(r"(?i).*\b(?:proxy-)?authorization\s*[:=]?\s*(?:bearer|basic|token)?")
+
+
+def _text_secrets(text: str) -> tuple[list[str], str]:
+    """The credentials written anywhere in one argument, whatever the program — ``name=value`` pieces whose name
+    is a credential's (:func:`credential_name`), an ``Authorization`` value, a ``Bearer`` token, a ``Basic``
+    credential — and the argument with them masked.
+
+    >>> _text_secrets("--from-literal=password=Pw-1234")
+    (['Pw-1234'], '--from-literal=password=***')
+    >>> _text_secrets("http.extraHeader=Authorization: Bearer tok-5678")[1], _text_secrets("user=me,password=x1")
+    ('http.extraHeader=Authorization: Bearer ***', (['x1'], 'user=me,password=***'))
+    >>> _text_secrets("seed=3,max_tokens=64")
+    ([], 'seed=3,max_tokens=64')
+    """
+    spans: list[tuple[int, int]] = []
+    for match in _PIECE.finditer(text):
+        if credential_name(match[1], option=True) and match[2] != MASK and match[2].lower() not in _SCHEMES:
+            spans.append(match.span(2))
+    for pattern in (_AUTHORIZATION, _BEARER):
+        for match in pattern.finditer(text):
+            group = next((g for g in range(1, pattern.groups + 1) if match[g] is not None), None)
+            if group is not None and match[group] != MASK and match[group].lower() not in _SCHEMES:
+                spans.append(match.span(group))
+    found, shown, last = [], [], 0
+    for start, end in sorted(set(spans)):
+        if start < last or _PLACEHOLDER.search(text[start:end]):
+            continue
+        found.append(text[start:end])
+        shown += [text[last:start], MASK]
+        last = end
+    return found, "".join(shown) + text[last:]
+
+
+def _user_pair(value: str, separators: str = ":%") -> tuple[list[str], str]:
+    """The secrets of a ``user:password`` (or Samba's ``user%password``) given to a user option of any program,
+    and how it is shown; a pair whose second part is a number is an id pair (``docker run -u 1000:1000``).
+
+    >>> _user_pair("alice:pw-1234")[1], _user_pair("alice%pw-1234")[1], _user_pair("1000:1000"), _user_pair("bob")
+    ('alice:***', 'alice%***', ([], '1000:1000'), ([], 'bob'))
+    """
+    separator = next((c for c in separators if c in value), None)
+    if separator is None or "://" in value or "{" in value:
+        return [], value
+    user, _, password = value.partition(separator)
+    if not password or password.isdigit() or password == MASK:
+        return [], value
+    return [password, value, _basic_value(user, password)], f"{user}{separator}{MASK}"
+
+
+def _scan(arguments: list[str], *, prose: bool = False) -> tuple[list[str], dict[int, str]]:
     """The literal credentials in a command's arguments, and the arguments that show one, as they are shown.
 
-    Read, for every program: the value of an option named as a credential (``--password x``,
+    Three general rules hold for every program: the word after a word that names a credential key
+    (:func:`_credential_word`: ``aws_secret_access_key X``, ``//registry/:_authToken X``, a netrc line's
+    ``password X``; in ``prose``, a prompt's words, only a value that is no ordinary word); every ``name=value``
+    piece of an argument whose name is a credential's, an ``Authorization`` value and a ``Bearer`` token
+    (:func:`_text_secrets`); and the password of ``user:password`` (or ``user%password``) given to ``-u``,
+    ``-U``, ``--user`` or ``--username`` (:func:`_user_pair`). A ``--`` between an option and its value is
+    skipped (``--password -- X``).
+
+    Read too, for every program: the value of an option named as a credential (``--password x``,
     ``--password=x``, ``--token x``, ``--api-key=x``, ``--cookie x``: the next argument unless it starts with
     ``--``; a value that starts with ``-`` is taken); the password of a ``user:password`` given to ``--login``,
     ``--proxy-user`` or ``--basic-auth``; the value of a credential header given to ``-H``/``--header``
@@ -294,8 +401,10 @@ def _scan(arguments: list[str]) -> tuple[list[str], dict[int, str]]:
     ``Name:value``; for mysql, mysqldump, mysqladmin, mariadb... (and 7z, rar, unrar) the password attached
     to ``-p`` (``-pPASS``; a ``-p`` standing alone asks for the password, and the word after it is the
     database, which stays); for sshpass ``-p PASS`` and ``-pPASS`` (the program it runs starts a command of
-    its own); for redis-cli ``-a PASS``, for mongosh and mongo ``-p PASS`` (a value that starts with ``-`` is
-    the next option: the program asks for the password). A program is the first word of a command, or one of
+    its own); the short password options of :data:`_PASSWORD_OPTIONS` (redis-cli ``-a``, mongosh ``-p``,
+    zip ``-P``, openssl ``-k``/``-K``, ssh-keygen ``-N``/``-P``, ldapsearch ``-w``...; a value that starts with
+    ``-`` is the next option: the program asks for the password); htpasswd's password with ``-b`` (its last
+    word); vault's ``login TOKEN``; lftp's ``-u user,password``. A program is the first word of a command, or one of
     these names later in it (``sudo mysql``, ``timeout 9 curl``; ``http`` and ``https`` only as the first
     word: they are ordinary words too).
 
@@ -314,20 +423,45 @@ def _scan(arguments: list[str]) -> tuple[list[str], dict[int, str]]:
     starts = True  # the next word that is no option and no assignment is a program (sshpass's own command too)
     login = False  # after a login subcommand: -p is its password
     skip = set()
+    batch, words = False, []  # htpasswd -b: the password is the last of its words (file, user, password)
+
+    def end_htpasswd() -> None:
+        if batch and len(words) >= 2 and "{" not in arguments[words[-1]]:
+            found.append(arguments[words[-1]])
+            shown[words[-1]] = MASK
+
     for index, argument in enumerate(arguments):
-        following = arguments[index + 1] if index + 1 < len(arguments) else None
+        value_index = index + 1
+        if value_index + 1 < len(arguments) and arguments[value_index] == "--" and (
+                (_secret_option(argument) and "=" not in argument) or _credential_word(argument)):
+            value_index += 1  # --password -- VALUE: "--" ends the options, the value follows it
+        following = arguments[value_index] if value_index < len(arguments) else None
         if index in skip:
             continue
         if argument in _SEPARATORS:
-            program, starts, login = "", True, False
+            end_htpasswd()
+            program, starts, login, batch, words = "", True, False, False, []
             continue
         named = _program(argument)
         if not argument.startswith("-") and not _ASSIGNMENT.fullmatch(argument) and (
                 starts or (named in _PROGRAMS and named not in _HTTPIE)):  # curl after sudo, timeout 5, env...
-            program, starts, login = named, named == "sshpass", False
+            end_htpasswd()
+            program, starts, login, batch, words = named, named == "sshpass", False, False, []
+            continue
+        if program == "htpasswd":
+            if argument.startswith("-") and not argument.startswith("--"):
+                batch = batch or "b" in argument[1:]
+            else:
+                words.append(index)
             continue
         if _LOGIN.fullmatch(argument) and not (index and arguments[index - 1] in _USER_OPTIONS):
             login = True
+            continue
+        if login and program in _TOKEN_LOGIN and not argument.startswith("-") and "=" not in argument:
+            if "{" not in argument:  # vault login TOKEN
+                found.append(argument)
+                shown[index] = MASK
+            login = False
             continue
         if login and argument.startswith("-p") and not argument.startswith("--"):
             value = argument[2:] or (following if following is not None and not following.startswith("-") else "")
@@ -338,23 +472,26 @@ def _scan(arguments: list[str]) -> tuple[list[str], dict[int, str]]:
                 skip.add(index + 1)
             login = False  # its one password: a later -p (ssh -p 2222) is another program's
             continue
-        secrets, replacement, taken = _argument_secrets(program, argument, following)
+        secrets, replacement, taken = _argument_secrets(program, argument, following, prose=prose)
         if program == "sshpass" and argument in _SSHPASS_VALUED and following is not None:
             taken = True  # -f FILE, -d FD, -P PROMPT: values of sshpass's own options, not the program it runs
-        if " " in argument.strip() and not secrets:
-            inner, _ = _scan(_words(argument))  # a shell line inside one argument (sh -c "...")
-            secrets = inner
+        if " " in argument.strip():
+            secrets = _scan(_words(argument), prose=_prose(arguments, index))[0] + secrets  # sh -c "..."
         found += secrets
         if replacement is not None:
-            shown[index + 1 if taken else index] = replacement
+            shown[value_index if taken else index] = replacement
         if taken:
-            skip.add(index + 1)
+            skip.add(value_index)
+    end_htpasswd()
     return [value for value in dict.fromkeys(found) if value], shown
 
 
-def _argument_secrets(program: str, argument: str, following: str | None) -> tuple[list[str], str | None, bool]:
+def _argument_secrets(program: str, argument: str, following: str | None, *,
+                      prose: bool = False) -> tuple[list[str], str | None, bool]:
     """What one argument of ``program`` gives away: (secrets, how the argument holding them is shown or None,
-    whether that argument is the next one, ``following``). See :func:`_scan` for the forms read."""
+    whether that argument is the next one, ``following``). See :func:`_scan` for the forms read; in ``prose``
+    (the words of a text such as a prompt) the word after a credential's name counts only when it is no
+    ordinary word ("password reset" stays, "password hunter2" does not)."""
     option, equals, attached = argument.partition("=")
     prefixed = argument.startswith("-") and bool(equals)  # --data={...}
     body = attached if prefixed else argument
@@ -372,6 +509,15 @@ def _argument_secrets(program: str, argument: str, following: str | None) -> tup
             secrets, text = _pair(nxt)
             return secrets, text if secrets else None, True
         return [], None, False
+    if option in _COMMA_PAIR.get(program, ()) and nxt is not None:
+        secrets, text = _user_pair(nxt, ",")  # lftp -u user,password
+        return secrets, text if secrets else None, bool(secrets)
+    if option in _USER_PAIR_OPTIONS or (argument[:2] in ("-u", "-U") and len(argument) > 2 and not equals):
+        value = attached if equals else nxt if option in _USER_PAIR_OPTIONS else argument[2:]
+        secrets, text = _user_pair(value or "")
+        if secrets:
+            shown = f"{option}={text}" if equals else text if option in _USER_PAIR_OPTIONS else argument[:2] + text
+            return secrets, shown, option in _USER_PAIR_OPTIONS and not equals
     if option in ("-passin", "-passout", "-pass") and (attached if equals else following or "").startswith("pass:"):
         value = attached if equals else following or ""  # openssl: pass:PASSWORD (env:, file:, fd: name no secret)
         return [value[5:], value], (f"{option}=pass:{MASK}" if equals else f"pass:{MASK}"), not equals
@@ -379,6 +525,11 @@ def _argument_secrets(program: str, argument: str, following: str | None) -> tup
             program in _MYSQL or program in _ARCHIVERS or program == "sshpass"
             or _ATTACHED_PASSWORD.fullmatch(argument[2:])):  # before the options: -pMyPassword is no --my-password
         return ([], None, False) if "{" in argument else ([argument[2:]], f"-p{MASK}", False)
+    for flag in _PASSWORD_OPTIONS.get(program, ()):  # zip -P PASS, ssh-keygen -N PHRASE, ldapsearch -wPASS
+        if argument == flag and following is not None and not following.startswith("-"):
+            return ([], None, True) if "{" in following else ([following], MASK, True)
+        if argument.startswith(flag) and len(argument) > 2 and program in _ATTACHED_OK and "{" not in argument:
+            return [argument[2:]], flag + MASK, False
     if _secret_option(argument):
         read = _cookies if "cookie" in option.lower() else (lambda value: [value])
         if equals:
@@ -403,9 +554,15 @@ def _argument_secrets(program: str, argument: str, following: str | None) -> tup
         secrets, text = _header(argument.replace(":", ": ", 1)) if ":" in argument and "://" not in argument \
             else ([], argument)
         return secrets, text if secrets else None, False
-    if (program == "sshpass" or argument == _PASSWORD_OPTION.get(program)) and argument in ("-p", "-a") \
-            and following is not None and not following.startswith("-"):
+    if program == "sshpass" and argument == "-p" and following is not None and not following.startswith("-"):
         return ([], None, True) if "{" in following else ([following], MASK, True)
+    if _credential_word(argument) and following is not None and following not in _SEPARATORS \
+            and not following.startswith("-") and not (prose and _ordinary_word(following)):  # aws configure set aws_secret_access_key VALUE; netrc's password
+        return ([], None, True) if "{" in following else ([following], MASK, True)
+    if _AUTHORIZATION_END.fullmatch(argument.strip()) and following is not None and not following.startswith("-") \
+            and following not in _SEPARATORS and "{" not in following \
+            and not following.lower().startswith(_SCHEMES):  # "Authorization:" "TOKEN", "Authorization: Bearer" "TOKEN"
+        return [following], MASK, True
     assignment = _ASSIGNMENT.fullmatch(argument)
     if assignment and secret_variable(assignment[1]) and "{" not in assignment[2]:
         return [assignment[2]], f"{assignment[1]}={MASK}", False
@@ -414,7 +571,19 @@ def _argument_secrets(program: str, argument: str, following: str | None) -> tup
         if credentials is not None and credentials[1]:
             secrets = [credentials[1], quote(credentials[1], safe="")]
             return secrets, redact(argument, secrets), False
-    return [], None, False
+    secrets, text = _text_secrets(argument)
+    return (secrets, text, False) if secrets else ([], None, False)
+
+
+def _prose(arguments: list[str], index: int) -> bool:
+    """Whether the argument at ``index``, which has blanks, is a text (a prompt, a message) rather than a shell
+    line: no ``-c`` before it (``sh -c "..."``) and no netrc line (``machine HOST login ... password ...``).
+
+    >>> _prose(["sh", "-c", "a b"], 2), _prose(["t", "--prompt", "a b"], 2), _prose(["printf", "machine h login"], 1)
+    (False, True, False)
+    """
+    return not ((index and arguments[index - 1] == "-c") or arguments[index].lstrip().startswith(("machine ",
+                                                                                                  "default ")))
 
 
 def _command_secrets(arguments: list[str]) -> list[str]:
@@ -457,9 +626,10 @@ def _public_command(arguments: list[str]) -> list[str]:
     """
     _, replaced = _scan(arguments)
     shown = [replaced.get(index, argument) for index, argument in enumerate(arguments)]
-    for index, argument in enumerate(shown):  # a shell line inside one argument: its literal credentials masked
-        if index not in replaced and " " in argument.strip():
-            shown[index] = redact(argument, [s for s in _command_secrets(_words(argument)) if "{" not in s])
+    for index, argument in enumerate(arguments):  # a shell line inside one argument: its literal credentials masked
+        if " " in argument.strip():
+            inner = _scan(_words(argument), prose=_prose(arguments, index))[0]
+            shown[index] = redact(shown[index], [s for s in inner if "{" not in s])
     return shown
 
 

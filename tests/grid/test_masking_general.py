@@ -1,0 +1,105 @@
+"""The general rules for credentials on a command line, checked on the forms a hostile probe found leaking:
+a key's name followed by its value (``aws configure set aws_secret_access_key X``, npm's ``:_authToken``, a
+netrc line's ``password``), ``name=value`` pieces anywhere (``--from-literal=password=X``, ``-o
+user=me,password=X``), an ``Authorization`` value or a ``Bearer`` token whatever the program, a
+``user:password`` given to any program's user option, ``--`` before an option's value, and the short options of
+programs that take a password (``zip -P``, ``openssl enc -k``, ``ssh-keygen -N``, ``htpasswd -b``, ``vault
+login``, ``ldapsearch -w``, ``lftp -u``). And what stays readable: id pairs, subcommands, files, ports."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from evalkit.cli.commands import main
+from evalkit.grid.masking import _command_secrets, _public_command
+
+# (arguments, the credential they carry); no two credentials share six characters.
+FORMS = {
+    "aws configure set": (["aws", "configure", "set", "aws_secret_access_key", "Gq01-aws"], "Gq01-aws"),
+    "npm _authToken": (["npm", "config", "set", "//registry.npmjs.org/:_authToken", "Gq02-npm"], "Gq02-npm"),
+    "npm _authToken=": (["npm", "config", "set", "//registry.npmjs.org/:_authToken=Gq03-npm"], "Gq03-npm"),
+    "git config proxyPassword": (["git", "config", "http.proxyPassword", "Gq04-git"], "Gq04-git"),
+    "netrc line": (["printf", "machine h.example login me password Gq05-netrc"], "Gq05-netrc"),
+    "htpasswd -b": (["htpasswd", "-b", "/etc/pw", "me", "Gq06-htp"], "Gq06-htp"),
+    "htpasswd -nb": (["htpasswd", "-nb", "me", "Gq07-htp"], "Gq07-htp"),
+    "htpasswd -cb": (["htpasswd", "-cB", "-b", "/etc/pw", "me", "Gq08-htp"], "Gq08-htp"),
+    "zip -P": (["zip", "-P", "Gq09-zip", "out.zip", "a.txt"], "Gq09-zip"),
+    "unzip -P attached": (["unzip", "-PGq10-unzip", "out.zip"], "Gq10-unzip"),
+    "openssl enc -k": (["openssl", "enc", "-aes-256-cbc", "-k", "Gq11-ossl", "-in", "a"], "Gq11-ossl"),
+    "ssh-keygen -N": (["ssh-keygen", "-t", "ed25519", "-N", "Gq12-keygen", "-f", "k"], "Gq12-keygen"),
+    "ssh-keygen -P": (["ssh-keygen", "-p", "-P", "Gq13-oldphrase", "-N", "Gq14-newphrase"], "Gq13-oldphrase"),
+    "vault login": (["vault", "login", "hvs.Gq15-VaultToken"], "hvs.Gq15-VaultToken"),
+    "vault login token=": (["vault", "login", "token=Gq16-vault"], "Gq16-vault"),
+    "ldapsearch -w": (["ldapsearch", "-x", "-D", "cn=admin", "-w", "Gq17-ldap", "-b", "dc=x"], "Gq17-ldap"),
+    "lftp -u": (["lftp", "-u", "me,Gq18-lftp", "ftp.example.org"], "Gq18-lftp"),
+    "--sid": (["tool", "--sid", "Gq19-sid"], "Gq19-sid"),
+    "--password --": (["tool", "--password", "--", "Gq20-dashes"], "Gq20-dashes"),
+    "-u user:pw": (["tool", "-u", "me:Gq21-user"], "Gq21-user"),
+    "--user=user:pw": (["tool", "--user=me:Gq22-user"], "Gq22-user"),
+    "-uuser:pw": (["tool", "-ume:Gq23-user"], "Gq23-user"),
+    "smbclient -U user%pw": (["smbclient", "//h/share", "-U", "me%Gq24-smb"], "Gq24-smb"),
+    "Authorization=Bearer": (["tool", "Authorization=Bearer Gq25-authz"], "Gq25-authz"),
+    "Authorization: + Bearer": (["tool", "Authorization:", "Bearer Gq26-split"], "Gq26-split"),
+    "Authorization: + token": (["tool", "Authorization:", "Gq27-split"], "Gq27-split"),
+    "Bearer + token": (["tool", "--hdr", "Authorization: Bearer", "Gq28-split"], "Gq28-split"),
+    "git extraHeader": (["git", "-c", "http.extraHeader=Authorization: Bearer Gq29-git", "clone", "r"], "Gq29-git"),
+    "--from-literal": (["kubectl", "create", "secret", "generic", "s", "--from-literal=password=Gq30-kube"],
+                       "Gq30-kube"),
+    "mount -o": (["mount", "-t", "cifs", "-o", "username=me,password=Gq31-cifs", "//h/s", "/mnt"], "Gq31-cifs"),
+    "Basic": (["tool", "Basic R3EzMi1iYXNpYzp4eHg="], "R3EzMi1iYXNpYzp4eHg="),
+    "password in a prompt": (["tool", "--prompt", "log in with password Gq33-prose please"], "Gq33-prose"),
+}
+
+READABLE = [
+    ["docker", "run", "-u", "1000:1000", "image:tag"],
+    ["kubectl", "create", "secret", "generic", "name"],
+    ["npm", "token", "list"],
+    ["git", "credential", "fill"],
+    ["openssl", "enc", "-kfile", "/run/keyfile", "-in", "a"],
+    ["python", "-u", "script.py"],
+    ["ssh", "-p", "2222", "host"],
+    ["docker", "login", "registry.example.org"],
+    ["tool", "--metric", "token", "--seed", "1"],
+    ["tool", "seed=3,max_tokens=64", "--key-file", "/run/k"],
+    ["tool", "--prompt", "count the tokens of a password reset mail", "--mode", "basic"],
+]
+
+
+@pytest.mark.parametrize("form", sorted(FORMS))
+def test_each_general_form_is_read_and_shown_masked(form):
+    arguments, secret = FORMS[form]
+    assert secret in _command_secrets(arguments), (form, _command_secrets(arguments))
+    shown = _public_command(arguments)
+    assert secret not in json.dumps(shown) and "***" in json.dumps(shown), shown
+    assert _public_command(shown) == shown  # masking a masked command changes nothing
+
+
+@pytest.mark.parametrize("command", READABLE, ids=[" ".join(c[:3]) for c in READABLE])
+def test_ordinary_arguments_stay_readable(command):
+    assert _command_secrets(command) == [] and _public_command(command) == command
+
+
+def test_a_grid_with_every_general_form_leaks_nothing(tmp_path, capfd):
+    echo = "import sys, json; print(' '.join(sys.argv)); print(json.dumps({'args': sys.argv[1:]}))"
+    arguments = [a for form in FORMS.values() for a in [*form[0], ";"]]
+    spec = tmp_path / "grid.yml"
+    spec.write_text(yaml.safe_dump({"name": "general", "kind": "command", "out": "out", "retries": 0, "workers": 1,
+                                    "command": [sys.executable, "-c", echo, *arguments, "--seed", "{seed}"],
+                                    "grid": {"seed": [1]}}))
+    code = main(["grid", "--spec", str(spec)])
+    captured = capfd.readouterr()
+    printed = captured.out + captured.err
+    assert code == 0, printed
+    secrets = [secret for _, secret in FORMS.values()] + ["Gq14-newphrase"]
+    leaks = [("printed", s) for s in secrets if s in printed]
+    for path in (tmp_path / "out").rglob("*"):
+        if path.is_file():
+            leaks += [(str(path), s) for s in secrets if s.encode() in path.read_bytes()]
+    assert not leaks, leaks
+    (record,) = (tmp_path / "out").rglob("unit.json")
+    stdout = (record.parent / "stdout.txt").read_text()
+    assert "aws_secret_access_key ***" in stdout and "htpasswd -b /etc/pw me ***" in stdout, stdout
