@@ -2,8 +2,8 @@
 
 * :mod:`.runner` — runs the chapters with papermill under a parameter set and builds the book;
 * :mod:`.results` — each chapter's results record, read by the tests and the performance page;
-* :mod:`.findings`, :mod:`.findings_userproxy`, :mod:`.prose` — the sentences a chapter writes from its
-  numbers (verdicts with their intervals);
+* :mod:`.prose` — the verdict words a chapter's sentences use (one rule: an interval decides), and
+  :mod:`.findings`, a few sentences chapters 1 and 3 write from their tables;
 * :mod:`.benchpage` — the performance page from ``benchmarks/``;
 * :mod:`.links` — the Sphinx extension behind the launch buttons and the edition banner.
 """
