@@ -155,56 +155,6 @@ def test_correlation_with_humans_interval_covers_the_estimate_and_counts_missing
         stats.correlation_with_humans([1, 2], [1, 2])
 
 
-# --------------------------------------------------------------------------- chapter 4's sentences
-
-def test_chapter_4s_section_sentences_follow_the_numbers():
-    from types import SimpleNamespace
-
-    from evalkit.paireval import report
-    from evalkit.stats import CorrelationDifference
-
-    run = SimpleNamespace(pairs=1600, seconds=200.0, pairs_per_second=8.0,
-                          curve=[{"pairs": 0, "accuracy": 0.8}, {"pairs": 1600, "accuracy": 0.86}])
-    assert "0.800 -> 0.860" in report.training_line(run, 200) and report.training_line(
-        SimpleNamespace(curve=[]), None) == ""
-    table = pd.DataFrame({"a r": [0.5, 0.3, 0.2, 0.4, 0.1], "b r": [0.6, 0.2, 0.3, 0.5, 0.1],
-                          "mean r": [0.55, 0.25, 0.25, 0.45, 0.1]},
-                         index=["PairEval", "BLEU-2", "BERTScore", "DirectEval", "PairEval, encoder zero-shot"])
-    good = stats.proportion([1] * 97 + [0] * 3)
-    poor = stats.proportion([1] * 60 + [0] * 40)
-    gain = {"a": CorrelationDifference(0.2, 0.05, 0.3, 100), "b": CorrelationDifference(-0.01, -0.1, 0.1, 100)}
-    text = "\n".join(report.held_out_lines({("PairEval", "random"): good, ("PairEval", "look-alike"): poor}))
-    assert "meets the 0.85 target" in text and "misses the 0.70 target" in text
-    text = "\n".join(report.table1_lines(table, ["a", "b"], reference_gaps=None, gain=gain, paper_means=None,
-                                         overall_gaps=None))
-    assert "the paper" not in text  # no paper means given, none typed in
-    assert "PairEval 0.550, BLEU-2 0.250, BERTScore 0.250 — PairEval is higher than both" in text
-    text = report.gain_line("Fine-tuning", gain)
-    assert "higher by its point estimate on 1 of 2 sets" in text and "gain on a, a loss on none" in text and "tell on b" in text
-    table.loc["BLEU-2", "a r"] = 0.9  # the verdict turns with the numbers
-    assert "not higher than both" in "\n".join(report.table1_lines(table, ["a", "b"], reference_gaps=None, gain=gain,
-                                                                   paper_means=None, overall_gaps=None))
-    text = "\n".join(report.table1_lines(
-        table, ["a", "b"], gain=gain, paper_means={"PairEval": 0.585},
-        reference_gaps={"BLEU-2": CorrelationDifference(0.08, 0.02, 0.14, 400),
-                        "BERTScore": CorrelationDifference(-0.02, -0.06, 0.02, 400)},
-        overall_gaps={"DirectEval": CorrelationDifference(0.1, 0.04, 0.16, 500)}))
-    assert "minus BLEU-2 +0.080 [+0.020, +0.140] (above, the interval excludes 0)" in text
-    assert "minus BERTScore -0.020 [-0.060, +0.020] (inside the sampling error)" in text and "n = 400" in text
-    assert "(the paper's Llama-2-7B PairEval: 0.585)" in text
-    assert "Mean Pearson r over the test halves of all 2 sets" in text
-    assert "minus DirectEval +0.100 [+0.040, +0.160] (above, the interval excludes 0" in text
-    spread = pd.DataFrame({"mean r": [0.3, 0.2, 0.1, 0.1], "sd r": [0.01, 0.03, 0.05, 0.07], "runs": [8] * 4},
-                          index=pd.MultiIndex.from_tuples([("PairEval", "a"), ("PairEval", "b"),
-                                                           ("zero-shot", "a"), ("zero-shot", "b")]))
-    text = report.run_spread_line(spread)
-    assert "(8 runs per set)" in text and "0.020 (PairEval, mean over the sets; 0.010 to 0.030)" in text
-    assert "0.060 (zero-shot" in text
-    text = report.gain_line("Training with hard negatives against random negatives only",
-                            {"a": CorrelationDifference(-0.03, -0.08, 0.02, 100)})
-    assert "hard negatives against random negatives only: r is higher by its point estimate on 0 of 1 sets" in text
-
-
 def test_topical_chat_reader_joins_a_partners_messages_and_names_a_bad_record(tmp_path):
     from evalkit.paireval.data import read_topical_chat
 
