@@ -14,7 +14,7 @@ from typing import Any, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
 from evalkit.models.base import BackendConfigError, BackendError, GenerationResult, LabelResult, Messages, _parsed_result
-from evalkit.models.redaction import _basic_value, configured_secrets, redact, url_credentials
+from evalkit.models.redaction import _basic_value, configured_secrets, path_secrets, redact, url_credentials
 from evalkit.models.retry import RetryPolicy
 
 __all__ = ["OpenAICompatibleBackend", "DEFAULT_API_KEY_ENV"]
@@ -169,11 +169,11 @@ class OpenAICompatibleBackend:
         self.api_key_env = api_key_env
         self.max_concurrency = max_concurrency
         self.top_logprobs = top_logprobs
-        # Masking maps different query values (?deployment=alpha / beta) to one text: a short digest of the
-        # query as given keeps their cache keys apart (user-info is left out: a changed password is the same
-        # server; URLs without a query keep their names).
-        query = urlsplit(self._base_url).query
-        masked_apart = "#" + hashlib.sha256(query.encode("utf-8")).hexdigest()[:10] if query else ""
+        # Masking maps different query values (?deployment=alpha / beta), or keys in the path, to one text: a
+        # short digest of the query and the path's keys as given keeps their cache keys apart (user-info is left
+        # out: a changed password is the same server; URLs without either keep their names).
+        apart = urlsplit(self._base_url).query + "".join(f"/{key}" for key in path_secrets(self._base_url))
+        masked_apart = "#" + hashlib.sha256(apart.encode("utf-8")).hexdigest()[:10] if apart else ""
         self.name = f"openai:{self.base_url}{masked_apart}:{model}"
         self.attempts = 0  # requests sent, retries included (for tests and telemetry)
         self._authorization(self._api_key())  # a conflict of credentials is refused now, not at the first call

@@ -33,7 +33,7 @@ from typing import Iterable, Mapping, Sequence
 from urllib.parse import quote, unquote, urlsplit
 
 __all__ = ["redact", "configured_secrets", "environment_secrets", "secret_variable", "public_endpoint",
-           "endpoint_label", "url_credentials", "MASK", "MIN_FRAGMENT"]
+           "endpoint_label", "url_credentials", "path_secrets", "MASK", "MIN_FRAGMENT"]
 
 MASK = "***"
 MIN_FRAGMENT = 6  # a run this long of a configured secret is masked wherever it appears
@@ -157,12 +157,15 @@ def _masked_query(match: re.Match) -> str:
 
 
 def configured_secrets(base_url: str | None = None, api_key_env: str | None = None, *,
-                       query: bool = True) -> list[str]:
+                       query: bool = True, path: bool = True) -> list[str]:
     """The secrets a backend is configured with, for :func:`redact`: the API key in the environment
     variable ``api_key_env`` (read now), and the credentials written into ``base_url`` — its password (as
     written and decoded), its user name when that is the only credential (a token passed as the user), the
-    Basic-auth header value they make, and (unless ``query`` is False) each query value of at least
-    ``MIN_FRAGMENT`` characters (a signature, a code), so that a server echoing one bare is masked too.
+    Basic-auth header value they make, (unless ``query`` is False) each query value of at least
+    ``MIN_FRAGMENT`` characters (a signature, a code), so that a server echoing one bare is masked too, and
+    (unless ``path`` is False) each segment of its path that is shaped like a key (:func:`path_secrets`).
+    A backend's name masks query values by their place (``query=False``) and path keys as secrets, with a
+    digest of both as given, so that two deployments that differ only there keep apart caches.
 
     >>> configured_secrets("http://alice:s3cr%40t99@h/v1?sig=0123abcd&n=1")
     ['s3cr%40t99', 's3cr@t99', 'YWxpY2U6czNjckB0OTk=', '0123abcd']
@@ -181,7 +184,46 @@ def configured_secrets(base_url: str | None = None, api_key_env: str | None = No
         secrets.append(_basic_value(user, password))
     if query and base_url:
         secrets.extend(value for value in _query_values(base_url) if len(value) >= MIN_FRAGMENT)
+    if path and base_url:
+        secrets.extend(path_secrets(base_url))
     return [secret for secret in secrets if secret]
+
+
+# Prefixes of well-known key formats (OpenAI, Hugging Face, GitHub, GitLab, Slack, AWS, Google, Telegram bots).
+_KEY_PREFIX = re.compile(r"(?:sk-|sk_|rk_|pk_|hf_|ghp_|gho_|ghs_|ghu_|github_pat_|glpat-|xox[abposr]-|AKIA|AIza|"
+                         r"bot\d+:)[\w:-]{8,}")
+_TOKEN_CHARS = re.compile(r"[\w:~+=-]+")
+
+
+def path_secrets(url: str) -> list[str]:
+    """The segments of ``url``'s path shaped like a key — a key some services put in the path (a Telegram bot's
+    ``/bot<id>:<token>/``, a webhook's last segment, ``/key/<hex>/``): a well-known key prefix (``sk-``,
+    ``hf_``, ``ghp_``, ``xoxb-``...), or at least 20 characters mixing upper case, lower case and digits (two
+    of each, no run of seven lower-case letters: ``Llama-3-8B-Instruct`` is a model's name), or at least 32
+    characters a quarter of them digits (a hex key). Model names, versions and routes stay.
+
+    >>> path_secrets("https://h/bot123456:AAHdqTcvCH1vGWJxfSeofSAs0K5PALD/v1")
+    ['bot123456:AAHdqTcvCH1vGWJxfSeofSAs0K5PALD']
+    >>> path_secrets("https://h/services/T0AAA/B0BBB/Xq7LmW2pZk9RtY4vN8cJ3hAa/v1")
+    ['Xq7LmW2pZk9RtY4vN8cJ3hAa']
+    >>> path_secrets("https://h/openai/deployments/Meta-Llama-3.1-8B-Instruct/v1"), path_secrets("http://h:8000/v1")
+    ([], [])
+    """
+    try:
+        segments = unquote(urlsplit(url).path).split("/")
+    except ValueError:
+        return []
+    found = []
+    for segment in segments:
+        if not _TOKEN_CHARS.fullmatch(segment):
+            continue
+        digits = sum(c.isdigit() for c in segment)
+        upper, lower = sum(c.isupper() for c in segment), sum(c.islower() for c in segment)
+        if (_KEY_PREFIX.fullmatch(segment)
+                or (len(segment) >= 20 and min(digits, upper, lower) >= 2 and not re.search(r"[a-z]{7}", segment))
+                or (len(segment) >= 32 and digits * 4 >= len(segment))):
+            found.append(segment)
+    return found
 
 
 # The words of an environment variable's name (split on "_") that mark its value as a credential; PWD only

@@ -302,3 +302,35 @@ def test_environment_variables_named_pat_jwt_creds_or_pass_are_credentials():
     assert [n for n in ordinary if secret_variable(n)] == []
     assert environment_secrets({"GH_PAT": "ghpat-0123", "PGPASS": "pgpass-0456", "PATH": "/usr/bin:/bin"}) == \
         ["ghpat-0123", "pgpass-0456"]
+
+
+PATH_KEY = "bot123456:AAHdqTcvCH1vGWJxfSeofSAs0K5PALD"
+
+
+def test_a_key_in_the_url_path_is_masked_in_names_replies_the_cache_and_cards(raw_server, tmp_path):
+    """A service that takes its key in the path (a Telegram bot's ``/bot<id>:<token>/``): the request goes to
+    it as written; the backend's name, a reply echoing it, the call cache and a judge card's record mask it;
+    another key in the same place keeps another cache."""
+    from evalkit.judgecard.spec import public_record
+
+    seen = []
+
+    def answer(c):
+        seen.append(c.request_line)
+        c.reply(200, ok_body(f"you called /{PATH_KEY}/v1, fine"))
+
+    url = raw_server(answer).replace("/v1", f"/{PATH_KEY}/v1")
+    model = OpenAICompatibleBackend("m", url, api_key_env=None, backoff_s=0.0, max_retries=0)
+    other = OpenAICompatibleBackend("m", url.replace("AAHdq", "ZZHdq"), api_key_env=None)
+    assert other.name != model.name and "/***/v1#" in model.name
+    cache = CallCache(tmp_path / "calls.sqlite")
+    (result,) = CachedBackend(model, cache).generate(PROMPT)
+    cache.close()
+    assert PATH_KEY in seen[0] and result.texts == ["you called /***/v1, fine"]
+    record = public_record({"kind": "lm", "base_url": url, "name": f"mine at {url}"})
+    stored = (tmp_path / "calls.sqlite").read_bytes().decode("latin1")
+    for text in (model.name, model.endpoint, repr(model), json.dumps(record), stored):
+        assert "AAHdqTcvCH1vGWJxfSeofSAs0K5PALD" not in text, text
+    # A model's name in the path stays readable.
+    named = OpenAICompatibleBackend("m", url.replace(PATH_KEY, "Meta-Llama-3.1-8B-Instruct"), api_key_env=None)
+    assert "Meta-Llama-3.1-8B-Instruct" in named.name
