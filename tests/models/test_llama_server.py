@@ -157,4 +157,4 @@ def test_chapter_4_runs_its_lm_judges_through_the_server(server_url, tmp_path):
     assert scored and all(row["n"] > 0 for row in scored)
     assert any(row["pearson"] is not None and -1 <= row["pearson"] <= 1 for row in scored)
     notebook = run.executed.read_text()
-    assert "LoRA judge left out" in notebook and "'openai'" in notebook
+    assert "PairEval LM judge left out" in notebook and "'openai'" in notebook
