@@ -23,7 +23,7 @@ training pairs), :mod:`.splits` (the leak cut), :mod:`.prompts`, :mod:`.scoring`
 scores of any judge, the reference baselines), :mod:`.metaeval` and :mod:`.schema` (the paper's six sets and
 the meta-evaluation file format), :mod:`.table1`, :mod:`.analysis` (the paper's ablations as averages over the
 pairwise matrix), :mod:`.comparing` (comparing against scoring, position bias) and
-:mod:`.report` (the chapter's generated findings). The names below are what a chapter or a user starts from;
+:mod:`.report` (the paper's targets, the attack verdicts and paired gaps). The names below are what a chapter or a user starts from;
 the rest live in their modules (``pe.table1.correlation_rows``, ``pe.data.corpus_comparisons``, ...).
 """
 from evalkit.paireval import (analysis, comparing, corpora, data, encoder, metaeval, prompts, reader, recipes, report,
