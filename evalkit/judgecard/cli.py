@@ -45,6 +45,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--items-per-set", type=int, metavar="N",
                         help="about N items of each half, drawn by whole contexts (for a slow judge; default: all)")
+    parser.add_argument("--sign-key-env", metavar="VAR",
+                        help="card: sign card.json with the key in the environment variable VAR (HMAC-SHA256), so "
+                             "that a board merging this judge's cards can tell them from copies (--merge-key-env)")
     parser.add_argument("--print-summary", action="store_true",
                         help="end with the card's summary as one JSON line (what a command grid records)")
     parser.add_argument("--cards", action="append", default=[], metavar="PATH",
@@ -57,6 +60,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "one line, naming every file; only cards with the same judge name, stored judge "
                              "record, half, bootstrap and seed, and no set on two of them, merge (else all of "
                              "them are left out, with why)")
+    parser.add_argument("--merge-key-env", metavar="VAR",
+                        help="leaderboard, with --merge: merge only cards signed with the key in the environment "
+                             "variable VAR (judge card --sign-key-env); any other card of that judge's name is its "
+                             "own line, named by its file")
     parser.add_argument("--out", default=None,
                         help="folder for card.json and card.html (default judge-card), or for leaderboard.json, "
                              "leaderboard.md and the cards' pages (default judge-leaderboard)")
@@ -151,6 +158,18 @@ def _read_card(path: Path):
         raise ValueError(f"{path}: not a judge card's record ({type(error).__name__}: {error})") from None
 
 
+def _signed(path: Path, key: bytes) -> bool:
+    """Whether the card file ``path`` carries a signature made with ``key`` over what it holds."""
+    import json
+
+    from evalkit.judgecard.signing import verify
+
+    try:
+        return verify(json.loads(path.read_text(encoding="utf-8")), key)
+    except (OSError, ValueError, RecursionError):
+        return False
+
+
 def _card_label(paths: list[str]) -> str:
     """How a line's name tells it from another line of the same judge name: its card's folder (the file, when
     it is not named card.json), or every file of a merged line."""
@@ -185,6 +204,7 @@ def leaderboard(args: argparse.Namespace) -> int:
     from evalkit.judgecard.leaderboard import (_cell, board_sentence, leaderboard_markdown, standings,
                                                standings_frame, write_board_card)
     from evalkit.judgecard.sets import load_set
+    from evalkit.judgecard.signing import signing_key
     from evalkit.judgecard.verify import checked_cards, reason_for
 
     if not args.cards:
@@ -203,9 +223,21 @@ def leaderboard(args: argparse.Namespace) -> int:
     for line in lines:
         set_files[line[1][0]] = {name: line[1][0] for name in _sets_of(line[0])}
         names.setdefault(line[0].judge, []).append(line)
+    if args.merge_key_env and not args.merge:
+        raise ValueError("--merge-key-env is for --merge: without it each card file is its own line")
     if args.merge:
+        key = signing_key(args.merge_key_env) if args.merge_key_env else None
         lines = []
         for judge, group in names.items():
+            if key is not None:  # a card without the maker's signature cannot join the line: its own line
+                unsigned = [line for line in group if not _signed(Path(line[1][0]), key)]
+                for card, paths in unsigned:
+                    print(f"note: {paths[0]} names the judge {judge!r} but is not signed with {args.merge_key_env}'s "
+                          "key: not merged, its own line", file=sys.stderr)
+                lines.extend(unsigned)
+                group = [line for line in group if line not in unsigned]
+                if not group:
+                    continue
             paths = [path for _, kept in group for path in kept]
             try:
                 lines.append((merge_cards([card for card, _ in group]), paths))
@@ -348,7 +380,12 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--items-per-set must be 3 or more, not {args.items_per_set}")
     card = judge_card(judge, sets, half=args.half, bootstrap=args.bootstrap, seed=args.seed,
                       items_per_set=args.items_per_set, adapt=args.adapt)
-    record, page = write_card(card, args.out or "judge-card")
+    key = None
+    if args.sign_key_env:
+        from evalkit.judgecard.signing import signing_key
+
+        key = signing_key(args.sign_key_env)
+    record, page = write_card(card, args.out or "judge-card", key=key)
     summary = card.summary()
     mean = summary["mean_pearson"]
     print(f"{card.judge} on the {card.half} halves: {len(card.rows)} set/label rows, mean Pearson r "

@@ -56,7 +56,8 @@ even where the line's mean, averaged with other rows, is not.
 
 **Provenance.** Each line names the card it comes from (``sources``: the card's file, or the files of one
 judge's cards merged on different sets when the board is told to merge: ``judge leaderboard --merge``; then
-``rows_from`` and the Rows cell say which file each set came from) and the fingerprint of the card's stored item scores (:func:`scores_fingerprint`), shown in the tables' last column: two
+``rows_from`` and the Rows cell say which file each set came from; with a key, only cards their maker signed
+merge: :mod:`evalkit.judgecard.signing`) and the fingerprint of the card's stored item scores (:func:`scores_fingerprint`), shown in the tables' last column: two
 judges that print the same name are two lines told apart there, never one.
 """
 from __future__ import annotations

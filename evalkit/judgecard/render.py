@@ -188,12 +188,20 @@ others.</p>
 """
 
 
-def write_card(card: Card, out: str | Path) -> tuple[Path, Path]:
-    """``card.json`` and ``card.html`` in the folder ``out`` (created)."""
+def write_card(card: Card, out: str | Path, *, key: bytes | None = None) -> tuple[Path, Path]:
+    """``card.json`` and ``card.html`` in the folder ``out`` (created); with ``key``, ``card.json`` carries
+    its signature (:mod:`evalkit.judgecard.signing`)."""
+    import json
+
+    from evalkit.judgecard.signing import SIGNATURE_FIELD, sign
+
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     record, page = folder / "card.json", folder / "card.html"
-    record.write_text(card.to_json() + "\n", encoding="utf-8")
+    content = card.record()
+    if key is not None:
+        content[SIGNATURE_FIELD] = sign(content, key)
+    record.write_text(json.dumps(content, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     page.write_text(card_html(card), encoding="utf-8")
     return record, page
 

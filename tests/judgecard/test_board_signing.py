@@ -1,0 +1,71 @@
+"""A board merging one judge's cards trusts the judge record each card carries, and anyone can copy it: a forged
+card of "good" with anti-correlated scores on a set the real cards did not score was merged and pulled good's
+line down. Cards signed by their maker (judge card --sign-key-env) and a board told the key
+(--merge-key-env) merge only signed cards; the copy is its own line, and good's line keeps its numbers."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from evalkit.judgecard import write_card
+from evalkit.judgecard.cli import main
+from evalkit.judgecard.signing import sign, signing_key, verify
+from tests.judgecard.test_board_provenance import _per_set, _write, inputs  # noqa: F401 (a fixture)
+from tests.judgecard.test_leaderboard import _board_of, board_json
+
+KEY = "board-key-0123456789"
+
+
+def test_only_signed_cards_merge_and_a_forged_copy_cannot_move_the_line(inputs, tmp_path, monkeypatch, capsys):
+    sets, judges, _ = inputs
+    monkeypatch.setenv("EVALKIT_CARD_KEY", KEY)
+    key = signing_key("EVALKIT_CARD_KEY")
+    honest_one, _ = write_card(_per_set("good", judges["good"], sets, "one"), tmp_path / "cards" / "good-one", key=key)
+    honest_two, _ = write_card(_per_set("good", judges["good"], sets, "two"), tmp_path / "cards" / "good-two", key=key)
+    assert verify(json.loads(honest_one.read_text()), key)
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "alone", "--merge",
+                     "--merge-key-env", "EVALKIT_CARD_KEY") == 0
+    alone = {r["judge"]: r for r in board_json(tmp_path / "alone")}["good"]
+    # The forger scores set two with good's scores turned around, copies the honest card's judge record and
+    # signature into that card, and hands it in in place of the honest set-two card: the signature no longer
+    # matches what the card holds.
+    honest = json.loads(honest_two.read_text())
+    turned = {name: -np.asarray(values) for name, values in judges["good"].items()}
+    forged = json.loads(_per_set("good", turned, sets, "two").to_json())
+    forged.update(judge=honest["judge"], spec=honest["spec"], signature=honest["signature"])
+    (tmp_path / "cards" / "good-two" / "card.json").write_text(json.dumps(forged))
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "board", "--merge",
+                     "--merge-key-env", "EVALKIT_CARD_KEY") == 0
+    printed = capsys.readouterr()
+    assert "good-two/card.json names the judge 'good' but is not signed" in printed.err
+    assert KEY not in printed.out + printed.err
+    lines = {r["judge"]: r for r in board_json(tmp_path / "board")}
+    signed = next(r for name, r in lines.items() if r["card"] == str(honest_one))
+    copy = next(r for name, r in lines.items() if "good-two" in r["card"])
+    assert signed["card"] == str(honest_one) and copy["judge"] != signed["judge"]
+    assert signed["mean_pearson"] > 0 > copy["mean_pearson"]  # the copy is shown apart, not mixed in
+    # Without the key, the same folder merges the forged row into good's line: what the key prevents.
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "open", "--merge") == 0
+    opened = {r["judge"]: r for r in board_json(tmp_path / "open")}["good"]
+    assert opened["mean_pearson"] < alone["mean_pearson"]
+    for path in (tmp_path / "board").rglob("*"):
+        assert not path.is_file() or KEY not in path.read_text(errors="replace")
+
+
+def test_a_signature_covers_every_field_and_the_key_must_be_set(inputs, tmp_path, monkeypatch):
+    sets, judges, cards = inputs
+    record = json.loads(cards["good"].to_json())
+    record["signature"] = sign(record, b"k" * 16)
+    assert verify(record, b"k" * 16)
+    for field, value in (("judge", "better"), ("half", "dev"), ("seed", 1)):
+        assert not verify({**record, field: value}, b"k" * 16), field
+    monkeypatch.delenv("EVALKIT_CARD_KEY", raising=False)
+    with pytest.raises(ValueError, match="EVALKIT_CARD_KEY is unset"):
+        signing_key("EVALKIT_CARD_KEY")
+    monkeypatch.setenv("EVALKIT_CARD_KEY", "short")
+    with pytest.raises(ValueError, match="too short") as error:
+        signing_key("EVALKIT_CARD_KEY")
+    assert "short" not in str(error.value).replace("too short", "")
+    assert main(["leaderboard", "--cards", str(tmp_path), "--merge-key-env", "EVALKIT_CARD_KEY"]) == 2
