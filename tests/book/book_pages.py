@@ -107,6 +107,64 @@ def unrendered_tables(text: str) -> list[str]:
             if line.startswith("|") and _TABLE_LINE.search(line)]
 
 
+MAX_COLUMNS = 8  # a table a reader can take in without scrolling sideways, its row labels counted
+
+
+class _Widths(HTMLParser):
+    """The widest row (cells, colspans counted) and first header of each ``<table>`` not folded in a toggle."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: list[list] = []  # [widest row, first cells' text]
+        self.open: list[list] = []
+        self.folded = 0
+        self.row = 0
+        self.cell: list[str] | None = None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "details":
+            self.folded += 1
+        elif tag == "table":
+            self.open.append([0, []])
+        elif tag == "tr" and self.open:
+            self.row = 0
+        elif tag in ("td", "th") and self.open:
+            span = dict(attrs).get("colspan") or "1"
+            self.row += int(span) if span.isdigit() else 1
+            self.open[-1][0] = max(self.open[-1][0], self.row)
+            self.cell = [] if len(self.open[-1][1]) < 3 else None
+
+    def handle_data(self, data):
+        if self.cell is not None:
+            self.cell.append(data)
+
+    def handle_endtag(self, tag):
+        if tag == "details":
+            self.folded = max(0, self.folded - 1)
+        elif tag in ("td", "th") and self.cell is not None and self.open:
+            self.open[-1][1].append("".join(self.cell).strip())
+            self.cell = None
+        elif tag == "table" and self.open:
+            table = self.open.pop()
+            if not self.folded:
+                self.tables.append(table)
+
+
+def wide_tables(dom: str, limit: int = MAX_COLUMNS) -> list[str]:
+    """Tables of ``dom`` wider than ``limit`` columns (row labels and colspans counted), unless folded in a
+    toggle (``<details>``), where wide detail may live.
+
+    >>> row = lambda n: "<tr>" + "<td>x</td>" * n + "</tr>"
+    >>> wide_tables(f"<table>{row(9)}</table><table>{row(8)}</table><details><table>{row(12)}</table></details>")
+    ['a table of 9 columns (at most 8): x | x | x']
+    """
+    parser = _Widths()
+    parser.feed(dom)
+    parser.close()
+    return [f"a table of {width} columns (at most {limit}): {' | '.join(first)[:60]}"
+            for width, first in parser.tables if width > limit]
+
+
 def plumbing(text: str) -> list[str]:
     """Warnings, tracebacks and machine paths in ``text``: what a run leaves on a page that is not the subject.
 
@@ -310,11 +368,12 @@ def broken_images(images: list[dict] | None) -> list[str]:
 
 
 def page_problems(html_root: Path, page: Path, dom: str, images: list[dict] | None = None) -> list[str]:
-    """Everything a reader should not meet on ``page``: unrendered tables, warnings, tracebacks and machine
+    """Everything a reader should not meet on ``page``: unrendered tables, tables too wide to read without
+    scrolling sideways (:func:`wide_tables`), warnings, tracebacks and machine
     paths in its text, download and launch links that do not resolve, images that are missing or (given the
     browser's ``images``) did not load."""
     text = visible_text(dom)
-    problems = unrendered_tables(text) + plumbing(text)
+    problems = unrendered_tables(text) + plumbing(text) + wide_tables(dom)
     problems += unresolved_links(html_root, page, header_links(dom))
     problems += missing_images(html_root, page, dom)
     if images is not None:
