@@ -67,13 +67,16 @@ class RunOutcome:
     failed: dict[str, str] = field(default_factory=dict)
 
     def sentence(self) -> str:
-        """The outcome in one line, for a page (no store path, no unit ids).
+        """The outcome in one sentence, for a page: the job's name, no run id, store path or unit ids.
 
-        >>> RunOutcome("r-1", "/x/store.sqlite", ran=["a", "b"], skipped=["c"]).sentence()
-        'run r-1: 2 units run now, 1 already done, none failed'
+        >>> RunOutcome("goal-levels-6148e05aa6", "/x/store.sqlite", ran=["a", "b"], skipped=["c"]).sentence()
+        'The job goal-levels ran 2 units (1 more was already in the store); none failed.'
         """
+        name = self.run_id.rsplit("-", 1)[0] if "-" in self.run_id else self.run_id
+        stored = f" ({len(self.skipped)} more {'was' if len(self.skipped) == 1 else 'were'} already in the store)" \
+            if self.skipped else ""
         failed = f"{len(self.failed)} failed" if self.failed else "none failed"
-        return f"run {self.run_id}: {len(self.ran)} units run now, {len(self.skipped)} already done, {failed}"
+        return f"The job {name} ran {len(self.ran)} units{stored}; {failed}."
 
 
 class _Executor:
