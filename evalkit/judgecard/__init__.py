@@ -29,13 +29,14 @@ from __future__ import annotations
 from evalkit.judgecard._names import SET_NAMES
 from evalkit.judgecard.card import Card, judge_card, merge_cards
 from evalkit.judgecard.judges import CannotScore, FunctionJudge, Scored, ScoresJudge, build_judge, prefetch_lm
-from evalkit.judgecard.leaderboard import leaderboard_html, leaderboard_markdown, standings, standings_frame
+from evalkit.judgecard.leaderboard import (board_sentence, leaderboard_html, leaderboard_markdown, standings,
+                                           standings_frame)
 from evalkit.judgecard.render import card_fragment, card_html, write_card
 from evalkit.judgecard.sets import HumanSet, from_meta_eval, load_set, noise_ceiling, upheld_folder_set
 from evalkit.judgecard.spec import JudgeSpec, parse_spec, read_spec_file
 from evalkit.judgecard.verify import card_flags
 
 __all__ = ["SET_NAMES", "Card", "judge_card", "merge_cards", "CannotScore", "FunctionJudge", "Scored",
-           "ScoresJudge", "build_judge", "prefetch_lm", "leaderboard_html", "leaderboard_markdown", "standings",
+           "ScoresJudge", "build_judge", "prefetch_lm", "board_sentence", "leaderboard_html", "leaderboard_markdown", "standings",
            "standings_frame", "card_fragment", "card_html", "write_card", "HumanSet", "from_meta_eval", "load_set",
            "noise_ceiling", "upheld_folder_set", "JudgeSpec", "parse_spec", "read_spec_file", "card_flags"]

@@ -518,32 +518,58 @@ def leaderboard_markdown(board: Sequence[Standing], links: Mapping[str, str] | N
     return "\n".join(lines)
 
 
-def leaderboard_html(board: Sequence[Standing], links: Mapping[str, str] | None = None) -> str:
-    """The board as an HTML table, every text escaped; a judge's name links to ``links[judge]`` when given.
-    What a notebook displays: HTML passes the book's Markdown renderer and its typography untouched.
+_COMPACT_HEADERS = ("Rank", "Judge", "Mean share of the ceiling [95% interval]", "Rows", "Mean Pearson r (its rows)",
+                    "Tied with", "Mark")
+
+
+def _mark(text: str) -> str:
+    """A flag's or caution's short form: its words before the colon ("at the human ceiling")."""
+    return text.split(":", 1)[0]
+
+
+def leaderboard_html(board: Sequence[Standing], links: Mapping[str, str] | None = None, *,
+                     names: Mapping[str, str] | None = None, compact: bool = False) -> str:
+    """The board as an HTML table, every text escaped; a judge's name links to ``links[judge]`` when given and
+    is shown as ``names[judge]`` when given (a glossary's name). What a notebook displays: HTML passes the
+    book's Markdown renderer and its typography untouched. ``compact``: seven columns for a page — flags and
+    cautions by their short form in one Mark column, no card column (its file and fingerprint stay in the
+    board's files).
 
     >>> row = Standing("<b>x</b>", 1, 0.5, 0.4, 0.6, 9, 0.3, 9, (), ())
     >>> table = leaderboard_html([row], {"<b>x</b>": "#card-0"})
     >>> '<a href="#card-0">&lt;b&gt;x&lt;/b&gt;</a>' in table, table.count("<th>"), "<td>0.500 [0.400, 0.600]</td>" in table
     (True, 8, True)
+    >>> flagged = Standing("y", 0, 1.2, 1.1, 1.3, 9, 0.9, 9, (), (), flags=("above the human ceiling: 1.2 on fed",))
+    >>> table = leaderboard_html([row, flagged], names={"y": "judge Y"}, compact=True)
+    >>> table.count("<th>"), "<td>judge Y</td>" in table, "<td>not ranked: above the human ceiling</td>" in table
+    (7, True, True)
     """
-    links = links or {}
+    links, names = links or {}, names or {}
     ranks = [s.rank for s in _ranked(board)]
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in _HEADERS)
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in (_COMPACT_HEADERS if compact else _HEADERS))
     body = []
     for s in board:
-        name = html.escape(one_line(s.judge))
+        name = html.escape(one_line(names.get(s.judge, s.judge)))
         shown = f'<a href="{html.escape(links[s.judge], quote=True)}">{name}</a>' if s.judge in links else name
-        rank, *rest = _cells(s, ranks)
+        rank, share, rows, pearson, tied, flags, card = _cells(s, ranks)
+        if compact:
+            marks = "; ".join(sorted({_mark(t) for t in (*s.flags, *s.cautions)}))
+            rest = [share, str(s.ceiling_rows), pearson,
+                    one_line(", ".join(names.get(t, t) for t in s.tied_with)) or "none",
+                    ("not ranked: " if s.flags else "") + marks if marks else "none"]
+        else:
+            rest = [share, rows, pearson, tied, flags, card]
         body.append(f"<tr><td>{html.escape(rank)}</td><td>{shown}</td>"
                     + "".join(f"<td>{html.escape(cell)}</td>" for cell in rest) + "</tr>")
     return (f'<table class="leaderboard"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>')
 
 
-def board_sentence(board: Sequence[Standing]) -> str:
+def board_sentence(board: Sequence[Standing], *, names: Mapping[str, str] | None = None,
+                   short: bool = False) -> str:
     """What the board shows, in words computed from it: who ranks first, what ties with it, how many judges
     it is separated from, and which are not ranked. It is Markdown: every judge's name is escaped (:func:`_cell`),
-    so a name is shown as written, never as HTML.
+    so a name is shown as written, never as HTML. ``names``: the name shown for a judge (a glossary's);
+    ``short``: flags and cautions by their short form (:func:`_mark`), for a page whose table has them.
 
     >>> a = Standing("a", 1, 0.5, 0.4, 0.6, 9, 0.3, 9, ("b",), ())
     >>> b = Standing("b", 1, 0.45, 0.35, 0.55, 9, 0.3, 9, ("a",), ())
@@ -564,9 +590,24 @@ Two judges on different sets are never compared: both rank first, and the senten
     >>> f = Standing("f", 1, 0.999, 0.939, 1.029, 1, 0.9, 1, (), (), cautions=(AT_CEILING,))
     >>> print(board_sentence([f, e]))  # doctest: +ELLIPSIS
     f and e share the first rank (...): no judge is above any of them by a paired interval, but f and e share no row, so they are not compared with each other. Ranked, but marked: f (at the human ceiling: ...).
+
+With the glossary's names and short marks, as a page shows them:
+
+    >>> print(board_sentence([f, e], names={"f": "untrained f"}, short=True))  # doctest: +ELLIPSIS
+    Untrained f and e share the first rank (... Ranked, but marked: untrained f (at the human ceiling).
     """
-    board = [replace(s, judge=_cell(s.judge), tied_with=tuple(map(_cell, s.tied_with)),
-                     flags=tuple(map(_cell, s.flags)), cautions=tuple(map(_cell, s.cautions))) for s in board]
+    label = lambda judge: _cell((names or {}).get(judge, judge))  # noqa: E731
+    mark = lambda text: _cell(_mark(text) if short else text)  # noqa: E731
+    board = [replace(s, judge=label(s.judge), tied_with=tuple(map(label, s.tied_with)),
+                     flags=tuple(dict.fromkeys(map(mark, s.flags))),
+                     cautions=tuple(dict.fromkeys(map(mark, s.cautions)))) for s in board]
+    text = _board_text(board)
+    # A glossary's names may start in lower case ("untrained encoder"): a sentence still starts with a capital.
+    return re.sub(r"(^|\. )([a-z])", lambda m: m[1] + m[2].upper(), text) if names else text
+
+
+def _board_text(board: Sequence[Standing]) -> str:
+    """:func:`board_sentence` of a board whose names, flags and cautions are already as shown."""
     ranked = _ranked(board)
     if not ranked:
         return "No judge has a defined share of a ceiling, so nothing is ranked." + _not_ranked(board)
@@ -609,9 +650,12 @@ def _not_ranked(board: Sequence[Standing]) -> str:
     """The board's sentence about ranked judges with a caution and the judges it does not rank (names already
     escaped)."""
     text = ""
+    marked: dict[tuple[str, ...], list[str]] = {}  # judges with the same cautions, named together
     for s in _ranked(board):
         if s.cautions:
-            text += f" Ranked, but marked: {s.judge} ({'; '.join(s.cautions)})."
+            marked.setdefault(s.cautions, []).append(s.judge)
+    for cautions, judges in marked.items():
+        text += f" Ranked, but marked: {', '.join(judges)} ({'; '.join(cautions)})."
     unranked = [s.judge for s in board if s.mean_share != s.mean_share and not s.flags]
     if unranked:
         text += f" Not ranked (no row with a defined share of the ceiling): {', '.join(unranked)}."
