@@ -30,20 +30,30 @@ def name_words(name: str) -> list[str]:
 # The last word of a name that holds a credential (an option, a parameter, a header, a JSON field).
 _CREDENTIAL_WORDS = frozenset({"password", "passwd", "passwords", "pwd", "pw", "pass", "passphrase", "token",
                                "secret", "secrets", "credential", "credentials", "creds", "auth", "authorization",
-                               "jwt", "pat", "apikey", "sig", "signature", "webhook", "dsn"})
+                               "jwt", "pat", "apikey", "sig", "signature", "webhook", "dsn", "psk", "assertion",
+                               "authkey"})
 # ... for a command-line option or a header only (a parameter or a result named "session" or "cookie" may be
 # a flag or a count).
 _OPTION_WORDS = frozenset({"cookie", "cookies", "bearer", "session", "sid"})
 # A last word made of a credential word and another (dbpassword, accesstoken, clientsecret, privatekey).
 _COMPOUND_ENDINGS = ("password", "passwd", "passphrase", "secret", "token", "credential", "credentials", "creds",
-                     "apikey", "accesskey", "privatekey", "secretkey", "webhook")
+                     "apikey", "accesskey", "privatekey", "secretkey", "webhook", "authkey", "hmackey")
 # KEY is a credential after one of these words (api key, access key, X-Goog-Api-Key, AccountKey), or alone.
 _KEY_OWNERS = frozenset({"api", "access", "private", "secret", "client", "signing", "encryption", "master",
                          "account", "storage", "subscription", "license", "auth", "app", "consumer", "shared",
-                         "service", "deploy", "session"})
+                         "service", "deploy", "session", "hmac", "pre", "psk", "admin", "root", "write", "read",
+                         "ingest", "webhook", "bot",
+                         # a service's key (openai_key, --hf-key): the services a grid is likely to call
+                         "openai", "anthropic", "hf", "huggingface", "groq", "azure", "cohere", "mistral",
+                         "google", "gemini", "together", "fireworks", "replicate", "deepseek", "perplexity", "xai",
+                         "voyage", "pinecone", "wandb", "stripe", "github", "gitlab", "slack", "aws", "gcp",
+                         "openrouter", "deepinfra", "elevenlabs", "serpapi", "tavily", "langsmith", "weaviate",
+                         "qdrant", "sentry", "datadog", "twilio", "sendgrid", "mailgun", "discord", "telegram",
+                         "notion", "airtable", "firebase", "supabase", "vertex", "bedrock", "nvidia", "ngc",
+                         "cerebras", "sambanova", "anyscale", "modal", "runpod", "lambda", "jina", "unstructured"})
 # Words after a credential word that still name the credential itself (--token-value, --password-b64).
 _VALUE_WORDS = frozenset({"value", "string", "str", "text", "b64", "base64", "hex", "raw", "plain", "plaintext",
-                          "literal"})
+                          "literal", "data"})
 # A first word that makes the name a switch, not a credential (--no-password, --ask-pass, --prompt-token).
 _SWITCH_WORDS = frozenset({"no", "ask", "prompt", "skip", "disable", "enable", "require", "without"})
 
@@ -165,6 +175,7 @@ _PASSWORD_OPTIONS = {"redis-cli": frozenset({"-a"}), "mongosh": frozenset({"-p"}
                      "openssl": frozenset({"-k", "-K"}), "ssh-keygen": frozenset({"-N", "-P"}),
                      "sqlcmd": frozenset({"-P"}), "bcp": frozenset({"-P"}), "mosquitto_pub": frozenset({"-P"}),
                      "mosquitto_sub": frozenset({"-P"}), "rabbitmqadmin": frozenset({"-p"}),
+                     "twine": frozenset({"-p"}),
                      **{name: frozenset({"-w"}) for name in _LDAP}}
 # Options whose value is a user name, or "user:password" (also user%password, Samba's form) for any program;
 # a pair whose second part is a number is an id pair (docker run -u 1000:1000), no password.
@@ -173,8 +184,13 @@ _USER_PAIR_OPTIONS = frozenset({"-u", "-U", "--user", "--username"})
 _COMMA_PAIR = {"lftp": frozenset({"-u"})}
 # Programs that read a short option's value attached to it (zip -PPASS); openssl's -kfile is another option.
 _ATTACHED_OK = frozenset({"zip", "unzip", "zipcloak", "ssh-keygen", "mosquitto_pub", "mosquitto_sub", *_LDAP})
-# Programs whose "login" subcommand takes a token as its argument (vault login TOKEN).
-_TOKEN_LOGIN = frozenset({"vault", "bao"})
+# Programs whose "login" subcommand takes a token as its argument (vault login TOKEN, wandb login KEY).
+_TOKEN_LOGIN = frozenset({"vault", "bao", "wandb"})
+# Oracle's tools take USER/PASSWORD[@DATABASE] (also as userid=USER/PASSWORD).
+_ORACLE = frozenset({"sqlplus", "sql", "rman", "exp", "imp", "expdp", "impdp", "sqlldr", "dgmgrl"})
+_ORACLE_LOGIN = re.compile(r"((?:userid|user)=)?([^/\s@=]+)/([^/\s@]+)(@\S+)?")
+# Programs whose password is a positional word (read by _scan's end of command).
+_POSITIONAL = frozenset({"smbclient", "net", "wpa_passphrase", "mc", "poetry", "gh"})
 # A credential word standing alone that is also a subcommand or an ordinary value (git credential fill,
 # kubectl create secret generic, npm token list, jq .key): the word after it is no credential. A key's name
 # (aws_secret_access_key, //registry/:_authToken, http.proxyPassword) and a netrc's "password" are.
@@ -184,7 +200,7 @@ _AMBIGUOUS_WORDS = frozenset({"token", "tokens", "secret", "secrets", "credentia
 # Archivers whose -pPASS is the archive's password (7z a -pPASS x.7z).
 _ARCHIVERS = frozenset({"7z", "7za", "7zr", "rar", "unrar"})
 _PROGRAMS = (_CURL | _MYSQL | _HTTPIE | _ARCHIVERS | set(_PASSWORD_OPTIONS) | set(_COMMA_PAIR) | _TOKEN_LOGIN
-             | {"sshpass", "htpasswd"})
+             | _ORACLE | _POSITIONAL | {"sshpass", "htpasswd"})
 # -pVALUE for another program (a wrapper passing it on) is a password when VALUE looks like one: at least 6
 # characters, letters and digits, no "/" or ":" (-p8080:80, -pthread, -pedantic, -pno:cacheprovider and
 # Java-style options such as -projectId stay).
@@ -198,9 +214,12 @@ _PROGRAM_PAIR_OPTIONS = {"curl": frozenset({"-u", "--user", "-U", "--proxy-user"
 _HEADER_OPTIONS = frozenset({"-H", "--header"})
 _HEADER = re.compile(r"\s*([A-Za-z][\w-]*)\s*:\s*(\S.*)", re.DOTALL)
 _SCHEME = re.compile(r"(?i)(bearer|basic|token|digest|negotiate|apikey)\s+(\S.*)", re.DOTALL)
-_ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(\S+)")
+_ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=([^=\s]\S*)")
 # A field of a JSON (or Python) object: "name": "value" (escapes read), 'name': 'value' or "name": 1234.
-_JSON_FIELD = re.compile(r"""(["'])([^"'\s:{}]+)\1\s*:\s*(?:(["'])((?:\\.|(?!\3)[^\\])*)\3|([^\s,}\]"']+))""")
+_JSON_FIELD = re.compile(r"""(["'])([^"'\s:{}]+)\1\s*:\s*(?:(["'])((?:\\.|(?!\3)[^\\])*)\3|([^\s,}\]"'\[{][^\s,}\]"']*))""")
+# A field whose value is a list ("creds": ["a", "b"]): each of its strings.
+_JSON_LIST = re.compile(r"""(["'])([^"'\s:{}]+)\1\s*:\s*\[([^\[\]{}]*)\]""")
+_QUOTED = re.compile(r"""(["'])((?:\\.|(?!\1)[^\\])*)\1""")
 _PLACEHOLDER = re.compile(r"\{[A-Za-z_]\w*\}")
 # A login subcommand (docker login, podman login, az login, helm registry login): its -p is the password.
 _LOGIN = re.compile(r"(?i)([\w.]+[-_])?login")
@@ -270,6 +289,8 @@ def _json_fields(text: str) -> tuple[list[str], str]:
     (['t0k-1234', 'pw-5678'], '{"token": "***", "user": {"password":"***"}, "max_tokens": 9}')
     >>> _json_fields('{"token": "{tok}", "ok": true}')
     ([], '{"token": "{tok}", "ok": true}')
+    >>> _json_fields('{"creds": ["c-0001", "c-0002"], "tags": ["a"]}')
+    (['c-0001', 'c-0002'], '{"creds": ["***", "***"], "tags": ["a"]}')
     """
     found: list[str] = []
 
@@ -288,7 +309,14 @@ def _json_fields(text: str) -> tuple[list[str], str]:
         start, end = match.start(group) - match.start(0), match.end(group) - match.start(0)
         return match[0][:start] + MASK + match[0][end:]
 
-    shown = _JSON_FIELD.sub(mask, text)
+    def mask_list(match: re.Match) -> str:
+        if not credential_name(match[2], option=True):
+            return match[0]
+        items = _QUOTED.sub(lambda item: item[1] + MASK + item[1] if item[2] and item[2] != MASK
+                            and not _PLACEHOLDER.search(item[2]) and not found.append(item[2]) else item[0], match[3])
+        return match[0][:match.start(3) - match.start(0)] + items + "]"
+
+    shown = _JSON_FIELD.sub(mask, _JSON_LIST.sub(mask_list, text))
     return found, shown
 
 
@@ -306,11 +334,18 @@ def _credential_word(word: str) -> bool:
     if word.startswith("-") or any(c in word for c in "={} ") or _URL.fullmatch(word):
         return False
     words = name_words(word)
+    if words and words[0] in _VERBS:  # a subcommand (kubectl config set-credentials NAME): a name follows
+        return False
     return credential_name(word, option=True) and not (len(words) == 1 and words[0] in _AMBIGUOUS_WORDS)
 
 
+# A subcommand's first word: set-credentials, get-token, create-secret name a command, not a key.
+_VERBS = frozenset({"set", "get", "list", "create", "delete", "remove", "add", "use", "show", "rotate", "reset",
+                    "revoke", "new", "update", "generate", "print", "describe"})
 # name=value pieces of any argument (--from-literal=password=X, -o user=me,password=X, vault login token=X).
-_PIECE = re.compile(r"""(?:^|(?<=[\s,;&?=]))([^\s=,;&?'"{}]+)=(?=([^\s,;&'"]+))""")
+_PIECE = re.compile(r"""(?:^|(?<=[\s,;&?=]))([^\s=,;&?'"{}]+)==?(?=([^\s,;&'"=][^\s,;&'"]*))""")
+# A credential assigned in code: os.environ['OPENAI_API_KEY'] = 'X', api_key = "X", {'token': 'X'}.
+_CODE_ASSIGNMENT = re.compile(r"""(?:(["'])([A-Za-z_][\w.-]*)\1\s*\]?|\b([A-Za-z_]\w*))\s*[:=]\s*(["'])([^"'\\]+)\4""")
 # An Authorization header's value written anywhere (git -c http.extraHeader="Authorization: Bearer X",
 # Authorization=Bearer X), a Bearer token, and a Basic credential (base64).
 _AUTHORIZATION = re.compile(r"(?i)\b(?:proxy-)?authorization\s*[:=]\s*(?:(?:bearer|basic|token|digest|negotiate|apikey)"
@@ -332,11 +367,17 @@ def _text_secrets(text: str) -> tuple[list[str], str]:
     ('http.extraHeader=Authorization: Bearer ***', (['x1'], 'user=me,password=***'))
     >>> _text_secrets("seed=3,max_tokens=64")
     ([], 'seed=3,max_tokens=64')
+    >>> _text_secrets("os.environ['OPENAI_API_KEY']='sk0-1234'; print(1)")[1], _text_secrets("api_key==k-99")[1]
+    ("os.environ['OPENAI_API_KEY']='***'; print(1)", 'api_key==***')
     """
     spans: list[tuple[int, int]] = []
     for match in _PIECE.finditer(text):
         if credential_name(match[1], option=True) and match[2] != MASK and match[2].lower() not in _SCHEMES:
             spans.append(match.span(2))
+    for match in _CODE_ASSIGNMENT.finditer(text):
+        name = match[2] or match[3]
+        if (credential_name(name, option=True) or secret_variable(name)) and match[5] != MASK:
+            spans.append(match.span(5))
     for pattern in (_AUTHORIZATION, _BEARER):
         for match in pattern.finditer(text):
             group = next((g for g in range(1, pattern.groups + 1) if match[g] is not None), None)
@@ -423,12 +464,38 @@ def _scan(arguments: list[str], *, prose: bool = False) -> tuple[list[str], dict
     starts = True  # the next word that is no option and no assignment is a program (sshpass's own command too)
     login = False  # after a login subcommand: -p is its password
     skip = set()
-    batch, words = False, []  # htpasswd -b: the password is the last of its words (file, user, password)
+    batch, words = False, []  # htpasswd -b; the positions of the command's words that are no option
 
-    def end_htpasswd() -> None:
-        if batch and len(words) >= 2 and "{" not in arguments[words[-1]]:
-            found.append(arguments[words[-1]])
-            shown[words[-1]] = MASK
+    def secret_at(position: int, value: str | None = None, shown_as: str = MASK) -> None:
+        if "{" not in arguments[position]:
+            found.append(arguments[position] if value is None else value)
+            shown[position] = shown_as
+
+    def end_command() -> None:
+        """The passwords a program takes as a positional word, read once its words are known."""
+        texts = [arguments[i] for i in words]
+        if program == "htpasswd" and batch and len(words) >= 2:
+            secret_at(words[-1])  # htpasswd -b [-c] FILE USER PASSWORD: the last word
+        elif program in ("smbclient", "net"):  # smbclient //host/share PASSWORD; net use \\host\share PASSWORD
+            share = next((k for k, t in enumerate(texts) if t.startswith(("//", "\\\\"))), None)
+            if share is not None and share + 1 < len(texts) and words[share + 1] == words[share] + 1 \
+                    and texts[share + 1] != "*" and not texts[share + 1].startswith("/"):
+                secret_at(words[share + 1])  # the word right after the share
+        elif program == "wpa_passphrase" and len(words) >= 2:
+            secret_at(words[1])  # wpa_passphrase SSID PASSPHRASE
+        elif program == "mc" and texts[:2] == ["alias", "set"] and len(words) >= 6:
+            secret_at(words[5])  # mc alias set ALIAS URL ACCESS_KEY SECRET_KEY
+        elif program == "mc" and texts[:3] == ["config", "host", "add"] and len(words) >= 7:
+            secret_at(words[6])
+        elif program == "poetry":  # poetry config http-basic.REPO USER PASSWORD
+            basic = next((k for k, t in enumerate(texts) if t.startswith("http-basic.")), None)
+            if basic is not None and basic + 2 < len(texts):
+                secret_at(words[basic + 2])
+        elif program in _ORACLE:  # sqlplus USER/PASSWORD@DATABASE, expdp userid=USER/PASSWORD
+            for position, text in zip(words, texts):
+                pair = _ORACLE_LOGIN.fullmatch(text)
+                if pair:
+                    secret_at(position, pair[3], f"{pair[1] or ''}{pair[2]}/{MASK}{pair[4] or ''}")
 
     for index, argument in enumerate(arguments):
         value_index = index + 1
@@ -439,20 +506,30 @@ def _scan(arguments: list[str], *, prose: bool = False) -> tuple[list[str], dict
         if index in skip:
             continue
         if argument in _SEPARATORS:
-            end_htpasswd()
+            end_command()
             program, starts, login, batch, words = "", True, False, False, []
             continue
         named = _program(argument)
-        if not argument.startswith("-") and not _ASSIGNMENT.fullmatch(argument) and (
+        assigned = _ASSIGNMENT.fullmatch(argument)
+        if assigned and _program(assigned[2]) in _PROGRAMS - _HTTPIE:  # ProxyCommand=sshpass -p X ssh j
+            end_command()
+            program, starts, login, batch, words = _program(assigned[2]), False, False, False, []
+            continue
+        if not argument.startswith("-") and not assigned and (
                 starts or (named in _PROGRAMS and named not in _HTTPIE)):  # curl after sudo, timeout 5, env...
-            end_htpasswd()
+            end_command()
             program, starts, login, batch, words = named, named == "sshpass", False, False, []
             continue
+        if not argument.startswith("-") and index not in skip:
+            words.append(index)
         if program == "htpasswd":
             if argument.startswith("-") and not argument.startswith("--"):
                 batch = batch or "b" in argument[1:]
-            else:
-                words.append(index)
+            continue
+        if program == "gh" and "secret" in (arguments[i] for i in words) and argument in ("--body", "-b") \
+                and following is not None:  # gh secret set NAME --body VALUE
+            secret_at(value_index)
+            skip.add(value_index)
             continue
         if _LOGIN.fullmatch(argument) and not (index and arguments[index - 1] in _USER_OPTIONS):
             login = True
@@ -482,7 +559,7 @@ def _scan(arguments: list[str], *, prose: bool = False) -> tuple[list[str], dict
             shown[value_index if taken else index] = replacement
         if taken:
             skip.add(value_index)
-    end_htpasswd()
+    end_command()
     return [value for value in dict.fromkeys(found) if value], shown
 
 
@@ -550,10 +627,17 @@ def _argument_secrets(program: str, argument: str, following: str | None, *,
         return secrets, (flag + text) if secrets else None, False
     if program == "curl" and argument == "-b" and following is not None:
         return (_cookies(following), MASK, True) if "=" in following and "{" not in following else ([], None, True)
-    if program == "httpie" and not argument.startswith("-"):
-        secrets, text = _header(argument.replace(":", ": ", 1)) if ":" in argument and "://" not in argument \
-            else ([], argument)
-        return secrets, text if secrets else None, False
+    if program == "httpie" and not argument.startswith("-") and ":" in argument and "://" not in argument:
+        secrets, text = _header(argument.replace(":", ": ", 1))
+        if secrets:
+            return secrets, text, False
+    if program == "curl" and option in ("--cert", "-E", "--proxy-cert") and (attached if equals else following):
+        value = attached if equals else following or ""  # curl --cert FILE:PASSWORD
+        path, colon, password = value.rpartition(":")
+        if colon and password and not re.fullmatch(r"[A-Za-z]", path) and "/" not in password \
+                and "\\" not in password and "{" not in value:
+            text = f"{path}:{MASK}"
+            return [password], (f"{option}={text}" if equals else text), not equals
     if program == "sshpass" and argument == "-p" and following is not None and not following.startswith("-"):
         return ([], None, True) if "{" in following else ([following], MASK, True)
     if _credential_word(argument) and following is not None and following not in _SEPARATORS \

@@ -232,7 +232,8 @@ def path_secrets(url: str) -> list[str]:
 # after another word (PWD and OLDPWD are folders), KEY only as the last word (AWS_ACCESS_KEY_ID is an id).
 _SECRET_WORDS = frozenset({"token", "tokens", "secret", "secrets", "password", "passwd", "pass", "passphrase",
                            "credential", "credentials", "creds", "cookie", "cookies", "webhook", "auth",
-                           "authorization", "authtoken", "dsn", "apikey", "accesskey", "pat", "jwt"})
+                           "authorization", "authtoken", "dsn", "apikey", "accesskey", "pat", "jwt", "psk",
+                           "hec"})
 # Words that end in "pass" and name no password (GIT_ASKPASS is a program; a two-pass encoding).
 _NOT_PASSWORDS = frozenset({"askpass", "bypass", "compass", "encompass", "surpass", "trespass", "overpass",
                             "underpass", "multipass", "onepass", "twopass", "singlepass", "firstpass",
@@ -257,8 +258,9 @@ def secret_variable(name: str) -> bool:
     >>> [secret_variable(n) for n in ("MYSQL_PWD", "SSHPASS", "GPG_PASSPHRASE", "SLACK_WEBHOOK_URL",
     ...                               "NPM_CONFIG__AUTH", "SENTRY_DSN", "DEPLOY_PRIVATE_KEY", "PGPASSWORD")]
     [True, True, True, True, True, True, True, True]
-    >>> [secret_variable(n) for n in ("GH_PAT", "PGPASS", "CI_JOB_JWT", "MY_SERVICE_CREDS")]
-    [True, True, True, True]
+    >>> [secret_variable(n) for n in ("GH_PAT", "PGPASS", "CI_JOB_JWT", "MY_SERVICE_CREDS", "STRIPE_SK", "SPLUNK_HEC",
+    ...                               "WIFI_PSK")]
+    [True, True, True, True, True, True, True]
     >>> [secret_variable(n) for n in ("PWD", "OLDPWD", "SSH_AUTH_SOCK", "GIT_ASKPASS", "GIT_AUTHOR_NAME",
     ...                               "AWS_ACCESS_KEY_ID", "TOKENIZERS_PARALLELISM", "PASSWORD_STORE_DIR")]
     [False, False, False, False, False, False, False, False]
@@ -266,7 +268,8 @@ def secret_variable(name: str) -> bool:
     words = name.lower().split("_")
     if len(words) > 1 and words[-1] in _LOCATION_WORDS:
         return False
-    return (bool(_SECRET_WORDS.intersection(words)) or words[-1] == "key" or (len(words) > 1 and words[-1] == "pwd")
+    return (bool(_SECRET_WORDS.intersection(words)) or words[-1] == "key"
+            or (len(words) > 1 and words[-1] in ("pwd", "sk"))  # MYSQL_PWD, STRIPE_SK
             or bool(_SECRET_PARTS.search(name)) or any(_compound_pass(word) for word in words))
 
 

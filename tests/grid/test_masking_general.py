@@ -52,6 +52,32 @@ FORMS = {
     "mount -o": (["mount", "-t", "cifs", "-o", "username=me,password=Gq31-cifs", "//h/s", "/mnt"], "Gq31-cifs"),
     "Basic": (["tool", "Basic R3EzMi1iYXNpYzp4eHg="], "R3EzMi1iYXNpYzp4eHg="),
     "password in a prompt": (["tool", "--prompt", "log in with password Gq33-prose please"], "Gq33-prose"),
+    # Forms an independent probe found leaking after the general rules landed.
+    "gh secret set --body": (["gh", "secret", "set", "NAME", "--body", "Gq34-gh"], "Gq34-gh"),
+    "gh secret in sh -c": (["sh", "-c", "gh secret set N --body Gq35-ghsh"], "Gq35-ghsh"),
+    "smbclient share PASS": (["smbclient", "//srv/share", "Gq36-smb", "-U", "me"], "Gq36-smb"),
+    "twine -p": (["python", "-m", "twine", "upload", "-p", "Gq37-twine", "dist/*"], "Gq37-twine"),
+    "poetry http-basic": (["poetry", "config", "http-basic.pypi", "me", "Gq38-poetry"], "Gq38-poetry"),
+    "wandb login": (["wandb", "login", "Gq39-wandb"], "Gq39-wandb"),
+    "sqlplus user/pw@db": (["sqlplus", "scott/Gq40-oracle@orcl"], "Gq40-oracle"),
+    "mc alias set": (["mc", "alias", "set", "m", "http://h:9000", "AKIAEXAMPLE", "Gq41-minio"], "Gq41-minio"),
+    "wpa_passphrase": (["wpa_passphrase", "homenet", "Gq42-wifi"], "Gq42-wifi"),
+    "curl --cert file:pw": (["curl", "--cert", "client.pem:Gq43-cert", "https://h"], "Gq43-cert"),
+    "ssh ProxyCommand sshpass": (["ssh", "-o", "ProxyCommand=sshpass -p Gq44-proxy ssh jump", "host"],
+                                 "Gq44-proxy"),
+    "--client-key-data=": (["kubectl", "config", "set-credentials", "admin", "--client-key-data=Gq45-kube"],
+                           "Gq45-kube"),
+    "--client-assertion": (["tool", "--client-assertion", "Gq46-assert"], "Gq46-assert"),
+    "--authkey": (["tailscale", "up", "--authkey", "Gq47-tskey"], "Gq47-tskey"),
+    "--hmac-key": (["tool", "--hmac-key", "Gq48-hmac"], "Gq48-hmac"),
+    "--psk": (["tool", "--psk", "Gq49-psk"], "Gq49-psk"),
+    "--openai-key": (["tool", "--openai-key", "Gq50-openai"], "Gq50-openai"),
+    "JSON list": (["tool", '{"creds": ["Gq51-list"]}'], "Gq51-list"),
+    "python environ": (["python3", "-c", "import os; os.environ['OPENAI_API_KEY']='Gq52-code'; print(1)"],
+                       "Gq52-code"),
+    "net use": (["net", "use", "\\\\h\\s", "Gq53-netuse", "/user:me"], "Gq53-netuse"),
+    "httpie password=": (["http", "POST", "h/login", "password=Gq54-httpie"], "Gq54-httpie"),
+    "httpie api_key==": (["http", "GET", "h/x", "api_key==Gq55-query"], "Gq55-query"),
 }
 
 READABLE = [
@@ -66,6 +92,10 @@ READABLE = [
     ["tool", "--metric", "token", "--seed", "1"],
     ["tool", "seed=3,max_tokens=64", "--key-file", "/run/k"],
     ["tool", "--prompt", "count the tokens of a password reset mail", "--mode", "basic"],
+    ["kubectl", "config", "set-credentials", "admin", "--token-file", "/run/t"],
+    ["tool", "--label-key", "content", "--sort-key", "score", "--metadata", "m.json"],
+    ["smbclient", "-L", "//srv", "-U", "me"],
+    ["sqlplus", "/nolog"],
 ]
 
 
@@ -103,3 +133,12 @@ def test_a_grid_with_every_general_form_leaks_nothing(tmp_path, capfd):
     (record,) = (tmp_path / "out").rglob("unit.json")
     stdout = (record.parent / "stdout.txt").read_text()
     assert "aws_secret_access_key ***" in stdout and "htpasswd -b /etc/pw me ***" in stdout, stdout
+
+
+def test_a_services_key_named_as_a_parameter_is_a_secret_and_a_column_key_is_not():
+    from evalkit.grid import GridUnit
+
+    unit = GridUnit("command", json.dumps(["tool", "{openai_key}", "{label_key}"]),
+                    {"openai_key": "Gq60-openaikey", "hf_key": "Gq61-hfkey", "label_key": "content"})
+    assert "Gq60" not in unit.unit_id and "Gq61" not in unit.unit_id and "label_key=content" in unit.unit_id
+    assert unit.public()["params"] == {"openai_key": "***", "hf_key": "***", "label_key": "content"}
