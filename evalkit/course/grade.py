@@ -22,8 +22,10 @@ The order of a grading, and what each step defends against (the teacher's guide 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
 import re
+import secrets
 import shutil
 import subprocess
 import signal
@@ -43,7 +45,7 @@ from evalkit.course.intake import Entry, intake, last_line, read_capped, read_js
 from evalkit.course.key import CHECKS_PACKAGE, check_chapter, checks_stub, prepared
 from evalkit.course.sandbox import (Isolation, Limits, check_timeout, check_visible_folders, detect, end,
                                     mount_scratch, release_mounts, scrubbed_environment, supervise)
-from evalkit.course.worker import READ_SECONDS
+from evalkit.course.worker import READ_SECONDS, RESULT_KEY, unseal
 
 __all__ = ["GradeRow", "GradeRun", "Interrupted", "grade", "key_limits", "COLUMNS"]
 
@@ -359,11 +361,21 @@ def _run_in(base: Path, run: _Run, limits: Limits, isolation: Isolation, hide: l
     command = [sys.executable, "-m", "evalkit.course.worker", str(notebook), str(base), "--cwd", str(cwd),
                "--graded", str(graded)]
     bind = [(stub, CHECKS_PACKAGE)] if stub is not None else []
-    outcome = supervise(command, base, limits, isolation, scrubbed_environment(home), hide, bind, active)
+    key = secrets.token_hex(32)  # seals the worker's result: the submission's kernel never sees it
+    outcome = supervise(command, base, limits, isolation, {**scrubbed_environment(home), RESULT_KEY: key}, hide,
+                        bind, active)
     run.timed_out = outcome == "timeout"
-    result = read_json(base / "result.json")
+    sealed = read_json(base / "result.json")
+    result = unseal(sealed, key)
+    executed_bytes = read_capped(base / "executed.ipynb", _KEPT_BYTES)
+    if isinstance(result, dict) and executed_bytes is not None \
+            and hashlib.sha256(executed_bytes).hexdigest() != result.get("executed_sha256"):
+        result = None  # the executed copy was rewritten after the worker wrote it (one over 5 MB is not kept)
     if run.timed_out:
         run.problem = f"timed out: did not finish within {limits.timeout:g} s (killed)"
+    elif sealed is not None and result is None:
+        run.crashed = True
+        run.problem = "the run's result was changed from inside the notebook (its seal does not match): not graded"
     elif not isinstance(result, dict):
         run.crashed = True
         run.problem = f"the grading process failed ({outcome}): {last_line(base / 'worker.log') or 'no output'}"
@@ -382,7 +394,7 @@ def _run_in(base: Path, run: _Run, limits: Limits, isolation: Isolation, hide: l
             if not run.crashed:
                 run.crashed = True
                 run.problem = (run.problem + " | " if run.problem else "") + str(reason)
-    executed = read_capped(base / "executed.ipynb", _KEPT_BYTES)
+    executed = executed_bytes
     run.kept["executed.ipynb"] = executed if executed is not None else (
         b"the executed copy was not kept: it is missing, not a plain file or over 5 MB\n")
     run.kept["worker.log"] = tail(base / "worker.log", _LOG_TAIL).encode()

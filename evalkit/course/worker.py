@@ -9,11 +9,19 @@ the notebook to run: the submission's cells, then one cell that writes the answe
 kernel with errors allowed and writes ``RUN_DIR/result.json`` (the errors of the submission's cells, and
 whether the kernel died) and ``RUN_DIR/executed.ipynb`` (outputs capped). It runs inside the sandbox, so the
 grader reads everything it writes as untrusted data; no check runs here.
+
+The kernel runs as the worker's user and can write the worker's folder, so ``result.json`` carries an HMAC
+made with a key only the grader and the worker know (:func:`seal`): the grader hands it over in
+``EVALKIT_RESULT_KEY``, which the worker removes from its environment and, by making itself non-dumpable, from
+``/proc`` before any kernel starts. A result the submission rewrote no longer verifies (:func:`unseal`).
 """
 from __future__ import annotations
 
 import argparse
+import hashlib
+import hmac
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,7 +31,9 @@ import nbformat
 from evalkit.course.checks import EXERCISES
 from evalkit.course.release import answer_cells
 
-__all__ = ["NotASubmission", "read_submission", "identify", "execute", "main"]
+__all__ = ["NotASubmission", "read_submission", "identify", "execute", "seal", "unseal", "main"]
+
+RESULT_KEY = "EVALKIT_RESULT_KEY"
 
 CHAPTERS = tuple(dict.fromkeys(item.chapter for item in EXERCISES.values()))
 
@@ -182,6 +192,39 @@ def execute(notebook_path: Path, run_dir: Path, cwd: Path, graded: int) -> dict:
     return {"errors": errors, "problem": problem, "truncated": truncated}
 
 
+def seal(outcome: dict, key: str) -> dict:
+    """``outcome`` with the HMAC-SHA256 of its canonical JSON under ``key``: what the worker writes.
+
+    >>> sealed = seal({"errors": [], "problem": None}, "k" * 32)
+    >>> forged = {**sealed, "outcome": {"errors": [], "problem": "forged"}}
+    >>> unseal(sealed, "k" * 32), unseal(forged, "k" * 32), unseal(sealed, "other")
+    ({'errors': [], 'problem': None}, None, None)
+    """
+    body = json.dumps(outcome, sort_keys=True, separators=(",", ":"))
+    return {"outcome": outcome, "mac": hmac.new(key.encode(), body.encode(), hashlib.sha256).hexdigest()}
+
+
+def unseal(sealed: Any, key: str) -> dict | None:
+    """The outcome a :func:`seal`-ed record holds, or None when it is not one made with ``key`` (a submission
+    rewrote it, or it is not a record at all)."""
+    if not isinstance(sealed, dict) or not isinstance(sealed.get("outcome"), dict) \
+            or not isinstance(sealed.get("mac"), str):
+        return None
+    expected = seal(sealed["outcome"], key)["mac"]
+    return sealed["outcome"] if hmac.compare_digest(expected, sealed["mac"]) else None
+
+
+def _keep_private() -> str:
+    """The result key, taken out of the environment the kernel will inherit, and this process made
+    non-dumpable (its memory, environment and file descriptors closed to processes of the same user)."""
+    key = os.environ.pop(RESULT_KEY, "")
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 0
+    return key
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m evalkit.course.worker", description=__doc__)
     parser.add_argument("notebook", type=Path, help="the notebook the grader prepared")
@@ -189,9 +232,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cwd", type=Path, required=True, help="the kernel's working folder")
     parser.add_argument("--graded", type=int, required=True, help="how many of its cells are the submission's")
     args = parser.parse_args(argv)
+    key = _keep_private()
     args.cwd.mkdir(parents=True, exist_ok=True)
     outcome = execute(args.notebook, args.run_dir, args.cwd, args.graded)
-    (args.run_dir / "result.json").write_text(json.dumps(outcome, indent=1))
+    executed = args.run_dir / "executed.ipynb"
+    outcome["executed_sha256"] = hashlib.sha256(executed.read_bytes()).hexdigest() if executed.is_file() else None
+    result = args.run_dir / "result.json"
+    result.unlink(missing_ok=True)  # a file the kernel left there (or a link) is replaced, never written through
+    result.write_text(json.dumps(seal(outcome, key) if key else outcome, indent=1))
     return 0
 
 

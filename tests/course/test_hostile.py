@@ -540,3 +540,36 @@ def test_a_release_never_writes_through_a_link_planted_in_its_folder(tmp_path):
     with pytest.raises(ValueError, match=r"02_agreement\.md: a symbolic link where the release writes"):
         release(tmp_path / "release", only=["02"])
     assert victim.read_text() == "the teacher's own file"
+
+
+def test_a_notebook_that_rewrites_its_own_result_gets_no_graded_row(tmp_path):
+    """Found by a probe: a setsid loop rewrote the worker's result.json (and could the executed copy) until the
+    run ended, so a notebook whose last cell failed showed "graded" with a reason of its own choosing. The
+    worker seals its result with a key the kernel never sees; a rewritten result is named and not graded."""
+    sandbox_or_skip()
+    folder, out = tmp_path / "class", tmp_path / "grades"
+    loop = '''import os, subprocess, sys
+code = """import time, json, pathlib
+end = time.time() + 60
+while time.time() < end:
+    for name in ("../result.json", "result.json"):
+        try:
+            pathlib.Path(name).write_text(json.dumps({"errors": [], "problem": "FORGED BY MALLORY"}))
+        except OSError:
+            pass
+    time.sleep(0.02)
+"""
+subprocess.Popen([sys.executable, "-c", code], start_new_session=True, stdout=subprocess.DEVNULL,
+                 stderr=subprocess.DEVNULL)
+print(os.environ.get("EVALKIT_RESULT_KEY", "no key"))
+raise RuntimeError("the last cell fails")
+'''
+    submission(folder / "mallory" / "04_pairwise_judge.ipynb", extra=loop)
+    submission(folder / "zed" / "04_pairwise_judge.ipynb")
+    run = grade(folder, out, timeout=60, key=answer_key(tmp_path))
+    table = by_student(run.rows)
+    assert {row.status for row in table["zed"].values()} == {"graded"}
+    mallory = table["mallory"].values()
+    assert {row.status for row in mallory} != {"graded"} and all(row.score == 0 for row in mallory)
+    assert not any("FORGED" in row.reason for row in mallory)
+    assert all("changed from inside the notebook" in row.reason for row in mallory), [r.reason for r in mallory]
