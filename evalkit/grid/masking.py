@@ -28,7 +28,7 @@ def name_words(name: str) -> list[str]:
 
 
 # The last word of a name that holds a credential (an option, a parameter, a header, a JSON field).
-_CREDENTIAL_WORDS = frozenset({"password", "passwd", "passwords", "pwd", "pw", "pass", "passphrase", "token",
+_CREDENTIAL_WORDS = frozenset({"password", "passwd", "passwords", "pwd", "pw", "pass", "passphrase", "passcode", "token",
                                "secret", "secrets", "credential", "credentials", "creds", "auth", "authorization",
                                "jwt", "pat", "apikey", "sig", "signature", "webhook", "dsn", "psk", "assertion",
                                "authkey"})
@@ -42,7 +42,7 @@ _COMPOUND_ENDINGS = ("password", "passwd", "passphrase", "secret", "token", "cre
 _KEY_OWNERS = frozenset({"api", "access", "private", "secret", "client", "signing", "encryption", "master",
                          "account", "storage", "subscription", "license", "auth", "app", "consumer", "shared",
                          "service", "deploy", "session", "hmac", "pre", "psk", "admin", "root", "write", "read",
-                         "ingest", "webhook", "bot",
+                         "ingest", "webhook", "bot", "ssh", "gpg", "pgp", "tls", "ssl", "jwt", "oauth",
                          # a service's key (openai_key, --hf-key): the services a grid is likely to call
                          "openai", "anthropic", "hf", "huggingface", "groq", "azure", "cohere", "mistral",
                          "google", "gemini", "together", "fireworks", "replicate", "deepseek", "perplexity", "xai",
@@ -53,7 +53,10 @@ _KEY_OWNERS = frozenset({"api", "access", "private", "secret", "client", "signin
                          "cerebras", "sambanova", "anyscale", "modal", "runpod", "lambda", "jina", "unstructured"})
 # Words after a credential word that still name the credential itself (--token-value, --password-b64).
 _VALUE_WORDS = frozenset({"value", "string", "str", "text", "b64", "base64", "hex", "raw", "plain", "plaintext",
-                          "literal", "data"})
+                          "literal", "data", "pem", "der", "json",
+                          # another copy of the same credential: password_2, token_v2, api_key_old, hf_token_backup
+                          "v", "old", "new", "backup", "bak", "prev", "previous", "next", "alt", "primary",
+                          "secondary", "current", "orig", "original", "copy", "tmp", "temp"})
 # A first word that makes the name a switch, not a credential (--no-password, --ask-pass, --prompt-token).
 _SWITCH_WORDS = frozenset({"no", "ask", "prompt", "skip", "disable", "enable", "require", "without"})
 
@@ -96,9 +99,13 @@ def credential_name(name: str, *, option: bool = False) -> bool:
     words = name_words(name)
     if not words or words[0] in _SWITCH_WORDS:
         return False
-    while len(words) > 1 and words[-1] in _VALUE_WORDS:
+    if words[-2:] in (["connection", "string"], ["conn", "str"], ["conn", "string"]):
+        return True  # a connection string holds its password
+    while len(words) > 1 and (words[-1] in _VALUE_WORDS or words[-1].isdigit()):
         words = words[:-1]
     last = words[-1]
+    if last == "keys" and len(words) > 1:
+        last = "key"  # api_keys
     if len(words) > 1 and last == "id" and words[-2] in ("secret", "session"):
         return option or words[-2] == "secret"
     if last in _CREDENTIAL_WORDS or (option and last in _OPTION_WORDS):
@@ -175,7 +182,11 @@ _PASSWORD_OPTIONS = {"redis-cli": frozenset({"-a"}), "mongosh": frozenset({"-p"}
                      "openssl": frozenset({"-k", "-K"}), "ssh-keygen": frozenset({"-N", "-P"}),
                      "sqlcmd": frozenset({"-P"}), "bcp": frozenset({"-P"}), "mosquitto_pub": frozenset({"-P"}),
                      "mosquitto_sub": frozenset({"-P"}), "rabbitmqadmin": frozenset({"-p"}),
-                     "twine": frozenset({"-p"}),
+                     "twine": frozenset({"-p"}), "cqlsh": frozenset({"-p"}), "cypher-shell": frozenset({"-p"}),
+                     "ipmitool": frozenset({"-P"}), "evil-winrm": frozenset({"-p"}), "rdesktop": frozenset({"-p"}),
+                     "doctl": frozenset({"-t"}), "useradd": frozenset({"-p"}), "usermod": frozenset({"-p"}),
+                     **{name: frozenset({"-A", "-X"}) for name in ("snmpwalk", "snmpget", "snmpset",
+                                                                   "snmpbulkwalk", "snmptrap")},
                      **{name: frozenset({"-w"}) for name in _LDAP}}
 # Options whose value is a user name, or "user:password" (also user%password, Samba's form) for any program;
 # a pair whose second part is a number is an id pair (docker run -u 1000:1000), no password.
@@ -183,14 +194,26 @@ _USER_PAIR_OPTIONS = frozenset({"-u", "-U", "--user", "--username"})
 # lftp's -u takes "user,password".
 _COMMA_PAIR = {"lftp": frozenset({"-u"})}
 # Programs that read a short option's value attached to it (zip -PPASS); openssl's -kfile is another option.
-_ATTACHED_OK = frozenset({"zip", "unzip", "zipcloak", "ssh-keygen", "mosquitto_pub", "mosquitto_sub", *_LDAP})
+_ATTACHED_OK = frozenset({"zip", "unzip", "zipcloak", "ssh-keygen", "mosquitto_pub", "mosquitto_sub", "sqlcmd",
+                          "bcp", *_LDAP})
 # Programs whose "login" subcommand takes a token as its argument (vault login TOKEN, wandb login KEY).
 _TOKEN_LOGIN = frozenset({"vault", "bao", "wandb"})
 # Oracle's tools take USER/PASSWORD[@DATABASE] (also as userid=USER/PASSWORD).
 _ORACLE = frozenset({"sqlplus", "sql", "rman", "exp", "imp", "expdp", "impdp", "sqlldr", "dgmgrl"})
 _ORACLE_LOGIN = re.compile(r"((?:userid|user)=)?([^/\s@=]+)/([^/\s@]+)(@\S+)?")
 # Programs whose password is a positional word (read by _scan's end of command).
-_POSITIONAL = frozenset({"smbclient", "net", "wpa_passphrase", "mc", "poetry", "gh"})
+_POSITIONAL = frozenset({"smbclient", "net", "wpa_passphrase", "mc", "poetry", "gh", "rabbitmqctl", "xfreerdp",
+                         "wlfreerdp", "ngrok", "az", "aws", "chpasswd"})
+# An option that gives a stored secret's value, in a command about secrets (az keyvault secret set --value,
+# aws ssm put-parameter --value, aws secretsmanager ... --secret-string, gh secret set --body).
+_VALUE_OPTIONS = frozenset({"--value", "--body", "-b", "--secret-string", "--secret-value"})
+_SECRET_COMMANDS = frozenset({"secret", "secrets", "keyvault", "secretsmanager", "ssm", "password", "token",
+                              "credential", "credentials", "put-parameter"})
+# Options that make a program read a secret from its standard input (echo S | docker login --password-stdin).
+_STDIN_SECRET = frozenset({"--password-stdin", "--with-token", "--passwd-on-stdin", "--pass-stdin", "-i",
+                           "--stdin", "--token-stdin"})
+_STDIN_PROGRAMS = frozenset({"chpasswd", "passwd", "htpasswd", "docker", "podman", "gh", "openconnect", "helm",
+                             "cosign", "skopeo", "buildah", "oras", "nerdctl", "crane"})
 # A credential word standing alone that is also a subcommand or an ordinary value (git credential fill,
 # kubectl create secret generic, npm token list, jq .key): the word after it is no credential. A key's name
 # (aws_secret_access_key, //registry/:_authToken, http.proxyPassword) and a netrc's "password" are.
@@ -244,7 +267,7 @@ def _pair(value: str) -> tuple[list[str], str]:
     >>> _pair("sk_test_0123:")[1], _pair("alice")
     ('***:', ([], 'alice'))
     """
-    if ":" not in value or "://" in value or "{" in value:
+    if ":" not in value or "://" in value or _templated(value):
         return [], value
     user, _, password = value.partition(":")
     shown = f"{user}:{MASK}" if password else f"{MASK}:"
@@ -271,7 +294,7 @@ def _header(value: str) -> tuple[list[str], str]:
     ((['abc.def-123'], 'Authorization: Bearer ***'), (['k3y-0001'], 'X-Api-Key: ***'), ([], 'Accept: text/csv'))
     """
     match = _HEADER.fullmatch(value)
-    if not match or "{" in value or not credential_name(match[1], option=True):
+    if not match or _templated(value) or not credential_name(match[1], option=True):
         return [], value
     scheme = _SCHEME.fullmatch(match[2].strip())
     if scheme:
@@ -320,6 +343,16 @@ def _json_fields(text: str) -> tuple[list[str], str]:
     return found, shown
 
 
+def _templated(text: str) -> bool:
+    """Whether ``text`` holds a grid placeholder (``{pw}``): its value is the unit's, masked with the unit's
+    values; other braces (a JSON body, ``PWD={x y}``) are text like any other.
+
+    >>> _templated("{pw}"), _templated('{"x": "S"}'), _templated("-p{pw}")
+    (True, False, True)
+    """
+    return bool(_PLACEHOLDER.search(text))
+
+
 def _credential_word(word: str) -> bool:
     """Whether a word that is no option names a credential whose value is the next word: a key's name in a
     configuration command (``aws configure set aws_secret_access_key X``, ``npm config set
@@ -334,16 +367,27 @@ def _credential_word(word: str) -> bool:
     if word.startswith("-") or any(c in word for c in "={} ") or _URL.fullmatch(word):
         return False
     words = name_words(word)
-    if words and words[0] in _VERBS:  # a subcommand (kubectl config set-credentials NAME): a name follows
-        return False
+    if len(words) > 1 and words[0] in _VERBS and words[-1] in ("credential", "credentials", "creds", "secret",
+                                                                "secrets"):
+        return False  # a subcommand naming a stored object (kubectl config set-credentials NAME): a name follows
     return credential_name(word, option=True) and not (len(words) == 1 and words[0] in _AMBIGUOUS_WORDS)
 
 
-# A subcommand's first word: set-credentials, get-token, create-secret name a command, not a key.
-_VERBS = frozenset({"set", "get", "list", "create", "delete", "remove", "add", "use", "show", "rotate", "reset",
-                    "revoke", "new", "update", "generate", "print", "describe"})
+# A subcommand's first word (set-credentials, create-secret): the word after it names an object.
+_VERBS = frozenset({"set", "get", "list", "create", "delete", "remove", "add", "use", "show", "rotate", "describe"})
 # name=value pieces of any argument (--from-literal=password=X, -o user=me,password=X, vault login token=X).
-_PIECE = re.compile(r"""(?:^|(?<=[\s,;&?=]))([^\s=,;&?'"{}]+)==?(?=([^\s,;&'"=][^\s,;&'"]*))""")
+_PIECE = re.compile(r"""(?:^|(?<=[\s,;&?=]))([^\s=,;&?'"{}]+)==?(?=([^\s,;&'"=(\[{][^\s,;&'"]*))""")
+# Secrets in code and statements, whatever the program: SQL's IDENTIFIED BY 'X' and PASSWORD 'X', an Oracle JDBC
+# URL's user/password@, a .pgpass line, requests' auth=('user', 'X'), Perl's $ENV{NAME}="X", PowerShell's
+# ConvertTo-SecureString "X".
+_STATEMENT_SECRETS = (
+    re.compile(r"""(?i)(?<!["'\w])(?:identified\s+by|password)(?:\s+|\s*=\s*)(["'])([^"']+)\1"""),
+    re.compile(r"""(?i)\bjdbc:oracle:\w+:[^/\s@:]+/([^@\s/]+)@"""),
+    re.compile(r"""^(?:[^:\s]+|\*):(?:\d+|\*):(?:[^:\s]+|\*):(?:[^:\s]+|\*):(\S+)$"""),
+    re.compile(r"""\bauth\s*=\s*\(\s*(["'])[^"']*\1\s*,\s*(["'])([^"']+)\2"""),
+    re.compile(r"""(?i)convertto-securestring\s+(?:-string\s+)?(["'])([^"']+)\1"""),
+)
+_PERL_ENV = re.compile(r"""\$ENV\{\s*["']?(\w+)["']?\s*\}\s*=\s*(["'])([^"']+)\2""")
 # A credential assigned in code: os.environ['OPENAI_API_KEY'] = 'X', api_key = "X", {'token': 'X'}.
 _CODE_ASSIGNMENT = re.compile(r"""(?:(["'])([A-Za-z_][\w.-]*)\1\s*\]?|\b([A-Za-z_]\w*))\s*[:=]\s*(["'])([^"'\\]+)\4""")
 # An Authorization header's value written anywhere (git -c http.extraHeader="Authorization: Bearer X",
@@ -374,6 +418,12 @@ def _text_secrets(text: str) -> tuple[list[str], str]:
     for match in _PIECE.finditer(text):
         if credential_name(match[1], option=True) and match[2] != MASK and match[2].lower() not in _SCHEMES:
             spans.append(match.span(2))
+    for pattern in _STATEMENT_SECRETS:
+        for match in pattern.finditer(text):
+            spans.append(match.span(pattern.groups if pattern.groups else 0))  # the last group: the secret
+    for match in _PERL_ENV.finditer(text):
+        if secret_variable(match[1]) or credential_name(match[1]):
+            spans.append(match.span(3))
     for match in _CODE_ASSIGNMENT.finditer(text):
         name = match[2] or match[3]
         if (credential_name(name, option=True) or secret_variable(name)) and match[5] != MASK:
@@ -401,7 +451,7 @@ def _user_pair(value: str, separators: str = ":%") -> tuple[list[str], str]:
     ('alice:***', 'alice%***', ([], '1000:1000'), ([], 'bob'))
     """
     separator = next((c for c in separators if c in value), None)
-    if separator is None or "://" in value or "{" in value:
+    if separator is None or "://" in value or _templated(value):
         return [], value
     user, _, password = value.partition(separator)
     if not password or password.isdigit() or password == MASK:
@@ -465,15 +515,19 @@ def _scan(arguments: list[str], *, prose: bool = False) -> tuple[list[str], dict
     login = False  # after a login subcommand: -p is its password
     skip = set()
     batch, words = False, []  # htpasswd -b; the positions of the command's words that are no option
+    piped: list[int] = []  # the words an echo or printf pipes into the next command
 
     def secret_at(position: int, value: str | None = None, shown_as: str = MASK) -> None:
-        if "{" not in arguments[position]:
+        if not _templated(arguments[position]):
             found.append(arguments[position] if value is None else value)
             shown[position] = shown_as
 
     def end_command() -> None:
         """The passwords a program takes as a positional word, read once its words are known."""
         texts = [arguments[i] for i in words]
+        if program in ("chpasswd", "passwd") and piped:
+            for position in piped:  # echo USER:PASSWORD | chpasswd
+                secret_at(position)
         if program == "htpasswd" and batch and len(words) >= 2:
             secret_at(words[-1])  # htpasswd -b [-c] FILE USER PASSWORD: the last word
         elif program in ("smbclient", "net"):  # smbclient //host/share PASSWORD; net use \\host\share PASSWORD
@@ -481,6 +535,10 @@ def _scan(arguments: list[str], *, prose: bool = False) -> tuple[list[str], dict
             if share is not None and share + 1 < len(texts) and words[share + 1] == words[share] + 1 \
                     and texts[share + 1] != "*" and not texts[share + 1].startswith("/"):
                 secret_at(words[share + 1])  # the word right after the share
+        elif program == "rabbitmqctl" and texts[:1] in (["add_user"], ["change_password"]) and len(words) >= 3:
+            secret_at(words[2])  # rabbitmqctl add_user USER PASSWORD
+        elif program == "ngrok" and "add-authtoken" in texts and texts.index("add-authtoken") + 1 < len(texts):
+            secret_at(words[texts.index("add-authtoken") + 1])
         elif program == "wpa_passphrase" and len(words) >= 2:
             secret_at(words[1])  # wpa_passphrase SSID PASSPHRASE
         elif program == "mc" and texts[:2] == ["alias", "set"] and len(words) >= 6:
@@ -507,6 +565,7 @@ def _scan(arguments: list[str], *, prose: bool = False) -> tuple[list[str], dict
             continue
         if argument in _SEPARATORS:
             end_command()
+            piped = [i for i in words if program in ("echo", "printf")] if argument in ("|", "|&") else []
             program, starts, login, batch, words = "", True, False, False, []
             continue
         named = _program(argument)
@@ -526,23 +585,58 @@ def _scan(arguments: list[str], *, prose: bool = False) -> tuple[list[str], dict
             if argument.startswith("-") and not argument.startswith("--"):
                 batch = batch or "b" in argument[1:]
             continue
-        if program == "gh" and "secret" in (arguments[i] for i in words) and argument in ("--body", "-b") \
-                and following is not None:  # gh secret set NAME --body VALUE
-            secret_at(value_index)
+        earlier = [arguments[i] for i in words if i < index]
+        if argument.partition("=")[0] in _VALUE_OPTIONS and any(
+                word in _SECRET_COMMANDS or set(name_words(word)) & {"secret", "secrets", "password", "parameter"}
+                for word in earlier):  # gh secret set NAME --body VALUE; az keyvault secret set --value VALUE
+            if "=" in argument and not _templated(argument):
+                found.append(argument.partition("=")[2])
+                shown[index] = argument.partition("=")[0] + "=" + MASK
+            elif following is not None and "=" not in argument:
+                secret_at(value_index)
+                skip.add(value_index)
+            continue
+        if piped and (argument in _STDIN_SECRET and program in _STDIN_PROGRAMS or program in ("chpasswd",)):
+            for position in piped:  # echo SECRET | docker login --password-stdin
+                secret_at(position)
+            piped = []
+        if program in ("vault", "bao") and (earlier[:2] in (["kv", "put"], ["kv", "patch"]) or earlier[:1] == ["write"]) \
+                and "=" in argument and not argument.startswith("-") and not _templated(argument):
+            name, _, value = argument.partition("=")  # vault kv put PATH key=VALUE: every value is stored secret
+            if value and not value.startswith("@"):
+                found.append(value)
+                shown[index] = f"{name}={MASK}"
+            continue
+        if program in ("vault", "bao") and earlier[:1] == ["token"] and len(earlier) == 1 \
+                and argument in ("lookup", "revoke", "renew") and following is not None \
+                and not following.startswith("-"):
+            secret_at(value_index)  # vault token lookup TOKEN
             skip.add(value_index)
+            continue
+        if program == "redis-cli" and argument.upper() == "AUTH":
+            rest = []
+            for k in range(index + 1, min(index + 3, len(arguments))):
+                if arguments[k] in _SEPARATORS or arguments[k].startswith("-"):
+                    break
+                rest.append(k)
+            if rest:
+                secret_at(rest[-1])  # AUTH [USER] PASSWORD
+            continue
+        if program in ("xfreerdp", "wlfreerdp") and argument.lower().startswith("/p:"):
+            secret_at(index, argument[3:], argument[:3] + MASK)
             continue
         if _LOGIN.fullmatch(argument) and not (index and arguments[index - 1] in _USER_OPTIONS):
             login = True
             continue
         if login and program in _TOKEN_LOGIN and not argument.startswith("-") and "=" not in argument:
-            if "{" not in argument:  # vault login TOKEN
+            if not _templated(argument):  # vault login TOKEN
                 found.append(argument)
                 shown[index] = MASK
             login = False
             continue
         if login and argument.startswith("-p") and not argument.startswith("--"):
             value = argument[2:] or (following if following is not None and not following.startswith("-") else "")
-            if value and "{" not in value:
+            if value and not _templated(value):
                 found.append(value)
                 shown[index if argument[2:] else index + 1] = f"-p{MASK}" if argument[2:] else MASK
             if not argument[2:] and value:
@@ -598,21 +692,23 @@ def _argument_secrets(program: str, argument: str, following: str | None, *,
     if option in ("-passin", "-passout", "-pass") and (attached if equals else following or "").startswith("pass:"):
         value = attached if equals else following or ""  # openssl: pass:PASSWORD (env:, file:, fd: name no secret)
         return [value[5:], value], (f"{option}=pass:{MASK}" if equals else f"pass:{MASK}"), not equals
+    if program in _ARCHIVERS and argument.startswith("-hp") and len(argument) > 3 and not _templated(argument):
+        return [argument[3:]], f"-hp{MASK}", False  # rar -hpPASSWORD: the headers' password too
     if argument.startswith("-p") and len(argument) > 2 and not argument.startswith("--") and (
             program in _MYSQL or program in _ARCHIVERS or program == "sshpass"
             or _ATTACHED_PASSWORD.fullmatch(argument[2:])):  # before the options: -pMyPassword is no --my-password
-        return ([], None, False) if "{" in argument else ([argument[2:]], f"-p{MASK}", False)
+        return ([], None, False) if _templated(argument) else ([argument[2:]], f"-p{MASK}", False)
     for flag in _PASSWORD_OPTIONS.get(program, ()):  # zip -P PASS, ssh-keygen -N PHRASE, ldapsearch -wPASS
         if argument == flag and following is not None and not following.startswith("-"):
-            return ([], None, True) if "{" in following else ([following], MASK, True)
-        if argument.startswith(flag) and len(argument) > 2 and program in _ATTACHED_OK and "{" not in argument:
+            return ([], None, True) if _templated(following) else ([following], MASK, True)
+        if argument.startswith(flag) and len(argument) > 2 and program in _ATTACHED_OK and not _templated(argument):
             return [argument[2:]], flag + MASK, False
     if _secret_option(argument):
         read = _cookies if "cookie" in option.lower() else (lambda value: [value])
         if equals:
-            return ([], None, False) if "{" in attached else (read(attached), f"{option}={MASK}", False)
+            return ([], None, False) if _templated(attached) else (read(attached), f"{option}={MASK}", False)
         if following is not None and not following.startswith("--"):
-            return ([], None, True) if "{" in following else (read(following), MASK, True)
+            return ([], None, True) if _templated(following) else (read(following), MASK, True)
         return [], None, False
     if argument in _HEADER_OPTIONS or (option == "--header" and equals):
         value = attached if equals else following
@@ -623,10 +719,10 @@ def _argument_secrets(program: str, argument: str, following: str | None, *,
     if program == "curl" and argument[:2] in ("-u", "-U", "-H", "-b") and len(argument) > 2:
         flag, value = argument[:2], argument[2:]
         secrets, text = _header(value) if flag == "-H" else _pair(value) if flag in ("-u", "-U") else \
-            ((_cookies(value), MASK) if "=" in value and "{" not in value else ([], value))
+            ((_cookies(value), MASK) if "=" in value and not _templated(value) else ([], value))
         return secrets, (flag + text) if secrets else None, False
     if program == "curl" and argument == "-b" and following is not None:
-        return (_cookies(following), MASK, True) if "=" in following and "{" not in following else ([], None, True)
+        return (_cookies(following), MASK, True) if "=" in following and not _templated(following) else ([], None, True)
     if program == "httpie" and not argument.startswith("-") and ":" in argument and "://" not in argument:
         secrets, text = _header(argument.replace(":", ": ", 1))
         if secrets:
@@ -635,22 +731,22 @@ def _argument_secrets(program: str, argument: str, following: str | None, *,
         value = attached if equals else following or ""  # curl --cert FILE:PASSWORD
         path, colon, password = value.rpartition(":")
         if colon and password and not re.fullmatch(r"[A-Za-z]", path) and "/" not in password \
-                and "\\" not in password and "{" not in value:
+                and "\\" not in password and not _templated(value):
             text = f"{path}:{MASK}"
             return [password], (f"{option}={text}" if equals else text), not equals
     if program == "sshpass" and argument == "-p" and following is not None and not following.startswith("-"):
-        return ([], None, True) if "{" in following else ([following], MASK, True)
+        return ([], None, True) if _templated(following) else ([following], MASK, True)
     if _credential_word(argument) and following is not None and following not in _SEPARATORS \
             and not following.startswith("-") and not (prose and _ordinary_word(following)):  # aws configure set aws_secret_access_key VALUE; netrc's password
-        return ([], None, True) if "{" in following else ([following], MASK, True)
+        return ([], None, True) if _templated(following) else ([following], MASK, True)
     if _AUTHORIZATION_END.fullmatch(argument.strip()) and following is not None and not following.startswith("-") \
-            and following not in _SEPARATORS and "{" not in following \
+            and following not in _SEPARATORS and not _templated(following) \
             and not following.lower().startswith(_SCHEMES):  # "Authorization:" "TOKEN", "Authorization: Bearer" "TOKEN"
         return [following], MASK, True
     assignment = _ASSIGNMENT.fullmatch(argument)
-    if assignment and secret_variable(assignment[1]) and "{" not in assignment[2]:
+    if assignment and secret_variable(assignment[1]) and not _templated(assignment[2]):
         return [assignment[2]], f"{assignment[1]}={MASK}", False
-    if _URL.fullmatch(argument) and "{" not in argument:  # its password, also where it appears without the URL
+    if _URL.fullmatch(argument) and not _templated(argument):  # its password, also where it appears without the URL
         credentials = url_credentials(argument)
         if credentials is not None and credentials[1]:
             secrets = [credentials[1], quote(credentials[1], safe="")]
@@ -713,7 +809,7 @@ def _public_command(arguments: list[str]) -> list[str]:
     for index, argument in enumerate(arguments):  # a shell line inside one argument: its literal credentials masked
         if " " in argument.strip():
             inner = _scan(_words(argument), prose=_prose(arguments, index))[0]
-            shown[index] = redact(shown[index], [s for s in inner if "{" not in s])
+            shown[index] = redact(shown[index], [s for s in inner if not _templated(s)])
     return shown
 
 

@@ -241,14 +241,22 @@ def _command_target(read: Fields, grid: dict[str, list[Any]], fixed: dict[str, A
     if not isinstance(command, list) or not command or not all(isinstance(c, (str, int, float)) for c in command):
         read.fail("command", "expected a non-empty list of arguments")
     names = set(grid) | set(fixed)
+    from evalkit.grid.masking import _command_secrets
+    from evalkit.models.redaction import MASK, redact
+
+    # Braces also quote literal values (ODBC's PWD={...}, a password written "{...}"): what a command line
+    # would hold as a credential, with its braces read as text, is never shown in a message.
+    literal = _command_secrets([str(part).replace("{", "").replace("}", "") for part in command])
     for index, part in enumerate(map(str, command)):
         try:
             used = placeholders(part)
         except ValueError as error:
-            read.fail(f"command[{index}]", str(error))
+            read.fail(f"command[{index}]", redact(str(error), literal))
         for placeholder in used:
             if placeholder not in names:
-                read.fail(f"command[{index}]", f"placeholder {{{placeholder}}} names no parameter "
+                shown = MASK if any(placeholder in secret or secret in placeholder for secret in literal) \
+                    else placeholder
+                read.fail(f"command[{index}]", f"placeholder {{{shown}}} names no parameter "
                                                f"(parameters: {', '.join(sorted(names))})")
     program = str(command[0])
     if not placeholders(program) and shutil.which(program, path=command_path()) is None:

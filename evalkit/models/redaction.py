@@ -243,6 +243,9 @@ _SECRET_PARTS = re.compile(r"(?i)passw(or)?d|passphrase|secret|credential|cookie
 # A name ending in one of these words holds where a credential is, not the credential (SSH_AUTH_SOCK,
 # AWS_SHARED_CREDENTIALS_FILE, PASSWORD_STORE_DIR).
 _LOCATION_WORDS = frozenset({"file", "path", "dir", "sock", "socket", "home"})
+# Last words naming another copy or encoding of the same credential (..._KEY_OLD, ..._KEY_B64).
+_COPY_WORDS = frozenset({"old", "new", "backup", "bak", "prev", "next", "alt", "b64", "base64", "hex", "pem", "json",
+                         "primary", "secondary", "current"})
 
 
 def secret_variable(name: str) -> bool:
@@ -259,8 +262,8 @@ def secret_variable(name: str) -> bool:
     ...                               "NPM_CONFIG__AUTH", "SENTRY_DSN", "DEPLOY_PRIVATE_KEY", "PGPASSWORD")]
     [True, True, True, True, True, True, True, True]
     >>> [secret_variable(n) for n in ("GH_PAT", "PGPASS", "CI_JOB_JWT", "MY_SERVICE_CREDS", "STRIPE_SK", "SPLUNK_HEC",
-    ...                               "WIFI_PSK")]
-    [True, True, True, True, True, True, True]
+    ...                               "WIFI_PSK", "OPENAI_API_KEY_2", "OPENAI_API_KEYS", "SIGNING_KEY_V2", "DB_PW")]
+    [True, True, True, True, True, True, True, True, True, True, True]
     >>> [secret_variable(n) for n in ("PWD", "OLDPWD", "SSH_AUTH_SOCK", "GIT_ASKPASS", "GIT_AUTHOR_NAME",
     ...                               "AWS_ACCESS_KEY_ID", "TOKENIZERS_PARALLELISM", "PASSWORD_STORE_DIR")]
     [False, False, False, False, False, False, False, False]
@@ -268,8 +271,10 @@ def secret_variable(name: str) -> bool:
     words = name.lower().split("_")
     if len(words) > 1 and words[-1] in _LOCATION_WORDS:
         return False
-    return (bool(_SECRET_WORDS.intersection(words)) or words[-1] == "key"
-            or (len(words) > 1 and words[-1] in ("pwd", "sk"))  # MYSQL_PWD, STRIPE_SK
+    while len(words) > 1 and (words[-1] in _COPY_WORDS or re.fullmatch(r"v?\d+", words[-1])):
+        words = words[:-1]  # OPENAI_API_KEY_2, SIGNING_KEY_V2, ENCRYPTION_KEY_B64: the same credential
+    return (bool(_SECRET_WORDS.intersection(words)) or words[-1] in ("key", "keys")
+            or (len(words) > 1 and words[-1] in ("pwd", "pw", "sk"))  # MYSQL_PWD, DB_PW, STRIPE_SK
             or bool(_SECRET_PARTS.search(name)) or any(_compound_pass(word) for word in words))
 
 

@@ -78,6 +78,30 @@ FORMS = {
     "net use": (["net", "use", "\\\\h\\s", "Gq53-netuse", "/user:me"], "Gq53-netuse"),
     "httpie password=": (["http", "POST", "h/login", "password=Gq54-httpie"], "Gq54-httpie"),
     "httpie api_key==": (["http", "GET", "h/x", "api_key==Gq55-query"], "Gq55-query"),
+    # A second probe's forms.
+    "echo | --password-stdin": (["sh", "-c", "echo Gq56-pipe | docker login -u me --password-stdin r"],
+                                "Gq56-pipe"),
+    "echo | chpasswd": (["sh", "-c", "echo me:Gq57-chpw | chpasswd"], "me:Gq57-chpw"),
+    "az keyvault --value": (["az", "keyvault", "secret", "set", "--name", "n", "--value", "Gq58-az"], "Gq58-az"),
+    "aws ssm --value": (["aws", "ssm", "put-parameter", "--name", "n", "--value", "Gq59-ssm"], "Gq59-ssm"),
+    "vault kv put": (["vault", "kv", "put", "secret/app", "db=Gq60-kv"], "Gq60-kv"),
+    "vault token lookup": (["vault", "token", "lookup", "Gq61-tok"], "Gq61-tok"),
+    "redis-cli AUTH": (["redis-cli", "AUTH", "Gq62-redis"], "Gq62-redis"),
+    "rabbitmqctl add_user": (["rabbitmqctl", "add_user", "u", "Gq63-rmq"], "Gq63-rmq"),
+    "ngrok add-authtoken": (["ngrok", "config", "add-authtoken", "Gq64-ngrok"], "Gq64-ngrok"),
+    "xfreerdp /p:": (["xfreerdp", "/u:me", "/p:Gq65-rdp", "/v:h"], "Gq65-rdp"),
+    "sqlcmd -PPASS": (["sqlcmd", "-Sx", "-Ume", "-PGq66-sql"], "Gq66-sql"),
+    "cqlsh -p": (["cqlsh", "-u", "me", "-p", "Gq67-cql"], "Gq67-cql"),
+    "JSON after --password": (["tool", "--password", '{"x": "Gq68-js"}'], '{"x": "Gq68-js"}'),
+    "rar -hp": (["rar", "a", "-hpGq69-rar", "x.rar"], "Gq69-rar"),
+    "SQL IDENTIFIED BY": (["mysql", "-e", "CREATE USER u IDENTIFIED BY 'Gq70-my'"], "Gq70-my"),
+    "docker -e KEY_2": (["docker", "run", "-e", "OPENAI_API_KEY_2=Gq71-env", "img"], "Gq71-env"),
+    "JDBC Oracle": (["tool", "jdbc:oracle:thin:scott/Gq72-jdbc@db:1521/x"], "Gq72-jdbc"),
+    ".pgpass line": (["printf", "db.example:5432:app:me:Gq73-pgpass"], "Gq73-pgpass"),
+    "requests auth tuple": (["python3", "-c", "requests.get(u, auth=('me', 'Gq74-auth'))"], "Gq74-auth"),
+    "Perl ENV": (["perl", "-e", '$ENV{DB_PASSWORD}="Gq75-perl"; system("x")'], "Gq75-perl"),
+    "PowerShell SecureString": (["pwsh", "-c", 'ConvertTo-SecureString "Gq76-ps" -AsPlainText'], "Gq76-ps"),
+    "ipmitool -P": (["ipmitool", "-H", "h", "-U", "admin", "-P", "Gq77-ipmi", "power", "status"], "Gq77-ipmi"),
 }
 
 READABLE = [
@@ -115,7 +139,9 @@ def test_ordinary_arguments_stay_readable(command):
 
 def test_a_grid_with_every_general_form_leaks_nothing(tmp_path, capfd):
     echo = "import sys, json; print(' '.join(sys.argv)); print(json.dumps({'args': sys.argv[1:]}))"
-    arguments = [a for form in FORMS.values() for a in [*form[0], ";"]]
+    # a grid reads {NAME} as a placeholder: Perl's $ENV{...} is written with doubled braces, as in any grid file
+    arguments = [a.replace("$ENV{DB_PASSWORD}", "$ENV{{DB_PASSWORD}}") for form in FORMS.values()
+                 for a in [*form[0], ";"]]
     spec = tmp_path / "grid.yml"
     spec.write_text(yaml.safe_dump({"name": "general", "kind": "command", "out": "out", "retries": 0, "workers": 1,
                                     "command": [sys.executable, "-c", echo, *arguments, "--seed", "{seed}"],
@@ -133,6 +159,15 @@ def test_a_grid_with_every_general_form_leaks_nothing(tmp_path, capfd):
     (record,) = (tmp_path / "out").rglob("unit.json")
     stdout = (record.parent / "stdout.txt").read_text()
     assert "aws_secret_access_key ***" in stdout and "htpasswd -b /etc/pw me ***" in stdout, stdout
+
+
+@pytest.mark.parametrize("name", ["password_2", "client_secret_2", "passcode", "hf_token_backup", "private_key_pem",
+                                  "api_key_2", "api_keys", "password2", "token_v2", "ssh_key", "connection_string",
+                                  "openai_api_key_old"])
+def test_copies_and_encodings_of_a_credential_are_credentials(name):
+    from evalkit.grid.masking import credential_name
+
+    assert credential_name(name), name
 
 
 def test_a_services_key_named_as_a_parameter_is_a_secret_and_a_column_key_is_not():
