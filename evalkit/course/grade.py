@@ -368,9 +368,11 @@ def _run_in(base: Path, run: _Run, limits: Limits, isolation: Isolation, hide: l
     sealed = read_json(base / "result.json")
     result = unseal(sealed, key)
     executed_bytes = read_capped(base / "executed.ipynb", _KEPT_BYTES)
-    if isinstance(result, dict) and executed_bytes is not None \
-            and hashlib.sha256(executed_bytes).hexdigest() != result.get("executed_sha256"):
-        result = None  # the executed copy was rewritten after the worker wrote it (one over 5 MB is not kept)
+    if isinstance(result, dict) and result.get("executed_sha256") is not None and (
+            hashlib.sha256(executed_bytes).hexdigest() != result["executed_sha256"] if executed_bytes is not None
+            else not (isinstance(result.get("executed_bytes"), int) and result["executed_bytes"] > _KEPT_BYTES)):
+        result = None  # the executed copy was rewritten, removed or linked after the worker wrote it (one that
+        # the worker wrote over 5 MB is not kept, and says so)
     if run.timed_out:
         run.problem = f"timed out: did not finish within {limits.timeout:g} s (killed)"
     elif sealed is not None and result is None:

@@ -236,7 +236,9 @@ def main(argv: list[str] | None = None) -> int:
     args.cwd.mkdir(parents=True, exist_ok=True)
     outcome = execute(args.notebook, args.run_dir, args.cwd, args.graded)
     executed = args.run_dir / "executed.ipynb"
-    outcome["executed_sha256"] = hashlib.sha256(executed.read_bytes()).hexdigest() if executed.is_file() else None
+    data = executed.read_bytes() if executed.is_file() else None
+    outcome["executed_sha256"] = hashlib.sha256(data).hexdigest() if data is not None else None
+    outcome["executed_bytes"] = len(data) if data is not None else None
     result = args.run_dir / "result.json"
     result.unlink(missing_ok=True)  # a file the kernel left there (or a link) is replaced, never written through
     result.write_text(json.dumps(seal(outcome, key) if key else outcome, indent=1))

@@ -134,8 +134,10 @@ def card_files(entries: list[str]) -> tuple[list[Path], list[tuple[str, str]]]:
     return files, skipped
 
 
-def _read_card(path: Path):
-    """The card in the file ``path``; ``ValueError`` naming the file and why it is not one."""
+def _read_card(path: Path, records: dict | None = None):
+    """The card in the file ``path``; ``ValueError`` naming the file and why it is not one. ``records``, when
+    given, keeps the JSON the card was read from, by path: a signature is checked on what was read, never on a
+    second read of a file that may have changed since."""
     import json
 
     from evalkit.judgecard.card import Card
@@ -150,6 +152,8 @@ def _read_card(path: Path):
         raise ValueError(f"{path}: not JSON ({error})") from None
     except RecursionError:
         raise ValueError(f"{path}: not a judge card (JSON nested too deeply to read)") from None
+    if records is not None:
+        records[str(path)] = record
     try:
         return Card.from_record(record, source=str(path))
     except RecursionError:
@@ -158,16 +162,6 @@ def _read_card(path: Path):
         raise ValueError(f"{path}: not a judge card's record ({type(error).__name__}: {error})") from None
 
 
-def _signed(path: Path, key: bytes) -> bool:
-    """Whether the card file ``path`` carries a signature made with ``key`` over what it holds."""
-    import json
-
-    from evalkit.judgecard.signing import verify
-
-    try:
-        return verify(json.loads(path.read_text(encoding="utf-8")), key)
-    except (OSError, ValueError, RecursionError):
-        return False
 
 
 def _card_label(paths: list[str]) -> str:
@@ -204,7 +198,7 @@ def leaderboard(args: argparse.Namespace) -> int:
     from evalkit.judgecard.leaderboard import (_cell, board_sentence, leaderboard_markdown, standings,
                                                standings_frame, write_board_card)
     from evalkit.judgecard.sets import load_set
-    from evalkit.judgecard.signing import signing_key
+    from evalkit.judgecard.signing import signing_key, verify
     from evalkit.judgecard.verify import checked_cards, reason_for
 
     if not args.cards:
@@ -213,9 +207,10 @@ def leaderboard(args: argparse.Namespace) -> int:
     if not files and not refused:
         raise FileNotFoundError(f"--cards {', '.join(args.cards)}: no card.json found")
     lines: list[tuple] = []  # (card, its files)
+    records: dict[str, object] = {}  # what each card was read from (its signature is checked on it)
     for path in files:
         try:
-            lines.append((_read_card(path), [str(path)]))
+            lines.append((_read_card(path, records), [str(path)]))
         except ValueError as error:
             refused.append((str(path), reason_for(error, str(path))))
     set_files: dict[str, dict[str, str]] = {}  # a line's files, joined -> the file each of its sets came from
@@ -230,7 +225,7 @@ def leaderboard(args: argparse.Namespace) -> int:
         lines = []
         for judge, group in names.items():
             if key is not None:  # a card without the maker's signature cannot join the line: its own line
-                unsigned = [line for line in group if not _signed(Path(line[1][0]), key)]
+                unsigned = [line for line in group if not verify(records.get(line[1][0]), key)]
                 for card, paths in unsigned:
                     print(f"note: {paths[0]} names the judge {judge!r} but is not signed with {args.merge_key_env}'s "
                           "key: not merged, its own line", file=sys.stderr)

@@ -573,3 +573,30 @@ raise RuntimeError("the last cell fails")
     assert {row.status for row in mallory} != {"graded"} and all(row.score == 0 for row in mallory)
     assert not any("FORGED" in row.reason for row in mallory)
     assert all("changed from inside the notebook" in row.reason for row in mallory), [r.reason for r in mallory]
+
+
+def test_a_notebook_that_replaces_its_executed_copy_gets_no_graded_row(tmp_path):
+    """Found by a second probe: a loop that swapped the executed copy for a link (or a 6 MB file) left the row
+    "graded" with the copy "not kept" and no flag. The worker's sealed record holds the copy's hash and size."""
+    sandbox_or_skip()
+    folder, out = tmp_path / "class", tmp_path / "grades"
+    loop = '''import subprocess, sys
+code = """import time, os
+end = time.time() + 60
+while time.time() < end:
+    try:
+        if os.path.exists("../executed.ipynb") and not os.path.islink("../executed.ipynb"):
+            os.remove("../executed.ipynb")
+            os.symlink("/etc/hostname", "../executed.ipynb")
+    except OSError:
+        pass
+    time.sleep(0.02)
+"""
+subprocess.Popen([sys.executable, "-c", code], start_new_session=True, stdout=subprocess.DEVNULL,
+                 stderr=subprocess.DEVNULL)
+'''
+    submission(folder / "bob" / "04_pairwise_judge.ipynb", extra=loop)
+    run = grade(folder, out, timeout=60, key=answer_key(tmp_path))
+    rows = by_student(run.rows)["bob"].values()
+    assert {row.status for row in rows} != {"graded"} and all(row.score == 0 for row in rows)
+    assert all("changed from inside the notebook" in row.reason for row in rows), [r.reason for r in rows]

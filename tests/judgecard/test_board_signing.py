@@ -69,3 +69,32 @@ def test_a_signature_covers_every_field_and_the_key_must_be_set(inputs, tmp_path
         signing_key("EVALKIT_CARD_KEY")
     assert "short" not in str(error.value).replace("too short", "")
     assert main(["leaderboard", "--cards", str(tmp_path), "--merge-key-env", "EVALKIT_CARD_KEY"]) == 2
+
+
+def test_a_card_swapped_between_reads_is_judged_on_what_was_read(inputs, tmp_path, monkeypatch, capsys):
+    """Found by a probe: the board read a card, then read its file again to check the signature, so a file
+    swapped between the reads (a forged card, then a signed copy) merged unsigned. The signature is checked on
+    the record the card came from."""
+    from pathlib import Path
+
+    sets, judges, _ = inputs
+    monkeypatch.setenv("EVALKIT_CARD_KEY", KEY)
+    key = signing_key("EVALKIT_CARD_KEY")
+    write_card(_per_set("good", judges["good"], sets, "one"), tmp_path / "cards" / "good-one", key=key)
+    signed_two, _ = write_card(_per_set("good", judges["good"], sets, "two"), tmp_path / "other", key=key)
+    turned = {name: -np.asarray(values) for name, values in judges["good"].items()}
+    forged = _write(_per_set("good", turned, sets, "two"), tmp_path / "cards" / "evil")
+    reads, real_read = {"n": 0}, Path.read_text
+
+    def swapping(path, *args, **kwargs):  # the first read sees the forged card, every later one a signed copy
+        if Path(path) == forged:
+            reads["n"] += 1
+            return real_read(forged if reads["n"] == 1 else signed_two, *args, **kwargs)
+        return real_read(path, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "read_text", swapping)
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "board", "--merge",
+                     "--merge-key-env", "EVALKIT_CARD_KEY") == 0
+    lines = board_json(tmp_path / "board")
+    assert "evil/card.json names the judge 'good' but is not signed" in capsys.readouterr().err
+    assert len(lines) == 2 and all("evil" not in r["card"] or r["mean_pearson"] < 0 for r in lines)
