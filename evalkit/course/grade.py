@@ -396,8 +396,7 @@ def _run_in(base: Path, run: _Run, limits: Limits, isolation: Isolation, hide: l
             if not run.crashed:
                 run.crashed = True
                 run.problem = (run.problem + " | " if run.problem else "") + str(reason)
-    executed = executed_bytes
-    run.kept["executed.ipynb"] = executed if executed is not None else (
+    run.kept["executed.ipynb"] = executed_bytes if executed_bytes is not None else (
         b"the executed copy was not kept: it is missing, not a plain file or over 5 MB\n")
     run.kept["worker.log"] = tail(base / "worker.log", _LOG_TAIL).encode()
 

@@ -9,7 +9,6 @@ import argparse
 import json
 import os
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,6 +19,7 @@ from evalkit.judgecard.cli import LINK, add_arguments
 from evalkit.judgecard.leaderboard import (AT_CEILING, board_sentence, leaderboard_markdown, standings,
                                            standings_frame)
 from tests.judgecard.test_leaderboard import _board_of, board_json, column_judge, people_set
+from tests.judgecard.test_leaderboard import _edited as _write
 
 
 @pytest.fixture(scope="module")
@@ -38,15 +38,6 @@ def inputs():
 def _card(name, values, sets, only=None):
     return judge_card(column_judge(name, values), [sets[only]] if only else list(sets.values()), half="all",
                       bootstrap=0)
-
-
-def _write(card, folder: Path, edit=None) -> Path:
-    record = json.loads(card.to_json())
-    if edit is not None:
-        edit(record)
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "card.json").write_text(json.dumps(record))
-    return folder / "card.json"
 
 
 def _leaderboard(tmp_path, sets, monkeypatch, entries, out, *more):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,6 +16,7 @@ from evalkit.judgecard.leaderboard import (ABOVE_CEILING, _rating_stats, _resamp
                                            standings, standings_frame, write_board_card)
 from evalkit.judgecard.sets import noise_ceiling
 from tests.judgecard.test_leaderboard import _board_of, board_json, column_judge, people_set
+from tests.judgecard.test_leaderboard import _edited as _write
 
 
 @pytest.fixture(scope="module")
@@ -29,16 +29,6 @@ def inputs():
     cards = {name: judge_card(column_judge(name, values), list(sets.values()), half="all", bootstrap=0)
              for name, values in judges.items()}
     return sets, judges, cards
-
-
-def _write(card: Card, folder: Path, edit=None) -> Path:
-    """``card``'s card.json in ``folder``, its record changed by ``edit(record)`` first when given."""
-    record = json.loads(card.to_json())
-    if edit is not None:
-        edit(record)
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "card.json").write_text(json.dumps(record))
-    return folder / "card.json"
 
 
 def _per_set(name: str, values: dict, sets, only: str) -> Card:

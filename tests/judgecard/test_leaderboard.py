@@ -192,10 +192,11 @@ def board_json(out: Path) -> list[dict]:
     return json.loads((out / "leaderboard.json").read_text())["standings"]
 
 
-def _edited(card: Card, folder: Path, edit) -> Path:
-    """``card`` written to ``folder``, its record changed by ``edit(record)`` (or its text, for a str result)."""
+def _edited(card: Card, folder: Path, edit=None) -> Path:
+    """``card`` written to ``folder``, its record changed by ``edit(record)`` when given (or its text, for a str
+    result)."""
     record = json.loads(card.to_json())
-    changed = edit(record)
+    changed = edit(record) if edit is not None else None
     folder.mkdir(parents=True, exist_ok=True)
     text = changed if isinstance(changed, str) else json.dumps(record)
     (folder / "card.json").write_text(text)
