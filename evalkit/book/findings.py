@@ -11,13 +11,9 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from evalkit.upheld.release_format import DISPLAY_NAMES
+from evalkit.upheld.release_format import set_label
 
 __all__ = ["label_profile", "reliability_ranking", "calibration_agreement"]
-
-
-def _name(dataset: str) -> str:
-    return DISPLAY_NAMES.get(dataset, dataset)
 
 
 def label_profile(labels: pd.DataFrame, *, dataset: str, low_content: int = 2) -> str:
@@ -26,12 +22,12 @@ def label_profile(labels: pd.DataFrame, *, dataset: str, low_content: int = 2) -
 
     >>> labels = pd.DataFrame({"content": [1, 1, 2, 5, None], "reasonable": [5, 5, 5, 1, 5]})
     >>> label_profile(labels, dataset="topical_chat")
-    'Topical-Chat: 3 of 4 content ratings (75%) are 2 or lower — little of the reference said — while 4 of 5 reasonableness ratings (80%) are 5.'
+    'upheld-topical_chat: 3 of 4 content ratings (75%) are 2 or lower — little of the reference said — while 4 of 5 reasonableness ratings (80%) are 5.'
     """
     content = pd.to_numeric(labels["content"], errors="coerce").dropna()
     reasonable = pd.to_numeric(labels["reasonable"], errors="coerce").dropna()
     low, sensible = int((content <= low_content).sum()), int((reasonable == 5).sum())
-    return (f"{_name(dataset)}: {low} of {len(content)} content ratings ({100 * low / len(content):.0f}%) are "
+    return (f"{set_label(dataset)}: {low} of {len(content)} content ratings ({100 * low / len(content):.0f}%) are "
             f"{low_content} or lower — little of the reference said — while {sensible} of {len(reasonable)} "
             f"reasonableness ratings ({100 * sensible / len(reasonable):.0f}%) are 5.")
 

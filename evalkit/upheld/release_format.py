@@ -11,15 +11,29 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["Subset", "SUBSETS", "DATASET_NAMES", "DISPLAY_NAMES", "LabelSpec", "LABELS", "LABEL_NAMES",
+__all__ = ["Subset", "SUBSETS", "DATASET_NAMES", "SET_LABELS", "set_label", "LabelSpec", "LABELS", "LABEL_NAMES",
            "TEXT_COLUMNS", "ID_COLUMNS", "UpheldFormatError", "parse_label", "parse_history"]
 
 Subset = Literal["main", "llm_arena", "topical_chat"]
 SUBSETS: dict[str, str] = {"main": "", "llm_arena": "additional_resources/llm_arena_annotated/",
                            "topical_chat": "additional_resources/topical_chat_annotated/"}
 DATASET_NAMES = {"main": "upheld", "llm_arena": "llm_arena", "topical_chat": "topical_chat"}
-#: How the book's sentences name the three sets (by dataset name); any other name is written as it is.
-DISPLAY_NAMES = {"upheld": "UPHELD", "llm_arena": "LLM-Arena", "topical_chat": "Topical-Chat"}
+#: The one label each set is shown under in every table, printed line and sentence of the book, and on a judge
+#: card (:data:`evalkit.judgecard.SET_NAMES`), keyed by the loader's subset name and by the dataset name.
+SET_LABELS = {"main": "upheld-main", "upheld": "upheld-main", "llm_arena": "upheld-llm_arena",
+              "topical_chat": "upheld-topical_chat"}
+
+
+def set_label(name: str) -> str:
+    """The label the set ``name`` (a subset or dataset name) is shown under; any other name as it is.
+
+    >>> set_label("main"), set_label("upheld"), set_label("topical_chat"), set_label("fed")
+    ('upheld-main', 'upheld-main', 'upheld-topical_chat', 'fed')
+    >>> from evalkit.judgecard._names import SET_NAMES  # the card spells them the same way
+    >>> set(SET_LABELS.values()) <= set(SET_NAMES)
+    True
+    """
+    return SET_LABELS.get(name, name)
 
 
 @dataclass(frozen=True)
