@@ -15,7 +15,7 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
-__all__ = ["verdict", "side", "excludes", "interval_sides", "target_verdict", "with_interval", "join_names", "count_span",
+__all__ = ["verdict", "side", "excludes", "interval_sides", "target_verdict", "with_interval", "table_cells", "join_names", "count_span",
            "multiplicity_line"]
 
 
@@ -105,6 +105,27 @@ def with_interval(value: float, low: float, high: float, *, digits: int = 3, sig
     if low is None or high is None or pd.isna(low) or pd.isna(high):
         return form.format(value)
     return f"{form.format(value)} [{form.format(low)}, {form.format(high)}]"
+
+
+def table_cells(frame: pd.DataFrame, *, form: str = "{:.3f}", missing: str = "–") -> pd.DataFrame:
+    """``frame`` as a page shows it: each real number written with ``form``, integers as they are and a
+    missing value (a metric with no reference on a set, a figure a paper did not give) as ``missing``, the
+    dash :func:`with_interval` writes, never ``NaN``.
+
+    >>> frame = pd.DataFrame({"r": [0.2881, float("nan")], "n": [150, 24]}, index=["encoder", "BLEU-2"])
+    >>> table_cells(frame)
+                 r    n
+    encoder  0.288  150
+    BLEU-2       –   24
+    >>> table_cells(pd.DataFrame({"p": [0.00012, None]}), form="{:.1e}")["p"].tolist()
+    ['1.2e-04', '–']
+    """
+    def cell(value: Any) -> Any:
+        if value is None or (not isinstance(value, str) and pd.isna(value)):
+            return missing
+        return form.format(value) if isinstance(value, float) else value
+
+    return frame.map(cell)
 
 
 def join_names(names: Sequence[str], *, empty: str = "none") -> str:

@@ -198,22 +198,23 @@ def user_turn_counts(episodes_by_dataset: dict[str, list[dict]], real_user_turns
     return proxy, real
 
 
-def echoes(turns: Sequence[Turn], *, overlap: float = 0.8) -> tuple[int, int]:
-    """(assistant turns that echo the user turn just before them, assistant turns that follow a user turn): an
-    echo is a reply whose words are at least ``overlap`` of the user turn's words, in order of appearance
-    (the longest common run of words over the user turn's length) — a small assistant model that parrots the
-    proxy instead of answering.
+def echoes(turns: Sequence[Turn], *, speaker: str = "assistant", overlap: float = 0.8) -> tuple[int, int]:
+    """(``speaker``'s turns that echo the other side's turn just before them, ``speaker``'s turns that follow
+    one): an echo repeats at least ``overlap`` of the turn before's words in the same order
+    (:func:`~evalkit.userproxy.rollout.is_echo`). For the assistant, a small model that parrots the proxy
+    instead of answering; for the user (the proxy), a proxy that hands the assistant's words back.
 
     >>> turns = [{"role": "user", "content": "Hey there! I'm Sarah, planning a trip."},
     ...          {"role": "assistant", "content": "Hey there! I'm Sarah, planning a trip."},
     ...          {"role": "user", "content": "Any tips for Lisbon?"},
     ...          {"role": "assistant", "content": "Try the trams and the custard tarts."}]
-    >>> echoes(turns)
-    (1, 2)
+    >>> echoes(turns), echoes(turns, speaker="user")
+    ((1, 2), (0, 1))
     """
+    other = "user" if speaker == "assistant" else "assistant"
     echoed = replies = 0
     for before, turn in zip(turns, turns[1:]):
-        if before.get("role") != "user" or turn.get("role") != "assistant":
+        if before.get("role") != other or turn.get("role") != speaker:
             continue
         replies += 1
         echoed += is_echo(before.get("content", ""), turn.get("content", ""), overlap=overlap)

@@ -14,6 +14,7 @@ the third person and asked to continue a transcript whose next line starts with 
 """
 from __future__ import annotations
 
+import difflib
 import re
 from typing import Any, Literal, Sequence
 
@@ -99,30 +100,29 @@ def _words(text: str) -> list[str]:
     return "".join(c.lower() if c.isalnum() else " " for c in str(text)).split()
 
 
-def _longest_common_run(first: list[str], second: list[str]) -> int:
-    """The length of the longest run of words that ``first`` and ``second`` share, in order."""
-    best, previous = 0, [0] * (len(second) + 1)
-    for word in first:
-        current = [0] * (len(second) + 1)
-        for j, other in enumerate(second, start=1):
-            if word == other:
-                current[j] = previous[j - 1] + 1
-                best = max(best, current[j])
-        previous = current
-    return best
+def _words_in_order(first: list[str], second: list[str]) -> int:
+    """How many of ``first``'s words ``second`` repeats in the same order (difflib's matching blocks), so a
+    copy with a word swapped ("my reach" for "your reach") still counts nearly all of its words."""
+    matcher = difflib.SequenceMatcher(None, first, second, autojunk=False)
+    return sum(block.size for block in matcher.get_matching_blocks())
 
 
 def is_echo(said: str, answer: str, *, overlap: float = 0.8) -> bool:
-    """Whether ``answer`` repeats ``said``: its longest run of words shared with ``said``, in order, is at
-    least ``overlap`` of ``said``'s words (case and punctuation ignored).
+    """Whether ``answer`` repeats ``said``: the words of ``said`` that ``answer`` repeats in the same order are
+    at least ``overlap`` of them (case and punctuation ignored; a swapped pronoun does not hide a copy).
 
     >>> is_echo("Hey there! I'm Sarah, planning a trip.", "hey there, I'm Sarah planning a trip")
     True
+    >>> is_echo("I want to grow my reach and attract more users to my blog",
+    ...         "I want to grow your reach and attract more users to your blog. First, ...")
+    True
     >>> is_echo("Any tips for Lisbon?", "Try the trams and the custard tarts.")
+    False
+    >>> is_echo("What is the capital of France?", "The capital of France is Paris.")
     False
     """
     words = _words(said)
-    return bool(words) and _longest_common_run(words, _words(answer)) >= overlap * len(words)
+    return bool(words) and _words_in_order(words, _words(answer)) >= overlap * len(words)
 
 
 PLACEHOLDER = "…"
