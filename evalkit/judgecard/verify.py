@@ -11,6 +11,11 @@ A card is a file anyone can edit, so the board trusts nothing it could recompute
   on sets the board does not hold cannot be checked: they enter no column of the board, and a card page the
   board writes (:func:`~evalkit.judgecard.leaderboard.write_board_card`) names their sets without their
   figures and shows every other row as the board recomputes it (share, ceiling and intervals too);
+* a card's items on a set must be the set's items on the board's half, or the kit's seeded sample of them
+  (:meth:`~evalkit.judgecard.sets.HumanSet.sample` with the card's seed), and it may leave at most
+  :data:`MAX_UNSCORED` of them unscored — else the card is **flagged**: a judge that chooses its items, or
+  leaves out the ones it would get wrong, chooses its agreement (the board counts an item left unscored within
+  that share as the judge's median score on the set);
 * scores that are a linear function of a set's human scores (|r| = 1 on 3 or more items: the human labels
   themselves, rescaled or not) are **flagged**: no judge agrees with the mean of several noisy people exactly,
   so such a card holds the answer key; a flagged judge is shown with its flag and not ranked (so is one whose
@@ -36,7 +41,7 @@ from evalkit.stats import correlation
 from evalkit.judgecard.card import Card, check_set_scores
 from evalkit.judgecard.sets import HumanSet
 
-__all__ = ["card_flags", "checked_cards", "reason_for"]
+__all__ = ["card_flags", "checked_cards", "coverage_flags", "reason_for", "MAX_UNSCORED"]
 
 _TOLERANCE = 1e-9  # what the same correlation, summed in another order, may differ by
 
@@ -127,6 +132,39 @@ def _same(given: float, value: float) -> bool:
     return math.isclose(given, value, rel_tol=0, abs_tol=_TOLERANCE)
 
 
+MAX_UNSCORED = 0.05
+"""The share of a set's items a ranked card may leave unscored (an LM judge's unreadable answers): one in twenty.
+Leaving out more would let a judge drop the items it gets wrong."""
+
+
+def coverage_flags(card: Card, human_set: HumanSet) -> tuple[str, ...]:
+    """Why the board cannot rank ``card``'s scores on ``human_set`` as they stand (empty: it can): its items are
+    not the set's items nor the kit's seeded sample of them, or more than :data:`MAX_UNSCORED` are unscored.
+
+    >>> import pandas as pd
+    >>> from evalkit.judgecard.sets import HumanSet
+    >>> from evalkit.judgecard.leaderboard import scored_card
+    >>> items = pd.DataFrame({"item_id": list("abcdefghij"), "group": list("aabbccddee"), "score": range(10),
+    ...                       "response": ["x"] * 10})
+    >>> toy = HumanSet("toy", items, ("score",), None, "")
+    >>> coverage_flags(scored_card("all", toy, items["score"] % 3), toy)
+    ()
+    >>> picked = scored_card("picked", toy, items["score"].where(items["score"] > 2) % 3)
+    >>> coverage_flags(picked, toy)[0][:62]
+    'it left 3 of its 10 items on toy unscored (at most 5% may be):'
+    """
+    series = card.set_scores(human_set.name)
+    ids, half = set(series.index), set(human_set.items["item_id"].astype(str))
+    if ids != half and ids != set(human_set.sample(len(ids), seed=card.seed).items["item_id"].astype(str)):
+        return (f"its {len(ids)} items on {human_set.name} are neither the set's {len(half)} items nor the kit's "
+                f"seeded sample of them (seed {card.seed}): a judge that chooses its items chooses its agreement",)
+    unscored = int(series.isna().sum())
+    if unscored > MAX_UNSCORED * len(ids):
+        return (f"it left {unscored} of its {len(ids)} items on {human_set.name} unscored (at most "
+                f"{MAX_UNSCORED:.0%} may be): a judge that leaves out items can leave out its misses",)
+    return ()
+
+
 NEAR_COPY = 0.99
 """Agreement with the human item scores (|Pearson| or |Spearman|) that no judge reaches: people's own item means
 agree with each other far less (the noise ceilings are 0.6-0.9), so such scores are the labels copied."""
@@ -158,6 +196,7 @@ def _check_card(card: Card, human_sets: Mapping[str, HumanSet], where: str) -> t
     flags = []
     for name in sorted(scored & set(human_sets)):
         human_set = human_sets[name]
+        flags.extend(coverage_flags(card, human_set))
         for label in human_set.labels:
             scores, human = _aligned(card, human_set, label)
             pearson = correlation(scores, human)

@@ -4,6 +4,7 @@ of its sets came from; and a card with no row on a set the board holds is left o
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -81,3 +82,65 @@ def test_a_card_with_no_row_on_a_set_the_board_holds_is_left_out_and_listed(inpu
     table = (tmp_path / "board" / "leaderboard.md").read_text()
     assert "## Cards left out" in table and "no row on a set this board holds" in table
     assert "no row with a ceiling" not in table
+
+
+def test_a_judge_that_scores_only_the_items_it_gets_right_is_not_ranked(inputs):
+    """A judge weak on every item (the truth plus much noise) leaves unscored the items where its score and the
+    human score disagree, keeping the 70 of 120 where they agree best: its card's r on what it scored is far
+    above the honest judge's, and ranked on those items it led the board. Leaving out more than 5% of its items
+    flags the line, unranked; an abstention within that share counts as the judge's median score, so dropping a
+    few misses does not lift a judge above a neutral answer."""
+    sets, judges = inputs
+    human = {n: s.items["score"].to_numpy() for n, s in sets.items()}
+    weak = {n: judges["weak"][n] * 0.2 + np.random.default_rng(1).normal(size=120) for n in sets}
+
+    cherry = {}
+    for n in sets:
+        z_judge = (weak[n] - weak[n].mean()) / weak[n].std()
+        z_human = (human[n] - human[n].mean()) / human[n].std()
+        worst = np.argsort(-np.abs(z_judge - z_human))
+        values = weak[n].copy()
+        values[worst[:50]] = np.nan  # 50 of 120 left out: the judge's misses
+        cherry[n] = values
+    honest = _card("honest", judges["victim"], sets)
+    board = {s.judge: s for s in standings([_card("cherry", cherry, sets), honest,
+                                            _card("weak", weak, sets)], sets, bootstrap=100)}
+    assert board["cherry"].mean_pearson > board["honest"].mean_pearson + 0.3  # what its card claims
+    assert board["cherry"].rank == 0
+    assert any("left 50 of its 120 items on one unscored (at most 5% may be)" in f for f in board["cherry"].flags)
+    assert board["honest"].rank >= 1 and not board["honest"].flags
+
+    # Three misses left out (2.5%): ranked, each abstention read as the judge's median score.
+    few = {n: np.where(np.isin(np.arange(120), np.argsort(-np.abs(weak[n] - human[n]))[:3]), np.nan, weak[n])
+           for n in sets}
+    lines = {s.judge: s for s in standings([_card("few", few, sets), _card("weak", weak, sets)], sets,
+                                           bootstrap=100)}
+    assert not lines["few"].flags and lines["few"].rank >= 1
+    assert lines["few"].mean_share - lines["weak"].mean_share < 0.05  # three misses bought almost nothing
+
+
+def test_a_card_whose_item_list_was_edited_to_the_favourable_items_is_not_ranked(inputs, tmp_path):
+    """The card's list of items on a set must be the set's items or the kit's seeded sample of them: a card
+    edited down to chosen items (its rows recomputed to match) is flagged."""
+    from evalkit.judgecard.card import SetScores
+    sets, judges = inputs
+    card = _card("edited", judges["weak"], sets)
+    human = sets["one"].items["score"].to_numpy()
+    agree = np.argsort(-np.abs(judges["weak"]["one"] - human))[40:]  # the 80 items it gets least wrong
+    kept = [SetScores("one", tuple(sets["one"].items["item_id"].iloc[agree]),
+                      tuple(float(v) for v in judges["weak"]["one"][agree])),
+            *[e for e in card.scores if e.set != "one"]]
+    only_rows = [r for r in card.rows if r.set != "one"]  # its rows on "one" dropped: nothing left to contradict
+    edited = replace(card, rows=tuple(only_rows), scores=tuple(kept))
+    (line,) = standings([edited], sets, bootstrap=50)
+    assert line.rank == 0
+    assert any("its 80 items on one are neither the set's 120 items nor the kit's seeded sample" in f
+               for f in line.flags)
+    # The kit's own seeded sample of the same size is accepted.
+    drawn = sets["one"].sample(80, seed=card.seed).items
+    index = drawn["item_id"].str.removeprefix("one").astype(int).to_numpy()
+    sampled = [SetScores("one", tuple(drawn["item_id"]), tuple(float(v) for v in judges["weak"]["one"][index])),
+               *[e for e in card.scores if e.set != "one"]]
+    fair = replace(card, rows=tuple(only_rows), scores=tuple(sampled))
+    (line,) = standings([fair], sets, bootstrap=50)
+    assert not any("seeded sample" in f for f in line.flags)
