@@ -50,7 +50,10 @@ _KEY_OWNERS = frozenset({"api", "access", "private", "secret", "client", "signin
                          "openrouter", "deepinfra", "elevenlabs", "serpapi", "tavily", "langsmith", "weaviate",
                          "qdrant", "sentry", "datadog", "twilio", "sendgrid", "mailgun", "discord", "telegram",
                          "notion", "airtable", "firebase", "supabase", "vertex", "bedrock", "nvidia", "ngc",
-                         "cerebras", "sambanova", "anyscale", "modal", "runpod", "lambda", "jina", "unstructured"})
+                         "cerebras", "sambanova", "anyscale", "modal", "runpod", "lambda", "jina", "unstructured",
+                         "kaggle", "sonar", "codecov", "snyk", "npm", "pypi", "nuget", "dockerhub", "cloudflare",
+                         "heroku", "vercel", "netlify", "circleci", "jira", "atlassian", "okta", "auth0", "mapbox",
+                         "algolia", "newrelic", "honeycomb", "grafana", "splunk", "mailchimp", "shopify", "zendesk"})
 # Words after a credential word that still name the credential itself (--token-value, --password-b64).
 _VALUE_WORDS = frozenset({"value", "string", "str", "text", "b64", "base64", "hex", "raw", "plain", "plaintext",
                           "literal", "data", "pem", "der", "json",
@@ -99,6 +102,12 @@ def credential_name(name: str, *, option: bool = False) -> bool:
     words = name_words(name)
     if not words or words[0] in _SWITCH_WORDS:
         return False
+    if "." in name.strip("."):  # a property: a credential anywhere before a host or resource name
+        parts = [part for part in name.split(".") if part]
+        if any(credential_name(".".join(parts[:end]).replace(".", "_"), option=option)
+               for end in range(1, len(parts))) or (len(parts) > 1 and parts[-1].lower() == "login"
+                                                    and parts[-2].lower().endswith("sonar")):
+            return True  # spark...fs.azure.account.key.ACCOUNT.dfs.core.windows.net; sonar.login holds a token
     if words[-2:] in (["connection", "string"], ["conn", "str"], ["conn", "string"]):
         return True  # a connection string holds its password
     while len(words) > 1 and (words[-1] in _VALUE_WORDS or words[-1].isdigit()):
@@ -122,6 +131,27 @@ def _secret_name(name: str) -> bool:
     return credential_name(name)
 
 
+def _holds_credentials(name: str) -> bool:
+    """Whether a map or list named ``name`` holds credentials, whatever its keys: it is named as one
+    (``api_keys``, ``secrets``, ``credentials``) or as a plural of one (``tokens``, ``keys``: a number named
+    ``tokens`` stays readable, a map of them does not).
+
+    >>> [_holds_credentials(n) for n in ("api_keys", "secrets", "tokens", "keys", "labels", "max_tokens")]
+    [True, True, True, True, False, False]
+    """
+    words = name_words(name)
+    return _secret_name(name) or words in (["tokens"], ["keys"])
+
+
+def _leaves(value: Any) -> list[str]:
+    """Every scalar inside ``value`` (a map's values, a list's items, at any depth), as text."""
+    if isinstance(value, dict):
+        return [leaf for item in value.values() for leaf in _leaves(item)]
+    if isinstance(value, list):
+        return [leaf for item in value for leaf in _leaves(item)]
+    return [] if value is None or isinstance(value, bool) else [str(value)]
+
+
 def _mask_url(text: str) -> str:
     """A URL as a shared record keeps it (:func:`evalkit.models.public_endpoint`: user-info and every query value
     masked, and the environment's credentials); other text as it is.
@@ -136,12 +166,16 @@ def _secrets(value: Any, name: str = "") -> list[str]:
     """The credentials inside a unit's values, longest first: secret-named values, URL passwords and query
     values (masked wherever they appear, also without their URL)."""
     found: list[str] = []
+    if isinstance(value, (dict, list)) and _holds_credentials(name):
+        found += _leaves(value)  # {"api_keys": {"openai": X}}: judged by the outer name, not "openai"
     if isinstance(value, dict):
         for key, item in value.items():
             found += _secrets(item, str(key))
     elif isinstance(value, list):
         for item in value:
             found += _secrets(item, name)
+        if value and all(isinstance(item, str) for item in value):
+            found += _scan(list(value))[0]  # arguments given as a list: ["--password", X]
     elif _secret_name(name) and value is not None and not isinstance(value, bool):
         found.append(str(value))
     elif isinstance(value, str) and _URL.fullmatch(value):
@@ -185,9 +219,12 @@ _PASSWORD_OPTIONS = {"redis-cli": frozenset({"-a"}), "mongosh": frozenset({"-p"}
                      "twine": frozenset({"-p"}), "cqlsh": frozenset({"-p"}), "cypher-shell": frozenset({"-p"}),
                      "ipmitool": frozenset({"-P"}), "evil-winrm": frozenset({"-p"}), "rdesktop": frozenset({"-p"}),
                      "doctl": frozenset({"-t"}), "useradd": frozenset({"-p"}), "usermod": frozenset({"-p"}),
+                     "poetry": frozenset({"-p"}), "nuget": frozenset({"-k", "-p"}), "codecov": frozenset({"-t"}),
+                     "influx": frozenset({"-t"}), "doveadm": frozenset({"-p"}), "security": frozenset({"-w"}),
+                     "ncftp": frozenset({"-p"}), "ncftpput": frozenset({"-p"}), "ncftpget": frozenset({"-p"}),
                      **{name: frozenset({"-A", "-X"}) for name in ("snmpwalk", "snmpget", "snmpset",
                                                                    "snmpbulkwalk", "snmptrap")},
-                     **{name: frozenset({"-w"}) for name in _LDAP}}
+                     **{name: frozenset({"-w"}) for name in _LDAP}, "ldappasswd": frozenset({"-w", "-s", "-a"})}
 # Options whose value is a user name, or "user:password" (also user%password, Samba's form) for any program;
 # a pair whose second part is a number is an id pair (docker run -u 1000:1000), no password.
 _USER_PAIR_OPTIONS = frozenset({"-u", "-U", "--user", "--username"})
@@ -197,13 +234,18 @@ _COMMA_PAIR = {"lftp": frozenset({"-u"})}
 _ATTACHED_OK = frozenset({"zip", "unzip", "zipcloak", "ssh-keygen", "mosquitto_pub", "mosquitto_sub", "sqlcmd",
                           "bcp", *_LDAP})
 # Programs whose "login" subcommand takes a token as its argument (vault login TOKEN, wandb login KEY).
-_TOKEN_LOGIN = frozenset({"vault", "bao", "wandb"})
+_TOKEN_LOGIN = frozenset({"vault", "bao", "wandb", "cargo", "snyk", "bw"})
+_TOKEN_LOGIN_WORDS = frozenset({"login", "auth", "unlock"})
 # Oracle's tools take USER/PASSWORD[@DATABASE] (also as userid=USER/PASSWORD).
 _ORACLE = frozenset({"sqlplus", "sql", "rman", "exp", "imp", "expdp", "impdp", "sqlldr", "dgmgrl"})
 _ORACLE_LOGIN = re.compile(r"((?:userid|user)=)?([^/\s@=]+)/([^/\s@]+)(@\S+)?")
 # Programs whose password is a positional word (read by _scan's end of command).
 _POSITIONAL = frozenset({"smbclient", "net", "wpa_passphrase", "mc", "poetry", "gh", "rabbitmqctl", "xfreerdp",
-                         "wlfreerdp", "ngrok", "az", "aws", "chpasswd"})
+                         "wlfreerdp", "ngrok", "az", "aws", "chpasswd", "mkpasswd", "rclone", "ansible-vault",
+                         "wrangler"})
+# Subcommands whose first positional word is a password to hash or hide (openssl passwd X, rclone obscure X,
+# ansible-vault encrypt_string X), and programs that take it as their last word (mkpasswd -m sha-512 X).
+_PASSWORD_SUBCOMMANDS = {"openssl": "passwd", "rclone": "obscure", "ansible-vault": "encrypt_string"}
 # An option that gives a stored secret's value, in a command about secrets (az keyvault secret set --value,
 # aws ssm put-parameter --value, aws secretsmanager ... --secret-string, gh secret set --body).
 _VALUE_OPTIONS = frozenset({"--value", "--body", "-b", "--secret-string", "--secret-value"})
@@ -370,6 +412,8 @@ def _credential_word(word: str) -> bool:
     if len(words) > 1 and words[0] in _VERBS and words[-1] in ("credential", "credentials", "creds", "secret",
                                                                 "secrets"):
         return False  # a subcommand naming a stored object (kubectl config set-credentials NAME): a name follows
+    if len(words) > 1 and words[0] in ("change", "reset", "update", "rotate", "expire"):
+        return False  # an action (rabbitmqctl change_password USER PASSWORD): a user's name follows
     return credential_name(word, option=True) and not (len(words) == 1 and words[0] in _AMBIGUOUS_WORDS)
 
 
@@ -386,6 +430,9 @@ _STATEMENT_SECRETS = (
     re.compile(r"""^(?:[^:\s]+|\*):(?:\d+|\*):(?:[^:\s]+|\*):(?:[^:\s]+|\*):(\S+)$"""),
     re.compile(r"""\bauth\s*=\s*\(\s*(["'])[^"']*\1\s*,\s*(["'])([^"']+)\2"""),
     re.compile(r"""(?i)convertto-securestring\s+(?:-string\s+)?(["'])([^"']+)\1"""),
+    re.compile(r"""(?i)\bidentified\s+with\s+\w+\s+by\s+(["'])([^"']+)\1"""),
+    re.compile(r"""(?i)\bset\s+password\s+(?:for\s+\S+\s*)?=\s*(?:password\s*\(\s*)?(["'])([^"']+)\1"""),
+    re.compile(r"""\b(?:auth|changeUserPassword|updateUser)\(\s*(["'])[^"']*\1\s*,\s*(["'])([^"']+)\2"""),
 )
 _PERL_ENV = re.compile(r"""\$ENV\{\s*["']?(\w+)["']?\s*\}\s*=\s*(["'])([^"']+)\2""")
 # A credential assigned in code: os.environ['OPENAI_API_KEY'] = 'X', api_key = "X", {'token': 'X'}.
@@ -528,6 +575,16 @@ def _scan(arguments: list[str], *, prose: bool = False) -> tuple[list[str], dict
         if program in ("chpasswd", "passwd") and piped:
             for position in piped:  # echo USER:PASSWORD | chpasswd
                 secret_at(position)
+        if piped and {"secret", "secrets"} & set(texts) and {"set", "put", "create", "add"} & set(texts):
+            for position in piped:  # echo X | gh secret set NAME; printf X | wrangler secret put NAME
+                secret_at(position)
+        if program in _PASSWORD_SUBCOMMANDS and texts[:1] == [_PASSWORD_SUBCOMMANDS[program]] and len(words) >= 2:
+            secret_at(words[-1] if program == "openssl" else words[1])  # openssl passwd -6 X; rclone obscure X
+        if program == "mkpasswd":
+            valued = {"-m", "--method", "-S", "--salt", "-R", "--rounds", "-P", "--password-fd"}
+            plain = [i for i in words if not (i and arguments[i - 1] in valued)]
+            if plain:
+                secret_at(plain[0])  # mkpasswd [-m METHOD] PASSWORD [SALT]
         if program == "htpasswd" and batch and len(words) >= 2:
             secret_at(words[-1])  # htpasswd -b [-c] FILE USER PASSWORD: the last word
         elif program in ("smbclient", "net"):  # smbclient //host/share PASSWORD; net use \\host\share PASSWORD
@@ -613,6 +670,12 @@ def _scan(arguments: list[str], *, prose: bool = False) -> tuple[list[str], dict
             secret_at(value_index)  # vault token lookup TOKEN
             skip.add(value_index)
             continue
+        if program == "redis-cli" and argument.upper() == "SET" and [w.upper() for w in earlier[-1:]] == ["CONFIG"] \
+                and following is not None and value_index + 1 < len(arguments) \
+                and (credential_name(following) or following.lower() in ("masterauth", "requirepass")):
+            secret_at(value_index + 1)  # CONFIG SET masterauth PASSWORD
+            skip.add(value_index + 1)
+            continue
         if program == "redis-cli" and argument.upper() == "AUTH":
             rest = []
             for k in range(index + 1, min(index + 3, len(arguments))):
@@ -625,7 +688,8 @@ def _scan(arguments: list[str], *, prose: bool = False) -> tuple[list[str], dict
         if program in ("xfreerdp", "wlfreerdp") and argument.lower().startswith("/p:"):
             secret_at(index, argument[3:], argument[:3] + MASK)
             continue
-        if _LOGIN.fullmatch(argument) and not (index and arguments[index - 1] in _USER_OPTIONS):
+        if (_LOGIN.fullmatch(argument) or (program in _TOKEN_LOGIN and argument in _TOKEN_LOGIN_WORDS)) \
+                and not (index and arguments[index - 1] in _USER_OPTIONS):
             login = True
             continue
         if login and program in _TOKEN_LOGIN and not argument.startswith("-") and "=" not in argument:
@@ -794,6 +858,19 @@ def _words(line: str) -> list[str]:
         return line.split()
 
 
+def output_secrets(text: str) -> list[str]:
+    """The credentials a program printed in a structured form: the values of JSON (or Python literal) fields
+    named as credentials (:func:`_json_fields`: ``"SecretAccessKey"``, ``"SessionToken"``, ``"client_token"``,
+    ``"auth"``...), so the unit's stdout and stderr files mask them where they appear.
+
+    >>> output_secrets('{"Credentials": {"AccessKeyId": "ASIA1", "SecretAccessKey": "wJal-r", "SessionToken": "Fw0-9"}}')
+    ['wJal-r', 'Fw0-9']
+    >>> output_secrets('{"max_tokens": 64, "text": "ok"}')
+    []
+    """
+    return _json_fields(text)[0]
+
+
 def _public_command(arguments: list[str]) -> list[str]:
     """A command's arguments as a record may keep them: each literal credential (see :func:`_scan`) is
     ``***``, an option's name, a header's name and scheme and a user name staying readable; a placeholder
@@ -815,6 +892,10 @@ def _public_command(arguments: list[str]) -> list[str]:
 
 def _public(value: Any, secrets: list[str], name: str = "") -> Any:
     """``value`` as it may be written: secret-named values as ``***``, every text redacted."""
+    if isinstance(value, (dict, list)) and _holds_credentials(name):
+        value = json.loads(json.dumps(value, default=str))  # a copy whose every scalar is masked
+        return {redact(str(k), secrets): _public(v, secrets, "password") for k, v in value.items()} \
+            if isinstance(value, dict) else [_public(v, secrets, "password") for v in value]
     if isinstance(value, dict):
         return {redact(str(k), secrets): _public(v, secrets, str(k)) for k, v in value.items()}
     if isinstance(value, list):
@@ -827,12 +908,12 @@ def _public(value: Any, secrets: list[str], name: str = "") -> Any:
 def _shown(name: str, value: Any) -> bool:
     """Whether a value may appear in a unit's folder name: no secret-named parameter, no URL, nothing that
     redaction would change."""
-    if _secret_name(name):
-        return False
-    if isinstance(value, dict):
-        return all(_shown(str(k), v) for k, v in value.items())
+    if _secret_name(name) or isinstance(value, dict):
+        return False  # a map is shown by its digest: its keys would judge its values, not its name
     if isinstance(value, list):
-        return all(_shown(name, v) for v in value)
+        return not _holds_credentials(name) and all(not isinstance(v, (dict, list)) and _shown(name, v)
+                                                    for v in value) \
+            and not _scan([str(v) for v in value])[0]  # ["--password", X] as a list
     if isinstance(value, str):
         return not re.search(r"[@:?=&#%\s]", value) and redact(value) == value
     return True

@@ -14,7 +14,7 @@ from typing import Any
 
 from evalkit.models import redact
 from evalkit.models.redaction import environment_secrets
-from evalkit.grid.masking import _public
+from evalkit.grid.masking import _public, output_secrets
 from evalkit.grid.records import _write_record
 from evalkit.grid.spec import GridUnit, command_path, fill
 
@@ -156,10 +156,13 @@ def _run_command(unit: GridUnit, folder: Path, secrets: list[str]) -> dict[str, 
         if reaper.poll() is None:  # this worker is interrupted: its unit's processes go with it
             reaper.terminate()
             reaper.wait()
-    # The unit's own credentials and the environment's (a command can print a key it inherited).
-    shared = sorted({*secrets, *environment_secrets()}, key=len, reverse=True)
-    (folder / "stdout.txt").write_text(redact(stdout, shared))
-    (folder / "stderr.txt").write_text(redact(stderr, shared))
+    # The unit's own credentials, the environment's (a command can print a key it inherited) and those the
+    # command printed in a named field ({"SecretAccessKey": ...}, as `aws sts` prints them).
+    shared = sorted({*secrets, *environment_secrets(), *output_secrets(stdout), *output_secrets(stderr)},
+                    key=len, reverse=True)
+    stdout, stderr = redact(stdout, shared), redact(stderr, shared)
+    (folder / "stdout.txt").write_text(stdout)
+    (folder / "stderr.txt").write_text(stderr)
     if timed_out:
         raise TimeoutError(f"still running after timeout_s = {unit.timeout_s:g} s; its processes were killed")
     if reaper.returncode != 0:
@@ -183,7 +186,7 @@ def _scrub_folder(folder: Path, secrets: list[str]) -> None:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        masked = redact(text, secrets)
+        masked = redact(text, [*secrets, *output_secrets(text)])
         if masked != text:
             path.write_text(masked, encoding="utf-8")
 

@@ -63,6 +63,10 @@ _KEY_SHAPES = [
     (re.compile(r"\bAKIA[0-9A-Z]{16}\b"), "AKIA***"),
     (re.compile(r"\bAIza[0-9A-Za-z_\-]{30,}"), "AIza***"),
     (re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"), "jwt-***"),
+    # Google OAuth access tokens, HashiCorp Vault tokens, npm, PyPI, DigitalOcean, Grafana, Stripe live/test keys
+    (re.compile(r"\b(ya29|hvs|hvb|hvr)\.[A-Za-z0-9_\-]{16,}"), r"\1.***"),
+    (re.compile(r"\b(npm|dop_v1|glsa|sk_live|sk_test|rk_live|rk_test|shpat)_[A-Za-z0-9_\-]{16,}"), r"\1_***"),
+    (re.compile(r"\bpypi-[A-Za-z0-9_\-]{16,}"), "pypi-***"),
 ]
 
 
@@ -239,7 +243,8 @@ _NOT_PASSWORDS = frozenset({"askpass", "bypass", "compass", "encompass", "surpas
                             "underpass", "multipass", "onepass", "twopass", "singlepass", "firstpass",
                             "secondpass"})
 # Written anywhere in a name, also without "_" around it (SSHPASS is a whole name of its own).
-_SECRET_PARTS = re.compile(r"(?i)passw(or)?d|passphrase|secret|credential|cookie|webhook|private_?key|^sshpass$")
+_SECRET_PARTS = re.compile(r"(?i)passw(or)?d|passphrase|secret|credential|cookie|webhook|private_?key|^sshpass$"
+                           r"|(?:^|_)id_(?:rsa|dsa|ecdsa|ed25519)(?:_|$)")
 # A name ending in one of these words holds where a credential is, not the credential (SSH_AUTH_SOCK,
 # AWS_SHARED_CREDENTIALS_FILE, PASSWORD_STORE_DIR).
 _LOCATION_WORDS = frozenset({"file", "path", "dir", "sock", "socket", "home"})

@@ -102,6 +102,42 @@ FORMS = {
     "Perl ENV": (["perl", "-e", '$ENV{DB_PASSWORD}="Gq75-perl"; system("x")'], "Gq75-perl"),
     "PowerShell SecureString": (["pwsh", "-c", 'ConvertTo-SecureString "Gq76-ps" -AsPlainText'], "Gq76-ps"),
     "ipmitool -P": (["ipmitool", "-H", "h", "-U", "admin", "-P", "Gq77-ipmi", "power", "status"], "Gq77-ipmi"),
+    # forms a third probe found
+    "poetry publish -p": (["poetry", "publish", "-u", "__token__", "-p", "Gq78-poetry"], "Gq78-poetry"),
+    "MySQL IDENTIFIED WITH ... BY": (["mysql", "-e", "ALTER USER 'app'@'%' IDENTIFIED WITH mysql_native_password BY "
+                                               "'Gq79-alter'"], "Gq79-alter"),
+    "MySQL SET PASSWORD": (["mysql", "-e", "SET PASSWORD FOR 'app'@'%' = 'Gq80-setpw'"], "Gq80-setpw"),
+    "Spark account key property": (["spark-submit", "--conf",
+                                    "spark.hadoop.fs.azure.account.key.acct.dfs.core.windows.net=Gq81-spark", "j.py"],
+                                   "Gq81-spark"),
+    "mongosh db.auth": (["mongosh", "h/admin", "--eval", "db.auth('admin', 'Gq82-mauth')"], "Gq82-mauth"),
+    "mongosh changeUserPassword": (["mongosh", "h/admin", "--eval", "db.changeUserPassword('app','Gq83-mchg')"],
+                                   "Gq83-mchg"),
+    "dotnet nuget push -k": (["dotnet", "nuget", "push", "p.nupkg", "-k", "Gq84-nuget"], "Gq84-nuget"),
+    "dotnet nuget add source -p": (["dotnet", "nuget", "add", "source", "https://x/v3/index.json", "-u", "u", "-p",
+                                    "Gq85-nugetpw"], "Gq85-nugetpw"),
+    "codecov -t": (["codecov", "-t", "Gq86-codecov"], "Gq86-codecov"),
+    "influx -t": (["influx", "bucket", "list", "-t", "Gq87-influx"], "Gq87-influx"),
+    "cargo login": (["cargo", "login", "Gq88-cargo"], "Gq88-cargo"),
+    "snyk auth": (["snyk", "auth", "Gq89-snyk"], "Gq89-snyk"),
+    "sonar.login": (["mvn", "sonar:sonar", "-Dsonar.login=Gq90-sonar"], "Gq90-sonar"),
+    "openssl passwd": (["openssl", "passwd", "-6", "Gq91-hashme"], "Gq91-hashme"),
+    "mkpasswd": (["mkpasswd", "-m", "sha-512", "Gq92-mkpw"], "Gq92-mkpw"),
+    "doveadm pw -p": (["doveadm", "pw", "-p", "Gq93-dove"], "Gq93-dove"),
+    "ldappasswd -s": (["ldappasswd", "-s", "Gq94-ldapnew", "uid=me"], "Gq94-ldapnew"),
+    "ansible-vault encrypt_string": (["ansible-vault", "encrypt_string", "Gq95-vault", "--name", "db_password"],
+                                     "Gq95-vault"),
+    "security -w": (["security", "add-generic-password", "-a", "me", "-s", "svc", "-w", "Gq96-keychain"],
+                    "Gq96-keychain"),
+    "rabbitmqctl change_password": (["rabbitmqctl", "change_password", "app", "Gq97-rabbit"], "Gq97-rabbit"),
+    "redis CONFIG SET masterauth": (["redis-cli", "CONFIG", "SET", "masterauth", "Gq98-master"], "Gq98-master"),
+    "rclone obscure": (["rclone", "obscure", "Gq99-rclone"], "Gq99-rclone"),
+    "bw unlock": (["bw", "unlock", "Gr01-bw"], "Gr01-bw"),
+    "ncftp -p": (["ncftp", "-u", "me", "-p", "Gr02-ftp", "host"], "Gr02-ftp"),
+    "piped into gh secret set": (["sh", "-c", "echo Gr03-ghs | gh secret set API_TOKEN"], "Gr03-ghs"),
+    "piped into docker secret create": (["sh", "-c", "echo Gr04-dsec | docker secret create db_password -"],
+                                        "Gr04-dsec"),
+    "piped into wrangler secret put": (["sh", "-c", "printf Gr05-wr | wrangler secret put API_KEY"], "Gr05-wr"),
 }
 
 READABLE = [
@@ -120,6 +156,11 @@ READABLE = [
     ["tool", "--label-key", "content", "--sort-key", "score", "--metadata", "m.json"],
     ["smbclient", "-L", "//srv", "-U", "me"],
     ["sqlplus", "/nolog"],
+    ["spark-submit", "--conf", "spark.sql.shuffle.partitions=8", "job.py"],
+    ["mvn", "-Dsonar.host.url=http://sonar:9000", "verify"],
+    ["cargo", "build", "--release"],
+    ["redis-cli", "CONFIG", "SET", "maxmemory", "100mb"],
+    ["openssl", "x509", "-in", "cert.pem", "-noout"],
 ]
 
 
@@ -177,3 +218,35 @@ def test_a_services_key_named_as_a_parameter_is_a_secret_and_a_column_key_is_not
                     {"openai_key": "Gq60-openaikey", "hf_key": "Gq61-hfkey", "label_key": "content"})
     assert "Gq60" not in unit.unit_id and "Gq61" not in unit.unit_id and "label_key=content" in unit.unit_id
     assert unit.public()["params"] == {"openai_key": "***", "hf_key": "***", "label_key": "content"}
+
+
+def test_credentials_in_maps_and_printed_fields_leak_nowhere(tmp_path, capfd):
+    """A credential parameter whose value is a map ({"api_keys": {"openai": X}}) or a list of maps was judged by
+    the inner keys ("openai"), so X reached results.csv, unit.json, the summary and the unit's folder name; a
+    list of arguments (["--password", X]) put X in the folder name; a command printing credentials in named
+    fields (as `aws sts` and `vault` print them) kept them in stdout.txt; a Google or Vault token in an ordinary
+    result field kept it in results.csv."""
+    printer = ("import json; print(json.dumps({'Credentials': {'AccessKeyId': 'ASIAEXAMPLE', "
+               "'SecretAccessKey': 'Gs01-sts', 'SessionToken': 'Gs02-session'}, 'auth': {'client_token': "
+               "'Gs03-vault'}})); print(json.dumps({'note': 'ya29.a0Gs04googletoken1234567', "
+               "'vault': 'hvs.CAESGs05vaulttoken12345'}))")
+    spec = tmp_path / "grid.yml"
+    spec.write_text(yaml.safe_dump({
+        "name": "maps", "kind": "command", "out": "out", "retries": 0, "workers": 1,
+        "command": [sys.executable, "-c", printer, "{api_keys}", "{extra}", "{tokens}"],
+        "fixed": {"api_keys": {"openai": "Gs06-openai", "hf": "Gs07-hf"}, "secrets": {"db": "Gs08-db"}},
+        "grid": {"tokens": [{"hf": "Gs09-gridmap"}], "extra": [["--password", "Gs10-listarg"]]}}))
+    code = main(["grid", "--spec", str(spec)])
+    captured = capfd.readouterr()
+    printed = captured.out + captured.err
+    assert code == 0, printed
+    secrets = [f"Gs{k:02d}" for k in range(1, 11)]
+    leaks = [("printed", s) for s in secrets if s in printed]
+    for path in (tmp_path / "out").rglob("*"):
+        leaks += [(str(path), s) for s in secrets if s in str(path.relative_to(tmp_path))]
+        if path.is_file():
+            leaks += [(str(path), s) for s in secrets if s.encode() in path.read_bytes()]
+    assert not leaks, leaks
+    (record,) = (tmp_path / "out").rglob("unit.json")
+    assert "ASIAEXAMPLE" in (record.parent / "stdout.txt").read_text()  # what is no credential stays readable
+    assert json.loads(record.read_text())["unit"]["params"]["api_keys"] == {"openai": "***", "hf": "***"}
