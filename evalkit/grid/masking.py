@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
 from evalkit.models.redaction import (MASK, _basic_value, _compound_pass, _ordinary_word, public_endpoint, redact,
-                                     secret_variable, url_credentials)
+                                     path_secrets, secret_variable, url_credentials)
 
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S+")
 
@@ -253,9 +253,11 @@ _SECRET_COMMANDS = frozenset({"secret", "secrets", "keyvault", "secretsmanager",
                               "credential", "credentials", "put-parameter"})
 # Options that make a program read a secret from its standard input (echo S | docker login --password-stdin).
 _STDIN_SECRET = frozenset({"--password-stdin", "--with-token", "--passwd-on-stdin", "--pass-stdin", "-i",
-                           "--stdin", "--token-stdin"})
+                           "--stdin", "--token-stdin", "-S", "-s"})
 _STDIN_PROGRAMS = frozenset({"chpasswd", "passwd", "htpasswd", "docker", "podman", "gh", "openconnect", "helm",
-                             "cosign", "skopeo", "buildah", "oras", "nerdctl", "crane"})
+                             "cosign", "skopeo", "buildah", "oras", "nerdctl", "crane", "sudo", "smbpasswd"})
+# Programs that store what they read from standard input as a secret, whatever their options (pass insert).
+_STDIN_STORES = {"pass": "insert", "gopass": "insert", "security": "add-generic-password"}
 # A credential word standing alone that is also a subcommand or an ordinary value (git credential fill,
 # kubectl create secret generic, npm token list, jq .key): the word after it is no credential. A key's name
 # (aws_secret_access_key, //registry/:_authToken, http.proxyPassword) and a netrc's "password" are.
@@ -475,6 +477,10 @@ def _text_secrets(text: str) -> tuple[list[str], str]:
         name = match[2] or match[3]
         if (credential_name(name, option=True) or secret_variable(name)) and match[5] != MASK:
             spans.append(match.span(5))
+    for match in _URL.finditer(text):  # a key in a URL's path, wherever the URL stands
+        for key in path_secrets(match[0]):
+            start = text.find(key, match.start())
+            spans.append((start, start + len(key)))
     for pattern in (_AUTHORIZATION, _BEARER):
         for match in pattern.finditer(text):
             group = next((g for g in range(1, pattern.groups + 1) if match[g] is not None), None)
@@ -563,6 +569,7 @@ def _scan(arguments: list[str], *, prose: bool = False) -> tuple[list[str], dict
     skip = set()
     batch, words = False, []  # htpasswd -b; the positions of the command's words that are no option
     piped: list[int] = []  # the words an echo or printf pipes into the next command
+    begun = 0  # where the command being read starts
 
     def secret_at(position: int, value: str | None = None, shown_as: str = MASK) -> None:
         if not _templated(arguments[position]):
@@ -574,6 +581,9 @@ def _scan(arguments: list[str], *, prose: bool = False) -> tuple[list[str], dict
         texts = [arguments[i] for i in words]
         if program in ("chpasswd", "passwd") and piped:
             for position in piped:  # echo USER:PASSWORD | chpasswd
+                secret_at(position)
+        if piped and _STDIN_STORES.get(program) in texts:
+            for position in piped:  # echo X | pass insert -e web/site
                 secret_at(position)
         if piped and {"secret", "secrets"} & set(texts) and {"set", "put", "create", "add"} & set(texts):
             for position in piped:  # echo X | gh secret set NAME; printf X | wrangler secret put NAME
@@ -630,11 +640,13 @@ def _scan(arguments: list[str], *, prose: bool = False) -> tuple[list[str], dict
         if assigned and _program(assigned[2]) in _PROGRAMS - _HTTPIE:  # ProxyCommand=sshpass -p X ssh j
             end_command()
             program, starts, login, batch, words = _program(assigned[2]), False, False, False, []
+            begun = index
             continue
         if not argument.startswith("-") and not assigned and (
                 starts or (named in _PROGRAMS and named not in _HTTPIE)):  # curl after sudo, timeout 5, env...
             end_command()
             program, starts, login, batch, words = named, named == "sshpass", False, False, []
+            begun = index
             continue
         if not argument.startswith("-") and index not in skip:
             words.append(index)
@@ -652,6 +664,12 @@ def _scan(arguments: list[str], *, prose: bool = False) -> tuple[list[str], dict
             elif following is not None and "=" not in argument:
                 secret_at(value_index)
                 skip.add(value_index)
+            continue
+        if argument == "<<<" and following is not None and (
+                program in ("chpasswd", "passwd") or _STDIN_STORES.get(program) in earlier
+                or (program in _STDIN_PROGRAMS and any(arguments[i] in _STDIN_SECRET for i in range(begun, index)))):
+            secret_at(value_index)  # gh auth login --with-token <<< TOKEN: a here-string is the program's input
+            skip.add(value_index)
             continue
         if piped and (argument in _STDIN_SECRET and program in _STDIN_PROGRAMS or program in ("chpasswd",)):
             for position in piped:  # echo SECRET | docker login --password-stdin
@@ -767,7 +785,7 @@ def _argument_secrets(program: str, argument: str, following: str | None, *,
             return ([], None, True) if _templated(following) else ([following], MASK, True)
         if argument.startswith(flag) and len(argument) > 2 and program in _ATTACHED_OK and not _templated(argument):
             return [argument[2:]], flag + MASK, False
-    if _secret_option(argument):
+    if _secret_option(argument) and argument not in _STDIN_SECRET:  # --with-token is a switch: input is the token
         read = _cookies if "cookie" in option.lower() else (lambda value: [value])
         if equals:
             return ([], None, False) if _templated(attached) else (read(attached), f"{option}={MASK}", False)
@@ -812,8 +830,10 @@ def _argument_secrets(program: str, argument: str, following: str | None, *,
         return [assignment[2]], f"{assignment[1]}={MASK}", False
     if _URL.fullmatch(argument) and not _templated(argument):  # its password, also where it appears without the URL
         credentials = url_credentials(argument)
-        if credentials is not None and credentials[1]:
-            secrets = [credentials[1], quote(credentials[1], safe="")]
+        secrets = [credentials[1], quote(credentials[1], safe="")] if credentials is not None and credentials[1] \
+            else []
+        secrets += path_secrets(argument)  # a webhook's key, a bot's token: a key in the path
+        if secrets:
             return secrets, redact(argument, secrets), False
     secrets, text = _text_secrets(argument)
     return (secrets, text, False) if secrets else ([], None, False)
@@ -858,17 +878,40 @@ def _words(line: str) -> list[str]:
         return line.split()
 
 
+# Lines a program prints with a credential in them: "token: X" (YAML), "pass = X" (INI), 'export SECRET_KEY="X"',
+# a table row "token    X" or a netrc line "password X" (a name and one value), and a private key's PEM block.
+_PRINTED_ASSIGNMENT = re.compile(r"""^[ \t]*(?:export[ \t]+|set[ \t]+|-[ \t]+)?(["']?)([A-Za-z_][\w.-]*)\1[ \t]*"""
+                                 r"""(?::=|[:=])[ \t]*(["']?)([^"'\s#,]+)\3[ \t,]*(?:#.*)?$""", re.M)
+_PRINTED_ROW = re.compile(r"^[ \t]*([A-Za-z_][\w.-]*)[ \t]+(\S+)[ \t]*$", re.M)
+_PRIVATE_KEY_BLOCK = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(.+?)-----END [A-Z0-9 ]*PRIVATE KEY-----",
+                                re.S)
+
+
 def output_secrets(text: str) -> list[str]:
-    """The credentials a program printed in a structured form: the values of JSON (or Python literal) fields
-    named as credentials (:func:`_json_fields`: ``"SecretAccessKey"``, ``"SessionToken"``, ``"client_token"``,
-    ``"auth"``...), so the unit's stdout and stderr files mask them where they appear.
+    """The credentials a program printed: the values of JSON (or Python literal) fields named as credentials
+    (:func:`_json_fields`: ``"SecretAccessKey"``, ``"SessionToken"``, ``"client_token"``...), the forms
+    :func:`_text_secrets` reads (``name=value``, code, ``Authorization``, keys in a URL's path), lines of
+    configuration or tables whose name is a credential's (``token: X``, ``pass = X``, ``export SECRET_KEY="X"``,
+    ``token    X``, a netrc's ``password X``; a value that is one ordinary word stays: "password required")
+    and the body of a private key's PEM block — so a unit's stdout and stderr files mask them where they appear.
 
     >>> output_secrets('{"Credentials": {"AccessKeyId": "ASIA1", "SecretAccessKey": "wJal-r", "SessionToken": "Fw0-9"}}')
     ['wJal-r', 'Fw0-9']
-    >>> output_secrets('{"max_tokens": 64, "text": "ok"}')
-    []
+    >>> output_secrets("users:\\n- name: me\\n  token: kube-T0k9\\npass = rcl0ne-x\\nexport SECRET_KEY='dj4ngo'\\n"
+    ...                "token      hvs.CAES9x\\npassword required\\nmax_tokens: 64")
+    ['dj4ngo', 'kube-T0k9', 'rcl0ne-x', 'hvs.CAES9x']
     """
-    return _json_fields(text)[0]
+    found = _json_fields(text)[0] + _text_secrets(text)[0]
+    for pattern, name_group, value_group in ((_PRINTED_ASSIGNMENT, 2, 4), (_PRINTED_ROW, 1, 2)):
+        for match in pattern.finditer(text):
+            name, value = match[name_group], match[value_group]
+            if (credential_name(name, option=True) or (name.isupper() and secret_variable(name))) and value != MASK \
+                    and not _ordinary_word(value) and not value.isdigit() and value.lower() not in ("null", "none",
+                                                                                                 "true", "false"):
+                found.append(value)
+    for block in _PRIVATE_KEY_BLOCK.finditer(text):
+        found += [line.strip() for line in block[1].splitlines() if len(line.strip()) >= 8]
+    return [value for value in dict.fromkeys(found) if value and value != MASK]
 
 
 def _public_command(arguments: list[str]) -> list[str]:

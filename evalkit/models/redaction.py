@@ -236,8 +236,8 @@ def path_secrets(url: str) -> list[str]:
 # after another word (PWD and OLDPWD are folders), KEY only as the last word (AWS_ACCESS_KEY_ID is an id).
 _SECRET_WORDS = frozenset({"token", "tokens", "secret", "secrets", "password", "passwd", "pass", "passphrase",
                            "credential", "credentials", "creds", "cookie", "cookies", "webhook", "auth",
-                           "authorization", "authtoken", "dsn", "apikey", "accesskey", "pat", "jwt", "psk",
-                           "hec"})
+                           "authorization", "authtoken", "authkey", "dsn", "apikey", "accesskey", "pat", "jwt",
+                           "psk", "hec"})
 # Words that end in "pass" and name no password (GIT_ASKPASS is a program; a two-pass encoding).
 _NOT_PASSWORDS = frozenset({"askpass", "bypass", "compass", "encompass", "surpass", "trespass", "overpass",
                             "underpass", "multipass", "onepass", "twopass", "singlepass", "firstpass",
@@ -269,6 +269,8 @@ def secret_variable(name: str) -> bool:
     >>> [secret_variable(n) for n in ("GH_PAT", "PGPASS", "CI_JOB_JWT", "MY_SERVICE_CREDS", "STRIPE_SK", "SPLUNK_HEC",
     ...                               "WIFI_PSK", "OPENAI_API_KEY_2", "OPENAI_API_KEYS", "SIGNING_KEY_V2", "DB_PW")]
     [True, True, True, True, True, True, True, True, True, True, True]
+    >>> [secret_variable(n) for n in ("BW_SESSION", "OP_SESSION_myteam", "TS_AUTHKEY", "XDG_SESSION_TYPE")]
+    [True, True, True, False]
     >>> [secret_variable(n) for n in ("PWD", "OLDPWD", "SSH_AUTH_SOCK", "GIT_ASKPASS", "GIT_AUTHOR_NAME",
     ...                               "AWS_ACCESS_KEY_ID", "TOKENIZERS_PARALLELISM", "PASSWORD_STORE_DIR")]
     [False, False, False, False, False, False, False, False]
@@ -279,6 +281,8 @@ def secret_variable(name: str) -> bool:
     while len(words) > 1 and (words[-1] in _COPY_WORDS or re.fullmatch(r"v?\d+", words[-1])):
         words = words[:-1]  # OPENAI_API_KEY_2, SIGNING_KEY_V2, ENCRYPTION_KEY_B64: the same credential
     return (bool(_SECRET_WORDS.intersection(words)) or words[-1] in ("key", "keys")
+            or (len(words) > 1 and words[-1] == "session")  # BW_SESSION (not XDG_SESSION_TYPE)
+            or words[:2] == ["op", "session"]  # 1Password's OP_SESSION_<account>
             or (len(words) > 1 and words[-1] in ("pwd", "pw", "sk"))  # MYSQL_PWD, DB_PW, STRIPE_SK
             or bool(_SECRET_PARTS.search(name)) or any(_compound_pass(word) for word in words))
 

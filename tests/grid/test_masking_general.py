@@ -250,3 +250,52 @@ def test_credentials_in_maps_and_printed_fields_leak_nowhere(tmp_path, capfd):
     (record,) = (tmp_path / "out").rglob("unit.json")
     assert "ASIAEXAMPLE" in (record.parent / "stdout.txt").read_text()  # what is no credential stays readable
     assert json.loads(record.read_text())["unit"]["params"]["api_keys"] == {"openai": "***", "hf": "***"}
+
+
+PRINTED = {  # what a command may print with a credential in it (a fourth probe's forms)
+    "kubectl config view --raw": "users:\n- name: admin\n  user:\n    token: Gt01kubetok\n",
+    "gh hosts.yml": "github.com:\n    oauth_token: Gt02oauth\n    user: me\n",
+    "netrc over lines": "machine api.example.org\n  login me\n  password Gt03netrc\n",
+    "rclone.conf": "[remote]\ntype = sftp\npass = Gt04rclone\n",
+    "my.cnf": '[client]\npassword="Gt05mycnf"\n',
+    "export line": 'export SECRET_KEY="Gt06django"\n',
+    "terraform output": 'db_password = "Gt07tfout"\n',
+    "pulumi table row": "    OUTPUT      VALUE\n    dbPassword  Gt08pulumi\n",
+    "vault table row": "Key      Value\ntoken    Gt09vaulttok\n",
+    "Python repr": "Settings(openai_api_key='Gt10repr', model='m')\n",
+    "PEM private key": "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAGt11pem\n"
+                       "-----END OPENSSH PRIVATE KEY-----\n",
+    "webhook URL in an error": "POST https://hooks.slack.com/services/T01ABCDEF/B01ABCDEF/Gt12Xk9Lm2Qr7Ts1Vw3Yz5Ab "
+                               "failed\n",
+}
+
+
+def test_credentials_a_command_prints_and_fed_to_stdin_leak_nowhere(tmp_path, capfd, monkeypatch):
+    """A fourth probe: credentials a command prints as configuration text, tables or a PEM block stayed in
+    stdout.txt and stderr.txt (and, through a failing unit's error, in results.csv and the printed FAILED line);
+    a secret fed to a program's standard input (sudo -S, a here-string, pass insert) and a key in a literal
+    URL's path stayed in unit.json; BW_SESSION and TS_AUTHKEY were no secret variables."""
+    monkeypatch.setenv("BW_SESSION", "Gt13bwsession")
+    monkeypatch.setenv("TS_AUTHKEY", "Gt14tskey")
+    (tmp_path / "printed.txt").write_text("".join(PRINTED.values()))  # what the program prints, not its command
+    printer = ("import os, sys; text = open('printed.txt').read(); print(text);"
+               " print(os.environ['BW_SESSION'], os.environ['TS_AUTHKEY']); sys.stderr.write(text); sys.exit(3)")
+    lines = ["echo Gt15sudo | sudo -S true", "gh auth login --with-token <<< Gt16here",
+             "echo Gt17pass | pass insert -e web/site",
+             "curl -X POST https://hooks.slack.com/services/T01ABCDEF/B01ABCDEF/Gt18Xk9Lm2Qr7Ts1Vw3Yz5Ab"]
+    spec = tmp_path / "grid.yml"
+    spec.write_text(yaml.safe_dump({
+        "name": "printed", "kind": "command", "out": "out", "retries": 0, "workers": 1,
+        "command": [sys.executable, "-c", printer, *lines, "{seed}"], "grid": {"seed": [1]}}))
+    assert main(["grid", "--spec", str(spec)]) != 0  # the unit fails: its error carries stderr's tail
+    captured = capfd.readouterr()
+    printed = captured.out + captured.err
+    secrets = [f"Gt{k:02d}" for k in range(1, 19)]
+    leaks = [("printed", s) for s in secrets if s in printed]
+    for path in (tmp_path / "out").rglob("*"):
+        if path.is_file():
+            leaks += [(str(path), s) for s in secrets if s.encode() in path.read_bytes()]
+    assert not leaks, leaks
+    (record,) = (tmp_path / "out").rglob("unit.json")
+    stdout = (record.parent / "stdout.txt").read_text()
+    assert "OPENSSH PRIVATE KEY" in stdout and "password required" not in stdout and "machine api.example.org" in stdout  # the rest stays readable
