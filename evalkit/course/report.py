@@ -89,20 +89,22 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 def encodable(value):
-    """``value`` with any character a file cannot hold in UTF-8 (the lone surrogates that stand for the bytes
-    of a name that is not UTF-8) written as its escape, ``\\xff``; other values unchanged.
+    """``value`` as a table cell may hold it: any character a file cannot hold in UTF-8 (the lone surrogates that
+    stand for the bytes of a name that is not UTF-8) written as its escape, ``\\xff``, and every control
+    character but a line break and a tab (a terminal's escape sequences, which a student's exception message can
+    carry to repaint other rows where the file is printed) as ``\\x1b``; other values unchanged.
 
     >>> encodable("bad\\udcffname.txt"), encodable(3.0)
     ('bad\\\\xffname.txt', 3.0)
+    >>> encodable("boom\\x1b[2J\\x1b[1Afull marks\\x9b\\nnext line")
+    'boom\\\\x1b[2J\\\\x1b[1Afull marks\\\\x9b\\nnext line'
     """
     if not isinstance(value, str):
         return value
-    try:
-        value.encode("utf-8")
-        return value
-    except UnicodeEncodeError:
-        return "".join(f"\\x{ord(c) - 0xDC00:02x}" if "\udc80" <= c <= "\udcff" else
-                       f"\\u{ord(c):04x}" if "\ud800" <= c <= "\udfff" else c for c in value)
+    return "".join(f"\\x{ord(c) - 0xDC00:02x}" if "\udc80" <= c <= "\udcff" else
+                   f"\\u{ord(c):04x}" if "\ud800" <= c <= "\udfff" else
+                   f"\\x{ord(c):02x}" if (ord(c) < 32 and c not in "\n\t") or 0x7f <= ord(c) <= 0x9f else c
+                   for c in value)
 
 
 def totals(rows: Sequence) -> list[dict]:

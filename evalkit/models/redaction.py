@@ -192,7 +192,22 @@ def configured_secrets(base_url: str | None = None, api_key_env: str | None = No
         secrets.extend(value for value in _query_values(base_url) if len(value) >= MIN_FRAGMENT)
     if path and base_url:
         secrets.extend(path_secrets(base_url))
+        secrets.extend(value for value in _path_parameters(base_url) if len(value) >= MIN_FRAGMENT)
     return [secret for secret in secrets if secret]
+
+
+def _path_parameters(url: str) -> list[str]:
+    """The values of a URL path's ``;name=value`` parameters (``/v1;jsessionid=ABC``: a session id in the path).
+
+    >>> _path_parameters("https://h/v1;jsessionid=A1b2C3d4;v=2/chat")
+    ['A1b2C3d4', '2']
+    """
+    try:
+        segments = urlsplit(url).path.split("/")
+    except ValueError:
+        return []
+    return [unquote(piece.partition("=")[2]) for segment in segments for piece in segment.split(";")[1:]
+            if "=" in piece]
 
 
 # Prefixes of well-known key formats (OpenAI, Hugging Face, GitHub, GitLab, Slack, AWS, Google, Telegram bots).
@@ -329,6 +344,8 @@ def public_endpoint(base_url: str | None, api_key_env: str | None = None) -> str
 
     >>> public_endpoint("http://user:hunter2@10.0.0.7:8000/v1?api_key=abc123&token=t0k3n9")
     'http://***@10.0.0.7:8000/v1?api_key=***&token=***'
+    >>> public_endpoint("https://host/v1;jsessionid=9F8E7D6C5B")
+    'https://host/v1;jsessionid=***'
     """
     if base_url is None:
         return None

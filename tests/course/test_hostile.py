@@ -600,3 +600,18 @@ subprocess.Popen([sys.executable, "-c", code], start_new_session=True, stdout=su
     rows = by_student(run.rows)["bob"].values()
     assert {row.status for row in rows} != {"graded"} and all(row.score == 0 for row in rows)
     assert all("changed from inside the notebook" in row.reason for row in rows), [r.reason for r in rows]
+
+
+def test_control_characters_in_a_reason_reach_no_table_raw(tmp_path):
+    """A student's exception message carried terminal escape sequences (ESC[2J, ESC[1A) raw into grades.csv and
+    grades.html, so printing the file let one row repaint how the others look; every control character but a
+    line break and a tab is written as its escape."""
+    from evalkit.course.grade import GradeRow
+    from evalkit.course.report import write_tables
+    row = GradeRow("eve", "04.ipynb", "04", "ch4-a", 0.0, 1.0, "crashed", "not run", "not run",
+                   "RuntimeError: \x1b[2J\x1b[1Abob full marks\x07\x9b")
+    written = write_tables([row], tmp_path)
+    for path in written:
+        text = path.read_bytes()
+        assert not any(byte < 32 and byte not in (9, 10, 13) for byte in text), path
+        assert b"\xc2\x9b" not in text and "\\x1b[2J" in path.read_text() or path.name == "totals.csv"
