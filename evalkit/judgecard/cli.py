@@ -39,8 +39,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="report the judge adapted to each set with K of its dev labels (or all): a small model "
                              "over the judge's score and the reply's text, fitted on the dev half, reported on the "
                              "test half, with the set's label-budget curve")
-    parser.add_argument("--half", choices=["test", "dev", "all"], default="test",
-                        help="which half of every set (default test; all: the full sets)")
+    parser.add_argument("--half", choices=["test", "dev", "all"], default=None,
+                        help="which half of every set (card, export: default test; all: the full sets); "
+                             "leaderboard: the half it ranks (default: the half every card reports; cards that "
+                             "report different halves need it)")
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (default 1000)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--items-per-set", type=int, metavar="N",
@@ -246,20 +248,16 @@ def leaderboard(args: argparse.Namespace) -> int:
             if len(group) > 1:
                 print(f"note: {len(group)} card files name the judge {judge!r}: each is its own line, told apart by "
                       "its file (--merge makes one judge's cards on different sets one line)", file=sys.stderr)
-    halves: dict[str, int] = {}
-    for card, _ in lines:
-        halves[card.half] = halves.get(card.half, 0) + 1
-    if len(halves) > 1:
-        most = max(halves.values())
-        if list(halves.values()).count(most) > 1:
-            raise ValueError(f"the cards report different halves ({', '.join(sorted(halves))}), as many cards each: "
-                             "rank one half at a time")
-        half = max(halves, key=halves.get)
-        refused.extend((", ".join(paths), f"reports the {card.half} half; this board ranks the {half} half (that of "
-                        f"{most} of {len(lines)} cards): rank one half at a time")
-                       for card, paths in lines if card.half != half)
-        lines = [(card, paths) for card, paths in lines if card.half == half]
-    half = lines[0][0].half if lines else "test"
+    # The board ranks the half it is told (--half) or the one half every card reports, never the half most
+    # cards report: cards made up for the purpose could otherwise choose it and leave honest cards out.
+    reported = sorted({card.half for card, _ in lines})
+    if args.half is None and len(reported) > 1:
+        raise ValueError(f"the cards report different halves ({', '.join(reported)}): say which half to rank "
+                         "with --half (cards of another half are then left out, named)")
+    half = args.half or (reported[0] if reported else "test")
+    refused.extend((", ".join(paths), f"reports the {card.half} half; this board ranks the {half} half (--half)")
+                   for card, paths in lines if card.half != half)
+    lines = [(card, paths) for card, paths in lines if card.half == half]
     # The ranking reads the sets whose ratings give a ceiling: the kit's own and a user's --add-upheld folders
     # (an --add file keeps one score per item: no ceiling, so no share to rank by).
     scored = {entry.set for card, _ in lines for entry in card.scores}
@@ -358,6 +356,7 @@ def export(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     if args.action == "leaderboard":
         return leaderboard(args)
+    args.half = args.half or "test"  # a card and an export read the test halves unless told
     if args.action == "export":
         return export(args)
     from evalkit.judgecard.card import judge_card

@@ -83,7 +83,7 @@ from evalkit.judgecard.verify import card_flags
 
 __all__ = ["Standing", "standings", "standings_frame", "leaderboard_markdown", "leaderboard_html", "board_sentence",
            "row_ceilings", "scored_card", "scores_fingerprint", "ceiling_flags", "board_card", "write_board_card",
-           "ABOVE_CEILING", "AT_CEILING"]
+           "ABOVE_CEILING", "AT_CEILING", "PARTIAL", "coverage_flag"]
 
 
 @dataclass(frozen=True)
@@ -265,6 +265,44 @@ def _above_one(point: float, draws: np.ndarray, bootstrap: int) -> tuple[float, 
     return point - error, point + error
 
 
+PARTIAL = "scored only some of the board's sets"
+"""How a flag begins for a judge without rows on every set the board ranks on (a set it cannot read, one without
+a reference for a reference metric, excepted): its share is shown, not ranked, since a judge allowed to choose its
+sets could choose the ones it does best on (:func:`coverage_flag`)."""
+
+
+def coverage_flag(card: Card, human_sets: Mapping[str, HumanSet], board_sets: set[str]) -> tuple[str, ...]:
+    """:data:`PARTIAL` with the sets the card lacks, when it lacks any of ``board_sets`` it could read: a set
+    with no reference text is left out by a reference metric, which cannot read it, and says so on its card
+    (``skipped``: "needs a reference"), so only that reason for only such a set is no choice.
+
+    >>> import pandas as pd
+    >>> from evalkit.judgecard.sets import HumanSet
+    >>> from evalkit.judgecard.card import Card, SetScores
+    >>> sets = {n: HumanSet(n, pd.DataFrame({"item_id": ["a"], "group": [0], "score": [1.0], "response": ["x"],
+    ...                                      "reference": [ref]}), ("score",), None, "") for n, ref in
+    ...         (("one", "r"), ("two", "r"), ("free", None))}
+    >>> card = Card("j", {}, "test", 0, 0, (), (), (), scores=(SetScores("one", ("a",), (1.0,)),),
+    ...             skipped=(("free", "bleu2 needs a reference for every item"),))
+    >>> coverage_flag(card, sets, {"one", "two", "free"})[0]
+    "scored only some of the board's sets: 1 of 3 (not two): a judge that chooses its sets chooses its agreement"
+    """
+    have = {entry.set for entry in card.scores}
+    no_reference = {name for name, why in card.skipped if "reference" in str(why)}
+    missing = sorted(name for name in board_sets - have
+                     if _readable(human_sets[name]) or name not in no_reference)
+    if not missing:
+        return ()
+    return (f"{PARTIAL}: {len(board_sets & have)} of {len(board_sets)} (not {', '.join(missing)}): a judge that "
+            "chooses its sets chooses its agreement",)
+
+
+def _readable(human_set: HumanSet) -> bool:
+    """Whether every judge can score ``human_set``: it has reference text (else a reference metric cannot)."""
+    items = human_set.items
+    return "reference" in items.columns and items["reference"].notna().any()
+
+
 ABOVE_CEILING = "above the human ceiling: scores may be the labels themselves"
 """How a flag for a share above the ceiling begins (see :func:`ceiling_flags`)."""
 
@@ -382,19 +420,24 @@ def standings(cards: Sequence[Card], human_sets: Mapping[str, HumanSet], *, boot
     if len(set(names)) < len(names):
         raise ValueError(f"two cards share a judge name ({', '.join(sorted({n for n in names if names.count(n) > 1}))}):"
                          " merge them (merge_cards) or name the judges apart")
-    flags = card_flags(cards, human_sets, sources)
+    flags = card_flags(cards, human_sets, sources, seed=seed)
     ceilings = row_ceilings(human_sets, labels)
+    board_sets = {name for name, _ in ceilings}
+    for card in cards:  # partial lines keep their share, shown unranked
+        flags[card.judge] = (*flags[card.judge], *coverage_flag(card, human_sets, board_sets))
+    partial_only = lambda judge: all(flag.startswith(PARTIAL) for flag in flags[judge])
     every_ceiling = row_ceilings(human_sets) if labels is not None else ceilings
     judged = [_Rows(card, human_sets, ceilings) for card in cards]
     resamples: dict = {}
     share, interval, row_cautions = {}, {}, {}
     for card, rows in zip(cards, judged):
-        if rows.rows and not flags[card.judge]:
+        if rows.rows and partial_only(card.judge):
             point, draws = _share_draws([rows], rows.rows, bootstrap=bootstrap, seed=seed, resamples=resamples)
             share[card.judge], interval[card.judge] = float(point[0]), percentile_interval(draws[0])
-        if not flags[card.judge]:  # on every label's rows: a copy of one label is flagged on any board
-            flags[card.judge], row_cautions[card.judge] = _ceiling_checks(
+        if partial_only(card.judge):  # on every label's rows: a copy of one label is flagged on any board
+            found, row_cautions[card.judge] = _ceiling_checks(
                 card, human_sets, every_ceiling, bootstrap=bootstrap, seed=seed, files=files_of[card.judge])
+            flags[card.judge] = (*found, *flags[card.judge])
     better = {card.judge: set() for card in cards}
     tied = {card.judge: set() for card in cards}
     for a in range(len(cards)):
@@ -423,7 +466,7 @@ def standings(cards: Sequence[Card], human_sets: Mapping[str, HumanSet], *, boot
                               float(np.mean(pearsons)) if pearsons else nan, len(pearsons), tuple(sorted(tied[name])),
                               tuple(s for s, _ in card.skipped), flags[name], sources.get(name, ""),
                               scores_fingerprint(card),
-                              () if flags[name] else (*_at_ceiling(share.get(name, nan),
+                              () if not partial_only(name) else (*_at_ceiling(share.get(name, nan),
                                                                    *interval.get(name, (nan, nan))),
                                                       *row_cautions.get(name, ())),
                               _rows_from(card, human_sets, files_of[name])))

@@ -51,15 +51,16 @@ _CHECKED = (("pearson", "Pearson r"), ("spearman", "Spearman rho"), ("kendall", 
 
 
 def card_flags(cards: Sequence[Card], human_sets: Mapping[str, HumanSet],
-               sources: Mapping[str, str] | None = None) -> dict[str, tuple[str, ...]]:
+               sources: Mapping[str, str] | None = None, *, seed: int | None = None) -> dict[str, tuple[str, ...]]:
     """The flags of every card by judge (empty: nothing to flag), after checking each card against
-    ``human_sets`` (see the module docstring). A card whose scores are malformed or whose rows do not match its
-    scores raises ``ValueError`` naming ``sources[judge]`` (its file; else the judge) and the field."""
+    ``human_sets`` (see the module docstring); a card's sample must be drawn with the board's ``seed`` (None:
+    the card's own). A card whose scores are malformed or whose rows do not match its scores raises
+    ``ValueError`` naming ``sources[judge]`` (its file; else the judge) and the field."""
     sources = sources or {}
     flags = {}
     for card in cards:
         where = sources.get(card.judge) or f"the card of {card.judge!r}"
-        flags[card.judge] = _check_card(card, human_sets, where)
+        flags[card.judge] = _check_card(card, human_sets, where, seed=card.seed if seed is None else seed)
     return flags
 
 
@@ -137,9 +138,11 @@ MAX_UNSCORED = 0.05
 Leaving out more would let a judge drop the items it gets wrong."""
 
 
-def coverage_flags(card: Card, human_set: HumanSet) -> tuple[str, ...]:
+def coverage_flags(card: Card, human_set: HumanSet, *, seed: int | None = None) -> tuple[str, ...]:
     """Why the board cannot rank ``card``'s scores on ``human_set`` as they stand (empty: it can): its items are
-    not the set's items nor the kit's seeded sample of them, or more than :data:`MAX_UNSCORED` are unscored.
+    not the set's items nor the kit's sample of them drawn with the board's ``seed`` (None: the card's own; a
+    card free to pick its seed could try seeds until a sample flatters it), or more than :data:`MAX_UNSCORED`
+    are unscored.
 
     >>> import pandas as pd
     >>> from evalkit.judgecard.sets import HumanSet
@@ -153,11 +156,13 @@ def coverage_flags(card: Card, human_set: HumanSet) -> tuple[str, ...]:
     >>> coverage_flags(picked, toy)[0][:62]
     'it left 3 of its 10 items on toy unscored (at most 5% may be):'
     """
+    seed = card.seed if seed is None else seed
     series = card.set_scores(human_set.name)
     ids, half = set(series.index), set(human_set.items["item_id"].astype(str))
-    if ids != half and ids != set(human_set.sample(len(ids), seed=card.seed).items["item_id"].astype(str)):
+    if ids != half and ids != set(human_set.sample(len(ids), seed=seed).items["item_id"].astype(str)):
         return (f"its {len(ids)} items on {human_set.name} are neither the set's {len(half)} items nor the kit's "
-                f"seeded sample of them (seed {card.seed}): a judge that chooses its items chooses its agreement",)
+                f"sample of them drawn with the board's seed ({seed}): a judge that chooses its items chooses its "
+                "agreement",)
     unscored = int(series.isna().sum())
     if unscored > MAX_UNSCORED * len(ids):
         return (f"it left {unscored} of its {len(ids)} items on {human_set.name} unscored (at most "
@@ -173,7 +178,8 @@ NEAR_COPY_ITEMS = 20
 """The near-copy flag reads sets where the card scored at least this many items."""
 
 
-def _check_card(card: Card, human_sets: Mapping[str, HumanSet], where: str) -> tuple[str, ...]:
+def _check_card(card: Card, human_sets: Mapping[str, HumanSet], where: str, *, seed: int | None = None
+                ) -> tuple[str, ...]:
     for index, entry in enumerate(card.scores):
         check_set_scores(entry, f"{where}, field 'scores[{index}]'")
     scored = {entry.set for entry in card.scores}
@@ -196,7 +202,7 @@ def _check_card(card: Card, human_sets: Mapping[str, HumanSet], where: str) -> t
     flags = []
     for name in sorted(scored & set(human_sets)):
         human_set = human_sets[name]
-        flags.extend(coverage_flags(card, human_set))
+        flags.extend(coverage_flags(card, human_set, seed=seed))
         for label in human_set.labels:
             scores, human = _aligned(card, human_set, label)
             pearson = correlation(scores, human)

@@ -165,21 +165,25 @@ def test_a_card_that_is_not_json_is_left_out_and_the_others_ranked(inputs, tmp_p
     assert refusal["file"].endswith("broken/card.json") and refusal["reason"].startswith("not JSON")
 
 
-def test_a_card_of_another_half_is_left_out_and_the_half_of_most_cards_ranked(inputs, tmp_path, monkeypatch,
-                                                                              capsys):
-    """A card reporting another half than the rest stopped the whole board: it is left out, saying which half
-    the board ranks; cards split evenly between halves are still an input error."""
+def test_the_board_ranks_the_half_it_is_told_not_the_half_most_cards_report(inputs, tmp_path, monkeypatch, capsys):
+    """The board ranked the half most cards reported, so two junk cards edited to "dev" got an honest test-half
+    card refused. Cards that report different halves now need --half: the board ranks that half and names every
+    card of another half as left out; without it the board stops and says so."""
     sets, judges = inputs
     _write(_card("weak", judges["weak"], sets), tmp_path / "cards" / "weak")
     _write(_card("victim", judges["victim"], sets), tmp_path / "cards" / "victim")
     other = _write(_card("near", judges["near"], sets), tmp_path / "cards" / "near", lambda r: r.update(half="dev"))
-    assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "board") == 0
-    assert f"{other}: reports the dev half; this board ranks the all half (that of 2 of 3 cards)" in \
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "board") == 2
+    assert "the cards report different halves (all, dev): say which half to rank with --half" in \
         capsys.readouterr().err
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "board", "--half", "all") == 0
+    assert f"{other}: reports the dev half; this board ranks the all half (--half)" in capsys.readouterr().err
     assert {r["judge"] for r in board_json(tmp_path / "board")} == {"weak", "victim"}
-    (tmp_path / "cards" / "victim" / "card.json").unlink()
-    assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "even") == 2
-    assert "different halves (all, dev), as many cards each" in capsys.readouterr().err
+    # Two junk cards on "dev" do not outvote the honest one: the half is the board runner's.
+    for name in ("junk1", "junk2"):
+        _write(_card(name, judges["weak"], sets), tmp_path / "cards" / name, lambda r: r.update(half="dev"))
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "again", "--half", "all") == 0
+    assert {r["judge"] for r in board_json(tmp_path / "again")} == {"weak", "victim"}
 
 
 # --------------------------------------------------------------------------- 5. symbolic links

@@ -134,7 +134,7 @@ def test_a_card_whose_item_list_was_edited_to_the_favourable_items_is_not_ranked
     edited = replace(card, rows=tuple(only_rows), scores=tuple(kept))
     (line,) = standings([edited], sets, bootstrap=50)
     assert line.rank == 0
-    assert any("its 80 items on one are neither the set's 120 items nor the kit's seeded sample" in f
+    assert any("its 80 items on one are neither the set's 120 items nor the kit's sample of them drawn with the board's seed" in f
                for f in line.flags)
     # The kit's own seeded sample of the same size is accepted.
     drawn = sets["one"].sample(80, seed=card.seed).items
@@ -143,4 +143,31 @@ def test_a_card_whose_item_list_was_edited_to_the_favourable_items_is_not_ranked
                *[e for e in card.scores if e.set != "one"]]
     fair = replace(card, rows=tuple(only_rows), scores=tuple(sampled))
     (line,) = standings([fair], sets, bootstrap=50)
-    assert not any("seeded sample" in f for f in line.flags)
+    assert not any("sample of them" in f for f in line.flags)
+
+
+def test_a_card_on_its_best_set_only_is_shown_but_not_ranked(inputs):
+    """A judge close to people on set two and poor on set one sent a card for set two alone and ranked first,
+    ahead of an honest judge scored on both. A line without rows on every set the board ranks on (a set it
+    cannot read excepted) keeps its share but is not ranked."""
+    sets, judges = inputs
+    picked = _card("picked", {"one": judges["near"]["one"], "two": judges["near"]["two"]}, sets, "two")
+    honest = _card("honest", judges["weak"], sets)
+    board = {s.judge: s for s in standings([picked, honest], sets, bootstrap=100)}
+    assert board["picked"].rank == 0 and board["picked"].mean_share == board["picked"].mean_share
+    assert board["picked"].flags[-1].startswith("scored only some of the board's sets: 1 of 2 (not one)")
+    assert board["honest"].rank == 1
+
+
+def test_a_sample_drawn_with_a_seed_the_board_did_not_choose_is_not_ranked(inputs):
+    """`judge card --items-per-set 40 --seed S` with S chosen as the best of many seeds lifted a judge's r from
+    0.32 to 0.52. A sampled card's items must be the sample drawn with the board's seed."""
+    from evalkit.judgecard.card import judge_card
+    from tests.judgecard.test_leaderboard import column_judge
+    sets, judges = inputs
+    sampled = judge_card(column_judge("sampled", judges["weak"]), list(sets.values()), half="all", bootstrap=0,
+                         items_per_set=40, seed=7)
+    (line,) = standings([sampled], sets, bootstrap=50, seed=0)
+    assert line.rank == 0 and any("drawn with the board's seed (0)" in f for f in line.flags)
+    (line,) = standings([sampled], sets, bootstrap=50, seed=7)
+    assert line.rank == 1 and not line.flags
