@@ -16,7 +16,7 @@ from evalkit.stats import summarise
 from evalkit.data.dialogue import Turn
 
 __all__ = ["lexical_z_scores", "lexical_mode_table", "lexical_table", "judge_scores", "control_scores", "realism_table", "JUDGE_METRICS",
-           "CALIBRATED_METRICS", "calibrated_summary", "plot_realism_and_diversity", "user_turn_counts", "echoes"]
+           "CALIBRATED_METRICS", "calibrated_summary", "plot_realism_and_diversity", "user_turn_counts", "echoes", "repeats"]
 
 JUDGE_METRICS = ("gteval", "pi", "rnr")
 # RNR judges one conversation at a time, so its proxy-proxy "control" re-scores the proxy's own conversations
@@ -196,6 +196,25 @@ def user_turn_counts(episodes_by_dataset: dict[str, list[dict]], real_user_turns
         proxy[dataset] = sum(t["role"] == "user" for e in episodes for t in e["payload"]["turns"])
         real[dataset] = int(sum(real_user_turns(dataset, e["episode_id"]) for e in episodes))
     return proxy, real
+
+
+def repeats(turns: Sequence[Turn], *, speaker: str = "user", overlap: float = 0.8) -> tuple[int, int]:
+    """(``speaker``'s turns that repeat one of its own earlier turns, ``speaker``'s turns after its first): a
+    proxy that says the same thing again instead of moving the conversation on (the rule of
+    :func:`~evalkit.userproxy.rollout.is_echo`).
+
+    >>> turns = [{"role": "user", "content": "Hi, I'm Sarah and I need blog tips."},
+    ...          {"role": "assistant", "content": "Sure: write often."},
+    ...          {"role": "user", "content": "Hi, I'm Sarah and I need blog tips."},
+    ...          {"role": "assistant", "content": "As I said: write often."},
+    ...          {"role": "user", "content": "How often?"}]
+    >>> repeats(turns)
+    (1, 2)
+    """
+    said = [str(turn.get("content", "")) for turn in turns if turn.get("role") == speaker]
+    repeated = sum(any(is_echo(earlier, text, overlap=overlap) for earlier in said[:k]) for k, text in
+                   enumerate(said) if k)
+    return repeated, max(len(said) - 1, 0)
 
 
 def echoes(turns: Sequence[Turn], *, speaker: str = "assistant", overlap: float = 0.8) -> tuple[int, int]:

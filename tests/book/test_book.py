@@ -268,6 +268,7 @@ def test_chapter5_results(executed):
     # the echo guard: a guided assistant's reply that repeats the user is asked again, then replaced by the real one
     assert recorded["echoes"]["replies"] > 0 and recorded["echoes"]["left"] == 0
     assert 0 <= recorded["echoes"]["proxy echoes"] <= recorded["echoes"]["proxy turns"]
+    assert 0 <= recorded["echoes"]["proxy repeats"] <= recorded["echoes"]["proxy turns"]
     for key, row in recorded["realism"].items():
         assert 0 <= row["mean"] <= 1 and 0 <= row["HH"] <= 1, key
         if key.endswith("/rnr"):  # one conversation per verdict: no proxy-proxy control, no calibrated score
