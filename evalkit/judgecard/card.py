@@ -454,7 +454,9 @@ def judge_card(judge: Judge | JudgeSpec | str, sets: Sequence[str | HumanSet], *
                 one_draw.append(human_set.name)
         costs.append(_cost(human_set.name, len(items), time.perf_counter() - started, judge.calls()[before:],
                            scores, scored.raw, price_per_1k_tokens, items["item_id"].tolist()))
-    record = spec.as_record() if spec is not None else {"kind": type(judge).__name__, "name": judge.name}
+    record = spec.as_record() if spec is not None else {"kind": type(judge).__name__, "name": judge.name,
+                                                         **({"scores_sha256": judge.fingerprint}
+                                                            if getattr(judge, "fingerprint", None) else {})}
     notes = (f"{judge.name} gave one draw only on {', '.join(one_draw)}: no self-consistency row there "
              "(spread over training seeds is not measured either)",) if one_draw else ()
     notes = (*set_notes, *notes)

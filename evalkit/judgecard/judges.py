@@ -3,6 +3,8 @@ answering the kit's one :class:`~evalkit.judges.Judge` protocol, so that the car
 """
 from __future__ import annotations
 
+import hashlib
+
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, Sequence
@@ -246,6 +248,9 @@ class ScoresJudge(OneReplyAtATime):
         refuse_repeated_ids(frame, self.path)
         self._frame = frame
         self.name = self.name or f"scores:{Path(self.path).name}#{'+'.join(self.column)}"
+        # What the card's judge record keeps of the file: two files of one name are two judges, and a board
+        # told to --merge one judge's cards never joins cards scored from different files.
+        self.fingerprint = hashlib.sha256(Path(self.path).read_bytes()).hexdigest()[:16]
 
     def _lookup(self, items: pd.DataFrame) -> np.ndarray:
         """The file's values for the items, one row per item and one column per score column."""

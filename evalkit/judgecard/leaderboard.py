@@ -128,10 +128,8 @@ class _Rows:
     """A judge's (set, label) rows with a ceiling, as arrays aligned with its human set, for resampling."""
 
     def __init__(self, card: Card, human_sets: Mapping[str, HumanSet], ceilings: Mapping[tuple[str, str], float]):
-        # An item left unscored (at most verify.MAX_UNSCORED of them on a ranked card) counts as the judge's
-        # median score on the set: a neutral answer, so leaving an item out never raises the judge's agreement.
-        self.scores: dict[str, pd.Series] = {entry.set: _unscored_as_median(card.set_scores(entry.set))
-                                             for entry in card.scores if entry.set in human_sets}
+        self.scores: dict[str, pd.Series] = {entry.set: card.set_scores(entry.set) for entry in card.scores
+                                             if entry.set in human_sets}
         self.rows = [(s, label) for (s, label) in ceilings if s in self.scores]
         self.human_sets, self.ceilings = human_sets, ceilings
 
@@ -145,16 +143,6 @@ class _Rows:
     def ids(self, name: str) -> set[str]:
         series = self.scores[name]
         return set(series.index[series.notna()])
-
-
-def _unscored_as_median(scores: pd.Series) -> pd.Series:
-    """``scores`` with each missing score replaced by the median of the others (all missing: unchanged).
-
-    >>> _unscored_as_median(pd.Series([1.0, None, 3.0, 4.0], index=list("abcd"))).tolist()
-    [1.0, 3.0, 3.0, 4.0]
-    """
-    finite = scores.dropna()
-    return scores.fillna(float(finite.median())) if len(finite) else scores
 
 
 def _share_draws(judges: Sequence[_Rows], rows: Sequence[tuple[str, str]], *, bootstrap: int, seed: int,

@@ -12,10 +12,9 @@ A card is a file anyone can edit, so the board trusts nothing it could recompute
   board writes (:func:`~evalkit.judgecard.leaderboard.write_board_card`) names their sets without their
   figures and shows every other row as the board recomputes it (share, ceiling and intervals too);
 * a card's items on a set must be the set's items on the board's half, or the kit's seeded sample of them
-  (:meth:`~evalkit.judgecard.sets.HumanSet.sample` with the card's seed), and it may leave at most
-  :data:`MAX_UNSCORED` of them unscored — else the card is **flagged**: a judge that chooses its items, or
-  leaves out the ones it would get wrong, chooses its agreement (the board counts an item left unscored within
-  that share as the judge's median score on the set);
+  (:meth:`~evalkit.judgecard.sets.HumanSet.sample` with the board's seed), every one of them scored — else
+  the card is **flagged**: a judge that chooses its items, or leaves out the ones it would get wrong, chooses
+  its agreement (a judge that cannot answer an item gives it its own fallback score, as the kit's judges do);
 * scores that are a linear function of a set's human scores (|r| = 1 on 3 or more items: the human labels
   themselves, rescaled or not) are **flagged**: no judge agrees with the mean of several noisy people exactly,
   so such a card holds the answer key; a flagged judge is shown with its flag and not ranked (so is one whose
@@ -133,16 +132,17 @@ def _same(given: float, value: float) -> bool:
     return math.isclose(given, value, rel_tol=0, abs_tol=_TOLERANCE)
 
 
-MAX_UNSCORED = 0.05
-"""The share of a set's items a ranked card may leave unscored (an LM judge's unreadable answers): one in twenty.
-Leaving out more would let a judge drop the items it gets wrong."""
+MAX_UNSCORED = 0.0
+"""The share of a set's items a ranked card may leave unscored: none. Any allowance lets a judge drop the items
+it gets wrong, which the labels it is ranked on tell it (5%, filled with the judge's median, lifted a judge
+from last to first); a judge that cannot read an answer gives the item its own fallback score."""
 
 
 def coverage_flags(card: Card, human_set: HumanSet, *, seed: int | None = None) -> tuple[str, ...]:
     """Why the board cannot rank ``card``'s scores on ``human_set`` as they stand (empty: it can): its items are
     not the set's items nor the kit's sample of them drawn with the board's ``seed`` (None: the card's own; a
-    card free to pick its seed could try seeds until a sample flatters it), or more than :data:`MAX_UNSCORED`
-    are unscored.
+    card free to pick its seed could try seeds until a sample flatters it), or some are unscored
+    (:data:`MAX_UNSCORED`).
 
     >>> import pandas as pd
     >>> from evalkit.judgecard.sets import HumanSet
@@ -153,8 +153,8 @@ def coverage_flags(card: Card, human_set: HumanSet, *, seed: int | None = None) 
     >>> coverage_flags(scored_card("all", toy, items["score"] % 3), toy)
     ()
     >>> picked = scored_card("picked", toy, items["score"].where(items["score"] > 2) % 3)
-    >>> coverage_flags(picked, toy)[0][:62]
-    'it left 3 of its 10 items on toy unscored (at most 5% may be):'
+    >>> coverage_flags(picked, toy)[0][:72]
+    'it left 3 of its 10 items on toy unscored (every item must be scored): a'
     """
     seed = card.seed if seed is None else seed
     series = card.set_scores(human_set.name)
@@ -165,8 +165,8 @@ def coverage_flags(card: Card, human_set: HumanSet, *, seed: int | None = None) 
                 "agreement",)
     unscored = int(series.isna().sum())
     if unscored > MAX_UNSCORED * len(ids):
-        return (f"it left {unscored} of its {len(ids)} items on {human_set.name} unscored (at most "
-                f"{MAX_UNSCORED:.0%} may be): a judge that leaves out items can leave out its misses",)
+        return (f"it left {unscored} of its {len(ids)} items on {human_set.name} unscored (every item must be "
+                "scored): a judge that leaves out items can leave out its misses",)
     return ()
 
 

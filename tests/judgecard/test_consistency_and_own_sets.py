@@ -269,3 +269,21 @@ def test_lm_pair_and_lora_specs(tmp_path):
     path.write_text("kind: lora\nbackend: openai\n")
     with pytest.raises(SpecError, match="backend.*only an lm or lm-pair judge reads it"):
         read_spec_file(path)
+
+
+def test_cards_scored_from_two_files_of_one_name_do_not_merge(tmp_path):
+    """A --scores card's judge record was only "scores:<file name>#<column>", so `leaderboard --merge` joined a
+    card scored from d1/s.jsonl on one set with a card scored from d2/s.jsonl (other scores) on another, as one
+    judge. The record keeps a digest of the file: the two are two judges, and merging them is refused."""
+    from evalkit.judgecard.card import merge_cards
+    items = rated_set().items
+    for folder, sign in (("d1", 1.0), ("d2", -1.0)):
+        frame = items[["item_id", "context", "response", "score"]].copy()
+        frame["score_judge"] = sign * DRAWS[0]
+        (tmp_path / folder).mkdir()
+        write_meta_eval(frame, tmp_path / folder / "s.jsonl")
+    one, two = (judge_card(ScoresJudge(str(tmp_path / folder / "s.jsonl")), [rated_set()], half="all", bootstrap=0)
+                for folder in ("d1", "d2"))
+    assert one.judge == two.judge == "scores:s.jsonl#score_judge" and one.spec != two.spec
+    with pytest.raises(ValueError, match="differ in spec"):
+        merge_cards([one, two])
