@@ -31,10 +31,13 @@ def name_words(name: str) -> list[str]:
 _CREDENTIAL_WORDS = frozenset({"password", "passwd", "passwords", "pwd", "pw", "pass", "passphrase", "passcode", "token",
                                "secret", "secrets", "credential", "credentials", "creds", "auth", "authorization",
                                "jwt", "pat", "apikey", "sig", "signature", "webhook", "dsn", "psk", "assertion",
-                               "authkey"})
-# ... for a command-line option or a header only (a parameter or a result named "session" or "cookie" may be
-# a flag or a count).
-_OPTION_WORDS = frozenset({"cookie", "cookies", "bearer", "session", "sid"})
+                               "authkey", "authz", "bearer", "cookie", "cookies", "sas", "hmac", "otp", "totp",
+                               "pin", "connstr"})
+# A first word that makes the name a one-time credential (mfa_code, totp_seed, otp_value).
+_ONE_TIME_WORDS = frozenset({"mfa", "otp", "totp", "hotp"})
+# Credential words for a command-line option or a header only (a parameter or a result named "session" or
+# "sid" may be a flag or a count).
+_OPTION_WORDS = frozenset({"session", "sid"})
 # A last word made of a credential word and another (dbpassword, accesstoken, clientsecret, privatekey).
 _COMPOUND_ENDINGS = ("password", "passwd", "passphrase", "secret", "token", "credential", "credentials", "creds",
                      "apikey", "accesskey", "privatekey", "secretkey", "webhook", "authkey", "hmackey")
@@ -53,9 +56,11 @@ _KEY_OWNERS = frozenset({"api", "access", "private", "secret", "client", "signin
                          "cerebras", "sambanova", "anyscale", "modal", "runpod", "lambda", "jina", "unstructured",
                          "kaggle", "sonar", "codecov", "snyk", "npm", "pypi", "nuget", "dockerhub", "cloudflare",
                          "heroku", "vercel", "netlify", "circleci", "jira", "atlassian", "okta", "auth0", "mapbox",
-                         "algolia", "newrelic", "honeycomb", "grafana", "splunk", "mailchimp", "shopify", "zendesk"})
+                         "algolia", "newrelic", "honeycomb", "grafana", "splunk", "mailchimp", "shopify", "zendesk",
+                         # whose key: the judge's, the LLM's, an endpoint's, a provider's or gateway's
+                         "judge", "llm", "endpoint", "provider", "gateway", "sa"})
 # Words after a credential word that still name the credential itself (--token-value, --password-b64).
-_VALUE_WORDS = frozenset({"value", "string", "str", "text", "b64", "base64", "hex", "raw", "plain", "plaintext",
+_VALUE_WORDS = frozenset({"value", "string", "str", "text", "b64", "b", "base64", "hex", "raw", "plain", "plaintext",
                           "literal", "data", "pem", "der", "json",
                           # another copy of the same credential: password_2, token_v2, api_key_old, hf_token_backup
                           "v", "old", "new", "backup", "bak", "prev", "previous", "next", "alt", "primary",
@@ -97,7 +102,7 @@ def credential_name(name: str, *, option: bool = False) -> bool:
     ...     "--no-password", "--sort-key", "--bypass", "--token-limit", "--db-url")]
     [False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False]
     >>> [credential_name(n) for n in ("pat", "hf_token", "creds", "webhook", "session", "pass_rate", "cookie")]
-    [True, True, True, True, False, False, False]
+    [True, True, True, True, False, False, True]
     """
     words = name_words(name)
     if not words or words[0] in _SWITCH_WORDS:
@@ -108,8 +113,8 @@ def credential_name(name: str, *, option: bool = False) -> bool:
                for end in range(1, len(parts))) or (len(parts) > 1 and parts[-1].lower() == "login"
                                                     and parts[-2].lower().endswith("sonar")):
             return True  # spark...fs.azure.account.key.ACCOUNT.dfs.core.windows.net; sonar.login holds a token
-    if words[-2:] in (["connection", "string"], ["conn", "str"], ["conn", "string"]):
-        return True  # a connection string holds its password
+    if words[-2:] in (["connection", "string"], ["conn", "str"], ["conn", "string"]) or words[0] in _ONE_TIME_WORDS:
+        return True  # a connection string holds its password; mfa_code, totp_seed
     while len(words) > 1 and (words[-1] in _VALUE_WORDS or words[-1].isdigit()):
         words = words[:-1]
     last = words[-1]
@@ -178,6 +183,10 @@ def _secrets(value: Any, name: str = "") -> list[str]:
             found += _scan(list(value))[0]  # arguments given as a list: ["--password", X]
     elif _secret_name(name) and value is not None and not isinstance(value, bool):
         found.append(str(value))
+    elif isinstance(value, str) and ("\n" in value or "-----BEGIN" in value):
+        found += output_secrets(value)  # a key file or a kubeconfig given as a value: its credential lines
+    elif isinstance(value, str) and " " in value.strip() and not _URL.fullmatch(value):
+        found += _scan(_words(value), prose=True)[0]  # arguments given as one value: "--password X"
     elif isinstance(value, str) and _URL.fullmatch(value):
         parts = urlsplit(value)
         found += [parts.password or "", unquote(parts.password or "")]
@@ -222,6 +231,7 @@ _PASSWORD_OPTIONS = {"redis-cli": frozenset({"-a"}), "mongosh": frozenset({"-p"}
                      "poetry": frozenset({"-p"}), "nuget": frozenset({"-k", "-p"}), "codecov": frozenset({"-t"}),
                      "influx": frozenset({"-t"}), "doveadm": frozenset({"-p"}), "security": frozenset({"-w"}),
                      "ncftp": frozenset({"-p"}), "ncftpput": frozenset({"-p"}), "ncftpget": frozenset({"-p"}),
+                     "sendemail": frozenset({"-xp"}),
                      **{name: frozenset({"-A", "-X"}) for name in ("snmpwalk", "snmpget", "snmpset",
                                                                    "snmpbulkwalk", "snmptrap")},
                      **{name: frozenset({"-w"}) for name in _LDAP}, "ldappasswd": frozenset({"-w", "-s", "-a"})}
@@ -253,9 +263,10 @@ _SECRET_COMMANDS = frozenset({"secret", "secrets", "keyvault", "secretsmanager",
                               "credential", "credentials", "put-parameter"})
 # Options that make a program read a secret from its standard input (echo S | docker login --password-stdin).
 _STDIN_SECRET = frozenset({"--password-stdin", "--with-token", "--passwd-on-stdin", "--pass-stdin", "-i",
-                           "--stdin", "--token-stdin", "-S", "-s"})
+                           "--stdin", "--token-stdin", "-S", "-s", "--passphrase-fd"})
 _STDIN_PROGRAMS = frozenset({"chpasswd", "passwd", "htpasswd", "docker", "podman", "gh", "openconnect", "helm",
-                             "cosign", "skopeo", "buildah", "oras", "nerdctl", "crane", "sudo", "smbpasswd"})
+                             "cosign", "skopeo", "buildah", "oras", "nerdctl", "crane", "sudo", "smbpasswd", "gpg",
+                             "gpg2"})
 # Programs that store what they read from standard input as a secret, whatever their options (pass insert).
 _STDIN_STORES = {"pass": "insert", "gopass": "insert", "security": "add-generic-password"}
 # A credential word standing alone that is also a subcommand or an ordinary value (git credential fill,
@@ -883,6 +894,15 @@ def _words(line: str) -> list[str]:
 _PRINTED_ASSIGNMENT = re.compile(r"""^[ \t]*(?:export[ \t]+|set[ \t]+|-[ \t]+)?(["']?)([A-Za-z_][\w.-]*)\1[ \t]*"""
                                  r"""(?::=|[:=])[ \t]*(["']?)([^"'\s#,]+)\3[ \t,]*(?:#.*)?$""", re.M)
 _PRINTED_ROW = re.compile(r"^[ \t]*([A-Za-z_][\w.-]*)[ \t]+(\S+)[ \t]*$", re.M)
+# Named values in printed records: {"name": "DB_PASSWORD", "value": "X"} and "- name: X / value: Y" (Kubernetes
+# env lists), <add key="ApiKey" value="X"/> (NuGet, .NET config), <password>X</password>, Set-Cookie headers.
+_NAME_VALUE = (re.compile(r'"name"\s*:\s*"([^"]+)"\s*,\s*"value"\s*:\s*"([^"]*)"'),
+               re.compile(r"""(?m)^[ \t]*-?[ \t]*name:[ \t]*["']?([\w.-]+)["']?[ \t]*\n[ \t]*value:[ \t]*["']?([^"'\s]+)"""),
+               re.compile(r'\bkey\s*=\s*"([^"]+)"\s+value\s*=\s*"([^"]*)"'),
+               re.compile(r"<([A-Za-z_][\w.-]*)>([^<\s]+)</\1>"))
+_SET_COOKIE = re.compile(r"(?im)^[ \t]*set-cookie:[ \t]*[^=;\s]+=([^;\s]+)")
+# A shell's trace of the commands it runs (set -x, bash -x): "+ mysql -pX", "++ curl -u u:X".
+_TRACE = re.compile(r"(?m)^[ \t]*\++[ \t]+(.+)$")
 _PRIVATE_KEY_BLOCK = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(.+?)-----END [A-Z0-9 ]*PRIVATE KEY-----",
                                 re.S)
 
@@ -909,6 +929,14 @@ def output_secrets(text: str) -> list[str]:
                     and not _ordinary_word(value) and not value.isdigit() and value.lower() not in ("null", "none",
                                                                                                  "true", "false"):
                 found.append(value)
+    for pattern in _NAME_VALUE:
+        for match in pattern.finditer(text):
+            if (credential_name(match[1], option=True) or secret_variable(match[1])) and match[2] \
+                    and match[2] != MASK and not _ordinary_word(match[2]):
+                found.append(match[2])
+    found += [match[1] for match in _SET_COOKIE.finditer(text)]
+    for match in _TRACE.finditer(text):
+        found += _scan(_words(match[1]))[0]
     for block in _PRIVATE_KEY_BLOCK.finditer(text):
         found += [line.strip() for line in block[1].splitlines() if len(line.strip()) >= 8]
     return [value for value in dict.fromkeys(found) if value and value != MASK]

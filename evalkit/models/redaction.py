@@ -59,6 +59,12 @@ _KEY_SHAPES = [
                 r"|password)\"?\s*:\s*\"?)(?!(?:bearer|basic)\s)[^\"\s,}]+"), r"\1***"),
     (re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}"), "sk-***"),
     (re.compile(r"\b(hf|ghp|gho|ghu|ghs|ghr|github_pat|glpat)_[A-Za-z0-9_\-]{16,}"), r"\1_***"),
+    # GitLab (glpat-), Groq, Replicate, xAI, Perplexity, LangSmith, NVIDIA, Docker Hub, Notion, Stripe webhooks,
+    # Databricks, HubSpot, SendGrid keys
+    (re.compile(r"\b(glpat-|gsk_|r8_|xai-|pplx-|lsv2_(?:pt|sk)_|nvapi-|dckr_pat_|ntn_|whsec_|pat-na1-|pat-eu1-)"
+                r"[A-Za-z0-9_\-]{12,}"), r"\1***"),
+    (re.compile(r"\bdapi[0-9a-f]{24,}\b"), "dapi***"),
+    (re.compile(r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"), "SG.***"),
     (re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}"), "xox-***"),
     (re.compile(r"\bAKIA[0-9A-Z]{16}\b"), "AKIA***"),
     (re.compile(r"\bAIza[0-9A-Za-z_\-]{30,}"), "AIza***"),
@@ -212,6 +218,7 @@ def _path_parameters(url: str) -> list[str]:
 
 # Prefixes of well-known key formats (OpenAI, Hugging Face, GitHub, GitLab, Slack, AWS, Google, Telegram bots).
 _KEY_PREFIX = re.compile(r"(?:sk-|sk_|rk_|pk_|hf_|ghp_|gho_|ghs_|ghu_|github_pat_|glpat-|xox[abposr]-|AKIA|AIza|"
+                         r"gsk_|r8_|xai-|pplx-|lsv2_pt_|nvapi-|dckr_pat_|ntn_|whsec_|"
                          r"bot\d+:)[\w:-]{8,}")
 _TOKEN_CHARS = re.compile(r"[\w:~+=-]+")
 

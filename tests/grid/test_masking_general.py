@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from evalkit.cli.commands import main
-from evalkit.grid.masking import _command_secrets, _public_command
+from evalkit.grid.masking import _command_secrets, _public_command, credential_name
 
 # (arguments, the credential they carry); no two credentials share six characters.
 FORMS = {
@@ -138,6 +138,10 @@ FORMS = {
     "piped into docker secret create": (["sh", "-c", "echo Gr04-dsec | docker secret create db_password -"],
                                         "Gr04-dsec"),
     "piped into wrangler secret put": (["sh", "-c", "printf Gr05-wr | wrangler secret put API_KEY"], "Gr05-wr"),
+    # a fifth probe
+    "piped into gpg --passphrase-fd 0": (["sh", "-c", "echo Gr06-gpg | gpg --batch --passphrase-fd 0 -c f"],
+                                         "Gr06-gpg"),
+    "sendemail -xp": (["sendemail", "-xu", "me", "-xp", "Gr07-mail"], "Gr07-mail"),
 }
 
 READABLE = [
@@ -265,6 +269,13 @@ PRINTED = {  # what a command may print with a credential in it (a fourth probe'
     "Python repr": "Settings(openai_api_key='Gt10repr', model='m')\n",
     "PEM private key": "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAGt11pem\n"
                        "-----END OPENSSH PRIVATE KEY-----\n",
+    "set -x trace": "+ mysql -pGt19trace app\n++ curl -u me:Gt20curl https://x.example\n",
+    "Set-Cookie": "Set-Cookie: sid=Gt21cookie; Path=/; HttpOnly\n",
+    "Kubernetes env (JSON)": '{"name": "DB_PASSWORD", "value": "Gt22k8s"}\n',
+    "Kubernetes env (YAML)": "- name: API_TOKEN\n  value: Gt23yaml\n",
+    "NuGet config": '<add key="ApiKey" value="Gt24nuget"/>\n',
+    "XML element": "<password>Gt25xml</password>\n",
+    "GitLab token": "token glpat-Gt26xT3kq9ZbN2vLmP7r\n",
     "webhook URL in an error": "POST https://hooks.slack.com/services/T01ABCDEF/B01ABCDEF/Gt12Xk9Lm2Qr7Ts1Vw3Yz5Ab "
                                "failed\n",
 }
@@ -290,7 +301,7 @@ def test_credentials_a_command_prints_and_fed_to_stdin_leak_nowhere(tmp_path, ca
     assert main(["grid", "--spec", str(spec)]) != 0  # the unit fails: its error carries stderr's tail
     captured = capfd.readouterr()
     printed = captured.out + captured.err
-    secrets = [f"Gt{k:02d}" for k in range(1, 19)]
+    secrets = [f"Gt{k:02d}" for k in range(1, 27)]
     leaks = [("printed", s) for s in secrets if s in printed]
     for path in (tmp_path / "out").rglob("*"):
         if path.is_file():
@@ -299,3 +310,25 @@ def test_credentials_a_command_prints_and_fed_to_stdin_leak_nowhere(tmp_path, ca
     (record,) = (tmp_path / "out").rglob("unit.json")
     stdout = (record.parent / "stdout.txt").read_text()
     assert "OPENSSH PRIVATE KEY" in stdout and "password required" not in stdout and "machine api.example.org" in stdout  # the rest stays readable
+
+
+
+@pytest.mark.parametrize("name", ["credential_b64", "gcp_sa_key_b64", "connstr", "judge_key", "llm_key",
+                                  "endpoint_key", "bearer", "authz", "cookie", "sas", "hmac", "otp", "totp_seed",
+                                  "mfa_code", "pin"])
+def test_more_parameter_names_are_credentials(name):
+    """A fifth probe's parameter names whose values reached results.csv and folder names."""
+    assert credential_name(name), name
+
+
+@pytest.mark.parametrize("name", ["pin_memory", "session", "sas_url", "hmac_algorithm", "max_tokens", "label_key"])
+def test_names_near_them_stay_readable(name):
+    assert not credential_name(name), name
+
+
+def test_string_values_holding_arguments_or_key_files_are_masked():
+    """A value that is arguments ("--password X") or a key file or kubeconfig (PEM, "token: X") was shown."""
+    from evalkit.grid.masking import _secrets
+    assert _secrets("--password Gu01-extra --seed 3", "extra_args") == ["Gu01-extra"]
+    assert "Gu02-kube" in _secrets("users:\n- name: a\n  user:\n    token: Gu02-kube\n", "kubeconfig")
+    assert _secrets("count the tokens of a password reset mail", "prompt") == []
