@@ -17,7 +17,8 @@ llama.cpp server, OpenAI; its tries and time bounds are a :class:`RetryPolicy`).
 (:mod:`.cached`) wraps any of them with the call cache and telemetry; :func:`open_backend` builds the usual
 stack from a few settings. Where torch runs, and in which precision, is one setting for every local model
 (:mod:`.device`: :func:`resolve_device`, :func:`resolve_dtype`, :class:`Placement`). Every string that leaves
-the door passes :func:`redact` (:mod:`.redaction`).
+the door passes :func:`redact` (:mod:`.redaction`; the shapes of keys it knows by sight, and keys in a URL's
+path, are :mod:`.key_shapes`).
 """
 from __future__ import annotations
 
