@@ -157,4 +157,4 @@ def test_chapter_4_runs_its_lm_judges_through_the_server(server_url, tmp_path):
     assert scored and all(row["n"] > 0 for row in scored)
     assert any(row["pearson"] is not None and -1 <= row["pearson"] <= 1 for row in scored)
     notebook = run.executed.read_text()
-    assert "PairEval LM judge left out" in notebook and "'openai'" in notebook
+    assert "The PairEval LM judge is left out of this run" in notebook and "backend is `openai`" in notebook
