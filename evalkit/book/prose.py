@@ -15,7 +15,7 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
-__all__ = ["verdict", "side", "excludes", "interval_sides", "target_verdict", "with_interval", "table_cells", "join_names", "count_span",
+__all__ = ["verdict", "side", "excludes", "interval_sides", "target_verdict", "with_interval", "p_value", "table_cells", "join_names", "count_span",
            "multiplicity_line"]
 
 
@@ -105,6 +105,17 @@ def with_interval(value: float, low: float, high: float, *, digits: int = 3, sig
     if low is None or high is None or pd.isna(low) or pd.isna(high):
         return form.format(value)
     return f"{form.format(value)} [{form.format(low)}, {form.format(high)}]"
+
+
+def p_value(p: float) -> str:
+    """A p-value as a page writes it: three decimals, or "< 0.001" below that (never "0.000"); a missing one "–".
+
+    >>> p_value(0.0421), p_value(0.00002), p_value(float("nan"))
+    ('0.042', '< 0.001', '–')
+    """
+    if p is None or pd.isna(p):
+        return "–"
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
 
 
 def table_cells(frame: pd.DataFrame, *, form: str = "{:.3f}", missing: str = "–") -> pd.DataFrame:
