@@ -168,6 +168,17 @@ READABLE = [
 ]
 
 
+def _leaks(out, printed: str, secrets: list[str]) -> list[tuple[str, str]]:
+    """Where any of ``secrets`` shows: in what the grid printed, in a file or folder name under ``out``, or in a
+    file's bytes."""
+    leaks = [("printed", s) for s in secrets if s in printed]
+    for path in out.rglob("*"):
+        leaks += [(str(path), s) for s in secrets if s in str(path.relative_to(out))]
+        if path.is_file():
+            leaks += [(str(path), s) for s in secrets if s.encode() in path.read_bytes()]
+    return leaks
+
+
 @pytest.mark.parametrize("form", sorted(FORMS))
 def test_each_general_form_is_read_and_shown_masked(form):
     arguments, secret = FORMS[form]
@@ -196,11 +207,7 @@ def test_a_grid_with_every_general_form_leaks_nothing(tmp_path, capfd):
     printed = captured.out + captured.err
     assert code == 0, printed
     secrets = [secret for _, secret in FORMS.values()] + ["Gq14-newphrase"]
-    leaks = [("printed", s) for s in secrets if s in printed]
-    for path in (tmp_path / "out").rglob("*"):
-        if path.is_file():
-            leaks += [(str(path), s) for s in secrets if s.encode() in path.read_bytes()]
-    assert not leaks, leaks
+    assert not _leaks(tmp_path / "out", printed, secrets)
     (record,) = (tmp_path / "out").rglob("unit.json")
     stdout = (record.parent / "stdout.txt").read_text()
     assert "aws_secret_access_key ***" in stdout and "htpasswd -b /etc/pw me ***" in stdout, stdout
@@ -245,12 +252,7 @@ def test_credentials_in_maps_and_printed_fields_leak_nowhere(tmp_path, capfd):
     printed = captured.out + captured.err
     assert code == 0, printed
     secrets = [f"Gs{k:02d}" for k in range(1, 11)]
-    leaks = [("printed", s) for s in secrets if s in printed]
-    for path in (tmp_path / "out").rglob("*"):
-        leaks += [(str(path), s) for s in secrets if s in str(path.relative_to(tmp_path))]
-        if path.is_file():
-            leaks += [(str(path), s) for s in secrets if s.encode() in path.read_bytes()]
-    assert not leaks, leaks
+    assert not _leaks(tmp_path / "out", printed, secrets)
     (record,) = (tmp_path / "out").rglob("unit.json")
     assert "ASIAEXAMPLE" in (record.parent / "stdout.txt").read_text()  # what is no credential stays readable
     assert json.loads(record.read_text())["unit"]["params"]["api_keys"] == {"openai": "***", "hf": "***"}
@@ -266,6 +268,7 @@ PRINTED = {  # what a command may print with a credential in it (a fourth probe'
     "terraform output": 'db_password = "Gt07tfout"\n',
     "pulumi table row": "    OUTPUT      VALUE\n    dbPassword  Gt08pulumi\n",
     "vault table row": "Key      Value\ntoken    Gt09vaulttok\n",
+    "a word after a credential's name": "password required\n",
     "Python repr": "Settings(openai_api_key='Gt10repr', model='m')\n",
     "PEM private key": "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAGt11pem\n"
                        "-----END OPENSSH PRIVATE KEY-----\n",
@@ -302,14 +305,11 @@ def test_credentials_a_command_prints_and_fed_to_stdin_leak_nowhere(tmp_path, ca
     captured = capfd.readouterr()
     printed = captured.out + captured.err
     secrets = [f"Gt{k:02d}" for k in range(1, 27)]
-    leaks = [("printed", s) for s in secrets if s in printed]
-    for path in (tmp_path / "out").rglob("*"):
-        if path.is_file():
-            leaks += [(str(path), s) for s in secrets if s.encode() in path.read_bytes()]
-    assert not leaks, leaks
+    assert not _leaks(tmp_path / "out", printed, secrets)
     (record,) = (tmp_path / "out").rglob("unit.json")
     stdout = (record.parent / "stdout.txt").read_text()
-    assert "OPENSSH PRIVATE KEY" in stdout and "password required" not in stdout and "machine api.example.org" in stdout  # the rest stays readable
+    # the rest stays readable: a PEM block's frame, a credential's name before an ordinary word, a netrc host
+    assert "OPENSSH PRIVATE KEY" in stdout and "password required" in stdout and "machine api.example.org" in stdout
 
 
 
