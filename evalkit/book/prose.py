@@ -19,6 +19,10 @@ __all__ = ["verdict", "side", "excludes", "interval_sides", "target_verdict", "w
            "multiplicity_line"]
 
 
+MISSING = "–"
+"""How a page writes a value that does not exist (an interval, a p-value, a table cell)."""
+
+
 def verdict(difference: float, low: float, high: float) -> str:
     """How a difference with its interval compares, in words: ``above`` or ``below`` only when the interval
     excludes 0, else ``not distinguishable from`` (a gain inside the sampling error is not a gain).
@@ -101,7 +105,7 @@ def with_interval(value: float, low: float, high: float, *, digits: int = 3, sig
     """
     form = f"{{:+.{digits}f}}" if signed else f"{{:.{digits}f}}"
     if value is None or pd.isna(value):
-        return "–"
+        return MISSING
     if low is None or high is None or pd.isna(low) or pd.isna(high):
         return form.format(value)
     return f"{form.format(value)} [{form.format(low)}, {form.format(high)}]"
@@ -114,11 +118,11 @@ def p_value(p: float) -> str:
     ('0.042', '< 0.001', '–')
     """
     if p is None or pd.isna(p):
-        return "–"
+        return MISSING
     return "< 0.001" if p < 0.001 else f"{p:.3f}"
 
 
-def table_cells(frame: pd.DataFrame, *, form: str = "{:.3f}", missing: str = "–") -> pd.DataFrame:
+def table_cells(frame: pd.DataFrame, *, form: str = "{:.3f}", missing: str = MISSING) -> pd.DataFrame:
     """``frame`` as a page shows it: each real number written with ``form``, integers as they are and a
     missing value (a metric with no reference on a set, a figure a paper did not give) as ``missing``, the
     dash :func:`with_interval` writes, never ``NaN``.
