@@ -2,6 +2,7 @@
 
 * :mod:`.runner` — runs the chapters with papermill under a parameter set and builds the book;
 * :mod:`.results` — each chapter's results record, read by the tests and the performance page;
+* :mod:`.names` — the glossary's name of each code label (metric, judge, feature) a page shows;
 * :mod:`.prose` — the verdict words a chapter's sentences use (one rule: an interval decides), and
   :mod:`.findings`, a few sentences chapters 1 and 3 write from their tables;
 * :mod:`.benchpage` — the performance page from ``benchmarks/``;

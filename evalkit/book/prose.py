@@ -51,10 +51,14 @@ def excludes(low: float, high: float, value: float = 0.0, *, above: str = "above
 
     >>> excludes(0.01, 0.09), excludes(-0.3, -0.1), excludes(-0.1, 0.2)
     ('above, the interval excludes 0', 'below, the interval excludes 0', 'inside the sampling error')
+    >>> excludes(0.0, 2.0)
+    'inside the sampling error, the interval ends at 0'
     >>> excludes(0.1, 0.3, above="favours the first slot")
     'favours the first slot, the interval excludes 0'
     """
     where = side(low, high, value)
+    if where == "includes" and value in (low, high):
+        return f"inside the sampling error, the interval ends at {value:g}"
     if where == "includes":
         return "inside the sampling error"
     return f"{above if where == 'above' else below}, the interval excludes {value:g}"
@@ -108,7 +112,25 @@ def with_interval(value: float, low: float, high: float, *, digits: int = 3, sig
         return MISSING
     if low is None or high is None or pd.isna(low) or pd.isna(high):
         return form.format(value)
-    return f"{form.format(value)} [{form.format(low)}, {form.format(high)}]"
+    return f"{form.format(value)} [{_bound(low, digits, signed)}, {_bound(high, digits, signed)}]"
+
+
+def _bound(bound: float, digits: int, signed: bool) -> str:
+    """An interval's bound at ``digits`` decimals, or with as many more (up to three) as it takes not to print a
+    nonzero bound as 0: whether an interval excludes 0 must be readable from the page, so ``[-0.002, -0.000]``
+    is written ``[-0.002, -0.0004]``; a bound nearer 0 than that is written as its sign and a limit.
+
+    >>> _bound(-0.0004, 3, False), _bound(0.0, 3, True), _bound(0.1234, 2, False)
+    ('-0.0004', '+0.000', '0.12')
+    >>> _bound(1e-9, 3, True), _bound(1e-9, 3, False), _bound(-1e-9, 3, False)
+    ('+<0.000001', '<0.000001', '-<0.000001')
+    """
+    for places in range(digits, digits + 4):
+        text = f"{bound:+.{places}f}" if signed else f"{bound:.{places}f}"
+        if bound == 0 or float(text) != 0:
+            return text
+    sign = "-" if bound < 0 else "+" if signed else ""
+    return f"{sign}<{10.0 ** -(digits + 3):.{digits + 3}f}"
 
 
 def p_value(p: float) -> str:

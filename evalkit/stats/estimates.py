@@ -157,13 +157,20 @@ def proportion(outcomes: Sequence[bool] | np.ndarray, *, level: float = 0.95) ->
     return Proportion(successes, n, float(centre - half), float(centre + half), level)
 
 
-def summarise(values: Sequence[float], *, bootstrap: int = 0, seed: int = 0, level: float = 0.95) -> dict[str, float]:
+def summarise(values: Sequence[float], *, bootstrap: int = 0, seed: int = 0, level: float = 0.95,
+              bounds: tuple[float, float] | None = None) -> dict[str, float]:
     """Mean, sd, n and a Student-t interval of the non-missing values (plus a percentile bootstrap
     interval when ``bootstrap`` resamples are asked for); ``missing`` counts the NaNs left out.
+
+    ``bounds`` is the range the values can take (a probability's [0, 1]): the t-interval is cut to it, since a
+    mean cannot lie outside it and the cut interval covers the mean at least as often.
 
     >>> result = summarise([1.0, 2.0, 3.0, float("nan")])
     >>> result["mean"], result["n"], result["missing"], round(result["t_low"], 3), round(result["t_high"], 3)
     (2.0, 3, 1, -0.484, 4.484)
+    >>> bounded = summarise([0.0, 0.9, 1.0], bounds=(0.0, 1.0))
+    >>> round(bounded["t_low"], 3), bounded["t_high"]
+    (0.0, 1.0)
     """
     array = np.asarray(values, dtype=float)
     kept = array[~np.isnan(array)]
@@ -172,7 +179,10 @@ def summarise(values: Sequence[float], *, bootstrap: int = 0, seed: int = 0, lev
            "n": n, "missing": int(len(array) - n)}
     if n > 1:
         half = stats.t.ppf(0.5 + level / 2, n - 1) * out["sd"] / np.sqrt(n)
-        out.update(t_low=float(out["mean"] - half), t_high=float(out["mean"] + half))
+        low, high = out["mean"] - half, out["mean"] + half
+        if bounds is not None:
+            low, high = max(low, bounds[0]), min(high, bounds[1])
+        out.update(t_low=float(low), t_high=float(high))
     else:
         out.update(t_low=float("nan"), t_high=float("nan"))
     if bootstrap and n > 1:

@@ -16,13 +16,15 @@ from evalkit.stats import summarise
 from evalkit.data.dialogue import Turn
 
 __all__ = ["lexical_z_scores", "lexical_mode_table", "lexical_table", "judge_scores", "control_scores", "realism_table", "JUDGE_METRICS",
-           "CALIBRATED_METRICS", "calibrated_summary", "plot_realism_and_diversity", "user_turn_counts", "echoes", "repeats"]
+           "CALIBRATED_METRICS", "JUDGE_SCORE_RANGE", "calibrated_summary", "plot_realism_and_diversity", "user_turn_counts", "echoes", "repeats"]
 
 JUDGE_METRICS = ("gteval", "pi", "rnr")
 # RNR judges one conversation at a time, so its proxy-proxy "control" re-scores the proxy's own conversations
 # and equals the proxy's score by construction: a calibrated RNR would be 0 whatever the proxy. Only the
 # pairwise metrics have a PP control and a calibrated score; RNR keeps its HH reference.
 CALIBRATED_METRICS = ("gteval", "pi")
+# Every judge metric is a share or probability: its mean and interval lie in [0, 1].
+JUDGE_SCORE_RANGE = (0.0, 1.0)
 
 
 def lexical_z_scores(human: Sequence[Sequence[Turn]], proxy: Sequence[Sequence[Turn]],
@@ -148,7 +150,7 @@ def realism_table(scores: pd.DataFrame, controls: dict[str, dict[str, float]]) -
     """
     rows = {}
     for metric in scores.columns:
-        result = summarise(scores[metric])
+        result = summarise(scores[metric], bounds=JUDGE_SCORE_RANGE)
         hh, pp = controls.get(metric, {}).get("HH", np.nan), controls.get(metric, {}).get("PP", np.nan)
         rows[metric] = {"mean": result["mean"], "low": result["t_low"], "high": result["t_high"],
                         "n": result["n"], "abstained": result["missing"], "HH": hh, "PP": pp,

@@ -16,7 +16,7 @@ from evalkit.book.results import json_ready
 from evalkit.userproxy import realism
 from evalkit.userproxy.config import JobConfig, ModelSpec, dataset_name
 from evalkit.userproxy.data import MIRROR_SETS, load_mirror_set, read_mirror_set, stratified_episodes
-from evalkit.userproxy.evaluate import calibrated_summary, control_scores, lexical_mode_table, lexical_z_scores
+from evalkit.userproxy.evaluate import JUDGE_SCORE_RANGE, calibrated_summary, control_scores, lexical_mode_table, lexical_z_scores
 from evalkit.userproxy.lexical import LEXICAL_METRICS, LEXICAL_MODES, Tokenizer, tokenizer_named
 from evalkit.userproxy.plan import plan
 from evalkit.userproxy.rollout import mirror_rollouts, synthesize_goals
@@ -295,7 +295,7 @@ class _Executor:
             self.roles.drain(self.store, unit)
         stored = self.store.episodes(unit.unit_id)
         values = [np.nan if stored[p]["value"] is None else stored[p]["value"] for p in range(len(sample))]
-        summary = summarise(values, bootstrap=config.bootstrap, seed=unit.seed)
+        summary = summarise(values, bootstrap=config.bootstrap, seed=unit.seed, bounds=JUDGE_SCORE_RANGE)
         # Verdicts parsed from generated text (an endpoint without log-probabilities) are 0/1, not
         # probabilities: counted so a report can say what its means are made of.
         summary["parsed_verdicts"] = sum(bool(stored[p]["payload"].get("parsed")) for p in range(len(sample)))

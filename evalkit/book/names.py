@@ -1,0 +1,54 @@
+"""The book's name for each metric, judge and feature label the code uses, in one table.
+
+The code keeps short labels (``bertscore_precision``, ``directeval``, ``gteval``): they are column names in the
+results files, keys of judge cards and command-line arguments. A page shows the name ``book/glossary.md``
+gives the same thing, so a reader meets one name per thing whichever table or sentence it is in.
+:func:`display_name` maps one label, :func:`display_labels` a table's index and columns; a label the table
+does not know is shown as it is.
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+import pandas as pd
+
+__all__ = ["DISPLAY_NAMES", "display_name", "display_labels"]
+
+DISPLAY_NAMES: Mapping[str, str] = {
+    # Reference metrics (chapter 3): a candidate reply against the human reference.
+    "rouge1": "ROUGE-1", "rouge2": "ROUGE-2", "rougeL": "ROUGE-L", "rougeLsum": "ROUGE-Lsum", "rouge-l": "ROUGE-L",
+    "bleu2": "BLEU-2", "embedding_cosine": "embedding cosine", "cosine": "embedding cosine",
+    "bertscore_precision": "BERTScore P", "bertscore_recall": "BERTScore R", "bertscore_f1": "BERTScore F1",
+    "bertscore": "BERTScore",
+    # Judges.
+    "judge_yes_no": "LM judge, yes-or-no", "judge_likert": "LM judge, Likert", "paireval": "PairEval judge",
+    "directeval": "DirectEval", "encoder": "untrained encoder", "length": "reply length",
+    # The reply's own lexical diversity, a feature beside the metrics.
+    "candidate_mattr": "reply MATTR", "candidate_hdd": "reply HD-D", "candidate_yules_k": "reply Yule's K",
+    # Ensemble learners (the Mixture-of-Judges).
+    "linear": "linear", "svm": "SVM", "random_forest": "random forest",
+    # User-proxy realism judges and lexical diversity (chapter 5).
+    "gteval": "GTEval", "pi": "PI", "rnr": "RNR", "mattr": "MATTR", "hdd": "HD-D", "yules_k": "Yule's K",
+}
+
+
+def display_name(label: object) -> str:
+    """The page's name of a code label; a label not in :data:`DISPLAY_NAMES` stands as it is.
+
+    >>> display_name("bertscore_precision"), display_name("directeval"), display_name("upheld-main")
+    ('BERTScore P', 'DirectEval', 'upheld-main')
+    """
+    return DISPLAY_NAMES.get(str(label), str(label))
+
+
+def display_labels(frame: pd.DataFrame, *, columns: bool = True) -> pd.DataFrame:
+    """``frame`` with the page's names in its index (and its columns unless ``columns`` is False); the values
+    are untouched.
+
+    >>> frame = pd.DataFrame({"gteval": [0.5]}, index=["rouge2"])
+    >>> display_labels(frame)
+             GTEval
+    ROUGE-2     0.5
+    """
+    renamed = frame.rename(index=display_name)
+    return renamed.rename(columns=display_name) if columns else renamed
