@@ -70,13 +70,13 @@ class RunOutcome:
         """The outcome in one sentence, for a page: the job's name, no run id, store path or unit ids.
 
         >>> RunOutcome("goal-levels-6148e05aa6", "/x/store.sqlite", ran=["a", "b"], skipped=["c"]).sentence()
-        'The job goal-levels ran 2 units (1 more was already in the store); none failed.'
+        'The goal-levels job ran 2 units (1 more was already in the store); none failed.'
         """
         name = self.run_id.rsplit("-", 1)[0] if "-" in self.run_id else self.run_id
         stored = f" ({len(self.skipped)} more {'was' if len(self.skipped) == 1 else 'were'} already in the store)" \
             if self.skipped else ""
         failed = f"{len(self.failed)} failed" if self.failed else "none failed"
-        return f"The job {name} ran {len(self.ran)} units{stored}; {failed}."
+        return f"The {name} job ran {len(self.ran)} units{stored}; {failed}."
 
 
 class _Executor:
