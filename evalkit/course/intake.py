@@ -7,19 +7,23 @@ names and checkpoint folders are skipped. What cannot be read safely is an entry
 copy: ``refused: symlink`` (a link, its target never opened), ``refused: not a regular file`` (a FIFO, a
 device), ``refused: too large``, ``no submission`` (a student folder holding no file) and ``refused: ambiguous
 student`` (``bob/`` beside ``bob.txt``, or ``bob.ipynb`` beside ``bob.md``: entries that name the same student
-are never merged, and none of them is read). What a run leaves behind is read the same way
-(:func:`read_capped`, :func:`read_json`, :func:`tail`): plain files only, capped.
+are never merged, and none of them is read). Names are compared as a reader of the tables sees them
+(:func:`student_key`): ``alice``, ``Alice``, ``alice `` and ``аlice`` (its first letter Cyrillic) print as one
+student, so they are refused together, each naming the others, rather than graded as four students one of whom
+may be another's second hand-in. What a run leaves behind is read the same way (:func:`read_capped`,
+:func:`read_json`, :func:`tail`): plain files only, capped.
 """
 from __future__ import annotations
 
 import json
 import os
 import stat
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Entry", "intake", "read_capped", "read_json", "tail", "last_line", "MAX_SUBMISSION_BYTES"]
+__all__ = ["Entry", "intake", "student_key", "read_capped", "read_json", "tail", "last_line", "MAX_SUBMISSION_BYTES"]
 
 MAX_SUBMISSION_BYTES = 50 * 1024 * 1024  # a chapter notebook with its outputs is a few MB
 _SKIPPED = (".ipynb_checkpoints", "__MACOSX", "__pycache__")
@@ -63,14 +67,15 @@ def intake(folder: Path, copies: Path) -> list[Entry]:
         raise ValueError(f"{folder}: the folder of submissions is a symbolic link; give its real path")
     entries: list[Entry] = []
     visible = _visible(folder)
-    named: dict[str, list[str]] = {}
-    for name, _, mode in visible:  # by the name the tables show: two names that print alike are one student there
-        named.setdefault(printable(_student(name, mode)), []).append(name + ("/" if stat.S_ISDIR(mode) else ""))
+    named: dict[str, list[tuple[str, str]]] = {}
+    for name, _, mode in visible:  # by the name the tables show: two names that read alike are one student there
+        student = _student(name, mode)
+        named.setdefault(student_key(student), []).append((name + ("/" if stat.S_ISDIR(mode) else ""), student))
     for name, path, mode in visible:
         student = _student(name, mode)
-        if len(named[printable(student)]) > 1:  # bob/ and bob.ipynb: which is bob's is not for the grader to guess
+        if len(named[student_key(student)]) > 1:  # bob/ and bob.ipynb, alice/ and Alice/: not for the grader to guess
             entries.append(Entry(student, name, None, "refused: ambiguous student",
-                                 _ambiguous(named[printable(student)], student)))
+                                 _ambiguous(named[student_key(student)], name + ("/" if stat.S_ISDIR(mode) else ""))))
             continue
         if stat.S_ISDIR(mode):
             found = _walk(folder, path, name, copies, entries)
@@ -86,11 +91,62 @@ def _student(name: str, mode: int) -> str:
     return name if stat.S_ISDIR(mode) else Path(name).stem
 
 
-def _ambiguous(names: list[str], student: str) -> str:
-    names = [printable(name) for name in names[:5]] + ([f"{len(names) - 5} more"] if len(names) > 5 else [])
-    listed = ", ".join(names[:-1]) + " and " + names[-1]
-    return (f"{listed} {'both' if len(names) == 2 else 'all'} name the student {printable(student)!r}, so none of "
-            "them is graded: hand in one folder or one file per student")
+_LOOKALIKES = str.maketrans({
+    # Cyrillic letters drawn like Latin ones, capital and small
+    "\u0410": "A", "\u0412": "B", "\u0415": "E", "\u041a": "K", "\u041c": "M", "\u041d": "H", "\u041e": "O",
+    "\u0420": "P", "\u0421": "C", "\u0422": "T", "\u0425": "X", "\u0405": "S", "\u0406": "I", "\u0408": "J",
+    "\u0430": "a", "\u0435": "e", "\u043e": "o", "\u0440": "p", "\u0441": "c", "\u0443": "y", "\u0445": "x",
+    "\u0455": "s", "\u0456": "i", "\u0458": "j", "\u0501": "d", "\u051b": "q", "\u051d": "w", "\u04bb": "h",
+    "\u04cf": "l",
+    # Greek letters drawn like Latin ones, capital and small
+    "\u0391": "A", "\u0392": "B", "\u0395": "E", "\u0396": "Z", "\u0397": "H", "\u0399": "I", "\u039a": "K",
+    "\u039c": "M", "\u039d": "N", "\u039f": "O", "\u03a1": "P", "\u03a4": "T", "\u03a5": "Y", "\u03a7": "X",
+    "\u03bf": "o", "\u03b1": "a", "\u03b9": "i", "\u03ba": "k", "\u03bd": "v", "\u03c1": "p", "\u03c5": "u",
+    "\u03c7": "x", "\u03f2": "c",
+})
+"""The common Cyrillic and Greek letters that print like Latin ones (NFKC keeps them apart: they are letters of
+their own scripts), mapped to the Latin letter they pass for. A short list, not Unicode's confusables table: it
+catches the look-alike a class folder meets (``\u0430lice`` for ``alice``), not every one a font can draw."""
+
+
+def student_key(name: str) -> str:
+    """The student a name reads as in the tables: NFKC-normalised (full-width and ligature forms folded), the
+    common Cyrillic and Greek look-alikes read as Latin (:data:`_LOOKALIKES`), case folded, invisible format
+    characters (zero-width spaces) dropped, spaces at either end removed and runs of spaces inside read as one.
+    Two names with one key are one student to a reader, so neither is graded as a student of its own.
+
+    >>> {student_key(name) for name in ("alice", "Alice", " alice ", "\u0430lice", "\uff21lice", "ali\u200bce")}
+    {'alice'}
+    >>> student_key("Bob  Stone"), student_key("b\u00f6b") == student_key("bob")
+    ('bob stone', False)
+    """
+    text = unicodedata.normalize("NFKC", printable(name)).translate(_LOOKALIKES).casefold().translate(_LOOKALIKES)
+    return " ".join("".join(c for c in text if unicodedata.category(c) != "Cf").split())
+
+
+def _shown(name: str) -> str:
+    """A name quoted, its non-ASCII letters named, so that names a font draws alike are told apart in a table.
+
+    >>> _shown("\u0430lice/")
+    "'\u0430lice/' (U+0430 CYRILLIC SMALL LETTER A)"
+    """
+    odd = list(dict.fromkeys(c for c in printable(name) if not c.isascii()))
+    named = ", ".join(f"U+{ord(c):04X} {unicodedata.name(c, 'unnamed')}" for c in odd[:3])
+    return repr(printable(name)) + (f" ({named}{', ...' if len(odd) > 3 else ''})" if odd else "")
+
+
+def _ambiguous(names: list[tuple[str, str]], name: str) -> str:
+    """Why the entry ``name`` is refused: the entries of ``names`` ((entry, its student)) read as one student."""
+    others = [entry for entry, _ in names if entry != name]
+    if len({printable(student) for _, student in names}) == 1:  # bob/ and bob.txt: one name, twice
+        listed = [printable(entry) for entry, _ in names[:5]] + ([f"{len(names) - 5} more"] if len(names) > 5 else [])
+        return (f"{', '.join(listed[:-1])} and {listed[-1]} {'both' if len(names) == 2 else 'all'} name the student "
+                f"{printable(names[0][1])!r}, so none of them is graded: hand in one folder or one file per student")
+    listed = [_shown(entry) for entry in others[:5]] + ([f"{len(others) - 5} more"] if len(others) > 5 else [])
+    return (f"{_shown(name)} collides with {', '.join(listed[:-1]) + ' and ' if len(listed) > 1 else ''}"
+            f"{listed[-1]}: the names differ only in case, spaces or look-alike letters, so a table shows one "
+            f"student ({student_key(names[0][1])!r}) and none of them is graded: rename the folders apart, or "
+            "make them one")
 
 
 def _hidden(name: str) -> bool:
