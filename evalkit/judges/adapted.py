@@ -406,7 +406,10 @@ def budget_sentence(curves: pd.DataFrame, mean_curve: pd.DataFrame, full_mean: S
     ...                        "gain_high": [0, 0.09, 0.16, 0, -0.01, 0]})
     >>> mean = pd.DataFrame({"budget": ["0", "all"], "gain": [0, 0.055], "gain_low": [0, 0.02], "gain_high": [0, 0.09]})
     >>> print(budget_sentence(curves, mean, (0.41, 0.36, 0.46, 400), prior="DirectEval"))
-    With every dev label (90 to 120 items per set), the adapted judge's mean Pearson r over the 2 test halves is 0.410 [0.360, 0.460] (n = 400): above the zero-shot DirectEval, +0.055 [+0.020, +0.090]; on b the rule kept DirectEval itself. It is below DirectEval by an interval at k = 25 on b. Labels pay (a gain whose interval is above 0; one interval per set and budget, not adjusted for their number) on a at k = 25 and all; on b at no budget.
+    With every dev label (90 to 120 items per set), the adapted judge's mean Pearson r over the 2 test halves is 0.410 [0.360, 0.460] (n = 400): above the zero-shot DirectEval, +0.055 [+0.020, +0.090]; on b the rule kept DirectEval itself. It is below DirectEval by an interval at k = 25 on b. Labels pay (a gain whose interval is above 0; one interval per set and budget, not adjusted for their number) on a at k = 25 and all; at no budget on b.
+    >>> flat = curves.assign(gain_low=-0.1)
+    >>> print(budget_sentence(flat, mean, (0.41, 0.36, 0.46, 400), prior="DirectEval").rsplit(") ", 1)[1])
+    at no budget on any set.
     """
     from evalkit.book.prose import join_names, verdict
 
@@ -426,8 +429,9 @@ def budget_sentence(curves: pd.DataFrame, mean_curve: pd.DataFrame, full_mean: S
                  else f"It is below {prior} by an interval at "
                  + ", ".join(f"k = {row.budget} on {row.set}" for row in below.itertuples()) + ".")
     paying = {name: paying_budgets(curve) for name, curve in curves.groupby("set", sort=False)}
-    lines.append("Labels pay (a gain whose interval is above 0; one interval per set and budget, not adjusted for "
-                 "their number) " + "; ".join(f"on {name} at " + (f"k = {join_names(budgets)}" if budgets
-                                                                   else "no budget")
-                                              for name, budgets in paying.items()) + ".")
+    paid = [f"on {name} at k = {join_names(budgets)}" for name, budgets in paying.items() if budgets]
+    unpaid = [name for name, budgets in paying.items() if not budgets]
+    where = "; ".join(paid + ([f"at no budget on {'any set' if not paid else join_names(unpaid)}"] if unpaid else []))
+    lines.append(f"Labels pay (a gain whose interval is above 0; one interval per set and budget, not adjusted for "
+                 f"their number) {where}.")
     return " ".join(lines)
