@@ -1,19 +1,23 @@
-"""Sentences that state chapters 1 and 2's results, computed from the run's numbers.
+"""Sentences that state chapters 1 to 3's results, computed from the run's numbers.
 
 A chapter prints these instead of typing its findings, so a sentence changes when the numbers do. Each function
 takes a table the chapter already built and says only what it shows, with n and intervals where the table has
-them. The other chapters write their sentences as short f-strings over :mod:`evalkit.book.prose`'s verdict words.
+them, and names each metric or judge by the page's name (:mod:`evalkit.book.names`). The other chapters write
+their sentences as short f-strings over :mod:`evalkit.book.prose`'s verdict words.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from itertools import combinations
 from typing import Mapping, Sequence
 
 import pandas as pd
 
+from evalkit.book.names import display_name
+from evalkit.stats.selection import Decision
 from evalkit.upheld.release_format import set_label
 
-__all__ = ["label_profile", "reliability_ranking", "calibration_agreement"]
+__all__ = ["label_profile", "reliability_ranking", "calibration_agreement", "dev_choice"]
 
 
 def label_profile(labels: pd.DataFrame, *, dataset: str, low_content: int = 2) -> str:
@@ -90,3 +94,29 @@ def calibration_agreement(tables: Mapping[str, pd.DataFrame], calibration: Seque
                      f"{models['kappa'].max():.2f}, {len(apart)} of their {len(pairs)} pair{'s' if len(pairs) != 1 else ''}"
                      f" with intervals apart" + (f" ({', '.join(apart)})." if apart else "."))
     return lines
+
+
+def dev_choice(decision: Decision) -> str:
+    """A choice made on dev halves (:func:`evalkit.stats.selection.choose_on_dev`) in the decision's own words,
+    each candidate named as the page names it; the decision itself keeps the code labels its results file
+    records.
+
+    >>> import numpy as np
+    >>> from evalkit.stats.halves import DevHalf
+    >>> from evalkit.stats.selection import choose_on_dev
+    >>> human = np.random.default_rng(0).normal(size=120)
+    >>> dev = {"s": DevHalf("s", pd.DataFrame({"item_id": [f"s:{i}" for i in range(120)], "score": human}))}
+    >>> scores = {("rouge1", "s"): human + 3 * np.random.default_rng(1).normal(size=120),
+    ...           ("bertscore_f1", "s"): human + 0.1 * np.random.default_rng(2).normal(size=120)}
+    >>> decision = choose_on_dev(dev, scores, ["rouge1", "bertscore_f1"], question="Which metric?", bootstrap=200)
+    >>> decision.choice, dev_choice(decision).split("Adopted: ")[1]
+    ('bertscore_f1', 'BERTScore F1.')
+    >>> "rouge1" in dev_choice(decision), dev_choice(decision).count("ROUGE-1")
+    (False, 2)
+    """
+    shown = replace(decision, candidates=tuple(map(display_name, decision.candidates)),
+                    dev=decision.dev.assign(candidate=decision.dev["candidate"].map(display_name)),
+                    challenges={display_name(name): gap for name, gap in decision.challenges.items()},
+                    faced={display_name(name): display_name(against) for name, against in decision.faced.items()},
+                    choice=display_name(decision.choice))
+    return shown.sentence()

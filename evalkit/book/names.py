@@ -4,7 +4,8 @@ The code keeps short labels (``bertscore_precision``, ``directeval``, ``gteval``
 results files, keys of judge cards and command-line arguments. A page shows the name ``book/glossary.md``
 gives the same thing, so a reader meets one name per thing whichever table or sentence it is in.
 :func:`display_name` maps one label, :func:`display_labels` a table's index and columns; a label the table
-does not know is shown as it is.
+does not know is shown as it is, and a known label followed by a qualifier in brackets (``svm (weighted)``)
+keeps the qualifier.
 """
 from __future__ import annotations
 
@@ -33,12 +34,19 @@ DISPLAY_NAMES: Mapping[str, str] = {
 
 
 def display_name(label: object) -> str:
-    """The page's name of a code label; a label not in :data:`DISPLAY_NAMES` stands as it is.
+    """The page's name of a code label; a label not in :data:`DISPLAY_NAMES` stands as it is, and a known
+    label with a bracketed qualifier keeps it (the Mixture-of-Judges' weighted variants).
 
     >>> display_name("bertscore_precision"), display_name("directeval"), display_name("upheld-main")
     ('BERTScore P', 'DirectEval', 'upheld-main')
+    >>> display_name("random_forest (weighted)"), display_name("metrics (weighted)")
+    ('random forest (weighted)', 'metrics (weighted)')
     """
-    return DISPLAY_NAMES.get(str(label), str(label))
+    text = str(label)
+    if text in DISPLAY_NAMES:
+        return DISPLAY_NAMES[text]
+    head, bracket, qualifier = text.partition(" (")
+    return f"{DISPLAY_NAMES[head]} ({qualifier}" if bracket and head in DISPLAY_NAMES else text
 
 
 def display_labels(frame: pd.DataFrame, *, columns: bool = True) -> pd.DataFrame:
@@ -49,6 +57,10 @@ def display_labels(frame: pd.DataFrame, *, columns: bool = True) -> pd.DataFrame
     >>> display_labels(frame)
              GTEval
     ROUGE-2     0.5
+    >>> ensembles = pd.DataFrame({"r": [0.8, 0.7]}, index=pd.MultiIndex.from_tuples(
+    ...     [("content", "svm"), ("content", "svm (weighted)")], names=["label", "ensemble"]))
+    >>> display_labels(ensembles).index.tolist()
+    [('content', 'SVM'), ('content', 'SVM (weighted)')]
     """
     renamed = frame.rename(index=display_name)
     return renamed.rename(columns=display_name) if columns else renamed
