@@ -199,10 +199,10 @@ def multiplicity_line(consistency: pd.DataFrame, *, contexts: int, measure: str 
     >>> table = pd.DataFrame({"same content (cosine)": [0.5, 0.25], "paper (same content)": [0.93, 0.74]},
     ...                      index=["UPHELD first turn", "Topical-Chat (open-ended)"])
     >>> multiplicity_line(table, contexts=12)
-    'Two sampled continuations said the same thing (same content (cosine)) on 6 of 12 UPHELD first turn contexts (0.50) and 3 of 12 Topical-Chat (open-ended) contexts (0.25). The paper reports 0.93 and 0.74.'
+    'Two sampled continuations said the same thing (by the measure "same content (cosine)") on 6 of 12 UPHELD first turn contexts (0.50) and 3 of 12 Topical-Chat (open-ended) contexts (0.25). The paper reports 0.93 and 0.74.'
     """
     shares = [f"{round(row[measure] * contexts)} of {contexts} {name} contexts ({row[measure]:.2f})"
               for name, row in consistency.iterrows()]
     papers = [f"{row[paper]:.2f}" for _, row in consistency.iterrows() if pd.notna(row.get(paper))]
-    return (f"Two sampled continuations said the same thing ({measure}) on {join_names(shares)}."
+    return (f'Two sampled continuations said the same thing (by the measure "{measure}") on {join_names(shares)}.'
             + (f" The paper reports {join_names(papers)}." if papers else ""))
