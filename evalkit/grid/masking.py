@@ -11,6 +11,7 @@ from urllib.parse import quote, unquote, urlsplit
 
 from evalkit.models.redaction import (MASK, _basic_value, _compound_pass, _ordinary_word, public_endpoint, redact,
                                      path_secrets, secret_variable, url_credentials)
+from evalkit.grid.scripts import expect_secrets, ftp_secrets, heredocs
 
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S+")
 
@@ -84,7 +85,8 @@ def credential_name(name: str, *, option: bool = False) -> bool:
     * ends in one (``storepass``, ``keypass``, ``dbpassword``, ``accesstoken``, ``privatekey``; a word ending
       in ``pass`` that names none, ``bypass``, ``compass``, ``askpass``, does not count);
     * is ``key`` after ``api``, ``access``, ``private``, ``secret``, ``client``, ``account``... or alone;
-    * or the name ends in ``secret id`` or ``session id`` (Vault's ``--secret-id``).
+    * or the name ends in ``secret id`` or ``session id`` (Vault's ``--secret-id``) or ``secret key base``
+      (Rails' ``secret_key_base``).
 
     Only the last word counts, not a credential word anywhere: the value of a credential option becomes a
     secret masked wherever it appears, so ``--auth-mode basic`` would mask every "basic" and a result's
@@ -95,8 +97,8 @@ def credential_name(name: str, *, option: bool = False) -> bool:
 
     >>> [credential_name(n, option=True) for n in ("--accessToken", "--dbPassword", "-storepass", "-keypass",
     ...     "--pat", "--apiKey", "--client-secret", "--secret-id", "--session", "X-Goog-Api-Key", "PRIVATE-TOKEN",
-    ...     "--private-key", "--token-value", "--oauth2-bearer", "--key", "--MY_SERVICE_CREDS")]
-    [True, True, True, True, True, True, True, True, True, True, True, True, True, True, True, True]
+    ...     "--private-key", "--token-value", "--oauth2-bearer", "--key", "--MY_SERVICE_CREDS", "secret_key_base")]
+    [True, True, True, True, True, True, True, True, True, True, True, True, True, True, True, True, True]
     >>> [credential_name(n, option=True) for n in ("--port", "--passes", "--keyboard", "--author", "--tokenizer",
     ...     "--max-tokens", "--key-file", "--password-file", "--password-stdin", "--cookie-jar", "--auth-type",
     ...     "--no-password", "--sort-key", "--bypass", "--token-limit", "--db-url")]
@@ -117,6 +119,8 @@ def credential_name(name: str, *, option: bool = False) -> bool:
         return True  # a connection string holds its password; mfa_code, totp_seed
     while len(words) > 1 and (words[-1] in _VALUE_WORDS or words[-1].isdigit()):
         words = words[:-1]
+    if words[-3:] == ["secret", "key", "base"]:
+        return True  # Rails' secret_key_base signs its sessions
     last = words[-1]
     if last == "keys" and len(words) > 1:
         last = "key"  # api_keys
@@ -184,12 +188,13 @@ def _secrets(value: Any, name: str = "") -> list[str]:
     elif _secret_name(name) and value is not None and not isinstance(value, bool):
         found.append(str(value))
     elif isinstance(value, str) and ("\n" in value or "-----BEGIN" in value):
-        found += output_secrets(value)  # a key file or a kubeconfig given as a value: its credential lines
+        found += output_secrets(value) + _script_secrets(value)  # a key file, a kubeconfig, a script: its lines
     elif isinstance(value, str) and " " in value.strip() and not _URL.fullmatch(value):
         found += _scan(_words(value), prose=True)[0]  # arguments given as one value: "--password X"
     elif isinstance(value, str) and _URL.fullmatch(value):
         parts = urlsplit(value)
         found += [parts.password or "", unquote(parts.password or "")]
+        found += [value[start:end] for start, end in _slashed_passwords(value)]  # postgres://me:pa/ss@db
         for _, _, query_value in (p.partition("=") for p in parts.query.split("&")):
             if len(query_value) >= 6:  # shorter values (json, en, 1) would mask ordinary words
                 found += [query_value, unquote(query_value)]
@@ -216,7 +221,7 @@ def _secret_option(argument: str) -> bool:
 _CURL = frozenset({"curl"})
 _MYSQL = frozenset({"mysql", "mysqldump", "mysqladmin", "mysqlimport", "mysqlshow", "mysqlcheck", "mysqlslap",
                     "mariadb", "mariadb-dump", "mariadb-admin"})
-_HTTPIE = frozenset({"http", "https", "httpie"})
+_HTTPIE = frozenset({"http", "https", "httpie", "xh", "xhs"})  # xh reads HTTPie's syntax
 # Programs whose short options take a password or a passphrase, standing alone or attached (redis-cli -a PASS,
 # zip -P PASS, ssh-keygen -N PHRASE, openssl enc -k PASS, ldapsearch -w PASS).
 _LDAP = ("ldapsearch", "ldapadd", "ldapmodify", "ldapdelete", "ldapwhoami", "ldappasswd", "ldapcompare", "ldapmodrdn")
@@ -290,6 +295,13 @@ _PAIR_OPTIONS = frozenset({"--login", "--proxy-user", "--basic-auth"})
 _PROGRAM_PAIR_OPTIONS = {"curl": frozenset({"-u", "--user", "-U", "--proxy-user"}),
                          "httpie": frozenset({"-a", "--auth"})}
 _HEADER_OPTIONS = frozenset({"-H", "--header"})
+# A header's name given alone to a header option, its value the next argument (--header X-Api-Key VALUE).
+_HEADER_NAME = re.compile(r"([A-Za-z][\w-]*):?")
+# Commands of an expect script: after a prompt ("Password:") the next word is one, no value (what it sends is
+# read by evalkit.grid.scripts.expect_secrets).
+_EXPECT_COMMANDS = frozenset({"send", "exp_send", "expect", "interact", "exp_continue"})
+# Words between a credential's name and its value in code and configuration (password = X, :password => X).
+_ASSIGNS = frozenset({"=", "=>", ":", ":="})
 _HEADER = re.compile(r"\s*([A-Za-z][\w-]*)\s*:\s*(\S.*)", re.DOTALL)
 _SCHEME = re.compile(r"(?i)(bearer|basic|token|digest|negotiate|apikey)\s+(\S.*)", re.DOTALL)
 _ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=([^=\s]\S*)")
@@ -307,9 +319,25 @@ _SSHPASS_VALUED = frozenset({"-p", "-f", "-d", "-P"})
 
 
 def _program(word: str) -> str:
-    """The program a word names, by its file name (``/usr/bin/curl`` is curl; http and https are HTTPie)."""
+    """The program a word names, by its file name (``/usr/bin/curl`` is curl; http, https and xh are HTTPie)."""
     name = word.rsplit("/", 1)[-1]
     return "httpie" if name in _HTTPIE else name
+
+
+def _header_name(argument: str, following: str | None) -> str | None:
+    """The credential header's name that ``following`` is when it is given alone to a header option
+    (``--header X-Api-Key VALUE``, ``-H "Authorization:" VALUE``), else None. After ``-H`` the name is
+    capitalised, as headers are written (``grep -H token notes.txt`` names a pattern and a file).
+
+    >>> _header_name("--header", "x-api-key"), _header_name("-H", "Authorization:"), _header_name("-H", "token")
+    ('x-api-key', 'Authorization', None)
+    """
+    if argument not in _HEADER_OPTIONS or following is None or not _HEADER_NAME.fullmatch(following):
+        return None
+    name = following.rstrip(":")
+    if argument == "-H" and not (name[:1].isupper() or following.endswith(":")):
+        return None
+    return name if credential_name(name, option=True) else None
 
 
 def _pair(value: str) -> tuple[list[str], str]:
@@ -433,7 +461,7 @@ def _credential_word(word: str) -> bool:
 # A subcommand's first word (set-credentials, create-secret): the word after it names an object.
 _VERBS = frozenset({"set", "get", "list", "create", "delete", "remove", "add", "use", "show", "rotate", "describe"})
 # name=value pieces of any argument (--from-literal=password=X, -o user=me,password=X, vault login token=X).
-_PIECE = re.compile(r"""(?:^|(?<=[\s,;&?=]))([^\s=,;&?'"{}]+)==?(?=([^\s,;&'"=(\[{][^\s,;&'"]*))""")
+_PIECE = re.compile(r"""(?:^|(?<=[\s,;&?=]))([^\s=,;&?'"{}]+)==?(?=([^\s,;&'"=(\[{>][^\s,;&'"]*))""")
 # Secrets in code and statements, whatever the program: SQL's IDENTIFIED BY 'X' and PASSWORD 'X', an Oracle JDBC
 # URL's user/password@, a .pgpass line, requests' auth=('user', 'X'), Perl's $ENV{NAME}="X", PowerShell's
 # ConvertTo-SecureString "X".
@@ -448,8 +476,11 @@ _STATEMENT_SECRETS = (
     re.compile(r"""\b(?:auth|changeUserPassword|updateUser)\(\s*(["'])[^"']*\1\s*,\s*(["'])([^"']+)\2"""),
 )
 _PERL_ENV = re.compile(r"""\$ENV\{\s*["']?(\w+)["']?\s*\}\s*=\s*(["'])([^"']+)\2""")
-# A credential assigned in code: os.environ['OPENAI_API_KEY'] = 'X', api_key = "X", {'token': 'X'}.
-_CODE_ASSIGNMENT = re.compile(r"""(?:(["'])([A-Za-z_][\w.-]*)\1\s*\]?|\b([A-Za-z_]\w*))\s*[:=]\s*(["'])([^"'\\]+)\4""")
+# A credential assigned in code: os.environ['OPENAI_API_KEY'] = 'X', api_key = "X", {'token': 'X'}, Ruby's
+# :password => "X" and {"api_key" => "X"}. A value starts with no blank, ";" or bracket: in expect "Password:";
+# send "X" the quotes around '; send ' close one string and open the next.
+_CODE_ASSIGNMENT = re.compile(r"""(?:(["'])([A-Za-z_][\w.-]*)\1\s*\]?|\b([A-Za-z_]\w*))\s*(?:=>|[:=])\s*"""
+                              r"""(["'])(?![\s;,{}()\[\]])([^"'\\]+)\4""")
 # An Authorization header's value written anywhere (git -c http.extraHeader="Authorization: Bearer X",
 # Authorization=Bearer X), a Bearer token, and a Basic credential (base64).
 _AUTHORIZATION = re.compile(r"(?i)\b(?:proxy-)?authorization\s*[:=]\s*(?:(?:bearer|basic|token|digest|negotiate|apikey)"
@@ -458,6 +489,25 @@ _BEARER = re.compile(r"(?i)(?:^|(?<=[\s:=]))(?:bearer\s+([^\s'\"]{4,})|basic\s+(
 _SCHEMES = ("bearer", "basic", "token", "digest", "negotiate", "apikey")
 # An argument after which the next one is the header's value: "Authorization:", "Authorization: Bearer".
 _AUTHORIZATION_END = re.compile(r"(?i).*\b(?:proxy-)?authorization\s*[:=]?\s*(?:bearer|basic|token)?")
+
+
+# A URL whose password holds an unencoded "/" (postgres://me:pa/ss@db/app): a URL parser ends the host at that
+# "/", so its user-info is read here, up to the last "@" a host follows. The part before the ":" is no host
+# ("[::1]"), the password's first segment no port (https://h:8080/u/@me is a path) and holds no "@" (then the
+# user-info ends there, as a parser reads it).
+_SLASHED_USERINFO = re.compile(r"""\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:\[\]"'<>]*:"""
+                               r"""((?!\d+/)[^\s?#"'<>/@]*/[^\s?#"'<>]*)"""
+                               r"""@(?=[A-Za-z0-9\[][\w.\[\]:-]*(?:[/?#\s"'<>]|$))""")
+
+
+def _slashed_passwords(text: str) -> list[tuple[int, int]]:
+    """Where in ``text`` the passwords of URLs with an unencoded ``/`` in them are (:data:`_SLASHED_USERINFO`).
+
+    >>> text = "psql postgres://me:pa/ss9@db:5432/app; see https://h:8080/u/@me https://me:pw@h/a/@b"
+    >>> [text[start:end] for start, end in _slashed_passwords(text)]
+    ['pa/ss9']
+    """
+    return [match.span(1) for match in _SLASHED_USERINFO.finditer(text)]
 
 
 def _text_secrets(text: str) -> tuple[list[str], str]:
@@ -492,6 +542,7 @@ def _text_secrets(text: str) -> tuple[list[str], str]:
         for key in path_secrets(match[0]):
             start = text.find(key, match.start())
             spans.append((start, start + len(key)))
+    spans += _slashed_passwords(text)
     for pattern in (_AUTHORIZATION, _BEARER):
         for match in pattern.finditer(text):
             group = next((g for g in range(1, pattern.groups + 1) if match[g] is not None), None)
@@ -538,7 +589,8 @@ def _scan(arguments: list[str], *, prose: bool = False) -> tuple[list[str], dict
     ``--password=x``, ``--token x``, ``--api-key=x``, ``--cookie x``: the next argument unless it starts with
     ``--``; a value that starts with ``-`` is taken); the password of a ``user:password`` given to ``--login``,
     ``--proxy-user`` or ``--basic-auth``; the value of a credential header given to ``-H``/``--header``
-    (``-H "Authorization: Bearer x"``); the value of a variable named as a credential assigned in the command
+    (``-H "Authorization: Bearer x"``; also a name and a value as two arguments, ``--header X-Api-Key x``, where
+    after ``-H`` the name is capitalised); the value of a variable named as a credential assigned in the command
     (``MYSQL_PWD=x mysql ...``, see :func:`evalkit.models.redaction.secret_variable`); the password given as
     ``pass:x`` to openssl's ``-passin``, ``-passout`` or ``-pass``; the password of a URL
     (``https://user:pw@host/...``; the URL itself is masked where it is written); the values of fields named
@@ -552,7 +604,7 @@ def _scan(arguments: list[str], *, prose: bool = False) -> tuple[list[str], dict
     Read only after the program's name, since the same short option means other things elsewhere
     (``ssh -p 2222``, ``python -u``): for curl ``-u``/``--user``/``-U`` ``user:password`` (also attached,
     ``-uuser:pw``), ``-b`` cookie data (a value with ``=``; without one it names a cookie file) and ``-H``
-    attached; for HTTPie (``http``, ``https``) ``-a``/``--auth user:password`` and credential headers written
+    attached; for HTTPie (``http``, ``https``, ``xh``) ``-a``/``--auth user:password`` and credential headers written
     ``Name:value``; for mysql, mysqldump, mysqladmin, mariadb... (and 7z, rar, unrar) the password attached
     to ``-p`` (``-pPASS``; a ``-p`` standing alone asks for the password, and the word after it is the
     database, which stays); for sshpass ``-p PASS`` and ``-pPASS`` (the program it runs starts a command of
@@ -564,7 +616,8 @@ def _scan(arguments: list[str], *, prose: bool = False) -> tuple[list[str], dict
     word: they are ordinary words too).
 
     A word with blanks in it is a shell line (``sh -c "..."``), read as a command of its own; in a shell line
-    ``;``, ``&&``, ``|``... start another command. A value with a placeholder (``{pw}``) is shown as it is: the
+    ``;``, ``&&``, ``|``... start another command, and its here-documents and expect scripts are read too
+    (:func:`_script_secrets`). A value with a placeholder (``{pw}``) is shown as it is: the
     unit's value is masked with its values.
 
     >>> _scan(["curl", "-u", "bob:pw-1234", "-b", "sid=c00kie9", "-p", "8080"])[1]
@@ -635,11 +688,20 @@ def _scan(arguments: list[str], *, prose: bool = False) -> tuple[list[str], dict
 
     for index, argument in enumerate(arguments):
         value_index = index + 1
-        if value_index + 1 < len(arguments) and arguments[value_index] == "--" and (
-                (_secret_option(argument) and "=" not in argument) or _credential_word(argument)):
-            value_index += 1  # --password -- VALUE: "--" ends the options, the value follows it
+        if value_index + 1 < len(arguments) and ((arguments[value_index] == "--" and (
+                (_secret_option(argument) and "=" not in argument) or _credential_word(argument)))
+                or (arguments[value_index] in _ASSIGNS and _credential_word(argument))):
+            value_index += 1  # --password -- VALUE: "--" ends the options; password = VALUE, :password => VALUE
         following = arguments[value_index] if value_index < len(arguments) else None
         if index in skip:
+            continue
+        named_header = _header_name(argument, following)
+        if named_header and value_index + 1 < len(arguments) and arguments[value_index + 1] not in _SEPARATORS \
+                and not arguments[value_index + 1].startswith("-"):  # --header X-Api-Key VALUE: two arguments
+            secrets, text = _header(f"{named_header}: {arguments[value_index + 1]}")
+            if secrets:
+                secret_at(value_index + 1, secrets[0], text.partition(": ")[2])
+            skip.update({value_index, value_index + 1})
             continue
         if argument in _SEPARATORS:
             end_command()
@@ -830,7 +892,8 @@ def _argument_secrets(program: str, argument: str, following: str | None, *,
     if program == "sshpass" and argument == "-p" and following is not None and not following.startswith("-"):
         return ([], None, True) if _templated(following) else ([following], MASK, True)
     if _credential_word(argument) and following is not None and following not in _SEPARATORS \
-            and not following.startswith("-") and not (prose and _ordinary_word(following)):  # aws configure set aws_secret_access_key VALUE; netrc's password
+            and following not in _EXPECT_COMMANDS and not following.startswith(("-", "=")) \
+            and not (prose and _ordinary_word(following)):  # aws configure set aws_secret_access_key X; netrc
         return ([], None, True) if _templated(following) else ([following], MASK, True)
     if _AUTHORIZATION_END.fullmatch(argument.strip()) and following is not None and not following.startswith("-") \
             and following not in _SEPARATORS and not _templated(following) \
@@ -844,10 +907,33 @@ def _argument_secrets(program: str, argument: str, following: str | None, *,
         secrets = [credentials[1], quote(credentials[1], safe="")] if credentials is not None and credentials[1] \
             else []
         secrets += path_secrets(argument)  # a webhook's key, a bot's token: a key in the path
+        secrets += [argument[start:end] for start, end in _slashed_passwords(argument)]
         if secrets:
             return secrets, redact(argument, secrets), False
     secrets, text = _text_secrets(argument)
+    scripted = [secret for secret in _script_secrets(argument) if secret not in secrets]
+    if scripted:  # a here-document's body, an expect script: their credentials wherever they stand
+        return secrets + scripted, redact(text, scripted), False
     return (secrets, text, False) if secrets else ([], None, False)
+
+
+def _script_secrets(text: str) -> list[str]:
+    """The credentials of the scripts a shell line feeds a program (:mod:`evalkit.grid.scripts`): each
+    here-document's body read as printed output is read (:func:`output_secrets`: ``password=X``, ``token: X``,
+    SQL's ``IDENTIFIED BY 'X'``...) with ftp's ``user NAME PASSWORD`` for an ftp client, and what an expect
+    script sends after a password prompt. A value with a placeholder (``{pw}``) stays: the unit's value is
+    masked with its values.
+
+    >>> _script_secrets("ftp -n h <<EOF\\nuser me Hunter2xQ9\\nEOF\\ncat > a.ini <<'X'\\n[db]\\npassword = Pw-ini9\\nX")
+    ['Hunter2xQ9', 'Pw-ini9']
+    >>> _script_secrets('expect -c \\'spawn ssh u@h; expect "*assword*"; send "Hunter2\\\\r"\\'')
+    ['Hunter2']
+    """
+    found = []
+    for opening, body in heredocs(text):
+        found += ftp_secrets(opening, body) + output_secrets(body)
+    found += expect_secrets(text)
+    return [secret for secret in dict.fromkeys(found) if secret != MASK and not _templated(secret)]
 
 
 def _prose(arguments: list[str], index: int) -> bool:
@@ -890,9 +976,10 @@ def _words(line: str) -> list[str]:
 
 
 # Lines a program prints with a credential in them: "token: X" (YAML), "pass = X" (INI), 'export SECRET_KEY="X"',
-# a table row "token    X" or a netrc line "password X" (a name and one value), and a private key's PEM block.
-_PRINTED_ASSIGNMENT = re.compile(r"""^[ \t]*(?:export[ \t]+|set[ \t]+|-[ \t]+)?(["']?)([A-Za-z_][\w.-]*)\1[ \t]*"""
-                                 r"""(?::=|[:=])[ \t]*(["']?)([^"'\s#,]+)\3[ \t,]*(?:#.*)?$""", re.M)
+# ":password => X" (Ruby), a table row "token    X" or a netrc line "password X" (a name and one value), and a
+# private key's PEM block.
+_PRINTED_ASSIGNMENT = re.compile(r"""^[ \t]*(?:export[ \t]+|set[ \t]+|-[ \t]+)?:?"""
+                                 r"""(["']?)([A-Za-z_][\w.-]*)\1[ \t]*(?::=|=>|[:=])[ \t]*(["']?)([^"'\s#,]+)\3[ \t,]*(?:#.*)?$""", re.M)
 _PRINTED_ROW = re.compile(r"^[ \t]*([A-Za-z_][\w.-]*)[ \t]+(\S+)[ \t]*$", re.M)
 # Named values in printed records: {"name": "DB_PASSWORD", "value": "X"} and "- name: X / value: Y" (Kubernetes
 # env lists), <add key="ApiKey" value="X"/> (NuGet, .NET config), <password>X</password>, Set-Cookie headers.
