@@ -46,7 +46,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (default 1000)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--items-per-set", type=int, metavar="N",
-                        help="about N items of each half, drawn by whole contexts (for a slow judge; default: all)")
+                        help="card, export: about N items of each half, drawn by whole contexts with --seed (for a "
+                             "slow judge; default: all); leaderboard: the sample size the board accepts besides "
+                             "the whole half (default: the whole half only), so that a card's maker chooses "
+                             "neither the sample's seed nor its size; a card sampled at another size is shown, "
+                             "flagged, not ranked")
     parser.add_argument("--sign-key-env", metavar="VAR",
                         help="card: sign card.json with the key in the environment variable VAR (HMAC-SHA256), so "
                              "that a board merging this judge's cards can tell them from copies (--merge-key-env)")
@@ -55,8 +59,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cards", action="append", default=[], metavar="PATH",
                         help="leaderboard: a card.json, or a folder searched for card.json files (repeatable; "
                              "symbolic links are skipped and named). Each card file is its own line; two lines of "
-                             "one judge name are told apart by their card's folder, e.g. 'length (cards/a)'. A "
-                             "card that cannot be read or checked is left out and listed")
+                             "one judge name are told apart by their card's folder, e.g. 'length (cards/a)'; a file "
+                             "holding word for word the card of another (a copy in a second folder) is counted "
+                             "once, both files named. A card that cannot be read or checked is left out and listed")
     parser.add_argument("--merge", action="store_true",
                         help="leaderboard: make one judge's cards on different sets (e.g. a grid's per-set cards) "
                              "one line, naming every file; only cards with the same judge name, stored judge "
@@ -166,6 +171,36 @@ def _read_card(path: Path, records: dict | None = None):
 
 
 
+def _counted_once(lines: list[tuple], records: dict) -> tuple[list[tuple], list[tuple[str, str]]]:
+    """``lines`` of (card, [its file]) with every card whose record, as read, is word for word an earlier one's
+    (a signed card copied into a second folder: the same signature too) left out, and (that file, the file kept)
+    for each: one card is one line, or one part of a merged line, however many folders hold it. Two cards that
+    differ in anything, a score or a signature, are two cards (``--merge`` refuses one judge's set on both).
+
+    >>> from evalkit.judgecard.card import Card
+    >>> card = Card("j", {}, "test", 0, 0, (), (), ())
+    >>> records = {"a/card.json": {"judge": "j", "seed": 0}, "b/card.json": {"seed": 0, "judge": "j"},
+    ...            "c/card.json": {"judge": "j", "seed": 1}}
+    >>> kept, copies = _counted_once([(card, [path]) for path in records], records)
+    >>> [paths for _, paths in kept], copies
+    ([['a/card.json'], ['c/card.json']], [('b/card.json', 'a/card.json')])
+    """
+    import hashlib
+    import json
+
+    first: dict[str, str] = {}
+    kept, copies = [], []
+    for card, paths in lines:
+        text = json.dumps(records[paths[0]], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        if digest in first:
+            copies.append((paths[0], first[digest]))
+            continue
+        first[digest] = paths[0]
+        kept.append((card, paths))
+    return kept, copies
+
+
 def _card_label(paths: list[str]) -> str:
     """How a line's name tells it from another line of the same judge name: its card's folder (the file, when
     it is not named card.json), or every file of a merged line."""
@@ -190,7 +225,9 @@ def _named_apart(lines: list[tuple]) -> list[tuple]:
 
 def leaderboard(args: argparse.Namespace) -> int:
     """Read every card named by ``--cards``: each card file is its own line, unless ``--merge`` makes one judge's
-    cards on different sets one line. A card the board cannot read or check is left out, named with why, on
+    cards on different sets one line; a card file that is a copy of another, record for record (signature too),
+    is counted once, named with the file kept, on stderr, in leaderboard.md and in leaderboard.json's
+    ``copies_counted_once``. A card the board cannot read or check is left out, named with why, on
     stderr, in leaderboard.md and in leaderboard.json's ``refused_cards``, and so is a card with no item scores on
     a set the board holds (the kit's sets, ``--add`` files, ``--add-upheld`` folders); the rest are ranked on the
     sets they scored. Exit 0 when a card was ranked, 2 when none was."""
@@ -205,6 +242,8 @@ def leaderboard(args: argparse.Namespace) -> int:
 
     if not args.cards:
         raise ValueError("judge leaderboard needs --cards PATH (a card.json or a folder of them)")
+    if args.items_per_set is not None and args.items_per_set < 1:
+        raise ValueError(f"--items-per-set must be 1 or more, not {args.items_per_set}")
     files, refused = card_files(args.cards)
     if not files and not refused:
         raise FileNotFoundError(f"--cards {', '.join(args.cards)}: no card.json found")
@@ -215,6 +254,10 @@ def leaderboard(args: argparse.Namespace) -> int:
             lines.append((_read_card(path, records), [str(path)]))
         except ValueError as error:
             refused.append((str(path), reason_for(error, str(path))))
+    lines, copies = _counted_once(lines, records)
+    for copy, kept_as in copies:
+        print(f"note: {copy} holds the same card as {kept_as} (the same record, word for word): counted once, as "
+              f"{kept_as}", file=sys.stderr)
     set_files: dict[str, dict[str, str]] = {}  # a line's files, joined -> the file each of its sets came from
     names: dict[str, list[tuple]] = {}
     for line in lines:
@@ -291,7 +334,7 @@ def leaderboard(args: argparse.Namespace) -> int:
     if not kept:
         raise ValueError(f"no card to rank: {len(refused)} refused (above)")
     board = standings(kept, human_sets, bootstrap=args.bootstrap, seed=args.seed, sources=sources,
-                      row_sources=row_sources)
+                      row_sources=row_sources, items_per_set=() if args.items_per_set is None else args.items_per_set)
     out = Path(args.out or "judge-leaderboard")
     links = {}
     for number, card in enumerate(kept):
@@ -299,11 +342,14 @@ def leaderboard(args: argparse.Namespace) -> int:
                                 seed=args.seed)
         links[card.judge] = str(page.relative_to(out))
     left_out = "".join(f"\n- {_cell(path)}: {_cell(why)}" for path, why in refused)
+    once = "".join(f"\n- {_cell(copy)}: the same card as {_cell(kept_as)}" for copy, kept_as in copies)
     (out / "leaderboard.md").write_text(
         leaderboard_markdown(board, links) + "\n\n" + board_sentence(board) + "\n"
-        + (f"\n## Cards left out\n{left_out}\n" if refused else ""), encoding="utf-8")
+        + (f"\n## Cards left out\n{left_out}\n" if refused else "")
+        + (f"\n## Copies counted once\n{once}\n" if copies else ""), encoding="utf-8")
     record = {"standings": json.loads(standings_frame(board).to_json(orient="records")),
-              "refused_cards": [{"file": path, "reason": why} for path, why in refused]}
+              "refused_cards": [{"file": path, "reason": why} for path, why in refused],
+              "copies_counted_once": [{"file": copy, "same_as": kept_as} for copy, kept_as in copies]}
     (out / "leaderboard.json").write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     for standing in board:
         name = one_line(standing.judge)
@@ -319,6 +365,7 @@ def leaderboard(args: argparse.Namespace) -> int:
             print(f"note: {name} is ranked, but {caution}", file=sys.stderr)
     accepted = sum(len(files_of[card.judge]) for card in kept)
     print(f"{len(board)} judges from {accepted} cards"
+          + (f" ({len(copies)} more a copy of one of them, counted once)" if copies else "")
           + (f" ({len(refused)} left out: listed in leaderboard.md)" if refused else "")
           + f": {out / 'leaderboard.md'}, {out / 'leaderboard.json'}")
     return 0

@@ -384,7 +384,8 @@ def _ceiling_checks(card: Card, human_sets: Mapping[str, HumanSet], ceilings: Ma
 def standings(cards: Sequence[Card], human_sets: Mapping[str, HumanSet], *, bootstrap: int = 1000,
               seed: int = 0, labels: Sequence[str] | None = None,
               sources: Mapping[str, str] | None = None,
-              row_sources: Mapping[str, Mapping[str, str]] | None = None) -> list[Standing]:
+              row_sources: Mapping[str, Mapping[str, str]] | None = None,
+              items_per_set: int | Sequence[int] | None = None) -> list[Standing]:
     """The board: one :class:`Standing` per card, best first (see the module docstring). ``human_sets`` are the
     sets the cards scored, by name, restricted to the half the cards report; ``labels`` ranks on those
     labels' rows only. Each card is checked against ``human_sets`` first (:mod:`evalkit.judgecard.verify`): one
@@ -399,7 +400,13 @@ def standings(cards: Sequence[Card], human_sets: Mapping[str, HumanSet], *, boot
     The ceiling checks read every row as well as the mean: a row whose share lies above the ceiling flags the
     line, and a row whose share's 95% interval reaches 1 cautions it, each naming the row's set and the card file
     it came from (``row_sources[judge][set]``: a merged card's sets come from several files; else
-    ``sources[judge]``). Each line's ``rows_from`` says which file each of its sets on the board came from."""
+    ``sources[judge]``). Each line's ``rows_from`` says which file each of its sets on the board came from.
+
+    A sampled card's items must be the kit's sample drawn with ``seed`` at a size the board accepts:
+    ``items_per_set``, one size or several (``()``: the whole half only); None, the one size the sampled cards
+    on each set share (:func:`~evalkit.judgecard.verify.board_sizes`). A card sampled at another size is
+    flagged (:data:`~evalkit.judgecard.verify.SAMPLE_SIZE`, naming its file, the set and both sizes), shown and
+    not ranked."""
     sources = sources or {}
     files_of = {card.judge: dict(row_sources[card.judge]) if row_sources and card.judge in row_sources
                 else {entry.set: sources[card.judge] for entry in card.scores} if sources.get(card.judge) else {}
@@ -408,7 +415,7 @@ def standings(cards: Sequence[Card], human_sets: Mapping[str, HumanSet], *, boot
     if len(set(names)) < len(names):
         raise ValueError(f"two cards share a judge name ({', '.join(sorted({n for n in names if names.count(n) > 1}))}):"
                          " merge them (merge_cards) or name the judges apart")
-    flags = card_flags(cards, human_sets, sources, seed=seed)
+    flags = card_flags(cards, human_sets, sources, seed=seed, items_per_set=items_per_set)
     ceilings = row_ceilings(human_sets, labels)
     board_sets = {name for name, _ in ceilings}
     for card in cards:  # partial lines keep their share, shown unranked

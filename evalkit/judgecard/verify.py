@@ -12,9 +12,11 @@ A card is a file anyone can edit, so the board trusts nothing it could recompute
   board writes (:func:`~evalkit.judgecard.leaderboard.write_board_card`) names their sets without their
   figures and shows every other row as the board recomputes it (share, ceiling and intervals too);
 * a card's items on a set must be the set's items on the board's half, or the kit's seeded sample of them
-  (:meth:`~evalkit.judgecard.sets.HumanSet.sample` with the board's seed), every one of them scored — else
-  the card is **flagged**: a judge that chooses its items, or leaves out the ones it would get wrong, chooses
-  its agreement (a judge that cannot answer an item gives it its own fallback score, as the kit's judges do);
+  (:meth:`~evalkit.judgecard.sets.HumanSet.sample` with the board's seed *and* a sample size the board accepts:
+  :func:`board_sizes`), every one of them scored — else the card is **flagged**: a judge that chooses its items,
+  or leaves out the ones it would get wrong, chooses its agreement (a judge that cannot answer an item gives it
+  its own fallback score, as the kit's judges do), and so does a card maker free to choose the sample's size,
+  who can keep, of the seeded sample's prefixes, the one that flatters the judge;
 * scores that are a linear function of a set's human scores (|r| = 1 on 3 or more items: the human labels
   themselves, rescaled or not) are **flagged**: no judge agrees with the mean of several noisy people exactly,
   so such a card holds the answer key; a flagged judge is shown with its flag and not ranked (so is one whose
@@ -32,7 +34,7 @@ A card is a file anyone can edit, so the board trusts nothing it could recompute
 from __future__ import annotations
 
 import math
-from typing import Mapping, Sequence
+from typing import Collection, Mapping, Sequence
 
 import numpy as np
 
@@ -40,7 +42,8 @@ from evalkit.stats import correlation
 from evalkit.judgecard.card import Card, check_set_scores
 from evalkit.judgecard.sets import HumanSet
 
-__all__ = ["card_flags", "checked_cards", "coverage_flags", "reason_for", "MAX_UNSCORED"]
+__all__ = ["card_flags", "checked_cards", "coverage_flags", "board_sizes", "reason_for", "MAX_UNSCORED",
+           "SAMPLE_SIZE"]
 
 _TOLERANCE = 1e-9  # what the same correlation, summed in another order, may differ by
 
@@ -50,17 +53,79 @@ _CHECKED = (("pearson", "Pearson r"), ("spearman", "Spearman rho"), ("kendall", 
 
 
 def card_flags(cards: Sequence[Card], human_sets: Mapping[str, HumanSet],
-               sources: Mapping[str, str] | None = None, *, seed: int | None = None) -> dict[str, tuple[str, ...]]:
+               sources: Mapping[str, str] | None = None, *, seed: int | None = None,
+               items_per_set: int | Collection[int] | None = None) -> dict[str, tuple[str, ...]]:
     """The flags of every card by judge (empty: nothing to flag), after checking each card against
     ``human_sets`` (see the module docstring); a card's sample must be drawn with the board's ``seed`` (None:
-    the card's own). A card whose scores are malformed or whose rows do not match its scores raises
-    ``ValueError`` naming ``sources[judge]`` (its file; else the judge) and the field."""
+    the card's own) and be of a size the board accepts (``items_per_set``: :func:`board_sizes`). A card whose
+    scores are malformed or whose rows do not match its scores raises ``ValueError`` naming ``sources[judge]``
+    (its file; else the judge) and the field."""
     sources = sources or {}
+    seeds = {card.judge: card.seed if seed is None else seed for card in cards}
+    sizes, unsettled = board_sizes(cards, human_sets, seeds, items_per_set)
     flags = {}
     for card in cards:
         where = sources.get(card.judge) or f"the card of {card.judge!r}"
-        flags[card.judge] = _check_card(card, human_sets, where, seed=card.seed if seed is None else seed)
+        flags[card.judge] = _check_card(card, human_sets, where, seed=seeds[card.judge], sizes=sizes,
+                                        unsettled=unsettled)
     return flags
+
+
+def _sampled_size(card: Card, human_set: HumanSet, seed: int) -> int | None:
+    """How many items the card's sample on ``human_set`` holds, when its items are the kit's sample drawn with
+    ``seed`` and not the whole set (None otherwise)."""
+    ids = set(card.set_scores(human_set.name).index)
+    if ids == set(human_set.items["item_id"].astype(str)):
+        return None
+    drawn = set(human_set.sample(len(ids), seed=seed).items["item_id"].astype(str))
+    return len(ids) if ids == drawn else None
+
+
+def board_sizes(cards: Sequence[Card], human_sets: Mapping[str, HumanSet], seeds: Mapping[str, int],
+                items_per_set: int | Collection[int] | None = None
+                ) -> tuple[dict[str, tuple[int, ...]], dict[str, tuple[int, ...]]]:
+    """The sample sizes the board accepts on each set, besides the whole half, and the sets it cannot settle.
+
+    ``items_per_set`` is the board's: a size (what ``judge card --items-per-set`` draws with the board's seed),
+    several (a page whose slow judges read a smaller sample than the others), or none (``()``: the whole half
+    only, what a card draws by default). The sample's size is fixed by the board, like its seed: the seeded
+    order of contexts is public, so a card maker free to choose the size can score every prefix of it and keep
+    the one that flatters the judge. A card that scores every item chose nothing, so the whole half is always
+    accepted.
+
+    ``None`` (a board not told): on each set, the one size the board's sampled cards share (``seeds[judge]``:
+    the seed each card's sample must be drawn with). Where they were drawn at different sizes the board cannot
+    tell which was chosen for it: it accepts none of them, and the set's sizes are returned in the second
+    mapping, for the flag to say so. A board that ranks cards made by others should be told its size (the
+    leaderboard command always is: ``--items-per-set``, none for the whole half).
+
+    >>> import pandas as pd
+    >>> from evalkit.judgecard.sets import HumanSet
+    >>> from evalkit.judgecard.leaderboard import scored_card
+    >>> items = pd.DataFrame({"item_id": list("abcdefghij"), "group": list("aabbccddee"), "score": range(10),
+    ...                       "response": ["x"] * 10})
+    >>> toy = HumanSet("toy", items, ("score",), None, "")
+    >>> four, six = (toy.sample(n, seed=0) for n in (4, 6))
+    >>> cards = [scored_card(f"on {len(s.items)}", s, s.items["score"] % 3) for s in (four, six)]
+    >>> board_sizes(cards, {"toy": toy}, {"on 4": 0, "on 6": 0}, 4)
+    ({'toy': (4,)}, {})
+    >>> board_sizes(cards, {"toy": toy}, {"on 4": 0, "on 6": 0})
+    ({'toy': ()}, {'toy': (4, 6)})
+    """
+    if items_per_set is not None:
+        given = (items_per_set,) if isinstance(items_per_set, int) else tuple(items_per_set)
+        if any(isinstance(size, bool) or not isinstance(size, int) or size < 1 for size in given):
+            raise ValueError(f"items_per_set must be sizes of 1 or more, not {items_per_set!r}")
+        accepted = tuple(sorted(set(given)))
+        return {name: accepted for name in human_sets}, {}
+    sizes, unsettled = {}, {}
+    for name, human_set in human_sets.items():
+        drawn = {_sampled_size(card, human_set, seeds[card.judge]) for card in cards
+                 if any(entry.set == name for entry in card.scores)} - {None}
+        sizes[name] = tuple(sorted(drawn)) if len(drawn) <= 1 else ()
+        if len(drawn) > 1:
+            unsettled[name] = tuple(sorted(drawn))
+    return sizes, unsettled
 
 
 def reason_for(error: Exception, where: str) -> str:
@@ -138,11 +203,19 @@ it gets wrong, which the labels it is ranked on tell it (5%, filled with the jud
 from last to first); a judge that cannot read an answer gives the item its own fallback score."""
 
 
-def coverage_flags(card: Card, human_set: HumanSet, *, seed: int | None = None) -> tuple[str, ...]:
+SAMPLE_SIZE = "sampled at a size this board does not accept"
+"""How the flag of a card whose sample is drawn with the board's seed but at another size begins (see
+:func:`board_sizes`)."""
+
+
+def coverage_flags(card: Card, human_set: HumanSet, *, seed: int | None = None, sizes: Collection[int] = (),
+                   where: str = "", unsettled: Collection[int] = ()) -> tuple[str, ...]:
     """Why the board cannot rank ``card``'s scores on ``human_set`` as they stand (empty: it can): its items are
     not the set's items nor the kit's sample of them drawn with the board's ``seed`` (None: the card's own; a
-    card free to pick its seed could try seeds until a sample flatters it), or some are unscored
-    (:data:`MAX_UNSCORED`).
+    card free to pick its seed could try seeds until a sample flatters it), or they are that sample at a size
+    not among the board's ``sizes`` (none: the whole half only; :func:`board_sizes`; ``unsettled``: the sizes of
+    a board's cards that made it accept none), or some are unscored (:data:`MAX_UNSCORED`). ``where``: the card
+    file, named in the flag.
 
     >>> import pandas as pd
     >>> from evalkit.judgecard.sets import HumanSet
@@ -155,14 +228,32 @@ def coverage_flags(card: Card, human_set: HumanSet, *, seed: int | None = None) 
     >>> picked = scored_card("picked", toy, items["score"].where(items["score"] > 2) % 3)
     >>> coverage_flags(picked, toy)[0][:72]
     'it left 3 of its 10 items on toy unscored (every item must be scored): a'
+    >>> six = toy.sample(6, seed=0)
+    >>> sampled = scored_card("six", six, six.items["score"] % 3)
+    >>> coverage_flags(sampled, toy, seed=0, sizes=(6,))
+    ()
+    >>> print(coverage_flags(sampled, toy, seed=0, sizes=(4,), where="cards/six/card.json")[0])
+    sampled at a size this board does not accept: the sample of cards/six/card.json on toy holds 6 items (drawn with the board's seed, 0); the board accepts the whole half (10 items) or its sample of 4 (4 items): a card maker free to choose the sample's size can keep the size that flatters the judge
     """
     seed = card.seed if seed is None else seed
     series = card.set_scores(human_set.name)
     ids, half = set(series.index), set(human_set.items["item_id"].astype(str))
-    if ids != half and ids != set(human_set.sample(len(ids), seed=seed).items["item_id"].astype(str)):
+    size = _sampled_size(card, human_set, seed)
+    if ids != half and size is None:
         return (f"its {len(ids)} items on {human_set.name} are neither the set's {len(half)} items nor the kit's "
                 f"sample of them drawn with the board's seed ({seed}): a judge that chooses its items chooses its "
                 "agreement",)
+    if size is not None and not any(ids == set(human_set.sample(n, seed=seed).items["item_id"].astype(str))
+                                    for n in sizes):
+        boards = "".join(f" or its sample of {n} ({len(human_set.sample(n, seed=seed).items)} items)"
+                         for n in sorted(sizes))
+        why = (f" (the board was given no sample size, and its cards on {human_set.name} are samples of "
+               f"{' and '.join(map(str, unsettled))} items: it cannot tell which size was chosen for it)"
+               if unsettled else "")
+        return (f"{SAMPLE_SIZE}: {f'the sample of {where}' if where else 'its sample'} on {human_set.name} holds "
+                f"{size} items (drawn with the board's seed, {seed}); the board accepts the whole half ({len(half)} "
+                f"items){boards}{why}: a card maker free to choose the sample's size can keep the size that "
+                "flatters the judge",)
     unscored = int(series.isna().sum())
     if unscored > MAX_UNSCORED * len(ids):
         return (f"it left {unscored} of its {len(ids)} items on {human_set.name} unscored (every item must be "
@@ -178,8 +269,9 @@ NEAR_COPY_ITEMS = 20
 """The near-copy flag reads sets where the card scored at least this many items."""
 
 
-def _check_card(card: Card, human_sets: Mapping[str, HumanSet], where: str, *, seed: int | None = None
-                ) -> tuple[str, ...]:
+def _check_card(card: Card, human_sets: Mapping[str, HumanSet], where: str, *, seed: int | None = None,
+                sizes: Mapping[str, Collection[int]] | None = None,
+                unsettled: Mapping[str, Collection[int]] | None = None) -> tuple[str, ...]:
     for index, entry in enumerate(card.scores):
         check_set_scores(entry, f"{where}, field 'scores[{index}]'")
     scored = {entry.set for entry in card.scores}
@@ -202,7 +294,8 @@ def _check_card(card: Card, human_sets: Mapping[str, HumanSet], where: str, *, s
     flags = []
     for name in sorted(scored & set(human_sets)):
         human_set = human_sets[name]
-        flags.extend(coverage_flags(card, human_set, seed=seed))
+        flags.extend(coverage_flags(card, human_set, seed=seed, sizes=(sizes or {}).get(name, ()), where=where,
+                                    unsettled=(unsettled or {}).get(name, ())))
         for label in human_set.labels:
             scores, human = _aligned(card, human_set, label)
             pearson = correlation(scores, human)
