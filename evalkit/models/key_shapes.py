@@ -15,7 +15,7 @@ KEY_SHAPES = [
     (re.compile(r"\b((?i:bearer|basic))\s+(?!(?:[A-Z]?[a-z]{1,12}|[A-Z]{1,12})(?![^\s\"',;]))[^\s\"',;]+"),
      r"\1 ***"),
     (re.compile(r"(?i)((?:api[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret|token"
-                r"|secret|password|passwd|pwd|sig|signature|credential|key)\s*=\s*)[^&\s\"',;]+"), r"\1***"),
+                r"|secret|password|passwd|pwd|sig|signature|credential|key)\s*=>?\s*[\"']?)[^&\s\"',;]+"), r"\1***"),
     (re.compile(r"(?i)(\"?(?:api[_-]?key|authorization|x-api-key|access[_-]?token|refresh[_-]?token|secret"
                 r"|password)\"?\s*:\s*\"?)(?!(?:bearer|basic)\s)[^\"\s,}]+"), r"\1***"),
     (re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}"), "sk-***"),

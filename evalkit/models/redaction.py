@@ -46,6 +46,9 @@ _MIN_SECRET = 4  # shorter "secrets" are not masked in free text (they would mas
 
 _URL_START = r"\b[A-Za-z][A-Za-z0-9+.\-]*://"
 _USERINFO = re.compile(rf"({_URL_START})[^\s/?#\"'<>]*@")
+# A password with an unencoded "/" (u:pa/ss@db): user-info to the last "@" a host follows; not a port's "h:80/".
+_SLASHED_USERINFO_TEXT = re.compile(rf"({_URL_START})[^@\s/:\"'<>]+:(?!\d+(?:/|\s|$))[^\s\"'<>]*@"
+                                    r"(?=[^@\s/?#\"'<>]+(?:[/?#\s\"'<>]|$))")
 # A query starts at a "?" right after a URL or path character; it runs to a space, a quote or a fragment.
 _QUERY = re.compile(r"(?<=[\w/.\-:%\]])\?([^\s#\"'<>]+)")  # a quote ends it: URLs encode quotes
 # user:password@host without a well-formed scheme in front (a typo: "http:/u:p@h", or no scheme at all).
@@ -58,6 +61,8 @@ def redact(text: str, secrets: Sequence[str] = ()) -> str:
 
     >>> redact("https://me:hunter2@host/v1?api_key=abc123&x=1")
     'https://***@host/v1?api_key=***&x=***'
+    >>> redact("postgres://app:pa/ss9@db/app and https://medium.com/@alice, https://h:8080/u/@me")
+    'postgres://***@db/app and https://medium.com/@alice, https://h:8080/u/@me'
     >>> redact('{"error": "bad header Authorization: Bearer sk-live-0123456789"}')
     '{"error": "bad header Authorization: Bearer ***"}'
     >>> redact("GET /v1/chat/completions?sig=0a1b2c&code=42 failed")
@@ -75,6 +80,7 @@ def redact(text: str, secrets: Sequence[str] = ()) -> str:
         text = text.replace(variant, MASK)
     text = _mask_fragments(text, [v for v in variants if len(v) > MIN_FRAGMENT])
     text = _USERINFO.sub(rf"\1{MASK}@", text)
+    text = _SLASHED_USERINFO_TEXT.sub(rf"\1{MASK}@", text)
     text = _BARE_USERINFO.sub(f"{MASK}@", text)
     text = _QUERY.sub(_masked_query, text)
     text = _FRAGMENT.sub(rf"\1#{MASK}", text)
@@ -313,13 +319,25 @@ def _query_values(url: str) -> list[str]:
     return values
 
 
+_SLASHED_USERINFO = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://([^@\s/:]+:(?!\d+(?:/|$))\S*)@[^@\s/?#]+(?:[/?#]|$)")
+
+
 def _raw_userinfo(url: str) -> str | None:
-    """The ``user:password`` part of ``url``'s authority as written, or None when it has none."""
+    """The ``user:password`` part of ``url``'s authority as written, or None when it has none; a password
+    with an unencoded ``/`` (``postgres://u:pa/ss@db/app``, which a URL parser reads as a path) runs to the
+    last ``@`` that a host follows (not a port: ``https://h:8080/u/@me`` has none).
+
+    >>> _raw_userinfo("postgres://u:pa/ss@db/app"), _raw_userinfo("https://h:8080/u/@me")
+    ('u:pa/ss', None)
+    """
     try:
         netloc = urlsplit(url).netloc
     except ValueError:
         return None
-    return netloc.rpartition("@")[0] if "@" in netloc else None
+    if "@" in netloc:
+        return netloc.rpartition("@")[0]
+    slashed = _SLASHED_USERINFO.match(url.strip())
+    return slashed.group(1) if slashed else None
 
 
 def url_credentials(url: str) -> tuple[str, str] | None:

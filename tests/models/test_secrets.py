@@ -334,3 +334,25 @@ def test_a_key_in_the_url_path_is_masked_in_names_replies_the_cache_and_cards(ra
     # A model's name in the path stays readable.
     named = OpenAICompatibleBackend("m", url.replace(PATH_KEY, "Meta-Llama-3.1-8B-Instruct"), api_key_env=None)
     assert "Meta-Llama-3.1-8B-Instruct" in named.name
+
+
+@pytest.mark.parametrize("text, secret", [
+    ('password="Hunter2xQ9"', "Hunter2xQ9"),            # a quoted value after "="
+    ("api_key='abc123XYZ789'", "abc123XYZ789"),
+    (':password => "Hunter2xQ9"', "Hunter2xQ9"),          # Ruby's hash arrow
+    ("connect postgres://app:pa/ss9word@db/app failed", "pa/ss9word"),  # an unencoded "/" in a URL password
+])
+def test_redact_masks_quoted_arrowed_and_slashed_credentials(text, secret):
+    from evalkit.models import redact
+
+    masked = redact(text)
+    assert secret not in masked and "***" in masked, masked
+
+
+def test_a_slashed_url_password_in_the_environment_is_a_secret_and_ordinary_at_urls_stay_readable():
+    from evalkit.models import redact
+    from evalkit.models.redaction import environment_secrets
+
+    assert "pa/ss9word" in environment_secrets({"DATABASE_URL": "postgres://app:pa/ss9word@db/app"})
+    readable = "see https://medium.com/@alice and https://h:8080/u/@me"
+    assert redact(readable) == readable
