@@ -51,8 +51,8 @@ rater, as far as the sample can tell, which is also what scores derived from the
 rank and carries a caution (``cautions``, :data:`AT_CEILING`), shown in the table's Flag column, the JSON and the
 sentence ("fair" above, at 0.935 [0.891, 0.969], is not marked). Both checks read every row as well as the mean:
 a row above the ceiling flags its line, and a row whose 95% interval (its ceiling resampled too) reaches 1
-cautions it, each naming the row's set and the card file it came from, so a row derived from the labels is marked
-even where the line's mean, averaged with other rows, is not.
+cautions it (:data:`ROW_AT_CEILING`), each naming the row's set and the card file it came from, so a row derived
+from the labels is marked even where the line's mean, averaged with other rows, is not.
 
 **Provenance.** Each line names the card it comes from (``sources``: the card's file, or the files of one
 judge's cards merged on different sets when the board is told to merge: ``judge leaderboard --merge``; then
@@ -83,7 +83,7 @@ from evalkit.judgecard.verify import card_flags
 
 __all__ = ["Standing", "standings", "standings_frame", "leaderboard_markdown", "leaderboard_html", "board_sentence",
            "row_ceilings", "scored_card", "scores_fingerprint", "ceiling_flags", "board_card", "write_board_card",
-           "ABOVE_CEILING", "AT_CEILING", "PARTIAL", "coverage_flag"]
+           "ABOVE_CEILING", "AT_CEILING", "ROW_AT_CEILING", "PARTIAL", "coverage_flag"]
 
 
 @dataclass(frozen=True)
@@ -300,6 +300,13 @@ AT_CEILING = ("at the human ceiling: as close to people as another rater; check 
 sample cannot tell it from a judge as good as people's own agreement, which is what labels plus noise look like.
 The judge stays ranked (unlike :data:`ABOVE_CEILING`), marked in the table, the JSON and the sentence."""
 
+ROW_AT_CEILING = ("a row at the human ceiling: one set and label's share interval reaches 1, from a small row's "
+                  "wide interval or from scores derived from the labels")
+"""How a caution begins for a ranked judge one of whose rows (set and label) has a share whose 95% interval
+reaches 1 while the mean's does not: on a set of few contexts any judge's interval can reach 1, so the mark is
+a reason to read that row, not a verdict; a row forged from the labels and merged into an honest line is marked
+this way (the mean, averaged with other rows, stays under the ceiling)."""
+
 
 def _at_ceiling(share: float, low: float, high: float) -> tuple[str, ...]:
     """The caution of a mean share whose interval reaches the ceiling (none otherwise).
@@ -342,7 +349,7 @@ def _ceiling_checks(card: Card, human_sets: Mapping[str, HumanSet], ceilings: Ma
                     ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The flags of :func:`ceiling_flags` and the cautions of the card's rows: a row whose share's 95% percentile
     interval, over the same resamples (the ceiling resampled too, as a row's own ceiling is estimated on its
-    items), reaches 1 is cautioned (:data:`AT_CEILING`), naming the row and the card file its set came from, so
+    items), reaches 1 is cautioned (:data:`ROW_AT_CEILING`), naming the row and the card file its set came from, so
     a row derived from the labels is marked even where the line's mean, averaged with other rows, is not."""
     judged = _Rows(card, human_sets, ceilings)
     points, draws, flags, cautions = [], [], [], []
@@ -362,7 +369,7 @@ def _ceiling_checks(card: Card, human_sets: Mapping[str, HumanSet], ceilings: Ma
         draws.append(shares)
         near_low, near_high = percentile_interval(shares)  # none without resamples
         if near_high >= 1:
-            cautions.append(f"{AT_CEILING} (on {name}/{label}{_from(files, name)}: share {point:.3f} "
+            cautions.append(f"{ROW_AT_CEILING} (on {name}/{label}{_from(files, name)}: share {point:.3f} "
                             f"[{near_low:.3f}, {near_high:.3f}] at 95%, the ceiling resampled too: its interval "
                             "reaches 1)")
         low, high = _above_one(point, shares, bootstrap)

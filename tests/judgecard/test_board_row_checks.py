@@ -9,7 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from evalkit.judgecard.leaderboard import ABOVE_CEILING, AT_CEILING, leaderboard_markdown, standings
+from evalkit.judgecard.leaderboard import ABOVE_CEILING, ROW_AT_CEILING, leaderboard_markdown, standings
 from tests.judgecard.test_board_lines_and_refusals import _card, _leaderboard, _write, inputs  # noqa: F401
 from tests.judgecard.test_leaderboard import _board_of, board_json, people_set
 
@@ -32,10 +32,10 @@ def test_a_merged_row_from_another_file_derived_from_the_labels_is_cautioned_nam
     lines = {r["judge"]: r for r in board_json(tmp_path / "board")}
     line = lines["probe-a"]
     assert line["card"] == f"{victim}, {forged}" and line["share_high"] < 1  # the mean alone is not marked
-    assert line["flags"] == "" and f"{AT_CEILING} (on two/score, from {forged}: share" in line["cautions"]
+    assert line["flags"] == "" and f"{ROW_AT_CEILING} (on two/score, from {forged}: share" in line["cautions"]
     assert "on one/score" not in line["cautions"] and lines["weak"]["cautions"] == ""
     assert line["rows_from"] == f"{victim}: one; {forged}: two"
-    assert f"note: probe-a is ranked, but {AT_CEILING} (on two/score, from {forged}" in err
+    assert f"note: probe-a is ranked, but {ROW_AT_CEILING} (on two/score, from {forged}" in err
     table = (tmp_path / "board" / "leaderboard.md").read_text().replace("\\", "")
     assert f"| 2 (from {victim}: one; {forged}: two) |" in table
     assert f"(on two/score, from {forged}: share" in table
