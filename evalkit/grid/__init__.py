@@ -45,13 +45,14 @@ variables (:func:`evalkit.models.redaction.secret_variable`: ``MYSQL_PWD``, ``SS
 (options, parameters, headers and JSON fields whose name ends in a credential word by
 :func:`evalkit.grid.masking.credential_name` — ``--password x``, ``--accessToken x``, ``-storepass x``,
 ``{"token": "x"}`` — and ``--cookie``, ``curl -u user:pw``, ``mysql -pPASS``, ``docker login -p x``,
-``sshpass -p``, secrets piped or fed to a program's standard input, keys in a URL's path), and the credentials
+``sshpass -p``, secrets piped or fed to a program's standard input, keys in a URL's path, the bodies of
+here-documents and ``expect`` scripts it carries: :mod:`evalkit.grid.scripts`), and the credentials
 the command prints (:func:`evalkit.grid.masking.output_secrets`: JSON fields, configuration lines and table
 rows named as credentials, PEM private keys). A map or list under a credential's name is masked whole, and
 never named in a folder. A piece of a secret that is one ordinary word stays readable elsewhere in the output.
 A URL is kept as :func:`evalkit.models.public_endpoint` gives it, its path included. The worker alone sees the
 real values. The rules read the forms real tools use; a program that prints a secret in a form no rule knows
-(a free sentence, a here-document) keeps it in its own captured output, so treat a unit's ``stdout.txt`` as
+(a free sentence) keeps it in its own captured output, so treat a unit's ``stdout.txt`` as
 the program's, not as a shareable record.
 
 Ray is the distributed engine: with ``ray_address`` (``auto``, ``ray://host:10001``) or an initialised Ray
