@@ -14,6 +14,7 @@ import yaml
 from evalkit.cli.commands import main
 from evalkit.grid import GridUnit
 from evalkit.grid.masking import _command_secrets, _public_command, _secrets, output_secrets
+from tests.grid.test_masking_general import _leaks
 
 # (arguments, the credential they carry); no two credentials share six characters.
 FORMS = {
@@ -126,17 +127,6 @@ def test_a_secret_key_base_or_a_slashed_url_as_a_parameter_is_a_secret():
     assert "Sc41pa/ss" in unit.secrets and "Sc41" not in json.dumps(unit.public())
     assert unit.unit_id.startswith("seed=3-"), unit.unit_id
     assert _secrets("ftp -n h <<EOF\nuser me Sc42-param\nEOF", "script") == ["Sc42-param"]
-
-
-def _leaks(out, printed: str, secrets: list[str]) -> list[tuple[str, str]]:
-    """Where any of ``secrets`` shows: in what the grid printed, in a file or folder name under ``out``, or in a
-    file's bytes."""
-    leaks = [("printed", s) for s in secrets if s in printed]
-    for path in out.rglob("*"):
-        leaks += [(str(path), s) for s in secrets if s in str(path.relative_to(out))]
-        if path.is_file():
-            leaks += [(str(path), s) for s in secrets if s.encode() in path.read_bytes()]
-    return leaks
 
 
 def test_a_grid_with_every_scripted_form_leaks_nothing(tmp_path, capfd):
