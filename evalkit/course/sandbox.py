@@ -32,10 +32,11 @@ import signal
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
+from evalkit.course.cgroup import RunGroup, open_group, run_memory_bytes
 from evalkit.course.intake import read_capped
 
 __all__ = ["Isolation", "Limits", "SandboxUnavailable", "detect", "check_timeout", "scrubbed_environment",
@@ -66,7 +67,9 @@ class Isolation:
 class Limits:
     """What one run may use: wall clock, address space, output file size, open files, processes (threads
     count) of its user, and (with a namespace) the size of its own folder; CPU seconds follow the wall clock
-    (every core busy for the whole time)."""
+    (every core busy for the whole time). Where the grader can make a control group (:mod:`.cgroup`), the whole
+    run's memory and processes are capped too (``group_memory_bytes``, 0: no group), so a notebook cannot take
+    the machine's memory by starting many processes each within the per-process limits."""
 
     timeout: float = 900.0
     memory_bytes: int = 16 * 2**30
@@ -74,6 +77,7 @@ class Limits:
     scratch_bytes: int = 2 * 2**30     # the run's own folder, a tmpfs of this size where the grader is root
     open_files: int = 1024
     processes: int = 1024
+    group_memory_bytes: int = field(default_factory=run_memory_bytes)  # the whole run's, where a group can be made
 
     @property
     def cpu_seconds(self) -> int:
@@ -130,13 +134,22 @@ def _probe(root: bool) -> Isolation | None:
             nobody = pwd.getpwnam("nobody")
         except KeyError:
             return None
-        found = Isolation(f"namespace ({kinds}), as nobody", namespace=True, unprivileged=False, network=network,
-                          uid=nobody.pw_uid, gid=nobody.pw_gid)
+        grouped = ", in a control group per run" if _groups_work() else ""
+        found = Isolation(f"namespace ({kinds}), as nobody{grouped}", namespace=True, unprivileged=False,
+                          network=network, uid=nobody.pw_uid, gid=nobody.pw_gid)
     else:
         # In a user namespace the notebook is root of its own namespace and can unmount what hides the class,
         # the key and the grader's folder: that is no sandbox for hostile code, so grading needs --trusted.
         return None
     return found if _starts(found) else None
+
+
+def _groups_work() -> bool:
+    """Whether this grader can make a run's control group (:func:`open_group`): said in the isolation's name."""
+    group = open_group(2**30, 64)
+    if group is not None:
+        group.remove()
+    return group is not None
 
 
 def _starts(isolation: Isolation) -> bool:
@@ -150,8 +163,9 @@ def _starts(isolation: Isolation) -> bool:
         try:
             return process.wait(timeout=60) == 0
         except subprocess.TimeoutExpired:
-            end(process)
             return False
+        finally:
+            end(process)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -185,11 +199,13 @@ def scrubbed_environment(home: Path, *, base: dict[str, str] | None = None) -> d
     return env
 
 
-def _limit(limits: Limits):
+def _limit(limits: Limits, group: RunGroup | None = None):
     libc = ctypes.CDLL(None, use_errno=True)
 
     def apply() -> None:
         libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: the run dies with the grader
+        if group is not None:  # before the run's program: every process it starts is in the group
+            group.join()
         for kind, value in ((resource.RLIMIT_AS, limits.memory_bytes), (resource.RLIMIT_CPU, limits.cpu_seconds),
                             (resource.RLIMIT_FSIZE, limits.file_bytes), (resource.RLIMIT_NOFILE, limits.open_files),
                             (resource.RLIMIT_NPROC, limits.processes), (resource.RLIMIT_CORE, 0)):
@@ -218,9 +234,21 @@ def launch(argv: Sequence[str], *, cwd: Path, env: dict[str, str], limits: Limit
         flags = _unshare_flags(isolation.unprivileged, isolation.network)
         argv = [shutil.which("unshare") or "unshare", *flags, sys.executable, "-I", "-S", str(_NSINIT), spec_file]
         env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"}
-    with log.open("wb") as output:
-        return subprocess.Popen(list(argv), stdout=output, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                cwd=cwd, env=env, start_new_session=True, preexec_fn=_limit(limits))
+    group = open_group(limits.group_memory_bytes, limits.processes) if limits.group_memory_bytes else None
+    try:
+        with log.open("wb") as output:
+            process = subprocess.Popen(list(argv), stdout=output, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                       cwd=cwd, env=env, start_new_session=True, preexec_fn=_limit(limits, group))
+    except BaseException:
+        if group is not None:
+            group.remove()
+        raise
+    _GROUPS[process.pid] = group
+    return process
+
+
+#: The control group of each run started and not yet ended (by its first process's id).
+_GROUPS: dict[int, RunGroup | None] = {}
 
 
 #: Files a cache folder may hold that are credentials, not data (Hugging Face's tokens, a ``.netrc``).
@@ -353,3 +381,6 @@ def end(process: subprocess.Popen, groups: Sequence[int] = ()) -> None:
         process.wait(timeout=30)
     except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL is not refused
         pass
+    group = _GROUPS.pop(process.pid, None)
+    if group is not None:
+        group.remove()

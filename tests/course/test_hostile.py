@@ -463,7 +463,7 @@ def test_a_run_sees_only_the_system_the_kit_and_its_own_folder_and_leaves_nothin
     own folder: not the project's notebooks, built pages or history, not the grader's temporary files; what it
     writes to /tmp, /var/tmp, /run or /dev/shm and the shared memory it makes are gone when it ends."""
     import evalkit
-    from evalkit.course.sandbox import Limits, launch, scrubbed_environment, visible_paths
+    from evalkit.course.sandbox import Limits, end, launch, scrubbed_environment, visible_paths
 
     isolation = sandbox_or_skip()
     package = Path(evalkit.__file__).resolve().parent
@@ -487,7 +487,10 @@ print("shm", libc.shmget(0x5e5e5e5e, 4096, 0o1666))  # IPC_CREAT | 0666
     try:
         process = launch([sys.executable, "-c", code], cwd=run_dir, env=scrubbed_environment(run_dir),
                          limits=Limits(timeout=60), isolation=isolation, log=tmp_path / "log")
-        assert process.wait(timeout=60) == 0, (tmp_path / "log").read_text()
+        try:
+            assert process.wait(timeout=60) == 0, (tmp_path / "log").read_text()
+        finally:
+            end(process)
     finally:
         host.unlink()
     said = (tmp_path / "log").read_text()

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from evalkit.course.grade import grade, remove_stale_gradings
-from evalkit.course.sandbox import Limits, launch, mount_scratch, release_mounts, scrubbed_environment
+from evalkit.course.sandbox import Limits, end, launch, mount_scratch, release_mounts, scrubbed_environment
 
 from .test_course import answer_key, submission
 from .test_hostile import sandbox_or_skip
@@ -29,7 +29,10 @@ def _run(isolation, code: str, folder: Path, env: dict | None = None, limits: Li
     environment = scrubbed_environment(run_dir, base=env or {})
     process = launch([sys.executable, "-c", code], cwd=run_dir, env=environment, limits=limits or Limits(timeout=60),
                      isolation=isolation, log=folder / "log")
-    assert process.wait(timeout=60) == 0, (folder / "log").read_text()
+    try:
+        assert process.wait(timeout=60) == 0, (folder / "log").read_text()
+    finally:
+        end(process)
     return (folder / "log").read_text()
 
 
@@ -54,7 +57,10 @@ except OSError as error:
 '''
         process = launch([sys.executable, "-c", code], cwd=scratch, env=scrubbed_environment(scratch),
                          limits=Limits(timeout=60), isolation=isolation, log=tmp_path / "log")
-        assert process.wait(timeout=60) == 0, (tmp_path / "log").read_text()
+        try:
+            assert process.wait(timeout=60) == 0, (tmp_path / "log").read_text()
+        finally:
+            end(process)
         said = (tmp_path / "log").read_text()
         assert "stopped 28 6" in said, said  # ENOSPC after two files: 8 MB, not the machine's disk
     finally:
@@ -187,3 +193,48 @@ def test_two_names_that_differ_never_print_alike():
 
     assert printable("mal\\xffory") != printable("mal\udcffory")
     assert printable("mal\udcffory") == "mal\\xffory" and printable("a\\b") == "a\\\\b"
+
+
+def test_a_run_that_spreads_its_memory_over_many_processes_is_capped_as_a_whole(tmp_path):
+    """Four processes of 120 MB each stay within the per-process address-space limit; a run's control group
+    caps their sum (here 256 MB), so the kernel ends the run, where without a group all four would live."""
+    from evalkit.course.cgroup import open_group
+
+    isolation = sandbox_or_skip()
+    probe = open_group(2**30, 64)
+    if probe is None:
+        pytest.skip("this machine does not let the grader make a control group")
+    probe.remove()
+    code = '''import multiprocessing, time
+def hold(_):
+    block = bytearray(120 * 2**20)
+    for i in range(0, len(block), 4096):
+        block[i] = 1
+    time.sleep(3)
+    return len(block)
+if __name__ == "__main__":
+    with multiprocessing.get_context("fork").Pool(4) as pool:
+        print("held", sum(pool.map(hold, range(4))) // 2**20)
+'''
+    (tmp_path / "runs").mkdir()
+    os.chmod(tmp_path, 0o755)
+    os.chmod(tmp_path / "runs", 0o711)
+    outcomes = {}
+    for number, (name, cap) in enumerate((("capped", 256 * 2**20), ("uncapped", 0))):
+        run_dir = tmp_path / "runs" / f"{number:04d}"
+        run_dir.mkdir()
+        os.chown(run_dir, isolation.uid, isolation.gid)
+        (run_dir / "spread.py").write_text(code)
+        os.chmod(run_dir / "spread.py", 0o644)
+        log = tmp_path / f"{name}.log"
+        process = launch([sys.executable, "spread.py"], cwd=run_dir, env=scrubbed_environment(run_dir),
+                         limits=Limits(timeout=60, group_memory_bytes=cap), isolation=isolation, log=log)
+        try:
+            outcomes[name] = (process.wait(timeout=30), log.read_text())
+        except subprocess.TimeoutExpired:  # a pool whose worker the kernel ended can wait for it forever
+            outcomes[name] = ("timeout", log.read_text())
+        finally:
+            end(process)  # as the grader does: the run's processes and its group go
+    assert outcomes["uncapped"][0] == 0 and "held 480" in outcomes["uncapped"][1], outcomes["uncapped"]
+    assert "held 480" not in outcomes["capped"][1], outcomes["capped"]
+    assert not list(Path("/sys/fs/cgroup/memory").rglob("evalkit-run-*")), "a run's group outlived it"
