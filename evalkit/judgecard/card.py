@@ -215,8 +215,10 @@ class Card:
             field_name = "curves"
             curves = tuple({str(k): nan(v) for k, v in dict(row).items()} for row in record.get("curves", []))
             field_name = "judge, spec, half, bootstrap, seed, skipped or notes"
-            card = cls(str(record["judge"]), dict(record["spec"]), str(record["half"]), int(record["bootstrap"]),
-                       int(record["seed"]), rows, slots, costs, tuple(map(tuple, record["skipped"])),
+            bootstrap = _whole_number(record["bootstrap"], f"{source}, field 'bootstrap'")
+            seed = _whole_number(record["seed"], f"{source}, field 'seed'")
+            card = cls(str(record["judge"]), dict(record["spec"]), str(record["half"]), bootstrap,
+                       seed, rows, slots, costs, tuple(map(tuple, record["skipped"])),
                        tuple(record["notes"]), scores, consistency, curves)
         except KeyError as missing:
             raise ValueError(f"{source}: not a judge card's record (no field {missing})") from None
@@ -227,7 +229,7 @@ class Card:
             if str(wrong).startswith(source):
                 raise
             raise ValueError(f"{source}, field '{field_name}': {wrong}") from None
-        for name, kept in (("rows", rows), ("slots", slots), ("consistency", consistency)):
+        for name, kept in (("rows", rows), ("slots", slots), ("consistency", consistency), ("costs", costs)):
             for k, row in enumerate(kept):
                 _refuse_non_numbers(row, f"{source}, field '{name}[{k}]'")
         sets = [entry.set for entry in scores]
@@ -237,13 +239,58 @@ class Card:
         return card
 
 
+def _shown_number(value: Any) -> str:
+    """A number as a refusal names it: a huge integer by its digit count, not its 400 digits."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10 ** 20:
+        return f"an integer of {len(str(abs(value)))} digits"
+    return repr(value)
+
+
+def _finite_number(value: Any, where: str, *, allow_nan: bool = False) -> float | int | None:
+    """``value`` when it is a JSON number a card can hold: finite and within the range of a float (an integer
+    written ``1`` and 400 zeros, or ``1e400``, which JSON reads as infinity, is neither); else ``ValueError``
+    naming ``where``. None or NaN (no value) passes where ``allow_nan``; a text or a truth value never does.
+
+    >>> _finite_number(10 ** 400, "card.json, field 'bootstrap'")
+    Traceback (most recent call last):
+    ...
+    ValueError: card.json, field 'bootstrap' is an integer of 401 digits, not a finite number a card can hold
+    """
+    if allow_nan and (value is None or (isinstance(value, float) and value != value)):
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{where} is {value!r}, not a number")
+    try:
+        finite = math.isfinite(float(value))
+    except OverflowError:
+        finite = False
+    if not finite:
+        raise ValueError(f"{where} is {_shown_number(value)}, not a finite number a card can hold")
+    return value
+
+
+def _whole_number(value: Any, where: str) -> int:
+    """``value`` as the whole number a card's ``bootstrap`` or ``seed`` is (an integer, or a float with no
+    fraction such as ``1000.0``); ``ValueError`` naming ``where`` for a number that is not one (``1e400``, an
+    integer of 400 digits, ``2.5``). Anything else is read by ``int`` as a card always was (a text that is no
+    number raises its ``ValueError``)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return int(value)
+    _finite_number(value, where)
+    if isinstance(value, float) and not value.is_integer():
+        raise ValueError(f"{where} is {value!r}, not a whole number")
+    return int(value)
+
+
 def _refuse_non_numbers(row: Any, where: str) -> None:
-    """A row read back from a record holds a number (or NaN) in every field its class types as one: a text
-    such as ``"0.9"`` there would reach the averages of the card and the board."""
+    """A row read back from a record holds a finite number (or NaN) in every field its class types as one (a
+    count, a correlation, seconds, money): a text such as ``"0.9"`` there would reach the averages of the card and
+    the board, and a number beyond a float's range (``1e400`` read as infinity, an integer of 400 digits) would
+    stop the board where it is compared or averaged."""
     for spec in fields(row):
         value = getattr(row, spec.name)
-        if spec.type in ("float", "int") and (isinstance(value, bool) or not isinstance(value, (int, float))):
-            raise ValueError(f"{where}: {spec.name!r} is {value!r}, not a number")
+        if spec.type in ("float", "int", "float | None", "int | None"):
+            _finite_number(value, f"{where}: {spec.name!r}", allow_nan=True)
 
 
 def _read_set_scores(entry: dict[str, Any], where: str) -> SetScores:
@@ -252,7 +299,10 @@ def _read_set_scores(entry: dict[str, Any], where: str) -> SetScores:
     for index, value in enumerate(entry["scores"]):
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
             raise ValueError(f"{where}.scores[{index}]: {value!r} is not a number (null: not scored)")
-        values.append(float("nan") if value is None else float(value))
+        try:
+            values.append(float("nan") if value is None else float(value))
+        except OverflowError:  # an integer of hundreds of digits
+            raise ValueError(f"{where}.scores[{index}]: {_shown_number(value)} is not a finite score") from None
     scores = SetScores(str(entry["set"]), tuple(map(str, entry["item_ids"])), tuple(values))
     check_set_scores(scores, where)
     return scores

@@ -617,7 +617,7 @@ def leaderboard_html(board: Sequence[Standing], links: Mapping[str, str] | None 
         else:
             rest = [share, rows, pearson, tied, flags, card]
         body.append(f"<tr><td>{html.escape(rank)}</td><td>{shown}</td>"
-                    + "".join(f"<td>{html.escape(cell)}</td>" for cell in rest) + "</tr>")
+                    + "".join(f"<td>{html.escape(one_line(cell))}</td>" for cell in rest) + "</tr>")
     return (f'<table class="leaderboard"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>')
 
 

@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 from typing import Sequence
 
-from evalkit.judgecard._names import one_line
+from evalkit.judgecard._names import one_line, visible
 from evalkit.judgecard.card import Card
 
 __all__ = ["card_html", "card_fragment", "write_card"]
@@ -31,7 +31,13 @@ def _fmt(value, digits: int = 3) -> str:
         return "yes" if value else "no"
     if isinstance(value, float):
         return f"{value:.{digits}f}"
-    return html.escape(str(value))
+    return html.escape(visible(str(value)))
+
+
+def _text(text) -> str:
+    """A card's text (a note, a set's name, a reason) as a page shows it: HTML escaped, its invisible format
+    characters written as escapes (:func:`~evalkit.judgecard._names.visible`)."""
+    return html.escape(visible(str(text)))
 
 
 def _x(r: float) -> float:
@@ -50,7 +56,7 @@ def _bars(card: Card) -> str:
         y = index * _ROW + 4
         middle = y + _ROW / 2 - 2
         parts.append(f'<text x="{_LEFT - 6}" y="{middle + 4:.1f}" font-size="11" text-anchor="end">'
-                     f'{html.escape(row.set)} / {html.escape(row.label)}</text>')
+                     f'{_text(row.set)} / {_text(row.label)}</text>')
         if row.pearson == row.pearson:
             left, right = sorted((_x(0), _x(row.pearson)))
             parts.append(f'<rect x="{left:.1f}" y="{y + 3}" width="{right - left:.1f}" height="{_ROW - 10}" '
@@ -67,7 +73,7 @@ def _bars(card: Card) -> str:
 
 
 def _table(headers: list[str], rows: list[list]) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+    head = "".join(f"<th>{_text(h)}</th>" for h in headers)
     body = "".join("<tr>" + "".join(f"<td>{_fmt(v)}</td>" for v in row) + "</tr>" for row in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
@@ -86,8 +92,8 @@ def card_html(card: Card, *, unchecked: Sequence[str] | None = None) -> str:
 
 def _notes(card: Card) -> tuple[str, str]:
     """The card's free text (notes, and why sets were not scored), escaped, in lists."""
-    notes = "".join(f"<li>{html.escape(note)}</li>" for note in card.notes)
-    skipped = "".join(f"<li>{html.escape(name)}: {html.escape(why)}</li>" for name, why in card.skipped)
+    notes = "".join(f"<li>{_text(note)}</li>" for note in card.notes)
+    skipped = "".join(f"<li>{_text(name)}: {_text(why)}</li>" for name, why in card.skipped)
     return notes or "<li>none</li>", skipped or "<li>none</li>"
 
 
@@ -120,12 +126,12 @@ def card_fragment(card: Card, *, heading: int = 2, unchecked: Sequence[str] | No
                       r.prefers_longer, "length bias" if r.length_bias else ""]
                      for r in card.rows])
     notes, skipped = _notes(card)
-    spec = html.escape(json.dumps(card.spec, ensure_ascii=False))
+    spec = _text(json.dumps(card.spec, ensure_ascii=False))
     share = _fmt(summary["mean_share"])
     if unchecked is not None:
-        left_out = "".join(f"<li>{html.escape(name)}</li>" for name in unchecked)
+        left_out = "".join(f"<li>{_text(name)}</li>" for name in unchecked)
         return f"""<p><b>Recomputed by the leaderboard.</b> Every figure on this page is computed by the board from the
-card's item scores and the sets' human scores (half <b>{html.escape(card.half)}</b>, {card.bootstrap} bootstrap
+card's item scores and the sets' human scores (half <b>{_text(card.half)}</b>, {card.bootstrap} bootstrap
 resamples of item groups, seed {card.seed}), not read from the card. Mean Pearson r {_fmt(summary["mean_pearson"])};
 mean share of the human ceiling {share} (over {summary["rows_with_ceiling"]} rows with one).</p>
 <p>The judge as the card records it (not checked): <code>{spec}</code></p>
@@ -163,11 +169,11 @@ scores cannot give (its card.json holds them, unchecked).</p>
                    "abstained"],
                   [[c.set, c.items, c.seconds, c.calls, c.cache_hits, c.prompt_tokens, c.completion_tokens, c.money,
                     c.abstained] for c in card.costs])
-    abstentions = "".join(f"<li>{html.escape(c.set)}, {html.escape(item)}: <code>{html.escape(text)}</code></li>"
+    abstentions = "".join(f"<li>{_text(c.set)}, {_text(item)}: <code>{_text(text)}</code></li>"
                           for c in card.costs for item, text in c.examples)
     return f"""<p>Every figure on this page is as the card records it (its card.json). A leaderboard ranks on what it
 recomputes from the card's item scores and the sets' human scores, not on these.</p>
-<p>Half: <b>{html.escape(card.half)}</b>; {card.bootstrap} bootstrap resamples of item groups (contexts),
+<p>Half: <b>{_text(card.half)}</b>; {card.bootstrap} bootstrap resamples of item groups (contexts),
 seed {card.seed}.
 Mean Pearson r {_fmt(summary["mean_pearson"])}; mean share of the human ceiling {share}
 (over {summary["rows_with_ceiling"]} rows with one).</p>
