@@ -171,6 +171,20 @@ def _mask_url(text: str) -> str:
     return public_endpoint(text) if _URL.fullmatch(text) else text
 
 
+def _list_arguments(value: list) -> list[str]:
+    """A list read as a command's arguments: its items as text (a number, ``true``, ``null`` as YAML writes
+    them), when it holds a string and no map or list; else no arguments.
+
+    >>> _list_arguments(["--password", "X", "--port", 5432]), _list_arguments(["--token", "X", None, True])
+    (['--password', 'X', '--port', '5432'], ['--token', 'X', 'null', 'true'])
+    >>> _list_arguments([1, 2]), _list_arguments(["a", {"b": 1}])
+    ([], [])
+    """
+    if not any(isinstance(item, str) for item in value) or any(isinstance(item, (dict, list)) for item in value):
+        return []
+    return [item if isinstance(item, str) else json.dumps(item, default=str) for item in value]
+
+
 def _secrets(value: Any, name: str = "") -> list[str]:
     """The credentials inside a unit's values, longest first: secret-named values, URL passwords and query
     values (masked wherever they appear, also without their URL)."""
@@ -183,8 +197,9 @@ def _secrets(value: Any, name: str = "") -> list[str]:
     elif isinstance(value, list):
         for item in value:
             found += _secrets(item, name)
-        if value and all(isinstance(item, str) for item in value):
-            found += _scan(list(value))[0]  # arguments given as a list: ["--password", X]
+        arguments = _list_arguments(value)
+        if arguments:
+            found += _scan(arguments)[0]  # arguments given as a list: ["--password", X, "--port", 5432]
     elif _secret_name(name) and value is not None and not isinstance(value, bool):
         found.append(str(value))
     elif isinstance(value, str) and ("\n" in value or "-----BEGIN" in value):
@@ -236,10 +251,16 @@ _PASSWORD_OPTIONS = {"redis-cli": frozenset({"-a"}), "mongosh": frozenset({"-p"}
                      "poetry": frozenset({"-p"}), "nuget": frozenset({"-k", "-p"}), "codecov": frozenset({"-t"}),
                      "influx": frozenset({"-t"}), "doveadm": frozenset({"-p"}), "security": frozenset({"-w"}),
                      "ncftp": frozenset({"-p"}), "ncftpput": frozenset({"-p"}), "ncftpget": frozenset({"-p"}),
-                     "sendemail": frozenset({"-xp"}),
-                     **{name: frozenset({"-A", "-X"}) for name in ("snmpwalk", "snmpget", "snmpset",
-                                                                   "snmpbulkwalk", "snmptrap")},
+                     "sendemail": frozenset({"-xp"}), "yt-dlp": frozenset({"-p"}), "youtube-dl": frozenset({"-p"}),
+                     "p4": frozenset({"-P"}), "openai": frozenset({"-k"}), "schtasks": frozenset({"/p", "/rp", "/P", "/RP"}),
+                     **{name: frozenset({"-p"}) for name in ("psexec", "PsExec", "psexec64", "PsExec64")},
+                     # SNMP: -A/-X passphrases, -c the community (an ordinary word such as "public" stays)
+                     **{name: frozenset({"-A", "-X", "-c"}) for name in ("snmpwalk", "snmpget", "snmpset",
+                                                                         "snmpbulkwalk", "snmptrap")},
                      **{name: frozenset({"-w"}) for name in _LDAP}, "ldappasswd": frozenset({"-w", "-s", "-a"})}
+# Options that take a password in one subcommand only (airflow users create -p X; airflow webserver -p 8080).
+_SUBCOMMAND_PASSWORD_OPTIONS = {"airflow": (("users", "create"), frozenset({"-p"})),
+                                "kaggle": (("config", "set"), frozenset({"-v", "--value"}))}
 # Options whose value is a user name, or "user:password" (also user%password, Samba's form) for any program;
 # a pair whose second part is a number is an id pair (docker run -u 1000:1000), no password.
 _USER_PAIR_OPTIONS = frozenset({"-u", "-U", "--user", "--username"})
@@ -257,7 +278,7 @@ _ORACLE_LOGIN = re.compile(r"((?:userid|user)=)?([^/\s@=]+)/([^/\s@]+)(@\S+)?")
 # Programs whose password is a positional word (read by _scan's end of command).
 _POSITIONAL = frozenset({"smbclient", "net", "wpa_passphrase", "mc", "poetry", "gh", "rabbitmqctl", "xfreerdp",
                          "wlfreerdp", "ngrok", "az", "aws", "chpasswd", "mkpasswd", "rclone", "ansible-vault",
-                         "wrangler"})
+                         "wrangler", "isql"})
 # Subcommands whose first positional word is a password to hash or hide (openssl passwd X, rclone obscure X,
 # ansible-vault encrypt_string X), and programs that take it as their last word (mkpasswd -m sha-512 X).
 _PASSWORD_SUBCOMMANDS = {"openssl": "passwd", "rclone": "obscure", "ansible-vault": "encrypt_string"}
@@ -283,7 +304,7 @@ _AMBIGUOUS_WORDS = frozenset({"token", "tokens", "secret", "secrets", "credentia
 # Archivers whose -pPASS is the archive's password (7z a -pPASS x.7z).
 _ARCHIVERS = frozenset({"7z", "7za", "7zr", "rar", "unrar"})
 _PROGRAMS = (_CURL | _MYSQL | _HTTPIE | _ARCHIVERS | set(_PASSWORD_OPTIONS) | set(_COMMA_PAIR) | _TOKEN_LOGIN
-             | _ORACLE | _POSITIONAL | {"sshpass", "htpasswd"})
+             | _ORACLE | _POSITIONAL | set(_SUBCOMMAND_PASSWORD_OPTIONS) | {"sshpass", "htpasswd"})
 # -pVALUE for another program (a wrapper passing it on) is a password when VALUE looks like one: at least 6
 # characters, letters and digits, no "/" or ":" (-p8080:80, -pthread, -pedantic, -pno:cacheprovider and
 # Java-style options such as -projectId stay).
@@ -316,12 +337,36 @@ _LOGIN = re.compile(r"(?i)([\w.]+[-_])?login")
 # Options whose value is a user name (ssh -l login): a "login" after one names a user, not a subcommand.
 _USER_OPTIONS = frozenset({"-l", "-u", "-U", "--user", "--username", "--login"})
 _SSHPASS_VALUED = frozenset({"-p", "-f", "-d", "-P"})
+# A parameter of a URL's path: /api;jsessionid=X (a session id), /v1;token=X.
+_PATH_PARAMETER = re.compile(r";([\w.-]+)=([^;/?#]+)")
+# A Windows option with its value: /pass:X, /password:X (its name judged as an option's).
+_SLASH_OPTION = re.compile(r"/([A-Za-z][\w-]*):(\S+)")
 
 
 def _program(word: str) -> str:
-    """The program a word names, by its file name (``/usr/bin/curl`` is curl; http, https and xh are HTTPie)."""
-    name = word.rsplit("/", 1)[-1]
+    """The program a word names, by its file name (``/usr/bin/curl`` is curl, ``PsExec.exe`` PsExec; http, https
+    and xh are HTTPie)."""
+    name = word.rsplit("/", 1)[-1].rsplit("\\", 1)[-1]
+    name = name[:-4] if name.lower().endswith(".exe") else name
     return "httpie" if name in _HTTPIE else name
+
+
+# The last word of an X- header's name that makes it a credential's (x-functions-key, X-JFrog-Art-Api).
+_HEADER_WORDS = frozenset({"key", "keys", "api", "apikey", "token", "secret", "auth", "pass", "sig"})
+
+
+def _credential_header(name: str) -> bool:
+    """Whether a request header's name names a credential: as an option's would (:func:`credential_name`:
+    ``Authorization``, ``X-Api-Key``, ``Ocp-Apim-Subscription-Key``) or an ``X-`` header ending in ``key``,
+    ``api``, ``token``, ``secret`` or ``auth`` (Azure Functions' ``x-functions-key``, Artifactory's
+    ``X-JFrog-Art-Api``). ``Idempotency-Key``, ``Sec-WebSocket-Key`` and ``X-Request-Id`` stay readable.
+
+    >>> [_credential_header(n) for n in ("x-functions-key", "X-JFrog-Art-Api", "X-Auth", "Authorization",
+    ...                                  "Idempotency-Key", "Sec-WebSocket-Key", "X-Request-Id", "X-Api-Version")]
+    [True, True, True, True, False, False, False, False]
+    """
+    words = name_words(name)
+    return credential_name(name, option=True) or (len(words) > 1 and words[0] == "x" and words[-1] in _HEADER_WORDS)
 
 
 def _header_name(argument: str, following: str | None) -> str | None:
@@ -337,7 +382,7 @@ def _header_name(argument: str, following: str | None) -> str | None:
     name = following.rstrip(":")
     if argument == "-H" and not (name[:1].isupper() or following.endswith(":")):
         return None
-    return name if credential_name(name, option=True) else None
+    return name if _credential_header(name) else None
 
 
 def _pair(value: str) -> tuple[list[str], str]:
@@ -377,7 +422,7 @@ def _header(value: str) -> tuple[list[str], str]:
     ((['abc.def-123'], 'Authorization: Bearer ***'), (['k3y-0001'], 'X-Api-Key: ***'), ([], 'Accept: text/csv'))
     """
     match = _HEADER.fullmatch(value)
-    if not match or _templated(value) or not credential_name(match[1], option=True):
+    if not match or _templated(value) or not _credential_header(match[1]):
         return [], value
     scheme = _SCHEME.fullmatch(match[2].strip())
     if scheme:
@@ -474,6 +519,9 @@ _STATEMENT_SECRETS = (
     re.compile(r"""(?i)\bidentified\s+with\s+\w+\s+by\s+(["'])([^"']+)\1"""),
     re.compile(r"""(?i)\bset\s+password\s+(?:for\s+\S+\s*)?=\s*(?:password\s*\(\s*)?(["'])([^"']+)\1"""),
     re.compile(r"""\b(?:auth|changeUserPassword|updateUser)\(\s*(["'])[^"']*\1\s*,\s*(["'])([^"']+)\2"""),
+    # DuckDB's CREATE SECRET (TYPE s3, KEY_ID K, SECRET 'X'): its SECRET, TOKEN or PASSWORD
+    re.compile(r"""(?i)\bcreate\s+(?:or\s+replace\s+)?(?:persistent\s+|temporary\s+)?secret\b[^;]*?"""
+               r"""\b(?:secret|token|password)\s+(["']?)([^\s,)'"]+)\1"""),
 )
 _PERL_ENV = re.compile(r"""\$ENV\{\s*["']?(\w+)["']?\s*\}\s*=\s*(["'])([^"']+)\2""")
 # A credential assigned in code: os.environ['OPENAI_API_KEY'] = 'X', api_key = "X", {'token': 'X'}, Ruby's
@@ -485,7 +533,7 @@ _CODE_ASSIGNMENT = re.compile(r"""(?:(["'])([A-Za-z_][\w.-]*)\1\s*\]?|\b([A-Za-z
 # Authorization=Bearer X), a Bearer token, and a Basic credential (base64).
 _AUTHORIZATION = re.compile(r"(?i)\b(?:proxy-)?authorization\s*[:=]\s*(?:(?:bearer|basic|token|digest|negotiate|apikey)"
                             r"\s+)?([^\s,;&'\"]+)")
-_BEARER = re.compile(r"(?i)(?:^|(?<=[\s:=]))(?:bearer\s+([^\s'\"]{4,})|basic\s+([A-Za-z0-9+/]{8,}={0,2})(?![^\s'\"]))")
+_BEARER = re.compile(r"(?i)(?:^|(?<=[\s:=]))(?:bearer\s+(?!-)([^\s'\"]{4,})|basic\s+([A-Za-z0-9+/]{8,}={0,2})(?![^\s'\"]))")
 _SCHEMES = ("bearer", "basic", "token", "digest", "negotiate", "apikey")
 # An argument after which the next one is the header's value: "Authorization:", "Authorization: Bearer".
 _AUTHORIZATION_END = re.compile(r"(?i).*\b(?:proxy-)?authorization\s*[:=]?\s*(?:bearer|basic|token)?")
@@ -536,6 +584,8 @@ def _text_secrets(text: str) -> tuple[list[str], str]:
             spans.append(match.span(3))
     for match in _CODE_ASSIGNMENT.finditer(text):
         name = match[2] or match[3]
+        if name.lower() == "key" and re.match(r"\s*(?:/?>|value\s*=)", text[match.end():]):
+            continue  # <entry key="db.password">X</entry>, <add key="ApiKey" value="X"/>: the key is a name
         if (credential_name(name, option=True) or secret_variable(name)) and match[5] != MASK:
             spans.append(match.span(5))
     for match in _URL.finditer(text):  # a key in a URL's path, wherever the URL stands
@@ -644,8 +694,10 @@ def _scan(arguments: list[str], *, prose: bool = False) -> tuple[list[str], dict
         """The passwords a program takes as a positional word, read once its words are known."""
         texts = [arguments[i] for i in words]
         if program in ("chpasswd", "passwd") and piped:
-            for position in piped:  # echo USER:PASSWORD | chpasswd
+            for position in piped:  # echo USER:PASSWORD | chpasswd: the line and its password
                 secret_at(position)
+                if ":" in arguments[position] and not _templated(arguments[position]):
+                    found.append(arguments[position].partition(":")[2].split(":")[0])
         if piped and _STDIN_STORES.get(program) in texts:
             for position in piped:  # echo X | pass insert -e web/site
                 secret_at(position)
@@ -670,6 +722,8 @@ def _scan(arguments: list[str], *, prose: bool = False) -> tuple[list[str], dict
             secret_at(words[2])  # rabbitmqctl add_user USER PASSWORD
         elif program == "ngrok" and "add-authtoken" in texts and texts.index("add-authtoken") + 1 < len(texts):
             secret_at(words[texts.index("add-authtoken") + 1])
+        elif program == "isql" and len(words) >= 3:
+            secret_at(words[2])  # isql DSN USER PASSWORD (unixODBC)
         elif program == "wpa_passphrase" and len(words) >= 2:
             secret_at(words[1])  # wpa_passphrase SSID PASSPHRASE
         elif program == "mc" and texts[:2] == ["alias", "set"] and len(words) >= 6:
@@ -727,6 +781,8 @@ def _scan(arguments: list[str], *, prose: bool = False) -> tuple[list[str], dict
             if argument.startswith("-") and not argument.startswith("--"):
                 batch = batch or "b" in argument[1:]
             continue
+        if program == "isql" and not argument.startswith("-"):
+            continue  # isql DSN USER PASSWORD: positional words (end_command); a DSN here names a data source
         earlier = [arguments[i] for i in words if i < index]
         if argument.partition("=")[0] in _VALUE_OPTIONS and any(
                 word in _SECRET_COMMANDS or set(name_words(word)) & {"secret", "secrets", "password", "parameter"}
@@ -775,6 +831,19 @@ def _scan(arguments: list[str], *, prose: bool = False) -> tuple[list[str], dict
                 rest.append(k)
             if rest:
                 secret_at(rest[-1])  # AUTH [USER] PASSWORD
+            continue
+        if program == "httpie" and argument in ("-a", "--auth") and following is not None and ":" not in following \
+                and any(arguments[k].lower() in ("bearer", "--auth-type=bearer", "-abearer")
+                        for k in range(begun, index)):
+            secret_at(value_index)  # http -A bearer -a TOKEN: the token whole
+            skip.add(value_index)
+            continue
+        subcommand, flags = _SUBCOMMAND_PASSWORD_OPTIONS.get(program, ((), frozenset()))
+        if argument in flags and following is not None and tuple(earlier[:len(subcommand)]) == subcommand \
+                and not following.startswith("-") and (program != "kaggle" or any(
+                    credential_name(word) for word in earlier[len(subcommand):])):
+            secret_at(value_index)  # airflow users create -p X; kaggle config set -n key -v X
+            skip.add(value_index)
             continue
         if program in ("xfreerdp", "wlfreerdp") and argument.lower().startswith("/p:"):
             secret_at(index, argument[3:], argument[:3] + MASK)
@@ -854,10 +923,14 @@ def _argument_secrets(program: str, argument: str, following: str | None, *,
             or _ATTACHED_PASSWORD.fullmatch(argument[2:])):  # before the options: -pMyPassword is no --my-password
         return ([], None, False) if _templated(argument) else ([argument[2:]], f"-p{MASK}", False)
     for flag in _PASSWORD_OPTIONS.get(program, ()):  # zip -P PASS, ssh-keygen -N PHRASE, ldapsearch -wPASS
-        if argument == flag and following is not None and not following.startswith("-"):
+        if argument == flag and following is not None and not following.startswith("-") \
+                and not (flag == "-c" and _ordinary_word(following)):
             return ([], None, True) if _templated(following) else ([following], MASK, True)
         if argument.startswith(flag) and len(argument) > 2 and program in _ATTACHED_OK and not _templated(argument):
             return [argument[2:]], flag + MASK, False
+    slashed = _SLASH_OPTION.fullmatch(argument)
+    if slashed and credential_name(slashed[1], option=True) and not _templated(argument):
+        return [slashed[2]], f"/{slashed[1]}:{MASK}", False  # cmdkey /pass:X, wmic /password:X
     if _secret_option(argument) and argument not in _STDIN_SECRET:  # --with-token is a switch: input is the token
         read = _cookies if "cookie" in option.lower() else (lambda value: [value])
         if equals:
@@ -907,6 +980,8 @@ def _argument_secrets(program: str, argument: str, following: str | None, *,
         secrets = [credentials[1], quote(credentials[1], safe="")] if credentials is not None and credentials[1] \
             else []
         secrets += path_secrets(argument)  # a webhook's key, a bot's token: a key in the path
+        secrets += [match[2] for match in _PATH_PARAMETER.finditer(urlsplit(argument).path)
+                    if credential_name(match[1], option=True) or match[1].lower().endswith(("sessionid", "sid"))]
         secrets += [argument[start:end] for start, end in _slashed_passwords(argument)]
         if secrets:
             return secrets, redact(argument, secrets), False
@@ -980,18 +1055,30 @@ def _words(line: str) -> list[str]:
 # private key's PEM block.
 _PRINTED_ASSIGNMENT = re.compile(r"""^[ \t]*(?:export[ \t]+|set[ \t]+|-[ \t]+)?:?"""
                                  r"""(["']?)([A-Za-z_][\w.-]*)\1[ \t]*(?::=|=>|[:=])[ \t]*(["']?)([^"'\s#,]+)\3[ \t,]*(?:#.*)?$""", re.M)
-_PRINTED_ROW = re.compile(r"^[ \t]*([A-Za-z_][\w.-]*)[ \t]+(\S+)[ \t]*$", re.M)
+_PRINTED_ROW = re.compile(r"^[ \t]*(?:setenv[ \t]+)?([A-Za-z_][\w.-]*)[ \t]+(\S+)[ \t]*$", re.M)
+# A row of a table a database client prints: MySQL's "| password | X |", psql's " password | X".
+_TABLE_ROW = re.compile(r"^[ \t]*\|?[ \t]*([A-Za-z_][\w.-]*)[ \t]*\|[ \t]*([^\s|]+)[ \t]*\|?[ \t]*$", re.M)
+# A name of a few words before its value: "API Key: X", "Client secret = X".
+_SPACED_NAME = re.compile(r"^[ \t]*([A-Za-z][A-Za-z0-9]*(?:[ \t][A-Za-z][A-Za-z0-9]*){1,3})[ \t]*[:=][ \t]*(\S+)[ \t]*$",
+                          re.M)
 # Named values in printed records: {"name": "DB_PASSWORD", "value": "X"} and "- name: X / value: Y" (Kubernetes
 # env lists), <add key="ApiKey" value="X"/> (NuGet, .NET config), <password>X</password>, Set-Cookie headers.
 _NAME_VALUE = (re.compile(r'"name"\s*:\s*"([^"]+)"\s*,\s*"value"\s*:\s*"([^"]*)"'),
                re.compile(r"""(?m)^[ \t]*-?[ \t]*name:[ \t]*["']?([\w.-]+)["']?[ \t]*\n[ \t]*value:[ \t]*["']?([^"'\s]+)"""),
                re.compile(r'\bkey\s*=\s*"([^"]+)"\s+value\s*=\s*"([^"]*)"'),
-               re.compile(r"<([A-Za-z_][\w.-]*)>([^<\s]+)</\1>"))
+               re.compile(r"<([A-Za-z_][\w.-]*)>([^<\s]+)</\1>"),
+               re.compile(r"""<[A-Za-z_][\w.-]*\s+(?:key|name)\s*=\s*["']([^"']+)["'][^>]*>([^<\s]+)</"""))
 _SET_COOKIE = re.compile(r"(?im)^[ \t]*set-cookie:[ \t]*[^=;\s]+=([^;\s]+)")
 # A shell's trace of the commands it runs (set -x, bash -x): "+ mysql -pX", "++ curl -u u:X".
 _TRACE = re.compile(r"(?m)^[ \t]*\++[ \t]+(.+)$")
-_PRIVATE_KEY_BLOCK = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(.+?)-----END [A-Z0-9 ]*PRIVATE KEY-----",
-                                re.S)
+_PRIVATE_KEY_BLOCK = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(.+?)"
+                                r"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----", re.S)
+# A JSON object with no object inside it ({"Name": N, "Type": T, "Value": V}), and one under a field's name.
+_FLAT_OBJECT = re.compile(r"\{[^{}]*\}")
+_NAMED_OBJECT = re.compile(r"""(["'])([^"'\s:{}]+)\1\s*:\s*(\{[^{}]*\})""")
+# A field of an object that names the secret its "value" field holds: a stored secret's name (AWS SSM's
+# "Name", an env list's "name", an app setting's "key"), a storage account's "keyName", a vault's "id".
+_VALUE_NAMES = frozenset({"name", "key", "parametername", "secretname"})
 
 
 def output_secrets(text: str) -> list[str]:
@@ -1009,7 +1096,8 @@ def output_secrets(text: str) -> list[str]:
     ['dj4ngo', 'kube-T0k9', 'rcl0ne-x', 'hvs.CAES9x']
     """
     found = _json_fields(text)[0] + _text_secrets(text)[0]
-    for pattern, name_group, value_group in ((_PRINTED_ASSIGNMENT, 2, 4), (_PRINTED_ROW, 1, 2)):
+    for pattern, name_group, value_group in ((_PRINTED_ASSIGNMENT, 2, 4), (_PRINTED_ROW, 1, 2), (_TABLE_ROW, 1, 2),
+                                             (_SPACED_NAME, 1, 2)):
         for match in pattern.finditer(text):
             name, value = match[name_group], match[value_group]
             if (credential_name(name, option=True) or (name.isupper() and secret_variable(name))) and value != MASK \
@@ -1024,9 +1112,59 @@ def output_secrets(text: str) -> list[str]:
     found += [match[1] for match in _SET_COOKIE.finditer(text)]
     for match in _TRACE.finditer(text):
         found += _scan(_words(match[1]))[0]
-    for block in _PRIVATE_KEY_BLOCK.finditer(text):
-        found += [line.strip() for line in block[1].splitlines() if len(line.strip()) >= 8]
+    for block in _PRIVATE_KEY_BLOCK.finditer(text):  # its body; an armour header ("Version: GnuPG") stays
+        found += [line.strip() for line in block[1].splitlines() if len(line.strip()) >= 8 and ": " not in line]
+    found += _record_secrets(text)
     return [value for value in dict.fromkeys(found) if value and value != MASK]
+
+
+def _object_fields(text: str) -> dict[str, str]:
+    """The fields of a flat JSON object written in ``text``, their names lower-cased (a later one wins).
+
+    >>> _object_fields('{"Name": "/db/password", "Version": 1, "Value": "S"}')
+    {'name': '/db/password', 'version': '1', 'value': 'S'}
+    """
+    return {match[2].lower(): match[4] if match[3] else match[5] for match in _JSON_FIELD.finditer(text)}
+
+
+def _record_secrets(text: str) -> list[str]:
+    """The credentials of printed records whose ``value`` field is a secret by what else the record says — its
+    name field is a credential's, whatever its case and wherever it stands (AWS SSM's ``{"Name":
+    "/prod/db/password", "Type": "SecureString", "Value": X}``, ``[{"Name": "DB_PASSWORD", "Value": X}]``), it
+    is a ``SecureString``, it has a ``keyName`` (``az storage account keys list``) or it is a vault's secret
+    (``az keyvault secret show``: ``{"id": ".../secrets/db", "value": X}``) — and every value of a map under a
+    name that holds credentials (``{"secrets": {"openai": X}}``, masked whole as a grid's parameters are; a map
+    with fields named as credentials is a record read field by field: AWS STS's ``"Credentials"`` keeps its
+    ``AccessKeyId`` and ``Expiration`` readable).
+
+    >>> _record_secrets('{"Parameter": {"Name": "/prod/db/password", "Type": "String", "Version": 1, "Value": "Ss-1"}}')
+    ['Ss-1']
+    >>> _record_secrets('[{"keyName": "key1", "permissions": "FULL", "value": "Az=="}, {"attributes": {"enabled": '
+    ...                 'true}, "id": "https://v/secrets/db", "value": "Kv-1"}] {"secrets": {"openai": "Ns-1"}}')
+    ['Az==', 'Kv-1', 'Ns-1']
+    >>> _record_secrets('[{"name": "region", "value": "eu-west-1"}, {"Name": "DB_PASSWORD", "Value": "Pw-9"}] {"id": "/v/1", "value": "x"}')
+    ['Pw-9']
+    """
+    found, objects, inner = [], [], text
+    for _ in range(8):  # the innermost objects, then those around them with each inner one read as a 0
+        objects += _FLAT_OBJECT.findall(inner)
+        inner = _FLAT_OBJECT.sub("0", inner)
+    for match in objects:
+        fields = _object_fields(match)
+        value = fields.get("value")
+        if not value or value in (MASK, "null", "true", "false") or _PLACEHOLDER.search(value):
+            continue
+        name = next((fields[n] for n in _VALUE_NAMES if n in fields), "")
+        if (name and (credential_name(name.replace("/", "_"), option=True) or secret_variable(name))) \
+                or fields.get("type", "").lower() == "securestring" or "keyname" in fields \
+                or "/secrets/" in fields.get("id", ""):
+            found.append(value)
+    for match in _NAMED_OBJECT.finditer(text):  # {"secrets": {"openai": X}}: judged by the outer name
+        fields = _object_fields(match[3])
+        if _holds_credentials(match[2]) and not any(credential_name(name, option=True) for name in fields):
+            found += [value for value in fields.values()
+                      if value not in (MASK, "null", "true", "false") and not _PLACEHOLDER.search(value)]
+    return found
 
 
 def _public_command(arguments: list[str]) -> list[str]:

@@ -12,7 +12,7 @@ __all__ = ["KEY_SHAPES", "path_secrets", "path_parameters"]
 
 KEY_SHAPES = [
     # the token after Bearer/Basic, unless it is one ordinary word ("a basic reply", "the bearer of news")
-    (re.compile(r"\b((?i:bearer|basic))\s+(?!(?:[A-Z]?[a-z]{1,12}|[A-Z]{1,12})(?![^\s\"',;]))[^\s\"',;]+"),
+    (re.compile(r"\b((?i:bearer|basic))\s+(?!-)(?!(?:[A-Z]?[a-z]{1,12}|[A-Z]{1,12})(?![^\s\"',;]))[^\s\"',;]+"),
      r"\1 ***"),
     (re.compile(r"(?i)((?:api[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret|token"
                 r"|secret|password|passwd|pwd|sig|signature|credential|key)\s*=>?\s*[\"']?)[^&\s\"',;]+"), r"\1***"),
@@ -21,13 +21,14 @@ KEY_SHAPES = [
     (re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}"), "sk-***"),
     (re.compile(r"\b(hf|ghp|gho|ghu|ghs|ghr|github_pat|glpat)_[A-Za-z0-9_\-]{16,}"), r"\1_***"),
     # GitLab (glpat-), Groq, Replicate, xAI, Perplexity, LangSmith, NVIDIA, Docker Hub, Notion, Stripe webhooks,
-    # Databricks, HubSpot, SendGrid keys
-    (re.compile(r"\b(glpat-|gsk_|r8_|xai-|pplx-|lsv2_(?:pt|sk)_|nvapi-|dckr_pat_|ntn_|whsec_|pat-na1-|pat-eu1-)"
-                r"[A-Za-z0-9_\-]{12,}"), r"\1***"),
-    (re.compile(r"\bdapi[0-9a-f]{24,}\b"), "dapi***"),
+    # Databricks, HubSpot, SendGrid keys; Atlassian API tokens, Figma, Netlify, Linear, Square tokens
+    (re.compile(r"\b(glpat-|gsk_|r8_|xai-|pplx-|lsv2_(?:pt|sk)_|nvapi-|dckr_pat_|ntn_|whsec_|pat-na1-|pat-eu1-"
+                r"|ATATT|figd_|nfp_|lin_api_|sq0atp-|sq0csp-)[A-Za-z0-9_\-=]{12,}"), r"\1***"),
+    (re.compile(r"\bdapi[0-9A-Za-z]{24,}(?:-\d+)?\b"), "dapi***"),
     (re.compile(r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"), "SG.***"),
     (re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}"), "xox-***"),
-    (re.compile(r"\bAKIA[0-9A-Z]{16}\b"), "AKIA***"),
+    # AWS access key ids: long-term (AKIA) and temporary (ASIA, from STS)
+    (re.compile(r"\b(AKIA|ASIA)[0-9A-Z]{16}\b"), r"\1***"),
     (re.compile(r"\bAIza[0-9A-Za-z_\-]{30,}"), "AIza***"),
     (re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"), "jwt-***"),
     # Google OAuth access tokens, HashiCorp Vault tokens, npm, PyPI, DigitalOcean, Grafana, Stripe live/test keys
@@ -53,7 +54,8 @@ def path_parameters(url: str) -> list[str]:
 
 # Prefixes of well-known key formats (OpenAI, Hugging Face, GitHub, GitLab, Slack, AWS, Google, Telegram bots).
 _KEY_PREFIX = re.compile(r"(?:sk-|sk_|rk_|pk_|hf_|ghp_|gho_|ghs_|ghu_|github_pat_|glpat-|xox[abposr]-|AKIA|AIza|"
-                         r"gsk_|r8_|xai-|pplx-|lsv2_pt_|nvapi-|dckr_pat_|ntn_|whsec_|"
+                         r"gsk_|r8_|xai-|pplx-|lsv2_pt_|nvapi-|dckr_pat_|ntn_|whsec_|ASIA|ATATT|figd_|nfp_|lin_api_|"
+                         r"sq0atp-|sq0csp-|dapi|"
                          r"bot\d+:)[\w:-]{8,}")
 _TOKEN_CHARS = re.compile(r"[\w:~+=-]+")
 
