@@ -134,7 +134,9 @@ def _add_job_commands(commands: argparse._SubParsersAction, handlers: Mapping[st
     bench.add_argument("--page", help="where to write the page (default: book/performance.md)")
     bench.set_defaults(handler=handlers["bench"])
 
-    judge = commands.add_parser("judge", help="a judge's report card on every human-scored set (card.json, card.html)")
+    judge = commands.add_parser("judge", help="judges on the human-scored sets: card (a judge's report card on "
+                                              "every set: card.json, card.html), export (the items to score with "
+                                              "your own judge), leaderboard (judges ranked from their cards)")
     from evalkit.judgecard.cli import add_arguments as judge_arguments
 
     judge_arguments(judge)

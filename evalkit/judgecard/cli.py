@@ -15,7 +15,7 @@ __all__ = ["add_arguments", "run", "main", "card_files", "LINK", "NOT_A_FILE", "
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The ``judge`` command's arguments (its one action, ``card``)."""
+    """The ``judge`` command's arguments: its actions ``card``, ``export`` and ``leaderboard`` and their options."""
     parser.add_argument("action", choices=["card", "leaderboard", "export"],
                         help="card: one judge on every set; leaderboard: judges side by side from their card.json "
                              "files (--cards); export: the items of every set's half to score with your own judge "
@@ -23,7 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--judge", help="length, bleu2, rouge-l, cosine, bertscore, encoder, paireval:<recipe>, "
                                         "directeval:<recipe>, reader:<recipe>, lm:<prompt>, lm-pair, lora:<recipe>, "
                                         "or a judge spec file (.yml)")
-    parser.add_argument("--scores", help="a meta-evaluation file with the judge's scores (instead of --judge)")
+    parser.add_argument("--scores", help="a JSONL/CSV of your judge's scores, e.g. `judge export`'s file with a "
+                                         "`score_judge` field; no human scores needed (instead of --judge)")
     parser.add_argument("--score-column", action="append", dest="score_columns", metavar="NAME",
                         help="the scores' column (default score_judge); repeat it for several draws of one judge "
                              "(seeds, samples): the card scores their mean and measures how they agree")
