@@ -1073,6 +1073,8 @@ _SET_COOKIE = re.compile(r"(?im)^[ \t]*set-cookie:[ \t]*[^=;\s]+=([^;\s]+)")
 _TRACE = re.compile(r"(?m)^[ \t]*\++[ \t]+(.+)$")
 _PRIVATE_KEY_BLOCK = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(.+?)"
                                 r"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----", re.S)
+# A credential option and its value in printed text ("login with --password X", a logged command line).
+_PRINTED_OPTION = re.compile(r"""(?<![\w-])(--?[A-Za-z][\w-]*)(?:=|[ \t]+)([^\s"',;=$<\[\](){}]+)(?![^\s"',;])""")
 # A JSON object with no object inside it ({"Name": N, "Type": T, "Value": V}), and one under a field's name.
 _FLAT_OBJECT = re.compile(r"\{[^{}]*\}")
 _NAMED_OBJECT = re.compile(r"""(["'])([^"'\s:{}]+)\1\s*:\s*(\{[^{}]*\})""")
@@ -1115,6 +1117,8 @@ def output_secrets(text: str) -> list[str]:
     for block in _PRIVATE_KEY_BLOCK.finditer(text):  # its body; an armour header ("Version: GnuPG") stays
         found += [line.strip() for line in block[1].splitlines() if len(line.strip()) >= 8 and ": " not in line]
     found += _record_secrets(text)
+    found += [match[2] for match in _PRINTED_OPTION.finditer(text) if _secret_option(match[1])
+              and not match[2].startswith("-") and not _ordinary_word(match[2]) and not _templated(match[2])]
     return [value for value in dict.fromkeys(found) if value and value != MASK]
 
 

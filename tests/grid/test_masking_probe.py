@@ -82,6 +82,7 @@ PRINTED = {
     "Name/Value env": ('[{"Name": "DB_PASSWORD", "Value": "Pr11-envval"}]', "Pr11-envval"),
     "entry key": ('<entry key="db.password">Pr12-entry</entry>', "Pr12-entry"),
     "setenv": ("setenv API_TOKEN Pr13-setenv", "Pr13-setenv"),
+    "option in a message": ('{"msg": "login with --password Pr14-msgopt"}', "Pr14-msgopt"),
 }
 
 
@@ -106,10 +107,12 @@ def test_ordinary_printed_records_stay_readable():
             '{"id": "/subscriptions/1/resourceGroups/rg", "value": "westeurope"}\n'
             "| name | value |\n| port | 5432 |\n model | gpt2-small\nMax tokens: 64\nAPI version: 2024-02-01\n"
             '<entry key="db.host">db.internal</entry>\n{"labels": {"team": "eval"}}\nsetenv LANG en_US.UTF-8\n'
-            "-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\n\n-----END PGP PRIVATE KEY BLOCK-----")
+            "-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\n\n-----END PGP PRIVATE KEY BLOCK-----\n"
+            "usage: tool [--password PASSWORD] [--token-limit 4096] [--password-file /etc/pw.txt]")
     found = output_secrets(text)
     for readable in ("ASIAEXAMPLE", "2026-01-01T00:00:00Z", "eu-west-1", "westeurope", "5432", "gpt2-small", "64",
-                     "2024-02-01", "db.internal", "db.password", "eval", "en_US.UTF-8", "Version: GnuPG v2"):
+                     "2024-02-01", "db.internal", "db.password", "eval", "en_US.UTF-8", "Version: GnuPG v2",
+                     "PASSWORD", "4096", "/etc/pw.txt"):
         assert readable not in found, (readable, found)
 
 
