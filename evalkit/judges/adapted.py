@@ -407,6 +407,9 @@ def budget_sentence(curves: pd.DataFrame, mean_curve: pd.DataFrame, full_mean: S
     >>> mean = pd.DataFrame({"budget": ["0", "all"], "gain": [0, 0.055], "gain_low": [0, 0.02], "gain_high": [0, 0.09]})
     >>> print(budget_sentence(curves, mean, (0.41, 0.36, 0.46, 400), prior="DirectEval"))
     With every dev label (90 to 120 items per set), the adapted judge's mean Pearson r over the 2 test halves is 0.410 [0.360, 0.460] (n = 400): above the zero-shot DirectEval, +0.055 [+0.020, +0.090]; on b the rule kept DirectEval itself. It is below DirectEval by an interval at k = 25 on b. Labels pay (a gain whose interval is above 0; one interval per set and budget, not adjusted for their number) on a at k = 25 and all; at no budget on b.
+    >>> two = pd.concat([curves, curves.assign(set=curves["set"] + "2")])
+    >>> print(budget_sentence(two, mean, (0.41, 0.36, 0.46, 400), prior="DirectEval").split(". ")[1])
+    It is below DirectEval by an interval at k = 25 on b and b2
     >>> flat = curves.assign(gain_low=-0.1)
     >>> print(budget_sentence(flat, mean, (0.41, 0.36, 0.46, 400), prior="DirectEval").rsplit(") ", 1)[1])
     at no budget on any set.
@@ -425,9 +428,12 @@ def budget_sentence(curves: pd.DataFrame, mean_curve: pd.DataFrame, full_mean: S
              f"{whole['gain']:+.3f} [{whole['gain_low']:+.3f}, {whole['gain_high']:+.3f}]"
              + (f"; on {join_names(kept)} the rule kept {prior} itself." if kept else ".")]
     below = curves[(curves["budget"] != "0") & (curves["gain_high"] < 0)]
+    by_budget: dict[str, list[str]] = {}
+    for row in below.itertuples():
+        by_budget.setdefault(str(row.budget), []).append(str(row.set))
     lines.append(f"At no budget is it below {prior} by an interval." if below.empty
                  else f"It is below {prior} by an interval at "
-                 + ", ".join(f"k = {row.budget} on {row.set}" for row in below.itertuples()) + ".")
+                 + "; ".join(f"k = {budget} on {join_names(sets)}" for budget, sets in by_budget.items()) + ".")
     paying = {name: paying_budgets(curve) for name, curve in curves.groupby("set", sort=False)}
     paid = [f"on {name} at k = {join_names(budgets)}" for name, budgets in paying.items() if budgets]
     unpaid = [name for name, budgets in paying.items() if not budgets]
