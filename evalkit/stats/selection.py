@@ -79,12 +79,14 @@ class Decision:
 
     def sentence(self) -> str:
         """What was decided and why, from the numbers."""
+        from evalkit.book.prose import with_interval  # the book's one way to write an interval
+
         means = self.dev_means()
         parts = []
         for name, gap in self.challenges.items():
             verdict = "replaced it" if gap.low > 0 else "did not clear it"
-            parts.append(f"{name} against {self.faced[name]}: {gap.difference:+.3f} [{gap.low:+.3f}, "
-                         f"{gap.high:+.3f}] ({verdict})")
+            parts.append(f"{name} against {self.faced[name]}: "
+                         f"{with_interval(gap.difference, gap.low, gap.high, signed=True)} ({verdict})")
         total = int(self.dev["n"].groupby(self.dev["candidate"]).sum().max())
         where = (f"the dev halves ({len(self.sets)} sets, n = {total} items), mean" if len(self.sets) != 1 else
                  f"the dev half of {self.sets[0]} (n = {total} items),")
