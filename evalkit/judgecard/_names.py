@@ -1,4 +1,5 @@
-"""The names of the human-scored sets a card reports by default (kept apart so the command line needs no pandas),
+"""The names of the human-scored sets a card reports by default (kept apart so the command line needs no pandas), their
+titles and a skipped set's reason in a sentence (:func:`set_title`, :func:`skip_reason`),
 and a name as one line of text."""
 
 import unicodedata
@@ -33,3 +34,30 @@ def one_line(text: str) -> str:
     evil\\u202egnp.exe
     """
     return visible("".join(" " if unicodedata.category(c) in ("Cc", "Zl", "Zp") else c for c in str(text)))
+
+
+SET_TITLES = {"dailydialog-grade": "DailyDialog-GRADE", "convai2-grade": "ConvAI2-GRADE",
+              "dailydialog-zhao": "DailyDialog-Zhao", "personachat-usr": "PersonaChat-USR",
+              "topicalchat-usr": "TopicalChat-USR", "fed": "FED", "upheld-main": "UPHELD's main set",
+              "upheld-llm_arena": "UPHELD's LLM-Arena set", "upheld-topical_chat": "UPHELD's Topical-Chat set"}
+
+
+def set_title(name: str) -> str:
+    """A set's name as a sentence writes it (its paper's spelling); a name not known stands as written.
+
+    >>> set_title("dailydialog-zhao"), set_title("fed"), set_title("my-set")
+    ('DailyDialog-Zhao', 'FED', 'my-set')
+    """
+    return SET_TITLES.get(name, name)
+
+
+def skip_reason(why: str) -> str:
+    """Why a card did not score a set, in the page's plain words: a reference metric's message (``"<judge> needs
+    a reference for every item (n of n have none)"``) becomes "no reference replies"; any other reason stands.
+
+    >>> skip_reason("bleu2 needs a reference for every item (549 of 549 have none)")
+    'no reference replies'
+    >>> skip_reason("too slow")
+    'too slow'
+    """
+    return "no reference replies" if "needs a reference for every item" in why else why
