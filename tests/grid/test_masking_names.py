@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 import pytest
 import yaml
@@ -16,6 +15,7 @@ import yaml
 from evalkit.cli.commands import main
 from evalkit.grid import GridUnit
 from evalkit.grid.masking import _command_secrets, _public_command, _scan, credential_name
+from tests.grid.test_masking_general import _leaks
 
 ECHO = ("import sys, json, os; print(' '.join(sys.argv)); "
         "print(json.dumps({'ok': 1, 'args': sys.argv[1:], "
@@ -41,15 +41,6 @@ ENV = {"PROBE_GH_PAT": "Nm20-ghpat", "PGPASS": "Nm21-pgpass", "PROBE_CI_JOB_JWT"
        "PROBE_SERVICE_CREDS": "Nm23-creds", "OPENAI_API_KEY": "sk-probe-OPENAI-SECRET-999"}
 PARAMS = {"pat": "Nm30-patparam", "creds": "admin:Nm31-credsparam",
           "webhook": "https://hooks.slack.com/services/T000/B000/Nm32-hook"}
-
-
-def _leaks(folder: Path, printed: str, secrets: list[str]) -> list[tuple[str, str]]:
-    found = [("printed", s) for s in secrets if s in printed]
-    for path in folder.rglob("*"):
-        found += [(str(path), s) for s in secrets if s in str(path.relative_to(folder))]
-        if path.is_file():
-            found += [(str(path), s) for s in secrets if s.encode() in path.read_bytes()]
-    return found
 
 
 @pytest.mark.parametrize("form", sorted(FORMS))

@@ -14,19 +14,10 @@ import yaml
 from evalkit.cli.commands import main
 from evalkit.grid.masking import _command_secrets, _public_command, _secrets, _shown, output_secrets
 from evalkit.models.redaction import redact
+from tests.grid.test_masking_general import _leaks
 
 # A program that prints its arguments and one JSON result.
 ECHO = "import json, sys; print('argv:', ' '.join(sys.argv[1:])); print(json.dumps({'ok': 1}))"
-
-
-def _leaks(folder: Path, printed: str, secrets: list[str]) -> list[tuple[str, str]]:
-    """(where, secret) for each secret in a file (its path or content) under ``folder`` or in ``printed``."""
-    found = [("printed", s) for s in secrets if s in printed]
-    for path in folder.rglob("*"):
-        found += [(str(path), s) for s in secrets if s in str(path.relative_to(folder))]
-        if path.is_file():
-            found += [(str(path), s) for s in secrets if s.encode() in path.read_bytes()]
-    return found
 
 
 def _run(tmp_path: Path, capfd, raw: dict) -> tuple[int, str]:
