@@ -7,7 +7,6 @@ their sentences as short f-strings over :mod:`evalkit.book.prose`'s verdict word
 """
 from __future__ import annotations
 
-from dataclasses import replace
 from itertools import combinations
 from typing import Mapping, Sequence
 
@@ -114,9 +113,4 @@ def dev_choice(decision: Decision) -> str:
     >>> "rouge1" in dev_choice(decision), dev_choice(decision).count("ROUGE-1")
     (False, 2)
     """
-    shown = replace(decision, candidates=tuple(map(display_name, decision.candidates)),
-                    dev=decision.dev.assign(candidate=decision.dev["candidate"].map(display_name)),
-                    challenges={display_name(name): gap for name, gap in decision.challenges.items()},
-                    faced={display_name(name): display_name(against) for name, against in decision.faced.items()},
-                    choice=display_name(decision.choice))
-    return shown.sentence()
+    return decision.sentence({name: display_name(name) for name in decision.candidates})

@@ -77,22 +77,32 @@ class Decision:
                                       "high": gap.high, "n": gap.n} for name, gap in self.challenges.items()},
                 "choice": self.choice}
 
-    def sentence(self) -> str:
-        """What was decided and why, from the numbers."""
+    def sentence(self, names: Mapping[str, str] | None = None) -> str:
+        """What was decided and why, from the numbers; ``names`` gives candidates the page's names (a candidate
+        not in it keeps its own), and a Spearman decision writes its correlation as ρ.
+
+        >>> dev = pd.DataFrame({"candidate": ["a", "b"], "set": ["s", "s"], "pearson": [0.2, 0.3], "n": [40, 40]})
+        >>> gap = CorrelationDifference(0.1, -0.02, 0.22, 40)
+        >>> Decision("Which judge?", ("a", "b"), dev, {"b": gap}, {"b": "a"}, "a", sets=("s",),
+        ...          kind="spearman").sentence({"b": "judge B"})
+        'Which judge? On the dev half of s (n = 40 items), Spearman ρ: a 0.200, judge B 0.300. Challenges: judge B against a: +0.100 [-0.020, +0.220] (did not clear it). Adopted: a.'
+        """
         from evalkit.book.prose import with_interval  # the book's one way to write an interval
 
+        name = (lambda key: (names or {}).get(key, key))
         means = self.dev_means()
         parts = []
-        for name, gap in self.challenges.items():
+        for candidate, gap in self.challenges.items():
             verdict = "replaced it" if gap.low > 0 else "did not clear it"
-            parts.append(f"{name} against {self.faced[name]}: "
+            parts.append(f"{name(candidate)} against {name(self.faced[candidate])}: "
                          f"{with_interval(gap.difference, gap.low, gap.high, signed=True)} ({verdict})")
         total = int(self.dev["n"].groupby(self.dev["candidate"]).sum().max())
         where = (f"the dev halves ({len(self.sets)} sets, n = {total} items), mean" if len(self.sets) != 1 else
                  f"the dev half of {self.sets[0]} (n = {total} items),")
-        return (f"{self.question} On {where} {self.kind.title()} r: "
-                + ", ".join(f"{name} {means[name]:.3f}" for name in self.candidates)
-                + ". Challenges: " + "; ".join(parts) + f". Adopted: {self.choice}.")
+        measure = "Pearson r" if self.kind == "pearson" else "Spearman ρ"
+        return (f"{self.question} On {where} {measure}: "
+                + ", ".join(f"{name(candidate)} {means[candidate]:.3f}" for candidate in self.candidates)
+                + ". Challenges: " + "; ".join(parts) + f". Adopted: {name(self.choice)}.")
 
 
 def _groups(half: DevHalf | TestHalf) -> list[object]:

@@ -64,7 +64,7 @@ def test_the_choice_takes_the_dev_half_only():
     dev = {"halves": {"gteval": DevHalf("mirrorbench-gteval", frame), "pi": DevHalf("mirrorbench-pi", frame)}}
     chosen = human_labels.choose_realism_judges(dev, lambda items: scores, candidates, bootstrap=200)
     assert {m: d.choice for m, d in chosen.items()} == {"gteval": "close", "pi": "close"}
-    assert chosen["gteval"].kind == "spearman" and "Spearman r" in chosen["gteval"].sentence()
+    assert chosen["gteval"].kind == "spearman" and "Spearman ρ" in chosen["gteval"].sentence()
     test = {"halves": {"gteval": TestHalf("mirrorbench-gteval", frame), "pi": TestHalf("mirrorbench-pi", frame)}}
     with pytest.raises(TypeError, match="test half"):
         human_labels.choose_realism_judges(test, lambda items: scores, candidates, bootstrap=50)
