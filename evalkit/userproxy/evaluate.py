@@ -2,7 +2,7 @@
 controls, and the tables the chapter reports (mean, 95% t-interval, controls, calibrated score)."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -162,10 +162,12 @@ def realism_table(scores: pd.DataFrame, controls: dict[str, dict[str, float]]) -
     return pd.DataFrame(rows).T
 
 
-def plot_realism_and_diversity(realism_frame: pd.DataFrame, lexical_frame: pd.DataFrame):
+def plot_realism_and_diversity(realism_frame: pd.DataFrame, lexical_frame: pd.DataFrame,
+                               set_names: Mapping[str, str] | None = None):
     """The paper's Figure 2 layout: judge metrics (mean with 95% t-interval, HH and PP controls as ticks)
-    left, lexical z-scores (0 is human-like) right; one row per dataset. Frames are indexed by
-    (dataset, metric) with ``mean``/``t_low``/``t_high``/``HH``/``PP`` and ``z``/``low``/``high``."""
+    left, lexical z-scores (0 is human-like) right; one row per dataset, labelled by ``set_names`` (a dataset not
+    in it by its own name). Frames are indexed by (dataset, metric) with ``mean``/``t_low``/``t_high``/``HH``/
+    ``PP`` and ``z``/``low``/``high``."""
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 6, figsize=(14, 3.2))
@@ -175,7 +177,8 @@ def plot_realism_and_diversity(realism_frame: pd.DataFrame, lexical_frame: pd.Da
         ax.errorbar(table["mean"], y, xerr=[table["mean"] - table["t_low"], table["t_high"] - table["mean"]], fmt="o")
         ax.scatter(table["HH"], y, marker="|", s=200, color="tab:red", label="HH")
         ax.scatter(table["PP"], y, marker="|", s=200, color="tab:green", label="PP")
-        ax.set_yticks(y, table.index if metric == JUDGE_METRICS[0] else [""] * len(y))
+        labels = [(set_names or {}).get(dataset, dataset) for dataset in table.index]
+        ax.set_yticks(y, labels if metric == JUDGE_METRICS[0] else [""] * len(y))
         ax.set_title({"gteval": "GTEval", "pi": "PI", "rnr": "RNR"}[metric])
     axes[0].legend(fontsize=7)
     for ax, metric in zip(axes[3:], LEXICAL_METRICS):

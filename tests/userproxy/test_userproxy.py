@@ -272,3 +272,17 @@ def test_a_job_refuses_a_tokenizer_that_contradicts_its_lexical_mode():
         JobConfig.from_dict({"lexical_mode": "mirrorbench", "tokenizer": "words"})
     with pytest.raises(JobConfigError, match="lexical_mode"):
         JobConfig.from_dict({"lexical_mode": "faithful"})
+
+
+def test_the_realism_figure_labels_each_row_with_the_set_s_page_name():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from evalkit.userproxy.evaluate import JUDGE_METRICS, LEXICAL_METRICS, plot_realism_and_diversity
+
+    realism = pd.DataFrame([{"dataset": d, "metric": m, "mean": 0.5, "t_low": 0.4, "t_high": 0.6, "HH": 0.5, "PP": 0.5}
+                            for d in ("clariq", "my_set") for m in JUDGE_METRICS]).set_index(["dataset", "metric"])
+    lexical = pd.DataFrame([{"dataset": d, "metric": m, "z": 0.0, "low": -1.0, "high": 1.0}
+                            for d in ("clariq", "my_set") for m in LEXICAL_METRICS]).set_index(["dataset", "metric"])
+    figure = plot_realism_and_diversity(realism, lexical, {"clariq": "ClariQ"})
+    assert [label.get_text() for label in figure.axes[0].get_yticklabels()] == ["ClariQ", "my_set"]
