@@ -2,16 +2,15 @@
 from __future__ import annotations
 
 import argparse
-import os
-import stat
 import sys
 from pathlib import Path
 
 import pandas as pd
 
 from evalkit.judgecard._names import SET_NAMES, one_line
+from evalkit.judgecard.cardfiles import card_files, copy_note, counted_once, named_apart, read_card
 
-__all__ = ["add_arguments", "run", "main", "card_files", "LINK", "NOT_A_FILE", "MAX_CARD_BYTES"]
+__all__ = ["add_arguments", "run", "main"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -96,234 +95,10 @@ def _added_sets(args: argparse.Namespace) -> list:
     return [*args.add, *folders]
 
 
-LINK = "a symbolic link"
-"""Why the leaderboard skips a linked card.json or folder: it reads only the files and folders it is given."""
-
-NOT_A_FILE = "not a regular file (a named pipe, a device or a socket): never opened"
-"""Why the leaderboard skips a card.json that is no plain file: reading a named pipe waits for a writer forever."""
-
-MAX_CARD_BYTES = 64 * 2**20
-"""The largest card file the leaderboard reads (64 MiB): a card of every kit set, item by item, is a few MB."""
-
-
-def _plain_file(path: Path) -> bool:
-    """Whether ``path`` itself (a link not followed) is a regular file; False when it cannot be looked at."""
-    try:
-        return stat.S_ISREG(os.lstat(path).st_mode)
-    except OSError:
-        return False
-
-
-def _card_bytes(path: Path, limit: int | None = None) -> bytes:
-    """The bytes of the card file ``path``, read as :func:`evalkit.course.intake.read_capped` reads a hand-in:
-    opened without following a link and without waiting (``O_NONBLOCK``: a named pipe put there after the folder
-    was searched does not hang the board), checked to be a regular file on the opened descriptor, and at most
-    ``limit`` bytes (:data:`MAX_CARD_BYTES` unless told); else ``ValueError`` naming the file and why."""
-    limit = MAX_CARD_BYTES if limit is None else limit
-    try:
-        handle = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except OSError as error:
-        why = LINK if path.is_symlink() else error.strerror or error
-        raise ValueError(f"{path}: cannot be read ({why})") from None
-    try:
-        info = os.fstat(handle)
-        if not stat.S_ISREG(info.st_mode):
-            raise ValueError(f"{path}: {NOT_A_FILE}")
-        too_large = (f"{path}: larger than {limit:,} bytes (MAX_CARD_BYTES), not read: no judge card is that "
-                     "large")
-        if info.st_size > limit:
-            raise ValueError(too_large)
-        chunks, size = [], 0
-        while size <= limit:
-            chunk = os.read(handle, min(1 << 20, limit + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > limit:
-            raise ValueError(too_large)
-        return b"".join(chunks)
-    except OSError as error:
-        raise ValueError(f"{path}: cannot be read ({error.strerror or error})") from None
-    finally:
-        os.close(handle)
-
-
-def card_files(entries: list[str]) -> tuple[list[Path], list[tuple[str, str]]]:
-    """The card.json files of ``--cards`` entries (a file as given, a folder searched), each once, and what was
-    skipped as (path, why): a symbolic link, to a file or a folder, whether given or met in a folder, is never
-    followed (so a card.json linked to another file, or a folder linked elsewhere, is named, not read), and a
-    card.json that is not a regular file (a named pipe, a device) is named, never opened (:data:`NOT_A_FILE`)."""
-    files: list[Path] = []
-    skipped: list[tuple[str, str]] = []
-    seen: set[str] = set()
-
-    def take(path: Path) -> None:
-        key = os.path.normcase(os.path.abspath(path))
-        if key not in seen:
-            seen.add(key)
-            files.append(path)
-
-    def skip(path: Path, why: str = LINK) -> None:
-        if (str(path), why) not in skipped:
-            skipped.append((str(path), why))
-
-    for entry in map(Path, entries):
-        if entry.is_symlink():
-            skip(entry)
-            continue
-        if not entry.exists():
-            raise FileNotFoundError(f"--cards {entry}: no such file or folder")
-        if not entry.is_dir():
-            take(entry) if _plain_file(entry) else skip(entry, NOT_A_FILE)
-            continue
-        found = []
-        for root, folders, names in os.walk(entry):  # links to folders are listed, never entered
-            here = Path(root)
-            for name in sorted(folders):
-                if (here / name).is_symlink():
-                    skip(here / name)
-            folders[:] = sorted(name for name in folders if not (here / name).is_symlink())
-            if "card.json" in names:
-                path = here / "card.json"
-                if path.is_symlink():
-                    skip(path)
-                elif not _plain_file(path):
-                    skip(path, NOT_A_FILE)
-                else:
-                    found.append(path)
-        for path in sorted(found):
-            take(path)
-    return files, skipped
-
-
-def _read_card(path: Path, records: dict | None = None):
-    """The card in the file ``path``; ``ValueError`` naming the file and why it is not one. ``records``, when
-    given, keeps the JSON the card was read from, by path: a signature is checked on what was read, never on a
-    second read of a file that may have changed since."""
-    import json
-
-    from evalkit.judgecard.card import Card
-
-    try:
-        text = _card_bytes(path).decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise ValueError(f"{path}: cannot be read ({error})") from None
-    try:
-        record = json.loads(text)
-    except ValueError as error:
-        raise ValueError(f"{path}: not JSON ({error})") from None
-    except RecursionError:
-        raise ValueError(f"{path}: not a judge card (JSON nested too deeply to read)") from None
-    if records is not None:
-        records[str(path)] = record
-    try:
-        return Card.from_record(record, source=str(path))
-    except RecursionError:
-        raise ValueError(f"{path}: not a judge card (nested too deeply to read)") from None
-    except (KeyError, TypeError, AttributeError, OverflowError) as error:
-        raise ValueError(f"{path}: not a judge card's record ({type(error).__name__}: {error})") from None
-
-
-
-
-def _result_key(card, record) -> str | None:
-    """What the board ranks a card on, as one text: its judge's name, half and seed (the sample it must be drawn
-    with), its item scores on each set (ids and scores: what the board recomputes every figure from), and, as
-    recorded, its rows (checked against those scores) and the sets it did not score (a reason the board reads). Two
-    cards with the same key give the same board line; None for a card without item scores (nothing to compare)."""
-    import json
-
-    if not card.scores or not isinstance(record, dict):
-        return None
-    scores = sorted([entry.set, list(entry.item_ids), [None if v != v else v for v in entry.scores]]
-                    for entry in card.scores)
-    return json.dumps([card.judge, card.half, card.seed, scores, record.get("rows"), record.get("skipped")],
-                      sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def _counted_once(lines: list[tuple], records: dict, *, same_result: bool = True
-                  ) -> tuple[list[tuple], list[tuple[str, str, tuple[str, ...]]]]:
-    """``lines`` of (card, [its file]) with every card whose record, as read, is word for word an earlier one's
-    (a signed card copied into a second folder: the same signature too) left out, and (that file, the file kept,
-    ``()``) for each: one card is one line, or one part of a merged line, however many folders hold it. With
-    ``same_result``, a card that gives an earlier one's result (:func:`_result_key`: the same judge name, half,
-    seed, item scores on the same sets, rows and sets not scored) is left out too, with the fields its record
-    differs in (a note added, a spec reworded): a near copy cannot count one result twice. Two cards that differ
-    in anything the board ranks on, a score, are two cards (``--merge`` refuses one judge's set on both).
-
-    >>> from evalkit.judgecard.card import Card, SetScores
-    >>> card = Card("j", {}, "test", 0, 0, (), (), ())
-    >>> records = {"a/card.json": {"judge": "j", "seed": 0}, "b/card.json": {"seed": 0, "judge": "j"},
-    ...            "c/card.json": {"judge": "j", "seed": 1}}
-    >>> kept, copies = _counted_once([(card, [path]) for path in records], records)
-    >>> [paths for _, paths in kept], copies
-    ([['a/card.json'], ['c/card.json']], [('b/card.json', 'a/card.json', ())])
-    >>> scored = Card("j", {}, "test", 0, 0, (), (), (), scores=(SetScores("s", ("x", "y"), (1.0, 2.0)),))
-    >>> records = {"a/card.json": {"judge": "j", "notes": []}, "b/card.json": {"judge": "j", "notes": ["x"]}}
-    >>> _counted_once([(scored, [path]) for path in records], records)[1]
-    [('b/card.json', 'a/card.json', ('notes',))]
-    """
-    import hashlib
-    import json
-
-    first: dict[str, str] = {}
-    results: dict[str, str] = {}
-    kept, copies = [], []
-    for card, paths in lines:
-        record = records[paths[0]]
-        text = json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-        if digest in first:
-            copies.append((paths[0], first[digest], ()))
-            continue
-        result = _result_key(card, record) if same_result else None
-        if result is not None and result in results:
-            earlier = records[results[result]]
-            differs = tuple(sorted(name for name in {*record, *earlier} if record.get(name) != earlier.get(name)))
-            copies.append((paths[0], results[result], differs))
-            continue
-        first[digest] = paths[0]
-        if result is not None:
-            results[result] = paths[0]
-        kept.append((card, paths))
-    return kept, copies
-
-
-def _copy_note(differs: tuple[str, ...]) -> str:
-    """How a file counted once is the same as the file kept: word for word, or the same result."""
-    if not differs:
-        return "the same record, word for word"
-    return (f"the same result: the same judge name, half, item scores, rows and sets not scored; it differs only in "
-            f"{', '.join(differs)}, which the board does not rank on")
-
-
-def _card_label(paths: list[str]) -> str:
-    """How a line's name tells it from another line of the same judge name: its card's folder (the file, when
-    it is not named card.json), or every file of a merged line."""
-    return ", ".join(str(Path(p).parent) if Path(p).name == "card.json" else p for p in paths)
-
-
-def _named_apart(lines: list[tuple]) -> list[tuple]:
-    """``lines`` of (card, files), every judge name made unique: a name on two or more lines gets its card's
-    folder or file in brackets, e.g. ``probe-a (cards/a)``; a name that still clashes gets its card files."""
-    from dataclasses import replace
-
-    for label in (_card_label, ", ".join):
-        counts: dict[str, int] = {}
-        for card, _ in lines:
-            counts[card.judge] = counts.get(card.judge, 0) + 1
-        if all(count == 1 for count in counts.values()):
-            break
-        lines = [(replace(card, judge=f"{card.judge} ({label(paths)})") if counts[card.judge] > 1 else card, paths)
-                 for card, paths in lines]
-    return lines
-
-
 def leaderboard(args: argparse.Namespace) -> int:
     """Read every card named by ``--cards``: each card file is its own line, unless ``--merge`` makes one judge's
     cards on different sets one line; a card file that is a copy of another, record for record (signature too),
-    or that gives its result (:func:`_counted_once`; not with ``--merge-key-env``) is counted once, named with the file kept, on stderr, in leaderboard.md and in leaderboard.json's
+    or that gives its result (:func:`counted_once`; not with ``--merge-key-env``) is counted once, named with the file kept, on stderr, in leaderboard.md and in leaderboard.json's
     ``copies_counted_once``. A card the board cannot read or check is left out, named with why, on
     stderr, in leaderboard.md and in leaderboard.json's ``refused_cards``, and so is a card with no item scores on
     a set the board holds (the kit's sets, ``--add`` files, ``--add-upheld`` folders); the rest are ranked on the
@@ -348,13 +123,13 @@ def leaderboard(args: argparse.Namespace) -> int:
     records: dict[str, object] = {}  # what each card was read from (its signature is checked on it)
     for path in files:
         try:
-            lines.append((_read_card(path, records), [str(path)]))
+            lines.append((read_card(path, records), [str(path)]))
         except ValueError as error:
             refused.append((str(path), reason_for(error, str(path))))
     # With a key, the signatures tell a maker's card from an edited copy: only word-for-word copies count once.
-    lines, copies = _counted_once(lines, records, same_result=not args.merge_key_env)
+    lines, copies = counted_once(lines, records, same_result=not args.merge_key_env)
     for copy, kept_as, differs in copies:
-        print(f"note: {one_line(copy)} holds the same card as {one_line(kept_as)} ({_copy_note(differs)}): counted "
+        print(f"note: {one_line(copy)} holds the same card as {one_line(kept_as)} ({copy_note(differs)}): counted "
               f"once, as {one_line(kept_as)}", file=sys.stderr)
     set_files: dict[str, dict[str, str]] = {}  # a line's files, joined -> the file each of its sets came from
     names: dict[str, list[tuple]] = {}
@@ -421,7 +196,7 @@ def leaderboard(args: argparse.Namespace) -> int:
                     + (f" (its sets: {', '.join(sorted(_sets_of(card)))})" if _sets_of(card) else ""))
                    for card, paths in lines if not holds(card))
     lines = [(card, paths) for card, paths in lines if holds(card)]
-    lines = _named_apart(lines)
+    lines = named_apart(lines)
     sources = {card.judge: ", ".join(paths) for card, paths in lines}
     row_sources = {card.judge: set_files[", ".join(paths)] for card, paths in lines}
     files_of = {card.judge: paths for card, paths in lines}
@@ -441,7 +216,7 @@ def leaderboard(args: argparse.Namespace) -> int:
         links[card.judge] = str(page.relative_to(out))
     left_out = "".join(f"\n- {_cell(path)}: {_cell(why)}" for path, why in refused)
     once = "".join(f"\n- {_cell(copy)}: the same card as {_cell(kept_as)}"
-                   + (f" ({_cell(_copy_note(differs))})" if differs else "") for copy, kept_as, differs in copies)
+                   + (f" ({_cell(copy_note(differs))})" if differs else "") for copy, kept_as, differs in copies)
     (out / "leaderboard.md").write_text(
         leaderboard_markdown(board, links) + "\n\n" + board_sentence(board) + "\n"
         + (f"\n## Cards left out\n{left_out}\n" if refused else "")

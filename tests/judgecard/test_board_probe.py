@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from evalkit.judgecard import judge_card
-from evalkit.judgecard import cli
+from evalkit.judgecard import cardfiles
 from evalkit.judgecard.card import Card
 from evalkit.judgecard._names import one_line
 from tests.judgecard.test_leaderboard import _board_of, board_json, column_judge, people_set
@@ -112,17 +112,17 @@ def test_a_named_pipe_called_card_json_is_left_out_never_opened(inputs, tmp_path
     assert refused["file"] == str(pipe) and "not a regular file" in refused["reason"]
     assert [line["judge"] for line in board_json(out)] == ["good"]
     # named directly, too
-    files, skipped = cli.card_files([str(pipe)])
-    assert files == [] and skipped == [(str(pipe), cli.NOT_A_FILE)]
+    files, skipped = cardfiles.card_files([str(pipe)])
+    assert files == [] and skipped == [(str(pipe), cardfiles.NOT_A_FILE)]
 
 
 def test_a_card_file_over_the_size_cap_is_refused_by_name(inputs, tmp_path, monkeypatch, capsys):
     sets, cards = inputs
-    assert cli.MAX_CARD_BYTES == 64 * 2**20
+    assert cardfiles.MAX_CARD_BYTES == 64 * 2**20
     _write(cards["good"], tmp_path / "cards" / "good")
     large = _write(cards["weak"], tmp_path / "cards" / "large", lambda r: json.dumps(r) + " " * 4096)
     cap = (tmp_path / "cards" / "good" / "card.json").stat().st_size + 1000  # the good card fits, the large not
-    monkeypatch.setattr(cli, "MAX_CARD_BYTES", cap)
+    monkeypatch.setattr(cardfiles, "MAX_CARD_BYTES", cap)
     out = tmp_path / "board"
     assert _board_of(tmp_path / "cards", sets, monkeypatch, out) == 0
     (refused,) = _refused(out)
