@@ -9,7 +9,7 @@ import re
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
-from evalkit.models.redaction import (MASK, _basic_value, _compound_pass, _ordinary_word, public_endpoint, redact,
+from evalkit.models.redaction import (MASK, _HOST_LIKE, _basic_value, _compound_pass, _ordinary_word, public_endpoint, redact,
                                      path_secrets, secret_variable, url_credentials)
 from evalkit.grid.scripts import expect_secrets, ftp_secrets, heredocs
 
@@ -546,6 +546,11 @@ _AUTHORIZATION_END = re.compile(r"(?i).*\b(?:proxy-)?authorization\s*[:=]?\s*(?:
 _SLASHED_USERINFO = re.compile(r"""\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:\[\]"'<>]*:"""
                                r"""((?!\d+/)[^\s?#"'<>/@]*/[^\s?#"'<>]*)"""
                                r"""@(?=[A-Za-z0-9\[][\w.\[\]:-]*(?:[/?#\s"'<>]|$))""")
+# ... and one whose password holds an "@" before its "/" (postgres://me:p@ss/w0rd@db.example/app), read so only
+# where a host-like name follows the last "@" (https://me:pw@h/a/@b is a path).
+_AT_SLASHED_USERINFO = re.compile(r"""\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:\[\]"'<>]*:"""
+                                  r"""([^\s?#"'<>/]*@[^\s?#"'<>/]*/[^\s?#"'<>]*)"""
+                                  rf"""@(?={_HOST_LIKE})""")
 
 
 def _slashed_passwords(text: str) -> list[tuple[int, int]]:
@@ -554,8 +559,11 @@ def _slashed_passwords(text: str) -> list[tuple[int, int]]:
     >>> text = "psql postgres://me:pa/ss9@db:5432/app; see https://h:8080/u/@me https://me:pw@h/a/@b"
     >>> [text[start:end] for start, end in _slashed_passwords(text)]
     ['pa/ss9']
+    >>> text = "psql postgres://me:p@ss/w0rd@db.example/app"
+    >>> [text[start:end] for start, end in _slashed_passwords(text)]
+    ['p@ss/w0rd']
     """
-    return [match.span(1) for match in _SLASHED_USERINFO.finditer(text)]
+    return [match.span(1) for pattern in (_AT_SLASHED_USERINFO, _SLASHED_USERINFO) for match in pattern.finditer(text)]
 
 
 def _text_secrets(text: str) -> tuple[list[str], str]:

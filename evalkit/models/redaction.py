@@ -47,6 +47,13 @@ _MIN_SECRET = 4  # shorter "secrets" are not masked in free text (they would mas
 _URL_START = r"\b[A-Za-z][A-Za-z0-9+.\-]*://"
 _USERINFO = re.compile(rf"({_URL_START})[^\s/?#\"'<>]*@")
 # A password with an unencoded "/" (u:pa/ss@db): user-info to the last "@" a host follows; not a port's "h:80/".
+# A password holding an unencoded "@" before its "/" (http://u:p@ss/w0rd@db.example/v1): read to the last "@" only
+# when what follows it looks like a host (a dotted name, localhost, an address or a port), so that a path with
+# an "@" in it (https://me:pw@h/a/@b) keeps its host.
+_HOST_LIKE = (r"(?:localhost|[\w-]+(?:\.[\w-]+)+|\[[0-9A-Fa-f:.]+\]|[\w-]+(?=:\d))(?::\d+)?"
+              r"(?:[/?#\s\"'<>]|$)")
+_AT_SLASHED_USERINFO_TEXT = re.compile(rf"({_URL_START})[^@\s/:\"'<>]+:[^\s/\"'<>]*@[^\s/\"'<>]*/[^\s\"'<>]*@"
+                                       rf"(?={_HOST_LIKE})")
 _SLASHED_USERINFO_TEXT = re.compile(rf"({_URL_START})[^@\s/:\"'<>]+:(?!\d+(?:/|\s|$))[^\s\"'<>]*@"
                                     r"(?=[^@\s/?#\"'<>]+(?:[/?#\s\"'<>]|$))")
 # A query starts at a "?" right after a URL or path character; it runs to a space, a quote or a fragment.
@@ -79,6 +86,7 @@ def redact(text: str, secrets: Sequence[str] = ()) -> str:
     for variant in variants:
         text = text.replace(variant, MASK)
     text = _mask_fragments(text, [v for v in variants if len(v) > MIN_FRAGMENT])
+    text = _AT_SLASHED_USERINFO_TEXT.sub(rf"\1{MASK}@", text)  # before the plain form, which ends at the first "@"
     text = _USERINFO.sub(rf"\1{MASK}@", text)
     text = _SLASHED_USERINFO_TEXT.sub(rf"\1{MASK}@", text)
     text = _BARE_USERINFO.sub(f"{MASK}@", text)
@@ -325,17 +333,22 @@ _SLASHED_USERINFO = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://([^@\s/:]+:(?!\d+(?:
 def _raw_userinfo(url: str) -> str | None:
     """The ``user:password`` part of ``url``'s authority as written, or None when it has none; a password
     with an unencoded ``/`` (``postgres://u:pa/ss@db/app``, which a URL parser reads as a path) runs to the
-    last ``@`` that a host follows (not a port: ``https://h:8080/u/@me`` has none).
+    last ``@`` that a host follows (not a port: ``https://h:8080/u/@me`` has none), also when the password
+    holds an ``@`` before its ``/`` (``http://u:p@ss/w@db.example/v1``) where a host-like name follows the last
+    ``@`` (see :data:`_HOST_LIKE`).
 
     >>> _raw_userinfo("postgres://u:pa/ss@db/app"), _raw_userinfo("https://h:8080/u/@me")
     ('u:pa/ss', None)
+    >>> _raw_userinfo("http://alice:p@ss/w%rd@127.0.0.1:8000/v1"), _raw_userinfo("https://me:pw@h/a/@b")
+    ('alice:p@ss/w%rd', 'me:pw')
     """
     try:
         netloc = urlsplit(url).netloc
     except ValueError:
         return None
     if "@" in netloc:
-        return netloc.rpartition("@")[0]
+        at_slashed = _AT_SLASHED_USERINFO_TEXT.match(url.strip())
+        return url.strip()[len(at_slashed[1]):at_slashed.end() - 1] if at_slashed else netloc.rpartition("@")[0]
     slashed = _SLASHED_USERINFO.match(url.strip())
     return slashed.group(1) if slashed else None
 

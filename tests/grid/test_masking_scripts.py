@@ -60,6 +60,7 @@ FORMS = {
     "URL password with /": (["psql", "postgres://user:Sc22pa/ss9word@db.example/app"], "Sc22pa/ss9word"),
     "URL password with / in sh -c": (["sh", "-c", "psql postgres://user:Sc23pa/ss@db.example:5432/app -c 'select 1'"],
                                      "Sc23pa/ss"),
+    "URL password with @ and /": (["psql", "postgres://user:Sc24p@ss/w0rd@db.example/app"], "Sc24p@ss/w0rd"),
 }
 
 # What a command may print with such a credential in it.
@@ -69,6 +70,8 @@ PRINTED = {
     "Ruby line :password => X": ("  :password => Sc32-rbline,\n", "Sc32-rbline"),
     "Rails credentials (YAML)": ("production:\n  secret_key_base: Sc33f0e1d2c3b4a5\n", "Sc33f0e1d2c3b4a5"),
     "URL password with / in a log": ("connecting to postgres://app:Sc34pa/ss@db.example:5432/app\n", "Sc34pa/ss"),
+    "URL password with @ and / in a log": ("connecting to postgres://app:Sc35p@ss/w0rd@db.example/app\n",
+                                           "Sc35p@ss/w0rd"),
 }
 
 READABLE = [

@@ -341,6 +341,7 @@ def test_a_key_in_the_url_path_is_masked_in_names_replies_the_cache_and_cards(ra
     ("api_key='abc123XYZ789'", "abc123XYZ789"),
     (':password => "Hunter2xQ9"', "Hunter2xQ9"),          # Ruby's hash arrow
     ("connect postgres://app:pa/ss9word@db/app failed", "pa/ss9word"),  # an unencoded "/" in a URL password
+    ("connect http://alice:p@ss/w%rd-K7Mq@127.0.0.1:8000/v1 failed", "ss/w%rd-K7Mq"),  # and an "@" before it
 ])
 def test_redact_masks_quoted_arrowed_and_slashed_credentials(text, secret):
     from evalkit.models import redact
@@ -354,5 +355,10 @@ def test_a_slashed_url_password_in_the_environment_is_a_secret_and_ordinary_at_u
     from evalkit.models.redaction import environment_secrets
 
     assert "pa/ss9word" in environment_secrets({"DATABASE_URL": "postgres://app:pa/ss9word@db/app"})
+    from evalkit.models.redaction import endpoint_label, url_credentials
+
+    at_and_slash = "http://alice:p@ss/w%rd-K7Mq@127.0.0.1:8000/v1"  # a password holding "@" and "/", unencoded
+    assert url_credentials(at_and_slash) == ("alice", "p@ss/w%rd-K7Mq")
+    assert endpoint_label(at_and_slash) == "127.0.0.1:8000/v1"
     readable = "see https://medium.com/@alice and https://h:8080/u/@me"
     assert redact(readable) == readable
