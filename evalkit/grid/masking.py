@@ -30,7 +30,7 @@ def name_words(name: str) -> list[str]:
 
 # The last word of a name that holds a credential (an option, a parameter, a header, a JSON field).
 _CREDENTIAL_WORDS = frozenset({"password", "passwd", "passwords", "pwd", "pw", "pass", "passphrase", "passcode", "token",
-                               "secret", "secrets", "credential", "credentials", "creds", "auth", "authorization",
+                               "secret", "secrets", "credential", "credentials", "cred", "creds", "auth", "authorization",
                                "jwt", "pat", "apikey", "sig", "signature", "webhook", "dsn", "psk", "assertion",
                                "authkey", "authz", "bearer", "cookie", "cookies", "sas", "hmac", "otp", "totp",
                                "pin", "connstr"})
@@ -186,8 +186,12 @@ def _list_arguments(value: list) -> list[str]:
 
 
 def _secrets(value: Any, name: str = "") -> list[str]:
-    """The credentials inside a unit's values, longest first: secret-named values, URL passwords and query
-    values (masked wherever they appear, also without their URL)."""
+    """The credentials inside a unit's values, longest first: secret-named values, URL passwords, query values
+    and fragments (masked wherever they appear, also without their URL).
+
+    >>> sorted(_secrets({"cred": "c-123456", "u": "https://h.example/v1?key=k-123456#access_token=t-123456&x=1"}))
+    ['c-123456', 'k-123456', 't-123456', 't-123456&x=1']
+    """
     found: list[str] = []
     if isinstance(value, (dict, list)) and _holds_credentials(name):
         found += _leaves(value)  # {"api_keys": {"openai": X}}: judged by the outer name, not "openai"
@@ -210,9 +214,11 @@ def _secrets(value: Any, name: str = "") -> list[str]:
         parts = urlsplit(value)
         found += [parts.password or "", unquote(parts.password or "")]
         found += [value[start:end] for start, end in _slashed_passwords(value)]  # postgres://me:pa/ss@db
-        for _, _, query_value in (p.partition("=") for p in parts.query.split("&")):
-            if len(query_value) >= 6:  # shorter values (json, en, 1) would mask ordinary words
-                found += [query_value, unquote(query_value)]
+        pieces = parts.query.split("&") + ([parts.fragment, *parts.fragment.split("&")] if parts.fragment else [])
+        for piece in pieces:  # query values, and a fragment (#access_token=X) whole and by its values
+            value = piece.partition("=")[2] or (piece if piece == parts.fragment else "")
+            if len(value) >= 6:  # shorter values (json, en, 1) would mask ordinary words
+                found += [value, unquote(value)]
     return sorted({s for s in found if len(s) >= 4}, key=len, reverse=True)
 
 
@@ -298,7 +304,7 @@ _STDIN_STORES = {"pass": "insert", "gopass": "insert", "security": "add-generic-
 # A credential word standing alone that is also a subcommand or an ordinary value (git credential fill,
 # kubectl create secret generic, npm token list, jq .key): the word after it is no credential. A key's name
 # (aws_secret_access_key, //registry/:_authToken, http.proxyPassword) and a netrc's "password" are.
-_AMBIGUOUS_WORDS = frozenset({"token", "tokens", "secret", "secrets", "credential", "credentials", "creds", "auth",
+_AMBIGUOUS_WORDS = frozenset({"token", "tokens", "secret", "secrets", "credential", "credentials", "cred", "creds", "auth",
                               "authorization", "key", "pass", "pw", "pwd", "sig", "signature", "session", "sid",
                               "cookie", "cookies", "dsn", "pat", "jwt", "webhook", "bearer"})
 # Archivers whose -pPASS is the archive's password (7z a -pPASS x.7z).

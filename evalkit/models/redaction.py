@@ -61,6 +61,8 @@ _QUERY = re.compile(r"(?<=[\w/.\-:%\]])\?([^\s#\"'<>]+)")  # a quote ends it: UR
 # user:password@host without a well-formed scheme in front (a typo: "http:/u:p@h", or no scheme at all).
 _BARE_USERINFO = re.compile(r"(?<![\w.~%+\-:])[A-Za-z0-9._~%+\-]+:[^\s/?#@\"'<>]+@(?=[A-Za-z0-9\[])")
 _FRAGMENT = re.compile(rf"({_URL_START}[^\s#\"'<>]*)#[^\s\"'<>]+")
+# ... and a URL whose start a configured secret has masked already ("***/v1#token"): its fragment still goes.
+_MASKED_URL_FRAGMENT = re.compile(r"((?<![^\s\"'<>=(\[])\*\*\*[^\s#\"'<>]*)#[^\s\"'<>]+")
 
 def redact(text: str, secrets: Sequence[str] = ()) -> str:
     """``text`` with credentials masked: the ``secrets`` given (in full and in part), URL user-info, every
@@ -92,6 +94,7 @@ def redact(text: str, secrets: Sequence[str] = ()) -> str:
     text = _BARE_USERINFO.sub(f"{MASK}@", text)
     text = _QUERY.sub(_masked_query, text)
     text = _FRAGMENT.sub(rf"\1#{MASK}", text)
+    text = _MASKED_URL_FRAGMENT.sub(rf"\1#{MASK}", text)
     for pattern, replacement in _KEY_SHAPES:
         text = pattern.sub(replacement, text)
     return text

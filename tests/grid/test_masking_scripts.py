@@ -143,14 +143,16 @@ def test_a_grid_with_every_scripted_form_leaks_nothing(tmp_path, capfd):
     spec = tmp_path / "grid.yml"
     spec.write_text(yaml.safe_dump({
         "name": "scripts", "kind": "command", "out": "out", "retries": 0, "workers": 1,
-        "command": [sys.executable, "-c", echo, *arguments, "{db_url}", "--seed", "{seed}"],
-        "fixed": {"secret_key_base": "Sc50f0e1d2c3b4"},
-        "grid": {"seed": [1], "db_url": ["postgres://u:Sc51pa/ss@db.example/app"]}}))
+        "command": [sys.executable, "-c", echo, *arguments, "{db_url}", "--seed", "{seed}", "{page}"],
+        "fixed": {"secret_key_base": "Sc50f0e1d2c3b4", "cred": "Sc52-cred"},
+        "grid": {"seed": [1], "db_url": ["postgres://u:Sc51pa/ss@db.example/app"],
+                 "page": ["https://h.example/cb#access_token=Sc53-frag"]}}))
     code = main(["grid", "--spec", str(spec)])
     captured = capfd.readouterr()
     printed = captured.out + captured.err
     assert code == 0, printed
-    secrets = [s for _, s in FORMS.values()] + [s for _, s in PRINTED.values()] + ["Sc50f0e1d2c3b4", "Sc51pa/ss"]
+    secrets = [s for _, s in FORMS.values()] + [s for _, s in PRINTED.values()] + ["Sc50f0e1d2c3b4", "Sc51pa/ss",
+                                                                                   "Sc52-cred", "Sc53-frag"]
     assert not _leaks(tmp_path / "out", printed, secrets), _leaks(tmp_path / "out", printed, secrets)
     (record,) = (tmp_path / "out").rglob("unit.json")
     assert record.parent.name.startswith("seed=1-"), record.parent.name
