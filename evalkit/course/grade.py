@@ -43,8 +43,8 @@ import nbformat
 from evalkit.course.checks import EXERCISES, chapter_exercises
 from evalkit.course.intake import Entry, intake, last_line, read_capped, read_json, tail
 from evalkit.course.key import CHECKS_PACKAGE, check_chapter, checks_stub, prepared
-from evalkit.course.sandbox import (Isolation, Limits, check_timeout, check_visible_folders, detect, end,
-                                    mount_scratch, release_mounts, scrubbed_environment, supervise)
+from evalkit.course.sandbox import (Isolation, Limits, check_timeout, check_visible_folders, clamped_limits,
+                                    detect, end, mount_scratch, release_mounts, scrubbed_environment, supervise)
 from evalkit.course.worker import READ_SECONDS, RESULT_KEY, unseal
 
 __all__ = ["GradeRow", "GradeRun", "Interrupted", "grade", "key_limits", "COLUMNS"]
@@ -121,6 +121,9 @@ def grade(submissions_dir: str | Path, out_dir: str | Path, *, timeout: float = 
 
     timeout = check_timeout(timeout)
     limits = Limits(timeout=timeout) if limits is None else dataclasses.replace(limits, timeout=timeout)
+    capped = clamped_limits(limits)  # a run never gets more than the grader's own hard limits: said, not raised
+    for note in capped:
+        print(f"evalkit: note: {note}", file=sys.stderr)
     folder, out = Path(submissions_dir), Path(out_dir)
     if params is not None:
         from evalkit.book.runner import load_params
@@ -184,7 +187,7 @@ def grade(submissions_dir: str | Path, out_dir: str | Path, *, timeout: float = 
         restore()
         remove_tree(private)
     _keep(runs, out)
-    csv_path, totals, html = write_tables(rows, out, isolation=isolation.name)
+    csv_path, totals, html = write_tables(rows, out, isolation="; ".join([isolation.name, *capped]))
     return GradeRun(rows, csv_path, totals, html, isolation.name)
 
 

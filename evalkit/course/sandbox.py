@@ -40,7 +40,8 @@ from evalkit.course.cgroup import RunGroup, open_group, run_memory_bytes
 from evalkit.course.intake import read_capped
 
 __all__ = ["Isolation", "Limits", "SandboxUnavailable", "detect", "check_timeout", "scrubbed_environment",
-           "launch", "supervise", "end", "mount_scratch", "release_mounts", "visible_paths", "check_visible_folders", "credential_files", "CREDENTIAL_FILES", "ENVIRONMENT_ALLOWED"]
+           "clamped_limits", "launch", "supervise", "end", "mount_scratch", "release_mounts", "visible_paths",
+           "check_visible_folders", "credential_files", "CREDENTIAL_FILES", "ENVIRONMENT_ALLOWED"]
 
 #: The only variables of the grader's environment a submission sees (paths and switches, no credentials).
 ENVIRONMENT_ALLOWED = ("LANG", "LC_ALL", "LC_CTYPE", "TZ", "EVALKIT_DATA_DIR", "EVALKIT_CACHE_DIR",
@@ -199,6 +200,36 @@ def scrubbed_environment(home: Path, *, base: dict[str, str] | None = None) -> d
     return env
 
 
+def _rlimits(limits: Limits) -> list[tuple[int, int, str]]:
+    """(resource, value, what it is as ``ulimit`` names it) of each per-process limit a run gets."""
+    return [(resource.RLIMIT_AS, limits.memory_bytes, "address space (--memory; ulimit -v)"),
+            (resource.RLIMIT_CPU, limits.cpu_seconds, "CPU seconds (ulimit -t)"),
+            (resource.RLIMIT_FSIZE, limits.file_bytes, "file size (ulimit -f)"),
+            (resource.RLIMIT_NOFILE, limits.open_files, "open files (ulimit -n)"),
+            (resource.RLIMIT_NPROC, limits.processes, "processes (ulimit -u)"), (resource.RLIMIT_CORE, 0, "")]
+
+
+def _within_hard_limit(kind: int, value: int) -> int:
+    """``value``, or the grader's own hard limit of ``kind`` when that is lower: a process cannot raise its hard
+    limit (without ``CAP_SYS_RESOURCE``), and a run never gets more than the grader was given."""
+    hard = resource.getrlimit(kind)[1]
+    return value if hard == resource.RLIM_INFINITY else min(value, hard)
+
+
+def clamped_limits(limits: Limits) -> list[str]:
+    """What of ``limits`` is above the grader's own hard limits (``ulimit -H``), each said as the limit a run gets
+    instead: a run gets the lower of the two, so a lower ``ulimit -v`` than ``--memory`` caps the notebooks."""
+    said = []
+    for kind, value, what in _rlimits(limits):
+        kept = _within_hard_limit(kind, value)
+        if kept < value:
+            shown = (f"{kept / 2**30:.3g} GiB", f"{value / 2**30:.3g} GiB") if kind == resource.RLIMIT_AS \
+                else (f"{kept:,}", f"{value:,}")
+            said.append(f"{what} of each notebook's processes capped at {shown[0]}, the grader's hard limit, "
+                        f"not {shown[1]}")
+    return said
+
+
 def _limit(limits: Limits, group: RunGroup | None = None):
     libc = ctypes.CDLL(None, use_errno=True)
 
@@ -206,9 +237,8 @@ def _limit(limits: Limits, group: RunGroup | None = None):
         libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: the run dies with the grader
         if group is not None:  # before the run's program: every process it starts is in the group
             group.join()
-        for kind, value in ((resource.RLIMIT_AS, limits.memory_bytes), (resource.RLIMIT_CPU, limits.cpu_seconds),
-                            (resource.RLIMIT_FSIZE, limits.file_bytes), (resource.RLIMIT_NOFILE, limits.open_files),
-                            (resource.RLIMIT_NPROC, limits.processes), (resource.RLIMIT_CORE, 0)):
+        for kind, value, _ in _rlimits(limits):  # never above the grader's own hard limit: that would raise here
+            value = _within_hard_limit(kind, value)
             resource.setrlimit(kind, (value, value))
 
     return apply

@@ -1,0 +1,37 @@
+"""The grader at its edges: a grader whose own hard limits are below the limits asked, an output folder under a
+file, a class entry with a hidden name, a cell whose error message cannot be encoded, and a ``.env`` in a cache
+folder. Each gave a traceback, a silent omission or a readable secret; each now gives a row or a message."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_notebook
+
+from evalkit.course.grade import grade
+
+from .test_course import submission
+
+#: A cell whose exception message holds a lone surrogate (no kernel can encode it) and a spreadsheet formula.
+UNENCODABLE = 'raise Exception(\'=HYPERLINK("http://evil","x")\' + "\\ud800\\x00\\x1b[31m" + "A" * 1000)'
+
+
+def test_limits_above_the_graders_hard_limit_are_lowered_and_said_not_a_traceback(tmp_path):
+    """Under ``ulimit -v`` 8 GiB (soft and hard), the default ``--memory`` of 16 GiB crashed the grader in its
+    sandbox probe (``setrlimit`` above the hard limit inside ``preexec_fn``)."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "ann.txt").write_text("not a notebook")
+    out = tmp_path / "grades"
+    code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (8 * 2**30, 8 * 2**30)); "
+            "from evalkit.cli.commands import main; sys.exit(main(sys.argv[1:]))")
+    done = subprocess.run([sys.executable, "-c", code, "course", "grade", str(folder), "--out", str(out),
+                           "--trusted", "--timeout", "60"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    said = ("address space (--memory; ulimit -v) of each notebook's processes capped at 8 GiB, the grader's hard "
+            "limit, not 16 GiB")
+    assert f"evalkit: note: {said}" in done.stderr, done.stderr[-3000:]
+    assert said.replace("'", "&#x27;") in (out / "grades.html").read_text()
+    assert "ann.txt" in (out / "grades.csv").read_text()
