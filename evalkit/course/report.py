@@ -44,12 +44,34 @@ def spreadsheet_safe(value):
 def prepare_out(out: Path, *, replace: bool = False) -> Path:
     """``out`` ready for a grading: created when absent; an existing folder must be empty, or (with
     ``replace``) hold only a previous grading's outputs, which are removed. A link, a file, or a folder that
-    holds anything else is refused with a ``ValueError``."""
+    holds anything else is refused with a ``ValueError``, and so is a path under a file or one that cannot be
+    made (the path and the reason named).
+
+    >>> import tempfile
+    >>> a_file = Path(tempfile.mkdtemp()) / "notes.txt"
+    >>> _ = a_file.write_text("the teacher's notes")
+    >>> prepare_out(a_file / "grades")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: .../notes.txt/grades: .../notes.txt is a file, not a folder; --out takes a folder ...
+    """
     try:
         info = os.lstat(out)
     except FileNotFoundError:
-        out.mkdir(parents=True, mode=0o755)
+        try:
+            out.mkdir(parents=True, mode=0o755)
+        except OSError as error:
+            raise ValueError(f"{out}: the output folder cannot be made ({error.strerror or type(error).__name__})"
+                             ) from None
         return out
+    except NotADirectoryError:
+        parent = next((str(parent) for parent in reversed(out.parents) if os.path.lexists(parent)
+                       and not os.path.isdir(parent)), "a folder above it")
+        raise ValueError(f"{out}: {parent} is a file, not a folder; --out takes a folder for the grading's "
+                         "tables") from None
+    except OSError as error:
+        raise ValueError(f"{out}: the output folder cannot be read ({error.strerror or type(error).__name__})"
+                         ) from None
     if stat.S_ISLNK(info.st_mode):
         raise ValueError(f"{out}: the output folder is a symbolic link; give a real folder")
     if not stat.S_ISDIR(info.st_mode):

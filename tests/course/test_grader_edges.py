@@ -35,3 +35,18 @@ def test_limits_above_the_graders_hard_limit_are_lowered_and_said_not_a_tracebac
     assert f"evalkit: note: {said}" in done.stderr, done.stderr[-3000:]
     assert said.replace("'", "&#x27;") in (out / "grades.html").read_text()
     assert "ann.txt" in (out / "grades.csv").read_text()
+
+
+def test_an_output_folder_under_a_file_is_refused_naming_the_file(tmp_path, capsys):
+    """``--out FILE/sub`` ended in a NotADirectoryError traceback."""
+    from evalkit.cli.commands import main
+
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "ann.txt").write_text("not a notebook")
+    a_file = tmp_path / "a-file"
+    a_file.write_text("keep")
+    assert main(["course", "grade", str(folder), "--out", str(a_file / "sub" / "deeper"), "--trusted"]) == 2
+    said = capsys.readouterr().err
+    assert f"{a_file / 'sub' / 'deeper'}: {a_file} is a file, not a folder" in said, said
+    assert a_file.read_text() == "keep"
