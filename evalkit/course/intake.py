@@ -2,15 +2,17 @@
 copied into the grader's private folder before anything runs.
 
 A *student* is a folder directly under the class folder (``alice/...``) or a file directly inside it
-(``alice.ipynb``, named by its stem). Under a student's folder every regular file is a submission; hidden
-names and checkpoint folders are skipped. What cannot be read safely is an entry with a status instead of a
-copy: ``refused: symlink`` (a link, its target never opened), ``refused: not a regular file`` (a FIFO, a
-device), ``refused: too large``, ``no submission`` (a student folder holding no file) and ``refused: ambiguous
-student`` (``bob/`` beside ``bob.txt``, or ``bob.ipynb`` beside ``bob.md``: entries that name the same student
-are never merged, and none of them is read). Names are compared as a reader of the tables sees them
-(:func:`student_key`): ``alice``, ``Alice``, ``alice `` and ``аlice`` (its first letter Cyrillic) print as one
-student, so they are refused together, each naming the others, rather than graded as four students one of whom
-may be another's second hand-in. What a run leaves behind is read the same way (:func:`read_capped`,
+(``alice.ipynb``, named by its stem). Under a student's folder every regular file is a submission; hidden names
+and checkpoint folders are skipped. What cannot be read safely is an entry with a status instead of a copy:
+``refused: hidden name`` (an entry of the class folder whose name starts with ``.``, such as ``.sneaky/``: a file
+manager does not show it, so it is never read, and never left out unsaid; the folders ``.ipynb_checkpoints``,
+``__MACOSX`` and ``__pycache__`` are skipped), ``refused: symlink`` (a link, its target never opened), ``refused:
+not a regular file`` (a FIFO, a device), ``refused: too large``, ``no submission`` (a student folder holding no
+file) and ``refused: ambiguous student`` (``bob/`` beside ``bob.txt``, or ``bob.ipynb`` beside ``bob.md``: entries
+that name the same student are never merged, and none of them is read). Names are compared as a reader of the
+tables sees them (:func:`student_key`): ``alice``, ``Alice``, ``alice `` and ``аlice`` (its first letter Cyrillic)
+print as one student, so they are refused together, each naming the others, rather than graded as four students
+one of whom may be another's second hand-in. What a run leaves behind is read the same way (:func:`read_capped`,
 :func:`read_json`, :func:`tail`): plain files only, capped.
 """
 from __future__ import annotations
@@ -65,8 +67,10 @@ def intake(folder: Path, copies: Path) -> list[Entry]:
     info = os.lstat(folder)
     if stat.S_ISLNK(info.st_mode):
         raise ValueError(f"{folder}: the folder of submissions is a symbolic link; give its real path")
-    entries: list[Entry] = []
-    visible = _visible(folder)
+    listing = _listing(folder)
+    entries: list[Entry] = [_hidden_student(name, mode) for name, _, mode in listing
+                            if name.startswith(".") and name not in _SKIPPED]  # a row each, never read
+    visible = [(name, path, mode) for name, path, mode in listing if not _hidden(name)]
     named: dict[str, list[tuple[str, str]]] = {}
     for name, _, mode in visible:  # by the name the tables show: two names that read alike are one student there
         student = _student(name, mode)
@@ -153,11 +157,25 @@ def _hidden(name: str) -> bool:
     return name.startswith(".") or name in _SKIPPED
 
 
-def _visible(directory: Path) -> list[tuple[str, Path, int]]:
-    """(name, path, mode) of each entry of ``directory`` a grader reads, sorted by name; links are not followed."""
+def _listing(directory: Path) -> list[tuple[str, Path, int]]:
+    """(name, path, mode) of each entry of ``directory``, sorted by name; links are not followed."""
     with os.scandir(directory) as listing:
         names = sorted(entry.name for entry in listing)
-    return [(name, directory / name, os.lstat(directory / name).st_mode) for name in names if not _hidden(name)]
+    return [(name, directory / name, os.lstat(directory / name).st_mode) for name in names]
+
+
+def _visible(directory: Path) -> list[tuple[str, Path, int]]:
+    """The entries of ``directory`` (:func:`_listing`) a grader reads: no hidden name, no checkpoint folder."""
+    return [(name, path, mode) for name, path, mode in _listing(directory) if not _hidden(name)]
+
+
+def _hidden_student(name: str, mode: int) -> Entry:
+    """The row of an entry of the class folder whose name starts with ``.``: refused, never read, and never
+    dropped unseen (a file manager hides it, so a hand-in there is a mistake or meant not to be noticed)."""
+    kind = "folder" if stat.S_ISDIR(mode) else "file"
+    return Entry(_student(name, mode), name, None, "refused: hidden name",
+                 f"the {kind} {printable(name)!r} has a hidden name (it starts with '.') and is not read: rename it "
+                 "without the leading dot to have it graded")
 
 
 def _walk(folder: Path, directory: Path, student: str, copies: Path, entries: list[Entry], depth: int = 1) -> int:

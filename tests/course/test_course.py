@@ -710,10 +710,11 @@ def test_grading_scores_each_submission_and_gives_every_bad_one_a_row_with_its_r
     (folder / "erin").mkdir()
     (folder / "erin" / "04_pairwise_judge.ipynb").write_text('{"cells": [')        # a broken notebook
     (folder / "erin" / "notes.txt").write_text("my answers are in my head")          # not a notebook
-    (folder / ".hidden.ipynb").write_text("ignored")
+    (folder / ".hidden.ipynb").write_text("not read: a row says so")                # a hidden name
     run = grade(folder, tmp_path / "grades", timeout=240, key=answer_key(tmp_path), trusted=True)
     table = by_student(run.rows)
-    assert sorted(table) == ["alice", "bob", "carol", "erin", "frank", "grace"]
+    assert sorted(table) == [".hidden", "alice", "bob", "carol", "erin", "frank", "grace"]
+    assert table[".hidden"][""].status == "refused: hidden name" and table[".hidden"][""].score == 0
 
     for student in ("alice", "grace"):
         rows = table[student]
@@ -749,7 +750,7 @@ def test_grading_scores_each_submission_and_gives_every_bad_one_a_row_with_its_r
 
     with run.csv.open() as handle:
         written = list(csv.DictReader(handle))
-    assert len(written) == len(run.rows) == 4 * 5 + 2
+    assert len(written) == len(run.rows) == 4 * 5 + 2 + 1
     totals = {(r["student"], r["chapter"]): float(r["score"]) for r in csv.DictReader(run.totals.open())}
     assert totals[("alice", "04_pairwise_judge")] == 4 and totals[("bob", "04_pairwise_judge")] == 2
     page = run.html.read_text()

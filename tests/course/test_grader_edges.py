@@ -50,3 +50,29 @@ def test_an_output_folder_under_a_file_is_refused_naming_the_file(tmp_path, caps
     said = capsys.readouterr().err
     assert f"{a_file / 'sub' / 'deeper'}: {a_file} is a file, not a folder" in said, said
     assert a_file.read_text() == "keep"
+
+
+def test_a_class_entry_with_a_hidden_name_gets_a_refused_row_and_checkpoints_stay_ignored(tmp_path):
+    """``.sneaky/04_pairwise_judge.ipynb`` got no row and no mention: the teacher never learnt of it."""
+    from evalkit.course.intake import intake
+
+    folder = tmp_path / "class"
+    submission(folder / ".sneaky" / "04_pairwise_judge.ipynb")
+    (folder / ".hidden.txt").write_text("a hand-in a file manager does not show")
+    for checkpoints in (folder / ".ipynb_checkpoints", folder / "dan" / ".ipynb_checkpoints"):
+        checkpoints.mkdir(parents=True)
+        (checkpoints / "04_pairwise_judge-checkpoint.ipynb").write_text("{}")
+    (folder / "dan" / "notes.txt").write_text("not a notebook")
+    copies = tmp_path / "copies"
+    copies.mkdir()
+    entries = intake(folder, copies)
+    assert [(entry.student, entry.submission, entry.refused) for entry in entries] == [
+        (".hidden", ".hidden.txt", "refused: hidden name"), (".sneaky", ".sneaky", "refused: hidden name"),
+        ("dan", "dan/notes.txt", "")]
+    assert len(list(copies.iterdir())) == 1  # dan's notes only: nothing hidden was read
+    run = grade(folder, tmp_path / "grades", timeout=30, key=tmp_path / "key", trusted=True)
+    rows = [(row.student, row.submission, row.status, row.score) for row in run.rows]
+    assert rows == [(".hidden", ".hidden.txt", "refused: hidden name", 0.0),
+                    (".sneaky", ".sneaky", "refused: hidden name", 0.0),
+                    ("dan", "dan/notes.txt", "not a notebook", 0.0)]
+    assert "the folder '.sneaky' has a hidden name" in run.rows[1].reason, run.rows[1].reason
