@@ -133,14 +133,28 @@ def _short(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def _cell_errors(notebook: nbformat.NotebookNode, graded: int) -> list[dict]:
+def _cell_errors(notebook: nbformat.NotebookNode, graded: int, failed: dict[int, dict] | None = None) -> list[dict]:
+    """The errors of the first ``graded`` cells: each error output, and each cell whose execute reply said
+    ``error`` (``failed``: its reply's content, by cell index) but that left no error output, as when the kernel
+    could not send the error's message (a lone surrogate in it cannot be encoded): a failed cell always counts.
+
+    >>> notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("raise Exception(text)")])
+    >>> reply = {"status": "error", "ename": "UnicodeEncodeError", "evalue": "surrogates not allowed"}
+    >>> [error["error"] for error in _cell_errors(notebook, 1, {0: reply})]
+    ['an error whose message could not be shown (the kernel said UnicodeEncodeError: surrogates not allowed)']
+    """
     errors = []
     for index, cell in enumerate(notebook.cells[:graded]):
-        for output in cell.get("outputs", []):
-            if output.get("output_type") == "error":
-                first_line = (cell.source.strip().splitlines() or [""])[0]
-                errors.append({"cell": index, "first_line": _short(first_line, 80),
-                               "error": _short(f"{output.get('ename')}: {output.get('evalue')}")})
+        first_line = _short((cell.source.strip().splitlines() or [""])[0], 80)
+        shown = [output for output in cell.get("outputs", []) if output.get("output_type") == "error"]
+        for output in shown:
+            errors.append({"cell": index, "first_line": first_line,
+                           "error": _short(f"{output.get('ename')}: {output.get('evalue')}")})
+        reply = (failed or {}).get(index)
+        if not shown and isinstance(reply, dict) and reply.get("status") == "error":
+            said = f" (the kernel said {reply.get('ename')}: {reply.get('evalue')})" if reply.get("ename") else ""
+            errors.append({"cell": index, "first_line": first_line,
+                           "error": _short(f"an error whose message could not be shown{said}")})
     return errors
 
 
@@ -180,13 +194,19 @@ def execute(notebook_path: Path, run_dir: Path, cwd: Path, graded: int) -> dict:
         if pgid:
             (run_dir / "kernel.pgid").write_text(str(pgid))
 
+    failed: dict[int, dict] = {}
+
+    def cell_failed(cell_index: int, execute_reply: dict, **_: Any) -> None:
+        failed[cell_index] = dict(execute_reply.get("content") or {})
+
     client.on_notebook_start = kernel_started
+    client.on_cell_error = cell_failed  # the reply says a cell failed even when its error output never came
     problem = None
     try:
         client.execute()
     except DeadKernelError as error:
         problem = f"the kernel died while running the notebook ({_short(str(error), 120)})"
-    errors = _cell_errors(notebook, graded)
+    errors = _cell_errors(notebook, graded, failed)
     truncated = _truncate(notebook)
     nbformat.write(notebook, run_dir / "executed.ipynb")
     return {"errors": errors, "problem": problem, "truncated": truncated}

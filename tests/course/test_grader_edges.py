@@ -76,3 +76,27 @@ def test_a_class_entry_with_a_hidden_name_gets_a_refused_row_and_checkpoints_sta
                     (".sneaky", ".sneaky", "refused: hidden name", 0.0),
                     ("dan", "dan/notes.txt", "not a notebook", 0.0)]
     assert "the folder '.sneaky' has a hidden name" in run.rows[1].reason, run.rows[1].reason
+
+
+def test_a_cell_whose_error_message_cannot_be_encoded_still_fails_with_a_reason(tmp_path):
+    """The kernel cannot send such an error's output, so the cell left none and its row read "graded" with no
+    reason; its execute reply still says it failed."""
+    from evalkit.course.checks import chapter_exercises
+    from evalkit.course.grade import _rows, _Run
+    from evalkit.course.intake import Entry
+    from evalkit.course.worker import execute
+
+    notebook = new_notebook(cells=[new_code_cell("x = 1"), new_code_cell(UNENCODABLE), new_code_cell("print(x)")])
+    path = tmp_path / "submission.ipynb"
+    nbformat.write(notebook, path)
+    outcome = execute(path, tmp_path, tmp_path, graded=3)
+    assert [error["cell"] for error in outcome["errors"]] == [1], outcome
+    assert outcome["errors"][0]["error"].startswith("an error whose message could not be shown"), outcome
+
+    label = chapter_exercises("04_pairwise_judge")[0].label
+    run = _Run(0, Entry("ann", "ann/04_pairwise_judge.ipynb", Path("copy")), chapter="04_pairwise_judge",
+               labels=[label], errors=outcome["errors"],
+               checked={label: {"passed": True, "message": "", "public": "passed", "hidden": "passed"}})
+    row, = _rows(run, timeout=30)
+    assert row.status == "cell error" and row.reason.startswith("cell 1 ('raise Exception("), row
+    assert "could not be shown" in row.reason
