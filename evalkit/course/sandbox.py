@@ -281,8 +281,10 @@ def launch(argv: Sequence[str], *, cwd: Path, env: dict[str, str], limits: Limit
 _GROUPS: dict[int, RunGroup | None] = {}
 
 
-#: Files a cache folder may hold that are credentials, not data (Hugging Face's tokens, a ``.netrc``).
-CREDENTIAL_FILES = ("token", "stored_tokens", ".netrc", ".git-credentials", "credentials", "credentials.json")
+#: Files a cache folder may hold that are credentials, not data (Hugging Face's tokens, a ``.netrc``, a ``.env``
+#: of API keys).
+CREDENTIAL_FILES = ("token", "stored_tokens", ".netrc", ".git-credentials", "credentials", "credentials.json",
+                    ".env")
 
 
 def credential_files(folders: Sequence[Path]) -> list[Path]:

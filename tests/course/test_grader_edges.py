@@ -100,3 +100,14 @@ def test_a_cell_whose_error_message_cannot_be_encoded_still_fails_with_a_reason(
     row, = _rows(run, timeout=30)
     assert row.status == "cell error" and row.reason.startswith("cell 1 ('raise Exception("), row
     assert "could not be shown" in row.reason
+
+
+def test_a_dotenv_file_in_a_cache_folder_counts_as_a_credential_file(tmp_path):
+    """A ``.env`` of API keys in ``EVALKIT_CACHE_DIR`` was readable by every graded notebook."""
+    from evalkit.course.sandbox import credential_files
+
+    (tmp_path / "hub").mkdir()
+    (tmp_path / "hub" / ".env").write_text("OPENAI_API_KEY=sk-test-not-a-real-key\n")
+    (tmp_path / "hub" / "weights.bin").write_text("model weights")
+    (tmp_path / "environment").symlink_to(tmp_path / "hub" / "weights.bin")  # a name like it is no credential
+    assert credential_files([tmp_path]) == [(tmp_path / "hub" / ".env").resolve()]
