@@ -14,7 +14,8 @@ from typing import Any, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
 from evalkit.models.base import BackendConfigError, BackendError, GenerationResult, LabelResult, Messages, _parsed_result
-from evalkit.models.redaction import _basic_value, configured_secrets, path_secrets, redact, url_credentials
+from evalkit.models.redaction import (_basic_value, configured_secrets, environment_secrets, mask_secrets, path_secrets,
+                                     redact, url_credentials)
 from evalkit.models.retry import RetryPolicy
 
 __all__ = ["OpenAICompatibleBackend", "DEFAULT_API_KEY_ENV"]
@@ -172,9 +173,13 @@ class OpenAICompatibleBackend:
         # Masking maps different query values (?deployment=alpha / beta), or keys in the path, to one text: a
         # short digest of the query and the path's keys as given keeps their cache keys apart (user-info is left
         # out: a changed password is the same server; URLs without either keep their names).
+        # A model named by a value copied from the environment's credentials is masked in the name; its digest
+        # keeps it apart from other models.
+        shown_model = mask_secrets(model, environment_secrets())
         apart = urlsplit(self._base_url).query + "".join(f"/{key}" for key in path_secrets(self._base_url))
+        apart += f"\x00{model}" if shown_model != model else ""
         masked_apart = "#" + hashlib.sha256(apart.encode("utf-8")).hexdigest()[:10] if apart else ""
-        self.name = f"openai:{self.base_url}{masked_apart}:{model}"
+        self.name = f"openai:{self.base_url}{masked_apart}:{shown_model}"
         self.attempts = 0  # requests sent, retries included (for tests and telemetry)
         self._authorization(self._api_key())  # a conflict of credentials is refused now, not at the first call
 

@@ -100,6 +100,19 @@ def redact(text: str, secrets: Sequence[str] = ()) -> str:
     return text
 
 
+def mask_secrets(text: str, secrets: Sequence[str]) -> str:
+    """``text`` with each of ``secrets`` (bare, URL-quoted or JSON-escaped) masked and nothing else changed: for
+    a text that is no message (a model's name, a setting), where :func:`redact`'s shapes would alter ordinary
+    words.
+
+    >>> mask_secrets("model k3y-0123456789 at q?x=1", ["k3y-0123456789"])
+    'model *** at q?x=1'
+    """
+    for variant in _variants(secrets):
+        text = text.replace(variant, MASK)
+    return text
+
+
 def _variants(secrets: Iterable[str]) -> list[str]:
     """Each secret as it may be written: bare, URL-quoted, URL-unquoted, JSON-escaped; longest first."""
     found: set[str] = set()

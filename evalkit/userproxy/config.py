@@ -133,16 +133,19 @@ class JobConfig:
         return f"{self.name}-{digest}"
 
 
-def _masked(value: Any) -> Any:
-    """``value`` with every ``base_url`` string as a shared record keeps it (:func:`evalkit.models.public_endpoint`)."""
-    from evalkit.models import public_endpoint
+def _masked(value: Any, secrets: list[str] | None = None) -> Any:
+    """``value`` with every ``base_url`` string as a shared record keeps it (:func:`evalkit.models.public_endpoint`)
+    and the environment's credentials (:func:`evalkit.models.environment_secrets`) masked in every other text."""
+    from evalkit.models import environment_secrets, public_endpoint
+    from evalkit.models.redaction import mask_secrets
 
+    secrets = environment_secrets() if secrets is None else secrets
     if isinstance(value, dict):
-        return {k: public_endpoint(v) if k == "base_url" and isinstance(v, str) else _masked(v)
+        return {k: public_endpoint(v) if k == "base_url" and isinstance(v, str) else _masked(v, secrets)
                 for k, v in value.items()}
     if isinstance(value, list):
-        return [_masked(v) for v in value]
-    return value
+        return [_masked(v, secrets) for v in value]
+    return mask_secrets(value, secrets) if isinstance(value, str) else value
 
 
 def _code_fingerprint() -> str:

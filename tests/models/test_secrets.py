@@ -362,3 +362,21 @@ def test_a_slashed_url_password_in_the_environment_is_a_secret_and_ordinary_at_u
     assert endpoint_label(at_and_slash) == "127.0.0.1:8000/v1"
     readable = "see https://medium.com/@alice and https://h:8080/u/@me"
     assert redact(readable) == readable
+
+
+def test_a_model_named_by_a_credential_from_the_environment_is_masked_in_names_and_run_records(monkeypatch):
+    """A key pasted as the model's name (MODEL=$MYCORP_API_KEY by mistake) stays out of the call cache's name
+    and the user-proxy run's stored settings; two such models keep apart."""
+    from evalkit.models.openai_compatible import OpenAICompatibleBackend
+    from evalkit.userproxy.config import _masked
+
+    key, other = "mc-k3y0123456789abc", "mc-k3y9876543210xyz"
+    monkeypatch.setenv("MYCORP_API_KEY", key)
+    monkeypatch.setenv("MYCORP_OTHER_TOKEN", other)
+    first = OpenAICompatibleBackend(key, "http://127.0.0.1:9/v1", api_key_env=None)
+    second = OpenAICompatibleBackend(other, "http://127.0.0.1:9/v1", api_key_env=None)
+    assert key not in first.name and other not in second.name and first.name != second.name
+    plain = OpenAICompatibleBackend("SmolLM2-135M-Instruct", "http://127.0.0.1:9/v1", api_key_env=None)
+    assert plain.name == "openai:http://127.0.0.1:9/v1:SmolLM2-135M-Instruct"
+    stored = _masked({"roles": {"proxy": {"model": key, "base_url": "http://u:pw@h/v1"}}, "note": f"used {key}"})
+    assert key not in json.dumps(stored) and stored["roles"]["proxy"]["base_url"] == "http://***@h/v1"
