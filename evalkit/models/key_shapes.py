@@ -60,32 +60,66 @@ _KEY_PREFIX = re.compile(r"(?:sk-|sk_|rk_|pk_|hf_|ghp_|gho_|ghs_|ghu_|github_pat
 _TOKEN_CHARS = re.compile(r"[\w:~+=-]+")
 
 
+# A path segment that names what the next one is (/token/<value>/, /apikey/<value>).
+_NAMING_SEGMENT = re.compile(r"(?i)(?:api[_-]?key|apikey|key|keys|token|tokens|access[_-]?token|secret|secrets"
+                             r"|password|passwd|pwd|sig|signature|auth|credential|credentials)")
+
+
+def _key_like(segment: str) -> bool:
+    """Whether one path segment reads as a key by its letters alone: a well-known prefix; 20+ characters mixing
+    cases and digits with no seven-letter lower-case run; 12+ letters and digits alone, two of each kind, with no
+    run of four letters of one case (``Zq8XwV3kLm9P``); or 32+ characters a quarter digits (hex)."""
+    digits = sum(c.isdigit() for c in segment)
+    upper, lower = sum(c.isupper() for c in segment), sum(c.islower() for c in segment)
+    return bool(_KEY_PREFIX.fullmatch(segment)
+                or (len(segment) >= 20 and min(digits, upper, lower) >= 2 and not re.search(r"[a-z]{7}", segment))
+                or (len(segment) >= 12 and segment.isalnum() and min(digits, upper, lower) >= 2
+                    and not re.search(r"[a-z]{4}|[A-Z]{4}", segment))
+                or (len(segment) >= 32 and digits * 4 >= len(segment)))
+
+
 def path_secrets(url: str) -> list[str]:
-    """The segments of ``url``'s path shaped like a key — a key some services put in the path (a Telegram bot's
-    ``/bot<id>:<token>/``, a webhook's last segment, ``/key/<hex>/``): a well-known key prefix (``sk-``,
-    ``hf_``, ``ghp_``, ``xoxb-``...), or at least 20 characters mixing upper case, lower case and digits (two
-    of each, no run of seven lower-case letters: ``Llama-3-8B-Instruct`` is a model's name), or at least 32
-    characters a quarter of them digits (a hex key). Model names, versions and routes stay.
+    """The segments of ``url``'s path that hold a key — a key some services put in the path (a Telegram bot's
+    ``/bot<id>:<token>/``, a Slack webhook's ``/T…/B…/<secret>``, ``/key/<value>/``): a segment shaped like a
+    key (:func:`_key_like`), the segment after one that names a credential (``/token/<value>``; a word such as
+    ``refresh`` stays), the token of a ``Bearer <token>`` segment, and a credential's value in a segment that
+    holds an encoded query (``/v1%3Fapi_key%3D<value>``). Model names, versions and routes stay.
 
     >>> path_secrets("https://h/bot123456:AAHdqTcvCH1vGWJxfSeofSAs0K5PALD/v1")
     ['bot123456:AAHdqTcvCH1vGWJxfSeofSAs0K5PALD']
     >>> path_secrets("https://h/services/T0AAA/B0BBB/Xq7LmW2pZk9RtY4vN8cJ3hAa/v1")
     ['Xq7LmW2pZk9RtY4vN8cJ3hAa']
+    >>> path_secrets("https://h/hooks/T0ABCDEF/B0ABCDEF/x9y8z7w6v5u4t3"), path_secrets("https://h/v1/Zq8XwV3kLm9P")
+    (['x9y8z7w6v5u4t3'], ['Zq8XwV3kLm9P'])
+    >>> path_secrets("https://h/v1/token/abcdefgh12"), path_secrets("https://h/v1/token/refresh")
+    (['abcdefgh12'], [])
+    >>> path_secrets("https://h/v1/Bearer%20HDRsecret12345"), path_secrets("https://h/v1%3Fapi_key%3DENCk3y12")
+    (['HDRsecret12345'], ['ENCk3y12'])
     >>> path_secrets("https://h/openai/deployments/Meta-Llama-3.1-8B-Instruct/v1"), path_secrets("http://h:8000/v1")
     ([], [])
+    >>> path_secrets("https://h/models/Qwen2-7B-Instruct/v1/chat/completions")
+    []
     """
     try:
         segments = unquote(urlsplit(url).path).split("/")
     except ValueError:
         return []
     found = []
-    for segment in segments:
-        if not _TOKEN_CHARS.fullmatch(segment):
+    for index, segment in enumerate(segments):
+        after = segments[index - 1] if index else ""
+        bearer = re.fullmatch(r"(?i)bearer\s+(\S{6,})", segment)
+        if bearer:
+            found.append(bearer[1])
+        elif "?" in segment or "=" in segment:  # an encoded query (or path parameters) inside a segment
+            found += [value for name, value in re.findall(r"([\w-]+)=([^&;?#\s]{4,})", segment)
+                      if _NAMING_SEGMENT.fullmatch(name) or _NAMING_SEGMENT.search(name)]
+        elif not _TOKEN_CHARS.fullmatch(segment):
             continue
-        digits = sum(c.isdigit() for c in segment)
-        upper, lower = sum(c.isupper() for c in segment), sum(c.islower() for c in segment)
-        if (_KEY_PREFIX.fullmatch(segment)
-                or (len(segment) >= 20 and min(digits, upper, lower) >= 2 and not re.search(r"[a-z]{7}", segment))
-                or (len(segment) >= 32 and digits * 4 >= len(segment))):
+        elif _key_like(segment):
             found.append(segment)
+        elif _NAMING_SEGMENT.fullmatch(after) and len(segment) >= 6 and not segment.isalpha():
+            found.append(segment)  # /token/<value>: a word (refresh, revoke) is a route
+        elif (index >= 2 and re.fullmatch(r"T[A-Z0-9]{6,}", segments[index - 2])
+              and re.fullmatch(r"B[A-Z0-9]{6,}", after) and len(segment) >= 12):
+            found.append(segment)  # a Slack webhook: /T<team>/B<bot>/<secret>
     return found

@@ -380,3 +380,17 @@ def test_a_model_named_by_a_credential_from_the_environment_is_masked_in_names_a
     assert plain.name == "openai:http://127.0.0.1:9/v1:SmolLM2-135M-Instruct"
     stored = _masked({"roles": {"proxy": {"model": key, "base_url": "http://u:pw@h/v1"}}, "note": f"used {key}"})
     assert key not in json.dumps(stored) and stored["roles"]["proxy"]["base_url"] == "http://***@h/v1"
+
+
+@pytest.mark.parametrize("url, secret", [
+    ("https://h/v1/token/abcdefgh12", "abcdefgh12"),                       # after a segment naming it
+    ("https://h/hooks/T0ABCDEF/B0ABCDEF/x9Y8z7w6v5u4t3", "x9Y8z7w6v5u4t3"),  # a Slack webhook's secret
+    ("https://h/v1/Zq8XwV3kLm9P", "Zq8XwV3kLm9P"),                          # 12 characters of mixed kinds
+    ("https://h/v1/Bearer%20HDRsecret12345", "HDRsecret12345"),             # a Bearer token as a segment
+    ("https://h/v1%3Fapi_key%3DENCk3y123456", "ENCk3y123456"),              # an encoded query in the path
+])
+def test_keys_in_a_url_path_are_kept_out_of_the_endpoint_a_record_shows(url, secret):
+    from evalkit.models.redaction import endpoint_label, public_endpoint
+
+    assert secret not in public_endpoint(url) and secret not in endpoint_label(url)
+    assert "***" in endpoint_label(url) and endpoint_label(url).startswith("h/")
