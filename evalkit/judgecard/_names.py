@@ -1,6 +1,6 @@
 """The names of the human-scored sets a card reports by default (kept apart so the command line needs no pandas), their
 titles and a skipped set's reason in a sentence (:func:`set_title`, :func:`skip_reason`),
-and a name as one line of text."""
+a name as one line of text, and how long a judge's name may be (:data:`MAX_NAME_CHARS`, :func:`shortened`)."""
 
 import unicodedata
 
@@ -34,6 +34,29 @@ def one_line(text: str) -> str:
     evil\\u202egnp.exe
     """
     return visible("".join(" " if unicodedata.category(c) in ("Cc", "Zl", "Zp") else c for c in str(text)))
+
+
+MAX_NAME_CHARS = 200
+"""The longest judge name a card holds: a name is repeated on every line, table and sentence of a board that names
+the judge, so a card file with a name of megabytes would make a board of many megabytes. A board refuses a card with
+a longer name (by file and field); a card is never made with one."""
+
+
+def shortened(text: str, limit: int) -> str:
+    """``text`` when it has at most ``limit`` characters, else its start and its end joined by ``…`` to ``limit``
+    characters: a name made of a long file name stays within :data:`MAX_NAME_CHARS`, and a refusal shows a value
+    of megabytes by its first and last characters.
+
+    >>> shortened("scores:run.jsonl", 40)
+    'scores:run.jsonl'
+    >>> shortened("abcdefghij", 7)
+    'abc…hij'
+    """
+    text = str(text)
+    if len(text) <= limit:
+        return text
+    head = limit // 2
+    return text[:head] + "…" + text[len(text) - (limit - 1 - head):]
 
 
 SET_TITLES = {"dailydialog-grade": "DailyDialog-GRADE", "convai2-grade": "ConvAI2-GRADE",

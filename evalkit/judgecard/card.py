@@ -46,11 +46,12 @@ from evalkit.judgecard.checks import (ConsistencyRow, SlotRow, _consistency_row,
 from evalkit.judgecard.adapt import adapt_set, adapted_name, parse_budget
 from evalkit.judgecard.sets import HalfChoice, HumanSet, card_items, noise_ceiling
 from evalkit.judgecard.judges import build_judge
+from evalkit.judgecard._names import MAX_NAME_CHARS, shortened
 from evalkit.judges.protocol import CannotScore, Judge
 from evalkit.judgecard.spec import JudgeSpec, parse_spec, public_record
 
 __all__ = ["LabelRow", "SlotRow", "ConsistencyRow", "SetCost", "SetScores", "Card", "judge_card", "merge_cards",
-           "same_context_pairs", "check_set_scores"]
+           "same_context_pairs", "check_set_scores", "check_judge_name"]
 
 _KEPT_EXAMPLES = 20
 
@@ -215,9 +216,10 @@ class Card:
             field_name = "curves"
             curves = tuple({str(k): nan(v) for k, v in dict(row).items()} for row in record.get("curves", []))
             field_name = "judge, spec, half, bootstrap, seed, skipped or notes"
+            judge = check_judge_name(str(record["judge"]), f"{source}, field 'judge'")
             bootstrap = _whole_number(record["bootstrap"], f"{source}, field 'bootstrap'")
             seed = _whole_number(record["seed"], f"{source}, field 'seed'")
-            card = cls(str(record["judge"]), dict(record["spec"]), str(record["half"]), bootstrap,
+            card = cls(judge, dict(record["spec"]), str(record["half"]), bootstrap,
                        seed, rows, slots, costs, tuple(map(tuple, record["skipped"])),
                        tuple(record["notes"]), scores, consistency, curves)
         except KeyError as missing:
@@ -237,6 +239,21 @@ class Card:
         if twice:
             raise ValueError(f"{source}, field 'scores': set {twice[0]!r} has two entries (each set once)")
         return card
+
+
+def check_judge_name(name: str, where: str) -> str:
+    """``name`` when a card may hold it as its judge's name: at most :data:`~._names.MAX_NAME_CHARS` characters
+    (a board repeats the name on every line that names the judge); else ``ValueError`` naming ``where``.
+
+    >>> check_judge_name("x" * 201, "card.json, field 'judge'")
+    Traceback (most recent call last):
+    ...
+    ValueError: card.json, field 'judge': the judge's name is 201 characters long ('xxxxxxxxxxxxxx…xxxxxxxxxxxxx'); a judge's name is at most 200 characters (MAX_NAME_CHARS)
+    """
+    if len(name) > MAX_NAME_CHARS:
+        raise ValueError(f"{where}: the judge's name is {len(name):,} characters long ({shortened(repr(name), 30)}); "
+                         f"a judge's name is at most {MAX_NAME_CHARS} characters (MAX_NAME_CHARS)")
+    return name
 
 
 def _shown_number(value: Any) -> str:
@@ -430,7 +447,8 @@ def judge_card(judge: Judge | JudgeSpec | str, sets: Sequence[str | HumanSet], *
     a judge with slots is asked about (both orders each); ``items_per_set`` draws about that many items of
     each half by whole contexts (:meth:`HumanSet.sample`, seeded by ``seed``) for a judge too slow for all.
     ``adapt`` (``"all"`` or a number of labels, :func:`~.adapt.parse_budget`) reports the judge adapted to each
-    set with that many of its dev labels (:mod:`.adapt`), on the test halves, with its label-budget curve."""
+    set with that many of its dev labels (:mod:`.adapt`), on the test halves, with its label-budget curve.
+    A judge's name longer than :data:`~._names.MAX_NAME_CHARS` is refused before anything is scored."""
     spec = parse_spec(judge) if isinstance(judge, str) else judge if isinstance(judge, JudgeSpec) else None
     if spec is not None:
         judge = build_judge(spec)
@@ -441,6 +459,8 @@ def judge_card(judge: Judge | JudgeSpec | str, sets: Sequence[str | HumanSet], *
     if adapt is not None and half != "test":
         raise ValueError(f"an adapted judge is fitted on the dev halves and reported on the test halves; "
                          f"--half {half} cannot be adapted")
+    name = judge.name if adapt is None else adapted_name(judge.name, budget)
+    check_judge_name(name, "judge card")  # before any item is scored: a board would refuse the card
     curves: list[dict] = []
     rows, slots, costs, skipped, kept, consistency, one_draw, set_notes = [], [], [], [], [], [], [], []
     seen: set[str] = set()
@@ -510,7 +530,6 @@ def judge_card(judge: Judge | JudgeSpec | str, sets: Sequence[str | HumanSet], *
     notes = (f"{judge.name} gave one draw only on {', '.join(one_draw)}: no self-consistency row there "
              "(spread over training seeds is not measured either)",) if one_draw else ()
     notes = (*set_notes, *notes)
-    name = judge.name if adapt is None else adapted_name(judge.name, budget)
     if adapt is not None:
         record = {**record, "adapted": budget_label(budget)}
     return Card(name, record, half, bootstrap, seed, tuple(rows), tuple(slots), tuple(costs), tuple(skipped),

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit.data.specfile import SpecError
+from evalkit.judgecard._names import MAX_NAME_CHARS, shortened
 from evalkit.judgecard.spec import KINDS, JudgeSpec
 from evalkit.judges.protocol import CannotScore, Judge, OneReplyAtATime, Scored
 
@@ -225,7 +226,8 @@ class ScoresJudge(OneReplyAtATime):
     columns are independent draws of one judge (seeds, samples): the score is their mean, an item missing in any
     of them is unscored, and the card measures how the draws agree. A set's item takes the file's score of the
     row with its ``item_id`` when the file has that column, else of the row with the same context and response
-    (and ``dataset``, when the file names it); an item the file lacks is unscored (NaN), counted as missing."""
+    (and ``dataset``, when the file names it); an item the file lacks is unscored (NaN), counted as missing. A long
+    file or column name is shortened in the judge's name (:data:`~._names.MAX_NAME_CHARS`)."""
 
     path: str
     column: str | Sequence[str] = "score_judge"
@@ -247,7 +249,7 @@ class ScoresJudge(OneReplyAtATime):
             frame[column] = metric_scores(frame, column, source=self.path)
         refuse_repeated_ids(frame, self.path)
         self._frame = frame
-        self.name = self.name or f"scores:{Path(self.path).name}#{'+'.join(self.column)}"
+        self.name = self.name or shortened(f"scores:{Path(self.path).name}#{'+'.join(self.column)}", MAX_NAME_CHARS)
         # What the card's judge record keeps of the file: two files of one name are two judges, and a board
         # told to --merge one judge's cards never joins cards scored from different files.
         self.fingerprint = hashlib.sha256(Path(self.path).read_bytes()).hexdigest()[:16]

@@ -1,0 +1,89 @@
+"""More of what a hostile card maker or a careless scores file can put in front of the judge commands: a card whose
+``skipped`` field is not a list of [set, reason] pairs, a judge name of megabytes, and a ``--scores`` file with a line
+without an ``item_id`` or with ids that match no item. A bad card is refused by file and field while the others are
+ranked; a line without an id is refused by file, line and field (exit 2); lines no item matches are named in a note,
+on stderr and in the card's notes, never dropped without a word."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from evalkit.judgecard import judge_card
+from evalkit.judgecard.card import Card
+from evalkit.judgecard.cli import main
+from evalkit.judgecard.judges import FunctionJudge, ScoresJudge
+from evalkit.judgecard.sets import HumanSet
+from evalkit.paireval.schema import MetaEvalFormatError
+from tests.judgecard.test_leaderboard import _board_of, board_json, column_judge, people_set
+from tests.judgecard.test_leaderboard import _edited as _write
+
+MAX_NAME_CHARS = 200  # the longest judge name a card may hold (evalkit.judgecard._names.MAX_NAME_CHARS)
+
+
+@pytest.fixture(scope="module")
+def inputs():
+    sets = {name: people_set(name, seed=k) for k, name in enumerate(("one", "two"))}
+    rng = np.random.default_rng(34)
+    truth = {n: s.items["truth"].to_numpy() for n, s in sets.items()}
+    judges = {"good": {n: t + rng.normal(scale=1.0, size=len(t)) for n, t in truth.items()},
+              "weak": {n: t + rng.normal(scale=3.0, size=len(t)) for n, t in truth.items()}}
+    cards = {name: judge_card(column_judge(name, values), list(sets.values()), half="all", bootstrap=0)
+             for name, values in judges.items()}
+    return sets, cards
+
+
+def _refused(out):
+    return json.loads((out / "leaderboard.json").read_text())["refused_cards"]
+
+
+# --------------------------------------------------------------------------- a judge name's length
+
+def test_a_judge_name_over_the_cap_is_refused_by_file_and_field_and_the_others_are_ranked(
+        inputs, tmp_path, monkeypatch, capsys):
+    """A card named with 2 MB of text was ranked, and its name made a leaderboard.md of 6 MB."""
+    sets, cards = inputs
+    long_name = "w" * (2 * 2**20)
+    _write(cards["good"], tmp_path / "cards" / "good")
+    bad = _write(cards["weak"], tmp_path / "cards" / "long", lambda r: r.update(judge=long_name))
+    out = tmp_path / "board"
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, out) == 0
+    error = capsys.readouterr().err
+    (refused,) = _refused(out)
+    assert refused["file"] == str(bad) and "field 'judge'" in refused["reason"], refused
+    assert f"{len(long_name):,} characters long" in refused["reason"]
+    assert f"at most {MAX_NAME_CHARS} characters" in refused["reason"]
+    assert "Traceback" not in error and len(error) < 10_000
+    assert [line["judge"] for line in board_json(out)] == ["good"]
+    assert (out / "leaderboard.md").stat().st_size < 100_000
+
+
+def test_a_judge_name_at_the_cap_is_ranked(inputs, tmp_path, monkeypatch, capsys):
+    sets, cards = inputs
+    name = "w" * MAX_NAME_CHARS
+    _write(cards["weak"], tmp_path / "cards" / "long", lambda r: r.update(judge=name))
+    out = tmp_path / "board"
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, out) == 0
+    assert [line["judge"] for line in board_json(out)] == [name] and _refused(out) == []
+    from evalkit.judgecard import _names
+    from evalkit.judgecard.card import check_judge_name
+
+    assert _names.MAX_NAME_CHARS == MAX_NAME_CHARS and check_judge_name(name, "x") == name
+
+
+def test_a_card_is_never_made_with_a_name_a_board_refuses(inputs, tmp_path):
+    sets, _ = inputs
+    asked = []
+    judge = FunctionJudge("j" * (MAX_NAME_CHARS + 1), lambda items: asked.append(1) or np.ones(len(items)))
+    with pytest.raises(ValueError, match=rf"judge card: the judge's name is {MAX_NAME_CHARS + 1} characters long"):
+        judge_card(judge, list(sets.values()), half="all", bootstrap=0)
+    assert asked == []  # refused before any item is scored
+    # a scores file's own name (its file and columns) is shortened, visibly, to the cap
+    folder = tmp_path / "d"
+    folder.mkdir()
+    path = folder / ("s" * 230 + ".jsonl")
+    path.write_text(json.dumps({"context": ["a"], "response": "b", "score_judge": 1.0}) + "\n")
+    name = ScoresJudge(str(path)).name
+    assert len(name) == MAX_NAME_CHARS and name.startswith("scores:sss") and name.endswith(".jsonl#score_judge")
+    assert "…" in name
