@@ -217,10 +217,11 @@ class Card:
             curves = tuple({str(k): nan(v) for k, v in dict(row).items()} for row in record.get("curves", []))
             field_name = "judge, spec, half, bootstrap, seed, skipped or notes"
             judge = check_judge_name(str(record["judge"]), f"{source}, field 'judge'")
+            skipped = _read_skipped(record["skipped"], source)
             bootstrap = _whole_number(record["bootstrap"], f"{source}, field 'bootstrap'")
             seed = _whole_number(record["seed"], f"{source}, field 'seed'")
             card = cls(judge, dict(record["spec"]), str(record["half"]), bootstrap,
-                       seed, rows, slots, costs, tuple(map(tuple, record["skipped"])),
+                       seed, rows, slots, costs, skipped,
                        tuple(record["notes"]), scores, consistency, curves)
         except KeyError as missing:
             raise ValueError(f"{source}: not a judge card's record (no field {missing})") from None
@@ -254,6 +255,28 @@ def check_judge_name(name: str, where: str) -> str:
         raise ValueError(f"{where}: the judge's name is {len(name):,} characters long ({shortened(repr(name), 30)}); "
                          f"a judge's name is at most {MAX_NAME_CHARS} characters (MAX_NAME_CHARS)")
     return name
+
+
+def _read_skipped(value: Any, source: str) -> tuple[tuple[str, str], ...]:
+    """The ``skipped`` field of a card's record: a list of ``[set, reason]`` pairs of texts (a set the card did not
+    score and why); else ``ValueError`` naming ``source``, the field and the entry: an entry of another shape
+    (a text, two numbers) would stop the board where it reads the sets a card did not score.
+
+    >>> _read_skipped([["fed", "too slow"]], "card.json")
+    (('fed', 'too slow'),)
+    >>> _read_skipped(["abc"], "card.json")
+    Traceback (most recent call last):
+    ...
+    ValueError: card.json, field 'skipped[0]': 'abc' is not a [set, reason] pair of texts
+    """
+    if not isinstance(value, list):
+        raise ValueError(f"{source}, field 'skipped': {shortened(repr(value), 60)} is not a list of [set, reason] "
+                         "pairs of texts")
+    for index, entry in enumerate(value):
+        if not (isinstance(entry, list) and len(entry) == 2 and all(isinstance(text, str) for text in entry)):
+            raise ValueError(f"{source}, field 'skipped[{index}]': {shortened(repr(entry), 60)} is not a "
+                             "[set, reason] pair of texts")
+    return tuple((name, why) for name, why in value)
 
 
 def _shown_number(value: Any) -> str:

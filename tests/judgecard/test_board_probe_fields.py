@@ -38,6 +38,42 @@ def _refused(out):
     return json.loads((out / "leaderboard.json").read_text())["refused_cards"]
 
 
+# --------------------------------------------------------------------------- a card's skipped field
+
+@pytest.mark.parametrize("skipped, field", [
+    (["abc"], "skipped[0]"),
+    ([[1, 2]], "skipped[0]"),
+    ([["one", "too slow"], ["two"]], "skipped[1]"),
+    ([["two", "slow", "again"]], "skipped[0]"),
+    ("abc", "skipped"),
+    ({"two": "slow"}, "skipped"),
+], ids=["a-text", "two-numbers", "one-item", "three-items", "not-a-list", "an-object"])
+def test_a_malformed_skipped_field_is_refused_naming_file_and_field_and_the_others_are_ranked(
+        inputs, tmp_path, monkeypatch, capsys, skipped, field):
+    """``skipped: ["abc"]`` stopped the board with "too many values to unpack" and no file named, ``[[1, 2]]``
+    with a TypeError traceback: the field was read without a check and unpacked on the board."""
+    sets, cards = inputs
+    _write(cards["good"], tmp_path / "cards" / "good")
+    bad = _write(cards["weak"], tmp_path / "cards" / "bad", lambda r: r.update(skipped=skipped))
+    out = tmp_path / "board"
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, out) == 0
+    error = capsys.readouterr().err
+    (refused,) = _refused(out)
+    assert refused["file"] == str(bad) and f"field '{field}'" in refused["reason"], refused
+    assert "[set, reason] pair" in refused["reason"]
+    assert "Traceback" not in error and f"{bad}: {refused['reason']}" in error
+    assert [line["judge"] for line in board_json(out)] == ["good"]
+
+
+def test_a_card_read_back_keeps_a_well_formed_skipped_field_and_refuses_another(inputs):
+    _, cards = inputs
+    record = json.loads(cards["good"].to_json())
+    card = Card.from_record({**record, "skipped": [["three", "no reference replies"]]}, source="ok.json")
+    assert card.skipped == (("three", "no reference replies"),)
+    with pytest.raises(ValueError, match=r"^bad\.json, field 'skipped\[0\]': \[1, 2\] is not a \[set, reason\]"):
+        Card.from_record({**record, "skipped": [[1, 2]]}, source="bad.json")
+
+
 # --------------------------------------------------------------------------- a judge name's length
 
 def test_a_judge_name_over_the_cap_is_refused_by_file_and_field_and_the_others_are_ranked(
