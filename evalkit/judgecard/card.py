@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import time
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Sequence
@@ -44,9 +45,10 @@ from evalkit.stats import correlation, grouped_correlation_intervals
 from evalkit.judgecard.checks import (ConsistencyRow, SlotRow, _consistency_row, _length_panel, _slot_row,  # noqa: F401
                      same_context_pairs)
 from evalkit.judgecard.adapt import adapt_set, adapted_name, parse_budget
+from evalkit.judgecard import sets as card_sets
 from evalkit.judgecard.sets import HalfChoice, HumanSet, card_items, noise_ceiling
-from evalkit.judgecard.judges import build_judge
-from evalkit.judgecard._names import MAX_NAME_CHARS, shortened
+from evalkit.judgecard.judges import ScoresJudge, build_judge
+from evalkit.judgecard._names import MAX_NAME_CHARS, one_line, shortened
 from evalkit.judges.protocol import CannotScore, Judge
 from evalkit.judgecard.spec import JudgeSpec, parse_spec, public_record
 
@@ -471,7 +473,9 @@ def judge_card(judge: Judge | JudgeSpec | str, sets: Sequence[str | HumanSet], *
     each half by whole contexts (:meth:`HumanSet.sample`, seeded by ``seed``) for a judge too slow for all.
     ``adapt`` (``"all"`` or a number of labels, :func:`~.adapt.parse_budget`) reports the judge adapted to each
     set with that many of its dev labels (:mod:`.adapt`), on the test halves, with its label-budget curve.
-    A judge's name longer than :data:`~._names.MAX_NAME_CHARS` is refused before anything is scored."""
+    A judge's name longer than :data:`~._names.MAX_NAME_CHARS` is refused before anything is scored. For a file of
+    scores (:class:`~.judges.ScoresJudge`), its lines of these sets that match no item of them (either half) are
+    named in a note (:meth:`~.judges.ScoresJudge.unread`), in the card's notes and on stderr."""
     spec = parse_spec(judge) if isinstance(judge, str) else judge if isinstance(judge, JudgeSpec) else None
     if spec is not None:
         judge = build_judge(spec)
@@ -487,8 +491,11 @@ def judge_card(judge: Judge | JudgeSpec | str, sets: Sequence[str | HumanSet], *
     curves: list[dict] = []
     rows, slots, costs, skipped, kept, consistency, one_draw, set_notes = [], [], [], [], [], [], [], []
     seen: set[str] = set()
+    wholes: list[HumanSet] = []  # each set whole (both halves): what a scores file's lines are checked against
     for entry in sets:
-        human_set = card_items(entry, half=half, items_per_set=items_per_set, seed=seed, data_dir=data_dir)
+        whole = entry if isinstance(entry, HumanSet) else card_sets.load_set(entry, data_dir=data_dir)
+        wholes.append(whole)
+        human_set = card_items(whole, half=half, items_per_set=items_per_set, seed=seed, data_dir=data_dir)
         if human_set.name in seen:
             raise ValueError(f"two sets are named {human_set.name!r} (a set given twice, or two folders or files "
                              "with one name): rename one")
@@ -509,7 +516,7 @@ def judge_card(judge: Judge | JudgeSpec | str, sets: Sequence[str | HumanSet], *
         if scores.shape != (len(items),):
             raise ValueError(f"{judge.name} gave {scores.shape} scores for {len(items)} items of {human_set.name}")
         if adapt is not None:
-            dev_set = card_items(entry, half="dev", items_per_set=items_per_set, seed=seed, data_dir=data_dir)
+            dev_set = card_items(whole, half="dev", items_per_set=items_per_set, seed=seed, data_dir=data_dir)
             try:
                 dev_scores = np.asarray(judge.score(dev_set.items).scores, dtype=float)
             except CannotScore as reason:
@@ -552,7 +559,10 @@ def judge_card(judge: Judge | JudgeSpec | str, sets: Sequence[str | HumanSet], *
                                                             if getattr(judge, "fingerprint", None) else {})}
     notes = (f"{judge.name} gave one draw only on {', '.join(one_draw)}: no self-consistency row there "
              "(spread over training seeds is not measured either)",) if one_draw else ()
-    notes = (*set_notes, *notes)
+    unread = judge.unread(wholes) if isinstance(judge, ScoresJudge) else None
+    if unread is not None:
+        print(f"note: {one_line(unread)}", file=sys.stderr)
+    notes = (*set_notes, *notes, *([unread] if unread is not None else []))
     if adapt is not None:
         record = {**record, "adapted": budget_label(budget)}
     return Card(name, record, half, bootstrap, seed, tuple(rows), tuple(slots), tuple(costs), tuple(skipped),

@@ -123,3 +123,81 @@ def test_a_card_is_never_made_with_a_name_a_board_refuses(inputs, tmp_path):
     name = ScoresJudge(str(path)).name
     assert len(name) == MAX_NAME_CHARS and name.startswith("scores:sss") and name.endswith(".jsonl#score_judge")
     assert "…" in name
+
+
+# --------------------------------------------------------------------------- a scores file's item ids
+
+def _halved_set(name: str = "own") -> HumanSet:
+    """``people_set`` with its first 60 items in the dev half and the rest in the test half."""
+    whole = people_set(name, items=120, seed=3)
+    items = whole.items.copy()
+    items["half"] = ["dev" if k < 60 else "test" for k in range(len(items))]
+    return HumanSet(whole.name, items, whole.labels, whole.ratings, whole.no_ratings)
+
+
+def _scores_file(path, human_set: HumanSet, edit=None) -> list[dict]:
+    """A scores file of every item of ``human_set`` (both halves), one line each, in the shape `judge export`
+    writes, its lines changed by ``edit(lines)`` when given."""
+    items = human_set.items
+    lines = [{"item_id": item, "dataset": human_set.name, "context": list(context), "response": response,
+              "score_judge": float(k % 7)}
+             for k, (item, context, response) in enumerate(zip(items["item_id"], items["context"], items["response"]))]
+    if edit is not None:
+        edit(lines)
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return lines
+
+
+@pytest.mark.parametrize("value", [None, "", "absent"], ids=["null", "empty", "absent"])
+def test_a_scores_line_without_an_item_id_is_refused_naming_file_line_and_field(tmp_path, capsys, value):
+    """A line without an id was matched by no item and dropped: the card said n=185, missing=1, and nothing
+    named the line."""
+    own = _halved_set()
+    path = tmp_path / "s.jsonl"
+    _scores_file(path, own, lambda lines: lines[7].pop("item_id") if value == "absent"
+                 else lines[7].update(item_id=value))
+    with pytest.raises(MetaEvalFormatError, match=r"s\.jsonl, line 8, field 'item_id': no item id"):
+        ScoresJudge(str(path))
+    assert main(["card", "--scores", str(path), "--set", "one", "--bootstrap", "0",
+                 "--out", str(tmp_path / "out")]) == 2
+    error = capsys.readouterr().err
+    assert "s.jsonl, line 8, field 'item_id': no item id" in error and "Traceback" not in error
+    assert not (tmp_path / "out").exists()
+
+
+def test_scores_lines_no_item_matches_are_named_in_a_note_and_on_stderr(tmp_path, capsys):
+    """Lines with an id of no item (a typo, a number where the set's ids are text) were dropped without a word.
+    Lines of the set's other half and of sets the card did not score are not named: `judge export --half all`
+    writes them all in one file."""
+    own = _halved_set()
+    path = tmp_path / "s.jsonl"
+
+    def edit(lines):
+        lines[70]["item_id"] = 12345  # a number: no item's id
+        lines.append({**lines[71], "item_id": "own:nope"})  # an id of no item
+        lines.append({**lines[72], "item_id": "two:3", "dataset": "two"})  # another set's line
+
+    _scores_file(path, own, edit)
+    card = judge_card(ScoresJudge(str(path)), [own], half="test", bootstrap=0)
+    error = capsys.readouterr().err
+    (note,) = [note for note in card.notes if note.startswith("s.jsonl:")]
+    assert note == ("s.jsonl: 2 lines match no item of the sets scored (own), either half, and were not read: "
+                    "line 71 (item_id 12345), line 121 (item_id 'own:nope')")
+    assert f"note: {note}" in error
+    assert card.rows[0].missing == 1 and card.rows[0].n == 59  # the item of the line with 12345 is unscored
+    # the test half alone is scored; the 60 dev-half lines match items of the set's other half: not named
+    clean = tmp_path / "clean.jsonl"
+    _scores_file(clean, own)
+    card = judge_card(ScoresJudge(str(clean)), [own], half="test", bootstrap=0)
+    assert not any(note.startswith("clean.jsonl:") for note in card.notes)
+    assert "clean.jsonl" not in capsys.readouterr().err
+
+
+def test_many_unmatched_lines_are_counted_and_the_first_few_named(tmp_path):
+    own = _halved_set()
+    path = tmp_path / "s.jsonl"
+    _scores_file(path, own, lambda lines: [line.update(item_id=f"{line['item_id']}x") for line in lines[:9]])
+    note = ScoresJudge(str(path)).unread([own])
+    assert note.startswith("s.jsonl: 9 lines match no item of the sets scored (own), either half, and were not "
+                           "read: line 1 (item_id 'own0x'), line 2 (item_id 'own1x')")
+    assert note.endswith("line 5 (item_id 'own4x'), and 4 more")
