@@ -141,14 +141,31 @@ def plot_aggregate_scores(labels: pd.DataFrame, ax: plt.Axes | None = None) -> p
 
 
 def plot_label_distribution(labels: pd.DataFrame, by: str = "model") -> plt.Figure:
-    """One panel per label: share of each value within each group."""
+    """One panel per label: share of each value within each group.
+
+    Each score has one colour in every panel (1 red through 3 yellow to 5 green), so a colour means the same
+    score whether a label's scale is 1-5, 1/3/5 or 1/5.
+
+    >>> labels = pd.DataFrame({"model": ["a", "b"], "content": [5, 1], "style": [5, 3], "reasonable": [5, 1]})
+    >>> fig = plot_label_distribution(labels)
+    >>> colours = {(ax.get_title(), text): handle.patches[0].get_facecolor()
+    ...            for ax in fig.axes for handle, text in zip(*ax.get_legend_handles_labels())}
+    >>> colours["content", "5"] == colours["style", "5"] == colours["reasonable", "5"]
+    True
+    >>> colours["content", "1"] == colours["reasonable", "1"] != colours["reasonable", "5"]
+    True
+    >>> plt.close(fig)
+    """
+    lowest, highest = min(min(spec.scale) for spec in LABELS.values()), max(max(spec.scale) for spec in LABELS.values())
+    colour_of = {value: plt.get_cmap("RdYlGn")(0.1 + 0.8 * (value - lowest) / (highest - lowest))
+                 for value in range(lowest, highest + 1)}
     fig, axes = plt.subplots(1, len(LABEL_NAMES), figsize=(12, 3.6), sharey=True)
     for ax, (name, spec) in zip(axes, LABELS.items()):
         shares = pd.crosstab(labels[by], labels[name].astype("Float64"), normalize="index")
         shares = shares.reindex(columns=[float(v) for v in spec.scale], fill_value=0)
         bottom = np.zeros(len(shares))
         for value in shares.columns:
-            ax.barh(shares.index, shares[value], left=bottom, label=str(int(value)))
+            ax.barh(shares.index, shares[value], left=bottom, label=str(int(value)), color=colour_of[int(value)])
             bottom += shares[value].to_numpy()
         ax.set_title(name)
         ax.set_xlabel("share of annotations")
