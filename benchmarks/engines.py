@@ -1,10 +1,9 @@
 """Local inference engines side by side on the same prompts, measured in one run, and the machine's limits.
 
 Engines (the default SmolLM2-135M; every variant computes with the weights of the GGUF the model ships in):
-  (a) transformers fp32 (weights dequantized once), generation one prompt at a time — the previous default;
-  (b) transformers fp32, greedy generation in batches of 8 — the default until 16 measured faster
-      (``benchmarks/generate_batch.py``; its label probabilities
-      are the same code as (a) and are not measured twice);
+  (a) transformers fp32 (weights dequantized once), generation one prompt at a time;
+  (b) transformers fp32, greedy generation in batches of 8 (``benchmarks/generate_batch.py`` compares 8, 16
+      and 32; its label probabilities are the same code as (a) and are not measured twice);
   (c) llama.cpp in-process (``llama-cpp-python``) on the GGUF rewritten as F32 (the same values as (a)),
       reusing the keys/values of shared prefixes as (a) does;
   (d)-(g) llama.cpp, each prompt computed whole and generated alone, on the GGUF rewritten as F32, F16, Q8_0,
@@ -123,7 +122,7 @@ def main() -> None:
     proxy_prompts = [proxy_messages(goal, "full", turns[:2]) for goal, turns in
                      zip(episodes["goal"], episodes["turns"])]
 
-    engines = {"(a) transformers fp32 (the previous default)": lambda: TransformersBackend(generate_batch_size=1),
+    engines = {"(a) transformers fp32, one sequence at a time": lambda: TransformersBackend(generate_batch_size=1),
                "(b) transformers fp32, greedy batches of 8": lambda: TransformersBackend(generate_batch_size=8),
                "(c) llama.cpp, F32, shared prefixes": lambda: LlamaCppBackend(weights="f32", share_prefixes=True),
                "(d) llama.cpp, F32 (same values as a)": lambda: LlamaCppBackend(weights="f32"),

@@ -1,4 +1,4 @@
-"""Greedy generation in batches of 8 (the previous default), 16 and 32 on real user-proxy prompts.
+"""Greedy generation in batches of 8, 16 and 32 on real user-proxy prompts.
 
 The proxy's turns are most of chapter 5's time and all of chapter 3's multiplicity samples. Decoding reads
 every weight once per step for the whole batch, so larger batches amortise the weights, while padding and

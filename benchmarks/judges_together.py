@@ -1,4 +1,4 @@
-"""Two LM judges on the same items: one call per judge (the previous way) against one call for both.
+"""Two LM judges on the same items: one call per judge against one call for both.
 
 The yes/no and Likert prompts about an item share everything but their closing question (the conversation,
 the reference, the candidate), so in one call the local engine computes that text once and the second prompt

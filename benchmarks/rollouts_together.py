@@ -1,4 +1,4 @@
-"""A user-proxy job's rollout units one by one (the previous way) against several units in one lockstep.
+"""A user-proxy job's rollout units one by one against several units in one lockstep.
 
 Chapter 5's goal-level study runs three proxies that differ only in what they are told about the user, over
 several seeds, with a few episodes each: unit by unit, every generation step decodes three rows at a time.
