@@ -224,7 +224,7 @@ class Card:
             seed = _whole_number(record["seed"], f"{source}, field 'seed'")
             card = cls(judge, dict(record["spec"]), str(record["half"]), bootstrap,
                        seed, rows, slots, costs, skipped,
-                       tuple(record["notes"]), scores, consistency, curves)
+                       _read_notes(record["notes"], source), scores, consistency, curves)
         except KeyError as missing:
             raise ValueError(f"{source}: not a judge card's record (no field {missing})") from None
         except (TypeError, AttributeError) as wrong:
@@ -278,7 +278,41 @@ def _read_skipped(value: Any, source: str) -> tuple[tuple[str, str], ...]:
         if not (isinstance(entry, list) and len(entry) == 2 and all(isinstance(text, str) for text in entry)):
             raise ValueError(f"{source}, field 'skipped[{index}]': {shortened(repr(entry), 60)} is not a "
                              "[set, reason] pair of texts")
+        _short_text(entry[0], MAX_NAME_CHARS, f"{source}, field 'skipped[{index}][0]'")
+        _short_text(entry[1], MAX_NOTE_CHARS, f"{source}, field 'skipped[{index}][1]'")
     return tuple((name, why) for name, why in value)
+
+
+MAX_NOTE_CHARS = 4000
+"""The longest note (or reason) a card's record may hold: the kit's own are one or two sentences."""
+
+
+def _short_text(text: str, limit: int, where: str) -> str:
+    """``text`` when it is at most ``limit`` characters; else ``ValueError`` naming ``where`` and its length."""
+    if len(text) > limit:
+        raise ValueError(f"{where}: {len(text):,} characters, more than {limit:,}: "
+                         f"{shortened(repr(text), 60)}")
+    return text
+
+
+def _read_notes(value: Any, source: str) -> tuple[str, ...]:
+    """The ``notes`` field of a card's record: a list of texts, each at most :data:`MAX_NOTE_CHARS` long; else
+    ``ValueError`` naming ``source`` and the field (a bare text would be read as one note per character).
+
+    >>> _read_notes(["fitted on 20 dev labels"], "card.json")
+    ('fitted on 20 dev labels',)
+    >>> _read_notes("one long note", "card.json")
+    Traceback (most recent call last):
+    ...
+    ValueError: card.json, field 'notes': 'one long note' is not a list of texts
+    """
+    if not isinstance(value, list):
+        raise ValueError(f"{source}, field 'notes': {shortened(repr(value), 60)} is not a list of texts")
+    for index, note in enumerate(value):
+        if not isinstance(note, str):
+            raise ValueError(f"{source}, field 'notes[{index}]': {shortened(repr(note), 60)} is not a text")
+        _short_text(note, MAX_NOTE_CHARS, f"{source}, field 'notes[{index}]'")
+    return tuple(value)
 
 
 def _shown_number(value: Any) -> str:

@@ -6,6 +6,7 @@ on stderr and in the card's notes, never dropped without a word."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -72,6 +73,21 @@ def test_a_card_read_back_keeps_a_well_formed_skipped_field_and_refuses_another(
     assert card.skipped == (("three", "no reference replies"),)
     with pytest.raises(ValueError, match=r"^bad\.json, field 'skipped\[0\]': \[1, 2\] is not a \[set, reason\]"):
         Card.from_record({**record, "skipped": [[1, 2]]}, source="bad.json")
+
+
+@pytest.mark.parametrize("edit, field", [
+    ({"notes": "one note"}, "notes"),
+    ({"notes": ["fine", 3]}, "notes[1]"),
+    ({"notes": ["x" * 4001]}, "notes[0]"),
+    ({"skipped": [["s" * 201, "slow"]]}, "skipped[0][0]"),
+], ids=["notes-a-text", "notes-a-number", "notes-too-long", "skipped-set-name-too-long"])
+def test_malformed_or_huge_notes_and_reasons_are_refused_naming_the_field(inputs, edit, field):
+    """A bare text as ``notes`` was read as one note per character, and a note or a skipped set's name of any
+    length went onto the board's pages."""
+    _, cards = inputs
+    record = json.loads(cards["good"].to_json())
+    with pytest.raises(ValueError, match=rf"^bad\.json, field '{re.escape(field)}': "):
+        Card.from_record({**record, **edit}, source="bad.json")
 
 
 # --------------------------------------------------------------------------- a judge name's length
