@@ -552,8 +552,8 @@ _AUTHORIZATION_END = re.compile(r"(?i).*\b(?:proxy-)?authorization\s*[:=]?\s*(?:
 _SLASHED_USERINFO = re.compile(r"""\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:\[\]"'<>]*:"""
                                r"""((?!\d+/)[^\s?#"'<>/@]*/[^\s?#"'<>]*)"""
                                r"""@(?=[A-Za-z0-9\[][\w.\[\]:-]*(?:[/?#\s"'<>]|$))""")
-# ... and one whose password holds an "@" before its "/" (postgres://me:p@ss/w0rd@db.example/app), read so only
-# where a host-like name follows the last "@" (https://me:pw@h/a/@b is a path).
+# ... and one whose password holds an "@" before its "/" (postgres://me:p@ss/w0rd@db/app): to the last "@" a host
+# name follows (redaction's reading of such an ambiguous URL).
 _AT_SLASHED_USERINFO = re.compile(r"""\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:\[\]"'<>]*:"""
                                   r"""([^\s?#"'<>/]*@[^\s?#"'<>/]*/[^\s?#"'<>]*)"""
                                   rf"""@(?={_HOST_LIKE})""")
@@ -562,10 +562,10 @@ _AT_SLASHED_USERINFO = re.compile(r"""\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:\[\]"
 def _slashed_passwords(text: str) -> list[tuple[int, int]]:
     """Where in ``text`` the passwords of URLs with an unencoded ``/`` in them are (:data:`_SLASHED_USERINFO`).
 
-    >>> text = "psql postgres://me:pa/ss9@db:5432/app; see https://h:8080/u/@me https://me:pw@h/a/@b"
+    >>> text = "psql postgres://me:pa/ss9@db:5432/app; see https://h:8080/u/@me and https://medium.com/@alice"
     >>> [text[start:end] for start, end in _slashed_passwords(text)]
     ['pa/ss9']
-    >>> text = "psql postgres://me:p@ss/w0rd@db.example/app"
+    >>> text = "psql postgres://me:p@ss/w0rd@db/app"
     >>> [text[start:end] for start, end in _slashed_passwords(text)]
     ['p@ss/w0rd']
     """

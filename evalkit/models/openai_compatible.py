@@ -65,7 +65,11 @@ def _sendable(url: str, shown: str) -> str:
     try:
         parts = urlsplit(url)
         reason = ("the scheme must be http or https" if parts.scheme.lower() not in ("http", "https")
-                  else "it names no host" if not parts.hostname else None)
+                  else "it names no host" if not parts.hostname
+                  # u:p@ss/w0rd@host: a parser takes "ss" for the host and would send part of the password there
+                  else "its user-info and its path both hold an '@', so where the host starts cannot be told: "
+                       "percent-encode '@' and '/' in a user name or password (%40, %2F)"
+                  if "@" in parts.netloc and "@" in parts.path else None)
         if reason is None and parts.port is not None and not 0 < parts.port < 65536:
             reason = "its port must be a number from 1 to 65535"
     except ValueError:

@@ -47,11 +47,10 @@ _MIN_SECRET = 4  # shorter "secrets" are not masked in free text (they would mas
 _URL_START = r"\b[A-Za-z][A-Za-z0-9+.\-]*://"
 _USERINFO = re.compile(rf"({_URL_START})[^\s/?#\"'<>]*@")
 # A password with an unencoded "/" (u:pa/ss@db): user-info to the last "@" a host follows; not a port's "h:80/".
-# A password holding an unencoded "@" before its "/" (http://u:p@ss/w0rd@db.example/v1): read to the last "@" only
-# when what follows it looks like a host (a dotted name, localhost, an address or a port), so that a path with
-# an "@" in it (https://me:pw@h/a/@b) keeps its host.
-_HOST_LIKE = (r"(?:localhost|[\w-]+(?:\.[\w-]+)+|\[[0-9A-Fa-f:.]+\]|[\w-]+(?=:\d))(?::\d+)?"
-              r"(?:[/?#\s\"'<>]|$)")
+# A password holding an unencoded "@" before its "/" (http://u:p@ss/w0rd@db/v1): read to the last "@" that a host
+# name follows, so no piece of the password stays; a path with an "@" after user-info (https://me:pw@h/a/@b) then
+# loses its host in what is shown, which is the safe side of an ambiguous URL.
+_HOST_LIKE = r"(?:\[[0-9A-Fa-f:.]+\]|[\w.-]+)(?::\d+)?(?:[/?#\s\"'<>]|$)"
 _AT_SLASHED_USERINFO_TEXT = re.compile(rf"({_URL_START})[^@\s/:\"'<>]+:[^\s/\"'<>]*@[^\s/\"'<>]*/[^\s\"'<>]*@"
                                        rf"(?={_HOST_LIKE})")
 _SLASHED_USERINFO_TEXT = re.compile(rf"({_URL_START})[^@\s/:\"'<>]+:(?!\d+(?:/|\s|$))[^\s\"'<>]*@"
@@ -350,13 +349,12 @@ def _raw_userinfo(url: str) -> str | None:
     """The ``user:password`` part of ``url``'s authority as written, or None when it has none; a password
     with an unencoded ``/`` (``postgres://u:pa/ss@db/app``, which a URL parser reads as a path) runs to the
     last ``@`` that a host follows (not a port: ``https://h:8080/u/@me`` has none), also when the password
-    holds an ``@`` before its ``/`` (``http://u:p@ss/w@db.example/v1``) where a host-like name follows the last
-    ``@`` (see :data:`_HOST_LIKE`).
+    holds an ``@`` before its ``/`` (``http://u:p@ss/w@db/v1``): to the last ``@`` a host name follows.
 
     >>> _raw_userinfo("postgres://u:pa/ss@db/app"), _raw_userinfo("https://h:8080/u/@me")
     ('u:pa/ss', None)
-    >>> _raw_userinfo("http://alice:p@ss/w%rd@127.0.0.1:8000/v1"), _raw_userinfo("https://me:pw@h/a/@b")
-    ('alice:p@ss/w%rd', 'me:pw')
+    >>> _raw_userinfo("http://alice:p@ss/w%rd@127.0.0.1:8000/v1"), _raw_userinfo("postgres://a:p@ss/w0rd@db/app")
+    ('alice:p@ss/w%rd', 'a:p@ss/w0rd')
     """
     try:
         netloc = urlsplit(url).netloc

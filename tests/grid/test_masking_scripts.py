@@ -61,6 +61,8 @@ FORMS = {
     "URL password with / in sh -c": (["sh", "-c", "psql postgres://user:Sc23pa/ss@db.example:5432/app -c 'select 1'"],
                                      "Sc23pa/ss"),
     "URL password with @ and /": (["psql", "postgres://user:Sc24p@ss/w0rd@db.example/app"], "Sc24p@ss/w0rd"),
+    "URL password with @ and / before a one-word host": (["psql", "postgres://user:Sc25p@ss/w0rd@db/app"],
+                                                         "Sc25p@ss/w0rd"),
 }
 
 # What a command may print with such a credential in it.

@@ -394,3 +394,22 @@ def test_keys_in_a_url_path_are_kept_out_of_the_endpoint_a_record_shows(url, sec
 
     assert secret not in public_endpoint(url) and secret not in endpoint_label(url)
     assert "***" in endpoint_label(url) and endpoint_label(url).startswith("h/")
+
+
+@pytest.mark.parametrize("url, rest", [("http://alice:p@ss/w0rd-K7Mq@vllm/v1", "w0rd-K7Mq"),
+                                       ("postgres://app:p@ss/LITpg403Z@db/app", "LITpg403Z")])
+def test_a_password_with_at_and_slash_before_a_one_word_host_is_masked_whole(url, rest):
+    """The host a service runs on is often one word (vllm, db): the password before it is masked whole."""
+    from evalkit.models import redact
+    from evalkit.models.redaction import url_credentials
+
+    assert rest not in redact(f"connect {url} failed") and "***@" in redact(url)
+    assert url_credentials(url)[1].endswith(rest)
+
+
+def test_an_endpoint_whose_host_cannot_be_told_from_its_password_is_refused():
+    """A parser reads http://alice:p@ss/w0rd@vllm/v1 as host "ss": the backend would send part of the password
+    there. It is refused, naming the fix, with no piece of the password in the message."""
+    with pytest.raises(BackendConfigError, match="percent-encode") as refused:
+        OpenAICompatibleBackend("m", "http://alice:p@ss/w0rd-K7Mq@vllm/v1", api_key_env=None)
+    assert "w0rd-K7Mq" not in str(refused.value) and "p@ss" not in str(refused.value)
