@@ -33,6 +33,18 @@ def _is_missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and np.isnan(value))
 
 
+def _shown(value: Any) -> str:
+    """A value as a refusal names it: an integer too large for a float (JSON reads ``1`` and 400 zeros as one) by
+    its count of digits, not its digits; anything else by its ``repr``.
+
+    >>> _shown(10 ** 400), _shown(12), _shown("x")
+    ('an integer of 401 digits', '12', "'x'")
+    """
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10 ** 20:
+        return f"an integer of {len(str(abs(value)))} digits"
+    return repr(value)
+
+
 def _check_record(record: Any, where: str, *, human: bool = True) -> dict[str, Any]:
     """One record in the schema; ``where`` locates it in messages (``file, line N`` or ``file, item N``). Without
     ``human`` the human ``score`` may be absent (a file of a judge's scores): it is then NaN."""
@@ -66,8 +78,10 @@ def _check_record(record: Any, where: str, *, human: bool = True) -> dict[str, A
         score = float(record["score"])
     except (TypeError, ValueError) as error:
         raise MetaEvalFormatError(f"{where}, field 'score': {record['score']!r} is not a number") from error
+    except OverflowError:  # an integer beyond a float's range: JSON gives one for 1 followed by 400 zeros
+        score = math.inf
     if not math.isfinite(score):
-        raise MetaEvalFormatError(f"{where}, field 'score': {record['score']!r} is not a finite number")
+        raise MetaEvalFormatError(f"{where}, field 'score': {_shown(record['score'])} is not a finite number")
     clean = {**record, "context": context, "score": score}
     for name in ("reference", "dataset", "system"):
         value = clean.get(name)
@@ -188,7 +202,8 @@ def write_meta_eval(frame: pd.DataFrame, path: str | Path) -> Path:
 def metric_scores(frame: pd.DataFrame, metric: str, *, source: str | None = None) -> pd.Series:
     """A metric column as floats, checked as strictly as the ``score`` column: missing (null, a blank CSV
     cell, NaN from a scorer that abstained) is an abstention; ``true``/``false``, a text that is not a
-    number and an infinite number are refused naming the file, line and field.
+    number, an infinite number and an integer too large for a float (``1`` and 400 zeros in JSON) are refused
+    naming the file, line and field.
 
     >>> metric_scores(pd.DataFrame({"m": [0.5, None, "2"]}), "m").tolist()
     [0.5, nan, 2.0]
@@ -216,8 +231,10 @@ def metric_scores(frame: pd.DataFrame, metric: str, *, source: str | None = None
             number = float(value)
         except (TypeError, ValueError):
             raise MetaEvalFormatError(f"{at}: {value!r} is not a number; name a column of scores") from None
+        except OverflowError:  # an integer beyond a float's range (1 followed by 400 zeros in JSON)
+            number = math.inf
         if not math.isfinite(number):
-            raise MetaEvalFormatError(f"{at}: {value!r} is not a finite number (leave it blank, or null, for "
+            raise MetaEvalFormatError(f"{at}: {_shown(value)} is not a finite number (leave it blank, or null, for "
                                       "an abstention)")
         values.append(number)
     return pd.Series(values, index=frame.index, name=metric, dtype=float)
