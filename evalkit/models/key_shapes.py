@@ -60,9 +60,19 @@ _KEY_PREFIX = re.compile(r"(?:sk-|sk_|rk_|pk_|hf_|ghp_|gho_|ghs_|ghu_|github_pat
 _TOKEN_CHARS = re.compile(r"[\w:~+=-]+")
 
 
-# A path segment that names what the next one is (/token/<value>/, /apikey/<value>).
-_NAMING_SEGMENT = re.compile(r"(?i)(?:api[_-]?key|apikey|key|keys|token|tokens|access[_-]?token|secret|secrets"
-                             r"|password|passwd|pwd|sig|signature|auth|credential|credentials)")
+# A path segment that names what the next one is (/token/<value>/, /x-api-key/<value>, /accesskey/<value>).
+_NAMING_SEGMENT = re.compile(r"(?i).*(?:key|keys|token|tokens|secret|secrets|password|passwd|pwd|sig|signature|auth"
+                             r"|credential|credentials)")
+
+
+def _decoded(path: str) -> str:
+    """``path`` percent-decoded until it no longer changes (at most three times: ``%253F`` is ``?``)."""
+    for _ in range(3):
+        decoded = unquote(path)
+        if decoded == path:
+            break
+        path = decoded
+    return path
 
 
 def _key_like(segment: str) -> bool:
@@ -95,30 +105,37 @@ def path_secrets(url: str) -> list[str]:
     (['abcdefgh12'], [])
     >>> path_secrets("https://h/v1/Bearer%20HDRsecret12345"), path_secrets("https://h/v1%3Fapi_key%3DENCk3y12")
     (['HDRsecret12345'], ['ENCk3y12'])
+    >>> path_secrets("https://h/v1/x-api-key/tok.en.1234"), path_secrets("https://h/v1%253Fcode%253DENCk3y12%2523fr4g")
+    (['tok.en.1234'], ['ENCk3y12', 'fr4g'])
     >>> path_secrets("https://h/openai/deployments/Meta-Llama-3.1-8B-Instruct/v1"), path_secrets("http://h:8000/v1")
     ([], [])
     >>> path_secrets("https://h/models/Qwen2-7B-Instruct/v1/chat/completions")
     []
     """
     try:
-        segments = unquote(urlsplit(url).path).split("/")
+        segments = _decoded(urlsplit(url).path).split("/")
     except ValueError:
         return []
     found = []
     for index, segment in enumerate(segments):
         after = segments[index - 1] if index else ""
-        bearer = re.fullmatch(r"(?i)bearer\s+(\S{6,})", segment)
+        bearer = re.fullmatch(r"(?i)bearer[\s+]+(\S{6,})", segment)
         if bearer:
             found.append(bearer[1])
-        elif "?" in segment or "=" in segment:  # an encoded query (or path parameters) inside a segment
-            found += [value for name, value in re.findall(r"([\w-]+)=([^&;?#\s]{4,})", segment)
-                      if _NAMING_SEGMENT.fullmatch(name) or _NAMING_SEGMENT.search(name)]
+        elif "?" in segment or "#" in segment:  # an encoded query or fragment: every value, as a real one's
+            head, _, rest = segment.partition("?") if "?" in segment else segment.partition("#")
+            found += [value for piece in re.split(r"[&;#]", rest)
+                      for value in [piece.partition("=")[2] or piece] if len(value) >= 4]
+        elif "=" in segment:  # path parameters (/v1;jsessionid=X) are read by path_parameters
+            found += [value for name, value in re.findall(r"([\w-]+)=([^&;\s]{4,})", segment)
+                      if _NAMING_SEGMENT.fullmatch(name)]
+        elif (_NAMING_SEGMENT.fullmatch(after) and len(segment) >= 6
+              and not (segment.isalpha() and segment.islower())):
+            found.append(segment)  # /token/<value>: a lower-case word (refresh, revoke) is a route
         elif not _TOKEN_CHARS.fullmatch(segment):
             continue
         elif _key_like(segment):
             found.append(segment)
-        elif _NAMING_SEGMENT.fullmatch(after) and len(segment) >= 6 and not segment.isalpha():
-            found.append(segment)  # /token/<value>: a word (refresh, revoke) is a route
         elif (index >= 2 and re.fullmatch(r"T[A-Z0-9]{6,}", segments[index - 2])
               and re.fullmatch(r"B[A-Z0-9]{6,}", after) and len(segment) >= 12):
             found.append(segment)  # a Slack webhook: /T<team>/B<bot>/<secret>

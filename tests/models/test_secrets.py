@@ -388,6 +388,13 @@ def test_a_model_named_by_a_credential_from_the_environment_is_masked_in_names_a
     ("https://h/v1/Zq8XwV3kLm9P", "Zq8XwV3kLm9P"),                          # 12 characters of mixed kinds
     ("https://h/v1/Bearer%20HDRsecret12345", "HDRsecret12345"),             # a Bearer token as a segment
     ("https://h/v1%3Fapi_key%3DENCk3y123456", "ENCk3y123456"),              # an encoded query in the path
+    ("https://h/v1/token/tok.en.12345678", "tok.en.12345678"),              # a dotted value after its name
+    ("https://h/v1/token/AbCdEfGhIjKlMnOp", "AbCdEfGhIjKlMnOp"),            # letters alone, mixed case
+    ("https://h/v1/x-api-key/abcdefgh14", "abcdefgh14"),                    # a compound name before it
+    ("https://h/v1/Bearer+hdrsecretvalue99", "hdrsecretvalue99"),           # "+" for the space
+    ("https://h/v1%3Fcode%3DENCk3y123457", "ENCk3y123457"),                 # any encoded query value
+    ("https://h/v1%23ENCfrag12345678", "ENCfrag12345678"),                  # an encoded fragment
+    ("https://h/v1%253Fapi_key%253DDBLk3y123456", "DBLk3y123456"),          # encoded twice
 ])
 def test_keys_in_a_url_path_are_kept_out_of_the_endpoint_a_record_shows(url, secret):
     from evalkit.models.redaction import endpoint_label, public_endpoint
