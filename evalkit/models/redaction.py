@@ -231,8 +231,8 @@ _COPY_WORDS = frozenset({"old", "new", "backup", "bak", "prev", "next", "alt", "
 def secret_variable(name: str) -> bool:
     """Whether the environment variable ``name`` holds a credential: a word of its name is one of
     ``TOKEN``, ``SECRET``, ``PASSWORD``, ``PASSWD``, ``PASS``, ``PASSPHRASE``, ``CREDENTIALS``, ``COOKIE``,
-    ``WEBHOOK``, ``AUTH``, ``AUTHORIZATION``, ``DSN``...; its last word is ``KEY`` (``*_API_KEY``,
-    ``*_PRIVATE_KEY``); it ends in ``_PWD`` (``MYSQL_PWD``); it contains ``PASSWORD``, ``PASSWD``,
+    ``WEBHOOK``, ``AUTH``, ``AUTHORIZATION``, ``DSN``...; its last word is ``KEY`` or ``BEARER`` or ends in
+    ``KEY`` (``*_API_KEY``, ``*_PRIVATE_KEY``, ``OPENAIKEY``, ``AzureOpenAIKey``); it ends in ``_PWD`` (``MYSQL_PWD``); it contains ``PASSWORD``, ``PASSWD``,
     ``PASSPHRASE``, ``SECRET``, ``CREDENTIAL``, ``COOKIE``, ``WEBHOOK`` or ``PRIVATE_KEY`` (``PGPASSWORD``);
     a word of it is ``PAT``, ``JWT`` or ``CREDS`` (``GH_PAT``, ``CI_JOB_JWT``, ``MY_SERVICE_CREDS``) or ends
     in ``PASS`` as a password does (``SSHPASS``, ``PGPASS``; not ``GIT_ASKPASS``). A name whose last word is ``FILE``, ``PATH``, ``DIR``, ``SOCK``, ``SOCKET`` or
@@ -246,6 +246,8 @@ def secret_variable(name: str) -> bool:
     [True, True, True, True, True, True, True, True, True, True, True]
     >>> [secret_variable(n) for n in ("BW_SESSION", "OP_SESSION_myteam", "TS_AUTHKEY", "XDG_SESSION_TYPE")]
     [True, True, True, False]
+    >>> [secret_variable(n) for n in ("OPENAIKEY", "GEMINIKEY", "AzureOpenAIKey", "MY_JUDGE_BEARER")]
+    [True, True, True, True]
     >>> [secret_variable(n) for n in ("PWD", "OLDPWD", "SSH_AUTH_SOCK", "GIT_ASKPASS", "GIT_AUTHOR_NAME",
     ...                               "AWS_ACCESS_KEY_ID", "TOKENIZERS_PARALLELISM", "PASSWORD_STORE_DIR")]
     [False, False, False, False, False, False, False, False]
@@ -255,7 +257,8 @@ def secret_variable(name: str) -> bool:
         return False
     while len(words) > 1 and (words[-1] in _COPY_WORDS or re.fullmatch(r"v?\d+", words[-1])):
         words = words[:-1]  # OPENAI_API_KEY_2, SIGNING_KEY_V2, ENCRYPTION_KEY_B64: the same credential
-    return (bool(_SECRET_WORDS.intersection(words)) or words[-1] in ("key", "keys")
+    return (bool(_SECRET_WORDS.intersection(words)) or words[-1] in ("key", "keys", "bearer")
+            or re.fullmatch(r"[a-z0-9]+(?:api)?keys?", words[-1]) is not None  # OPENAIKEY, AzureOpenAIKey
             or (len(words) > 1 and words[-1] == "session")  # BW_SESSION (not XDG_SESSION_TYPE)
             or words[:2] == ["op", "session"]  # 1Password's OP_SESSION_<account>
             or (len(words) > 1 and words[-1] in ("pwd", "pw", "sk"))  # MYSQL_PWD, DB_PW, STRIPE_SK
