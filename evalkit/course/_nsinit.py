@@ -9,7 +9,7 @@ the run sees, on a fresh tmpfs, and changes root into it:
 - fresh tmpfs folders at ``/tmp``, ``/var/tmp`` and ``/run`` (``tmp_bytes`` each; gone when the run ends);
 - each path of ``see`` at its own path: the run's own folder writable, everything else (the interpreter, the
   kit's package, the data and cache folders) read-only, every mount under it included;
-- ``/dev/null`` over each file of ``hide_files`` (credential files inside a visible cache folder);
+- an empty read-only file over each file of ``hide_files`` (credential files inside a visible cache folder);
 - an empty tmpfs over each path of ``hide`` that lies inside one of those, and each ``bind`` pair bound
   read-only (the checks package over a stub).
 
@@ -85,9 +85,15 @@ def build_root(spec: dict) -> str:
     for path in spec["hide"]:
         if os.path.isdir(root + path):
             mount("-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs", root + path)
+    empty = root + "/.evalkit-empty"  # an empty file: a marker a kit checks with is_file() still is one
+    with open(empty, "w"):
+        pass
+    os.chmod(empty, 0o444)
     for path in spec.get("hide_files", []):
         if os.path.isfile(root + path):
-            mount("--bind", "/dev/null", root + path)
+            mount("--bind", empty, root + path)
+            subprocess.run(["mount", "-o", "remount,bind,ro", root + path], check=False, stderr=subprocess.DEVNULL)
+    os.unlink(empty)  # the binds keep it; the run's root shows no such name
     for source, target in spec["bind"]:
         if os.path.exists(root + target):
             bind(source, root + target)

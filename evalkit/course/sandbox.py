@@ -26,6 +26,7 @@ import json
 import math
 import os
 import pwd
+import re
 import resource
 import shutil
 import signal
@@ -41,7 +42,8 @@ from evalkit.course.intake import read_capped
 
 __all__ = ["Isolation", "Limits", "SandboxUnavailable", "detect", "check_timeout", "scrubbed_environment",
            "clamped_limits", "launch", "supervise", "end", "mount_scratch", "release_mounts", "visible_paths",
-           "check_visible_folders", "credential_files", "CREDENTIAL_FILES", "ENVIRONMENT_ALLOWED"]
+           "check_visible_folders", "credential_files", "is_credential_name", "CREDENTIAL_FILES",
+           "ENVIRONMENT_ALLOWED"]
 
 #: The only variables of the grader's environment a submission sees (paths and switches, no credentials).
 ENVIRONMENT_ALLOWED = ("LANG", "LC_ALL", "LC_CTYPE", "TZ", "EVALKIT_DATA_DIR", "EVALKIT_CACHE_DIR",
@@ -281,29 +283,56 @@ def launch(argv: Sequence[str], *, cwd: Path, env: dict[str, str], limits: Limit
 _GROUPS: dict[int, RunGroup | None] = {}
 
 
-#: Files a cache folder may hold that are credentials, not data (Hugging Face's tokens, a ``.netrc``, a ``.env``
-#: of API keys).
+#: Names a cache folder may hold that are credentials, not data (Hugging Face's tokens, a ``.netrc``, a ``.env``
+#: of API keys); :func:`is_credential_name` matches these and every name shaped like one.
 CREDENTIAL_FILES = ("token", "stored_tokens", ".netrc", ".git-credentials", "credentials", "credentials.json",
                     ".env")
 
+#: Parts of a name that make it a credential's wherever they appear (case-insensitive).
+_CREDENTIAL_PARTS = ("secret", "credential", "password", "passwd", "pgpass", "netrc", "pypirc", "npmrc", "apikey",
+                     "api_key", "api-key", "access_key", "private_key")
+#: Words (between dots, dashes, underscores) that make a name a credential's: ``token.txt``, ``server.key``,
+#: ``.env.local``; not ``tokenizer.json``, ``special_tokens_map.json`` or ``environment``, which models hold.
+_CREDENTIAL_WORDS = frozenset({"token", "key", "keys", "env", "envrc", "auth", "pem", "p12", "pfx", "kdbx"})
+
+
+def is_credential_name(name: str) -> bool:
+    """Whether a file named ``name`` in a cache folder may hold a credential: a hidden name (``.pgpass``,
+    ``.envrc``, ``.ENV``), an SSH key (``id_*``), or a name with a credential's word in it (case-insensitive).
+
+    >>> [is_credential_name(name) for name in (".env.local", "id_rsa", "API_KEY.txt", "my-token", "secrets.toml")]
+    [True, True, True, True, True]
+    >>> [is_credential_name(name) for name in ("tokenizer.json", "special_tokens_map.json", "environment")]
+    [False, False, False]
+    """
+    lowered = name.lower()
+    if name in CREDENTIAL_FILES or lowered.startswith((".", "id_")):
+        return True
+    return any(part in lowered for part in _CREDENTIAL_PARTS) or bool(
+        _CREDENTIAL_WORDS.intersection(re.split(r"[^a-z0-9]+", lowered)))
+
 
 def credential_files(folders: Sequence[Path]) -> list[Path]:
-    """The :data:`CREDENTIAL_FILES` anywhere in each folder (a link named so counts by the file it points to,
-    when that file lies in one of the folders): a sandboxed run sees ``/dev/null`` in their place.
+    """The files anywhere in each folder that :func:`is_credential_name` names, and every file inside a hidden
+    folder (``.docker/config.json``, ``.streamlit/secrets.toml``): a sandboxed run reads each as an empty file.
+    A link so named counts by the file it points to, when that file lies in one of the folders.
 
     >>> import tempfile
     >>> home = Path(tempfile.mkdtemp())
     >>> _ = (home / "hub" / "models--x").mkdir(parents=True), (home / "hub" / "models--x" / "token").write_text("t")
     >>> _ = (home / "hub" / "model.bin").write_text("w"), (home / ".netrc").symlink_to(home / "hub" / "model.bin")
+    >>> _ = (home / ".docker").mkdir(), (home / ".docker" / "config.json").write_text("{}")
+    >>> _ = (home / "hub" / "tokenizer.json").write_text("{}")
     >>> sorted(str(path.relative_to(home)) for path in credential_files([home]))
-    ['hub/model.bin', 'hub/models--x/token']
+    ['.docker/config.json', 'hub/model.bin', 'hub/models--x/token']
     """
     roots = [Path(os.path.realpath(folder)) for folder in folders]
     found: dict[Path, None] = {}
     for root in roots:
         for here, _, names in os.walk(root):
+            inside_hidden = any(part.startswith(".") for part in Path(here).relative_to(root).parts)
             for name in names:
-                if name not in CREDENTIAL_FILES:
+                if not (inside_hidden or is_credential_name(name)):
                     continue
                 target = Path(os.path.realpath(os.path.join(here, name)))
                 if target.is_file() and any(target.is_relative_to(other) for other in roots):

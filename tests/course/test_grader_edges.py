@@ -1,8 +1,9 @@
 """The grader at its edges: a grader whose own hard limits are below the limits asked, an output folder under a
-file, a class entry with a hidden name, a cell whose error message cannot be encoded, and a ``.env`` in a cache
-folder. Each gave a traceback, a silent omission or a readable secret; each now gives a row or a message."""
+file, a class entry with a hidden name, a cell whose error message cannot be encoded, and credential files in a
+cache folder. Each gave a traceback, a silent omission or a readable secret; each now gives a row or a message."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -111,3 +112,52 @@ def test_a_dotenv_file_in_a_cache_folder_counts_as_a_credential_file(tmp_path):
     (tmp_path / "hub" / "weights.bin").write_text("model weights")
     (tmp_path / "environment").symlink_to(tmp_path / "hub" / "weights.bin")  # a name like it is no credential
     assert credential_files([tmp_path]) == [(tmp_path / "hub" / ".env").resolve()]
+
+
+#: Credentials a cache folder held that a graded notebook read (each name but ``.env`` and ``hub/token``).
+CACHE_CREDENTIALS = (".env", ".env.local", ".env.production", ".envrc", ".ENV", ".pgpass", ".pypirc", ".npmrc",
+                     "id_rsa", ".docker/config.json", ".streamlit/secrets.toml", "api_key.txt", "token.txt",
+                     "credentials.bak", "hub/token")
+#: What a model cache holds and the kit reads: never hidden.
+CACHE_MODEL_FILES = ("models/m/tokenizer.json", "models/m/special_tokens_map.json", "models/m/config.json",
+                     "models/m/model.safetensors", "environment")
+
+
+def _cache_with_credentials(cache: Path) -> None:
+    for name in CACHE_CREDENTIALS + CACHE_MODEL_FILES:
+        (cache / name).parent.mkdir(parents=True, exist_ok=True)
+        (cache / name).write_text(f"SECRET-{name}" if name in CACHE_CREDENTIALS else f"model {name}")
+    (cache / "models" / "m" / ".verified").write_text("sha256\n")  # a marker the kit checks with is_file()
+    (cache / "linked").symlink_to(cache / "hub" / "token")
+
+
+def test_every_credential_shaped_file_in_a_cache_folder_is_hidden_and_model_files_are_not(tmp_path):
+    """Only the exact names ``.env``, ``token``... were hidden: ``.env.local``, ``.pgpass``, ``id_rsa``,
+    ``.docker/config.json``, ``api_key.txt`` and the like in ``EVALKIT_CACHE_DIR`` were read by a notebook."""
+    from evalkit.course.sandbox import credential_files
+
+    _cache_with_credentials(tmp_path)
+    hidden = {str(path.relative_to(tmp_path.resolve())) for path in credential_files([tmp_path])}
+    assert hidden == {*CACHE_CREDENTIALS, "models/m/.verified"}, hidden
+
+
+def test_a_sandboxed_run_reads_cache_credentials_as_empty_and_still_finds_its_models(tmp_path):
+    from .test_hostile import sandbox_or_skip
+    from .test_sandbox_limits import _run
+
+    isolation = sandbox_or_skip()
+    cache = tmp_path / "cache"
+    _cache_with_credentials(cache)
+    for path in [tmp_path, *cache.rglob("*")]:
+        os.chmod(path, 0o755 if path.is_dir() else 0o644)
+    code = f'''import os
+cache = {str(cache.resolve())!r}
+for name in {CACHE_CREDENTIALS + CACHE_MODEL_FILES + ("linked",)!r}:
+    print(name, repr(open(os.path.join(cache, name)).read()))
+print("marker", os.path.isfile(os.path.join(cache, "models/m/.verified")))
+'''
+    said = _run(isolation, code, tmp_path / "grading", env={"EVALKIT_CACHE_DIR": str(cache)})
+    assert "SECRET" not in said, said
+    assert all(f"{name} ''" in said for name in CACHE_CREDENTIALS + ("linked",)), said
+    assert all(f"{name} 'model {name}'" in said for name in CACHE_MODEL_FILES), said
+    assert "marker True" in said, said  # an empty file, not /dev/null: the kit still finds its checked models
