@@ -53,7 +53,7 @@ from evalkit.judges.protocol import CannotScore, Judge
 from evalkit.judgecard.spec import JudgeSpec, parse_spec, public_record
 
 __all__ = ["LabelRow", "SlotRow", "ConsistencyRow", "SetCost", "SetScores", "Card", "judge_card", "merge_cards",
-           "same_context_pairs", "check_set_scores", "check_judge_name"]
+           "same_context_pairs", "check_set_scores", "check_judge_name", "check_spec_record"]
 
 _KEPT_EXAMPLES = 20
 
@@ -207,8 +207,9 @@ class Card:
             field_name = "slots"
             slots = tuple(SlotRow(**{k: nan(v) for k, v in row.items()}) for row in record["slots"])
             field_name = "costs"
-            costs = tuple(SetCost(**{**row, "examples": tuple(map(tuple, row["examples"]))})
-                          for row in record["costs"])
+            costs = tuple(SetCost(**{**row, "examples": _read_examples(row["examples"],
+                                                                       f"{source}, field 'costs[{k}]'")})
+                          for k, row in enumerate(record["costs"]))
             field_name = "scores"
             scores = tuple(_read_set_scores(row, f"{source}, field 'scores[{k}]'")
                            for k, row in enumerate(record.get("scores", [])))
@@ -216,13 +217,18 @@ class Card:
             consistency = tuple(ConsistencyRow(**{k: nan(v) for k, v in row.items()})
                                 for row in record.get("consistency", []))
             field_name = "curves"
-            curves = tuple({str(k): nan(v) for k, v in dict(row).items()} for row in record.get("curves", []))
+            curves = tuple({k: nan(v) for k, v in _read_curve(row, f"{source}, field 'curves[{n}]'").items()}
+                           for n, row in enumerate(record.get("curves", [])))
+            for name, kept in (("rows", rows), ("slots", slots), ("consistency", consistency), ("costs", costs)):
+                for k, row in enumerate(kept):
+                    _refuse_non_texts(row, f"{source}, field '{name}[{k}]'")
             field_name = "judge, spec, half, bootstrap, seed, skipped or notes"
-            judge = check_judge_name(str(record["judge"]), f"{source}, field 'judge'")
+            judge = check_judge_name(record["judge"], f"{source}, field 'judge'")
             skipped = _read_skipped(record["skipped"], source)
             bootstrap = _whole_number(record["bootstrap"], f"{source}, field 'bootstrap'")
             seed = _whole_number(record["seed"], f"{source}, field 'seed'")
-            card = cls(judge, dict(record["spec"]), str(record["half"]), bootstrap,
+            card = cls(judge, check_spec_record(record["spec"], f"{source}, field 'spec'"),
+                       _read_half(record["half"], source), bootstrap,
                        seed, rows, slots, costs, skipped,
                        _read_notes(record["notes"], source), scores, consistency, curves)
         except KeyError as missing:
@@ -245,14 +251,24 @@ class Card:
 
 
 def check_judge_name(name: str, where: str) -> str:
-    """``name`` when a card may hold it as its judge's name: at most :data:`~._names.MAX_NAME_CHARS` characters
-    (a board repeats the name on every line that names the judge); else ``ValueError`` naming ``where``.
+    """``name`` when a card may hold it as its judge's name: a text with a character other than white space (a
+    board links and ranks a judge by its name: an empty one is a line no reader can tell apart), at most
+    :data:`~._names.MAX_NAME_CHARS` characters (a board repeats the name on every line that names the judge); else
+    ``ValueError`` naming ``where``.
 
     >>> check_judge_name("x" * 201, "card.json, field 'judge'")
     Traceback (most recent call last):
     ...
     ValueError: card.json, field 'judge': the judge's name is 201 characters long ('xxxxxxxxxxxxxx…xxxxxxxxxxxxx'); a judge's name is at most 200 characters (MAX_NAME_CHARS)
+    >>> check_judge_name("  ", "card.json, field 'judge'")
+    Traceback (most recent call last):
+    ...
+    ValueError: card.json, field 'judge': the judge's name '  ' is empty or white space only; name the judge
     """
+    if not isinstance(name, str):
+        raise ValueError(f"{where}: {shortened(repr(name), 60)} is not a text (a judge's name)")
+    if not name.strip():
+        raise ValueError(f"{where}: the judge's name {name!r} is empty or white space only; name the judge")
     if len(name) > MAX_NAME_CHARS:
         raise ValueError(f"{where}: the judge's name is {len(name):,} characters long ({shortened(repr(name), 30)}); "
                          f"a judge's name is at most {MAX_NAME_CHARS} characters (MAX_NAME_CHARS)")
@@ -315,6 +331,124 @@ def _read_notes(value: Any, source: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+HALVES = ("test", "dev", "all")
+"""The halves a card reports: what :func:`judge_card` scores (``half``) and what a board ranks (``--half``)."""
+
+MAX_SPEC_CHARS = 64 * 1024
+"""The longest ``spec`` a card's record may hold, in characters of its JSON text: the kit's own are a few hundred
+characters and a prompt template of pages fits, while a board copies the spec onto the card's page, so one of
+megabytes would make a page of megabytes."""
+
+
+def _read_half(value: Any, source: str) -> str:
+    """The ``half`` field of a card's record: one of :data:`HALVES`; else ``ValueError`` naming ``source`` and the
+    field, the value shortened (a board names a card's half in its refusals and on its pages).
+
+    >>> _read_half("dev", "card.json")
+    'dev'
+    >>> _read_half({"a": 1}, "card.json")
+    Traceback (most recent call last):
+    ...
+    ValueError: card.json, field 'half': {'a': 1} is not a half a card reports (test, dev or all)
+    """
+    if not isinstance(value, str) or value not in HALVES:
+        raise ValueError(f"{source}, field 'half': {shortened(repr(value), 60)} is not a half a card reports "
+                         f"({', '.join(HALVES[:-1])} or {HALVES[-1]})")
+    return value
+
+
+def check_spec_record(value: Any, where: str) -> dict[str, Any]:
+    """``value`` as a card's ``spec`` (the judge as it was given, with its settings): a JSON object whose JSON text
+    is at most :data:`MAX_SPEC_CHARS` characters; else ``ValueError`` naming ``where``.
+
+    >>> check_spec_record({"kind": "metric", "name": "x" * MAX_SPEC_CHARS}, "card.json, field 'spec'")
+    Traceback (most recent call last):
+    ...
+    ValueError: card.json, field 'spec': its JSON is 65,566 characters long, more than 65,536 (MAX_SPEC_CHARS): {"kind": "metric", "name": "xxxxxxxxxxxx…xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}
+    >>> check_spec_record(["kind", "metric"], "card.json, field 'spec'")
+    Traceback (most recent call last):
+    ...
+    ValueError: card.json, field 'spec': ['kind', 'metric'] is not a JSON object
+    """
+    if not isinstance(value, dict):
+        raise ValueError(f"{where}: {shortened(repr(value), 60)} is not a JSON object")
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{where}: not JSON ({error})") from None
+    if len(text) > MAX_SPEC_CHARS:
+        raise ValueError(f"{where}: its JSON is {len(text):,} characters long, more than {MAX_SPEC_CHARS:,} "
+                         f"(MAX_SPEC_CHARS): {shortened(text, 80)}")
+    return dict(value)
+
+
+_NAMED_TEXTS = ("set", "label", "budget")
+"""The text fields of a card's rows that name a set, a label or a budget: at most MAX_NAME_CHARS long."""
+
+
+def _checked_text(value: Any, field_name: str, where: str) -> str:
+    """``value`` when it is a text of a row's field ``field_name``: a name (:data:`_NAMED_TEXTS`) at most
+    :data:`~._names.MAX_NAME_CHARS` characters, any other text at most :data:`MAX_NOTE_CHARS`; else ``ValueError``
+    naming ``where`` and the field."""
+    if not isinstance(value, str):
+        raise ValueError(f"{where}: {field_name!r} is {shortened(repr(value), 60)}, not a text")
+    return _short_text(value, MAX_NAME_CHARS if field_name in _NAMED_TEXTS else MAX_NOTE_CHARS,
+                       f"{where}: {field_name!r}")
+
+
+def _refuse_non_texts(row: Any, where: str) -> None:
+    """A row read back from a record holds a text in every field its class types as one (a set's name, a label, a
+    note): a list there (``"set": ["fed"]``) would stop the board where it groups a card's sets or looks a label
+    up (``unhashable type``), and a text of megabytes would be copied onto its pages."""
+    for spec in fields(row):
+        if spec.type == "str":
+            _checked_text(getattr(row, spec.name), spec.name, where)
+
+
+def _read_examples(value: Any, where: str) -> tuple[tuple[str, str], ...]:
+    """The ``examples`` of a cost row of a card's record: a list of ``[item, raw text]`` pairs of texts; else
+    ``ValueError`` naming ``where`` and the entry.
+
+    >>> _read_examples([["fed:3", "no digit"]], "card.json, field 'costs[0]'")
+    (('fed:3', 'no digit'),)
+    >>> _read_examples(["ab"], "card.json, field 'costs[0]'")
+    Traceback (most recent call last):
+    ...
+    ValueError: card.json, field 'costs[0]': 'examples[0]' is 'ab', not an [item, text] pair of texts
+    """
+    if not isinstance(value, list):
+        raise ValueError(f"{where}: 'examples' is {shortened(repr(value), 60)}, not a list of [item, text] pairs")
+    for index, entry in enumerate(value):
+        if not (isinstance(entry, list) and len(entry) == 2 and all(isinstance(text, str) for text in entry)):
+            raise ValueError(f"{where}: 'examples[{index}]' is {shortened(repr(entry), 60)}, not an [item, text] "
+                             "pair of texts")
+    return tuple(map(tuple, value))
+
+
+def _read_curve(row: Any, where: str) -> dict[str, Any]:
+    """One row of a card's label-budget curve: a JSON object whose values are texts (a set, a label or a budget
+    at most :data:`~._names.MAX_NAME_CHARS` characters), finite numbers or null; else ``ValueError`` naming
+    ``where`` and the field.
+
+    >>> _read_curve({"set": "fed", "budget": "all", "pearson": 0.4, "gain": None}, "card.json, field 'curves[0]'")
+    {'set': 'fed', 'budget': 'all', 'pearson': 0.4, 'gain': None}
+    >>> _read_curve({"set": ["fed"]}, "card.json, field 'curves[0]'")
+    Traceback (most recent call last):
+    ...
+    ValueError: card.json, field 'curves[0]': 'set' is ['fed'], not a text
+    """
+    if not isinstance(row, dict):
+        raise ValueError(f"{where}: {shortened(repr(row), 60)} is not a JSON object")
+    for name, value in row.items():
+        if isinstance(value, str) or name in _NAMED_TEXTS:
+            _checked_text(value, name, where)
+        elif isinstance(value, bool) or not (value is None or isinstance(value, (int, float))):
+            raise ValueError(f"{where}: {name!r} is {shortened(repr(value), 60)}, not a text, a number or null")
+        else:
+            _finite_number(value, f"{where}: {name!r}", allow_nan=True)
+    return {str(name): value for name, value in row.items()}
+
+
 def _shown_number(value: Any) -> str:
     """A number as a refusal names it: a huge integer by its digit count, not its 400 digits."""
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10 ** 20:
@@ -335,7 +469,7 @@ def _finite_number(value: Any, where: str, *, allow_nan: bool = False) -> float 
     if allow_nan and (value is None or (isinstance(value, float) and value != value)):
         return value
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{where} is {value!r}, not a number")
+        raise ValueError(f"{where} is {shortened(repr(value), 60)}, not a number")
     try:
         finite = math.isfinite(float(value))
     except OverflowError:
@@ -379,7 +513,8 @@ def _read_set_scores(entry: dict[str, Any], where: str) -> SetScores:
             values.append(float("nan") if value is None else float(value))
         except OverflowError:  # an integer of hundreds of digits
             raise ValueError(f"{where}.scores[{index}]: {_shown_number(value)} is not a finite score") from None
-    scores = SetScores(str(entry["set"]), tuple(map(str, entry["item_ids"])), tuple(values))
+    name = _checked_text(entry["set"], "set", where)
+    scores = SetScores(name, tuple(map(str, entry["item_ids"])), tuple(values))
     check_set_scores(scores, where)
     return scores
 
@@ -522,6 +657,8 @@ def judge_card(judge: Judge | JudgeSpec | str, sets: Sequence[str | HumanSet], *
                          f"--half {half} cannot be adapted")
     name = judge.name if adapt is None else adapted_name(judge.name, budget)
     check_judge_name(name, "judge card")  # before any item is scored: a board would refuse the card
+    if spec is not None:  # so would it a card whose spec (a template of megabytes) it would copy onto its page
+        check_spec_record(spec.as_record(), "judge card, the judge's spec")
     curves: list[dict] = []
     rows, slots, costs, skipped, kept, consistency, one_draw, set_notes = [], [], [], [], [], [], [], []
     seen: set[str] = set()
