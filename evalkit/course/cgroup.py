@@ -5,7 +5,8 @@ process of a run, but a notebook that starts many processes can still take the m
 Where the grader runs as root and the machine offers the memory and pids controllers (cgroup v1, or v2 with
 them enabled for the grader's group), each run gets a group of its own under the grader's: every process the run
 starts joins it before the run's program starts, the kernel ends the run's largest process when the group's
-memory is spent, and the group goes when the run ends. Elsewhere :func:`open_group` returns None and the
+memory is spent, and the group goes when the run ends (an empty group a killed grader left behind goes when
+the next grading opens one). Elsewhere :func:`open_group` returns None and the
 per-process limits are what bounds a run (the grading says which: :attr:`RunGroup.description`).
 """
 from __future__ import annotations
@@ -16,7 +17,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["RunGroup", "open_group", "run_memory_bytes"]
+__all__ = ["RunGroup", "open_group", "remove_stale_groups", "run_memory_bytes"]
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 
@@ -72,6 +73,39 @@ def _own_path(controller: str) -> str | None:
     return None
 
 
+STALE_AFTER_S = 60.0
+"""How old an empty run group must be before a grader removes it: a newer one may be another grader's, made and
+not yet joined by its run."""
+
+
+def remove_stale_groups(parent: Path, *, now: float | None = None) -> list[Path]:
+    """Remove the empty run groups under ``parent`` older than :data:`STALE_AFTER_S` — left by a grader that was
+    killed before it could remove them — and return them. A group that still holds a process cannot be removed
+    (the kernel refuses), so a live run is never touched.
+
+    >>> import tempfile
+    >>> parent = Path(tempfile.mkdtemp())
+    >>> (parent / "evalkit-run-old").mkdir(); (parent / "evalkit-run-new").mkdir(); (parent / "other").mkdir()
+    >>> os.utime(parent / "evalkit-run-old", (0, 0))
+    >>> [p.name for p in remove_stale_groups(parent)], sorted(p.name for p in parent.iterdir())
+    (['evalkit-run-old'], ['evalkit-run-new', 'other'])
+    """
+    now = time.time() if now is None else now
+    removed = []
+    try:
+        candidates = sorted(parent.glob("evalkit-run-*"))
+    except OSError:
+        return removed
+    for folder in candidates:
+        try:
+            if now - folder.stat().st_mtime >= STALE_AFTER_S:
+                folder.rmdir()
+                removed.append(folder)
+        except OSError:
+            continue  # in use (a live run), gone already, or not ours to remove
+    return removed
+
+
 def open_group(memory_bytes: int, processes: int, *, root: Path = CGROUP_ROOT) -> RunGroup | None:
     """A new control group for one run, with its memory and process caps set; None where the machine does not
     let the grader make one (not root, no such controllers, or a hierarchy it may not write to)."""
@@ -84,6 +118,7 @@ def open_group(memory_bytes: int, processes: int, *, root: Path = CGROUP_ROOT) -
             parent = root / (_own_path("") or "/").lstrip("/")
             if not {"memory", "pids"} <= set((parent / "cgroup.subtree_control").read_text().split()):
                 return None
+            remove_stale_groups(parent)
             folder = parent / name
             folder.mkdir()
             made.append(folder)
@@ -96,6 +131,7 @@ def open_group(memory_bytes: int, processes: int, *, root: Path = CGROUP_ROOT) -
                 own = _own_path(controller)
                 if own is None or not (root / controller).is_dir():
                     raise OSError(f"no {controller} controller")
+                remove_stale_groups(root / controller / own.lstrip("/"))
                 folder = root / controller / own.lstrip("/") / name
                 folder.mkdir()
                 made.append(folder)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import os
+import time
 import subprocess
 import sys
 import tempfile
@@ -205,6 +206,7 @@ def test_a_run_that_spreads_its_memory_over_many_processes_is_capped_as_a_whole(
     if probe is None:
         pytest.skip("this machine does not let the grader make a control group")
     probe.remove()
+    before = set(Path("/sys/fs/cgroup").rglob("evalkit-run-*"))  # another grading's (or a killed one's) groups
     code = '''import multiprocessing, time
 def hold(_):
     block = bytearray(120 * 2**20)
@@ -237,4 +239,27 @@ if __name__ == "__main__":
             end(process)  # as the grader does: the run's processes and its group go
     assert outcomes["uncapped"][0] == 0 and "held 480" in outcomes["uncapped"][1], outcomes["uncapped"]
     assert "held 480" not in outcomes["capped"][1], outcomes["capped"]
-    assert not list(Path("/sys/fs/cgroup/memory").rglob("evalkit-run-*")), "a run's group outlived it"
+    assert not set(Path("/sys/fs/cgroup").rglob("evalkit-run-*")) - before, "a run's group outlived it"
+
+
+def test_an_empty_group_a_killed_grader_left_is_removed_when_the_next_run_opens_one():
+    """A grader killed by SIGKILL cannot remove its run's group; the next grading removes such empty groups
+    (older than a minute), and never one that holds a process."""
+    from evalkit.course.cgroup import open_group
+
+    sandbox_or_skip()
+    probe = open_group(2**30, 64)
+    if probe is None:
+        pytest.skip("this machine does not let the grader make a control group")
+    probe.remove()
+    parent = probe.folders[0].parent
+    left = parent / "evalkit-run-leftover00"
+    left.mkdir()
+    os.utime(left, (time.time() - 3600, time.time() - 3600))
+    group = open_group(2**30, 64)
+    try:
+        assert not left.exists()
+    finally:
+        group.remove()
+        if left.exists():
+            left.rmdir()
