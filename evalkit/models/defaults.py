@@ -114,6 +114,11 @@ def default_lm_path() -> Path:
     # Convert into a temporary folder and rename it into place, so an interrupted conversion never
     # leaves a half-written model behind.
     staging = Path(tempfile.mkdtemp(prefix=target.name + ".", dir=target.parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    # mkdtemp makes a private folder (0700); the model is as readable as any folder the user makes (a shared
+    # cache, or a graded run under another user, reads it).
+    staging.chmod(0o777 & ~umask)
     try:
         _convert_gguf(gguf, staging)
         (staging / "evalkit-source.json").write_text(json.dumps(

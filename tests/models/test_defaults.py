@@ -45,3 +45,20 @@ def test_default_encoder_embeds_offline():
                              normalize_embeddings=True)
     assert vectors.shape == (3, 384)
     assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2]
+
+
+def test_the_converted_default_model_is_readable_by_other_users(tmp_path, monkeypatch):
+    """The conversion's staging folder is private (mkdtemp); renamed into the cache as it was, a shared cache or a
+    graded run under another user could not read the default model."""
+    import os
+
+    from evalkit.models import defaults
+
+    monkeypatch.setenv("EVALKIT_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(defaults, "_convert_gguf", lambda gguf, out: (out / "config.json").write_text("{}"))
+    umask = os.umask(0o022)
+    try:
+        folder = defaults.default_lm_path()
+    finally:
+        os.umask(umask)
+    assert folder.stat().st_mode & 0o777 == 0o755
