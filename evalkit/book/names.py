@@ -22,7 +22,7 @@ DISPLAY_NAMES: Mapping[str, str] = {
     "bertscore_precision": "BERTScore P", "bertscore_recall": "BERTScore R", "bertscore_f1": "BERTScore F1",
     "bertscore": "BERTScore",
     # Judges.
-    "judge_yes_no": "LM judge, yes-or-no", "judge_likert": "LM judge, Likert", "paireval": "PairEval judge",
+    "judge_yes_no": "yes-or-no LM judge", "judge_likert": "Likert LM judge", "paireval": "PairEval judge",
     "directeval": "DirectEval", "encoder": "untrained encoder", "length": "reply length",
     # The reply's own lexical diversity, a feature beside the metrics.
     "candidate_mattr": "reply MATTR", "candidate_hdd": "reply HD-D", "candidate_yules_k": "reply Yule's K",
@@ -41,6 +41,11 @@ def display_name(label: object) -> str:
     ('BERTScore P', 'DirectEval', 'upheld-main')
     >>> display_name("random_forest (weighted)"), display_name("metrics (weighted)")
     ('random forest (weighted)', 'metrics (weighted)')
+
+    A name holds no comma, so a list of names (``a, b and c``) counts its names right:
+
+    >>> display_name("judge_likert"), [name for name in DISPLAY_NAMES.values() if "," in name]
+    ('Likert LM judge', [])
     """
     text = str(label)
     if text in DISPLAY_NAMES:
