@@ -100,7 +100,9 @@ def judge_accuracy_by_bin(frame: pd.DataFrame, labels: pd.DataFrame, label: str,
 
     ``Human`` is the mean share of an item's annotators who gave its most frequent score. A Likert judge
     (``kind="likert"``) is right when its rounded score equals that score; a yes/no judge (``kind="binary"``)
-    when "yes" (P(Yes) > 0.5) coincides with a winning score of 4 or 5. ``judges`` maps column → kind.
+    when its "yes" (P(Yes) > 0.5) goes with a winning score of 4 or 5, or its "no" with 1 to 3 (it gives no
+    score of its own). The bins do not nest: an item is in one of plurality-not-majority (``"plurality"``),
+    majority-not-perfect (``"majority"``) or ``"perfect"``. ``judges`` maps column → kind.
     """
     ratings = labels.dropna(subset=[label]).groupby("item_id")[label]
     winner = ratings.agg(lambda v: v.mode().iloc[0] if len(v.mode()) == 1 else np.nan)
