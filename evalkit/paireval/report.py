@@ -1,5 +1,6 @@
-"""Chapter 4's held-out targets and the two computations its sentences rest on: which attacks a judge resists
-(:func:`attack_verdicts`) and per-set paired differences that may fail on a tiny subset (:func:`paired_gaps`).
+"""Chapter 4's held-out targets and the computations its sentences rest on: which attacks a judge resists
+(:func:`attack_verdicts`), for which judges look-alikes are the harder test (:func:`harder_test`) and per-set
+paired differences that may fail on a tiny subset (:func:`paired_gaps`).
 The chapter writes its sentences itself, with the verdict words of :mod:`evalkit.book.prose`."""
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any, Mapping
 
 from evalkit.book import prose
 
-__all__ = ["TARGETS", "attack_verdicts", "paired_gaps"]
+__all__ = ["TARGETS", "attack_verdicts", "harder_test", "paired_gaps"]
 
 # The held-out accuracy the kit's fine-tuned judge aims for, by kind of negative.
 TARGETS = {"random": 0.85, "look-alike": 0.70}
@@ -29,6 +30,8 @@ def attack_verdicts(intervals: Mapping[str, Any], *, judge: str = "The PairEval 
     >>> attack_verdicts({"dull": proportion([1] * 90 + [0] * 10), "echo": proportion([1] * 70 + [0] * 30)},
     ...                 controls={"paraphrase": proportion([1] * 60 + [0] * 40)})
     'The PairEval judge resists dull; falls for none; is not told from chance on none; prefers the original above chance on echo but not apart from the control paraphrase.'
+    >>> attack_verdicts({a: proportion([1] * 90 + [0] * 10) for a in ("dull", "copy", "swap")})
+    'The PairEval judge resists dull, copy and swap; falls for none; is not told from chance on none.'
     """
     from evalkit.stats import proportion_difference
 
@@ -39,13 +42,46 @@ def attack_verdicts(intervals: Mapping[str, Any], *, judge: str = "The PairEval 
     near_controls = [name for name, v in intervals.items() if v.low > 0.5 and not_apart(v)]
     falls = [f"{name} ({v.interval})" for name, v in intervals.items() if v.high < 0.5]
     unclear = [name for name, v in intervals.items() if v.low <= 0.5 <= v.high]
-    text = (f"{judge} resists {', '.join(resists) or 'none'}; falls for {', '.join(falls) or 'none'}; "
-            f"is not told from chance on {', '.join(unclear) or 'none'}")
+    text = (f"{judge} resists {prose.join_names(resists)}; falls for {prose.join_names(falls)}; "
+            f"is not told from chance on {prose.join_names(unclear)}")
     for name in near_controls:
         apart = not_apart(intervals[name])
         text += (f"; prefers the original above chance on {name} but not apart from the control"
                  f"{'s' if len(apart) > 1 else ''} {prose.join_names(apart)}")
     return text + "."
+
+
+def harder_test(rates: Mapping[str, tuple[Any, Any]]) -> str:
+    """Whether look-alikes are the harder test, judge by judge, by their intervals. ``rates``: a judge's name as the
+    prose writes it (with "the" where it needs one) -> (its accuracy against look-alikes, against random replies),
+    each with ``low`` and ``high``. A look-alike is harder for a judge only where its whole interval lies below the
+    random-reply interval; where the two overlap the judge does as well on them.
+
+    >>> from evalkit.stats import proportion
+    >>> rate = lambda right: proportion([1] * right + [0] * (100 - right))
+    >>> harder_test({"the untrained encoder": (rate(60), rate(90)), "the PairEval judge": (rate(88), rate(87)),
+    ...              "DirectEval": (rate(85), rate(88))})
+    "A look-alike, which shares the conversation's topic and words, was built to be the harder test; it is for the untrained encoder (its look-alike interval lies below its random-reply interval), while the PairEval judge and DirectEval do as well on them (the intervals overlap)."
+    >>> harder_test({"the judge": (rate(95), rate(60))})
+    "A look-alike, which shares the conversation's topic and words, was built to be the harder test; it is for none of the judges, while the judge does better on them (the whole look-alike interval lies above the random-reply interval)."
+    """
+    harder = [name for name, (alike, random) in rates.items() if alike.high < random.low]
+    easier = [name for name, (alike, random) in rates.items() if alike.low > random.high]
+    level = [name for name in rates if name not in harder and name not in easier]
+
+    def verb(names: list[str], one: str, many: str) -> str:
+        return one if len(names) == 1 else many
+
+    clauses = []
+    if level:
+        clauses.append(f"{prose.join_names(level)} {verb(level, 'does', 'do')} as well on them (the intervals overlap)")
+    if easier:
+        clauses.append(f"{prose.join_names(easier)} {verb(easier, 'does', 'do')} better on them (the whole look-alike "
+                       "interval lies above the random-reply interval)")
+    head = ("A look-alike, which shares the conversation's topic and words, was built to be the harder test; it is for "
+            + (f"{prose.join_names(harder)} ({verb(harder, 'its', 'each one' + chr(39) + 's')} look-alike interval "
+               "lies below its random-reply interval)" if harder else "none of the judges"))
+    return head + (", while " + " and ".join(clauses) if clauses else "") + "."
 
 
 def paired_gaps(first: Mapping[str, Any], second: Mapping[str, Any], human: Mapping[str, Any], *,
