@@ -17,26 +17,11 @@ from evalkit.judgecard.cli import main
 from evalkit.judgecard.judges import FunctionJudge, ScoresJudge
 from evalkit.judgecard.sets import HumanSet
 from evalkit.paireval.schema import MetaEvalFormatError
-from tests.judgecard.test_leaderboard import _board_of, board_json, column_judge, people_set
+from tests.judgecard.test_board_probe import _refused, inputs  # noqa: F401  (the hostile-card fixture)
+from tests.judgecard.test_leaderboard import _board_of, board_json, people_set
 from tests.judgecard.test_leaderboard import _edited as _write
 
 MAX_NAME_CHARS = 200  # the longest judge name a card may hold (evalkit.judgecard._names.MAX_NAME_CHARS)
-
-
-@pytest.fixture(scope="module")
-def inputs():
-    sets = {name: people_set(name, seed=k) for k, name in enumerate(("one", "two"))}
-    rng = np.random.default_rng(34)
-    truth = {n: s.items["truth"].to_numpy() for n, s in sets.items()}
-    judges = {"good": {n: t + rng.normal(scale=1.0, size=len(t)) for n, t in truth.items()},
-              "weak": {n: t + rng.normal(scale=3.0, size=len(t)) for n, t in truth.items()}}
-    cards = {name: judge_card(column_judge(name, values), list(sets.values()), half="all", bootstrap=0)
-             for name, values in judges.items()}
-    return sets, cards
-
-
-def _refused(out):
-    return json.loads((out / "leaderboard.json").read_text())["refused_cards"]
 
 
 # --------------------------------------------------------------------------- a card's skipped field

@@ -12,7 +12,7 @@ import pytest
 
 from evalkit.judgecard import judge_card
 from evalkit.judgecard.card import Card
-from tests.judgecard.test_board_probe_fields import _refused, inputs  # noqa: F401  (the module's fixture)
+from tests.judgecard.test_board_probe import _refused, inputs  # noqa: F401  (the module's fixture)
 from tests.judgecard.test_leaderboard import _board_of, board_json
 from tests.judgecard.test_leaderboard import _edited as _write
 
