@@ -75,6 +75,7 @@ from urllib.parse import quote
 import numpy as np
 import pandas as pd
 
+from evalkit.book.prose import join_names
 from evalkit.stats.bootstrap import _pearson_rows, group_resamples, percentile_interval
 from evalkit.judgecard._names import one_line
 from evalkit.judgecard.card import Card, LabelRow, SetScores
@@ -641,6 +642,13 @@ def board_sentence(board: Sequence[Standing], *, names: Mapping[str, str] | None
     >>> board_sentence([a, b, d, c]).split(" them. ")[1]
     '1 of the 2 other judges (c) is below the first rank by a paired interval. d is tied with a but below 1 judge by a paired interval, so it ranks 2.'
 
+Judges tied with the same leaders at the same rank share one sentence:
+
+    >>> a = Standing("a", 1, 0.5, 0.4, 0.6, 9, 0.3, 9, ("b", "d", "g"), ())
+    >>> g = Standing("g", 2, 0.4, 0.2, 0.6, 9, 0.2, 9, ("a",), ())
+    >>> board_sentence([a, b, d, g, c]).split(" them. ")[1]
+    '1 of the 3 other judges (c) is below the first rank by a paired interval. d and g are tied with a but below 1 judge by a paired interval, so they rank 2.'
+
 Two judges on different sets are never compared: both rank first, and the sentence says they are not compared.
 
     >>> e = Standing("e", 1, 0.3, 0.2, 0.4, 1, 0.3, 1, (), ())
@@ -674,7 +682,7 @@ def _board_text(board: Sequence[Standing]) -> str:
         lead = first[0]
         text = (f"{lead.judge} ranks first, with a mean share of the ceiling of {shown} over {lead.ceiling_rows} "
                 f"rows; ")
-        text += (f"it is tied with {', '.join(lead.tied_with)} (their paired intervals hold zero)."
+        text += (f"it is tied with {join_names(lead.tied_with)} (their paired intervals hold zero)."
                  if lead.tied_with else "every other judge is below it by a paired interval.")
     else:
         names = ", ".join(s.judge for s in first[:-1]) + f" and {first[-1].judge}"
@@ -693,13 +701,20 @@ def _board_text(board: Sequence[Standing]) -> str:
     if len(first) > 1 or first[0].tied_with:
         every = ("The" if others == 1 else "All") if len(below) == others else f"{len(below)} of the"
         text += (f" {every} {'' if others == 1 else f'{others} '}other judge{'s' if others != 1 else ''} "
-                 f"({', '.join(s.judge for s in below)}) {'is' if len(below) == 1 else 'are'} below the first "
+                 f"({join_names([s.judge for s in below])}) {'is' if len(below) == 1 else 'are'} below the first "
                  "rank by a paired interval." if below else "")
     leaders = {f.judge for f in first}
+    # Judges tied with the same leaders at the same rank are one sentence: a board of many look-alike judges
+    # then reads as a few groups, not one sentence per judge.
+    groups: dict[tuple[tuple[str, ...], int], list[str]] = {}
     for s in ranked:
         if s.rank > 1 and s not in below:
-            text += (f" {s.judge} is tied with {', '.join(t for t in s.tied_with if t in leaders)} but below "
-                     f"{s.rank - 1} judge{'s' if s.rank > 2 else ''} by a paired interval, so it ranks {s.rank}.")
+            groups.setdefault((tuple(t for t in s.tied_with if t in leaders), s.rank), []).append(s.judge)
+    for (tied, rank), judges in groups.items():
+        one = len(judges) == 1
+        text += (f" {join_names(judges)} {'is' if one else 'are'} tied with {join_names(tied)} but below "
+                 f"{rank - 1} judge{'s' if rank > 2 else ''} by a paired interval, so {'it ranks' if one else 'they rank'} "
+                 f"{rank}.")
     return text + _not_ranked(board)
 
 
@@ -712,10 +727,10 @@ def _not_ranked(board: Sequence[Standing]) -> str:
         if s.cautions:
             marked.setdefault(s.cautions, []).append(s.judge)
     for cautions, judges in marked.items():
-        text += f" Ranked, but marked: {', '.join(judges)} ({'; '.join(cautions)})."
+        text += f" Ranked, but marked: {join_names(judges)} ({'; '.join(cautions)})."
     unranked = [s.judge for s in board if s.mean_share != s.mean_share and not s.flags]
     if unranked:
-        text += f" Not ranked (no row with a defined share of the ceiling): {', '.join(unranked)}."
+        text += f" Not ranked (no row with a defined share of the ceiling): {join_names(unranked)}."
     for s in board:
         if s.flags:
             text += f" Not ranked, flagged: {s.judge} ({'; '.join(s.flags)})."
