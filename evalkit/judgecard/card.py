@@ -406,8 +406,9 @@ def _refuse_non_texts(row: Any, where: str) -> None:
 
 
 def _read_examples(value: Any, where: str) -> tuple[tuple[str, str], ...]:
-    """The ``examples`` of a cost row of a card's record: a list of ``[item, raw text]`` pairs of texts; else
-    ``ValueError`` naming ``where`` and the entry.
+    """The ``examples`` of a cost row of a card's record: a list of at most ``_KEPT_EXAMPLES`` ``[item, raw text]``
+    pairs of texts, an item at most :data:`~._names.MAX_NAME_CHARS` characters and a text at most
+    :data:`MAX_NOTE_CHARS`, as the kit writes them; else ``ValueError`` naming ``where`` and the entry.
 
     >>> _read_examples([["fed:3", "no digit"]], "card.json, field 'costs[0]'")
     (('fed:3', 'no digit'),)
@@ -415,13 +416,21 @@ def _read_examples(value: Any, where: str) -> tuple[tuple[str, str], ...]:
     Traceback (most recent call last):
     ...
     ValueError: card.json, field 'costs[0]': 'examples[0]' is 'ab', not an [item, text] pair of texts
+    >>> _read_examples([["fed:3", "a." * 3000]], "card.json, field 'costs[0]'")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: card.json, field 'costs[0]': 'examples[0][1]': 6,000 characters, more than 4,000: ...
     """
     if not isinstance(value, list):
         raise ValueError(f"{where}: 'examples' is {shortened(repr(value), 60)}, not a list of [item, text] pairs")
+    if len(value) > _KEPT_EXAMPLES:
+        raise ValueError(f"{where}: 'examples' holds {len(value):,} pairs, more than the {_KEPT_EXAMPLES} a card keeps")
     for index, entry in enumerate(value):
         if not (isinstance(entry, list) and len(entry) == 2 and all(isinstance(text, str) for text in entry)):
             raise ValueError(f"{where}: 'examples[{index}]' is {shortened(repr(entry), 60)}, not an [item, text] "
                              "pair of texts")
+        _short_text(entry[0], MAX_NAME_CHARS, f"{where}: 'examples[{index}][0]'")
+        _short_text(entry[1], MAX_NOTE_CHARS, f"{where}: 'examples[{index}][1]'")
     return tuple(map(tuple, value))
 
 
@@ -626,7 +635,10 @@ def _cost(name: str, items: int, seconds: float, records: list, scores: np.ndarr
     money = None if price is None else (prompt + completion) / 1000 * price
     missing = np.flatnonzero(np.isnan(scores))
     raw = raw if len(raw) == len(scores) else ()
-    examples = tuple((str(ids[i]), str(raw[i]) if raw else "(no text: not scored)") for i in missing[:_KEPT_EXAMPLES])
+    # An endpoint's reply can be of any length: an example keeps its start and end, so the card stays readable.
+    examples = tuple((shortened(str(ids[i]), MAX_NAME_CHARS),
+                      shortened(str(raw[i]), MAX_NOTE_CHARS) if raw else "(no text: not scored)")
+                     for i in missing[:_KEPT_EXAMPLES])
     return SetCost(name, items, seconds, len(records), sum(1 for r in records if r.cache_hit), prompt, completion,
                    float(sum(r.latency_s for r in records)), money, int(len(missing)), examples)
 

@@ -221,7 +221,18 @@ def _card_label(paths: list[str]) -> str:
 
 def named_apart(lines: list[tuple]) -> list[tuple]:
     """``lines`` of (card, files), every judge name made unique: a name on two or more lines gets its card's
-    folder or file in brackets, e.g. ``probe-a (cards/a)``; a name that still clashes gets its card files."""
+    folder or file in brackets, e.g. ``probe-a (cards/a)``; a name that still clashes gets its card files; and
+    a name that clashes even then (cards named to collide with those renamings) gets a number, ``#2``, ``#3``,
+    on every line after the first that holds it. No set of card names can make two lines share one.
+
+    >>> from evalkit.judgecard.card import Card
+    >>> made = lambda name: Card(name, {}, "test", 0, 0, (), (), ())
+    >>> lines = [(made("X"), ["cards/a/card.json"]), (made("X"), ["cards/m/card.json"]),
+    ...          (made("X (cards/a)"), ["cards/m2/card.json"]),
+    ...          (made("X (cards/a) (cards/a/card.json)"), ["cards/m3/card.json"])]
+    >>> [card.judge for card, _ in named_apart(lines)]
+    ['X (cards/a) (cards/a/card.json)', 'X (cards/m)', 'X (cards/a) (cards/m2/card.json)', 'X (cards/a) (cards/a/card.json) #2']
+    """
     from dataclasses import replace
 
     for label in (_card_label, ", ".join):
@@ -229,7 +240,21 @@ def named_apart(lines: list[tuple]) -> list[tuple]:
         for card, _ in lines:
             counts[card.judge] = counts.get(card.judge, 0) + 1
         if all(count == 1 for count in counts.values()):
-            break
+            return lines
         lines = [(replace(card, judge=f"{card.judge} ({label(paths)})") if counts[card.judge] > 1 else card, paths)
                  for card, paths in lines]
-    return lines
+    taken = {card.judge for card, _ in lines}
+    seen: set[str] = set()
+    numbered = []
+    for card, paths in lines:
+        name = card.judge
+        if name in seen:
+            number = 2
+            while f"{name} #{number}" in taken:
+                number += 1
+            name = f"{name} #{number}"
+            taken.add(name)
+            card = replace(card, judge=name)
+        seen.add(name)
+        numbered.append((card, paths))
+    return numbered

@@ -179,3 +179,20 @@ def test_bidirectional_controls_in_a_judge_name_and_notes_are_shown_escaped(inpu
     assert "good\\u202elave\\u2066x\\u200b" in texts["card page"] and "see \\u202eevil" in texts["card page"]
     assert "\\u202e" in texts["leaderboard.md"]
     assert one_line("a\u202eb\u2067c") == "a\\u202eb\\u2067c"
+
+
+def test_card_names_made_to_collide_with_the_renamings_still_give_one_line_each(inputs, tmp_path, monkeypatch,
+                                                                                capsys):
+    sets, cards = inputs
+    _write(cards["good"], tmp_path / "cards" / "a")
+    _write(cards["weak"], tmp_path / "cards" / "y")
+    # Each crafted card is another's record under a name that the board's own renaming would produce.
+    a = tmp_path / "cards" / "a"
+    for k, (folder, name) in enumerate((("m", "good"), ("m2", f"good ({a})"),
+                                        ("m3", f"good ({a}) ({a / 'card.json'})")), start=1):
+        _write(cards["weak"], tmp_path / "cards" / folder, lambda r, name=name, k=k: r.update(judge=name, seed=k))
+    out = tmp_path / "board"
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, out) == 0
+    judges = [line["judge"] for line in board_json(out)]
+    assert len(judges) == len(set(judges)) == 5, judges
+    assert "weak" in judges, judges

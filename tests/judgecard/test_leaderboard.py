@@ -72,7 +72,7 @@ def test_share_is_pearson_over_the_sets_ceiling_and_the_board_ranks_and_ties(boa
     assert by_name["noise"].share_low < 0 < by_name["noise"].share_high
     assert by_name["oracle"].ceiling_rows == 2
     text = board_sentence(board)
-    assert "share the first rank" in text and "All 2 other judges (weak, noise)" in text
+    assert "share the first rank" in text and "All 2 other judges (weak and noise)" in text
     reference_free = standings(cards, sets, bootstrap=100, labels=["nothing"])  # no row of that label
     assert all(s.ceiling_rows == 0 and s.mean_share != s.mean_share for s in reference_free)
 
