@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, Sequence
 from urllib.parse import quote, unquote, urlsplit
 
 from evalkit.models.redaction import (MASK, _HOST_LIKE, _basic_value, _compound_pass, _ordinary_word, public_endpoint, redact,
@@ -1205,7 +1205,8 @@ def _public_command(arguments: list[str]) -> list[str]:
 
 
 def _public(value: Any, secrets: list[str], name: str = "") -> Any:
-    """``value`` as it may be written: secret-named values as ``***``, every text redacted."""
+    """``value`` as it may be written: secret-named values as ``***``, every text redacted, a number that is a
+    credential or a piece of one (:func:`_secret_number`) as ``***``."""
     if isinstance(value, (dict, list)) and _holds_credentials(name):
         value = json.loads(json.dumps(value, default=str))  # a copy whose every scalar is masked
         return {redact(str(k), secrets): _public(v, secrets, "password") for k, v in value.items()} \
@@ -1216,18 +1217,40 @@ def _public(value: Any, secrets: list[str], name: str = "") -> Any:
         return [_public(v, secrets, name) for v in value]
     if _secret_name(name) and value is not None and not isinstance(value, bool):
         return "***"
+    if _secret_number(value, secrets):
+        return MASK
     return redact(_mask_url(value), secrets) if isinstance(value, str) else value
 
 
-def _shown(name: str, value: Any) -> bool:
+def _secret_number(value: Any, secrets: Sequence[str]) -> bool:
+    """Whether ``value`` is a number whose digits are a credential or a piece of one as long as
+    :func:`evalkit.models.redact` masks (a numeric PIN, the digits of a token), written as JSON or as text.
+
+    >>> token = ["hf_Xa83456019Lq"]
+    >>> _secret_number(83456019, token), _secret_number(8345, token), _secret_number(True, ["1"])
+    (True, False, False)
+    """
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not secrets:
+        return False
+    return any(redact(text, secrets) != redact(text) for text in (json.dumps(value), str(value)))
+
+
+def _shown(name: str, value: Any, secrets: Sequence[str] = ()) -> bool:
     """Whether a value may appear in a unit's folder name: no secret-named parameter, no URL, nothing that
-    redaction would change."""
+    redaction with ``secrets`` (the unit's: its own and the environment's) would change — so neither a
+    secret nor a piece of one as long as :func:`evalkit.models.redact` masks (``MIN_FRAGMENT`` characters:
+    a key without its ``sk-proj-`` prefix), as the record's parameters mask it.
+
+    >>> key = ["sk-proj-Qm7Rt2Vx9Lp4"]
+    >>> _shown("model", "gpt2-small", key), _shown("model", "Qm7Rt2Vx9Lp4", key), _shown("seed", 1, key)
+    (True, False, True)
+    """
     if _secret_name(name) or isinstance(value, dict):
         return False  # a map is shown by its digest: its keys would judge its values, not its name
     if isinstance(value, list):
-        return not _holds_credentials(name) and all(not isinstance(v, (dict, list)) and _shown(name, v)
+        return not _holds_credentials(name) and all(not isinstance(v, (dict, list)) and _shown(name, v, secrets)
                                                     for v in value) \
             and not _scan([str(v) for v in value])[0]  # ["--password", X] as a list
     if isinstance(value, str):
-        return not re.search(r"[@:?=&#%\s]", value) and redact(value) == value
-    return True
+        return not re.search(r"[@:?=&#%\s]", value) and redact(value, secrets) == value
+    return not _secret_number(value, secrets)  # a number that is (a piece of) a credential, as params mask it

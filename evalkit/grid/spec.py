@@ -38,14 +38,25 @@ class GridUnit:
     def unit_id(self) -> str:
         """A readable, stable id: the values safe to show, then a hash of the whole unit.
 
+        A value is shown only where the record's parameters show it unchanged: masking with the unit's
+        credentials (its own, its command's and the environment's, :attr:`secrets`) — whole or a piece of one
+        as long as redaction masks — leaves it as it is. A value that holds one is left out of the id, as a
+        URL or a secret-named parameter is; the hash of the real values keeps such units apart, and a unit
+        whose values hold no credential keeps the id it always had (so a rerun finds it finished).
+
         >>> GridUnit("command", '["echo"]', {"seed": 1, "judge": "likert"}).unit_id
         'judge=likert,seed=1-4cfd555a'
         >>> GridUnit("command", '["echo"]', {"seed": 1, "base_url": "http://u:pw@host/v1"}).unit_id
         'seed=1-afe8b488'
         """
         secrets = self.secrets  # a value passed as a credential (--password {pw}) is not shown either
-        readable = ",".join(f"{k}={_short(v)}" for k, v in sorted(self.params.items())
-                            if _shown(k, v) and not any(secret in str(v) for secret in secrets))[:80]
+        shown = [f"{k}={_short(v)}" for k, v in sorted(self.params.items())
+                 if _shown(k, v, secrets) and not any(secret in str(v) for secret in secrets)
+                 and _unmasked(_short(v, None), secrets) and _unmasked(_short(v), secrets)]
+        # Last, the id's text as a whole, before and after it is cut (names too, and what joining made): never
+        # a piece of a credential.
+        joined = ",".join(item for item in shown if _unmasked(item, secrets))
+        readable = joined[:80] if _unmasked(joined, secrets) and _unmasked(joined[:80], secrets) else ""
         digest = hashlib.sha256(json.dumps([self.kind, self.target, self.params, self.base_params],
                                            sort_keys=True).encode()).hexdigest()[:8]
         return f"{readable}-{digest}" if readable else digest
@@ -81,9 +92,14 @@ class GridUnit:
         return _public(values, self.secrets)
 
 
-def _short(value: Any) -> str:
+def _unmasked(text: str, secrets: list[str]) -> bool:
+    """Whether ``secrets`` (whole or in pieces, :func:`evalkit.models.redact`) mask nothing in ``text``."""
+    return redact(text, secrets) == redact(text)
+
+
+def _short(value: Any, limit: int | None = 24) -> str:
     text = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
-    return "".join(c if c.isalnum() or c in "._-" else "_" for c in text)[:24]
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in text)[:limit]
 
 
 @dataclass

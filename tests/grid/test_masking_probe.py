@@ -4,6 +4,7 @@ parameter name — are absent from every file of the grid's output folder and fr
 ordinary arguments, numbers, model ids and paths stay readable."""
 from __future__ import annotations
 
+import json
 import shlex
 import sys
 from pathlib import Path
@@ -175,3 +176,46 @@ def test_key_shapes_under_a_neutral_name_leak_nowhere_and_ordinary_words_stay(tm
     for word in ("ASIAN", "ASIAPACIFIC", "dapi", "figd_x", "lin_api_doc", "nfp_ok", "meta-llama/Llama-3.1-8B",
                  "ATATT", "sq0atp-x"):
         assert redact(word) == word and _shown("tag", word) or "/" in word, word
+
+
+# 5. A value that is a piece of an environment credential: a key without its prefix, a number inside a key.
+ENV_KEY = "sk-proj-Qm7Rt2Vx9Lp4Kd8Wn3Hs"
+PIECE = ENV_KEY.removeprefix("sk-proj-")
+
+
+def test_a_piece_of_an_environment_key_leaks_nowhere_and_reruns_find_the_unit(tmp_path, capfd, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", ENV_KEY)
+    monkeypatch.setenv("HF_TOKEN", "hf_Xa83456019Lq")
+    raw = {"command": [sys.executable, "-c", ECHO, "--model", "{model}", "--seed", "{seed}"],
+           "grid": {"model": [PIECE, f"gpt-4o-{PIECE[:9]}", "gpt2-small"], "seed": [1, 83456019]}}
+    code, printed = _run(tmp_path, capfd, raw)
+    assert code == 0 and "6 units run, 0 skipped" in printed, printed
+    out = tmp_path / "out"
+    # the piece, any 6-character run of it, and the number cut from the token: in no file, folder name or line
+    runs = [PIECE[i:i + 6] for i in range(len(PIECE) - 5)] + ["83456019"]
+    assert not _leaks(out, printed, runs), _leaks(out, printed, runs)
+    folders = sorted(p.name for p in (out / "units").iterdir())
+    assert len(folders) == 6 and sum(f.startswith("model=gpt2-small,seed=1-") for f in folders) == 1, folders
+    assert sum(f.startswith("model=gpt2-small-") for f in folders) == 1, folders  # its seed is left out
+    table = (out / "results.csv").read_text()
+    assert table.count(",gpt-4o***,") == 2 and "gpt2-small" in table and table.count("***") == 7, table
+    # a rerun under the same environment finds every unit finished
+    code, printed = _run(tmp_path, capfd, raw)
+    assert code == 0 and "0 units run, 6 skipped" in printed, printed
+
+
+def test_a_piece_of_a_credential_is_never_shown_in_a_unit_id(monkeypatch):
+    from evalkit.grid import GridUnit
+
+    monkeypatch.setenv("OPENAI_API_KEY", ENV_KEY)
+    command = json.dumps(["tool", "--password", "Zr5-pw-Kq81xT", "{x}"])
+    for params in ({"model": PIECE}, {"model": PIECE[3:12]}, {"tag": ["a", PIECE]}, {"x": "Kq81xT-extra"}):
+        unit = GridUnit("command", command, {"seed": 1, **params})
+        assert unit.unit_id.startswith("seed=1-"), unit.unit_id
+        assert not [run for run in (PIECE[i:i + 6] for i in range(len(PIECE) - 5)) if run in unit.unit_id]
+        assert "Kq81xT" not in unit.unit_id and "Kq81xT" not in json.dumps(unit.public())
+        assert PIECE[3:9] not in json.dumps(unit.public()), unit.public()
+    # ordinary values stay in the id; two units whose values are both masked keep apart ids
+    assert GridUnit("command", command, {"seed": 1, "model": "gpt2-small"}).unit_id.startswith("model=gpt2-small,")
+    ids = {GridUnit("command", command, {"model": m}).unit_id for m in (PIECE, PIECE[:10], PIECE[2:])}
+    assert len(ids) == 3
