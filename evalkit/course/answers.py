@@ -6,6 +6,18 @@ The grader reads that file as hostile input (:func:`load`: a size cap, a depth c
 pickle), and the checks run on the decoded values in the teacher's reference kernel (:func:`check_all`),
 never in the student's. A notebook that replaces :func:`dump` can only change its own answers.
 
+What one answers file can cost the grader is bounded, so a hostile file costs only its own row:
+
+- at most ``_MAX_ITEMS`` values per answer, counted as read *and* as built: a Series or table counts at least
+  the cells of its index (levels x labels), columns and values, whichever is more;
+- the tuple keys of one Series or table index (or its columns) all have one length: pandas pads ragged
+  tuples to the longest, so ragged keys are refused, not padded;
+- no hash flooding: among the keys of one dict, one Series or table index (and the labels of each level of
+  a tuple index) at most ``_MAX_SHARED_HASH`` different keys may share one hash value. Python's ints hash to
+  themselves modulo 2**61 - 1 and a tuple's hash can be steered by its items, so colliding keys are easy to
+  make, and a dict or pandas index of n colliding keys takes n**2 comparisons to build;
+- :func:`load` decodes only the names it is asked for (the chapter's answer names).
+
 >>> decode(encode({("main", "content"): 0.25, "n": [1, 2.5, None], "flag": True}))
 {('main', 'content'): 0.25, 'n': [1, 2.5, None], 'flag': True}
 >>> decode(encode(float("nan"))) != decode(encode(float("nan")))
@@ -26,6 +38,7 @@ MAX_ANSWER_BYTES = 8 * 1024 * 1024
 _MAX_DEPTH = 12
 _MAX_ITEMS = 200_000
 _MAX_TEXT = 10_000
+_MAX_SHARED_HASH = 8
 
 
 class Unreadable(ValueError):
@@ -115,28 +128,32 @@ def _decode(data: Any, depth: int, budget: list[int]) -> Any:
         items = [_decode(item, depth + 1, budget) for item in body]
         return items if tag == "list" else tuple(items)
     if tag in ("dict", "series") and isinstance(body, list):
+        read = budget[0]
         pairs = []
         for pair in body:
             if not isinstance(pair, list) or len(pair) != 2:
                 raise Unreadable("an answer is not in the grader's format")
             pairs.append((_key(_decode(pair[0], depth + 1, budget)), _decode(pair[1], depth + 1, budget)))
+        keys = [key for key, _ in pairs]
         if tag == "dict":
+            _spread(keys)
             return dict(pairs)
         import pandas as pd
 
-        keys = [key for key, _ in pairs]
-        index = (pd.MultiIndex.from_tuples(keys) if keys and all(isinstance(k, tuple) for k in keys)
-                 else pd.Index(keys, dtype=object))
-        return pd.Series([value for _, value in pairs], index=index, dtype=object)
+        cells = _index_cells(keys)
+        _charge(budget, read, cells + len(pairs))
+        return pd.Series([value for _, value in pairs], index=_index(keys), dtype=object)
     if tag == "frame" and isinstance(body, dict) and set(body) == {"columns", "index", "rows"}:
         import pandas as pd
 
+        read = budget[0]
         columns = [_key(_decode(c, depth + 1, budget)) for c in _list(body["columns"])]
         index = [_key(_decode(i, depth + 1, budget)) for i in _list(body["index"])]
         rows = [[_decode(v, depth + 1, budget) for v in _list(row)] for row in _list(body["rows"])]
         if len(rows) != len(index) or any(len(row) != len(columns) for row in rows):
             raise Unreadable("a table answer's rows do not match its columns")
-        frame = pd.DataFrame(rows, columns=pd.Index(columns, dtype=object), index=pd.Index(index, dtype=object))
+        _charge(budget, read, _index_cells(columns) + _index_cells(index) + len(rows) * len(columns))
+        frame = pd.DataFrame(rows, columns=_index(columns), index=_index(index))
         return frame.infer_objects()
     raise Unreadable("an answer is not in the grader's format")
 
@@ -145,6 +162,56 @@ def _list(value: Any) -> list:
     if not isinstance(value, list):
         raise Unreadable("an answer is not in the grader's format")
     return value
+
+
+def _index_cells(keys: list) -> int:
+    """The cells of the pandas index built from decoded ``keys`` (labels x levels); raises :class:`Unreadable`
+    when the keys are tuples of different lengths (pandas would pad every key to the longest one) or when
+    too many different keys share a hash value."""
+    _spread(keys)
+    if not keys or not all(isinstance(key, tuple) for key in keys):
+        return len(keys)
+    width = len(keys[0])
+    if any(len(key) != width for key in keys):
+        raise Unreadable("an answer's tuple keys are not all of one length")
+    for level in range(width):
+        _spread([key[level] for key in keys])
+    return len(keys) * max(width, 1)
+
+
+def _index(keys: list) -> Any:
+    """The pandas index of decoded ``keys`` (checked by :func:`_index_cells` first): a MultiIndex when every
+    key is a tuple."""
+    import pandas as pd
+
+    if keys and all(isinstance(key, tuple) for key in keys):
+        return pd.MultiIndex.from_tuples(keys)
+    return pd.Index(keys, dtype=object)
+
+
+def _charge(budget: list[int], read: int, cells: int) -> None:
+    """Count what a Series or table builds against ``budget``: ``cells`` where that is more than the values
+    read for it (``read``: the budget before they were read)."""
+    extra = cells - (read - budget[0])
+    if extra > 0:
+        budget[0] -= extra
+        if budget[0] < 0:
+            raise Unreadable("the answers are nested too deeply or hold too many values")
+
+
+def _spread(keys: list) -> None:
+    """Refuse keys of which more than ``_MAX_SHARED_HASH`` different ones share a hash value (equal keys may
+    repeat): a dict or a pandas index of n such keys costs n**2 comparisons. Linear: the hash values are
+    grouped (ints, each its own hash), and each key is compared with at most ``_MAX_SHARED_HASH`` others."""
+    groups: dict[int, list] = {}
+    for key in keys:
+        seen = groups.setdefault(hash(key), [])
+        if any(key is other or key == other for other in seen):
+            continue
+        seen.append(key)
+        if len(seen) > _MAX_SHARED_HASH:
+            raise Unreadable(f"an answer holds more than {_MAX_SHARED_HASH} different keys with one hash value "
+                             "(keys made to collide)")
 
 
 def _key(value: Any) -> Any:
@@ -171,8 +238,10 @@ def dump(namespace: Mapping[str, Any], names: Iterable[str], path: str) -> None:
     Path(path).write_text(json.dumps(answers))
 
 
-def load(path: Path) -> dict[str, Any]:
-    """The answers a graded kernel left in ``path`` (a regular file, not a link), decoded."""
+def load(path: Path, names: Iterable[str] | None = None) -> dict[str, Any]:
+    """The answers a graded kernel left in ``path`` (a regular file, not a link), decoded: only those named in
+    ``names`` when given (others are not decoded), else all. Raises :class:`Unreadable` on a file that is
+    not the grader's format or over its limits (see the module's docstring)."""
     try:
         handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
@@ -193,7 +262,8 @@ def load(path: Path) -> dict[str, Any]:
         raise Unreadable("the answers file is not the grader's format") from None
     if not isinstance(data, dict) or not all(isinstance(name, str) for name in data):
         raise Unreadable("the answers file is not the grader's format")
-    return {name: decode(value) for name, value in data.items()}
+    wanted = None if names is None else set(names)
+    return {name: decode(value) for name, value in data.items() if wanted is None or name in wanted}
 
 
 class _Late(BaseException):
@@ -216,16 +286,18 @@ def check_all(namespace: Mapping[str, Any], chapter: str, answers_path: str, out
     submitted = json.loads(Path(answers_path).read_text())
     results: dict[str, dict] = {}
     for key, encoded in submitted.items():
-        try:
-            answers = {name: decode(value) for name, value in encoded.items() if name in names}
-        except Unreadable as reason:
-            results[key] = {"problem": str(reason)}
-            continue
-        try:
+        try:  # whatever one submission's answers are, the next one is checked
             with _deadline(seconds):
+                if not isinstance(encoded, dict):
+                    raise Unreadable("the answers are not the grader's format")
+                answers = {name: decode(value) for name, value in encoded.items() if name in names}
                 results[key] = _check_one(exercises, answers, env)
         except _Late:
             results[key] = {"problem": f"the checks of these answers did not finish within {seconds:g} s"}
+        except Unreadable as reason:
+            results[key] = {"problem": str(reason)}
+        except Exception as error:  # MemoryError included
+            results[key] = {"problem": f"the key could not check these answers ({type(error).__name__})"}
     Path(out_path).write_text(json.dumps(results))
 
 

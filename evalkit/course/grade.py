@@ -15,7 +15,10 @@ The order of a grading, and what each step defends against (the teacher's guide 
    (:func:`evalkit.course.answers.check_all`). Labels, points, expected values and the sizes the key runs
    at (``--params``, else the chapter's own) come from the teacher, never from a submission. The key may run
    for ``--timeout`` seconds plus ``--timeout`` per submission it checks, and each submission's checks for
-   ``--timeout`` seconds.
+   ``--timeout`` seconds. Only the chapter's answer names are read from a run's answers, within
+   :func:`evalkit.course.answers.load`'s limits; whatever one submission's answers do while they are read or
+   checked (an error, MemoryError included) gives that submission "not graded" rows with the reason, and
+   every other submission is graded.
 4. ``grades.csv``, ``totals.csv`` and ``grades.html`` are written after every run has ended, each atomically;
    ``work/NNNN/`` keeps each run's executed copy (outputs capped) and the tail of its log.
 """
@@ -178,17 +181,53 @@ def grade(submissions_dir: str | Path, out_dir: str | Path, *, timeout: float = 
                                             if run.answers is not None):
             answered = {str(run.number): run for run in runs if run.answers is not None
                         and (run.chapter, run.key_params) == (chapter, sizes)}
-            checked = check_chapter(chapter, {key: run.answers for key, run in answered.items()}, key_dir, sizes,
-                                    private, key_limits(limits, len(answered)), active, per_submission=timeout)
+            checked = _check_chapter(chapter, answered, key_dir, sizes, private, limits, active, timeout)
             for key, run in answered.items():
                 run.checked = checked[key]
-        rows = [row for run in runs for row in _rows(run, timeout)]
+        rows = [row for run in runs for row in _safe_rows(run, timeout)]
     finally:
         restore()
         remove_tree(private)
     _keep(runs, out)
     csv_path, totals, html = write_tables(rows, out, isolation="; ".join([isolation.name, *capped]))
     return GradeRun(rows, csv_path, totals, html, isolation.name)
+
+
+def _check_chapter(chapter: str, answered: dict[str, _Run], key_dir: Path, sizes: str | None, private: Path,
+                   limits: Limits, active: list, timeout: float) -> dict[str, dict]:
+    """:func:`evalkit.course.key.check_chapter` for the submissions ``answered`` (id -> run). Should it raise
+    (MemoryError included), each submission is checked again alone, so that what one submission's answers
+    do costs only that submission's rows ("not graded", with the reason)."""
+    def check(group: dict[str, _Run]) -> dict[str, dict]:
+        return check_chapter(chapter, {key: run.answers for key, run in group.items()}, key_dir, sizes, private,
+                             key_limits(limits, len(group)), active, per_submission=timeout)
+
+    try:
+        return check(answered)
+    except Exception as error:  # whatever one submission's answers do, the class is graded
+        if len(answered) == 1:
+            return {key: {"problem": f"the key could not check these answers ({type(error).__name__})"}
+                    for key in answered}
+    checked = {}
+    for key, run in answered.items():
+        try:
+            checked[key] = check({key: run})[key]
+        except Exception as error:
+            checked[key] = {"problem": f"the key could not check these answers ({type(error).__name__})"}
+    return checked
+
+
+def _safe_rows(run: _Run, timeout: float) -> list[GradeRow]:
+    """:func:`_rows`, or one "not graded" row per exercise should they raise on what the run left."""
+    try:
+        return _rows(run, timeout)
+    except Exception as error:
+        entry = run.entry
+        reason = f"the grader could not read this submission's results ({type(error).__name__})"
+        return [GradeRow(entry.student, entry.submission, run.chapter, label, 0.0, float(EXERCISES[label].points),
+                         "not graded", "not run", "not run", reason) for label in run.labels if label in EXERCISES
+                ] or [GradeRow(entry.student, entry.submission, run.chapter, "", 0.0, 0.0, "not graded", "not run",
+                               "not run", reason)]
 
 
 def key_limits(limits: Limits, submissions: int) -> Limits:
@@ -393,12 +432,16 @@ def _run_in(base: Path, run: _Run, limits: Limits, isolation: Isolation, hide: l
     if not run.timed_out:
         from evalkit.course.answers import Unreadable, load
 
-        try:
-            run.answers = load(answers_path)
+        try:  # only the chapter's answer names are decoded
+            run.answers = load(answers_path, names=_answer_names(run.chapter))
         except Unreadable as reason:
             if not run.crashed:
                 run.crashed = True
                 run.problem = (run.problem + " | " if run.problem else "") + str(reason)
+        except Exception as error:  # MemoryError included: this submission is not graded, the others are
+            run.answers = None
+            run.status = "not graded"
+            run.problem = f"the grader could not read this submission's answers ({type(error).__name__})"
     run.kept["executed.ipynb"] = executed_bytes if executed_bytes is not None else (
         b"the executed copy was not kept: it is missing, not a plain file or over 5 MB\n")
     run.kept["worker.log"] = tail(base / "worker.log", _LOG_TAIL).encode()

@@ -20,7 +20,7 @@ from typing import Any
 import nbformat
 
 from evalkit.course.answers import encode
-from evalkit.course.checks import EXERCISES
+from evalkit.course.checks import EXERCISES, chapter_exercises
 from evalkit.course.intake import last_line, read_json
 from evalkit.course.sandbox import Limits, supervise
 
@@ -46,7 +46,9 @@ def check_chapter(chapter: str, answers: dict[str, dict[str, Any]], key_dir: Pat
     grader's, and every exercise's checks there on each submission's ``answers`` (id -> name -> value), within
     ``limits.timeout`` seconds in all and ``per_submission`` seconds for one submission's checks (the grader
     gives the key :func:`evalkit.course.grade.key_limits`, which grow with the number of submissions).
-    Returns id -> label -> outcome, or id -> {"problem": reason} when the key could not run."""
+    Returns id -> label -> outcome, or id -> {"problem": reason} when the key could not run or could not be
+    given that submission's answers. Only the chapter's answer names are passed on: a submission's other
+    names are never encoded."""
     source = next((key_dir / f"{chapter}{suffix}" for suffix in (".md", ".ipynb")
                    if (key_dir / f"{chapter}{suffix}").is_file()), None)
 
@@ -66,8 +68,19 @@ def check_chapter(chapter: str, answers: dict[str, dict[str, Any]], key_dir: Pat
     for folder in (cwd, home / "tmp", home / "runtime"):
         folder.mkdir(parents=True, exist_ok=True)
     answers_in, checked = base / "answers-in.json", base / "checked.json"
-    answers_in.write_text(json.dumps({key: {name: encode(value) for name, value in given.items()}
-                                      for key, given in answers.items()}))
+    names = {name for item in chapter_exercises(chapter) for name in item.answers}
+    passed, refused = [], {}
+    for key, given in answers.items():
+        try:  # one submission's answers that cannot be passed on cost only its own rows
+            passed.append(f"{json.dumps(key)}: " + json.dumps({name: encode(value) for name, value in given.items()
+                                                               if name in names}))
+        except Exception as error:  # MemoryError included
+            refused[key] = {"problem": "the grader could not pass these answers to the key "
+                                       f"({type(error).__name__})"}
+    if not passed:
+        return refused
+    answers_in.write_text("{" + ", ".join(passed) + "}")
+    del passed
     final = ("from evalkit.course.answers import check_all as _evalkit_check_all\n"
              f"_evalkit_check_all(globals(), {chapter!r}, {str(answers_in)!r}, {str(checked)!r}, "
              f"seconds={per_submission!r})")
@@ -83,8 +96,9 @@ def check_chapter(chapter: str, answers: dict[str, dict[str, Any]], key_dir: Pat
     results = read_json(checked, limit=64 * 2**20)
     if not isinstance(results, dict):
         return fail(f"the key's {chapter} did not run to its end ({outcome}): "
-                    f"{last_line(base / 'worker.log') or 'no output'}")
-    return {key: results.get(key, {"problem": "the key's checks left no result"}) for key in answers}
+                    f"{last_line(base / 'worker.log') or 'no output'}") | refused
+    return {key: refused.get(key) or results.get(key, {"problem": "the key's checks left no result"})
+            for key in answers}
 
 
 def checks_stub(private: Path) -> Path:
