@@ -106,6 +106,7 @@ class Standing:
     fingerprint: str = ""  # of the card's stored item scores (:func:`scores_fingerprint`)
     cautions: tuple[str, ...] = ()  # ranked, but marked: its share's interval reaches the ceiling (AT_CEILING)
     rows_from: tuple[str, ...] = ()  # which card file each of its sets on the board came from ("file: set, set")
+    above: tuple[str, ...] = ()  # the judges above it by a paired interval (its rank is 1 + their number)
 
 
 def row_ceilings(human_sets: Mapping[str, HumanSet], labels: Sequence[str] | None = None
@@ -472,7 +473,8 @@ def standings(cards: Sequence[Card], human_sets: Mapping[str, HumanSet], *, boot
                               () if not partial_only(name) else (*_at_ceiling(share.get(name, nan),
                                                                    *interval.get(name, (nan, nan))),
                                                       *row_cautions.get(name, ())),
-                              _rows_from(card, human_sets, files_of[name])))
+                              _rows_from(card, human_sets, files_of[name]),
+                              () if flags[name] else tuple(sorted(better[name]))))
     # A judge without a defined share (no row, or r undefined on every row it has) is listed last, unranked;
     # a flagged one after it.
     return sorted(board, key=lambda s: (bool(s.flags), s.mean_share != s.mean_share, s.rank,
@@ -507,6 +509,7 @@ def standings_frame(board: Sequence[Standing]) -> pd.DataFrame:
     frame["flags"] = ["; ".join(t) for t in frame["flags"]]
     frame["cautions"] = ["; ".join(t) for t in frame["cautions"]]
     frame["rows_from"] = ["; ".join(t) for t in frame["rows_from"]]
+    frame["above"] = [", ".join(t) for t in frame["above"]]
     return frame
 
 
@@ -638,16 +641,28 @@ def board_sentence(board: Sequence[Standing], *, names: Mapping[str, str] | None
     A judge tied with part of the first rank but below another judge is named with both:
 
     >>> a = Standing("a", 1, 0.5, 0.4, 0.6, 9, 0.3, 9, ("b", "d"), ())
-    >>> d = Standing("d", 2, 0.4, 0.2, 0.6, 9, 0.2, 9, ("a",), ())
+    >>> d = Standing("d", 2, 0.4, 0.2, 0.6, 9, 0.2, 9, ("a",), (), above=("b",))
     >>> board_sentence([a, b, d, c]).split(" them. ")[1]
-    '1 of the 2 other judges (c) is below the first rank by a paired interval. d is tied with a but below 1 judge by a paired interval, so it ranks 2.'
+    '1 of the 2 other judges (c) is below the first rank by a paired interval. d is tied with a but below b by a paired interval, so it ranks 2.'
+
+The judges above are counted when the board does not say who they are (or when they are more than
+:data:`FEW_NAMED`):
+
+    >>> board_sentence([a, b, replace(d, above=()), c]).split(" interval. ")[1]
+    'd is tied with a but below 1 judge by a paired interval, so it ranks 2.'
 
 Judges tied with the same leaders at the same rank share one sentence:
 
     >>> a = Standing("a", 1, 0.5, 0.4, 0.6, 9, 0.3, 9, ("b", "d", "g"), ())
-    >>> g = Standing("g", 2, 0.4, 0.2, 0.6, 9, 0.2, 9, ("a",), ())
+    >>> g = Standing("g", 2, 0.4, 0.2, 0.6, 9, 0.2, 9, ("a",), (), above=("b",))
     >>> board_sentence([a, b, d, g, c]).split(" them. ")[1]
-    '1 of the 3 other judges (c) is below the first rank by a paired interval. d and g are tied with a but below 1 judge by a paired interval, so they rank 2.'
+    '1 of the 3 other judges (c) is below the first rank by a paired interval. d and g are tied with a but below b by a paired interval, so they rank 2.'
+
+Judges flagged alike are named together:
+
+    >>> x = Standing("x", 0, 0.2, 0.1, 0.3, 3, 0.2, 3, (), (), flags=("scored only some of the board's sets",))
+    >>> board_sentence([a, b, replace(x, judge="y"), x]).split(" them. ")[1]
+    "Not ranked, flagged: y and x (scored only some of the board's sets)."
 
 Two judges on different sets are never compared: both rank first, and the sentence says they are not compared.
 
@@ -664,11 +679,15 @@ With the glossary's names and short marks, as a page shows them:
     label = lambda judge: _cell((names or {}).get(judge, judge))  # noqa: E731
     mark = lambda text: _cell(_mark(text) if short else text)  # noqa: E731
     board = [replace(s, judge=label(s.judge), tied_with=tuple(map(label, s.tied_with)),
+                     above=tuple(map(label, s.above)),
                      flags=tuple(dict.fromkeys(map(mark, s.flags))),
                      cautions=tuple(dict.fromkeys(map(mark, s.cautions)))) for s in board]
     text = _board_text(board)
     # A glossary's names may start in lower case ("untrained encoder"): a sentence still starts with a capital.
     return re.sub(r"(^|\. )([a-z])", lambda m: m[1] + m[2].upper(), text) if names else text
+
+
+FEW_NAMED = 3  # the board sentence names the judges above a tied group when at most this many, else counts them
 
 
 def _board_text(board: Sequence[Standing]) -> str:
@@ -706,15 +725,18 @@ def _board_text(board: Sequence[Standing]) -> str:
     leaders = {f.judge for f in first}
     # Judges tied with the same leaders at the same rank are one sentence: a board of many look-alike judges
     # then reads as a few groups, not one sentence per judge.
-    groups: dict[tuple[tuple[str, ...], int], list[str]] = {}
+    # The judges above a group are named when they are few (and known: a board read back from a file may not
+    # say), else counted.
+    groups: dict[tuple[tuple[str, ...], int, tuple[str, ...]], list[str]] = {}
     for s in ranked:
         if s.rank > 1 and s not in below:
-            groups.setdefault((tuple(t for t in s.tied_with if t in leaders), s.rank), []).append(s.judge)
-    for (tied, rank), judges in groups.items():
+            above = s.above if len(s.above) == s.rank - 1 <= FEW_NAMED else ()
+            groups.setdefault((tuple(t for t in s.tied_with if t in leaders), s.rank, above), []).append(s.judge)
+    for (tied, rank, above), judges in groups.items():
         one = len(judges) == 1
+        over = join_names(above) if above else f"{rank - 1} judge{'s' if rank > 2 else ''}"
         text += (f" {join_names(judges)} {'is' if one else 'are'} tied with {join_names(tied)} but below "
-                 f"{rank - 1} judge{'s' if rank > 2 else ''} by a paired interval, so {'it ranks' if one else 'they rank'} "
-                 f"{rank}.")
+                 f"{over} by a paired interval, so {'it ranks' if one else 'they rank'} {rank}.")
     return text + _not_ranked(board)
 
 
@@ -731,9 +753,12 @@ def _not_ranked(board: Sequence[Standing]) -> str:
     unranked = [s.judge for s in board if s.mean_share != s.mean_share and not s.flags]
     if unranked:
         text += f" Not ranked (no row with a defined share of the ceiling): {join_names(unranked)}."
+    flagged: dict[tuple[str, ...], list[str]] = {}  # judges with the same flags, named together
     for s in board:
         if s.flags:
-            text += f" Not ranked, flagged: {s.judge} ({'; '.join(s.flags)})."
+            flagged.setdefault(s.flags, []).append(s.judge)
+    for flags, judges in flagged.items():
+        text += f" Not ranked, flagged: {join_names(judges)} ({'; '.join(flags)})."
     return text
 
 
