@@ -130,7 +130,8 @@ def leaderboard(args: argparse.Namespace) -> int:
     lines, copies = counted_once(lines, records, same_result=not args.merge_key_env)
     for copy, kept_as, differs in copies:
         print(f"note: {one_line(copy)} holds the same card as {one_line(kept_as)} ({copy_note(differs)}): counted "
-              f"once, as {one_line(kept_as)}", file=sys.stderr)
+              f"once, as {one_line(kept_as)}, the first in sorted order (a copy cannot tell which file came first)",
+              file=sys.stderr)
     set_files: dict[str, dict[str, str]] = {}  # a line's files, joined -> the file each of its sets came from
     names: dict[str, list[tuple]] = {}
     for line in lines:
@@ -220,7 +221,9 @@ def leaderboard(args: argparse.Namespace) -> int:
     (out / "leaderboard.md").write_text(
         leaderboard_markdown(board, links) + "\n\n" + board_sentence(board) + "\n"
         + (f"\n## Cards left out\n{left_out}\n" if refused else "")
-        + (f"\n## Copies counted once\n{once}\n" if copies else ""), encoding="utf-8")
+        + (f"\n## Copies counted once\n\nFiles that hold the same card cannot tell which was written first: the "
+           "line names the first in sorted order, not its maker (a signature, where the card has one, names the "
+           f"key that signed it).\n{once}\n" if copies else ""), encoding="utf-8")
     record = {"standings": json.loads(standings_frame(board).to_json(orient="records")),
               "refused_cards": [{"file": path, "reason": why} for path, why in refused],
               "copies_counted_once": [{"file": copy, "same_as": kept_as, **({"differs_in": list(differs)}

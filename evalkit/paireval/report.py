@@ -55,13 +55,13 @@ def harder_test(rates: Mapping[str, tuple[Any, Any]]) -> str:
     """Whether look-alikes are the harder test, judge by judge, by their intervals. ``rates``: a judge's name as the
     prose writes it (with "the" where it needs one) -> (its accuracy against look-alikes, against random replies),
     each with ``low`` and ``high``. A look-alike is harder for a judge only where its whole interval lies below the
-    random-reply interval; where the two overlap the judge does as well on them.
+    random-reply interval; where the two overlap, this sample does not show look-alikes to be harder for it.
 
     >>> from evalkit.stats import proportion
     >>> rate = lambda right: proportion([1] * right + [0] * (100 - right))
     >>> harder_test({"the untrained encoder": (rate(60), rate(90)), "the PairEval judge": (rate(88), rate(87)),
     ...              "DirectEval": (rate(85), rate(88))})
-    "A look-alike, which shares the conversation's topic and words, was built to be the harder test; it is for the untrained encoder (its look-alike interval lies below its random-reply interval), while the PairEval judge and DirectEval do as well on them (the intervals overlap)."
+    "A look-alike, which shares the conversation's topic and words, was built to be the harder test; it is for the untrained encoder (its look-alike interval lies below its random-reply interval), while for the PairEval judge and DirectEval the two intervals overlap, so this sample does not show look-alikes to be harder for them."
     >>> harder_test({"the judge": (rate(95), rate(60))})
     "A look-alike, which shares the conversation's topic and words, was built to be the harder test; it is for none of the judges, while the judge does better on them (the whole look-alike interval lies above the random-reply interval)."
     """
@@ -74,7 +74,8 @@ def harder_test(rates: Mapping[str, tuple[Any, Any]]) -> str:
 
     clauses = []
     if level:
-        clauses.append(f"{prose.join_names(level)} {verb(level, 'does', 'do')} as well on them (the intervals overlap)")
+        clauses.append(f"for {prose.join_names(level)} the two intervals overlap, so this sample does not show "
+                       f"look-alikes to be harder for {verb(level, 'it', 'them')}")
     if easier:
         clauses.append(f"{prose.join_names(easier)} {verb(easier, 'does', 'do')} better on them (the whole look-alike "
                        "interval lies above the random-reply interval)")

@@ -97,8 +97,8 @@ class Decision:
             parts.append(f"{name(candidate)} against {name(self.faced[candidate])}: "
                          f"{with_interval(gap.difference, gap.low, gap.high, signed=True)} ({verdict})")
         total = int(self.dev["n"].groupby(self.dev["candidate"]).sum().max())
-        where = (f"the dev halves ({len(self.sets)} sets, n = {total} items), mean" if len(self.sets) != 1 else
-                 f"the dev half of {self.sets[0]} (n = {total} items),")
+        where = (f"the dev halves ({len(self.sets)} sets, n = {total:,} items), mean" if len(self.sets) != 1 else
+                 f"the dev half of {self.sets[0]} (n = {total:,} items),")
         measure = "Pearson r" if self.kind == "pearson" else "Spearman ρ"
         return (f"{self.question} On {where} {measure}: "
                 + ", ".join(f"{name(candidate)} {means[candidate]:.3f}" for candidate in self.candidates)

@@ -196,3 +196,14 @@ def test_card_names_made_to_collide_with_the_renamings_still_give_one_line_each(
     judges = [line["judge"] for line in board_json(out)]
     assert len(judges) == len(set(judges)) == 5, judges
     assert "weak" in judges, judges
+
+
+def test_a_word_for_word_copy_is_not_called_the_original(inputs, tmp_path, monkeypatch, capsys):
+    sets, cards = inputs
+    _write(cards["good"], tmp_path / "cards" / "y")
+    _write(cards["good"], tmp_path / "cards" / "0mallory")  # sorts first: the board cannot know it came second
+    out = tmp_path / "board"
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, out) == 0
+    page = (out / "leaderboard.md").read_text()
+    assert "cannot tell which was written first" in page and "not its maker" in page
+    assert "a copy cannot tell which file came first" in capsys.readouterr().err
