@@ -1,14 +1,15 @@
 """What a credential looks like by itself, wherever it stands: the known shapes of keys and tokens
 (:data:`KEY_SHAPES`, which :func:`evalkit.models.redact` masks in any text) and the keys some services put in a
 URL's path or path parameters (:func:`path_secrets`, :func:`path_parameters`), which a backend's name, a card
-and a grid's records mask as secrets of their own.
+and a grid's records mask as secrets of their own, and the names of environment variables that hold a credential
+(:func:`secret_variable`).
 """
 from __future__ import annotations
 
 import re
 from urllib.parse import unquote, urlsplit
 
-__all__ = ["KEY_SHAPES", "path_secrets", "path_parameters"]
+__all__ = ["KEY_SHAPES", "path_secrets", "path_parameters", "secret_variable"]
 
 KEY_SHAPES = [
     # the token after Bearer/Basic, unless it is one ordinary word ("a basic reply", "the bearer of news")
@@ -30,7 +31,8 @@ KEY_SHAPES = [
     # AWS access key ids: long-term (AKIA) and temporary (ASIA, from STS)
     (re.compile(r"\b(AKIA|ASIA)[0-9A-Z]{16}\b"), r"\1***"),
     (re.compile(r"\bAIza[0-9A-Za-z_\-]{30,}"), "AIza***"),
-    (re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"), "jwt-***"),
+    # (the first part read up to the next "-eyJ" only, so that a run of "eyJ-eyJ-..." takes linear time)
+    (re.compile(r"\beyJ(?:(?!-eyJ)[A-Za-z0-9_\-]){8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"), "jwt-***"),
     # Google OAuth access tokens, HashiCorp Vault tokens, npm, PyPI, DigitalOcean, Grafana, Stripe live/test keys
     (re.compile(r"\b(ya29|hvs|hvb|hvr)\.[A-Za-z0-9_\-]{16,}"), r"\1.***"),
     (re.compile(r"\b(npm|dop_v1|glsa|sk_live|sk_test|rk_live|rk_test|shpat)_[A-Za-z0-9_\-]{16,}"), r"\1_***"),
@@ -62,7 +64,10 @@ _TOKEN_CHARS = re.compile(r"[\w:~+=-]+")
 
 # A path segment that names what the next one is (/token/<value>/, /x-api-key/<value>, /accesskey/<value>).
 _NAMING_SEGMENT = re.compile(r"(?i).*(?:key|keys|token|tokens|secret|secrets|password|passwd|pwd|sig|signature|auth"
-                             r"|credential|credentials)")
+                             r"|credential|credentials|bearer|authorization|session|sessions|webhook|webhooks)")
+# ... or names it and holds it after a ":" or "-" (/key:<value>/, /apikey-<value>/).
+_NAMED_IN_SEGMENT = re.compile(r"(?i)(?:api[_-]?)?(?:key|token|secret|password|passwd|pwd|sig|signature|auth"
+                               r"|credential|bearer|session)[:\-](.{6,})")
 
 
 def _decoded(path: str) -> str:
@@ -91,8 +96,11 @@ def _key_like(segment: str) -> bool:
 def path_secrets(url: str) -> list[str]:
     """The segments of ``url``'s path that hold a key — a key some services put in the path (a Telegram bot's
     ``/bot<id>:<token>/``, a Slack webhook's ``/T…/B…/<secret>``, ``/key/<value>/``): a segment shaped like a
-    key (:func:`_key_like`), the segment after one that names a credential (``/token/<value>``; a word such as
-    ``refresh`` stays), the token of a ``Bearer <token>`` segment, and a credential's value in a segment that
+    key (:func:`_key_like`), the segment after one that names a credential (``/token/<value>``, ``/bearer/``,
+    ``/authorization/``, ``/session/``, ``/webhook/``; a word such as ``refresh`` stays), the value of a segment
+    that names it before a ``:`` or ``-`` (``/key:<value>``, ``/apikey-<value>``), a webhook's token after its id
+    (``/webhooks/<id>/<token>``, whatever letters it holds; ``/hooks/catch/<id>/<token>``), the token of a
+    ``Bearer <token>`` segment, and a credential's value in a segment that
     holds an encoded query (``/v1%3Fapi_key%3D<value>``). Model names, versions and routes stay.
 
     >>> path_secrets("https://h/bot123456:AAHdqTcvCH1vGWJxfSeofSAs0K5PALD/v1")
@@ -111,6 +119,10 @@ def path_secrets(url: str) -> list[str]:
     ([], [])
     >>> path_secrets("https://h/models/Qwen2-7B-Instruct/v1/chat/completions")
     []
+    >>> path_secrets("https://discord.com/api/webhooks/1234567890/Ab3_hellothereXyZ9-QwErTy12_abcdefgUVW45xyz")
+    ['1234567890', 'Ab3_hellothereXyZ9-QwErTy12_abcdefgUVW45xyz']
+    >>> path_secrets("https://hooks.zapier.com/hooks/catch/1234567/abcde12/"), path_secrets("https://h/key:zq8xwv9/v1")
+    (['abcde12'], ['zq8xwv9'])
     """
     try:
         segments = _decoded(urlsplit(url).path).split("/")
@@ -132,6 +144,12 @@ def path_secrets(url: str) -> list[str]:
         elif (_NAMING_SEGMENT.fullmatch(after) and len(segment) >= 6
               and not (segment.isalpha() and segment.islower())):
             found.append(segment)  # /token/<value>: a lower-case word (refresh, revoke) is a route
+        elif (index >= 2 and after.isdigit() and len(segment) >= 4
+              and (re.fullmatch(r"(?i)webhooks?", segments[index - 2])
+                   or (index >= 3 and segments[index - 3].lower() == "hooks" and segments[index - 2].lower() == "catch"))):
+            found.append(segment)  # a webhook's token after its id: Discord's /webhooks/<id>/<token>, Zapier's catch hook
+        elif (named := _NAMED_IN_SEGMENT.fullmatch(segment)) and not re.fullmatch(r"[a-z]+(?:-[a-z]+)*", named[1]):
+            found.append(named[1])  # /key:<value>, /apikey-<value>: a lower-case word (token-refresh) is a route
         elif not _TOKEN_CHARS.fullmatch(segment):
             continue
         elif _key_like(segment):
@@ -140,3 +158,117 @@ def path_secrets(url: str) -> list[str]:
               and re.fullmatch(r"B[A-Z0-9]{6,}", after) and len(segment) >= 12):
             found.append(segment)  # a Slack webhook: /T<team>/B<bot>/<secret>
     return found
+
+
+# The words of an environment variable's name (split on "_", "-" and changes of case) that mark its value as a
+# credential wherever they stand; PWD only as the last word (PWD and OLDPWD are folders).
+_SECRET_WORDS = frozenset({"token", "tokens", "secret", "secrets", "password", "passwd", "pass", "passphrase",
+                           "credential", "credentials", "cred", "creds", "cookie", "cookies", "webhook", "auth",
+                           "authorization", "authtoken", "authkey", "dsn", "apikey", "accesskey", "pat", "jwt",
+                           "psk", "hec"})
+# Words naming a key (OPENAI_API_KEY, KEY_OPENAI, JUDGE_SAS, MY_BEARER): a credential unless a later word says
+# what of the key the variable holds (AWS_ACCESS_KEY_ID, SSH_KEY_TYPE, API_KEY_HEADER is a header's name).
+_KEY_WORDS = frozenset({"key", "keys", "apikeys", "privatekey", "bearer", "sas"})
+_KEY_DESCRIPTORS = frozenset({"id", "ids", "name", "names", "type", "types", "kind", "size", "length", "len", "bits",
+                              "alg", "algo", "algorithm", "format", "fmt", "vault", "ring", "store", "region",
+                              "prefix", "suffix", "column", "col", "field", "index", "idx", "map", "mapping", "list",
+                              "func", "fn", "function", "count", "limit", "arn", "usage", "rotation", "expiry",
+                              "expiration", "expires", "created", "age", "policy", "mode", "method", "header",
+                              "param", "parameter", "var", "variable", "env", "source", "provider", "helper",
+                              "command", "cmd", "url", "uri", "endpoint", "host", "fingerprint", "hash", "folder",
+                              "location", "files"})
+# Words that end in "pass" and name no password (GIT_ASKPASS is a program; a two-pass encoding).
+_NOT_PASSWORDS = frozenset({"askpass", "bypass", "compass", "encompass", "surpass", "trespass", "overpass",
+                            "underpass", "multipass", "onepass", "twopass", "singlepass", "firstpass",
+                            "secondpass"})
+# Written anywhere in a name, also without "_" around it (SSHPASS is a whole name of its own).
+_SECRET_PARTS = re.compile(r"(?i)passw(or)?d|passphrase|secret|credential|cookie|webhook|private_?key|^sshpass$"
+                           r"|(?:^|_)id_(?:rsa|dsa|ecdsa|ed25519)(?:_|$)")
+# A name ending in one of these words holds where a credential is, not the credential (SSH_AUTH_SOCK,
+# AWS_SHARED_CREDENTIALS_FILE, PASSWORD_STORE_DIR).
+_LOCATION_WORDS = frozenset({"file", "path", "dir", "sock", "socket", "home"})
+# Last words naming another copy, encoding, stage or owner of the same credential (..._KEY_OLD, ..._KEY_B64,
+# ..._PWD_PROD, ..._SK_LIVE).
+_COPY_WORDS = frozenset({"old", "new", "backup", "bak", "prev", "next", "alt", "b64", "base64", "hex", "pem", "json",
+                         "primary", "secondary", "current", "prod", "production", "prd", "dev", "devel",
+                         "development", "test", "tests", "testing", "staging", "stage", "stg", "qa", "uat", "live",
+                         "sandbox", "work", "personal", "local", "remote", "main", "default", "shared", "private"})
+
+
+def _name_words(name: str) -> list[str]:
+    """The words of a variable's name, lower-cased: split on ``_``, ``-``, ``.`` and spaces, a mixed-case part
+    also where its case changes (``AzureOpenAIKey``: azure, open, ai, key), a word's trailing digits apart
+    (``KEY1``: key, 1; ``V2`` stays one word).
+
+    >>> _name_words("OPENAI-API-KEY1"), _name_words("AzureOpenAIKey_v2"), _name_words("OP_SESSION_myteam")
+    (['openai', 'api', 'key', '1'], ['azure', 'open', 'ai', 'key', 'v2'], ['op', 'session', 'myteam'])
+    """
+    words: list[str] = []
+    for part in re.split(r"[_\-.\s]+", name):
+        if part.isalnum() and not (part.isupper() or part.islower()):
+            pieces = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+", part)  # AzureOpenAIKey
+        else:
+            pieces = [part]
+        for piece in (piece.lower() for piece in pieces if piece):
+            digits = re.fullmatch(r"([a-z]{2,})(\d+)", piece)
+            if digits and piece not in _COPY_WORDS:  # KEY1 (not V2, B64)
+                words += [digits[1], digits[2]]
+            else:
+                words.append(piece)
+    return words
+
+
+def secret_variable(name: str) -> bool:
+    """Whether the environment variable ``name`` holds a credential. Its words (:func:`_name_words`: split on
+    ``_``, ``-``, changes of case and trailing digits) decide: a word is one of ``TOKEN``, ``SECRET``,
+    ``PASSWORD``, ``PASSWD``, ``PASS``, ``PASSPHRASE``, ``CRED``, ``CREDENTIALS``, ``COOKIE``, ``WEBHOOK``,
+    ``AUTH``, ``AUTHORIZATION``, ``DSN``, ``PAT``, ``JWT``...; a word is ``KEY``, ``APIKEY``, ``BEARER`` or
+    ``SAS`` and no later word says what of the key the name holds (``OPENAI_API_KEY_PROD``, ``KEY_OPENAI``,
+    ``JUDGE_SAS``; not ``AWS_ACCESS_KEY_ID``, ``SSH_KEY_TYPE``); its last word ends in ``KEY`` (``OPENAIKEY``);
+    it ends in ``_PWD`` (``MYSQL_PWD``); it contains ``PASSWORD``, ``PASSWD``, ``PASSPHRASE``, ``SECRET``,
+    ``CREDENTIAL``, ``COOKIE``, ``WEBHOOK`` or ``PRIVATE_KEY`` (``PGPASSWORD``); a word ends in ``PASS`` as a
+    password does (``SSHPASS``, ``PGPASS``; not ``GIT_ASKPASS``). Last words naming a copy, a stage or an owner
+    of the same credential (``_OLD``, ``_B64``, ``_PROD``, ``_TEST``, ``_LIVE``, ``_PERSONAL``, ``_2``) do not
+    change the answer. A name whose last word is ``FILE``, ``PATH``, ``DIR``, ``SOCK``, ``SOCKET`` or ``HOME``
+    names where a credential is kept, and is none.
+
+    >>> [secret_variable(n) for n in ("MYSQL_PWD", "SSHPASS", "GPG_PASSPHRASE", "SLACK_WEBHOOK_URL",
+    ...                               "NPM_CONFIG__AUTH", "SENTRY_DSN", "DEPLOY_PRIVATE_KEY", "PGPASSWORD")]
+    [True, True, True, True, True, True, True, True]
+    >>> [secret_variable(n) for n in ("GH_PAT", "PGPASS", "CI_JOB_JWT", "MY_SERVICE_CREDS", "STRIPE_SK", "SPLUNK_HEC",
+    ...                               "WIFI_PSK", "OPENAI_API_KEY_2", "OPENAI_API_KEYS", "SIGNING_KEY_V2", "DB_PW")]
+    [True, True, True, True, True, True, True, True, True, True, True]
+    >>> [secret_variable(n) for n in ("BW_SESSION", "OP_SESSION_myteam", "TS_AUTHKEY", "XDG_SESSION_TYPE")]
+    [True, True, True, False]
+    >>> [secret_variable(n) for n in ("OPENAIKEY", "GEMINIKEY", "AzureOpenAIKey", "MY_JUDGE_BEARER")]
+    [True, True, True, True]
+    >>> [secret_variable(n) for n in ("OPENAI_API_KEY_PROD", "OPENAI_API_KEY1", "KEY_OPENAI", "OPENAI-API-KEY",
+    ...                               "VLLM_CRED", "AZURE_STORAGE_SAS", "MYSQL_PWD_STAGING", "STRIPE_SK_LIVE")]
+    [True, True, True, True, True, True, True, True]
+    >>> [secret_variable(n) for n in ("PWD", "OLDPWD", "SSH_AUTH_SOCK", "GIT_ASKPASS", "GIT_AUTHOR_NAME",
+    ...                               "AWS_ACCESS_KEY_ID", "TOKENIZERS_PARALLELISM", "PASSWORD_STORE_DIR")]
+    [False, False, False, False, False, False, False, False]
+    >>> [secret_variable(n) for n in ("OPENAI_API_KEY_FILE", "KEY_ID_PROD", "SSH_KEY_TYPE", "API_KEY_HEADER")]
+    [False, False, False, False]
+    """
+    words = _name_words(name)
+    if not words:
+        return False
+    if len(words) > 1 and words[-1] in _LOCATION_WORDS:
+        return False
+    while len(words) > 1 and (words[-1] in _COPY_WORDS or re.fullmatch(r"v?\d+", words[-1])):
+        words = words[:-1]  # OPENAI_API_KEY_2, SIGNING_KEY_V2, ENCRYPTION_KEY_B64, MYSQL_PWD_PROD: the same credential
+    return (bool(_SECRET_WORDS.intersection(words))
+            or any(word in _KEY_WORDS and not _KEY_DESCRIPTORS.intersection(words[index + 1:])
+                   for index, word in enumerate(words))
+            or re.fullmatch(r"[a-z0-9]+(?:api)?keys?", words[-1]) is not None  # OPENAIKEY
+            or (len(words) > 1 and words[-1] == "session")  # BW_SESSION (not XDG_SESSION_TYPE)
+            or words[:2] == ["op", "session"]  # 1Password's OP_SESSION_<account>
+            or (len(words) > 1 and words[-1] in ("pwd", "pw", "sk"))  # MYSQL_PWD, DB_PW, STRIPE_SK
+            or bool(_SECRET_PARTS.search(name)) or any(_compound_pass(word) for word in words))
+
+
+def _compound_pass(word: str) -> bool:
+    """Whether one word of a name ends in ``pass`` as a password does (``pgpass``, ``storepass``, ``keypass``;
+    not ``askpass``, ``bypass``, ``compass``)."""
+    return word.endswith("pass") and len(word) > 4 and word not in _NOT_PASSWORDS

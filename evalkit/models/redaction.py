@@ -34,6 +34,8 @@ from urllib.parse import quote, unquote, urlsplit
 
 # path_secrets is part of this module's API too: a key in a URL's path is a configured secret.
 from evalkit.models.key_shapes import KEY_SHAPES as _KEY_SHAPES, path_parameters as _path_parameters, path_secrets
+# secret_variable too: which environment variables hold a credential, by their names.
+from evalkit.models.key_shapes import _compound_pass, secret_variable  # noqa: F401 (_compound_pass: evalkit.grid)
 
 __all__ = ["redact", "configured_secrets", "environment_secrets", "secret_variable", "public_endpoint",
            "endpoint_label", "url_credentials", "path_secrets", "MASK", "MIN_FRAGMENT"]
@@ -44,24 +46,31 @@ MAX_WORD = 12  # ... unless it is one ordinary word no longer than this (OPENAI,
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+")
 _MIN_SECRET = 4  # shorter "secrets" are not masked in free text (they would mask ordinary words)
 
-_URL_START = r"\b[A-Za-z][A-Za-z0-9+.\-]*://"
+# Every pattern here runs in time linear in the text (a card's example, a 64 KB spec): no pattern may scan from
+# each of many starts to the same far end. A scheme is read back at most 32 characters from its "://" (a longer
+# run of scheme characters is a URL's start too, from its last 32), and a pattern that reads a URL on across
+# "/" stops at the next "://" after a scheme character, where the next URL starts.
+_URL_START = r"(?:\b[A-Za-z][A-Za-z0-9+.\-]{0,31}|(?<=[A-Za-z0-9+.\-])[A-Za-z0-9+.\-]{32})://"
+_NOT_NEXT_URL = r"(?!(?<=[A-Za-z0-9+.\-])://)"  # before a character of a URL read on across "/"
 _USERINFO = re.compile(rf"({_URL_START})[^\s/?#\"'<>]*@")
 # A password with an unencoded "/" (u:pa/ss@db): user-info to the last "@" a host follows; not a port's "h:80/".
 # A password holding an unencoded "@" before its "/" (http://u:p@ss/w0rd@db/v1): read to the last "@" that a host
 # name follows, so no piece of the password stays; a path with an "@" after user-info (https://me:pw@h/a/@b) then
 # loses its host in what is shown, which is the safe side of an ambiguous URL.
 _HOST_LIKE = r"(?:\[[0-9A-Fa-f:.]+\]|[\w.-]+)(?::\d+)?(?:[/?#\s\"'<>]|$)"
-_AT_SLASHED_USERINFO_TEXT = re.compile(rf"({_URL_START})[^@\s/:\"'<>]+:[^\s/\"'<>]*@[^\s/\"'<>]*/[^\s\"'<>]*@"
-                                       rf"(?={_HOST_LIKE})")
-_SLASHED_USERINFO_TEXT = re.compile(rf"({_URL_START})[^@\s/:\"'<>]+:(?!\d+(?:/|\s|$))[^\s\"'<>]*@"
+_AT_SLASHED_USERINFO_TEXT = re.compile(rf"({_URL_START})[^@\s/:\"'<>]+:(?>[^\s/\"'<>]*@[^\s/\"'<>]*/)"
+                                       rf"(?:{_NOT_NEXT_URL}[^\s\"'<>])*@(?={_HOST_LIKE})")
+_SLASHED_USERINFO_TEXT = re.compile(rf"({_URL_START})[^@\s/:\"'<>]+:(?!\d+(?:/|\s|$))(?:{_NOT_NEXT_URL}[^\s\"'<>])*@"
                                     r"(?=[^@\s/?#\"'<>]+(?:[/?#\s\"'<>]|$))")
 # A query starts at a "?" right after a URL or path character; it runs to a space, a quote or a fragment.
 _QUERY = re.compile(r"(?<=[\w/.\-:%\]])\?([^\s#\"'<>]+)")  # a quote ends it: URLs encode quotes
-# user:password@host without a well-formed scheme in front (a typo: "http:/u:p@h", or no scheme at all).
+# user:password@host without a well-formed scheme in front (a typo: "http:/u:p@h", or no scheme at all); it is
+# looked for only in the stretch of text that ends at such an "@" (:func:`_mask_bare_userinfo`).
 _BARE_USERINFO = re.compile(r"(?<![\w.~%+\-:])[A-Za-z0-9._~%+\-]+:[^\s/?#@\"'<>]+@(?=[A-Za-z0-9\[])")
-_FRAGMENT = re.compile(rf"({_URL_START}[^\s#\"'<>]*)#[^\s\"'<>]+")
+_BARE_USERINFO_STRETCH = re.compile(r"(?<![^\s/?#@\"'<>])[^\s/?#@\"'<>]*@(?=[A-Za-z0-9\[])")
+_FRAGMENT = re.compile(rf"({_URL_START}(?:{_NOT_NEXT_URL}[^\s#\"'<>])*)#[^\s\"'<>]+")
 # ... and a URL whose start a configured secret has masked already ("***/v1#token"): its fragment still goes.
-_MASKED_URL_FRAGMENT = re.compile(r"((?<![^\s\"'<>=(\[])\*\*\*[^\s#\"'<>]*)#[^\s\"'<>]+")
+_MASKED_URL_FRAGMENT = re.compile(r"((?<![^\s\"'<>=(\[])\*\*\*(?:(?![=(\[]\*\*\*)[^\s#\"'<>])*)#[^\s\"'<>]+")
 
 def redact(text: str, secrets: Sequence[str] = ()) -> str:
     """``text`` with credentials masked: the ``secrets`` given (in full and in part), URL user-info, every
@@ -90,13 +99,30 @@ def redact(text: str, secrets: Sequence[str] = ()) -> str:
     text = _AT_SLASHED_USERINFO_TEXT.sub(rf"\1{MASK}@", text)  # before the plain form, which ends at the first "@"
     text = _USERINFO.sub(rf"\1{MASK}@", text)
     text = _SLASHED_USERINFO_TEXT.sub(rf"\1{MASK}@", text)
-    text = _BARE_USERINFO.sub(f"{MASK}@", text)
+    text = _mask_bare_userinfo(text)
     text = _QUERY.sub(_masked_query, text)
     text = _FRAGMENT.sub(rf"\1#{MASK}", text)
     text = _MASKED_URL_FRAGMENT.sub(rf"\1#{MASK}", text)
     for pattern, replacement in _KEY_SHAPES:
         text = pattern.sub(replacement, text)
     return text
+
+
+def _mask_bare_userinfo(text: str) -> str:
+    """``text`` with :data:`_BARE_USERINFO` masked, as ``_BARE_USERINFO.sub`` would, in linear time: a match
+    lies within a stretch of characters none of which ends it, up to the ``@`` a host follows, so each such
+    stretch is searched once (a scan from every ``,a:`` of a long text to its end would be quadratic).
+
+    >>> _mask_bare_userinfo("dsn u:pa,ss:w@db:5432 and a:b, c:d@e.f; ,a:,a:,a:")
+    'dsn ***@db:5432 and a:b, ***@e.f; ,a:,a:,a:'
+    """
+    out, done = [], 0
+    for stretch in _BARE_USERINFO_STRETCH.finditer(text):
+        match = _BARE_USERINFO.search(text, stretch.start(), stretch.end() + 1)
+        if match:
+            out += [text[done:match.start()], MASK, "@"]
+            done = match.end()
+    return "".join(out) + text[done:] if out else text
 
 
 def mask_secrets(text: str, secrets: Sequence[str]) -> str:
@@ -177,8 +203,10 @@ def configured_secrets(base_url: str | None = None, api_key_env: str | None = No
                        query: bool = True, path: bool = True) -> list[str]:
     """The secrets a backend is configured with, for :func:`redact`: the API key in the environment
     variable ``api_key_env`` (read now), and the credentials written into ``base_url`` — its password (as
-    written and decoded), its user name when that is the only credential (a token passed as the user), the
-    Basic-auth header value they make, (unless ``query`` is False) each query value of at least
+    written and decoded), its user name when that is the only credential or when it is no ordinary word of at
+    least ``MIN_FRAGMENT`` characters (a token passed as the user, with or without a dummy password:
+    ``https://TOKEN:x-oauth-basic@host``; a user such as ``alice`` or ``admin`` stays readable), the Basic-auth
+    header value they make, (unless ``query`` is False) each query value of at least
     ``MIN_FRAGMENT`` characters (a signature, a code), so that a server echoing one bare is masked too, and
     (unless ``path`` is False) each segment of its path that is shaped like a key (:func:`path_secrets`).
     A backend's name masks query values by their place (``query=False``) and path keys as secrets, with a
@@ -186,6 +214,8 @@ def configured_secrets(base_url: str | None = None, api_key_env: str | None = No
 
     >>> configured_secrets("http://alice:s3cr%40t99@h/v1?sig=0123abcd&n=1")
     ['s3cr%40t99', 's3cr@t99', 'YWxpY2U6czNjckB0OTk=', '0123abcd']
+    >>> configured_secrets("https://Qm7Rt2Vx9Lp4Kd8Wn3Hs:x-oauth-basic@h/v1")[:2]
+    ['x-oauth-basic', 'Qm7Rt2Vx9Lp4Kd8Wn3Hs']
     """
     secrets: list[str] = []
     key = os.environ.get(api_key_env) if api_key_env else None
@@ -196,6 +226,8 @@ def configured_secrets(base_url: str | None = None, api_key_env: str | None = No
         (user, password), raw = credentials, _raw_userinfo(base_url) or ""
         if password:
             secrets.extend(dict.fromkeys([raw.partition(":")[2], password]))
+            if len(user) >= MIN_FRAGMENT and not _ordinary_word(user):  # https://TOKEN:x-oauth-basic@host
+                secrets.extend(dict.fromkeys([raw.partition(":")[0], user]))
         elif user:
             secrets.extend(dict.fromkeys([raw, user]))
         secrets.append(_basic_value(user, password))
@@ -205,70 +237,6 @@ def configured_secrets(base_url: str | None = None, api_key_env: str | None = No
         secrets.extend(path_secrets(base_url))
         secrets.extend(value for value in _path_parameters(base_url) if len(value) >= MIN_FRAGMENT)
     return [secret for secret in secrets if secret]
-
-
-# The words of an environment variable's name (split on "_") that mark its value as a credential; PWD only
-# after another word (PWD and OLDPWD are folders), KEY only as the last word (AWS_ACCESS_KEY_ID is an id).
-_SECRET_WORDS = frozenset({"token", "tokens", "secret", "secrets", "password", "passwd", "pass", "passphrase",
-                           "credential", "credentials", "creds", "cookie", "cookies", "webhook", "auth",
-                           "authorization", "authtoken", "authkey", "dsn", "apikey", "accesskey", "pat", "jwt",
-                           "psk", "hec"})
-# Words that end in "pass" and name no password (GIT_ASKPASS is a program; a two-pass encoding).
-_NOT_PASSWORDS = frozenset({"askpass", "bypass", "compass", "encompass", "surpass", "trespass", "overpass",
-                            "underpass", "multipass", "onepass", "twopass", "singlepass", "firstpass",
-                            "secondpass"})
-# Written anywhere in a name, also without "_" around it (SSHPASS is a whole name of its own).
-_SECRET_PARTS = re.compile(r"(?i)passw(or)?d|passphrase|secret|credential|cookie|webhook|private_?key|^sshpass$"
-                           r"|(?:^|_)id_(?:rsa|dsa|ecdsa|ed25519)(?:_|$)")
-# A name ending in one of these words holds where a credential is, not the credential (SSH_AUTH_SOCK,
-# AWS_SHARED_CREDENTIALS_FILE, PASSWORD_STORE_DIR).
-_LOCATION_WORDS = frozenset({"file", "path", "dir", "sock", "socket", "home"})
-# Last words naming another copy or encoding of the same credential (..._KEY_OLD, ..._KEY_B64).
-_COPY_WORDS = frozenset({"old", "new", "backup", "bak", "prev", "next", "alt", "b64", "base64", "hex", "pem", "json",
-                         "primary", "secondary", "current"})
-
-
-def secret_variable(name: str) -> bool:
-    """Whether the environment variable ``name`` holds a credential: a word of its name is one of
-    ``TOKEN``, ``SECRET``, ``PASSWORD``, ``PASSWD``, ``PASS``, ``PASSPHRASE``, ``CREDENTIALS``, ``COOKIE``,
-    ``WEBHOOK``, ``AUTH``, ``AUTHORIZATION``, ``DSN``...; its last word is ``KEY`` or ``BEARER`` or ends in
-    ``KEY`` (``*_API_KEY``, ``*_PRIVATE_KEY``, ``OPENAIKEY``, ``AzureOpenAIKey``); it ends in ``_PWD`` (``MYSQL_PWD``); it contains ``PASSWORD``, ``PASSWD``,
-    ``PASSPHRASE``, ``SECRET``, ``CREDENTIAL``, ``COOKIE``, ``WEBHOOK`` or ``PRIVATE_KEY`` (``PGPASSWORD``);
-    a word of it is ``PAT``, ``JWT`` or ``CREDS`` (``GH_PAT``, ``CI_JOB_JWT``, ``MY_SERVICE_CREDS``) or ends
-    in ``PASS`` as a password does (``SSHPASS``, ``PGPASS``; not ``GIT_ASKPASS``). A name whose last word is ``FILE``, ``PATH``, ``DIR``, ``SOCK``, ``SOCKET`` or
-    ``HOME`` names where a credential is kept, and is none.
-
-    >>> [secret_variable(n) for n in ("MYSQL_PWD", "SSHPASS", "GPG_PASSPHRASE", "SLACK_WEBHOOK_URL",
-    ...                               "NPM_CONFIG__AUTH", "SENTRY_DSN", "DEPLOY_PRIVATE_KEY", "PGPASSWORD")]
-    [True, True, True, True, True, True, True, True]
-    >>> [secret_variable(n) for n in ("GH_PAT", "PGPASS", "CI_JOB_JWT", "MY_SERVICE_CREDS", "STRIPE_SK", "SPLUNK_HEC",
-    ...                               "WIFI_PSK", "OPENAI_API_KEY_2", "OPENAI_API_KEYS", "SIGNING_KEY_V2", "DB_PW")]
-    [True, True, True, True, True, True, True, True, True, True, True]
-    >>> [secret_variable(n) for n in ("BW_SESSION", "OP_SESSION_myteam", "TS_AUTHKEY", "XDG_SESSION_TYPE")]
-    [True, True, True, False]
-    >>> [secret_variable(n) for n in ("OPENAIKEY", "GEMINIKEY", "AzureOpenAIKey", "MY_JUDGE_BEARER")]
-    [True, True, True, True]
-    >>> [secret_variable(n) for n in ("PWD", "OLDPWD", "SSH_AUTH_SOCK", "GIT_ASKPASS", "GIT_AUTHOR_NAME",
-    ...                               "AWS_ACCESS_KEY_ID", "TOKENIZERS_PARALLELISM", "PASSWORD_STORE_DIR")]
-    [False, False, False, False, False, False, False, False]
-    """
-    words = name.lower().split("_")
-    if len(words) > 1 and words[-1] in _LOCATION_WORDS:
-        return False
-    while len(words) > 1 and (words[-1] in _COPY_WORDS or re.fullmatch(r"v?\d+", words[-1])):
-        words = words[:-1]  # OPENAI_API_KEY_2, SIGNING_KEY_V2, ENCRYPTION_KEY_B64: the same credential
-    return (bool(_SECRET_WORDS.intersection(words)) or words[-1] in ("key", "keys", "bearer")
-            or re.fullmatch(r"[a-z0-9]+(?:api)?keys?", words[-1]) is not None  # OPENAIKEY, AzureOpenAIKey
-            or (len(words) > 1 and words[-1] == "session")  # BW_SESSION (not XDG_SESSION_TYPE)
-            or words[:2] == ["op", "session"]  # 1Password's OP_SESSION_<account>
-            or (len(words) > 1 and words[-1] in ("pwd", "pw", "sk"))  # MYSQL_PWD, DB_PW, STRIPE_SK
-            or bool(_SECRET_PARTS.search(name)) or any(_compound_pass(word) for word in words))
-
-
-def _compound_pass(word: str) -> bool:
-    """Whether one word of a name ends in ``pass`` as a password does (``pgpass``, ``storepass``, ``keypass``;
-    not ``askpass``, ``bypass``, ``compass``)."""
-    return word.endswith("pass") and len(word) > 4 and word not in _NOT_PASSWORDS
 
 
 def environment_secrets(environ: Mapping[str, str] | None = None) -> list[str]:

@@ -420,3 +420,89 @@ def test_an_endpoint_whose_host_cannot_be_told_from_its_password_is_refused():
     with pytest.raises(BackendConfigError, match="percent-encode") as refused:
         OpenAICompatibleBackend("m", "http://alice:p@ss/w0rd-K7Mq@vllm/v1", api_key_env=None)
     assert "w0rd-K7Mq" not in str(refused.value) and "p@ss" not in str(refused.value)
+
+
+STAGED_KEY = "0f3c9a7e5b1d48e2a6c4f8b0d2e7a913"  # a 32-hex key: no shape of its own gives it away
+
+
+@pytest.mark.parametrize("name", ["OPENAI_API_KEY_PROD", "OPENAI_API_KEY_TEST", "GEMINI_API_KEY_STAGING",
+                                  "ANTHROPIC_API_KEY_WORK", "AZURE_OPENAI_KEY_LIVE", "OPENAI_KEY_DEV",
+                                  "API_KEY_PERSONAL", "OPENAI_API_KEY_LOCAL", "OPENAI_API_KEY1", "KEY_OPENAI",
+                                  "OPENAI-API-KEY", "VLLM_CRED", "AZURE_STORAGE_SAS", "JUDGE_SAS", "MYSQL_PWD_PROD",
+                                  "STRIPE_SK_LIVE", "OpenAiApiKeyProd"])
+def test_a_key_variable_named_with_a_stage_a_number_or_in_another_order_is_a_credential(name):
+    from evalkit.models.redaction import environment_secrets, secret_variable
+
+    assert secret_variable(name)
+    assert environment_secrets({name: STAGED_KEY, "HOME": "/home/me"}) == [STAGED_KEY]
+    assert STAGED_KEY not in redact(f"auth failed for {STAGED_KEY}", environment_secrets({name: STAGED_KEY}))
+
+
+def test_names_that_say_where_or_what_of_a_key_stay_no_credential():
+    from evalkit.models.redaction import secret_variable
+
+    ordinary = ["AWS_ACCESS_KEY_ID", "KEY_ID_PROD", "SSH_KEY_TYPE", "API_KEY_HEADER", "OPENAI_API_KEY_FILE",
+                "KEY_VAULT_NAME", "PRIMARY_KEY_COLUMN", "SAS_HOME", "XDG_SESSION_TYPE", "KEYBOARD_LAYOUT",
+                "TOKENIZERS_PARALLELISM", "PASSWORD_STORE_DIR", "PYTEST_ADDOPTS", "HF_HOME", "TEST", "PWD"]
+    assert [n for n in ordinary if secret_variable(n)] == []
+
+
+DISCORD_TOKEN = "Ab3_hellothereXyZ9-QwErTy12_abcdefgUVW45xyz-LMNOP67qrs_tuvWX89yZ0aB"  # a seven-letter lower-case run
+
+
+@pytest.mark.parametrize("url, secret", [
+    (f"https://discord.com/api/webhooks/123456789012345678/{DISCORD_TOKEN}", DISCORD_TOKEN),
+    (f"https://discord.com/api/webhooks/123456789012345678/{DISCORD_TOKEN}/slack", DISCORD_TOKEN),
+    ("https://gw.example.com/v1/bearer/zq8xwv3klm9pqr2st4uv123/chat", "zq8xwv3klm9pqr2st4uv123"),
+    ("https://gw.example.com/authorization/abcdef123456/v1", "abcdef123456"),
+    ("https://gw.example.com/session/a1b2c3d4e5f6g7/v1", "a1b2c3d4e5f6g7"),
+    ("https://gw.example.com/key:zq8xwv3klm9pqr2st4uv9/v1", "zq8xwv3klm9pqr2st4uv9"),
+    ("https://gw.example.com/apikey-zq8xwv3klm9pqr2st4uv9/v1", "zq8xwv3klm9pqr2st4uv9"),
+    ("https://hooks.zapier.com/hooks/catch/1234567/abcde12/", "abcde12"),
+])
+def test_a_key_after_a_bearer_session_or_webhook_segment_is_kept_out_of_the_endpoint(url, secret):
+    from evalkit.models.redaction import path_secrets, public_endpoint
+
+    assert secret in path_secrets(url)
+    shown = public_endpoint(url)
+    assert secret not in shown, shown
+    assert shown.startswith("https://") and "/v1" in shown or "hooks" in shown or "webhooks" in shown, shown
+
+
+def test_routes_named_like_credentials_stay_readable():
+    from evalkit.models.redaction import path_secrets
+
+    for url in ("https://h/v1/token/refresh", "https://h/v1/session/new", "https://h/api/key-value/v1",
+                "https://h/v1/token-refresh", "https://h/models/Qwen2-7B-Instruct/v1/chat/completions"):
+        assert path_secrets(url) == [], url
+
+
+def test_a_token_given_as_the_urls_user_with_a_dummy_password_is_a_configured_secret():
+    from evalkit.models.redaction import configured_secrets
+
+    token = "Qm7Rt2Vx9Lp4Kd8Wn3Hs"
+    secrets = configured_secrets(f"https://{token}:x-oauth-basic@judge.example.com/v1")
+    assert token in secrets
+    assert redact(f"401 Unauthorized: unknown user {token}", secrets) == "401 Unauthorized: unknown user ***"
+    assert redact(f"quota of {token[:12]}... spent", secrets) == "quota of ***... spent"
+    # a user name that is one ordinary word stays readable where the text names it for another reason
+    plain = configured_secrets("https://admin:Hh7Kk2Ll9Mm@judge.example.com/v1")
+    assert "admin" not in plain and redact("the admin page", plain) == "the admin page"
+
+
+def test_redaction_of_a_long_adversarial_text_is_linear_and_right():
+    # Each run below made a scan from every one of its starts to its far end (quadratic): 200 KB took minutes.
+    runs = ["a." * 15_000, ",a:" * 10_000, "sk-" * 10_000, "x://u:@" * 4_000, "x://u:p@/" * 3_000, "***=" * 7_000,
+            "eyJ-" * 7_000, "a-" * 15_000]
+    secrets = ["https://me:Hunter2pw9@db.example.com/v1", "postgres://app:pa/ss9@db/app", "u:pa,ss:w0rd@db:5432",
+               "https://h/v1?api_key=QKEYvalue5555#fr4gment"]
+    text = " ".join(run + " " + secret for run, secret in zip(runs, secrets * 2))
+    assert len(text) > 200_000
+    masked = redact(text)
+    for leaked in ("Hunter2pw9", "pa/ss9", "pa,ss:w0rd", "QKEYvalue5555", "fr4gment"):
+        assert leaked not in masked, leaked
+    for run in ("a." * 15_000, ",a:" * 10_000, "a-" * 15_000, "eyJ-" * 7_000):
+        assert run in masked
+    for secret in secrets:  # each masked as it is when it stands alone
+        assert f" {redact(secret)} " in masked or masked.endswith(f" {redact(secret)}"), redact(secret)
+    assert "https://***@db.example.com/v1" in masked and "postgres://***@db/app" in masked
