@@ -636,14 +636,14 @@ def board_sentence(board: Sequence[Standing], *, names: Mapping[str, str] | None
     >>> b = Standing("b", 1, 0.45, 0.35, 0.55, 9, 0.3, 9, ("a",), ())
     >>> c = Standing("c", 3, 0.1, 0.0, 0.2, 9, 0.1, 9, (), ())
     >>> board_sentence([a, b, c])
-    'a and b share the first rank (mean shares of the ceiling 0.500 [0.400, 0.600], 0.450 [0.350, 0.550]): their paired interval holds zero, so this sample does not separate them. The other judge (c) is below the first rank by a paired interval.'
+    'a and b share the first rank (mean shares of the ceiling 0.500 [0.400, 0.600], 0.450 [0.350, 0.550]): their paired interval holds zero, so this sample does not separate them. The other judge (c) is below every judge of the first rank by a paired interval.'
 
     A judge tied with part of the first rank but below another judge is named with both:
 
     >>> a = Standing("a", 1, 0.5, 0.4, 0.6, 9, 0.3, 9, ("b", "d"), ())
     >>> d = Standing("d", 2, 0.4, 0.2, 0.6, 9, 0.2, 9, ("a",), (), above=("b",))
     >>> board_sentence([a, b, d, c]).split(" them. ")[1]
-    '1 of the 2 other judges (c) is below the first rank by a paired interval. d is tied with a but below b by a paired interval, so it ranks 2.'
+    '1 of the 2 other judges (c) is below every judge of the first rank by a paired interval. d is tied with a but below b by a paired interval, so it ranks 2.'
 
 The judges above are counted when the board does not say who they are (or when they are more than
 :data:`FEW_NAMED`):
@@ -656,7 +656,7 @@ Judges tied with the same leaders at the same rank share one sentence:
     >>> a = Standing("a", 1, 0.5, 0.4, 0.6, 9, 0.3, 9, ("b", "d", "g"), ())
     >>> g = Standing("g", 2, 0.4, 0.2, 0.6, 9, 0.2, 9, ("a",), (), above=("b",))
     >>> board_sentence([a, b, d, g, c]).split(" them. ")[1]
-    '1 of the 3 other judges (c) is below the first rank by a paired interval. d and g are tied with a but below b by a paired interval, so they rank 2.'
+    '1 of the 3 other judges (c) is below every judge of the first rank by a paired interval. d and g are tied with a but below b by a paired interval, so they rank 2.'
 
 Judges flagged alike are named together:
 
@@ -720,8 +720,8 @@ def _board_text(board: Sequence[Standing]) -> str:
     if len(first) > 1 or first[0].tied_with:
         every = ("The" if others == 1 else "All") if len(below) == others else f"{len(below)} of the"
         text += (f" {every} {'' if others == 1 else f'{others} '}other judge{'s' if others != 1 else ''} "
-                 f"({join_names([s.judge for s in below])}) {'is' if len(below) == 1 else 'are'} below the first "
-                 "rank by a paired interval." if below else "")
+                 f"({join_names([s.judge for s in below])}) {'is' if len(below) == 1 else 'are'} below every "
+                 "judge of the first rank by a paired interval." if below else "")
     leaders = {f.judge for f in first}
     # Judges tied with the same leaders at the same rank are one sentence: a board of many look-alike judges
     # then reads as a few groups, not one sentence per judge.

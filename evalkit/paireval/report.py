@@ -63,7 +63,7 @@ def harder_test(rates: Mapping[str, tuple[Any, Any]]) -> str:
     ...              "DirectEval": (rate(85), rate(88))})
     "A look-alike, which shares the conversation's topic and words, was built to be the harder test; it is for the untrained encoder (its look-alike interval lies below its random-reply interval), while for the PairEval judge and DirectEval the two intervals overlap, so this sample does not show look-alikes to be harder for them."
     >>> harder_test({"the judge": (rate(95), rate(60))})
-    "A look-alike, which shares the conversation's topic and words, was built to be the harder test; it is for none of the judges, while the judge does better on them (the whole look-alike interval lies above the random-reply interval)."
+    "A look-alike, which shares the conversation's topic and words, was built to be the harder test; it is for none of the judges, while the judge does better against look-alikes (the whole look-alike interval lies above the random-reply interval)."
     """
     harder = [name for name, (alike, random) in rates.items() if alike.high < random.low]
     easier = [name for name, (alike, random) in rates.items() if alike.low > random.high]
@@ -77,7 +77,7 @@ def harder_test(rates: Mapping[str, tuple[Any, Any]]) -> str:
         clauses.append(f"for {prose.join_names(level)} the two intervals overlap, so this sample does not show "
                        f"look-alikes to be harder for {verb(level, 'it', 'them')}")
     if easier:
-        clauses.append(f"{prose.join_names(easier)} {verb(easier, 'does', 'do')} better on them (the whole look-alike "
+        clauses.append(f"{prose.join_names(easier)} {verb(easier, 'does', 'do')} better against look-alikes (the whole look-alike "
                        "interval lies above the random-reply interval)")
     head = ("A look-alike, which shares the conversation's topic and words, was built to be the harder test; it is for "
             + (f"{prose.join_names(harder)} ({verb(harder, 'its', 'each one' + chr(39) + 's')} look-alike interval "
