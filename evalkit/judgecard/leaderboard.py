@@ -69,7 +69,7 @@ import re
 import warnings
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 from urllib.parse import quote
 
 import numpy as np
@@ -743,23 +743,23 @@ def _board_text(board: Sequence[Standing]) -> str:
 def _not_ranked(board: Sequence[Standing]) -> str:
     """The board's sentence about ranked judges with a caution and the judges it does not rank (names already
     escaped)."""
-    text = ""
-    marked: dict[tuple[str, ...], list[str]] = {}  # judges with the same cautions, named together
-    for s in _ranked(board):
-        if s.cautions:
-            marked.setdefault(s.cautions, []).append(s.judge)
-    for cautions, judges in marked.items():
-        text += f" Ranked, but marked: {join_names(judges)} ({'; '.join(cautions)})."
+    text = _named_alike("Ranked, but marked", ((s.cautions, s.judge) for s in _ranked(board) if s.cautions))
     unranked = [s.judge for s in board if s.mean_share != s.mean_share and not s.flags]
     if unranked:
         text += f" Not ranked (no row with a defined share of the ceiling): {join_names(unranked)}."
-    flagged: dict[tuple[str, ...], list[str]] = {}  # judges with the same flags, named together
-    for s in board:
-        if s.flags:
-            flagged.setdefault(s.flags, []).append(s.judge)
-    for flags, judges in flagged.items():
-        text += f" Not ranked, flagged: {join_names(judges)} ({'; '.join(flags)})."
-    return text
+    return text + _named_alike("Not ranked, flagged", ((s.flags, s.judge) for s in board if s.flags))
+
+
+def _named_alike(head: str, marked: Iterable[tuple[tuple[str, ...], str]]) -> str:
+    """One sentence per set of marks (cautions or flags), naming together the judges that carry it.
+
+    >>> _named_alike("Not ranked, flagged", [(("few sets",), "y"), (("few sets",), "x"), (("copy",), "z")])
+    ' Not ranked, flagged: y and x (few sets). Not ranked, flagged: z (copy).'
+    """
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for marks, judge in marked:
+        groups.setdefault(marks, []).append(judge)
+    return "".join(f" {head}: {join_names(judges)} ({'; '.join(marks)})." for marks, judges in groups.items())
 
 
 def board_card(card: Card, human_sets: Mapping[str, HumanSet], *, bootstrap: int, seed: int
