@@ -223,14 +223,8 @@ def configured_secrets(base_url: str | None = None, api_key_env: str | None = No
         secrets.append(key)
     credentials = url_credentials(base_url) if base_url else None
     if credentials is not None:
-        (user, password), raw = credentials, _raw_userinfo(base_url) or ""
-        if password:
-            secrets.extend(dict.fromkeys([raw.partition(":")[2], password]))
-            if len(user) >= MIN_FRAGMENT and not _ordinary_word(user):  # https://TOKEN:x-oauth-basic@host
-                secrets.extend(dict.fromkeys([raw.partition(":")[0], user]))
-        elif user:
-            secrets.extend(dict.fromkeys([raw, user]))
-        secrets.append(_basic_value(user, password))
+        secrets.extend(_userinfo_secrets(base_url, lone_user=True))
+        secrets.append(_basic_value(*credentials))
     if query and base_url:
         secrets.extend(value for value in _query_values(base_url) if len(value) >= MIN_FRAGMENT)
     if path and base_url:
@@ -242,7 +236,8 @@ def configured_secrets(base_url: str | None = None, api_key_env: str | None = No
 def environment_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
     """The credentials in the environment, for :func:`redact`: the value of each variable named as one
     (:func:`secret_variable`: ``*_API_KEY``, ``*_TOKEN``, ``MYSQL_PWD``, ``SSHPASS``, ``*WEBHOOK*``...), and the
-    password of a URL in any variable (``DATABASE_URL=postgres://app:pw@db/app``, as written and decoded);
+    password of a URL in any variable (``DATABASE_URL=postgres://app:pw@db/app``, as written and decoded) and
+    its user name when that is shaped like a token (``https://Qm7Rt2Vx9Lp4:x@host``, :func:`_userinfo_secrets`);
     a value that is a URL (``SLACK_WEBHOOK_URL``) is masked after its ``scheme://``, which stays readable;
     only those of at least ``MIN_FRAGMENT`` characters (shorter ones would mask ordinary words wherever a
     shared record writes them). A key copied from the environment into a spec, a URL or a command is masked
@@ -262,10 +257,34 @@ def environment_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
         if secret_variable(name):  # a URL without its scheme: as a fragment, "https:" would mask every URL's
             found.append(re.sub(r"^[A-Za-z][A-Za-z0-9+.\-]*://", "", value.strip()))
         elif "://" in value and "@" in value:
-            credentials, raw = url_credentials(value.strip()), _raw_userinfo(value.strip()) or ""
-            if credentials is not None and credentials[1]:
-                found.extend(dict.fromkeys([raw.partition(":")[2], credentials[1]]))
+            found.extend(_userinfo_secrets(value.strip(), lone_user=False))
     return [value for value in dict.fromkeys(found) if len(value) >= MIN_FRAGMENT]
+
+
+def _userinfo_secrets(url: str, *, lone_user: bool) -> list[str]:
+    """The credentials in ``url``'s user-info, as written and decoded: its password, and its user name when
+    that is no ordinary word of at least ``MIN_FRAGMENT`` characters (a token passed as the user, with or
+    without a dummy password: ``https://TOKEN:x-oauth-basic@host``, ``https://TOKEN@host``); a user name
+    given alone is a credential whatever its shape where ``lone_user`` (a backend's own URL), and only when so
+    shaped where not (any URL in the environment: ``ssh://deploy@host`` names a login, not a secret).
+
+    >>> _userinfo_secrets("https://alice:pw%40123@h/v1", lone_user=False)
+    ['pw%40123', 'pw@123']
+    >>> [_userinfo_secrets(url, lone_user=False) for url in ("https://Qm7Rt2Vx9Lp4@h/v1", "ssh://deploy@h")]
+    [['Qm7Rt2Vx9Lp4'], []]
+    """
+    credentials = url_credentials(url)
+    if credentials is None:
+        return []
+    (user, password), raw = credentials, _raw_userinfo(url) or ""
+    raw_user, _, raw_password = raw.partition(":")
+    found: list[str] = []
+    if password:
+        found.extend([raw_password, password])
+    token_like = len(user) >= MIN_FRAGMENT and not _ordinary_word(user)
+    if user and (token_like or (lone_user and not password)):
+        found.extend([raw_user, user])
+    return [value for value in dict.fromkeys(found) if value]
 
 
 def public_endpoint(base_url: str | None, api_key_env: str | None = None) -> str | None:

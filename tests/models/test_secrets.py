@@ -506,3 +506,20 @@ def test_redaction_of_a_long_adversarial_text_is_linear_and_right():
     for secret in secrets:  # each masked as it is when it stands alone
         assert f" {redact(secret)} " in masked or masked.endswith(f" {redact(secret)}"), redact(secret)
     assert "https://***@db.example.com/v1" in masked and "postgres://***@db/app" in masked
+
+
+def test_a_token_in_the_user_slot_of_a_url_in_any_environment_variable_is_a_secret(monkeypatch):
+    from evalkit.models import redact
+    from evalkit.models.redaction import environment_secrets, public_endpoint
+
+    token = "Zq8XwV3mT7pL2kR9"
+    environ = {"GIT_REMOTE": f"https://{token}:x-oauth-basic@git.example.com/org/repo",
+               "MIRROR": f"https://{token[::-1]}@mirror.example.com/", "DEPLOY": "ssh://deploy@host/srv",
+               "NOTE": "mail alice@example.com"}
+    found = environment_secrets(environ)
+    assert token in found and token[::-1] in found and "deploy" not in found, found
+    text = f"cloned with {token}; mirror {token[::-1][:8]}"
+    assert token not in redact(text, found) and token[::-1][:8] not in redact(text, found)
+    # what a card keeps of an endpoint masks the environment's user-slot token where a spec copied it
+    monkeypatch.setenv("GIT_REMOTE", environ["GIT_REMOTE"])
+    assert token not in public_endpoint(f"http://127.0.0.1:8000/v1/{token}/chat")
