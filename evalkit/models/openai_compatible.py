@@ -14,8 +14,8 @@ from typing import Any, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
 from evalkit.models.base import BackendConfigError, BackendError, GenerationResult, LabelResult, Messages, _parsed_result
-from evalkit.models.redaction import (_basic_value, configured_secrets, environment_secrets, mask_secrets, path_secrets,
-                                     redact, url_credentials)
+from evalkit.models.redaction import (_basic_value, configured_secrets, environment_secrets, mask_echoes, mask_secrets,
+                                     path_secrets, redact, url_credentials)
 from evalkit.models.retry import RetryPolicy
 
 __all__ = ["OpenAICompatibleBackend", "DEFAULT_API_KEY_ENV"]
@@ -87,18 +87,6 @@ def _policy(retry: RetryPolicy | None, **options: Any) -> RetryPolicy:
     if changed:
         raise ValueError(f"give retry= or {', '.join(changed)}, not both")
     return retry
-
-
-def _without_secrets(text: str, secrets: Sequence[str]) -> str:
-    """A reply's text with any configured secret it echoes (whole, 8 characters or more) masked: the text is
-    stored in the call cache and shown in reports. Only whole secrets — a model's words are otherwise kept.
-
-    >>> _without_secrets("your key is sk-abcdefgh12345", ["sk-abcdefgh12345"])
-    'your key is ***'
-    """
-    for secret in sorted((s for s in secrets if len(s) >= 8), key=len, reverse=True):
-        text = text.replace(secret, "***")
-    return text
 
 
 class _RedactingFilter(logging.Filter):
@@ -205,6 +193,11 @@ class OpenAICompatibleBackend:
 
     def _secrets(self) -> list[str]:
         return configured_secrets(self._base_url, self.api_key_env)
+
+    def _without_secrets(self, text: str) -> str:
+        """A reply's text with the credentials it echoes masked, whole or cut (:func:`mask_echoes`): this
+        backend's and the environment's. The text is stored in the call cache and shown in cards and reports."""
+        return mask_echoes(text, [*self._secrets(), *environment_secrets()])
 
     def _authorization(self, key: str | None) -> str | None:
         """The ``Authorization`` header value: the API key as a Bearer token, else the URL's credentials."""
@@ -347,8 +340,7 @@ class OpenAICompatibleBackend:
                 reply, error = self._post({"model": self.model, "messages": list(map(dict, messages)),
                                            "max_tokens": max_tokens, "temperature": temperature,
                                            "seed": seed + sample}, need_content=True)
-                texts.append(_without_secrets((reply["choices"][0]["message"].get("content") or "").strip(),
-                                              self._secrets()))
+                texts.append(self._without_secrets((reply["choices"][0]["message"].get("content") or "").strip()))
                 if error:
                     errors.append(error)
                 used = self._usage(reply)
@@ -363,7 +355,7 @@ class OpenAICompatibleBackend:
                                    "temperature": 0.0, "logprobs": True, "top_logprobs": self.top_logprobs,
                                    "seed": 0})
             choice = reply["choices"][0]
-            text = (choice.get("message", {}).get("content") or "").strip()
+            text = self._without_secrets((choice.get("message", {}).get("content") or "").strip())
             prompt_tokens, completion_tokens = self._usage(reply)
             content = ((choice.get("logprobs") or {}).get("content") or [])
             if not content or not isinstance(content[0], dict) or not content[0].get("top_logprobs"):

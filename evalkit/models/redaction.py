@@ -37,7 +37,7 @@ from evalkit.models.key_shapes import KEY_SHAPES as _KEY_SHAPES, path_parameters
 # secret_variable too: which environment variables hold a credential, by their names.
 from evalkit.models.key_shapes import _compound_pass, secret_variable  # noqa: F401 (_compound_pass: evalkit.grid)
 
-__all__ = ["redact", "configured_secrets", "environment_secrets", "secret_variable", "public_endpoint",
+__all__ = ["redact", "mask_echoes", "configured_secrets", "environment_secrets", "secret_variable", "public_endpoint",
            "endpoint_label", "url_credentials", "path_secrets", "MASK", "MIN_FRAGMENT"]
 
 MASK = "***"
@@ -136,6 +136,22 @@ def mask_secrets(text: str, secrets: Sequence[str]) -> str:
     for variant in _variants(secrets):
         text = text.replace(variant, MASK)
     return text
+
+
+def mask_echoes(text: str, secrets: Sequence[str]) -> str:
+    """A model's reply with each of ``secrets`` it echoes masked, whole (bare, URL-quoted or JSON-escaped) and
+    by any run of ``MIN_FRAGMENT`` characters or more (an endpoint repeating a cut piece of its key), and
+    nothing else changed: unlike :func:`redact`, no shape of a credential is looked for, so a model's words,
+    URLs and ``key=value`` texts stay as written. What a backend stores in its call cache and hands on to
+    cards and reports goes through this.
+
+    >>> mask_echoes("echo: S3cretPas and https://h/?q=1 key=v", ["S3cretPassw0rd99x"])
+    'echo: *** and https://h/?q=1 key=v'
+    """
+    variants = _variants(secrets)
+    for variant in variants:
+        text = text.replace(variant, MASK)
+    return _mask_fragments(text, [v for v in variants if len(v) > MIN_FRAGMENT])
 
 
 def _variants(secrets: Iterable[str]) -> list[str]:

@@ -172,3 +172,38 @@ def test_the_environment_keys_are_in_no_output_of_the_evalkit_command(tmp_path, 
     pieces = [secret[i:i + 8] for secret in (SERVER_KEY, PATH_TOKEN) for i in range(len(secret) - 7)]
     leaks = [(where, piece) for where, text in shown.items() for piece in pieces if piece in text or piece in where]
     assert not leaks, leaks
+
+
+def test_pieces_of_an_endpoints_own_credentials_echoed_in_its_replies_are_in_no_card_or_cache(tmp_path, monkeypatch,
+                                                                                             capsys):
+    """Found by an independent probe: an endpoint that echoed a cut piece of its URL's password, query value or
+    of the environment's key in a 200 reply left the piece in the card's examples and the call cache."""
+    from tests.fakes import FakeChatServer, chat_reply
+
+    password, sig, env_key = "S3cretPassw0rd99x", "QsigVal12345abc", "Qx7envKEY-0a1b2c3d"
+    monkeypatch.setenv("MYCORP_API_KEY", env_key)
+    monkeypatch.setenv("EVALKIT_CACHE_DIR", str(tmp_path / "cache"))
+    pieces = [password[:9], sig[:8], password[-8:], env_key[:9]]
+
+    def answer(body, count):
+        text = body["messages"][-1]["content"]
+        which = next((i for i in range(len(pieces)) if f"context {i} " in text), None)
+        return 200, chat_reply("3" if which is None else f"cannot rate; echo: {pieces[which]} done")
+
+    server = FakeChatServer(answer)
+    try:
+        url = server.base_url.replace("http://", f"http://alice:{password}@") + f"?sig={sig}"
+        spec = _spec(tmp_path, "echo", url, labels=["1", "2", "3", "4", "5"],
+                     template="Conversation: {history}\nReply: {candidate}\nRate 1 to 5.")
+        spec.write_text(spec.read_text().replace('prompt: "likert"\n', ""))
+        assert main(["card", "--judge", str(spec), "--set", str(_own_set(tmp_path)), "--half", "all",
+                     "--bootstrap", "10", "--out", str(tmp_path / "card")]) == 0
+    finally:
+        server.close()
+    examples = [text for cost in json.loads((tmp_path / "card" / "card.json").read_text())["costs"]
+                for _, text in cost["examples"]]
+    assert any("echo: *** done" in text for text in examples), examples  # the replies are kept, masked
+    written = [path for path in tmp_path.rglob("*") if path.is_file() and path.suffix not in (".yml", ".jsonl")]
+    assert any(path.name.startswith("calls.sqlite") for path in written)
+    leaks = [(path.name, piece) for path in written for piece in pieces if piece.encode() in path.read_bytes()]
+    assert leaks == [] and not any(piece in capsys.readouterr().out for piece in pieces)
