@@ -21,24 +21,12 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, Sequence
 
+from evalkit.data.jsonl import spreadsheet_safe
+
 __all__ = ["write_tables", "totals", "prepare_out", "spreadsheet_safe", "encodable", "write_atomic", "OUTPUTS"]
 
 #: What a grading writes in its folder (``work`` holds each submission's executed copy and log).
 OUTPUTS = ("grades.csv", "totals.csv", "grades.html", "work")
-_FORMULA = ("=", "+", "-", "@", "\t", "\r")
-
-
-def spreadsheet_safe(value):
-    """``value`` with a leading ``'`` when it is a text a spreadsheet would read as a formula.
-
-    >>> spreadsheet_safe("=HYPERLINK(1)")
-    "'=HYPERLINK(1)"
-    >>> spreadsheet_safe("alice"), spreadsheet_safe(-1.0)
-    ('alice', -1.0)
-    """
-    if isinstance(value, str) and value.startswith(_FORMULA):
-        return "'" + value
-    return value
 
 
 def prepare_out(out: Path, *, replace: bool = False) -> Path:

@@ -1,7 +1,8 @@
 """The data layer: where each dataset comes from, how its files are read, and the one dialogue type.
 
 * :mod:`.sources` — each dataset's pinned source, checksum-verified download, ``EVALKIT_DATA_DIR``;
-* :mod:`.jsonl` — JSON lines and CSV readers whose errors name the file, the line and the field;
+* :mod:`.jsonl` — JSON lines and CSV readers whose errors name the file, the line and the field, and the
+  guard of CSV cells a spreadsheet would run as formulas;
 * :mod:`.dialogue` — a conversation (:class:`Turn`, :data:`Texts`, :data:`History`) and its one renderer;
 * :mod:`.specfile` — the YAML field reader every settings file of the kit goes through.
 """

