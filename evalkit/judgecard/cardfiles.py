@@ -163,9 +163,11 @@ def counted_once(lines: list[tuple], records: dict, *, same_result: bool = True
     (a signed card copied into a second folder: the same signature too) left out, and (that file, the file kept,
     ``()``) for each: one card is one line, or one part of a merged line, however many folders hold it. With
     ``same_result``, a card that gives an earlier one's result (:func:`_result_key`: the same judge name, half,
-    seed, item scores on the same sets, rows and sets not scored) is left out too, with the fields its record
-    differs in (a note added, a spec reworded): a near copy cannot count one result twice. Two cards that differ
-    in anything the board ranks on, a score, are two cards (``--merge`` refuses one judge's set on both).
+    seed, item scores on the same sets, rows and sets not scored; or :func:`same_scores`: the same items and
+    sets not scored, scores shifted or scaled, under any judge name) is left out too, with the fields its record
+    differs in (a note added, a spec reworded, a judge renamed): a near copy cannot count one result twice. Two
+    cards that differ in anything the board ranks on, a score, are two cards (``--merge`` refuses one judge's set
+    on both).
 
     >>> from evalkit.judgecard.card import Card, SetScores
     >>> card = Card("j", {}, "test", 0, 0, (), (), ())
@@ -198,6 +200,14 @@ def counted_once(lines: list[tuple], records: dict, *, same_result: bool = True
             differs = tuple(sorted(name for name in {*record, *earlier} if record.get(name) != earlier.get(name)))
             copies.append((paths[0], results[result], differs))
             continue
+        alike = next((kept_paths[0] for kept_card, kept_paths in kept
+                      if same_result and same_scores(card, kept_card)
+                      and record.get("skipped") == records[kept_paths[0]].get("skipped")), None)
+        if alike is not None:  # another name, or its scores shifted or scaled: the same correlations, one result
+            earlier = records[alike]
+            differs = tuple(sorted(name for name in {*record, *earlier} if record.get(name) != earlier.get(name)))
+            copies.append((paths[0], alike, differs))
+            continue
         first[digest] = paths[0]
         if result is not None:
             results[result] = paths[0]
@@ -205,12 +215,66 @@ def counted_once(lines: list[tuple], records: dict, *, same_result: bool = True
     return kept, copies
 
 
+def same_scores(card, other, tolerance: float = 1e-6) -> bool:
+    """Whether two cards give one result whatever their judges' names: the same half and seed, the same items
+    of the same sets, unscored where the other is, and scores that differ at most by a shift and a positive
+    scale on each set (which change no Pearson, Spearman or Kendall: standardized, they agree within
+    ``tolerance``). A card copied under another name, or with every score moved by 1e-9, is the same result.
+
+    >>> from evalkit.judgecard.card import Card, SetScores
+    >>> made = lambda name, scores: Card(name, {}, "test", 0, 0, (), (), (),
+    ...                                  scores=(SetScores("s", ("a", "b", "c"), scores),))
+    >>> judge = made("j", (1.0, 2.0, 4.0))
+    >>> same_scores(judge, made("k", (3.0, 5.0, 9.0))), same_scores(judge, made("j", (1.0, 2.0, 5.0)))
+    (True, False)
+    """
+    import numpy as np
+
+    if not card.scores or not other.scores or (card.half, card.seed) != (other.half, other.seed):
+        return False
+    mine, theirs = ({entry.set: entry for entry in c.scores} for c in (card, other))
+    if set(mine) != set(theirs) or len(mine) != len(card.scores) or len(theirs) != len(other.scores):
+        return False
+    for name, entry in mine.items():
+        twin = theirs[name]
+        if tuple(entry.item_ids) != tuple(twin.item_ids):
+            return False
+        a, b = (np.asarray(e.scores, dtype=float) for e in (entry, twin))
+        if a.shape != b.shape or not np.array_equal(np.isfinite(a), np.isfinite(b)):
+            return False
+        a, b = a[np.isfinite(a)], b[np.isfinite(b)]
+        if a.size == 0:
+            continue
+        spread_a, spread_b = a.std(), b.std()
+        if spread_a == 0 or spread_b == 0:
+            if spread_a != spread_b:
+                return False
+            continue
+        if np.max(np.abs((a - a.mean()) / spread_a - (b - b.mean()) / spread_b)) > tolerance:
+            return False
+    return True
+
+
 def copy_note(differs: tuple[str, ...]) -> str:
-    """How a file counted once is the same as the file kept: word for word, or the same result."""
+    """How a file counted once is the same as the file kept: word for word, or the same result (under
+    another judge name, or with scores shifted or scaled: :func:`same_scores`).
+
+    >>> copy_note(("notes",)).endswith("it differs only in notes, which the board does not rank on")
+    True
+    >>> print(copy_note(("judge", "rows", "scores")).partition(":")[0])
+    the same result under another judge name
+    """
     if not differs:
         return "the same record, word for word"
-    return (f"the same result: the same judge name, half, item scores, rows and sets not scored; it differs only in "
-            f"{', '.join(differs)}, which the board does not rank on")
+    if "judge" not in differs and "scores" not in differs:
+        return (f"the same result: the same judge name, half, item scores, rows and sets not scored; it differs only "
+                f"in {', '.join(differs)}, which the board does not rank on")
+    scores = ("the same item scores up to a shift and a positive scale (which change no correlation)"
+              if "scores" in differs else "the same item scores and rows")
+    fields = [name for name in differs if name not in ("scores", "rows")]
+    return (f"the same result{' under another judge name' if 'judge' in differs else ''}: the same half, {scores} and "
+            f"the same sets not scored" + (f"; it differs only in {', '.join(fields)}, which the board does not rank "
+                                          f"on" if fields else ""))
 
 
 def _card_label(paths: list[str]) -> str:

@@ -207,3 +207,26 @@ def test_a_word_for_word_copy_is_not_called_the_original(inputs, tmp_path, monke
     page = (out / "leaderboard.md").read_text()
     assert "cannot tell which was written first" in page and "not its maker" in page
     assert "a copy cannot tell which file came first" in capsys.readouterr().err
+
+
+def test_a_copy_under_another_name_or_with_scores_shifted_counts_once(inputs, tmp_path, monkeypatch, capsys):
+    """Found by an independent probe: a card copied under another judge name, or with every score moved by 1e-9
+    (its rows still verify), was ranked as a second line tied with the original."""
+    sets, cards = inputs
+    original = _write(cards["good"], tmp_path / "cards" / "a-good")
+    renamed = _write(cards["good"], tmp_path / "cards" / "b-renamed", lambda r: r.update(judge="my own judge"))
+
+    def shifted(record):
+        for entry in record["scores"]:
+            entry["scores"] = [None if s is None else 2.0 * s + 1e-9 for s in entry["scores"]]
+
+    moved = _write(cards["good"], tmp_path / "cards" / "c-shifted", shifted)
+    _write(cards["weak"], tmp_path / "cards" / "weak")
+    out = tmp_path / "board"
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, out) == 0
+    assert sorted(line["judge"] for line in board_json(out)) == ["good", "weak"]
+    record = json.loads((out / "leaderboard.json").read_text())
+    copies = {copy["file"]: copy for copy in record["copies_counted_once"]}
+    assert set(copies) == {str(renamed), str(moved)} and {c["same_as"] for c in copies.values()} == {str(original)}
+    assert copies[str(renamed)]["differs_in"] == ["judge"] and "scores" in copies[str(moved)]["differs_in"]
+    assert "under another judge name" in capsys.readouterr().err

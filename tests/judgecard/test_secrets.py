@@ -135,6 +135,8 @@ def test_the_environment_keys_are_in_no_output_of_the_evalkit_command(tmp_path, 
         text = body["messages"][-1]["content"]
         if "context 2 " in text:
             return 200, chat_reply(f"cannot rate: key {SERVER_KEY} / {SERVER_KEY[:9]} / {PATH_TOKEN[3:]} refused")
+        if "strictly" in text and "context 0 " in text:  # the named judge scores otherwise: a result of its own
+            return 200, chat_reply("5")
         return 200, chat_reply("4" if "context 1 " in text or "context 3 " in text else "2")
 
     server = FakeChatServer(answer)
@@ -142,9 +144,10 @@ def test_the_environment_keys_are_in_no_output_of_the_evalkit_command(tmp_path, 
         own = _own_set(tmp_path)
         specs = {}
         for label, name in (("plain", None), ("named", f"ours {PATH_TOKEN}")):
+            strictly = " strictly" if name else ""
             fields = {"kind": "lm", "backend": "openai", "model": "fake-model",
                       "base_url": f"{server.base_url}/{PATH_TOKEN}", "labels": ["1", "2", "3", "4", "5"],
-                      "template": "Conversation: {history}\nReply: {candidate}\nRate the reply from 1 to 5.",
+                      "template": f"Conversation: {{history}}\nReply: {{candidate}}\nRate the reply from 1 to 5{strictly}.",
                       **({"name": name} if name else {})}
             specs[label] = tmp_path / f"{label}.yml"
             specs[label].write_text("".join(f"{key}: {json.dumps(value)}\n" for key, value in fields.items()))
