@@ -17,8 +17,16 @@ KEY_SHAPES = [
      r"\1 ***"),
     (re.compile(r"(?i)((?:api[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret|token"
                 r"|secret|password|passwd|pwd|sig|signature|credential|key)\s*=>?\s*[\"']?)[^&\s\"',;]+"), r"\1***"),
-    (re.compile(r"(?i)(\"?(?:api[_-]?key|authorization|x-api-key|access[_-]?token|refresh[_-]?token|secret"
-                r"|password)\"?\s*:\s*\"?)(?!(?:bearer|basic)\s)[^\"\s,}]+"), r"\1***"),
+    (re.compile(r"(?i)(\"?(?:api[_-]?key|x-api-key|access[_-]?token|refresh[_-]?token|secret|password"
+                r"|(?:x-)?auth[_-]?token|private[_-]?(?:token|key)|api[_-]?token|client[_-]?secret"
+                r"|[\w-]{0,40}subscription[_-]?key|x-goog-api-key|(?<![\w-])token)\"?\s*:\s*\"?)(?!(?:bearer|basic)\s)"
+                r"[^\"\s,}]+"), r"\1***"),
+    # an Authorization header's credential after any scheme (Token, ApiKey, SSWS, Bot, Digest...): the scheme
+    # masked with it, except Bearer and Basic, which the first pattern keeps readable
+    (re.compile(r"(?i)(\"?(?:proxy-)?authorization\"?\s*:\s*\"?)(?!(?:bearer|basic)\s)"
+                r"(?:[A-Za-z][\w.-]{0,30}\s+)?[^\"\s,}]+"), r"\1***"),
+    # a cookie header's value, whole (a session id by any name)
+    (re.compile(r"(?i)(\b(?:set-)?cookie\"?\s*:\s*\"?)[^\"\r\n]+"), r"\1***"),
     (re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}"), "sk-***"),
     (re.compile(r"\b(hf|ghp|gho|ghu|ghs|ghr|github_pat|glpat)_[A-Za-z0-9_\-]{16,}"), r"\1_***"),
     # GitLab (glpat-), Groq, Replicate, xAI, Perplexity, LangSmith, NVIDIA, Docker Hub, Notion, Stripe webhooks,
@@ -165,13 +173,13 @@ def path_secrets(url: str) -> list[str]:
 _SECRET_WORDS = frozenset({"token", "tokens", "secret", "secrets", "password", "passwd", "pass", "passphrase",
                            "credential", "credentials", "cred", "creds", "cookie", "cookies", "webhook", "auth",
                            "authorization", "authtoken", "authkey", "dsn", "apikey", "accesskey", "pat", "jwt",
-                           "psk", "hec"})
+                           "psk", "hec", "pepper"})
 # Words naming a key (OPENAI_API_KEY, KEY_OPENAI, JUDGE_SAS, MY_BEARER): a credential unless a later word says
 # what of the key the variable holds (AWS_ACCESS_KEY_ID, SSH_KEY_TYPE, API_KEY_HEADER is a header's name).
-_KEY_WORDS = frozenset({"key", "keys", "apikeys", "privatekey", "bearer", "sas"})
+_KEY_WORDS = frozenset({"key", "keys", "apikeys", "privatekey", "bearer", "sas", "keypair", "keypairs"})
 _KEY_DESCRIPTORS = frozenset({"id", "ids", "name", "names", "type", "types", "kind", "size", "length", "len", "bits",
                               "alg", "algo", "algorithm", "format", "fmt", "vault", "ring", "store", "region",
-                              "prefix", "suffix", "column", "col", "field", "index", "idx", "map", "mapping", "list",
+                              "prefix", "suffix", "column", "col", "field", "index", "idx", "map", "mapping",
                               "func", "fn", "function", "count", "limit", "arn", "usage", "rotation", "expiry",
                               "expiration", "expires", "created", "age", "policy", "mode", "method", "header",
                               "param", "parameter", "var", "variable", "env", "source", "provider", "helper",
@@ -183,6 +191,7 @@ _NOT_PASSWORDS = frozenset({"askpass", "bypass", "compass", "encompass", "surpas
                             "secondpass"})
 # Written anywhere in a name, also without "_" around it (SSHPASS is a whole name of its own).
 _SECRET_PARTS = re.compile(r"(?i)passw(or)?d|passphrase|secret|credential|cookie|webhook|private_?key|^sshpass$"
+                           r"|service_?account_?(?:json|key)"
                            r"|(?:^|_)id_(?:rsa|dsa|ecdsa|ed25519)(?:_|$)")
 # A name ending in one of these words holds where a credential is, not the credential (SSH_AUTH_SOCK,
 # AWS_SHARED_CREDENTIALS_FILE, PASSWORD_STORE_DIR).
@@ -225,8 +234,10 @@ def secret_variable(name: str) -> bool:
     ``AUTH``, ``AUTHORIZATION``, ``DSN``, ``PAT``, ``JWT``...; a word is ``KEY``, ``APIKEY``, ``BEARER`` or
     ``SAS`` and no later word says what of the key the name holds (``OPENAI_API_KEY_PROD``, ``KEY_OPENAI``,
     ``JUDGE_SAS``; not ``AWS_ACCESS_KEY_ID``, ``SSH_KEY_TYPE``); its last word ends in ``KEY`` (``OPENAIKEY``);
-    it ends in ``_PWD`` (``MYSQL_PWD``); it contains ``PASSWORD``, ``PASSWD``, ``PASSPHRASE``, ``SECRET``,
-    ``CREDENTIAL``, ``COOKIE``, ``WEBHOOK`` or ``PRIVATE_KEY`` (``PGPASSWORD``); a word ends in ``PASS`` as a
+    a later ``VALUE`` says the name holds the key after all (``API_KEY_HEADER_VALUE``); it ends in ``_PWD``
+    (``MYSQL_PWD``), ``_SALT`` or a one-time password's ``_SEED`` (``TOTP_SEED``), or is ``PW``; it contains
+    ``PASSWORD``, ``PASSWD``, ``PASSPHRASE``, ``SECRET``, ``CREDENTIAL``, ``COOKIE``, ``WEBHOOK``, ``PRIVATE_KEY``
+    or ``SERVICE_ACCOUNT_JSON`` (``PGPASSWORD``); a word ends in ``PASS`` as a
     password does (``SSHPASS``, ``PGPASS``; not ``GIT_ASKPASS``). Last words naming a copy, a stage or an owner
     of the same credential (``_OLD``, ``_B64``, ``_PROD``, ``_TEST``, ``_LIVE``, ``_PERSONAL``, ``_2``) do not
     change the answer. A name whose last word is ``FILE``, ``PATH``, ``DIR``, ``SOCK``, ``SOCKET`` or ``HOME``
@@ -250,6 +261,11 @@ def secret_variable(name: str) -> bool:
     [False, False, False, False, False, False, False, False]
     >>> [secret_variable(n) for n in ("OPENAI_API_KEY_FILE", "KEY_ID_PROD", "SSH_KEY_TYPE", "API_KEY_HEADER")]
     [False, False, False, False]
+    >>> [secret_variable(n) for n in ("OPENAI_KEY_LIST", "OPENAI_API_KEY_HEADER_VALUE", "OPENAIAPIKEYPROD", "PW",
+    ...                               "OPENAI_KEYPAIR", "TOTP_SEED", "HMAC_SALT", "SERVICE_ACCOUNT_JSON")]
+    [True, True, True, True, True, True, True, True]
+    >>> [secret_variable(n) for n in ("RANDOM_SEED", "PYTHONHASHSEED", "KEY_MAP", "SALT_MASTER")]
+    [False, False, False, False]
     """
     words = _name_words(name)
     if not words:
@@ -259,9 +275,13 @@ def secret_variable(name: str) -> bool:
     while len(words) > 1 and (words[-1] in _COPY_WORDS or re.fullmatch(r"v?\d+", words[-1])):
         words = words[:-1]  # OPENAI_API_KEY_2, SIGNING_KEY_V2, ENCRYPTION_KEY_B64, MYSQL_PWD_PROD: the same credential
     return (bool(_SECRET_WORDS.intersection(words))
-            or any(word in _KEY_WORDS and not _KEY_DESCRIPTORS.intersection(words[index + 1:])
+            or any(word in _KEY_WORDS and (not _KEY_DESCRIPTORS.intersection(words[index + 1:])
+                                           or words[-1] in ("value", "values", "val"))  # ..._KEY_HEADER_VALUE
                    for index, word in enumerate(words))
-            or re.fullmatch(r"[a-z0-9]+(?:api)?keys?", words[-1]) is not None  # OPENAIKEY
+            or re.fullmatch(rf"[a-z0-9]+(?:api)?keys?(?:{'|'.join(sorted(_COPY_WORDS))})?", words[-1]) is not None
+            or (len(words) > 1 and words[-1] in ("salt", "seed")  # HMAC_SALT; TOTP_SEED (not RANDOM_SEED)
+                and (words[-1] == "salt" or bool({"totp", "otp", "hotp", "mfa"}.intersection(words))))
+            or words == ["pw"]
             or (len(words) > 1 and words[-1] == "session")  # BW_SESSION (not XDG_SESSION_TYPE)
             or words[:2] == ["op", "session"]  # 1Password's OP_SESSION_<account>
             or (len(words) > 1 and words[-1] in ("pwd", "pw", "sk"))  # MYSQL_PWD, DB_PW, STRIPE_SK

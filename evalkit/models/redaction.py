@@ -242,18 +242,29 @@ def configured_secrets(base_url: str | None = None, api_key_env: str | None = No
         secrets.extend(_userinfo_secrets(base_url, lone_user=True))
         secrets.append(_basic_value(*credentials))
     if query and base_url:
-        secrets.extend(value for value in _query_values(base_url) if len(value) >= MIN_FRAGMENT)
+        secrets.extend(_query_secrets(base_url))
     if path and base_url:
-        secrets.extend(path_secrets(base_url))
-        secrets.extend(value for value in _path_parameters(base_url) if len(value) >= MIN_FRAGMENT)
+        secrets.extend(_path_keys(base_url))
     return [secret for secret in secrets if secret]
+
+
+def _query_secrets(url: str) -> list[str]:
+    """The values of ``url``'s query of at least ``MIN_FRAGMENT`` characters (a signature, a code)."""
+    return [value for value in _query_values(url) if len(value) >= MIN_FRAGMENT]
+
+
+def _path_keys(url: str) -> list[str]:
+    """The keys in ``url``'s path (:func:`path_secrets`) and its path parameters' values of at least
+    ``MIN_FRAGMENT`` characters (``;jsessionid=...``)."""
+    return [*path_secrets(url), *(value for value in _path_parameters(url) if len(value) >= MIN_FRAGMENT)]
 
 
 def environment_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
     """The credentials in the environment, for :func:`redact`: the value of each variable named as one
     (:func:`secret_variable`: ``*_API_KEY``, ``*_TOKEN``, ``MYSQL_PWD``, ``SSHPASS``, ``*WEBHOOK*``...), and the
-    password of a URL in any variable (``DATABASE_URL=postgres://app:pw@db/app``, as written and decoded) and
-    its user name when that is shaped like a token (``https://Qm7Rt2Vx9Lp4:x@host``, :func:`_userinfo_secrets`);
+    credentials of a URL in any variable: its password (``DATABASE_URL=postgres://app:pw@db/app``, as written
+    and decoded), its user name when that is shaped like a token (``https://Qm7Rt2Vx9Lp4:x@host``,
+    :func:`_userinfo_secrets`), its query values and the keys in its path (``UPSTREAM=https://h/v1?api-key=...``);
     a value that is a URL (``SLACK_WEBHOOK_URL``) is masked after its ``scheme://``, which stays readable;
     only those of at least ``MIN_FRAGMENT`` characters (shorter ones would mask ordinary words wherever a
     shared record writes them). A key copied from the environment into a spec, a URL or a command is masked
@@ -272,8 +283,9 @@ def environment_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
             continue
         if secret_variable(name):  # a URL without its scheme: as a fragment, "https:" would mask every URL's
             found.append(re.sub(r"^[A-Za-z][A-Za-z0-9+.\-]*://", "", value.strip()))
-        elif "://" in value and "@" in value:
-            found.extend(_userinfo_secrets(value.strip(), lone_user=False))
+        elif "://" in value:  # a URL's credentials: user-info, query values, keys in its path
+            found.extend(_userinfo_secrets(value.strip(), lone_user=False) if "@" in value else [])
+            found.extend(_query_secrets(value.strip()) + _path_keys(value.strip()))
     return [value for value in dict.fromkeys(found) if len(value) >= MIN_FRAGMENT]
 
 

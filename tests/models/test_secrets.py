@@ -523,3 +523,28 @@ def test_a_token_in_the_user_slot_of_a_url_in_any_environment_variable_is_a_secr
     # what a card keeps of an endpoint masks the environment's user-slot token where a spec copied it
     monkeypatch.setenv("GIT_REMOTE", environ["GIT_REMOTE"])
     assert token not in public_endpoint(f"http://127.0.0.1:8000/v1/{token}/chat")
+
+
+def test_credential_headers_fields_and_variables_a_probe_found_are_masked():
+    """Found by an independent probe: an Authorization header with a scheme other than Bearer/Basic kept its
+    token; token, cookie and subscription-key fields were not masked; some credential variables' names were not
+    read as such; a token in an environment URL's query or path was masked only there."""
+    from evalkit.models.redaction import environment_secrets, secret_variable
+
+    token = "Zq8XwV3kLm9PqR7tYu2B"
+    for text in (f"Authorization: Token {token}", f'{{"authorization": "ApiKey {token}"}}',
+                 f"Proxy-Authorization: SSWS {token}", f"Authorization: Bot {token}", f"X-Auth-Token: {token}",
+                 f"PRIVATE-TOKEN: {token}", f"Ocp-Apim-Subscription-Key: {token}", f"token: {token}",
+                 f'{{"token": "{token}"}}', f'{{"auth_token": "{token}"}}', f'{{"private_key": "{token}"}}',
+                 f'{{"apiToken": "{token}"}}', f"Cookie: sessionid={token}; theme=dark", f"Set-Cookie: s={token}"):
+        assert token not in redact(text) and "***" in redact(text), text
+    usage = '{"completion_tokens": 5, "prompt_tokens": 7, "max_tokens": 9}'
+    assert redact(usage) == usage and redact(f"Authorization: Bearer {token}") == "Authorization: Bearer ***"
+    named = ["OPENAI_KEY_LIST", "OPENAI_API_KEY_HEADER_VALUE", "OPENAIAPIKEYPROD", "OPENAI_KEYPAIR", "TOTP_SEED",
+             "HMAC_SALT", "PW", "SERVICE_ACCOUNT_JSON"]
+    assert [name for name in named if not secret_variable(name)] == []
+    assert [name for name in ("RANDOM_SEED", "PYTHONHASHSEED", "SALT_MASTER") if secret_variable(name)] == []
+    found = environment_secrets({"UPSTREAM_URL": f"https://h/v1?api-key={token}",
+                                 "KEYED": f"https://h/key/{token[::-1]}/v1", "PIP_INDEX_URL": "https://pypi.org/simple"})
+    assert found == [token, token[::-1]]
+    assert token[:9] not in redact(f"model {token[:9]}", found)
