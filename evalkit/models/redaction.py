@@ -3,7 +3,8 @@ cache keys and rows), telemetry, run stores and reports.
 
 :func:`redact` masks, in this order,
 
-1. every secret it is given — in full, URL-quoted and JSON-escaped — and every run of at least
+1. every secret it is given — in full, URL-quoted and JSON-escaped (one of ``MIN_ENCODED`` (12) characters or
+   more also base64-encoded, lower- or upper-cased and ``\\u``-escaped) — and every run of at least
    ``MIN_FRAGMENT`` (6) characters of a secret: a key cut by a message-length limit, or echoed by a server
    without its ``Bearer``/``key=`` prefix, is still masked; a run that is one ordinary word (letters only, in
    one case or capitalised, at most ``MAX_WORD`` characters: ``OPENAI`` of a key ``sk-...-OPENAI-...``,
@@ -93,7 +94,7 @@ def redact(text: str, secrets: Sequence[str] = ()) -> str:
     "server says: unknown key ***; echo: '***"
     """
     variants = _variants(secrets)
-    for variant in variants:
+    for variant in [*variants, *_encoded_variants(secrets)]:
         text = text.replace(variant, MASK)
     text = _mask_fragments(text, [v for v in variants if len(v) > MIN_FRAGMENT])
     text = _AT_SLASHED_USERINFO_TEXT.sub(rf"\1{MASK}@", text)  # before the plain form, which ends at the first "@"
@@ -149,9 +150,33 @@ def mask_echoes(text: str, secrets: Sequence[str]) -> str:
     'echo: *** and https://h/?q=1 key=v'
     """
     variants = _variants(secrets)
-    for variant in variants:
+    for variant in [*variants, *_encoded_variants(secrets)]:
         text = text.replace(variant, MASK)
     return _mask_fragments(text, [v for v in variants if len(v) > MIN_FRAGMENT])
+
+
+MIN_ENCODED = 12  # a secret this long is masked also base64-encoded, in lower or upper case and JSON-\u-escaped
+
+
+def _encoded_variants(secrets: Iterable[str]) -> list[str]:
+    """Other writings of each secret of at least ``MIN_ENCODED`` characters, masked whole only (their pieces
+    would mask ordinary text): base64 (standard and URL-safe, with and without padding), lower and upper case,
+    every character ``\\u``-escaped as JSON writes it with ``ensure_ascii``; longest first.
+
+    >>> "c2stMDEyMzQ1Njc4OWFi" in _encoded_variants(["sk-0123456789ab"]), _encoded_variants(["short"])
+    (True, [])
+    """
+    found: set[str] = set()
+    for secret in secrets:
+        if not isinstance(secret, str) or len(secret) < MIN_ENCODED:
+            continue
+        raw = secret.encode("utf-8", "surrogatepass")
+        for encode in (base64.b64encode, base64.urlsafe_b64encode):
+            encoded = encode(raw).decode("ascii")
+            found.update((encoded, encoded.rstrip("=")))
+        found.update((secret.lower(), secret.upper(), "".join(f"\\u{ord(c):04x}" for c in secret)))
+    found.discard("")
+    return sorted(found, key=len, reverse=True)
 
 
 def _variants(secrets: Iterable[str]) -> list[str]:

@@ -548,3 +548,18 @@ def test_credential_headers_fields_and_variables_a_probe_found_are_masked():
                                  "KEYED": f"https://h/key/{token[::-1]}/v1", "PIP_INDEX_URL": "https://pypi.org/simple"})
     assert found == [token, token[::-1]]
     assert token[:9] not in redact(f"model {token[:9]}", found)
+
+
+def test_a_secret_written_base64_encoded_in_another_case_or_unicode_escaped_is_masked():
+    """Found by an independent probe: an endpoint or a program that wrote the key base64-encoded, lower- or
+    upper-cased or as JSON's \\u escapes kept it readable; only the bare, %-quoted and JSON forms were masked."""
+    from evalkit.models.redaction import mask_echoes
+
+    key = "Qx7envKEY-0a1b2c3d"
+    forms = [base64.b64encode(key.encode()).decode(), base64.b64encode(key.encode()).decode().rstrip("="),
+             base64.urlsafe_b64encode(key.encode()).decode(), key.lower(), key.upper(),
+             "".join(f"\\u{ord(c):04x}" for c in key)]
+    for form in forms:
+        assert form not in redact(f"echo {form} done", [key]), form
+        assert form not in mask_echoes(f"echo {form} done", [key]), form
+    assert redact("a short pw: abcdefgh", ["ABCDEFGH"]) == "a short pw: abcdefgh"  # under 12 characters: as is
