@@ -667,6 +667,8 @@ Judges flagged alike are named together:
 Two judges on different sets are never compared: both rank first, and the sentence says they are not compared.
 
     >>> e = Standing("e", 1, 0.3, 0.2, 0.4, 1, 0.3, 1, (), ())
+    >>> board_sentence([e])
+    'e is the only judge ranked, with a mean share of the ceiling of 0.300 [0.200, 0.400] over 1 row.'
     >>> f = Standing("f", 1, 0.999, 0.939, 1.029, 1, 0.9, 1, (), (), cautions=(AT_CEILING,))
     >>> print(board_sentence([f, e]))  # doctest: +ELLIPSIS
     f and e share the first rank (...): no judge is above any of them by a paired interval, but f and e share no row, so they are not compared with each other. Ranked, but marked: f (at the human ceiling: ...).
@@ -699,10 +701,13 @@ def _board_text(board: Sequence[Standing]) -> str:
     shown = ", ".join(f"{_number(s.mean_share)} [{_number(s.share_low)}, {_number(s.share_high)}]" for s in first)
     if len(first) == 1:
         lead = first[0]
-        text = (f"{lead.judge} ranks first, with a mean share of the ceiling of {shown} over {lead.ceiling_rows} "
-                f"rows; ")
-        text += (f"it is tied with {join_names(lead.tied_with)} (their paired intervals hold zero)."
-                 if lead.tied_with else "every other judge is below it by a paired interval.")
+        rows = f"{lead.ceiling_rows} row{'' if lead.ceiling_rows == 1 else 's'}"
+        if len(ranked) == 1:
+            text = f"{lead.judge} is the only judge ranked, with a mean share of the ceiling of {shown} over {rows}."
+        else:
+            text = f"{lead.judge} ranks first, with a mean share of the ceiling of {shown} over {rows}; "
+            text += (f"it is tied with {join_names(lead.tied_with)} (their paired intervals hold zero)."
+                     if lead.tied_with else "every other judge is below it by a paired interval.")
     else:
         names = ", ".join(s.judge for s in first[:-1]) + f" and {first[-1].judge}"
         apart = [f"{a.judge} and {b.judge}" for k, a in enumerate(first) for b in first[k + 1:]
