@@ -91,13 +91,17 @@ def _decoded(path: str) -> str:
 def _key_like(segment: str) -> bool:
     """Whether one path segment reads as a key by its letters alone: a well-known prefix; 20+ characters mixing
     cases and digits with no seven-letter lower-case run; 12+ letters and digits alone, two of each kind, with no
-    run of four letters of one case (``Zq8XwV3kLm9P``); or 32+ characters a quarter digits (hex)."""
+    run of four letters of one case (``Zq8XwV3kLm9P``); 16+ letters and digits in one case, four of each kind,
+    with no run of five letters (``zq8xwv3klm9pqr7t``: a word-free token, not ``mistral7binstruct``); or 32+
+    characters a quarter digits (hex)."""
     digits = sum(c.isdigit() for c in segment)
     upper, lower = sum(c.isupper() for c in segment), sum(c.islower() for c in segment)
     return bool(_KEY_PREFIX.fullmatch(segment)
                 or (len(segment) >= 20 and min(digits, upper, lower) >= 2 and not re.search(r"[a-z]{7}", segment))
                 or (len(segment) >= 12 and segment.isalnum() and min(digits, upper, lower) >= 2
                     and not re.search(r"[a-z]{4}|[A-Z]{4}", segment))
+                or (len(segment) >= 16 and segment.isalnum() and min(digits, upper + lower) >= 4
+                    and not (upper and lower) and not re.search(r"[a-zA-Z]{5}", segment))
                 or (len(segment) >= 32 and digits * 4 >= len(segment)))
 
 
@@ -127,6 +131,8 @@ def path_secrets(url: str) -> list[str]:
     ([], [])
     >>> path_secrets("https://h/models/Qwen2-7B-Instruct/v1/chat/completions")
     []
+    >>> path_secrets("https://h/zq8xwv3klm9pqr7tyu2b1234/v1"), path_secrets("https://h/mistral7binstructv02/v1")
+    (['zq8xwv3klm9pqr7tyu2b1234'], [])
     >>> path_secrets("https://discord.com/api/webhooks/1234567890/Ab3_hellothereXyZ9-QwErTy12_abcdefgUVW45xyz")
     ['1234567890', 'Ab3_hellothereXyZ9-QwErTy12_abcdefgUVW45xyz']
     >>> path_secrets("https://hooks.zapier.com/hooks/catch/1234567/abcde12/"), path_secrets("https://h/key:zq8xwv9/v1")

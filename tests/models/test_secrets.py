@@ -548,6 +548,12 @@ def test_credential_headers_fields_and_variables_a_probe_found_are_masked():
                                  "KEYED": f"https://h/key/{token[::-1]}/v1", "PIP_INDEX_URL": "https://pypi.org/simple"})
     assert found == [token, token[::-1]]
     assert token[:9] not in redact(f"model {token[:9]}", found)
+    from evalkit.models.redaction import endpoint_label, public_endpoint
+
+    lower = "zq8xwv3klm9pqr7tyu2b1234"  # a word-free lower-case token as a path segment
+    assert lower not in public_endpoint(f"https://h.example/{lower}/v1") and lower not in endpoint_label(
+        f"https://h.example/{lower}/v1")
+    assert public_endpoint("https://h.example/mistral7binstructv02/v1") == "https://h.example/mistral7binstructv02/v1"
 
 
 def test_a_secret_written_base64_encoded_in_another_case_or_unicode_escaped_is_masked():
