@@ -216,30 +216,36 @@ def counted_once(lines: list[tuple], records: dict, *, same_result: bool = True
 
 
 def same_scores(card, other, tolerance: float = 1e-6) -> bool:
-    """Whether two cards give one result whatever their judges' names: the same half and seed, the same items
-    of the same sets, unscored where the other is, and scores that differ at most by a shift and a positive
-    scale on each set (which change no Pearson, Spearman or Kendall: standardized, they agree within
-    ``tolerance``). A card copied under another name, or with every score moved by 1e-9, is the same result.
+    """Whether two cards give one result whatever their judges' names: the same half, the same items of the
+    same sets (in any order), unscored where the other is, and on each set scores that differ at most by a shift
+    and a positive scale, or by noise far below their spread (standardized, they agree within ``tolerance``, or
+    correlate at ``1 - tolerance`` or more). Shift, scale and such noise change no Pearson, Spearman or Kendall
+    the board reads; the seed a card was drawn with does not matter once its items are the same. A card copied
+    under another name, reordered, or with every score moved by 1e-5 is the same result.
 
     >>> from evalkit.judgecard.card import Card, SetScores
-    >>> made = lambda name, scores: Card(name, {}, "test", 0, 0, (), (), (),
-    ...                                  scores=(SetScores("s", ("a", "b", "c"), scores),))
-    >>> judge = made("j", (1.0, 2.0, 4.0))
-    >>> same_scores(judge, made("k", (3.0, 5.0, 9.0))), same_scores(judge, made("j", (1.0, 2.0, 5.0)))
-    (True, False)
+    >>> made = lambda name, ids, scores, seed=0: Card(name, {}, "test", seed, 0, (), (), (),
+    ...                                              scores=(SetScores("s", ids, scores),))
+    >>> judge = made("j", ("a", "b", "c"), (1.0, 2.0, 4.0))
+    >>> same_scores(judge, made("k", ("c", "a", "b"), (9.0, 3.0, 5.0), seed=1))
+    True
+    >>> same_scores(judge, made("j", ("a", "b", "c"), (1.0, 2.0, 5.0)))
+    False
     """
     import numpy as np
 
-    if not card.scores or not other.scores or (card.half, card.seed) != (other.half, other.seed):
+    if not card.scores or not other.scores or card.half != other.half:
         return False
     mine, theirs = ({entry.set: entry for entry in c.scores} for c in (card, other))
     if set(mine) != set(theirs) or len(mine) != len(card.scores) or len(theirs) != len(other.scores):
         return False
     for name, entry in mine.items():
-        twin = theirs[name]
-        if tuple(entry.item_ids) != tuple(twin.item_ids):
+        twin = dict(zip(theirs[name].item_ids, theirs[name].scores))
+        if len(twin) != len(theirs[name].item_ids) or set(twin) != set(entry.item_ids) \
+                or len(entry.item_ids) != len(set(entry.item_ids)):
             return False
-        a, b = (np.asarray(e.scores, dtype=float) for e in (entry, twin))
+        a = np.asarray(entry.scores, dtype=float)
+        b = np.asarray([twin[item] for item in entry.item_ids], dtype=float)
         if a.shape != b.shape or not np.array_equal(np.isfinite(a), np.isfinite(b)):
             return False
         a, b = a[np.isfinite(a)], b[np.isfinite(b)]
@@ -250,7 +256,8 @@ def same_scores(card, other, tolerance: float = 1e-6) -> bool:
             if spread_a != spread_b:
                 return False
             continue
-        if np.max(np.abs((a - a.mean()) / spread_a - (b - b.mean()) / spread_b)) > tolerance:
+        za, zb = (a - a.mean()) / spread_a, (b - b.mean()) / spread_b
+        if np.max(np.abs(za - zb)) > tolerance and float(np.mean(za * zb)) < 1 - tolerance:
             return False
     return True
 

@@ -186,11 +186,13 @@ def test_card_names_made_to_collide_with_the_renamings_still_give_one_line_each(
     sets, cards = inputs
     _write(cards["good"], tmp_path / "cards" / "a")
     _write(cards["weak"], tmp_path / "cards" / "y")
-    # Each crafted card is another's record under a name that the board's own renaming would produce.
+    # Each crafted card is a judge of its own under a name that the board's own renaming would produce.
     a = tmp_path / "cards" / "a"
-    for k, (folder, name) in enumerate((("m", "good"), ("m2", f"good ({a})"),
-                                        ("m3", f"good ({a}) ({a / 'card.json'})")), start=1):
-        _write(cards["weak"], tmp_path / "cards" / folder, lambda r, name=name, k=k: r.update(judge=name, seed=k))
+    rng = np.random.default_rng(7)
+    for folder, name in (("m", "good"), ("m2", f"good ({a})"), ("m3", f"good ({a}) ({a / 'card.json'})")):
+        values = {n: s.items["truth"].to_numpy() + rng.normal(scale=2.0, size=len(s.items)) for n, s in sets.items()}
+        _write(judge_card(column_judge(name, values), list(sets.values()), half="all", bootstrap=0),
+               tmp_path / "cards" / folder)
     out = tmp_path / "board"
     assert _board_of(tmp_path / "cards", sets, monkeypatch, out) == 0
     judges = [line["judge"] for line in board_json(out)]
@@ -216,9 +218,11 @@ def test_a_copy_under_another_name_or_with_scores_shifted_counts_once(inputs, tm
     original = _write(cards["good"], tmp_path / "cards" / "a-good")
     renamed = _write(cards["good"], tmp_path / "cards" / "b-renamed", lambda r: r.update(judge="my own judge"))
 
-    def shifted(record):
+    def shifted(record):  # scaled and shifted, its items reversed, a jitter far below the spread, another seed
+        record["seed"] = record.get("seed", 0) + 1
         for entry in record["scores"]:
-            entry["scores"] = [None if s is None else 2.0 * s + 1e-9 for s in entry["scores"]]
+            entry["scores"] = [None if s is None else 2.0 * s + 1e-5 * (k % 3) for k, s in enumerate(entry["scores"])]
+            entry["item_ids"], entry["scores"] = entry["item_ids"][::-1], entry["scores"][::-1]
 
     moved = _write(cards["good"], tmp_path / "cards" / "c-shifted", shifted)
     _write(cards["weak"], tmp_path / "cards" / "weak")
