@@ -448,6 +448,15 @@ def _run_in(base: Path, run: _Run, limits: Limits, isolation: Isolation, hide: l
 
 
 def _rows(run: _Run, timeout: float) -> list[GradeRow]:
+    """The submission's rows, each saying what the entry collides with (:attr:`Entry.note`)."""
+    rows = _rows_of(run, timeout)
+    note = run.entry.note
+    if not note:
+        return rows
+    return [dataclasses.replace(row, reason=f"{row.reason} | {note}" if row.reason else note) for row in rows]
+
+
+def _rows_of(run: _Run, timeout: float) -> list[GradeRow]:
     entry = run.entry
     student, submission = entry.student, entry.submission
     if not run.chapter or (run.status and not run.labels):

@@ -8,11 +8,12 @@ and checkpoint folders are skipped. What cannot be read safely is an entry with 
 manager does not show it, so it is never read, and never left out unsaid; the folders ``.ipynb_checkpoints``,
 ``__MACOSX`` and ``__pycache__`` are skipped), ``refused: symlink`` (a link, its target never opened), ``refused:
 not a regular file`` (a FIFO, a device), ``refused: too large``, ``no submission`` (a student folder holding no
-file) and ``refused: ambiguous student`` (``bob/`` beside ``bob.txt``, or ``bob.ipynb`` beside ``bob.md``: entries
-that name the same student are never merged, and none of them is read). Names are compared as a reader of the
-tables sees them (:func:`student_key`): ``alice``, ``Alice``, ``alice `` and ``аlice`` (its first letter Cyrillic)
-print as one student, so they are refused together, each naming the others, rather than graded as four students
-one of whom may be another's second hand-in. What a run leaves behind is read the same way (:func:`read_capped`,
+file). Entries that name the same student (``bob/`` beside ``bob.txt``, ``bob.ipynb`` beside ``bob.md``) are never
+merged: each is graded under a name of its own (a file under its file name) and every row of each says which
+entries it collides with. Names are compared as a reader of the tables sees them (:func:`student_key`):
+``alice``, ``Alice``, ``alice `` and ``аlice`` (its first letter Cyrillic) print as one student, so each is
+graded and flagged, naming the others: a classmate's folder named to pass for another's costs nobody a grade,
+and a student's second hand-in is shown, not hidden. What a run leaves behind is read the same way (:func:`read_capped`,
 :func:`read_json`, :func:`tail`): plain files only, capped.
 """
 from __future__ import annotations
@@ -21,7 +22,7 @@ import json
 import os
 import stat
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,7 @@ class Entry:
     copy: Path | None        # the grader's private copy; None when refused
     refused: str = ""        # the status of a file that was not copied
     reason: str = ""
+    note: str = ""           # said on each of its rows: the names it collides with
 
     def __post_init__(self):
         # A file name need not be valid UTF-8: the tables show its undecodable bytes escaped, never fail on them.
@@ -77,16 +79,21 @@ def intake(folder: Path, copies: Path) -> list[Entry]:
         named.setdefault(student_key(student), []).append((name + ("/" if stat.S_ISDIR(mode) else ""), student))
     for name, path, mode in visible:
         student = _student(name, mode)
-        if len(named[student_key(student)]) > 1:  # bob/ and bob.ipynb, alice/ and Alice/: not for the grader to guess
-            entries.append(Entry(student, name, None, "refused: ambiguous student",
-                                 _ambiguous(named[student_key(student)], name + ("/" if stat.S_ISDIR(mode) else ""))))
-            continue
+        group = named[student_key(student)]
+        note = ""
+        if len(group) > 1:  # bob/ and bob.ipynb, alice/ and Alice/: each graded under a name of its own, flagged
+            note = _ambiguous(group, name + ("/" if stat.S_ISDIR(mode) else ""))
+            if not stat.S_ISDIR(mode) and sum(1 for _, other in group if printable(other) == printable(student)) > 1:
+                student = name  # bob/ beside bob.txt: the file's row is "bob.txt", never merged with the folder's
+        start = len(entries)
         if stat.S_ISDIR(mode):
             found = _walk(folder, path, name, copies, entries)
             if not found:
                 entries.append(Entry(name, name, None, "no submission", "the student's folder holds no file"))
         else:
-            entries.append(_copy(folder, path, Path(name).stem, copies, len(entries)))
+            entries.append(_copy(folder, path, student, copies, len(entries)))
+        if note:
+            entries[start:] = [replace(entry, note=note) for entry in entries[start:]]
     return entries
 
 
@@ -140,17 +147,20 @@ def _shown(name: str) -> str:
 
 
 def _ambiguous(names: list[tuple[str, str]], name: str) -> str:
-    """Why the entry ``name`` is refused: the entries of ``names`` ((entry, its student)) read as one student."""
+    """What the rows of the entry ``name`` say: the entries of ``names`` ((entry, its student)) read as one
+    student in a table, so each is graded under the name it has (a file beside a folder of its stem under its
+    file name) and flagged for the teacher; none is refused, so a classmate's look-alike folder cannot cost a
+    student a grade."""
     others = [entry for entry, _ in names if entry != name]
     if len({printable(student) for _, student in names}) == 1:  # bob/ and bob.txt: one name, twice
-        listed = [printable(entry) for entry, _ in names[:5]] + ([f"{len(names) - 5} more"] if len(names) > 5 else [])
-        return (f"{', '.join(listed[:-1])} and {listed[-1]} {'both' if len(names) == 2 else 'all'} name the student "
-                f"{printable(names[0][1])!r}, so none of them is graded: hand in one folder or one file per student")
+        listed = [printable(entry) for entry in others[:5]] + ([f"{len(others) - 5} more"] if len(others) > 5 else [])
+        return (f"collides with {', '.join(listed[:-1]) + ' and ' if len(listed) > 1 else ''}{listed[-1]}: "
+                f"they name the student {printable(names[0][1])!r} alike, so each is graded under its own entry's "
+                "name; check which is whose")
     listed = [_shown(entry) for entry in others[:5]] + ([f"{len(others) - 5} more"] if len(others) > 5 else [])
     return (f"{_shown(name)} collides with {', '.join(listed[:-1]) + ' and ' if len(listed) > 1 else ''}"
-            f"{listed[-1]}: the names differ only in case, spaces or look-alike letters, so a table shows one "
-            f"student ({student_key(names[0][1])!r}) and none of them is graded: rename the folders apart, or "
-            "make them one")
+            f"{listed[-1]}: the names differ only in case, spaces or look-alike letters, so a table shows them "
+            f"alike ({student_key(names[0][1])!r}); each is graded under the name it has: check which is whose")
 
 
 def _hidden(name: str) -> bool:

@@ -1,40 +1,43 @@
 """Student folders whose names a reader of the grade table cannot tell apart: "alice", "Alice", "alice " and
-"аlice" (its first letter Cyrillic) were graded as four students, so one student's second hand-in, or a
-classmate's folder named to pass for hers, was graded silently beside hers. Each such folder gets a refused row
-naming the folders it collides with; none is graded."""
+"аlice" (its first letter Cyrillic) were graded as four students silently, and then (refused together) a
+classmate's look-alike folder cost an honest student her grade. Each is graded under the name it has, and every
+row of each names the folders it collides with."""
 from __future__ import annotations
 
 from evalkit.course.grade import grade
 from evalkit.course.intake import intake
 
-from .test_course import submission
+from .test_course import answer_key, submission
 
 CYRILLIC_A = "\u0430"
 
 
-def test_folders_that_differ_only_in_case_spaces_or_look_alike_letters_are_refused_naming_each_other(tmp_path):
+def test_folders_that_differ_only_in_case_spaces_or_look_alike_letters_are_graded_naming_each_other(tmp_path):
     folder = tmp_path / "class"
-    names = ["alice", "Alice", "alice ", f"{CYRILLIC_A}lice"]
+    names = ["alice", "Alice", "alice ", f"{CYRILLIC_A}lice", "ali\u200bce"]
     for name in names:
         submission(folder / name / "04_pairwise_judge.ipynb")
     (folder / "bob.txt").write_text("not a notebook")  # a student of its own: read as before
     copies = tmp_path / "copies"
     copies.mkdir()
     entries = intake(folder, copies)
-    refused = {entry.student: entry for entry in entries if entry.refused}
-    assert set(refused) == set(names), [(e.student, e.refused) for e in entries]
-    assert all(entry.refused == "refused: ambiguous student" and entry.copy is None for entry in refused.values())
-    for name in names:  # every row names every folder it collides with, quoted so a trailing space shows
-        reason = refused[name].reason
-        assert all(repr(f"{other}/") in reason for other in names if other != name), reason
-        assert "look-alike" in reason and "none of them is graded" in reason
-    assert "U+0430 CYRILLIC SMALL LETTER A" in refused["alice"].reason  # the impostor's letter is named
-    assert [entry.student for entry in entries if not entry.refused] == ["bob"]
-    assert len(list(copies.iterdir())) == 1  # bob's file only: no colliding folder was copied, so none ran
-    run = grade(folder, tmp_path / "grades", timeout=30, key=tmp_path / "key", trusted=True)
-    rows = sorted((row.student, row.status, row.score) for row in run.rows)
-    assert rows == sorted([(name, "refused: ambiguous student", 0.0) for name in names]
-                          + [("bob", "not a notebook", 0.0)])
+    assert all(not entry.refused and entry.copy is not None for entry in entries if entry.student != "bob")
+    flagged = {entry.student: entry.note for entry in entries if entry.note}
+    assert set(flagged) == set(names), [(e.student, e.note) for e in entries]
+    for name in names:  # every entry names every folder it collides with, quoted so a trailing space shows
+        assert all(repr(f"{other}/") in flagged[name] for other in names if other != name), flagged[name]
+        assert "look-alike" in flagged[name] and "check which is whose" in flagged[name]
+    assert "U+0430 CYRILLIC SMALL LETTER A" in flagged["alice"]  # the impostor's letter is named
+    # graded: the honest folder and its impostor each get their own rows and score (the same notebook here)
+    pair = tmp_path / "pair"
+    for name in ("alice", f"{CYRILLIC_A}lice"):
+        submission(pair / name / "04_pairwise_judge.ipynb")
+    run = grade(pair, tmp_path / "grades", timeout=240, key=answer_key(tmp_path), trusted=True)
+    scores: dict[str, float] = {}
+    for row in run.rows:
+        scores[row.student] = scores.get(row.student, 0.0) + row.score
+        assert row.status == "graded" and "collides with" in row.reason, row
+    assert scores["alice"] == scores[f"{CYRILLIC_A}lice"] > 0, scores
 
 
 def test_the_key_folds_width_case_spaces_and_invisible_characters_but_not_real_letters():

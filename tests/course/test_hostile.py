@@ -357,7 +357,7 @@ def test_a_yaml_alias_bomb_is_parsed_in_a_limited_child_and_gets_a_row(tmp_path)
     assert grown < 2**20, grown
 
 
-def test_a_folder_and_a_file_that_name_the_same_student_are_refused_never_merged(tmp_path):
+def test_a_folder_and_a_file_that_name_the_same_student_are_graded_apart_never_merged(tmp_path):
     from evalkit.course.intake import intake
 
     folder = tmp_path / "class"
@@ -368,20 +368,17 @@ def test_a_folder_and_a_file_that_name_the_same_student_are_refused_never_merged
     (folder / "dan.txt").write_text("not a notebook")
     copies = tmp_path / "copies"
     copies.mkdir()
-    entries = [(entry.student, entry.submission, entry.refused, entry.copy) for entry in intake(folder, copies)]
-    assert [entry[:3] for entry in entries] == [
-        ("bob", "bob", "refused: ambiguous student"), ("bob", "bob.txt", "refused: ambiguous student"),
-        ("cy", "cy.ipynb", "refused: ambiguous student"), ("cy", "cy.md", "refused: ambiguous student"),
-        ("dan", "dan.txt", "")]
-    assert [entry[3] for entry in entries[:4]] == [None] * 4 and len(list(copies.iterdir())) == 1  # dan's
-    run = grade(folder, tmp_path / "grades", timeout=30, key=tmp_path / "key", trusted=True)
-    rows = [(row.student, row.submission, row.status, row.score) for row in run.rows]
-    assert rows == [("bob", "bob", "refused: ambiguous student", 0.0),
-                    ("bob", "bob.txt", "refused: ambiguous student", 0.0),
-                    ("cy", "cy.ipynb", "refused: ambiguous student", 0.0),
-                    ("cy", "cy.md", "refused: ambiguous student", 0.0), ("dan", "dan.txt", "not a notebook", 0.0)]
-    assert "bob/ and bob.txt both name the student 'bob'" in run.rows[0].reason
-    assert "cy.ipynb and cy.md both name the student 'cy'" in run.rows[3].reason
+    entries = [(entry.student, entry.submission, entry.refused, bool(entry.note)) for entry in intake(folder, copies)]
+    assert entries == [("bob", "bob/04_pairwise_judge.ipynb", "", True), ("bob.txt", "bob.txt", "", True),
+                       ("cy.ipynb", "cy.ipynb", "", True), ("cy.md", "cy.md", "", True), ("dan", "dan.txt", "", False)]
+    for name in ("cy.ipynb", "cy.md"):  # graded below: bob's pair (the cy pair is read the same way)
+        (folder / name).unlink()
+    run = grade(folder, tmp_path / "grades", timeout=240, key=answer_key(tmp_path), trusted=True)
+    statuses = {(row.student, row.status) for row in run.rows}
+    assert {("bob", "graded"), ("bob.txt", "not a notebook"), ("dan", "not a notebook")} == statuses, statuses
+    bob = next(row for row in run.rows if row.student == "bob")
+    assert "collides with bob.txt: they name the student 'bob' alike" in bob.reason, bob.reason
+    assert all("collides with" not in row.reason for row in run.rows if row.student == "dan")
 
 
 def test_one_submissions_slow_checks_do_not_use_up_the_keys_time(tmp_path, monkeypatch):
