@@ -172,7 +172,9 @@ def run_grid(spec: GridSpec, *, engine: str = "local", ray_address: str | None =
         table = results_table(spec)
         csv = out / "results.csv"
         # A text cell a spreadsheet would run as a formula (a parameter, a result a program printed) gets a "'".
-        table.map(spreadsheet_safe).to_csv(csv, index=False)
+        shown = table.map(spreadsheet_safe)  # result keys are column names: a header cell is guarded too
+        shown.columns = [spreadsheet_safe(str(column)) for column in shown.columns]
+        shown.to_csv(csv, index=False)
         try:
             table.to_parquet(out / "results.parquet", index=False)
         except ImportError:

