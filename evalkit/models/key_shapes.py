@@ -17,10 +17,14 @@ KEY_SHAPES = [
      r"\1 ***"),
     (re.compile(r"(?i)((?:api[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret|token"
                 r"|secret|password|passwd|pwd|sig|signature|credential|key)\s*=>?\s*[\"']?)[^&\s\"',;]+"), r"\1***"),
-    (re.compile(r"(?i)(\"?(?:api[_-]?key|x-api-key|access[_-]?token|refresh[_-]?token|secret|password"
+    (re.compile(r"(?i)([\"']?(?:api[_-]?key|x-api-key|access[_-]?token|refresh[_-]?token|secret|password"
                 r"|(?:x-)?auth[_-]?token|private[_-]?(?:token|key)|api[_-]?token|client[_-]?secret"
-                r"|[\w-]{0,40}subscription[_-]?key|x-goog-api-key|(?<![\w-])token)\"?\s*:\s*\"?)(?!(?:bearer|basic)\s)"
-                r"[^\"\s,}]+"), r"\1***"),
+                r"|[\w-]{0,40}subscription[_-]?key|x-goog-api-key|(?<![\w-])token|x-[\w-]{0,30}-token"
+                r"|(?:aws_)?secret_access_key|session[_-]?token|id[_-]?token|secret[_-]?key|bearer[_-]?token)"
+                r"[\"']?\s*:\s*[\"']?)(?!(?:bearer|basic)\s)[^\"'\s,}]+"), r"\1***"),
+    # a credential given to a command-line option in free text (--api-key <v>, --token <v>)
+    (re.compile(r"(?i)(--(?:api[_-]?key|token|password|passwd|secret|access[_-]?token|auth[_-]?token)\s+)"
+                r"(?!-)[^\s\"',;]+"), r"\1***"),
     # an Authorization header's credential after any scheme (Token, ApiKey, SSWS, Bot, Digest...): the scheme
     # masked with it, except Bearer and Basic, which the first pattern keeps readable
     (re.compile(r"(?i)(\"?(?:proxy-)?authorization\"?\s*:\s*\"?)(?!(?:bearer|basic)\s)"
@@ -73,9 +77,9 @@ _TOKEN_CHARS = re.compile(r"[\w:~+=-]+")
 # A path segment that names what the next one is (/token/<value>/, /x-api-key/<value>, /accesskey/<value>).
 _NAMING_SEGMENT = re.compile(r"(?i).*(?:key|keys|token|tokens|secret|secrets|password|passwd|pwd|sig|signature|auth"
                              r"|credential|credentials|bearer|authorization|session|sessions|webhook|webhooks)")
-# ... or names it and holds it after a ":" or "-" (/key:<value>/, /apikey-<value>/).
-_NAMED_IN_SEGMENT = re.compile(r"(?i)(?:api[_-]?)?(?:key|token|secret|password|passwd|pwd|sig|signature|auth"
-                               r"|credential|bearer|session)[:\-](.{6,})")
+# ... or names it and holds it after a ":", "-", "_" or "=" (/key:<value>/, /apikey-<value>/, /auth_<value>/).
+_NAMED_IN_SEGMENT = re.compile(r"(?i)(?:api[_-]?)?(?:key|token|tok|secret|password|passwd|pwd|sig|signature|auth"
+                               r"|credential|bearer|session)[:\-_=](.{6,})")
 
 
 def _decoded(path: str) -> str:
@@ -162,7 +166,7 @@ def path_secrets(url: str) -> list[str]:
               and (re.fullmatch(r"(?i)webhooks?", segments[index - 2])
                    or (index >= 3 and segments[index - 3].lower() == "hooks" and segments[index - 2].lower() == "catch"))):
             found.append(segment)  # a webhook's token after its id: Discord's /webhooks/<id>/<token>, Zapier's catch hook
-        elif (named := _NAMED_IN_SEGMENT.fullmatch(segment)) and not re.fullmatch(r"[a-z]+(?:-[a-z]+)*", named[1]):
+        elif (named := _NAMED_IN_SEGMENT.fullmatch(segment)) and not re.fullmatch(r"[a-z]+(?:[-_][a-z]+)*", named[1]):
             found.append(named[1])  # /key:<value>, /apikey-<value>: a lower-case word (token-refresh) is a route
         elif not _TOKEN_CHARS.fullmatch(segment):
             continue
@@ -241,7 +245,8 @@ def secret_variable(name: str) -> bool:
     ``SAS`` and no later word says what of the key the name holds (``OPENAI_API_KEY_PROD``, ``KEY_OPENAI``,
     ``JUDGE_SAS``; not ``AWS_ACCESS_KEY_ID``, ``SSH_KEY_TYPE``); its last word ends in ``KEY`` (``OPENAIKEY``);
     a later ``VALUE`` says the name holds the key after all (``API_KEY_HEADER_VALUE``); it ends in ``_PWD``
-    (``MYSQL_PWD``), ``_SALT`` or a one-time password's ``_SEED`` (``TOTP_SEED``), or is ``PW``; it contains
+    (``MYSQL_PWD``), ``_SALT`` or a one-time password's ``_SEED`` (``TOTP_SEED``), or is ``PW``; a word ends in
+    ``TOKEN``, ``SECRET`` or ``PASSCODE`` (``GITHUBTOKEN``); it names a session's id (``SESSION_ID``); it contains
     ``PASSWORD``, ``PASSWD``, ``PASSPHRASE``, ``SECRET``, ``CREDENTIAL``, ``COOKIE``, ``WEBHOOK``, ``PRIVATE_KEY``
     or ``SERVICE_ACCOUNT_JSON`` (``PGPASSWORD``); a word ends in ``PASS`` as a
     password does (``SSHPASS``, ``PGPASS``; not ``GIT_ASKPASS``). Last words naming a copy, a stage or an owner
@@ -270,8 +275,10 @@ def secret_variable(name: str) -> bool:
     >>> [secret_variable(n) for n in ("OPENAI_KEY_LIST", "OPENAI_API_KEY_HEADER_VALUE", "OPENAIAPIKEYPROD", "PW",
     ...                               "OPENAI_KEYPAIR", "TOTP_SEED", "HMAC_SALT", "SERVICE_ACCOUNT_JSON")]
     [True, True, True, True, True, True, True, True]
-    >>> [secret_variable(n) for n in ("RANDOM_SEED", "PYTHONHASHSEED", "KEY_MAP", "SALT_MASTER")]
-    [False, False, False, False]
+    >>> [secret_variable(n) for n in ("GITHUBTOKEN", "SLACK_BOTTOKEN", "SESSION_ID", "SESSIONID", "DB_PASSCODE")]
+    [True, True, True, True, True]
+    >>> [secret_variable(n) for n in ("RANDOM_SEED", "PYTHONHASHSEED", "KEY_MAP", "SALT_MASTER", "XDG_SESSION_TYPE")]
+    [False, False, False, False, False]
     """
     words = _name_words(name)
     if not words:
@@ -288,6 +295,8 @@ def secret_variable(name: str) -> bool:
             or (len(words) > 1 and words[-1] in ("salt", "seed")  # HMAC_SALT; TOTP_SEED (not RANDOM_SEED)
                 and (words[-1] == "salt" or bool({"totp", "otp", "hotp", "mfa"}.intersection(words))))
             or words == ["pw"]
+            or any(re.fullmatch(r"[a-z0-9]+(?:token|secret|passcode)s?|passcodes?", word) for word in words)  # HFTOKEN
+            or "sessionid" in words or any(a == "session" and b in ("id", "key") for a, b in zip(words, words[1:]))
             or (len(words) > 1 and words[-1] == "session")  # BW_SESSION (not XDG_SESSION_TYPE)
             or words[:2] == ["op", "session"]  # 1Password's OP_SESSION_<account>
             or (len(words) > 1 and words[-1] in ("pwd", "pw", "sk"))  # MYSQL_PWD, DB_PW, STRIPE_SK

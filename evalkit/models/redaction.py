@@ -161,7 +161,7 @@ MIN_ENCODED = 12  # a secret this long is masked also base64-encoded, in lower o
 def _encoded_variants(secrets: Iterable[str]) -> list[str]:
     """Other writings of each secret of at least ``MIN_ENCODED`` characters, masked whole only (their pieces
     would mask ordinary text): base64 (standard and URL-safe, with and without padding), lower and upper case,
-    every character ``\\u``-escaped as JSON writes it with ``ensure_ascii``; longest first.
+    every character ``\\u``-escaped (either case of hex digits) and every byte percent-encoded; longest first.
 
     >>> "c2stMDEyMzQ1Njc4OWFi" in _encoded_variants(["sk-0123456789ab"]), _encoded_variants(["short"])
     (True, [])
@@ -174,7 +174,9 @@ def _encoded_variants(secrets: Iterable[str]) -> list[str]:
         for encode in (base64.b64encode, base64.urlsafe_b64encode):
             encoded = encode(raw).decode("ascii")
             found.update((encoded, encoded.rstrip("=")))
-        found.update((secret.lower(), secret.upper(), "".join(f"\\u{ord(c):04x}" for c in secret)))
+        found.update((secret.lower(), secret.upper(), "".join(f"\\u{ord(c):04x}" for c in secret),
+                      "".join(f"\\u{ord(c):04X}" for c in secret), "".join(f"%{b:02X}" for b in raw),
+                      "".join(f"%{b:02x}" for b in raw)))
     found.discard("")
     return sorted(found, key=len, reverse=True)
 
@@ -308,9 +310,11 @@ def environment_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
             continue
         if secret_variable(name):  # a URL without its scheme: as a fragment, "https:" would mask every URL's
             found.append(re.sub(r"^[A-Za-z][A-Za-z0-9+.\-]*://", "", value.strip()))
-        elif "://" in value:  # a URL's credentials: user-info, query values, keys in its path
-            found.extend(_userinfo_secrets(value.strip(), lone_user=False) if "@" in value else [])
-            found.extend(_query_secrets(value.strip()) + _path_keys(value.strip()))
+        else:
+            for url in re.findall(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s,]+", value):  # every URL (pip's lists of them)
+                found.extend(_userinfo_secrets(url, lone_user=False) if "@" in url else [])
+                found.extend(_query_secrets(url) + _path_keys(url))
+            found.extend(_named_values(value))
     return [value for value in dict.fromkeys(found) if len(value) >= MIN_FRAGMENT]
 
 
@@ -338,6 +342,27 @@ def _userinfo_secrets(url: str, *, lone_user: bool) -> list[str]:
     if user and (token_like or (lone_user and not password)):
         found.extend([raw_user, user])
     return [value for value in dict.fromkeys(found) if value]
+
+
+_NAMED_VALUE = re.compile(r"""["']?([A-Za-z][\w.\-]{0,60})["']?\s*(?:=|:\s)\s*["']?((?:[A-Za-z]{2,20} )?[^;&\s"',}]+)""")
+
+
+def _named_values(text: str) -> list[str]:
+    """The values a text names as credentials: ``Name=value`` pairs (a connection string's ``AccountKey=``,
+    ``Password=``) and ``"Name": "value"`` fields (a JSON header's ``"Authorization": "Bearer ..."``) whose
+    name reads as a credential's (:func:`secret_variable`), the scheme word of a header value left out.
+    ``-Dpassword=hunter2xx -Xmx1g`` gives ``hunter2xx``.
+
+    >>> _named_values("DefaultEndpointsProtocol=https;AccountName=me;AccountKey=Zq8XwV3kLm9P==;Suffix=core")
+    ['Zq8XwV3kLm9P==']
+    >>> _named_values('{"Authorization": "Bearer Zq8XwV3kLm9PqR7t", "Accept": "json"}')
+    ['Zq8XwV3kLm9PqR7t']
+    """
+    found = []
+    for name, value in _NAMED_VALUE.findall(text):
+        if secret_variable(name):
+            found.append(value.split(" ")[-1])
+    return found
 
 
 def public_endpoint(base_url: str | None, api_key_env: str | None = None) -> str | None:

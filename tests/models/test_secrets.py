@@ -545,7 +545,8 @@ def test_credential_headers_fields_and_variables_a_probe_found_are_masked():
     assert [name for name in named if not secret_variable(name)] == []
     assert [name for name in ("RANDOM_SEED", "PYTHONHASHSEED", "SALT_MASTER") if secret_variable(name)] == []
     found = environment_secrets({"UPSTREAM_URL": f"https://h/v1?api-key={token}",
-                                 "KEYED": f"https://h/key/{token[::-1]}/v1", "PIP_INDEX_URL": "https://pypi.org/simple"})
+                                 "KEYED": f"https://h/key/{token[::-1]}/v1",
+                                 "PIP_INDEX_URL": "https://pypi.org/simple"})
     assert found == [token, token[::-1]]
     assert token[:9] not in redact(f"model {token[:9]}", found)
     from evalkit.models.redaction import endpoint_label, public_endpoint
@@ -569,3 +570,30 @@ def test_a_secret_written_base64_encoded_in_another_case_or_unicode_escaped_is_m
         assert form not in redact(f"echo {form} done", [key]), form
         assert form not in mask_echoes(f"echo {form} done", [key]), form
     assert redact("a short pw: abcdefgh", ["ABCDEFGH"]) == "a short pw: abcdefgh"  # under 12 characters: as is
+
+
+def test_forms_a_second_probe_found_are_masked():
+    """Found by a second independent probe: fused TOKEN names, session ids, a passcode; an Azure connection
+    string's AccountKey, a second URL in pip's list, a JSON header in an ordinary variable; a key fully
+    percent-encoded or \\u-escaped in upper-case hex; path keys after "auth_"/"key_"/"tok_"; single-quoted
+    dicts, more JSON and header names, and --token options in free text."""
+    from evalkit.models.redaction import endpoint_label, environment_secrets, secret_variable
+
+    token = "Zq8XwV3kLm9PqR7t"
+    names = ["GITHUBTOKEN", "HFTOKEN", "SLACK_BOTTOKEN", "OPENAI_APITOKEN", "SESSION_ID", "SESSIONID", "DB_PASSCODE"]
+    assert [name for name in names if not secret_variable(name)] == []
+    assert not secret_variable("XDG_SESSION_TYPE") and not secret_variable("TOKENIZERS_PARALLELISM")
+    found = environment_secrets({
+        "AZURE_STORAGE": f"DefaultEndpointsProtocol=https;AccountName=me;AccountKey={token}==;EndpointSuffix=x",
+        "PIP_EXTRA_INDEX_URL": "https://u:p1secret@a.example/simple https://u2:p2secret@b.example/simple",
+        "HEADERS": f'{{"Authorization": "Bearer {token[::-1]}"}}', "JAVA_OPTS": "-Dpassword=hunter2xx -Xmx1g"})
+    assert found == [f"{token}==", "p1secret", "p2secret", token[::-1], "hunter2xx"], found
+    for form in ("".join(f"%{b:02X}" for b in token.encode()), "".join(f"\\u{ord(c):04X}" for c in token)):
+        assert form not in redact(f"echo {form}", [token]), form
+    for segment in (f"auth_{token}", f"key_{token}", f"tok_{token.lower()}"):
+        assert segment[-10:] not in endpoint_label(f"https://h.example/v1/{segment}/chat"), segment
+    for text in (f"{{'api_key': '{token}'}}", f'{{"aws_secret_access_key": "{token}"}}',
+                 f'{{"sessionToken": "{token}"}}', f'{{"id_token": "{token}"}}', f'{{"secretKey": "{token}"}}', f"X-Vault-Token: {token}",
+                 f"X-Amz-Security-Token: {token}", f"run --api-key {token} now", f"--token {token}"):
+        assert token not in redact(text), text
+    assert redact("the --token-file path") == "the --token-file path"
