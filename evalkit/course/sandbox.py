@@ -256,7 +256,8 @@ def launch(argv: Sequence[str], *, cwd: Path, env: dict[str, str], limits: Limit
         seen = [path for path in visible_paths(env) if str(path) != cwd_real]
         see = [[cwd_real, True]] + [[str(path), False] for path in seen]
         spec = {"see": see, "tmp_bytes": limits.file_bytes, "hide": [os.path.realpath(path) for path in hide],
-                "hide_files": [str(path) for path in credential_files(_env_folders(env))],
+                "hide_files": [str(path) for path in (*credential_files(_env_folders(env)),
+                                                      *machine_credential_files())],
                 "bind": [[str(source), os.path.realpath(target)] for source, target in bind], "uid": isolation.uid,
                 "gid": isolation.gid, "network": isolation.network, "cwd": cwd_real, "env": env,
                 "argv": list(argv)}
@@ -338,6 +339,30 @@ def credential_files(folders: Sequence[Path]) -> list[Path]:
                 if target.is_file() and any(target.is_relative_to(other) for other in roots):
                     found[target] = None
     return list(found)
+
+
+#: Where a machine keeps credentials for every user: environment settings, package indexes' and tools' logins,
+#: login scripts that export tokens. A run sees the system's ``/etc`` (its libraries and settings need it), but
+#: reads each of these as an empty file. (Not every credential-looking name of ``/etc``: ``passwd`` is the user
+#: table a run's programs look themselves up in.)
+MACHINE_CREDENTIALS = ("/etc/environment", "/etc/pip.conf", "/etc/netrc", "/etc/npmrc", "/etc/gitconfig",
+                       "/etc/wgetrc", "/etc/boto.cfg", "/etc/apt/auth.conf")
+MACHINE_CREDENTIAL_FOLDERS = ("/etc/profile.d", "/etc/apt/auth.conf.d", "/etc/docker", "/etc/containers")
+
+
+def machine_credential_files() -> list[Path]:
+    """The files of the machine's ``/etc`` that a sandboxed run reads as empty: :data:`MACHINE_CREDENTIALS` and
+    the files in :data:`MACHINE_CREDENTIAL_FOLDERS` (not links: a link's target is what a bind would cover).
+
+    >>> Path("/etc/environment") in machine_credential_files() or not Path("/etc/environment").is_file()
+    True
+    """
+    found = [Path(name) for name in MACHINE_CREDENTIALS if os.path.isfile(name) and not os.path.islink(name)]
+    for folder in MACHINE_CREDENTIAL_FOLDERS:
+        for here, _, names in os.walk(folder):
+            found += [Path(here) / name for name in names if os.path.isfile(os.path.join(here, name))
+                      and not os.path.islink(os.path.join(here, name))]
+    return found
 
 
 def check_visible_folders(env: dict[str, str], private: Sequence[Path]) -> None:

@@ -479,6 +479,8 @@ for folder in ("/tmp", "/var/tmp", "/run", "/dev/shm"):
     open(os.path.join(folder, "{token}"), "w").write("left behind")
 libc = ctypes.CDLL(None, use_errno=True)
 print("shm", libc.shmget(0x5e5e5e5e, 4096, 0o1666))  # IPC_CREAT | 0666
+print("etc", {{name: len(open(name).read()) for name in ("/etc/pip.conf", "/etc/environment", "/etc/passwd")
+              if os.path.exists(name)}})
 '''
     before = subprocess.run(["ipcs", "-m"], capture_output=True, text=True).stdout
     try:
@@ -494,6 +496,8 @@ print("shm", libc.shmget(0x5e5e5e5e, 4096, 0o1666))  # IPC_CREAT | 0666
     project = eval(said.split("project ", 1)[1].splitlines()[0])
     assert package.name in project and not {"notebooks", "_build", ".git", "tests", "README.md"} & set(project), said
     assert "seen []" in said and "shm -1" not in said, said
+    etc = eval(said.split("etc ", 1)[1].splitlines()[0])  # a machine's credentials read empty; its user table not
+    assert etc["/etc/passwd"] > 0 and all(etc[name] == 0 for name in etc if name != "/etc/passwd"), etc
     for folder in ("/tmp", "/var/tmp", "/run", "/dev/shm"):
         assert not (Path(folder) / token).exists(), folder
     assert "0x5e5e5e5e" not in subprocess.run(["ipcs", "-m"], capture_output=True, text=True).stdout
