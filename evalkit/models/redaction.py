@@ -27,12 +27,14 @@ what a judge's name says of it is :func:`endpoint_label` (host, port and path on
 from __future__ import annotations
 
 import base64
-import json
 import os
 import re
-from typing import Iterable, Mapping, Sequence
-from urllib.parse import quote, unquote, urlsplit
+from typing import Mapping, Sequence
+from urllib.parse import unquote, urlsplit
 
+# The forms of a known secret and their masking live in secret_forms; this module's API re-exports them.
+from evalkit.models.secret_forms import (MASK, MAX_WORD, MIN_ENCODED, MIN_FRAGMENT, _encoded_variants,  # noqa: F401
+                                         _mask_fragments, _ordinary_word, _variants, mask_echoes, mask_secrets)
 # path_secrets is part of this module's API too: a key in a URL's path is a configured secret.
 from evalkit.models.key_shapes import KEY_SHAPES as _KEY_SHAPES, path_parameters as _path_parameters, path_secrets
 # secret_variable too: which environment variables hold a credential, by their names.
@@ -41,11 +43,6 @@ from evalkit.models.key_shapes import _compound_pass, secret_variable  # noqa: F
 __all__ = ["redact", "mask_echoes", "configured_secrets", "environment_secrets", "secret_variable", "public_endpoint",
            "endpoint_label", "url_credentials", "path_secrets", "MASK", "MIN_FRAGMENT"]
 
-MASK = "***"
-MIN_FRAGMENT = 6  # a run this long of a configured secret is masked wherever it appears
-MAX_WORD = 12  # ... unless it is one ordinary word no longer than this (OPENAI, Bearer)
-_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+")
-_MIN_SECRET = 4  # shorter "secrets" are not masked in free text (they would mask ordinary words)
 
 # Every pattern here runs in time linear in the text (a card's example, a 64 KB spec): no pattern may scan from
 # each of many starts to the same far end. A scheme is read back at most 32 characters from its "://" (a longer
@@ -124,115 +121,6 @@ def _mask_bare_userinfo(text: str) -> str:
             out += [text[done:match.start()], MASK, "@"]
             done = match.end()
     return "".join(out) + text[done:] if out else text
-
-
-def mask_secrets(text: str, secrets: Sequence[str]) -> str:
-    """``text`` with each of ``secrets`` (bare, URL-quoted or JSON-escaped) masked and nothing else changed: for
-    a text that is no message (a model's name, a setting), where :func:`redact`'s shapes would alter ordinary
-    words.
-
-    >>> mask_secrets("model k3y-0123456789 at q?x=1", ["k3y-0123456789"])
-    'model *** at q?x=1'
-    """
-    for variant in _variants(secrets):
-        text = text.replace(variant, MASK)
-    return text
-
-
-def mask_echoes(text: str, secrets: Sequence[str]) -> str:
-    """A model's reply with each of ``secrets`` it echoes masked, whole (bare, URL-quoted or JSON-escaped) and
-    by any run of ``MIN_FRAGMENT`` characters or more (an endpoint repeating a cut piece of its key), and
-    nothing else changed: unlike :func:`redact`, no shape of a credential is looked for, so a model's words,
-    URLs and ``key=value`` texts stay as written. What a backend stores in its call cache and hands on to
-    cards and reports goes through this.
-
-    >>> mask_echoes("echo: S3cretPas and https://h/?q=1 key=v", ["S3cretPassw0rd99x"])
-    'echo: *** and https://h/?q=1 key=v'
-    """
-    variants = _variants(secrets)
-    for variant in [*variants, *_encoded_variants(secrets)]:
-        text = text.replace(variant, MASK)
-    return _mask_fragments(text, [v for v in variants if len(v) > MIN_FRAGMENT])
-
-
-MIN_ENCODED = 12  # a secret this long is masked also base64-encoded, in lower or upper case and JSON-\u-escaped
-
-
-def _encoded_variants(secrets: Iterable[str]) -> list[str]:
-    """Other writings of each secret of at least ``MIN_ENCODED`` characters, masked whole only (their pieces
-    would mask ordinary text): base64 (standard and URL-safe, with and without padding), lower and upper case,
-    every character ``\\u``-escaped (either case of hex digits) and every byte percent-encoded; longest first.
-
-    >>> "c2stMDEyMzQ1Njc4OWFi" in _encoded_variants(["sk-0123456789ab"]), _encoded_variants(["short"])
-    (True, [])
-    """
-    found: set[str] = set()
-    for secret in secrets:
-        if not isinstance(secret, str) or len(secret) < MIN_ENCODED:
-            continue
-        raw = secret.encode("utf-8", "surrogatepass")
-        for encode in (base64.b64encode, base64.urlsafe_b64encode):
-            encoded = encode(raw).decode("ascii")
-            found.update((encoded, encoded.rstrip("=")))
-        found.update((secret.lower(), secret.upper(), "".join(f"\\u{ord(c):04x}" for c in secret),
-                      "".join(f"\\u{ord(c):04X}" for c in secret), "".join(f"%{b:02X}" for b in raw),
-                      "".join(f"%{b:02x}" for b in raw)))
-    found.discard("")
-    return sorted(found, key=len, reverse=True)
-
-
-def _variants(secrets: Iterable[str]) -> list[str]:
-    """Each secret as it may be written: bare, URL-quoted, URL-unquoted, JSON-escaped; longest first."""
-    found: set[str] = set()
-    for secret in secrets:
-        if not isinstance(secret, str) or len(secret) < _MIN_SECRET:
-            continue
-        for variant in (secret, quote(secret, safe=""), unquote(secret), json.dumps(secret)[1:-1]):
-            if len(variant) >= _MIN_SECRET:
-                found.add(variant)
-    return sorted(found, key=len, reverse=True)
-
-
-def _mask_fragments(text: str, secrets: Sequence[str]) -> str:
-    """``text`` with every run made of ``MIN_FRAGMENT``-character pieces of a secret replaced by the mask.
-
-    Each stretch of ``text`` that is a substring (at least ``MIN_FRAGMENT`` long) of a secret is covered by
-    that secret's ``MIN_FRAGMENT``-grams, so marking every position covered by one of them masks all such
-    stretches (and, rarely, a little more)."""
-    size = MIN_FRAGMENT
-    grams = {secret[i:i + size] for secret in secrets for i in range(len(secret) - size + 1)}
-    if not grams or len(text) < size:
-        return text
-    covered = bytearray(len(text))
-    for start in range(len(text) - size + 1):
-        if text[start:start + size] in grams:
-            covered[start:start + size] = b"\x01" * size
-    if not any(covered):
-        return text
-    out, index = [], 0
-    while index < len(text):
-        if covered[index]:
-            start = index
-            while index < len(text) and covered[index]:
-                index += 1
-            run = text[start:index]
-            out.append(run if _ordinary_word(run) else MASK)
-        else:
-            out.append(text[index])
-            index += 1
-    return "".join(out)
-
-
-def _ordinary_word(run: str) -> bool:
-    """Whether a run of text that a secret shares is one ordinary word, left readable: letters only, all in
-    one case or capitalised, at most ``MAX_WORD`` characters. A secret's words (``OPENAI`` in
-    ``sk-probe-OPENAI-1``) are words of other texts too (``OPENAI_API_KEY``); a run with a digit, a sign or
-    mixed case inside (``sk-liv``, ``Zq8XwV``, ``-live-``) is a piece of the secret.
-
-    >>> [_ordinary_word(r) for r in ("OPENAI", "Bearer", "secret", "sk-liv", "-live-", "Zq8XwV", "OpenAI")]
-    [True, True, True, False, False, False, False]
-    """
-    return len(run) <= MAX_WORD and bool(_WORD.fullmatch(run))
 
 
 def _masked_query(match: re.Match) -> str:
