@@ -270,18 +270,22 @@ def copy_note(differs: tuple[str, ...]) -> str:
     True
     >>> print(copy_note(("judge", "rows", "scores")).partition(":")[0])
     the same result under another judge name
+    >>> copy_note(("rows",)).endswith("the board ranks on the rows it recomputes from the item scores")
+    True
     """
     if not differs:
         return "the same record, word for word"
-    if "judge" not in differs and "scores" not in differs:
+    if not {"judge", "scores", "rows"} & set(differs):
         return (f"the same result: the same judge name, half, item scores, rows and sets not scored; it differs only "
                 f"in {', '.join(differs)}, which the board does not rank on")
     scores = ("the same item scores up to a shift and a positive scale (which change no correlation)"
-              if "scores" in differs else "the same item scores and rows")
+              if "scores" in differs else "the same item scores")
     fields = [name for name in differs if name not in ("scores", "rows")]
     return (f"the same result{' under another judge name' if 'judge' in differs else ''}: the same half, {scores} and "
             f"the same sets not scored" + (f"; it differs only in {', '.join(fields)}, which the board does not rank "
-                                          f"on" if fields else ""))
+                                          f"on" if fields else "")
+            + ("; the rows it records differ, and the board ranks on the rows it recomputes from the item scores"
+               if "rows" in differs else ""))
 
 
 def _card_label(paths: list[str]) -> str:
