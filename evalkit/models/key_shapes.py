@@ -40,8 +40,13 @@ KEY_SHAPES = [
     (re.compile(r"\bdapi[0-9A-Za-z]{24,}(?:-\d+)?\b"), "dapi***"),
     (re.compile(r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"), "SG.***"),
     (re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}"), "xox-***"),
+    # an AWS secret access key written after its key id, unlabelled ("AKIA... wJalr...")
+    (re.compile(r"\b((?:AKIA|ASIA)[0-9A-Z]{16}[\s:,;/|]{1,3})[A-Za-z0-9/+]{40}\b"), r"\1***"),
     # AWS access key ids: long-term (AKIA) and temporary (ASIA, from STS)
     (re.compile(r"\b(AKIA|ASIA)[0-9A-Z]{16}\b"), r"\1***"),
+    # a Slack webhook's secret and a Telegram bot's token, in free text as in a URL
+    (re.compile(r"(hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/)[A-Za-z0-9]+"), r"\1***"),
+    (re.compile(r"(/bot\d{5,}:)[A-Za-z0-9_\-]{30,}"), r"\1***"),
     (re.compile(r"\bAIza[0-9A-Za-z_\-]{30,}"), "AIza***"),
     # (the first part read up to the next "-eyJ" only, so that a run of "eyJ-eyJ-..." takes linear time)
     (re.compile(r"\beyJ(?:(?!-eyJ)[A-Za-z0-9_\-]){8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"), "jwt-***"),

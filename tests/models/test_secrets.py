@@ -597,3 +597,13 @@ def test_forms_a_second_probe_found_are_masked():
                  f"X-Amz-Security-Token: {token}", f"run --api-key {token} now", f"--token {token}"):
         assert token not in redact(text), text
     assert redact("the --token-file path") == "the --token-file path"
+
+
+def test_unlabelled_aws_secret_slack_webhook_and_telegram_token_in_free_text_are_masked():
+    """Found by a third independent probe: in free text (not a configured URL) these kept their secret part."""
+    aws = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+    assert aws not in redact(f"creds AKIAIOSFODNN7EXAMPLE {aws} ok")
+    slack = "Xq7LmW2pZk9RtY4vN8cJ3hAa"
+    assert slack not in redact(f"post to https://hooks.slack.com/services/T0AAA1111/B0BBB2222/{slack} failed")
+    bot = "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw"
+    assert bot not in redact(f"GET https://api.telegram.org/bot123456789:{bot}/getMe -> 401")
