@@ -33,8 +33,8 @@ from typing import Mapping, Sequence
 from urllib.parse import unquote, urlsplit
 
 # The forms of a known secret and their masking live in secret_forms; this module's API re-exports them.
-from evalkit.models.secret_forms import (MASK, MAX_WORD, MIN_ENCODED, MIN_FRAGMENT, _encoded_variants,  # noqa: F401
-                                         _mask_fragments, _ordinary_word, _variants, mask_echoes, mask_secrets)
+from evalkit.models.secret_forms import (MASK, MAX_WORD, MIN_ENCODED, MIN_FRAGMENT, _ordinary_word,  # noqa: F401
+                                         mask_echoes, mask_secrets)
 # path_secrets is part of this module's API too: a key in a URL's path is a configured secret.
 from evalkit.models.key_shapes import KEY_SHAPES as _KEY_SHAPES, path_parameters as _path_parameters, path_secrets
 # secret_variable too: which environment variables hold a credential, by their names.
@@ -90,10 +90,7 @@ def redact(text: str, secrets: Sequence[str] = ()) -> str:
     >>> redact(f"server says: unknown key {key}; echo: '{key[:9]}", [key])
     "server says: unknown key ***; echo: '***"
     """
-    variants = _variants(secrets)
-    for variant in [*variants, *_encoded_variants(secrets)]:
-        text = text.replace(variant, MASK)
-    text = _mask_fragments(text, [v for v in variants if len(v) > MIN_FRAGMENT])
+    text = mask_echoes(text, secrets)  # the secrets given, whole and in part; then the shapes below
     text = _AT_SLASHED_USERINFO_TEXT.sub(rf"\1{MASK}@", text)  # before the plain form, which ends at the first "@"
     text = _USERINFO.sub(rf"\1{MASK}@", text)
     text = _SLASHED_USERINFO_TEXT.sub(rf"\1{MASK}@", text)
