@@ -129,9 +129,8 @@ class Feedback:
         if self.passed:
             shown = "all public and hidden checks" if self.ran_hidden else f"all {len(public)} public checks"
             return f"{label}: {shown} passed"
-        first = self.failures[0]
-        where = "hidden check" if first.hidden else "check"
-        return f"{label}: not yet ({where} {first.check!r}): {first.message}"
+        first = self.failures[0]  # its check's name is the key's business, not the student's
+        return f"{label}: not yet{' (a hidden check)' if first.hidden else ''}: {first.message}"
 
     def __repr__(self) -> str:
         return self.message()

@@ -107,6 +107,9 @@ class Standing:
     cautions: tuple[str, ...] = ()  # ranked, but marked: its share's interval reaches the ceiling (AT_CEILING)
     rows_from: tuple[str, ...] = ()  # which card file each of its sets on the board came from ("file: set, set")
     above: tuple[str, ...] = ()  # the judges above it by a paired interval (its rank is 1 + their number)
+    # Its paired comparisons: (other judge, its mean share minus the other's on the rows and items both have,
+    # that difference's 95% interval low, high), one per ranked judge it shares a row with.
+    differences: tuple[tuple[str, float, float, float], ...] = ()
 
 
 def row_ceilings(human_sets: Mapping[str, HumanSet], labels: Sequence[str] | None = None
@@ -444,15 +447,19 @@ def standings(cards: Sequence[Card], human_sets: Mapping[str, HumanSet], *, boot
             flags[card.judge] = (*found, *flags[card.judge])
     better = {card.judge: set() for card in cards}
     tied = {card.judge: set() for card in cards}
+    differences: dict[str, list[tuple[str, float, float, float]]] = {card.judge: [] for card in cards}
     for a in range(len(cards)):
         for b in range(a + 1, len(cards)):
             rows = sorted(set(judged[a].rows) & set(judged[b].rows))
             if not rows or flags[cards[a].judge] or flags[cards[b].judge]:
                 continue
-            _, draws = _share_draws([judged[a], judged[b]], rows, bootstrap=bootstrap, seed=seed,
-                                    resamples=resamples)
+            point, draws = _share_draws([judged[a], judged[b]], rows, bootstrap=bootstrap, seed=seed,
+                                        resamples=resamples)
             lower, upper = percentile_interval(draws[0] - draws[1])
             first, second = cards[a].judge, cards[b].judge
+            gap = float(point[0] - point[1])
+            differences[first].append((second, gap, float(lower), float(upper)))
+            differences[second].append((first, -gap, float(-upper), float(-lower)))
             if lower > 0:
                 better[second].add(first)
             elif upper < 0:
@@ -474,7 +481,8 @@ def standings(cards: Sequence[Card], human_sets: Mapping[str, HumanSet], *, boot
                                                                    *interval.get(name, (nan, nan))),
                                                       *row_cautions.get(name, ())),
                               _rows_from(card, human_sets, files_of[name]),
-                              () if flags[name] else tuple(sorted(better[name]))))
+                              () if flags[name] else tuple(sorted(better[name])),
+                              tuple(sorted(differences[name]))))
     # A judge without a defined share (no row, or r undefined on every row it has) is listed last, unranked;
     # a flagged one after it.
     return sorted(board, key=lambda s: (bool(s.flags), s.mean_share != s.mean_share, s.rank,
@@ -510,6 +518,8 @@ def standings_frame(board: Sequence[Standing]) -> pd.DataFrame:
     frame["cautions"] = ["; ".join(t) for t in frame["cautions"]]
     frame["rows_from"] = ["; ".join(t) for t in frame["rows_from"]]
     frame["above"] = [", ".join(t) for t in frame["above"]]
+    frame["differences"] = ["; ".join(f"{other}: {gap:+.3f} [{low:+.3f}, {high:+.3f}]"
+                                      for other, gap, low, high in t) for t in frame["differences"]]
     return frame
 
 

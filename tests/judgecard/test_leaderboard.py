@@ -77,6 +77,27 @@ def test_share_is_pearson_over_the_sets_ceiling_and_the_board_ranks_and_ties(boa
     assert all(s.ceiling_rows == 0 and s.mean_share != s.mean_share for s in reference_free)
 
 
+def test_each_line_keeps_the_paired_differences_that_decide_its_ties_and_ranks(board_inputs):
+    sets, cards = board_inputs
+    board = standings(cards, sets, bootstrap=300, seed=1)
+    by_name = {s.judge: s for s in board}
+    for s in board:
+        assert {other for other, *_ in s.differences} == set(by_name) - {s.judge}  # every pair shares both rows
+        for other, gap, low, high in s.differences:
+            assert gap == pytest.approx(s.mean_share - by_name[other].mean_share)  # same rows, same items here
+            assert low <= gap <= high
+            mirror = next(d for d in by_name[other].differences if d[0] == s.judge)
+            assert mirror[1:] == pytest.approx((-gap, -high, -low))
+            if other in s.tied_with:
+                assert low <= 0 <= high
+            elif other in s.above:
+                assert high < 0
+            else:
+                assert low > 0
+    frame = standings_frame(board).set_index("judge")
+    assert frame.loc["weak", "differences"].startswith("noise: +")
+
+
 def test_the_markdown_table_marks_ties_and_escapes_names(board_inputs):
     sets, cards = board_inputs
     board = standings(cards, sets, bootstrap=100)
