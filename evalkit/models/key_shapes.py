@@ -25,6 +25,10 @@ KEY_SHAPES = [
     # a credential given to a command-line option in free text (--api-key <v>, --token <v>)
     (re.compile(r"(?i)(--(?:api[_-]?key|token|password|passwd|secret|access[_-]?token|auth[_-]?token)\s+)"
                 r"(?!-)[^\s\"',;]+"), r"\1***"),
+    # a password given on a command line quoted in free text: mysql -pPASS, sshpass -p PASS, curl -u user:PASS
+    (re.compile(r"(\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]{0,200}?\s-p[\"']?)(?=[^\s-])[^\s\"',;]+"), r"\1***"),
+    (re.compile(r"(\bsshpass\s+-p\s*[\"']?)(?=[^\s-])[^\s\"',;]+"), r"\1***"),
+    (re.compile(r"(\bcurl\b[^\n]{0,300}?\s(?:-u|--user)\s*[\"']?[^\s:\"']*:)[^\s\"']+"), r"\1***"),
     # an Authorization header's credential after any scheme (Token, ApiKey, SSWS, Bot, Digest...): the scheme
     # masked with it, except Bearer and Basic, which the first pattern keeps readable
     (re.compile(r"(?i)(\"?(?:proxy-)?authorization\"?\s*:\s*\"?)(?!(?:bearer|basic)\s)"

@@ -12,6 +12,8 @@ import re
 from typing import Iterable, Sequence
 from urllib.parse import quote, unquote
 
+from evalkit.models.encoded_text import mask_written_forms
+
 __all__ = ["MASK", "MIN_FRAGMENT", "MAX_WORD", "MIN_ENCODED", "mask_secrets", "mask_echoes"]
 
 MASK = "***"
@@ -44,6 +46,7 @@ def mask_echoes(text: str, secrets: Sequence[str]) -> str:
     >>> mask_echoes("echo: S3cretPas and https://h/?q=1 key=v", ["S3cretPassw0rd99x"])
     'echo: *** and https://h/?q=1 key=v'
     """
+    text = mask_written_forms(text, secrets, MASK)  # escaped character by character, or split by a line break
     variants = _variants(secrets)
     for variant in [*variants, *_encoded_variants(secrets)]:
         text = text.replace(variant, MASK)

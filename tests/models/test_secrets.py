@@ -607,3 +607,25 @@ def test_unlabelled_aws_secret_slack_webhook_and_telegram_token_in_free_text_are
     assert slack not in redact(f"post to https://hooks.slack.com/services/T0AAA1111/B0BBB2222/{slack} failed")
     bot = "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw"
     assert bot not in redact(f"GET https://api.telegram.org/bot123456789:{bot}/getMe -> 401")
+
+
+def test_credentials_in_command_lines_and_behind_escapes_are_masked_in_free_text():
+    """Forms a third probe left: passwords on quoted command lines, credential names written escaped, values
+    \\u-escaped or split by a backslash-newline, and configured secrets written so."""
+    for text, value in [("ran: mysql -u root -pS3cr3tPass! -h db", "S3cr3tPass!"),
+                        ("mysqldump -u app -p'dumpPw-7788' shop", "dumpPw-7788"),
+                        ("sshpass -p 'hunter2xyz' ssh build@ci", "hunter2xyz"),
+                        ("curl -u alice:Pa55w0rd-xyz https://h/", "Pa55w0rd-xyz"),
+                        ("curl --user 'bob:topsecret99' https://h", "topsecret99"),
+                        ("sent api_key&#61;abcdef1234567 to h", "abcdef1234567"),
+                        ("sent api%5Fkey%3Dabcdef1234567 to h", "abcdef1234567"),
+                        ("header token=abcd\\\nefgh12345 next", "efgh12345")]:
+        assert value not in redact(text), text
+    escaped = "".join(f"\\u{ord(c):04x}" for c in "sk-proj0123456789abcd")
+    assert redact(f'{{"k": "{escaped}"}}') == '{"k": "***"}'
+    assert "3456789" not in redact(f'{{"k": "{escaped[:40].upper()}{escaped[40:]}"}}')  # hex digits in either case
+    secret = "S3cretPassw0rd99XYZ"
+    assert redact(f"error: key {secret[:16]}\\\n{secret[16:]} rest", [secret]) == "error: key *** rest"
+    assert redact("echo \\u0053\\u0033" + secret[2:], [secret]) == "echo ***"
+    assert redact("mysql -h db -u root -p shop; grep -p x f; 50% of 100%20items") == \
+        "mysql -h db -u root -p shop; grep -p x f; 50% of 100%20items"  # a prompt for the password; no credential
