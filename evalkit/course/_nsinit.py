@@ -97,6 +97,12 @@ def build_root(spec: dict) -> str:
     for source, target in spec["bind"]:
         if os.path.exists(root + target):
             bind(source, root + target)
+    # The stage lies in the run's folder, so binding that folder (or a visible folder above it) copied the stage,
+    # as it stood then, into the new root at root + root: a view of the system taken before the hiding and the
+    # checks' stub. Detach every such copy, so the run's ".root" is an empty folder.
+    copy = root + root
+    if copy in mounts_under(root):
+        subprocess.run(["umount", "-l", copy], check=True)  # lazily: its own mounts go with it
     return root
 
 

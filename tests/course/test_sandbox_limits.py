@@ -263,3 +263,19 @@ def test_an_empty_group_a_killed_grader_left_is_removed_when_the_next_run_opens_
         group.remove()
         if left.exists():
             left.rmdir()
+
+
+def test_the_stage_the_runs_root_was_built_in_is_no_copy_of_the_system_inside_the_run(tmp_path):
+    """The run's file system is staged in its own folder; binding that folder copied the stage (the system as it
+    stood before credential files were hidden and the checks' stub bound) to ``<run folder>/.root``."""
+    isolation = sandbox_or_skip()
+    code = '''import os
+stage = os.path.join(os.getcwd(), ".root")
+points = [line.split()[4] for line in open("/proc/self/mountinfo")]
+print("stage entries", sorted(os.listdir(stage)) if os.path.isdir(stage) else "none")
+print("stage mounts", [p for p in points if "/.root" in p])
+print("etc beside", os.path.exists(os.path.join(stage, "etc", "passwd")))
+'''
+    log = _run(isolation, code, tmp_path)
+    assert "stage entries []" in log or "stage entries none" in log, log
+    assert "stage mounts []" in log and "etc beside False" in log, log
