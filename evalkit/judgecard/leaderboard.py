@@ -470,7 +470,8 @@ def standings(cards: Sequence[Card], human_sets: Mapping[str, HumanSet], *, boot
     board = []
     for card, rows in zip(cards, judged):
         pearsons = [row.pearson for row in card.rows if row.pearson == row.pearson  # rows the board can check
-                    and row.set in human_sets and (labels is None or row.label in labels)]
+                    and row.set in human_sets and row.label in human_sets[row.set].labels
+                    and (labels is None or row.label in labels)]
         name, nan = card.judge, float("nan")
         board.append(Standing(name, 0 if flags[name] else 1 + len(better[name]), share.get(name, nan),
                               *interval.get(name, (nan, nan)), len(rows.rows),

@@ -37,6 +37,7 @@ import math
 from typing import Collection, Mapping, Sequence
 
 import numpy as np
+import pandas as pd
 
 from evalkit.stats import correlation
 from evalkit.judgecard.card import Card, check_set_scores
@@ -309,4 +310,70 @@ def _check_card(card: Card, human_sets: Mapping[str, HumanSet], where: str, *, s
             if max(abs(pearson), abs(rho)) >= NEAR_COPY:
                 flags.append(f"its scores on {name}/{label} agree with the human scores beyond any judge "
                              f"(r = {pearson:.4f}, rho = {rho:.4f}): a copy of the labels, not a judgement")
+                continue
+            copied = _one_rating_copied(card.set_scores(name), human_set, label)
+            if copied:
+                flags.append(f"its scores on {name}/{label} are {copied}: a copy of people's ratings, not a judgement")
     return tuple(flags)
+
+
+def _rating_vectors(ratings: pd.DataFrame, label: str) -> dict[str, pd.Series]:
+    """Each rater's ratings of ``label`` by item, and each item's first, second... rating (in the file's order)."""
+    kept = ratings[["item_id", "rater", label]].dropna(subset=[label]).astype({"item_id": str})
+    vectors = {f"rater {rater}'s ratings": group.groupby("item_id")[label].first()
+               for rater, group in kept.groupby("rater", sort=False)}
+    position = kept.groupby("item_id").cumcount()
+    for k in range(int(position.max()) + 1 if len(position) else 0):
+        vectors[f"each item's rating number {k + 1}"] = kept[position == k].groupby("item_id")[label].first()
+    return vectors
+
+
+def _one_rating_copied(scores: Mapping[str, float], human_set: HumanSet, label: str) -> str:
+    """What the scores copy where they are one person's ratings rather than a judgement ("" if nothing): one
+    rater's, or each item's rating at one position, read at |r| or |rho| of ``NEAR_COPY`` or more on at least
+    ``NEAR_COPY_ITEMS`` items; or, on most items, exactly one of the item's own ratings after the linear map that
+    puts the scores' extremes on two rating levels (a rating picked per item, from any rater, and rescaled), where
+    the same scores shuffled over the items match far less often."""
+    ratings = human_set.ratings
+    if ratings is None or label not in ratings.columns:
+        return ""
+    judged = pd.Series(scores, dtype=float).dropna()
+    for name, vector in _rating_vectors(ratings, label).items():
+        both = pd.concat([judged, vector], axis=1, join="inner").dropna()
+        if len(both) >= NEAR_COPY_ITEMS and both.iloc[:, 1].nunique() > 1:
+            r = max(abs(correlation(both.iloc[:, 0], both.iloc[:, 1], kind=kind)) for kind in ("pearson", "spearman"))
+            if r >= NEAR_COPY:
+                return f"{name} (|r| = {r:.4f})"
+    per_item = ratings.dropna(subset=[label]).astype({"item_id": str}).groupby("item_id")[label].apply(set)
+    shared = judged.index.intersection(per_item.index)
+    if len(shared) < NEAR_COPY_ITEMS or judged[shared].nunique() < 2:
+        return ""
+    values, own = judged[shared].to_numpy(), [{round(v, 6) for v in item} for item in per_item[shared]]
+    levels = sorted({v for item in own for v in item})
+    if len(levels) > MAX_RATING_LEVELS:
+        return ""  # ratings on a fine scale: a rating picked per item is not found this way
+    best = (0.0, values)
+    for start in levels:  # the scores' extremes onto any two rating levels, either way round
+        for end in levels:
+            if start != end:
+                mapped = start + (values - values.min()) * (end - start) / (values.max() - values.min())
+                best = max(best, (_share_on_a_rating(mapped, own), mapped), key=lambda pair: pair[0])
+    hits, mapped = best
+    rng = np.random.default_rng(0)
+    shuffled = float(np.mean([_share_on_a_rating(rng.permutation(mapped), own) for _ in range(5)]))
+    if hits >= ONE_RATING_SHARE and hits - shuffled >= ONE_RATING_MARGIN:
+        return f"one of each item's own ratings on {hits:.0%} of {len(values)} items (shuffled over items: {shuffled:.0%})"
+    return ""
+
+
+MAX_RATING_LEVELS = 12
+"""The rating-pick check reads sets whose ratings take at most this many values (Likert scales, 1-5 or 0-10)."""
+
+ONE_RATING_SHARE, ONE_RATING_MARGIN = 0.9, 0.2
+"""A set's scores that land on one of each item's own ratings on this share of its items, this much more often than
+the same scores shuffled over the items, were picked from the ratings."""
+
+
+def _share_on_a_rating(mapped: np.ndarray, own: Sequence[set]) -> float:
+    """The share of items whose mapped score is (to 6 decimals) one of that item's ratings."""
+    return float(np.mean([round(value, 6) in ratings for value, ratings in zip(mapped, own)]))

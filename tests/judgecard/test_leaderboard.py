@@ -13,7 +13,7 @@ import pytest
 from evalkit.judgecard import Card, FunctionJudge, HumanSet, card_html, judge_card, merge_cards, write_card
 from evalkit.judgecard.cli import main
 from evalkit.judgecard.leaderboard import (board_sentence, leaderboard_html, leaderboard_markdown, row_ceilings,
-                                           standings, standings_frame)
+                                           scored_card, standings, standings_frame)
 from evalkit.judgecard.sets import noise_ceiling
 
 
@@ -419,3 +419,36 @@ def test_a_name_with_a_line_break_or_a_pipe_keeps_every_row_one_row(board_inputs
     written = (tmp_path / "board" / "leaderboard.md").read_text()
     table, sentence = written.rstrip("\n").split("\n\n")
     assert _one_row_each(table.split("\n"), len(cards)) and "<script>" not in written and "\n" not in sentence
+
+
+def test_scores_that_are_one_persons_ratings_are_flagged_and_honest_judges_are_not(board_inputs):
+    sets, cards = board_inputs
+    rated = sets["one"]
+    ratings = rated.ratings.assign(score=rated.ratings["score"].round())  # whole-number ratings, as people give
+    rated = HumanSet(rated.name, rated.items.assign(score=ratings.groupby("item_id", sort=False)["score"].mean()
+                                                   .to_numpy()), rated.labels, ratings, "")
+    ids = rated.items["item_id"].to_numpy()
+    rng = np.random.default_rng(3)
+    by_item = ratings.groupby("item_id")["score"]
+    one_rater = ratings[ratings["rater"] == 1].set_index("item_id").loc[ids, "score"].to_numpy()
+    picked = np.array([rng.choice(by_item.get_group(i).to_numpy()) for i in ids])  # one rating per item, any rater
+    truth = rated.items["truth"].to_numpy()
+    honest = {"honest": truth + rng.normal(scale=0.5, size=len(ids)),
+              "honest, on a 1-5 scale": np.clip(np.round(truth + 3 + rng.normal(scale=0.5, size=len(ids))), 1, 5)}
+    copies = {"one rater": one_rater, "one rater, negated": -one_rater, "a rating per item, rescaled": 2 * picked + 1}
+    board = standings([scored_card(name, rated, values) for name, values in {**honest, **copies}.items()],
+                      {rated.name: rated}, bootstrap=50)
+    line = {s.judge: s for s in board}
+    for name in copies:
+        assert line[name].rank == 0 and any("a copy of people's ratings" in f for f in line[name].flags), line[name]
+    for name in honest:
+        assert line[name].rank >= 1 and not line[name].flags, line[name]
+
+
+def test_a_row_for_a_label_the_set_does_not_have_leaves_the_mean_pearson_alone(board_inputs):
+    from dataclasses import replace
+    sets, cards = board_inputs
+    weak = next(card for card in cards if card.judge == "weak")
+    ghost = replace(weak, rows=(*weak.rows, replace(weak.rows[0], label="ghost", pearson=0.99)))
+    honest, forged = (standings([c], sets, bootstrap=20)[0] for c in (weak, ghost))
+    assert (forged.mean_pearson, forged.pearson_rows) == (honest.mean_pearson, honest.pearson_rows)
