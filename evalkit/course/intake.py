@@ -122,17 +122,36 @@ catches the look-alike a class folder meets (``\u0430lice`` for ``alice``), not 
 
 def student_key(name: str) -> str:
     """The student a name reads as in the tables: NFKC-normalised (full-width and ligature forms folded), the
-    common Cyrillic and Greek look-alikes read as Latin (:data:`_LOOKALIKES`), case folded, invisible format
-    characters (zero-width spaces) dropped, spaces at either end removed and runs of spaces inside read as one.
+    common Cyrillic and Greek look-alikes read as Latin (:data:`_LOOKALIKES`), case folded, characters that draw
+    nothing (zero-width spaces, variation selectors, Hangul fillers: :func:`_draws_nothing`) dropped, spaces at
+    either end removed and runs of spaces inside read as one.
     Two names with one key are one student to a reader, so neither is graded as a student of its own.
 
-    >>> {student_key(name) for name in ("alice", "Alice", " alice ", "\u0430lice", "\uff21lice", "ali\u200bce")}
+    >>> {student_key(name) for name in ("alice", "Alice", " alice ", "\u0430lice", "\uff21lice", "ali\u200bce",
+    ...                                 "ali\u034fce", "alice\ufe0f", "alice\u3164", "alice\u2800")}
     {'alice'}
     >>> student_key("Bob  Stone"), student_key("b\u00f6b") == student_key("bob")
     ('bob stone', False)
     """
     text = unicodedata.normalize("NFKC", printable(name)).translate(_LOOKALIKES).casefold().translate(_LOOKALIKES)
-    return " ".join("".join(c for c in text if unicodedata.category(c) != "Cf").split())
+    return " ".join("".join(c for c in text if not _draws_nothing(c)).split())
+
+
+#: Code points a font draws as nothing or as a blank beyond the format characters (category Cf): Unicode's
+#: default-ignorable ones (the grapheme joiner, Hangul fillers, Khmer inherent vowels, Mongolian and other
+#: variation selectors, musical-symbol formatting, the tag plane) and the blank Braille pattern.
+_DRAWN_AS_NOTHING = ((0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F), (0x2800, 0x2800),
+                     (0x3164, 0x3164), (0xFE00, 0xFE0F), (0xFFA0, 0xFFA0), (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF))
+
+
+def _draws_nothing(character: str) -> bool:
+    """Whether a name's character shows as nothing (or a blank) however a table draws it.
+
+    >>> [_draws_nothing(c) for c in ("a", "\u200b", "\u034f", "\ufe0f", "\U000e0100", "\u3164", "\u2800", "e\u0301"[1])]
+    [False, True, True, True, True, True, True, False]
+    """
+    code = ord(character)
+    return unicodedata.category(character) == "Cf" or any(low <= code <= high for low, high in _DRAWN_AS_NOTHING)
 
 
 def _shown(name: str) -> str:

@@ -47,3 +47,5 @@ def test_the_key_folds_width_case_spaces_and_invisible_characters_but_not_real_l
                                            f"{CYRILLIC_A}lice", "\u0391lice")} == {"alice"}
     assert student_key("b\u00f6b") != student_key("bob")  # an umlaut is a letter of the name, not a look-alike
     assert student_key("ann lee") == student_key("ann  lee") != student_key("annlee")
+    drawn_as_nothing = ("ali\u034fce", "alice\ufe0f", "alice\U000e0100", "alice\u3164", "alice\u2800", "al\u115fice")
+    assert {student_key(name) for name in drawn_as_nothing} == {"alice"}  # marks and fillers a font draws as nothing
