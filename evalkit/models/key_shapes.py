@@ -192,7 +192,11 @@ def path_secrets(url: str) -> list[str]:
 _SECRET_WORDS = frozenset({"token", "tokens", "secret", "secrets", "password", "passwd", "pass", "passphrase",
                            "credential", "credentials", "cred", "creds", "cookie", "cookies", "webhook", "auth",
                            "authorization", "authtoken", "authkey", "dsn", "apikey", "accesskey", "pat", "jwt",
-                           "psk", "hec", "pepper"})
+                           "psk", "hec", "pepper",
+                           # abbreviations, and "password" in other languages (German, Spanish, Portuguese,
+                           # Italian, French, Dutch, Swedish)
+                           "pswd", "pwrd", "passwrd", "tkn", "tok", "passwort", "kennwort", "contrasena",
+                           "contraseña", "senha", "clave", "motdepasse", "wachtwoord", "losenord"})
 # Words naming a key (OPENAI_API_KEY, KEY_OPENAI, JUDGE_SAS, MY_BEARER): a credential unless a later word says
 # what of the key the variable holds (AWS_ACCESS_KEY_ID, SSH_KEY_TYPE, API_KEY_HEADER is a header's name).
 _KEY_WORDS = frozenset({"key", "keys", "apikeys", "privatekey", "bearer", "sas", "keypair", "keypairs"})

@@ -29,6 +29,7 @@ what a judge's name says of it is :func:`endpoint_label` (host, port and path on
 from __future__ import annotations
 
 import base64
+import json
 import os
 import re
 from typing import Mapping, Sequence
@@ -204,8 +205,52 @@ def environment_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
             for url in re.findall(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s,]+", value):  # every URL (pip's lists of them)
                 found.extend(_userinfo_secrets(url, lone_user=False) if "@" in url else [])
                 found.extend(_query_secrets(url) + _path_keys(url))
-            found.extend(_named_values(value))
+            # ... and a password holding a comma, which the list's split above cut off before its "@"
+            found.extend(password for password in _COMMA_PASSWORD.findall(value) if "," in password)
+            found.extend(_named_values(value) + _option_values(value) + _json_values(value))
     return [value for value in dict.fromkeys(found) if len(value) >= MIN_FRAGMENT]
+
+
+_COMMA_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s/@:,]*:([^\s/@]+)@")
+_OPTION = re.compile(r"(?:^|\s)--?([A-Za-z][\w-]{0,60})(?:=|\s+)[\"']?([^\s\"']+)")
+_NETRC = re.compile(r"(?i)(?:^|\s)(?:password|passwd|token|secret)\s+([^\s\"']+)")
+
+
+def _option_values(text: str) -> list[str]:
+    """The values of command-line options named as credentials in a variable's value (``VLLM_ARGS="--api-key
+    X"``, ``--password=X``) and of netrc-style ``password X`` pairs.
+
+    >>> _option_values("--port 80 --api-key Zq8XwV3kLm9P --model m"), _option_values("machine h password hunter2x")
+    (['Zq8XwV3kLm9P'], ['hunter2x'])
+    """
+    return ([value for name, value in _OPTION.findall(text) if secret_variable(name)] + _NETRC.findall(text))
+
+
+def _json_values(text: str) -> list[str]:
+    """The strings of a JSON value that sit under a credential's name at any depth (``{"auth": {"value": X}}``).
+
+    >>> _json_values('{"auth": {"value": "Zq8XwV3kLm9P"}, "model": "m"}')
+    ['Zq8XwV3kLm9P']
+    """
+    if not text.lstrip().startswith(("{", "[")):
+        return []
+    try:
+        tree = json.loads(text)
+    except ValueError:
+        return []
+    found: list[str] = []
+
+    def walk(node: object, named: bool) -> None:
+        if isinstance(node, dict):
+            for key, child in node.items():
+                walk(child, named or (isinstance(key, str) and secret_variable(key)))
+        elif isinstance(node, list):
+            for child in node:
+                walk(child, named)
+        elif named and isinstance(node, str):  # a header's scheme word ("Bearer X") left out
+            found.append(node.split(" ")[-1] if re.fullmatch(r"[A-Za-z]{2,20} \S+", node) else node)
+    walk(tree, False)
+    return found
 
 
 def _userinfo_secrets(url: str, *, lone_user: bool) -> list[str]:
@@ -234,7 +279,7 @@ def _userinfo_secrets(url: str, *, lone_user: bool) -> list[str]:
     return [value for value in dict.fromkeys(found) if value]
 
 
-_NAMED_VALUE = re.compile(r"""["']?([A-Za-z][\w.\-]{0,60})["']?\s*(?:=|:\s)\s*["']?((?:[A-Za-z]{2,20} )?[^;&\s"',}]+)""")
+_NAMED_VALUE = re.compile(r"""["']?([A-Za-z][\w.\-]{0,60})["']?\s*(?:=|:\s|:(?![:/]))\s*["']?((?:[A-Za-z]{2,20} )?[^;&\s"',}]+)""")
 
 
 def _named_values(text: str) -> list[str]:

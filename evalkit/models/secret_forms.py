@@ -54,12 +54,14 @@ def mask_echoes(text: str, secrets: Sequence[str]) -> str:
 
 
 MIN_ENCODED = 12  # a secret this long is masked also base64-encoded, in lower or upper case and JSON-\u-escaped
+_MIN_ENCODED_PIECE = 8  # the part of a secret's base64 that no neighbouring byte changes, at least this long
 
 
 def _encoded_variants(secrets: Iterable[str]) -> list[str]:
     """Other writings of each secret of at least ``MIN_ENCODED`` characters, masked whole only (their pieces
-    would mask ordinary text): base64 (standard and URL-safe, with and without padding), lower and upper case,
-    every character ``\\u``-escaped (either case of hex digits) and every byte percent-encoded; longest first.
+    would mask ordinary text): base64 (standard and URL-safe, with and without padding, and the part that stays the
+    same inside a longer base64 text at any alignment), hex, lower and upper case, every character
+    ``\\u``-escaped (either case of hex digits) and every byte percent-encoded; longest first.
 
     >>> "c2stMDEyMzQ1Njc4OWFi" in _encoded_variants(["sk-0123456789ab"]), _encoded_variants(["short"])
     (True, [])
@@ -72,6 +74,13 @@ def _encoded_variants(secrets: Iterable[str]) -> list[str]:
         for encode in (base64.b64encode, base64.urlsafe_b64encode):
             encoded = encode(raw).decode("ascii")
             found.update((encoded, encoded.rstrip("=")))
+            # inside a longer encoded text ("user:" + secret, a Basic value): at each of the three alignments,
+            # the characters that depend on the secret's bytes alone
+            for shift in (0, 1, 2):
+                middle = encode(b"\0" * shift + raw).decode("ascii")[4 if shift else 0:-4]
+                if len(middle) >= _MIN_ENCODED_PIECE:
+                    found.add(middle)
+        found.update((raw.hex(), raw.hex().upper()))
         found.update((secret.lower(), secret.upper(), "".join(f"\\u{ord(c):04x}" for c in secret),
                       "".join(f"\\u{ord(c):04X}" for c in secret), "".join(f"%{b:02X}" for b in raw),
                       "".join(f"%{b:02x}" for b in raw)))

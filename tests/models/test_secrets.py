@@ -629,3 +629,26 @@ def test_credentials_in_command_lines_and_behind_escapes_are_masked_in_free_text
     assert redact("echo \\u0053\\u0033" + secret[2:], [secret]) == "echo ***"
     assert redact("mysql -h db -u root -p shop; grep -p x f; 50% of 100%20items") == \
         "mysql -h db -u root -p shop; grep -p x f; 50% of 100%20items"  # a prompt for the password; no credential
+
+
+def test_credentials_a_fourth_probe_found_in_the_environment_and_in_encodings_are_masked():
+    """Abbreviated and non-English credential names; a URL password with a comma, an option string, a name and
+    value without a space, a nested JSON field and a netrc line in ordinary variables; a secret inside a longer
+    base64 text at any alignment (a Basic value for any user), and in hex."""
+    from evalkit.models.redaction import environment_secrets, secret_variable
+
+    names = ["DB_PSWD", "SMTP_PASSWORT", "MAIL_KENNWORT", "DB_CONTRASENA", "BANCO_SENHA", "GH_TKN", "HF_TOK",
+             "API_CLAVE"]
+    assert [name for name in names if not secret_variable(name)] == []
+    assert not secret_variable("HF_TOKENIZER") and not secret_variable("TOKYO_REGION")
+    key = "Zq8XwV3kLm9PqR7tUv"
+    found = environment_secrets({"DATABASE_URL": f"postgres://app:Ab,{key}@db/app", "VLLM_ARGS": f"--api-key {key}1",
+                                 "JUDGE_HEADERS": f"api-key:{key}2", "CFG": f'{{"auth": {{"value": "{key}3"}}}}',
+                                 "NETRC": f"machine h login u password {key}4", "PYTEST_LIKE": "a_secrets.py::test_x",
+                                 "PATH": "/usr/bin:/bin"})
+    assert found == [f"Ab,{key}", f"{key}1", f"{key}2", f"{key}3", f"{key}4"], found
+    for user in ("AWS", "_json_key", "bob", "x", "ab", "Bearer"):
+        encoded = base64.b64encode(f"{user}:{key}".encode()).decode()
+        assert key[2:-2] not in base64.b64decode(redact(f"auth {encoded}", [key])[5:].replace("***", "") + "==="
+                                                 ).decode("latin-1"), user
+    assert key.encode().hex() not in redact(f"hex {key.encode().hex()}", [key])
