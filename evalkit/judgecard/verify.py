@@ -20,7 +20,11 @@ A card is a file anyone can edit, so the board trusts nothing it could recompute
 * scores that are a linear function of a set's human scores (|r| = 1 on 3 or more items: the human labels
   themselves, rescaled or not) are **flagged**: no judge agrees with the mean of several noisy people exactly,
   so such a card holds the answer key; a flagged judge is shown with its flag and not ranked (so is one whose
-  share of the ceiling lies above 1: :func:`~evalkit.judgecard.leaderboard.ceiling_flags`).
+  share of the ceiling lies above 1: :func:`~evalkit.judgecard.leaderboard.ceiling_flags`);
+* scores that agree with the item means at |r| or |rho| of ``NEAR_COPY`` (0.99) or more, or that are one
+  person's ratings — one rater's, each item's rating at one position, or a rating picked per item and rescaled
+  (:func:`_one_rating_copied`) — are **flagged** too: one rater reaches about 0.95 of the ceiling, below the
+  other checks, and that is a copy of the labels, not a judgement.
 
 >>> import pandas as pd
 >>> from evalkit.judgecard.sets import HumanSet
