@@ -9,11 +9,12 @@ import re
 from typing import Any, Sequence
 from urllib.parse import quote, unquote, urlsplit
 
-from evalkit.models.redaction import (MASK, _HOST_LIKE, _basic_value, _compound_pass, _ordinary_word, public_endpoint, redact,
-                                     path_secrets, secret_variable, url_credentials)
+from evalkit.models.redaction import (MASK, _HOST_LIKE, _NOT_NEXT_URL, _URL_START, _basic_value, _compound_pass,
+                                     _ordinary_word, path_secrets, public_endpoint, redact, secret_variable,
+                                     url_credentials)
 from evalkit.grid.scripts import expect_secrets, ftp_secrets, heredocs
 
-_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S+")
+_URL = re.compile(rf"{_URL_START}\S+")  # a scheme read back at most 32 characters: linear on a long run
 
 
 _NAME_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
@@ -512,7 +513,8 @@ def _credential_word(word: str) -> bool:
 # A subcommand's first word (set-credentials, create-secret): the word after it names an object.
 _VERBS = frozenset({"set", "get", "list", "create", "delete", "remove", "add", "use", "show", "rotate", "describe"})
 # name=value pieces of any argument (--from-literal=password=X, -o user=me,password=X, vault login token=X).
-_PIECE = re.compile(r"""(?:^|(?<=[\s,;&?=]))([^\s=,;&?'"{}]+)==?(?=([^\s,;&'"=(\[{>][^\s,;&'"]*))""")
+# (a value is read at most 2 KB on, so a run of "key=key=..." costs time linear in its length)
+_PIECE = re.compile(r"""(?:^|(?<=[\s,;&?=]))([^\s=,;&?'"{}]+)==?(?=([^\s,;&'"=(\[{>][^\s,;&'"]{0,2047}))""")
 # Secrets in code and statements, whatever the program: SQL's IDENTIFIED BY 'X' and PASSWORD 'X', an Oracle JDBC
 # URL's user/password@, a .pgpass line, requests' auth=('user', 'X'), Perl's $ENV{NAME}="X", PowerShell's
 # ConvertTo-SecureString "X".
@@ -555,7 +557,7 @@ _SLASHED_USERINFO = re.compile(r"""\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:\[\]"'<>
 # ... and one whose password holds an "@" before its "/" (postgres://me:p@ss/w0rd@db/app): to the last "@" a host
 # name follows (redaction's reading of such an ambiguous URL).
 _AT_SLASHED_USERINFO = re.compile(r"""\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:\[\]"'<>]*:"""
-                                  r"""([^\s?#"'<>/]*@[^\s?#"'<>/]*/[^\s?#"'<>]*)"""
+                                  rf"""([^\s?#"'<>/]*@[^\s?#"'<>/@]*/(?:{_NOT_NEXT_URL}[^\s?#"'<>])*)"""
                                   rf"""@(?={_HOST_LIKE})""")
 
 

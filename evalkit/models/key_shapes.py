@@ -12,16 +12,20 @@ from urllib.parse import unquote, urlsplit
 __all__ = ["KEY_SHAPES", "path_secrets", "path_parameters", "secret_variable"]
 
 KEY_SHAPES = [
+    # a PEM private key's body, raw or with its line breaks written as "\n" in JSON (its headers' single dashes
+    # included; read up to the next "--", at most 16 KB on)
+    (re.compile(r"(-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----)(?:[^-]|-(?!-)){1,16384}(-----END [A-Z ]{0,40}PRIVATE KEY-----)"),
+     r"\1***\2"),
     # the token after Bearer/Basic, unless it is one ordinary word ("a basic reply", "the bearer of news")
     (re.compile(r"\b((?i:bearer|basic))\s+(?!-)(?!(?:[A-Z]?[a-z]{1,12}|[A-Z]{1,12})(?![^\s\"',;]))[^\s\"',;]+"),
      r"\1 ***"),
     (re.compile(r"(?i)((?:api[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret|token"
                 r"|secret|password|passwd|pwd|sig|signature|credential|key)\s*=>?\s*[\"']?)[^&\s\"',;]+"), r"\1***"),
-    (re.compile(r"(?i)([\"']?(?:api[_-]?key|x-api-key|access[_-]?token|refresh[_-]?token|secret|password"
+    (re.compile(r"(?i)((?:\\?[\"'])?(?:api[_-]?key|x-api-key|access[_-]?token|refresh[_-]?token|secret|password"
                 r"|(?:x-)?auth[_-]?token|private[_-]?(?:token|key)|api[_-]?token|client[_-]?secret"
                 r"|[\w-]{0,40}subscription[_-]?key|x-goog-api-key|(?<![\w-])token|x-[\w-]{0,30}-token"
                 r"|(?:aws_)?secret_access_key|session[_-]?token|id[_-]?token|secret[_-]?key|bearer[_-]?token)"
-                r"[\"']?\s*:\s*[\"']?)(?!(?:bearer|basic)\s)[^\"'\s,}]+"), r"\1***"),
+                r"(?:\\?[\"'])?\s*:\s*(?:\\?[\"'])?)(?!(?:bearer|basic)\s)[^\"'\s,}\\]+"), r"\1***"),
     # a credential given to a command-line option in free text (--api-key <v>, --token <v>)
     (re.compile(r"(?i)(--(?:api[_-]?key|token|password|passwd|secret|access[_-]?token|auth[_-]?token)\s+)"
                 r"(?!-)[^\s\"',;]+"), r"\1***"),

@@ -93,7 +93,7 @@ class _RedactingFilter(logging.Filter):
     """Masks what urllib3 logs at DEBUG level (the request line carries the URL's query values)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        record.msg, record.args = redact(record.getMessage()), ()
+        record.msg, record.args = redact(record.getMessage(), environment_secrets()), ()
         return True
 
 
@@ -192,12 +192,14 @@ class OpenAICompatibleBackend:
         return (os.environ.get(self.api_key_env) or None) if self.api_key_env else None
 
     def _secrets(self) -> list[str]:
-        return configured_secrets(self._base_url, self.api_key_env)
+        """What this backend masks in every message it builds: its own credentials and the environment's (an
+        endpoint may echo either in an error body)."""
+        return [*configured_secrets(self._base_url, self.api_key_env), *environment_secrets()]
 
     def _without_secrets(self, text: str) -> str:
         """A reply's text with the credentials it echoes masked, whole or cut (:func:`mask_echoes`): this
         backend's and the environment's. The text is stored in the call cache and shown in cards and reports."""
-        return mask_echoes(text, [*self._secrets(), *environment_secrets()])
+        return mask_echoes(text, self._secrets())
 
     def _authorization(self, key: str | None) -> str | None:
         """The ``Authorization`` header value: the API key as a Bearer token, else the URL's credentials."""

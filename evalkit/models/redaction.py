@@ -60,7 +60,7 @@ _USERINFO = re.compile(rf"({_URL_START})[^\s/?#\"'<>]*@")
 # name follows, so no piece of the password stays; a path with an "@" after user-info (https://me:pw@h/a/@b) then
 # loses its host in what is shown, which is the safe side of an ambiguous URL.
 _HOST_LIKE = r"(?:\[[0-9A-Fa-f:.]+\]|[\w.-]+)(?::\d+)?(?:[/?#\s\"'<>]|$)"
-_AT_SLASHED_USERINFO_TEXT = re.compile(rf"({_URL_START})[^@\s/:\"'<>]+:(?>[^\s/\"'<>]*@[^\s/\"'<>]*/)"
+_AT_SLASHED_USERINFO_TEXT = re.compile(rf"({_URL_START})[^@\s/:\"'<>]+:(?>[^\s/\"'<>]*@[^\s/\"'<>@]*/)"
                                        rf"(?:{_NOT_NEXT_URL}[^\s\"'<>])*@(?={_HOST_LIKE})")
 _SLASHED_USERINFO_TEXT = re.compile(rf"({_URL_START})[^@\s/:\"'<>]+:(?!\d+(?:/|\s|$))(?:{_NOT_NEXT_URL}[^\s\"'<>])*@"
                                     r"(?=[^@\s/?#\"'<>]+(?:[/?#\s\"'<>]|$))")
@@ -202,7 +202,7 @@ def environment_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
         if secret_variable(name):  # a URL without its scheme: as a fragment, "https:" would mask every URL's
             found.append(re.sub(r"^[A-Za-z][A-Za-z0-9+.\-]*://", "", value.strip()))
         else:
-            for url in re.findall(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s,]+", value):  # every URL (pip's lists of them)
+            for url in re.findall(rf"{_URL_START}[^\s,]+", value):  # every URL (pip's lists of them)
                 found.extend(_userinfo_secrets(url, lone_user=False) if "@" in url else [])
                 found.extend(_query_secrets(url) + _path_keys(url))
             # ... and a password holding a comma, which the list's split above cut off before its "@"
@@ -211,7 +211,7 @@ def environment_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
     return [value for value in dict.fromkeys(found) if len(value) >= MIN_FRAGMENT]
 
 
-_COMMA_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s/@:,]*:([^\s/@]+)@")
+_COMMA_PASSWORD = re.compile(rf"{_URL_START}[^\s/@:,]*:([^\s/@]+)@")
 _OPTION = re.compile(r"(?:^|\s)--?([A-Za-z][\w-]{0,60})(?:=|\s+)[\"']?([^\s\"']+)")
 _NETRC = re.compile(r"(?i)(?:^|\s)(?:password|passwd|token|secret)\s+([^\s\"']+)")
 

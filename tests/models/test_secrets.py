@@ -652,3 +652,29 @@ def test_credentials_a_fourth_probe_found_in_the_environment_and_in_encodings_ar
         assert key[2:-2] not in base64.b64decode(redact(f"auth {encoded}", [key])[5:].replace("***", "") + "==="
                                                  ).decode("latin-1"), user
     assert key.encode().hex() not in redact(f"hex {key.encode().hex()}", [key])
+
+
+def test_a_fifth_probes_forms_are_masked_and_masking_stays_linear():
+    """JSON-escaped credential fields in an error body, PEM private keys, and long runs that made the redaction
+    and the grid's output masking quadratic (a URL's user-info followed by many "p@", "key=" repeated, "x://u:p@/"
+    repeated)."""
+    from evalkit.grid.masking import output_secrets
+
+    assert "Hunter2Hunter2" not in redact('{"error": {"message": "config={\\"password\\": \\"Hunter2Hunter2\\"}"}}')
+    body = "MIIEowIBAAKCAQEAz8Kq3vLm"
+    for pem in (f"-----BEGIN RSA PRIVATE KEY-----\n{body}\nabc\n-----END RSA PRIVATE KEY-----",
+                f'{{"private_key": "-----BEGIN PRIVATE KEY-----\\n{body}\\n-----END PRIVATE KEY-----\\n"}}'):
+        assert body not in redact(pem), pem
+    runs = ["http://u:" + "p@" * 50_000, "key=" * 25_000, "x://u:p@/" * 12_000, "A" * 100_000,
+            "-----BEGIN PRIVATE KEY-----" * 4_000]
+    for run in runs:  # each took tens of seconds at this size when quadratic; the suite's length shows a relapse
+        assert redact(run) is not None and output_secrets(run) is not None
+    assert redact("postgres://me:p@ss/w0rd@db/app x") == "postgres://***@db/app x"
+
+
+def test_an_endpoints_error_that_echoes_an_environment_secret_is_masked(monkeypatch):
+    from evalkit.models.openai_compatible import OpenAICompatibleBackend
+
+    monkeypatch.setenv("MY_SERVICE_PASSPHRASE", "tango-mango-fandango-9")
+    backend = OpenAICompatibleBackend("m", "http://127.0.0.1:9/v1", api_key_env=None)
+    assert "tango-mango-fandango-9" in backend._secrets()
