@@ -114,6 +114,9 @@ _LOOKALIKES = str.maketrans({
     "\u039c": "M", "\u039d": "N", "\u039f": "O", "\u03a1": "P", "\u03a4": "T", "\u03a5": "Y", "\u03a7": "X",
     "\u03bf": "o", "\u03b1": "a", "\u03b9": "i", "\u03ba": "k", "\u03bd": "v", "\u03c1": "p", "\u03c5": "u",
     "\u03c7": "x", "\u03f2": "c",
+    # Latin IPA and Armenian letters drawn like plain Latin ones
+    "\u0251": "a", "\u0261": "g", "\u0269": "i", "\u026a": "i", "\u0262": "g", "\u0280": "r", "\u028f": "y",
+    "\u0585": "o", "\u0578": "n", "\u057c": "n", "\u0570": "h", "\u0566": "q", "\u0575": "j", "\u0581": "g",
 })
 """The common Cyrillic and Greek letters that print like Latin ones (NFKC keeps them apart: they are letters of
 their own scripts), mapped to the Latin letter they pass for. A short list, not Unicode's confusables table: it

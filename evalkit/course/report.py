@@ -16,6 +16,7 @@ import os
 import shutil
 import stat
 import tempfile
+import unicodedata
 from collections import defaultdict
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -102,17 +103,21 @@ def encodable(value):
     """``value`` as a table cell may hold it: any character a file cannot hold in UTF-8 (the lone surrogates that
     stand for the bytes of a name that is not UTF-8) written as its escape, ``\\xff``, and every control
     character but a line break and a tab (a terminal's escape sequences, which a student's exception message can
-    carry to repaint other rows where the file is printed) as ``\\x1b``; other values unchanged.
+    carry to repaint other rows where the file is printed) as ``\\x1b``, and every invisible format character (a
+right-to-left override that shows "\u202eecila" as "alice", a zero-width space) as ``\\u202e``; other values
+unchanged.
 
     >>> encodable("bad\\udcffname.txt"), encodable(3.0)
     ('bad\\\\xffname.txt', 3.0)
     >>> encodable("boom\\x1b[2J\\x1b[1Afull marks\\x9b\\nnext line")
     'boom\\\\x1b[2J\\\\x1b[1Afull marks\\\\x9b\\nnext line'
+    >>> encodable("\\u202eecila"), encodable("ali\\u200bce")
+    ('\\\\u202eecila', 'ali\\\\u200bce')
     """
     if not isinstance(value, str):
         return value
     return "".join(f"\\x{ord(c) - 0xDC00:02x}" if "\udc80" <= c <= "\udcff" else
-                   f"\\u{ord(c):04x}" if "\ud800" <= c <= "\udfff" else
+                   f"\\u{ord(c):04x}" if "\ud800" <= c <= "\udfff" or unicodedata.category(c) == "Cf" else
                    f"\\x{ord(c):02x}" if (ord(c) < 32 and c not in "\n\t") or 0x7f <= ord(c) <= 0x9f else c
                    for c in value)
 

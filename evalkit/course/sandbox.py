@@ -346,18 +346,25 @@ def credential_files(folders: Sequence[Path]) -> list[Path]:
 #: reads each of these as an empty file. (Not every credential-looking name of ``/etc``: ``passwd`` is the user
 #: table a run's programs look themselves up in.)
 MACHINE_CREDENTIALS = ("/etc/environment", "/etc/pip.conf", "/etc/netrc", "/etc/npmrc", "/etc/gitconfig",
-                       "/etc/wgetrc", "/etc/boto.cfg", "/etc/apt/auth.conf")
-MACHINE_CREDENTIAL_FOLDERS = ("/etc/profile.d", "/etc/apt/auth.conf.d", "/etc/docker", "/etc/containers")
+                       "/etc/wgetrc", "/etc/boto.cfg", "/etc/apt/auth.conf", "/etc/profile", "/etc/bash.bashrc",
+                       "/etc/zshenv", "/etc/zprofile")
+MACHINE_CREDENTIAL_FOLDERS = ("/etc/profile.d", "/etc/apt/auth.conf.d", "/etc/docker", "/etc/containers",
+                              "/etc/xdg/pip", "/etc/pip", "/etc/uv", "/etc/zsh")
+#: The package tools' settings an interpreter's own folder may hold (a virtual environment's ``pip.conf``).
+PREFIX_CREDENTIALS = ("pip.conf", "pip.ini", "uv.toml", ".pypirc")
 
 
 def machine_credential_files() -> list[Path]:
-    """The files of the machine's ``/etc`` that a sandboxed run reads as empty: :data:`MACHINE_CREDENTIALS` and
-    the files in :data:`MACHINE_CREDENTIAL_FOLDERS` (not links: a link's target is what a bind would cover).
+    """The files of the machine's ``/etc`` that a sandboxed run reads as empty: :data:`MACHINE_CREDENTIALS`, the
+    files in :data:`MACHINE_CREDENTIAL_FOLDERS` and the interpreter's folders' :data:`PREFIX_CREDENTIALS` (not
+    links: a link's target is what a bind would cover).
 
     >>> Path("/etc/environment") in machine_credential_files() or not Path("/etc/environment").is_file()
     True
     """
-    found = [Path(name) for name in MACHINE_CREDENTIALS if os.path.isfile(name) and not os.path.islink(name)]
+    prefixes = [os.path.join(prefix, name) for prefix in {sys.prefix, sys.base_prefix} for name in PREFIX_CREDENTIALS]
+    found = [Path(name) for name in (*MACHINE_CREDENTIALS, *prefixes) if os.path.isfile(name)
+             and not os.path.islink(name)]
     for folder in MACHINE_CREDENTIAL_FOLDERS:
         for here, _, names in os.walk(folder):
             found += [Path(here) / name for name in names if os.path.isfile(os.path.join(here, name))

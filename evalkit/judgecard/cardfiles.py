@@ -112,6 +112,24 @@ def card_files(entries: list[str]) -> tuple[list[Path], list[tuple[str, str]]]:
     return files, skipped
 
 
+def _unique_fields(pairs: list[tuple[str, object]]) -> dict:
+    """A JSON object whose every field is named once: a second ``"judge"`` or ``"rows"`` in one object (which a
+    reader would take, silently, in place of the first) is refused.
+
+    >>> _unique_fields([("a", 1), ("b", 2)])
+    {'a': 1, 'b': 2}
+    >>> _unique_fields([("judge", "x"), ("judge", "y")])
+    Traceback (most recent call last):
+    ValueError: the field 'judge' is given twice in one object
+    """
+    record: dict = {}
+    for name, value in pairs:
+        if name in record:
+            raise ValueError(f"the field {name!r} is given twice in one object")
+        record[name] = value
+    return record
+
+
 def read_card(path: Path, records: dict | None = None):
     """The card in the file ``path``; ``ValueError`` naming the file and why it is not one. ``records``, when
     given, keeps the JSON the card was read from, by path: a signature is checked on what was read, never on a
@@ -125,7 +143,7 @@ def read_card(path: Path, records: dict | None = None):
     except UnicodeDecodeError as error:
         raise ValueError(f"{path}: cannot be read ({error})") from None
     try:
-        record = json.loads(text)
+        record = json.loads(text, object_pairs_hook=_unique_fields)
     except ValueError as error:
         raise ValueError(f"{path}: not JSON ({error})") from None
     except RecursionError:

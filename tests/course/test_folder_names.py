@@ -49,3 +49,4 @@ def test_the_key_folds_width_case_spaces_and_invisible_characters_but_not_real_l
     assert student_key("ann lee") == student_key("ann  lee") != student_key("annlee")
     drawn_as_nothing = ("ali\u034fce", "alice\ufe0f", "alice\U000e0100", "alice\u3164", "alice\u2800", "al\u115fice")
     assert {student_key(name) for name in drawn_as_nothing} == {"alice"}  # marks and fillers a font draws as nothing
+    assert student_key("\u0251lice") == "alice" and student_key("b\u0585b") == "bob"  # Latin IPA, Armenian

@@ -452,3 +452,15 @@ def test_a_row_for_a_label_the_set_does_not_have_leaves_the_mean_pearson_alone(b
     ghost = replace(weak, rows=(*weak.rows, replace(weak.rows[0], label="ghost", pearson=0.99)))
     honest, forged = (standings([c], sets, bootstrap=20)[0] for c in (weak, ghost))
     assert (forged.mean_pearson, forged.pearson_rows) == (honest.mean_pearson, honest.pearson_rows)
+
+
+def test_a_card_file_that_names_a_field_twice_is_refused(board_inputs, tmp_path):
+    from evalkit.judgecard.cardfiles import read_card
+
+    _, cards = board_inputs
+    folder = tmp_path / "card"
+    write_card(cards[0], folder)
+    text = (folder / "card.json").read_text()
+    (folder / "card.json").write_text(text.rstrip().rstrip("}") + ', "judge": "other-name", "rows": []}')
+    with pytest.raises(ValueError, match="card.json: not JSON.*'judge' is given twice"):
+        read_card(folder / "card.json")
