@@ -19,8 +19,10 @@ loopback of a new network namespace up, forks the command, dropped to ``uid``/``
 process until the command ends. When it exits, the kernel ends every process left in the namespace: a
 ``setsid`` or double-forked child does not outlive its submission.
 """
+import ctypes
 import json
 import os
+import platform
 import subprocess
 import sys
 
@@ -106,6 +108,29 @@ def build_root(spec: dict) -> str:
     return root
 
 
+#: The ``keyctl`` system call's number on the machines the kit runs on (other machines: not cleared).
+_KEYCTL = {"x86_64": 250, "aarch64": 219}.get(platform.machine())
+_KEYCTL_CLEAR, _USER_KEYRING, _USER_SESSION_KEYRING = 7, -4, -5
+
+
+def clear_user_keyrings() -> None:
+    """Empty the calling user's per-user keyrings. The kernel keeps them for the user, not for a process or a
+    namespace, so a key a run adds there would outlive it and be readable by the next run as the same user."""
+    if _KEYCTL is None:
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    for keyring in (_USER_KEYRING, _USER_SESSION_KEYRING):
+        libc.syscall(_KEYCTL, _KEYCTL_CLEAR, ctypes.c_long(keyring))
+
+
+def as_run_user(spec: dict) -> None:
+    """Become the run's user (``uid``/``gid``; root keeps root when there is none)."""
+    if spec["uid"] is not None:
+        os.setgroups([])
+        os.setgid(spec["gid"])
+        os.setuid(spec["uid"])
+
+
 def main() -> int:
     with open(sys.argv[1]) as handle:
         spec = json.load(handle)
@@ -117,10 +142,8 @@ def main() -> int:
     child = os.fork()
     if child == 0:
         try:
-            if spec["uid"] is not None:
-                os.setgroups([])
-                os.setgid(spec["gid"])
-                os.setuid(spec["uid"])
+            as_run_user(spec)
+            clear_user_keyrings()  # what an earlier run as this user left
             os.umask(0o077)
             os.chdir(spec["cwd"])
             os.execve(spec["argv"][0], spec["argv"], spec["env"])
@@ -135,6 +158,15 @@ def main() -> int:
         if pid == child:
             code = os.waitstatus_to_exitcode(status)
             break
+    if spec["uid"] is not None:  # and what this one left, so no key outlives the run
+        cleaner = os.fork()
+        if cleaner == 0:
+            try:
+                as_run_user(spec)
+                clear_user_keyrings()
+            finally:
+                os._exit(0)
+        os.waitpid(cleaner, 0)
     return code if code >= 0 else 128 - code
 
 

@@ -279,3 +279,24 @@ print("etc beside", os.path.exists(os.path.join(stage, "etc", "passwd")))
     log = _run(isolation, code, tmp_path)
     assert "stage entries []" in log or "stage entries none" in log, log
     assert "stage mounts []" in log and "etc beside False" in log, log
+
+
+@pytest.mark.skipif(__import__("platform").machine() != "x86_64", reason="the probe calls add_key by its x86-64 number")
+def test_a_key_a_run_adds_to_its_users_keyring_is_gone_for_the_next_run(tmp_path):
+    """The kernel keeps a user's keyrings across processes and namespaces: every run is the same user, so a key
+    one run left there would be a channel to the next (and outlive its grading)."""
+    isolation = sandbox_or_skip()
+    add = '''import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+key = libc.syscall(248, b"user", b"evalkit-left-behind", b"from-an-earlier-run", 19, ctypes.c_long(-4))
+print("added", key > 0)
+'''
+    search = '''import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+found = libc.syscall(250, 10, ctypes.c_long(-4), b"user", b"evalkit-left-behind", 0)  # KEYCTL_SEARCH in @u
+print("found", found > 0)
+'''
+    first = _run(isolation, add, tmp_path / "one")
+    if "added True" not in first:
+        pytest.skip(f"this kernel refuses add_key to the run's user: {first}")
+    assert "found False" in _run(isolation, search, tmp_path / "two")
