@@ -352,8 +352,11 @@ def _one_rating_copied(scores: Mapping[str, float], human_set: HumanSet, label: 
     shared = judged.index.intersection(per_item.index)
     if len(shared) < NEAR_COPY_ITEMS or judged[shared].nunique() < 2:
         return ""
-    values, own = judged[shared].to_numpy(), [{round(v, 6) for v in item} for item in per_item[shared]]
-    levels = sorted({v for item in own for v in item})
+    values, sets_of = judged[shared].to_numpy(), list(per_item[shared])
+    own = np.full((len(sets_of), max(map(len, sets_of))), np.nan)  # each item's distinct ratings, padded with NaN
+    for row, item in enumerate(sets_of):
+        own[row, :len(item)] = sorted(item)
+    levels = sorted(set(np.unique(own[~np.isnan(own)]).tolist()))
     if len(levels) > MAX_RATING_LEVELS:
         return ""  # ratings on a fine scale: a rating picked per item is not found this way
     best = (0.0, values)
@@ -378,6 +381,7 @@ ONE_RATING_SHARE, ONE_RATING_MARGIN = 0.9, 0.2
 the same scores shuffled over the items, were picked from the ratings."""
 
 
-def _share_on_a_rating(mapped: np.ndarray, own: Sequence[set]) -> float:
-    """The share of items whose mapped score is (to 6 decimals) one of that item's ratings."""
-    return float(np.mean([round(value, 6) in ratings for value, ratings in zip(mapped, own)]))
+def _share_on_a_rating(mapped: np.ndarray, own: np.ndarray) -> float:
+    """The share of items whose mapped score is (to 1e-6) one of that item's ratings (``own``: items x ratings,
+    NaN-padded)."""
+    return float(np.mean(np.any(np.abs(mapped[:, None] - own) <= 1e-6, axis=1)))
