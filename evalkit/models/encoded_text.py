@@ -49,14 +49,14 @@ def encoded_credentials(text: str, shapes: Sequence[tuple[re.Pattern, str]]) -> 
     decoded = decoded_text(text)
     if decoded == text:
         return []
-    found = []
+    found: dict[str, None] = {}  # in the order found, each once (a dict: many matches cost no list scans)
     for pattern, replacement in shapes:
+        keeps_first = replacement.startswith("\\1") and pattern.groups
         for match in pattern.finditer(decoded):
-            kept = match[1] or "" if replacement.startswith("\\1") and pattern.groups else ""
-            value = match[0][len(kept):]
-            if len(value) >= _MIN_VALUE and value not in found:
-                found.append(value)
-    return found
+            value = match[0][len(match[1] or "") if keeps_first else 0:]
+            if len(value) >= _MIN_VALUE:
+                found.setdefault(value)
+    return list(found)
 
 
 def _written(character: str) -> str:
