@@ -3,82 +3,165 @@ shows to be a credential masked in the text as written.
 
 A message, a reply or a log line can carry a credential nobody configured in a form the shapes of
 :mod:`evalkit.models.key_shapes` do not read: every character ``\\u``-escaped (``\\u0073\\u006b-...``), the
-name percent-encoded or written as HTML entities (``api%5Fkey%3D...``, ``api_key&#61;...``), or the value split
-by a backslash-newline. :func:`encoded_credentials` decodes those escapes (only where the text has one) and
-returns the credentials the shapes find in the decoded text; :func:`mask_written_forms` masks each of them
-where it stands, character by character in any of those writings.
+name percent-encoded (once or twice: ``api%255Fkey``) or written as HTML entities (``api_key&#61;...``), in
+full-width letters (``ｐａｓｓｗｏｒｄ``), with invisible characters between its letters, or the value split by a
+backslash-newline. :func:`decoded_reading` decodes those writings in one pass per layer and keeps, for each
+decoded character, where it was written; :func:`mask_encoded_credentials` masks what the shapes find in the
+decoded text, and :func:`mask_written_forms` a known value, at the places they were written. Both take time
+linear in the text, however many credentials it holds.
 """
 from __future__ import annotations
 
 import html
 import re
 from typing import Iterable, Sequence
-from urllib.parse import unquote
 
-__all__ = ["encoded_credentials", "mask_written_forms", "decoded_text"]
+__all__ = ["decoded_text", "decoded_reading", "mask_encoded_credentials", "mask_written_forms"]
 
-_ESCAPED = re.compile(r"%[0-9A-Fa-f]{2}|&#|&[A-Za-z]{2,8};|\\u[0-9A-Fa-f]{4}|\\x[0-9A-Fa-f]{2}|\\\r?\n")
-_SPLIT = r"(?:\\\r?\n)?"  # a backslash-newline may stand between any two characters of a value
+_TOKEN = re.compile(r"(?P<split>\\\r?\n)|(?P<hex>\\u[0-9A-Fa-f]{4}|\\x[0-9A-Fa-f]{2})"
+                    r"|(?P<entity>&#[0-9]{1,7};?|&#[xX][0-9A-Fa-f]{1,6};?|&[A-Za-z]{2,8};)"
+                    r"|(?P<percent>(?:%[0-9A-Fa-f]{2})+)"
+                    r"|(?P<invisible>[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff])"
+                    r"|(?P<wide>[\uff01-\uff5e]+)")
+_LAYERS = 3  # an escape inside an escape (%2541, &#37;41) is read up to this deep
 _MIN_VALUE = 6  # a decoded value shorter than this is not masked by its characters (it would mask words)
+_SEARCHED_VALUES = 64  # the values looked for everywhere else in a text (each costs a scan of it)
+
+
+def _decode_layer(text: str) -> tuple[str, list[int], list[int]]:
+    """One layer of ``text``'s escapes decoded, with the written start and end of each decoded character."""
+    out: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    done = 0
+    for token in _TOKEN.finditer(text):
+        start, end = token.span()
+        out.append(text[done:start])
+        starts.extend(range(done, start))
+        ends.extend(range(done + 1, start + 1))
+        done = end
+        kind, written = token.lastgroup, token[0]
+        if kind in ("split", "invisible"):
+            continue
+        if kind == "hex":
+            decoded = chr(int(written[2:], 16))
+        elif kind == "entity":
+            decoded = html.unescape(written)
+        elif kind == "percent":
+            decoded = bytes.fromhex(written.replace("%", "")).decode("utf-8", "replace")
+            if len(decoded) * 3 == len(written):  # one byte per character: each kept to its own escape
+                out.append(decoded)
+                starts.extend(range(start, end, 3))
+                ends.extend(range(start + 3, end + 1, 3))
+                continue
+        else:  # full-width letters, one by one
+            out.append("".join(chr(ord(c) - 0xFEE0) for c in written))
+            starts.extend(range(start, end))
+            ends.extend(range(start + 1, end + 1))
+            continue
+        out.append(decoded)
+        starts.extend([start] * len(decoded))
+        ends.extend([end] * len(decoded))
+    out.append(text[done:])
+    starts.extend(range(done, len(text)))
+    ends.extend(range(done + 1, len(text) + 1))
+    return "".join(out), starts, ends
+
+
+def decoded_reading(text: str) -> tuple[str, list[int], list[int]]:
+    """``text`` with every layer of its escapes decoded (backslash-newlines and invisible characters dropped;
+    ``\\u``/``\\x`` escapes, HTML character references, percent-escapes and full-width letters read as what
+    they write), and for each decoded character the start and end of where ``text`` writes it.
+
+    >>> decoded, starts, ends = decoded_reading("k%253D\\\\u0076")
+    >>> decoded, starts, ends
+    ('k=v', [0, 1, 6], [1, 6, 12])
+    """
+    decoded, starts, ends = text, list(range(len(text))), list(range(1, len(text) + 1))
+    for _ in range(_LAYERS):
+        if not _TOKEN.search(decoded):
+            break
+        decoded, layer_starts, layer_ends = _decode_layer(decoded)
+        starts = [starts[i] for i in layer_starts]
+        ends = [ends[i - 1] for i in layer_ends]
+    return decoded, starts, ends
 
 
 def decoded_text(text: str) -> str:
-    """``text`` with backslash-newlines joined and ``\\u``/``\\x`` escapes, HTML character references and
-    percent-escapes decoded (each once).
+    """``text`` as :func:`decoded_reading` reads it.
 
-    >>> decoded_text(r"api%5Fkey%3Dab\\u0063 &#61; x\\x41")
-    'api_key=abc = xA'
+    >>> decoded_text(r"api%5Fkey%3Dab\\u0063 &#61; x\\x41 ｋｅｙ p\\u200bw")
+    'api_key=abc = xA key pw'
     """
-    text = re.sub(r"\\\r?\n", "", text)
-    text = re.sub(r"\\u([0-9A-Fa-f]{4})|\\x([0-9A-Fa-f]{2})", lambda m: chr(int(m[1] or m[2], 16)), text)
-    return unquote(html.unescape(text))
+    return decoded_reading(text)[0]
 
 
-def encoded_credentials(text: str, shapes: Sequence[tuple[re.Pattern, str]]) -> list[str]:
-    """The credentials that ``shapes`` (pattern, replacement: ``r"\\1***"`` keeps the first group) find in the
-    decoded ``text`` (at least 6 characters each); none where ``text`` has no escape to decode.
+def _masked(text: str, spans: Iterable[tuple[int, int]], mask: str) -> str:
+    """``text`` with each of ``spans`` (overlapping ones merged) replaced by ``mask``."""
+    out, done = [], 0
+    for start, end in sorted(spans):
+        if end <= done:
+            continue
+        start = max(start, done)
+        if start > done or not out:
+            out += [text[done:start], mask]
+        done = end
+    return "".join(out) + text[done:] if out else text
+
+
+def _occurrences(decoded: str, value: str) -> Iterable[tuple[int, int]]:
+    """Where ``value`` stands in ``decoded``, each start once."""
+    index = decoded.find(value)
+    while index >= 0:
+        yield index, index + len(value)
+        index = decoded.find(value, index + 1)
+
+
+def _written_spans(spans: Iterable[tuple[int, int]], starts: list[int], ends: list[int]) -> list[tuple[int, int]]:
+    """Spans of the decoded text as spans of the text as written."""
+    return [(starts[start], ends[end - 1]) for start, end in spans if end > start]
+
+
+def mask_encoded_credentials(text: str, shapes: Sequence[tuple[re.Pattern, str]], mask: str) -> str:
+    """``text`` with what ``shapes`` (pattern, replacement: ``r"\\1***"`` keeps the first group, ``...\\2`` the
+    second) find in its decoded reading masked where it is written, and each such value of at least 6
+    characters wherever else it stands, however written. A text with no escape is returned as it is.
 
     >>> shape = (re.compile(r"(key=)[^&\\s]+"), r"\\1***")
-    >>> encoded_credentials("key%3Dsecret-value-42 and key=plain1", [shape])
-    ['secret-value-42', 'plain1']
-    >>> encoded_credentials("no escape: key=plain1", [shape])
-    []
+    >>> mask_encoded_credentials("key%3Dsecret-value-42 and echo secret%2Dvalue%2D42", [shape], "***")
+    'key%3D*** and echo ***'
+    >>> mask_encoded_credentials("no escape: key=plain1", [shape], "***")
+    'no escape: key=plain1'
     """
-    if not _ESCAPED.search(text):
-        return []
-    decoded = decoded_text(text)
-    if decoded == text:
-        return []
-    found: dict[str, None] = {}  # in the order found, each once (a dict: many matches cost no list scans)
+    if not _TOKEN.search(text):
+        return text
+    decoded, starts, ends = decoded_reading(text)
+    spans: list[tuple[int, int]] = []
+    values: dict[str, None] = {}  # in the order found, each once
     for pattern, replacement in shapes:
-        keeps_first = replacement.startswith("\\1") and pattern.groups
+        keeps_first = replacement.startswith("\\1") and pattern.groups >= 1
+        keeps_second = replacement.endswith("\\2") and pattern.groups >= 2
         for match in pattern.finditer(decoded):
-            value = match[0][len(match[1] or "") if keeps_first else 0:]
-            if len(value) >= _MIN_VALUE:
-                found.setdefault(value)
-    return list(found)
-
-
-def _written(character: str) -> str:
-    """A pattern for one character as written bare, ``\\u``- or ``\\x``-escaped, percent-encoded or as an HTML
-    character reference."""
-    code = ord(character)
-    forms = [re.escape(character), rf"\\u(?i:{code:04x})", rf"&#0*{code};", rf"&#(?i:x0*{code:x});"]
-    if code < 256:
-        forms += [rf"\\x(?i:{code:02x})", rf"%(?i:{code:02x})"]
-    return f"(?:{'|'.join(forms)})"
+            start = match.end(1) if keeps_first and match[1] is not None else match.start()
+            end = match.start(2) if keeps_second and match[2] is not None else match.end()
+            if end - start >= _MIN_VALUE:
+                spans.append((start, end))
+                values.setdefault(decoded[start:end])
+    for value in list(values)[:_SEARCHED_VALUES]:
+        spans.extend(_occurrences(decoded, value))
+    return _masked(text, _written_spans(spans, starts, ends), mask)
 
 
 def mask_written_forms(text: str, values: Iterable[str], mask: str) -> str:
-    """``text`` with each of ``values`` masked however its characters are written (see :func:`_written`) and
-    wherever a backslash-newline splits it.
+    """``text`` with each of ``values`` (of at least 6 characters) masked wherever its decoded reading holds it:
+    however its characters are written, and wherever a backslash-newline or an invisible character splits it.
 
     >>> mask_written_forms("t=\\\\u0073k-1234\\\\\\nabcd end", ["sk-1234abcd"], "***")
     't=*** end'
     """
-    if not _ESCAPED.search(text):
+    if not _TOKEN.search(text):
         return text
-    for value in sorted(set(values), key=len, reverse=True):
-        if len(value) >= _MIN_VALUE:
-            text = re.sub(_SPLIT.join(_written(c) for c in value), mask, text)
-    return text
+    decoded, starts, ends = decoded_reading(text)
+    spans = [span for value in dict.fromkeys(values) if len(value) >= _MIN_VALUE
+             for span in _occurrences(decoded, value)]
+    return _masked(text, _written_spans(spans, starts, ends), mask)

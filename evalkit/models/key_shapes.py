@@ -11,6 +11,15 @@ from urllib.parse import unquote, urlsplit
 
 __all__ = ["KEY_SHAPES", "path_secrets", "path_parameters", "secret_variable"]
 
+# Programs whose password option a command quoted in free text may carry (programs, options: regex alternatives).
+_PROGRAM_PASSWORD_OPTIONS = [("redis-cli", "-a|--pass"), ("(?:docker|podman|nerdctl|buildah|helm)(?:\\s+registry)?\\s+login",
+                                                       "-p|--password"),
+                             ("ldap(?:search|add|modify|delete|passwd|whoami|compare|modrdn)", "-w"),
+                             ("sqlcmd|bcp", "-P"), ("mongosh|mongo|mongodump|mongorestore|mongoexport|mongoimport",
+                                                    "-p|--password"), ("unzip|zip|zipcloak", "-P"),
+                             ("7za?|7zr", "-p"), ("rabbitmqadmin", "-p|--password"),
+                             ("keytool", "-storepass|-keypass|-srcstorepass|-deststorepass")]
+
 KEY_SHAPES = [
     # a PEM private key's body, raw or with its line breaks written as "\n" in JSON (its headers' single dashes
     # included; read up to the next "--", at most 16 KB on)
@@ -19,6 +28,18 @@ KEY_SHAPES = [
     # the token after Bearer/Basic, unless it is one ordinary word ("a basic reply", "the bearer of news")
     (re.compile(r"\b((?i:bearer|basic))\s+(?!-)(?!(?:[A-Z]?[a-z]{1,12}|[A-Z]{1,12})(?![^\s\"',;]))[^\s\"',;]+"),
      r"\1 ***"),
+    # XML settings holding a credential (before key="..." below reads the setting's name as a key)
+    (re.compile(r"(?i)(<add\s+key\s*=\s*[\"'][^\"'<>]{0,60}(?:key|token|secret|password|passwd|pwd|credential)"
+                r"[^\"'<>]{0,60}[\"']\s+value\s*=\s*[\"'])[^\"']+"), r"\1***"),
+    (re.compile(r"(?i)(<((?:[\w-]{0,30}[_-])?(?:password|passwd|secret|token|api[_-]?key|apikey|access[_-]?key"
+                r"|private[_-]?key|client[_-]?secret))(?:\s[^<>]{0,200})?>)[^<]{1,4096}(?=</\2>)"), r"\1***"),
+    # a quoted credential, whole to its closing quote (a password with spaces: password="correct horse")
+    (re.compile(r"(?i)((?:api[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret|(?<![\w-])token"
+                r"|secret|password|passwd|passphrase|pwd|credential)(?:\\?[\"'])?\s*(?:=>?|:)\s*(\\?[\"']))"
+                r"(?:(?!\2)[^\r\n]){1,200}(?=\2)"), r"\1***"),
+    # an unquoted password or passphrase, to the end of its line (it may hold spaces: "passphrase: a b c")
+    (re.compile(r"(?i)(\b(?:password|passwd|passphrase)[ \t]*[=:][ \t]*)(?![\"'\s\\])[^\r\n\"'&;,}<>\\]{1,200}"),
+     r"\1***"),
     (re.compile(r"(?i)((?:api[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret|token"
                 r"|secret|password|passwd|pwd|sig|signature|credential|key)\s*=>?\s*[\"']?)[^&\s\"',;]+"), r"\1***"),
     (re.compile(r"(?i)((?:\\?[\"'])?(?:api[_-]?key|x-api-key|access[_-]?token|refresh[_-]?token|secret|password"
@@ -33,6 +54,22 @@ KEY_SHAPES = [
     (re.compile(r"(\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]{0,200}?\s-p[\"']?)(?=[^\s-])[^\s\"',;]+"), r"\1***"),
     (re.compile(r"(\bsshpass\s+-p\s*[\"']?)(?=[^\s-])[^\s\"',;]+"), r"\1***"),
     (re.compile(r"(\bcurl\b[^\n]{0,300}?\s(?:-u|--user)\s*[\"']?[^\s:\"']*:)[^\s\"']+"), r"\1***"),
+    # a password given to other programs' options in free text (redis-cli -a, docker login -p, ldapsearch -w,
+    # sqlcmd -P, mongosh -p, unzip -P, 7z -p, smbclient -U user%pass, openssl -passin pass:, htpasswd -b)
+    *[(re.compile(rf"(\b(?:{programs})\b[^\n]{{0,200}}?\s(?:{options})(?:[ \t]+|=)?[\"']?)(?=[^\s-])[^\s\"',;]+"),
+       r"\1***") for programs, options in _PROGRAM_PASSWORD_OPTIONS],
+    (re.compile(r"(\bsmbclient\b[^\n]{0,200}?\s(?:-U|--user)[ \t=]*[\"']?[^\s%\"']*%)[^\s\"']+"), r"\1***"),
+    (re.compile(r"(-pass(?:in|out)?\s+[\"']?pass:)[^\s\"']+"), r"\1***"),
+    (re.compile(r"(\bhtpasswd\s[^\n;|&]{0,200}?-[A-Za-z]*b[A-Za-z]*\s[^\n;|&]{0,200}?\s)[^\s\"';|&]+"
+                r"(?=[ \t]*(?:$|[\r\n;|&\"']))"), r"\1***"),
+    # an HTTP Digest response (a hash of the password)
+    (re.compile(r"(?i)(\bresponse\s*=\s*\\?\"?)[0-9a-f]{32,128}"), r"\1***"),
+    # a key in a URL path after a segment that names it (/token/<value>; a lower-case word is a route)
+    (re.compile(r"((?i:/(?:[\w-]{0,20}[_-])?(?:tokens?|api[_-]?keys?|apikeys?|secrets?|passwords?|passwd|access[_-]?keys?"
+                r"|bearer|credentials?|signature)/))(?![a-z]+(?:[-_][a-z]+)*(?:[/?#\s\"'<>]|$))[^/\s?#\"'<>]{6,}"),
+     r"\1***"),
+    # a Telegram bot's token without its /bot prefix
+    (re.compile(r"(\b\d{6,12}:)[A-Za-z0-9_\-]{35}(?![A-Za-z0-9_\-])"), r"\1***"),
     # an Authorization header's credential after any scheme (Token, ApiKey, SSWS, Bot, Digest...): the scheme
     # masked with it, except Bearer and Basic, which the first pattern keeps readable
     (re.compile(r"(?i)(\"?(?:proxy-)?authorization\"?\s*:\s*\"?)(?!(?:bearer|basic)\s)"
@@ -44,7 +81,7 @@ KEY_SHAPES = [
     # GitLab (glpat-), Groq, Replicate, xAI, Perplexity, LangSmith, NVIDIA, Docker Hub, Notion, Stripe webhooks,
     # Databricks, HubSpot, SendGrid keys; Atlassian API tokens, Figma, Netlify, Linear, Square tokens
     (re.compile(r"\b(glpat-|gsk_|r8_|xai-|pplx-|lsv2_(?:pt|sk)_|nvapi-|dckr_pat_|ntn_|whsec_|pat-na1-|pat-eu1-"
-                r"|ATATT|figd_|nfp_|lin_api_|sq0atp-|sq0csp-)[A-Za-z0-9_\-=]{12,}"), r"\1***"),
+                r"|ATATT|figd_|nfp_|lin_api_|sq0atp-|sq0csp-|tvly-|pcsk_|xapp-)[A-Za-z0-9_\-=]{12,}"), r"\1***"),
     (re.compile(r"\bdapi[0-9A-Za-z]{24,}(?:-\d+)?\b"), "dapi***"),
     (re.compile(r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"), "SG.***"),
     (re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}"), "xox-***"),
@@ -82,7 +119,7 @@ def path_parameters(url: str) -> list[str]:
 # Prefixes of well-known key formats (OpenAI, Hugging Face, GitHub, GitLab, Slack, AWS, Google, Telegram bots).
 _KEY_PREFIX = re.compile(r"(?:sk-|sk_|rk_|pk_|hf_|ghp_|gho_|ghs_|ghu_|github_pat_|glpat-|xox[abposr]-|AKIA|AIza|"
                          r"gsk_|r8_|xai-|pplx-|lsv2_pt_|nvapi-|dckr_pat_|ntn_|whsec_|ASIA|ATATT|figd_|nfp_|lin_api_|"
-                         r"sq0atp-|sq0csp-|dapi|"
+                         r"sq0atp-|sq0csp-|dapi|tvly-|pcsk_|xapp-|"
                          r"bot\d+:)[\w:-]{8,}")
 _TOKEN_CHARS = re.compile(r"[\w:~+=-]+")
 

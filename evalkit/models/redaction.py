@@ -13,7 +13,8 @@ cache keys and rows), telemetry, run stores and reports.
 3. every query-string value (``?sig=...&code=...`` becomes ``?sig=***&code=***``; a bare ``?token`` becomes
    ``?***``) and URL fragments, after a URL or a path;
 4. known shapes of credentials, also where escapes hide them (a name percent-encoded or written as HTML
-   entities, a value ``\\u``-escaped or split by a backslash-newline: :mod:`evalkit.models.encoded_text`):
+   entities or full-width letters, a value ``\\u``-escaped, split by a backslash-newline or by invisible
+   characters: :mod:`evalkit.models.encoded_text`), and passwords given to programs' options in free text:
    ``Bearer``/``Basic`` tokens, ``key=``/``token=``/``password=``... values,
    JSON and header fields such as ``"api_key": ...`` or ``Authorization: ...``, and ``sk-...``, ``hf_...``,
    ``ghp_...``, ``AKIA...``, ``AIza...``, ``xox?-...`` keys and JSON web tokens.
@@ -40,7 +41,7 @@ from evalkit.models.secret_forms import (MASK, MAX_WORD, MIN_ENCODED, MIN_FRAGME
                                          mask_echoes, mask_secrets)
 # path_secrets is part of this module's API too: a key in a URL's path is a configured secret.
 from evalkit.models.key_shapes import KEY_SHAPES as _KEY_SHAPES, path_parameters as _path_parameters, path_secrets
-from evalkit.models.encoded_text import encoded_credentials, mask_written_forms
+from evalkit.models.encoded_text import mask_encoded_credentials
 # secret_variable too: which environment variables hold a credential, by their names.
 from evalkit.models.key_shapes import _compound_pass, secret_variable  # noqa: F401 (_compound_pass: evalkit.grid)
 
@@ -94,9 +95,8 @@ def redact(text: str, secrets: Sequence[str] = ()) -> str:
     >>> redact(f"server says: unknown key {key}; echo: '{key[:9]}", [key])
     "server says: unknown key ***; echo: '***"
     """
-    hidden = encoded_credentials(text, _KEY_SHAPES)  # credentials the shapes find once escapes are decoded
+    text = mask_encoded_credentials(text, _KEY_SHAPES, MASK)  # what the shapes find once escapes are decoded
     text = mask_echoes(text, secrets)  # the secrets given, whole, escaped and in part; then the shapes below
-    text = mask_written_forms(text, hidden, MASK)
     text = _AT_SLASHED_USERINFO_TEXT.sub(rf"\1{MASK}@", text)  # before the plain form, which ends at the first "@"
     text = _USERINFO.sub(rf"\1{MASK}@", text)
     text = _SLASHED_USERINFO_TEXT.sub(rf"\1{MASK}@", text)

@@ -50,6 +50,7 @@ def mask_echoes(text: str, secrets: Sequence[str]) -> str:
     variants = _variants(secrets)
     for variant in [*variants, *_encoded_variants(secrets)]:
         text = text.replace(variant, MASK)
+    text = _mask_base64_runs(text, secrets)  # a short secret inside a longer base64 text ("user:pw")
     return _mask_fragments(text, [v for v in variants if len(v) > MIN_FRAGMENT])
 
 
@@ -86,6 +87,37 @@ def _encoded_variants(secrets: Iterable[str]) -> list[str]:
                       "".join(f"%{b:02x}" for b in raw)))
     found.discard("")
     return sorted(found, key=len, reverse=True)
+
+
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/_\-]{8,}={0,2}")
+
+
+def _mask_base64_runs(text: str, secrets: Sequence[str]) -> str:
+    """``text`` with each run of base64 characters (standard or URL-safe) masked whose decoding, read from any
+    of its first four characters, holds one of ``secrets`` of at least ``MIN_FRAGMENT`` characters: a short
+    password inside a Basic value or another encoded text, at any alignment (one pass over the text).
+
+    >>> _mask_base64_runs("auth dXNlcjpQdzl4IXE= and dXNlcjpvdGhlcg==", ["Pw9x!q"])
+    'auth *** and dXNlcjpvdGhlcg=='
+    """
+    wanted = [secret.encode("utf-8", "surrogatepass") for secret in secrets
+              if isinstance(secret, str) and len(secret) >= MIN_FRAGMENT]
+    if not wanted:
+        return text
+
+    def hides(run: str) -> bool:
+        body = run.rstrip("=").replace("-", "+").replace("_", "/")
+        for offset in range(4):
+            piece = body[offset:]
+            piece = piece[:len(piece) - 1] if len(piece) % 4 == 1 else piece
+            try:
+                decoded = base64.b64decode(piece + "=" * (-len(piece) % 4))
+            except ValueError:
+                continue
+            if any(secret in decoded for secret in wanted):
+                return True
+        return False
+    return _BASE64_RUN.sub(lambda run: MASK if hides(run[0]) else run[0], text)
 
 
 def _variants(secrets: Iterable[str]) -> list[str]:

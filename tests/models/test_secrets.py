@@ -678,3 +678,44 @@ def test_an_endpoints_error_that_echoes_an_environment_secret_is_masked(monkeypa
     monkeypatch.setenv("MY_SERVICE_PASSPHRASE", "tango-mango-fandango-9")
     backend = OpenAICompatibleBackend("m", "http://127.0.0.1:9/v1", api_key_env=None)
     assert "tango-mango-fandango-9" in backend._secrets()
+
+
+@pytest.mark.parametrize("text, value", [
+    ("redis-cli -h r -a 'R3disPw99' ping", "R3disPw99"), ("docker login -u me -p DockPw-771 reg.io", "DockPw-771"),
+    ("docker login --password=DockPw-772 reg.io", "DockPw-772"), ("ldapsearch -x -D cn=a -w LdapPw-55 -b x", "LdapPw-55"),
+    ("sqlcmd -S db -U sa -P 'SqlPw-123!'", "SqlPw-123!"), ("mongosh --host h -u admin -p MongoPw77", "MongoPw77"),
+    ("unzip -P ZipPw-0099 a.zip", "ZipPw-0099"), ("7z x -pSevenZPw12 a.7z", "SevenZPw12"),
+    ("smbclient //srv/share -U alice%SmbPw-444", "SmbPw-444"), ("openssl rsa -passin pass:SslPw-9876 -in k", "SslPw-9876"),
+    ("htpasswd -bc .htpasswd alice HtPw-4321", "HtPw-4321"), ("htpasswd -nb alice HtPw-4322", "HtPw-4322"),
+    ('Authorization: Digest username="u", nonce="n", response="6629fae49393a05397450978507c4ef1"', "6629fae49393"),
+    ("key tvly-dev-AbCdEf1234567890xyz used", "AbCdEf1234567890"),
+    ('<add key="OpenAIApiKey" value="Zq8XwV3kLm9P" />', "Zq8XwV3kLm9P"),
+    ("<password>correct horse battery</password>", "horse"), ('<db_password a="x">hunter2hunter</db_password>', "hunter2"),
+    ("bot 123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawq ok", "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawq"),
+    ("GET https://h/v1/token/Zq8XwV3kLm 401", "Zq8XwV3kLm"), ('password="correct horse battery staple"', "horse"),
+    ("passphrase: correct horse battery staple", "horse"), ('{"password": "correct horse battery"}', "horse"),
+    ("ｐａｓｓｗｏｒｄ＝Hunter2Wide9", "Hunter2Wide9"), ("p\u200ba\u200bs\u200bs\u200bw\u200bord=Hunter2Zw9", "Hunter2Zw9"),
+    ("api%255Fkey%253DDoubleEnc99", "DoubleEnc99"),
+])
+def test_a_sixth_round_of_credential_forms_is_masked_in_free_text(text, value):
+    """Passwords given to other programs' options, a Digest response, more key prefixes, XML settings, a bare
+    Telegram token, a key after /token/ in a path, passwords with spaces, and names written in full-width
+    letters, split by invisible characters or percent-encoded twice."""
+    assert value not in redact(text)
+
+
+def test_routes_prompts_and_counts_that_only_look_like_credentials_stay_readable():
+    for text in ["GET /v1/token/refresh", "mongosh --host h -p", "psql --password -h db", "pass: 12, fail: 0",
+                 "see https://h/docs/api-keys/overview", "the password is required", "max_tokens: 200"]:
+        assert redact(text) == text
+
+
+def test_a_short_environment_password_inside_base64_and_many_escaped_credentials_are_masked():
+    """A 6-character password inside a Basic value at any alignment; 8,000 distinct escaped credentials in one
+    text are each masked (one decoding pass: the time does not grow with their number times the length)."""
+    for user in ("u", "ab", "bob", "alice"):
+        encoded = base64.b64encode(f"{user}:Pw9x!q".encode()).decode()
+        assert encoded not in redact(f"auth {encoded} sent", ["Pw9x!q"]), user
+    text = " ".join(f"key%3D{i:05d}abcdefg" for i in range(8000))
+    masked = redact(text)
+    assert masked == " ".join(["key%3D***"] * 8000)
