@@ -110,16 +110,19 @@ def build_root(spec: dict) -> str:
 
 #: The ``keyctl`` system call's number on the machines the kit runs on (other machines: not cleared).
 _KEYCTL = {"x86_64": 250, "aarch64": 219}.get(platform.machine())
-_KEYCTL_CLEAR, _USER_KEYRING, _USER_SESSION_KEYRING = 7, -4, -5
+_KEYCTL_CLEAR, _KEYCTL_GET_PERSISTENT, _USER_KEYRING, _USER_SESSION_KEYRING = 7, 22, -4, -5
 
 
 def clear_user_keyrings() -> None:
-    """Empty the calling user's per-user keyrings. The kernel keeps them for the user, not for a process or a
-    namespace, so a key a run adds there would outlive it and be readable by the next run as the same user."""
+    """Empty the calling user's keyrings that outlive a process: the per-user ones and the persistent one (where
+    the kernel has it). The kernel keeps them for the user, not for a process or a namespace, so a key a run adds
+    there would outlive it and be readable by the next run as the same user."""
     if _KEYCTL is None:
         return
     libc = ctypes.CDLL(None, use_errno=True)
-    for keyring in (_USER_KEYRING, _USER_SESSION_KEYRING):
+    # the persistent keyring's id (linked into the user keyring, which is emptied next); -1 where there is none
+    persistent = libc.syscall(_KEYCTL, _KEYCTL_GET_PERSISTENT, ctypes.c_long(-1), ctypes.c_long(_USER_KEYRING))
+    for keyring in ((persistent,) if persistent > 0 else ()) + (_USER_KEYRING, _USER_SESSION_KEYRING):
         libc.syscall(_KEYCTL, _KEYCTL_CLEAR, ctypes.c_long(keyring))
 
 

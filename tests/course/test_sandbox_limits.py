@@ -300,3 +300,26 @@ print("found", found > 0)
     if "added True" not in first:
         pytest.skip(f"this kernel refuses add_key to the run's user: {first}")
     assert "found False" in _run(isolation, search, tmp_path / "two")
+
+
+@pytest.mark.skipif(__import__("platform").machine() != "x86_64", reason="the probe calls add_key by its x86-64 number")
+def test_a_key_a_run_adds_to_its_users_persistent_keyring_is_gone_for_the_next_run(tmp_path):
+    """The persistent keyring outlives every process of a user for days: a channel to the next run, unless
+    emptied."""
+    isolation = sandbox_or_skip()
+    add = '''import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+ring = libc.syscall(250, 22, ctypes.c_long(-1), ctypes.c_long(-5))  # KEYCTL_GET_PERSISTENT into @us
+key = libc.syscall(248, b"user", b"evalkit-persistent", b"from-an-earlier-run", 19, ctypes.c_long(ring)) if ring > 0 else -1
+print("added", key > 0)
+'''
+    search = '''import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+ring = libc.syscall(250, 22, ctypes.c_long(-1), ctypes.c_long(-5))
+found = libc.syscall(250, 10, ctypes.c_long(ring), b"user", b"evalkit-persistent", 0) if ring > 0 else -1
+print("found", found > 0)
+'''
+    first = _run(isolation, add, tmp_path / "one")
+    if "added True" not in first:
+        pytest.skip(f"this kernel has no persistent keyring for the run's user, or refuses add_key: {first}")
+    assert "found False" in _run(isolation, search, tmp_path / "two")
