@@ -25,7 +25,7 @@ zero are tied, and the table says with whom (judges of equal rank are never apar
 ...                       "response": ["x"] * 40})
 >>> toy = HumanSet("toy", items, ("score",), ratings, "")
 >>> fair = items.index.to_numpy() % 5 + (items.index.to_numpy() * 7919) % 13 / 6  # a judge: truth plus its errors
->>> close = items["score"].to_numpy() + 0.3 * (items.index.to_numpy() % 3)           # the labels plus a little noise
+>>> close = items["score"].to_numpy() + 0.2 * (items.index.to_numpy() * 5 % 4 - 1.5)  # the labels plus a little noise
 >>> cards = [scored_card(name, toy, values) for name, values in
 ...          (("fair", fair), ("noise", (items.index.to_numpy() * 7919) % 13), ("close", close),
 ...           ("copy", items["score"] * 2))]
@@ -38,7 +38,7 @@ share lies above 1 agrees with the raters' own noise: its scores may be the labe
 listed with its share and a flag, and not ranked (:func:`ceiling_flags` gives the rule).
 
 >>> board[2].flags[0][:60], round(board[2].mean_share, 3)
-('above the human ceiling: scores may be the labels themselves', 1.013)
+('above the human ceiling: scores may be the labels themselves', 1.016)
 
 A card whose scores are the human scores (here doubled) holds the answer key: it is flagged, not ranked
 (:mod:`evalkit.judgecard.verify`).

@@ -23,7 +23,8 @@ A card is a file anyone can edit, so the board trusts nothing it could recompute
   share of the ceiling lies above 1: :func:`~evalkit.judgecard.leaderboard.ceiling_flags`);
 * scores that agree with the item means at |r| or |rho| of ``NEAR_COPY`` (0.99) or more, or that are one
   person's ratings — one rater's, each item's rating at one position, or a rating picked per item and rescaled
-  (:func:`_one_rating_copied`) — are **flagged** too: one rater reaches about 0.95 of the ceiling, below the
+  (:func:`_one_rating_copied`) — or a weighted sum of two people's ratings (:func:`_two_ratings_combined`) are
+  **flagged** too: one rater reaches about 0.95 of the ceiling, below the
   other checks, and that is a copy of the labels, not a judgement.
 
 >>> import pandas as pd
@@ -46,6 +47,8 @@ import pandas as pd
 from evalkit.stats import correlation
 from evalkit.judgecard.card import Card, check_set_scores
 from evalkit.judgecard.sets import HumanSet
+# The checks that scores are people's ratings copied live in rating_copies; NEAR_COPY* are part of this API too.
+from evalkit.judgecard.rating_copies import NEAR_COPY, NEAR_COPY_ITEMS, _one_rating_copied  # noqa: F401
 
 __all__ = ["card_flags", "checked_cards", "coverage_flags", "board_sizes", "reason_for", "MAX_UNSCORED",
            "SAMPLE_SIZE"]
@@ -266,14 +269,6 @@ def coverage_flags(card: Card, human_set: HumanSet, *, seed: int | None = None, 
     return ()
 
 
-NEAR_COPY = 0.99
-"""Agreement with the human item scores (|Pearson| or |Spearman|) that no judge reaches: people's own item means
-agree with each other far less (the noise ceilings are 0.6-0.9), so such scores are the labels copied."""
-
-NEAR_COPY_ITEMS = 20
-"""The near-copy flag reads sets where the card scored at least this many items."""
-
-
 def _check_card(card: Card, human_sets: Mapping[str, HumanSet], where: str, *, seed: int | None = None,
                 sizes: Mapping[str, Collection[int]] | None = None,
                 unsettled: Mapping[str, Collection[int]] | None = None) -> tuple[str, ...]:
@@ -319,69 +314,3 @@ def _check_card(card: Card, human_sets: Mapping[str, HumanSet], where: str, *, s
             if copied:
                 flags.append(f"its scores on {name}/{label} are {copied}: a copy of people's ratings, not a judgement")
     return tuple(flags)
-
-
-def _rating_vectors(ratings: pd.DataFrame, label: str) -> dict[str, pd.Series]:
-    """Each rater's ratings of ``label`` by item, and each item's first, second... rating (in the file's order)."""
-    kept = ratings[["item_id", "rater", label]].dropna(subset=[label]).astype({"item_id": str})
-    vectors = {f"rater {rater}'s ratings": group.groupby("item_id")[label].first()
-               for rater, group in kept.groupby("rater", sort=False)}
-    position = kept.groupby("item_id").cumcount()
-    for k in range(int(position.max()) + 1 if len(position) else 0):
-        vectors[f"each item's rating number {k + 1}"] = kept[position == k].groupby("item_id")[label].first()
-    return vectors
-
-
-def _one_rating_copied(scores: Mapping[str, float], human_set: HumanSet, label: str) -> str:
-    """What the scores copy where they are one person's ratings rather than a judgement ("" if nothing): one
-    rater's, or each item's rating at one position, read at |r| or |rho| of ``NEAR_COPY`` or more on at least
-    ``NEAR_COPY_ITEMS`` items; or, on most items, exactly one of the item's own ratings after the linear map that
-    puts the scores' extremes on two rating levels (a rating picked per item, from any rater, and rescaled), where
-    the same scores shuffled over the items match far less often."""
-    ratings = human_set.ratings
-    if ratings is None or label not in ratings.columns:
-        return ""
-    judged = pd.Series(scores, dtype=float).dropna()
-    for name, vector in _rating_vectors(ratings, label).items():
-        both = pd.concat([judged, vector], axis=1, join="inner").dropna()
-        if len(both) >= NEAR_COPY_ITEMS and both.iloc[:, 1].nunique() > 1:
-            r = max(abs(correlation(both.iloc[:, 0], both.iloc[:, 1], kind=kind)) for kind in ("pearson", "spearman"))
-            if r >= NEAR_COPY:
-                return f"{name} (|r| = {r:.4f})"
-    per_item = ratings.dropna(subset=[label]).astype({"item_id": str}).groupby("item_id")[label].apply(set)
-    shared = judged.index.intersection(per_item.index)
-    if len(shared) < NEAR_COPY_ITEMS or judged[shared].nunique() < 2:
-        return ""
-    values, sets_of = judged[shared].to_numpy(), list(per_item[shared])
-    own = np.full((len(sets_of), max(map(len, sets_of))), np.nan)  # each item's distinct ratings, padded with NaN
-    for row, item in enumerate(sets_of):
-        own[row, :len(item)] = sorted(item)
-    levels = sorted(set(np.unique(own[~np.isnan(own)]).tolist()))
-    if len(levels) > MAX_RATING_LEVELS:
-        return ""  # ratings on a fine scale: a rating picked per item is not found this way
-    best = (0.0, values)
-    for start in levels:  # the scores' extremes onto any two rating levels, either way round
-        for end in levels:
-            if start != end:
-                mapped = start + (values - values.min()) * (end - start) / (values.max() - values.min())
-                best = max(best, (_share_on_a_rating(mapped, own), mapped), key=lambda pair: pair[0])
-    hits, mapped = best
-    rng = np.random.default_rng(0)
-    shuffled = float(np.mean([_share_on_a_rating(rng.permutation(mapped), own) for _ in range(5)]))
-    if hits >= ONE_RATING_SHARE and hits - shuffled >= ONE_RATING_MARGIN:
-        return f"one of each item's own ratings on {hits:.0%} of {len(values)} items (shuffled over items: {shuffled:.0%})"
-    return ""
-
-
-MAX_RATING_LEVELS = 12
-"""The rating-pick check reads sets whose ratings take at most this many values (Likert scales, 1-5 or 0-10)."""
-
-ONE_RATING_SHARE, ONE_RATING_MARGIN = 0.9, 0.2
-"""A set's scores that land on one of each item's own ratings on this share of its items, this much more often than
-the same scores shuffled over the items, were picked from the ratings."""
-
-
-def _share_on_a_rating(mapped: np.ndarray, own: np.ndarray) -> float:
-    """The share of items whose mapped score is (to 1e-6) one of that item's ratings (``own``: items x ratings,
-    NaN-padded)."""
-    return float(np.mean(np.any(np.abs(mapped[:, None] - own) <= 1e-6, axis=1)))

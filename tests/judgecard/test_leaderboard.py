@@ -435,7 +435,11 @@ def test_scores_that_are_one_persons_ratings_are_flagged_and_honest_judges_are_n
     truth = rated.items["truth"].to_numpy()
     honest = {"honest": truth + rng.normal(scale=0.5, size=len(ids)),
               "honest, on a 1-5 scale": np.clip(np.round(truth + 3 + rng.normal(scale=0.5, size=len(ids))), 1, 5)}
-    copies = {"one rater": one_rater, "one rater, negated": -one_rater, "a rating per item, rescaled": 2 * picked + 1}
+    two_raters = ratings[ratings["rater"] == 2].set_index("item_id").loc[ids, "score"].to_numpy()
+    first_two = ratings.groupby("item_id")["score"].apply(lambda item: item.iloc[:2].mean()).loc[ids].to_numpy()
+    copies = {"one rater": one_rater, "one rater, negated": -one_rater, "a rating per item, rescaled": 2 * picked + 1,
+              "the mean of two raters": (one_rater + two_raters) / 2, "two raters weighted": 0.7 * one_rater + 0.3 * two_raters,
+              "the mean of each item's first two ratings": first_two}
     board = standings([scored_card(name, rated, values) for name, values in {**honest, **copies}.items()],
                       {rated.name: rated}, bootstrap=50)
     line = {s.judge: s for s in board}
