@@ -4,7 +4,8 @@ shows to be a credential masked in the text as written.
 A message, a reply or a log line can carry a credential nobody configured in a form the shapes of
 :mod:`evalkit.models.key_shapes` do not read: every character ``\\u``-escaped (``\\u0073\\u006b-...``), the
 name percent-encoded (once or twice: ``api%255Fkey``) or written as HTML entities (``api_key&#61;...``), in
-full-width letters (``ｐａｓｓｗｏｒｄ``), with invisible characters between its letters, or the value split by a
+full-width letters (``ｐａｓｓｗｏｒｄ``), with invisible characters between its letters, a character escaped in
+another language's form (``\\u{73}``, ``\\U00000073``, ``%u0073``, octal ``\\163``), or the value split by a
 backslash-newline. :func:`decoded_reading` decodes those writings in one pass per layer and keeps, for each
 decoded character, where it was written; :func:`mask_encoded_credentials` masks what the shapes find in the
 decoded text, and :func:`mask_written_forms` a known value, at the places they were written. Both take time
@@ -18,10 +19,15 @@ from typing import Iterable, Sequence
 
 __all__ = ["decoded_text", "decoded_reading", "mask_encoded_credentials", "mask_written_forms"]
 
-_TOKEN = re.compile(r"(?P<split>\\\r?\n)|(?P<hex>\\u[0-9A-Fa-f]{4}|\\x[0-9A-Fa-f]{2})"
+_TOKEN = re.compile(r"(?P<split>\\\r?\n)"
+                    r"|(?P<hex>\\u[0-9A-Fa-f]{4}|\\x[0-9A-Fa-f]{2}|\\u\{[0-9A-Fa-f]{1,6}\}|\\U[0-9A-Fa-f]{8}"
+                    r"|%u[0-9A-Fa-f]{4})|(?P<octal>\\[0-3][0-7]{2})"
                     r"|(?P<entity>&#[0-9]{1,7};?|&#[xX][0-9A-Fa-f]{1,6};?|&[A-Za-z]{2,8};)"
                     r"|(?P<percent>(?:%[0-9A-Fa-f]{2})+)"
-                    r"|(?P<invisible>[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff])"
+                    # characters drawn as nothing: soft hyphen, joiners and marks, isolates, variation selectors,
+                    # Hangul fillers, tags, NUL
+                    r"|(?P<invisible>[\x00\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+                    r"\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e007f])"
                     r"|(?P<wide>[\uff01-\uff5e]+)")
 _LAYERS = 3  # an escape inside an escape (%2541, &#37;41) is read up to this deep
 _MIN_VALUE = 6  # a decoded value shorter than this is not masked by its characters (it would mask words)
@@ -44,7 +50,10 @@ def _decode_layer(text: str) -> tuple[str, list[int], list[int]]:
         if kind in ("split", "invisible"):
             continue
         if kind == "hex":
-            decoded = chr(int(written[2:], 16))
+            code = int(re.sub(r"^(?:\\[uUx]\{?|%u)|\}$", "", written), 16)
+            decoded = chr(code) if code <= 0x10FFFF else "\ufffd"
+        elif kind == "octal":
+            decoded = chr(int(written[1:], 8))
         elif kind == "entity":
             decoded = html.unescape(written)
         elif kind == "percent":

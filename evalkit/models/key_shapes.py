@@ -23,7 +23,8 @@ _PROGRAM_PASSWORD_OPTIONS = [("redis-cli", "-a|--pass"), ("(?:docker|podman|nerd
 KEY_SHAPES = [
     # a PEM private key's body, raw or with its line breaks written as "\n" in JSON (its headers' single dashes
     # included; read up to the next "--", at most 16 KB on)
-    (re.compile(r"(-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----)(?:[^-]|-(?!-)){1,16384}(-----END [A-Z ]{0,40}PRIVATE KEY-----)"),
+    (re.compile(r"(-----BEGIN [A-Z ]{0,40}PRIVATE KEY(?: BLOCK)?-----)(?:[^-]|-(?!-)){1,16384}"
+                r"(-----END [A-Z ]{0,40}PRIVATE KEY(?: BLOCK)?-----)"),
      r"\1***\2"),
     # the token after Bearer/Basic, unless it is one ordinary word ("a basic reply", "the bearer of news")
     (re.compile(r"\b((?i:bearer|basic))\s+(?!-)(?!(?:[A-Z]?[a-z]{1,12}|[A-Z]{1,12})(?![^\s\"',;]))[^\s\"',;]+"),

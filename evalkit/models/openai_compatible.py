@@ -170,6 +170,10 @@ class OpenAICompatibleBackend:
         shown_model = mask_secrets(model, environment_secrets())
         apart = urlsplit(self._base_url).query + "".join(f"/{key}" for key in path_secrets(self._base_url))
         apart += f"\x00{model}" if shown_model != model else ""
+        # ... and so is a URL holding one (a token from the environment pasted into the path, in no key's shape)
+        shown_url = mask_secrets(self.base_url, environment_secrets())
+        apart += f"\x00{self._base_url}" if shown_url != self.base_url else ""
+        self.base_url = shown_url
         masked_apart = "#" + hashlib.sha256(apart.encode("utf-8")).hexdigest()[:10] if apart else ""
         self.name = f"openai:{self.base_url}{masked_apart}:{shown_model}"
         self.attempts = 0  # requests sent, retries included (for tests and telemetry)

@@ -236,7 +236,7 @@ def _json_values(text: str) -> list[str]:
         return []
     try:
         tree = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
         return []
     found: list[str] = []
 

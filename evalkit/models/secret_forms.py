@@ -89,7 +89,7 @@ def _encoded_variants(secrets: Iterable[str]) -> list[str]:
     return sorted(found, key=len, reverse=True)
 
 
-_BASE64_RUN = re.compile(r"[A-Za-z0-9+/_\-]{8,}={0,2}")
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/_\-]{8,}(?:\r?\n[A-Za-z0-9+/_\-]{1,76})*={0,2}")  # MIME lines joined
 
 
 def _mask_base64_runs(text: str, secrets: Sequence[str]) -> str:
@@ -106,7 +106,7 @@ def _mask_base64_runs(text: str, secrets: Sequence[str]) -> str:
         return text
 
     def hides(run: str) -> bool:
-        body = run.rstrip("=").replace("-", "+").replace("_", "/")
+        body = re.sub(r"\s", "", run).rstrip("=").replace("-", "+").replace("_", "/")
         for offset in range(4):
             piece = body[offset:]
             piece = piece[:len(piece) - 1] if len(piece) % 4 == 1 else piece
@@ -126,25 +126,29 @@ def _variants(secrets: Iterable[str]) -> list[str]:
     for secret in secrets:
         if not isinstance(secret, str) or len(secret) < _MIN_SECRET:
             continue
-        for variant in (secret, quote(secret, safe=""), unquote(secret), json.dumps(secret)[1:-1]):
+        quoted = quote(secret.encode("utf-8", "surrogatepass"), safe="")  # a lone surrogate (an undecodable byte)
+        for variant in (secret, quoted, unquote(secret), json.dumps(secret)[1:-1]):
             if len(variant) >= _MIN_SECRET:
                 found.add(variant)
     return sorted(found, key=len, reverse=True)
 
 
 def _mask_fragments(text: str, secrets: Sequence[str]) -> str:
-    """``text`` with every run made of ``MIN_FRAGMENT``-character pieces of a secret replaced by the mask.
+    """``text`` with every run made of ``MIN_FRAGMENT``-character pieces of a secret (in any case) replaced by the
+    mask.
 
     Each stretch of ``text`` that is a substring (at least ``MIN_FRAGMENT`` long) of a secret is covered by
     that secret's ``MIN_FRAGMENT``-grams, so marking every position covered by one of them masks all such
     stretches (and, rarely, a little more)."""
     size = MIN_FRAGMENT
-    grams = {secret[i:i + size] for secret in secrets for i in range(len(secret) - size + 1)}
+    grams = {secret[i:i + size].lower() for secret in secrets for i in range(len(secret) - size + 1)}
     if not grams or len(text) < size:
         return text
+    lowered = text.lower()  # a piece echoed in another case is a piece still
+    lowered = lowered if len(lowered) == len(text) else text
     covered = bytearray(len(text))
     for start in range(len(text) - size + 1):
-        if text[start:start + size] in grams:
+        if lowered[start:start + size] in grams:
             covered[start:start + size] = b"\x01" * size
     if not any(covered):
         return text

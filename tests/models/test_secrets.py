@@ -719,3 +719,36 @@ def test_a_short_environment_password_inside_base64_and_many_escaped_credentials
     text = " ".join(f"key%3D{i:05d}abcdefg" for i in range(8000))
     masked = redact(text)
     assert masked == " ".join(["key%3D***"] * 8000)
+
+
+def test_a_secret_behind_rarer_escapes_invisible_marks_another_case_or_mime_lines_is_masked():
+    """Forms a sixth probe read in the code: a configured secret interleaved with isolates, variation selectors
+    or tag characters, escaped as ``\\u{..}``, ``\\U........``, ``%u....`` or octal, echoed cut and lower-cased,
+    or base64-encoded and wrapped across MIME lines; a PGP private key block."""
+    secret = "Zq8XwV3kLm9PqR7tUv"
+    for mark in ("\u2066", "\ufe0f", "\U000e0041", "\u034f", "\x00"):
+        assert "***" in redact("echo " + mark.join(secret) + " end", [secret]), repr(mark)
+        assert "Lm9P" not in redact("echo " + mark.join(secret) + " end", [secret]), repr(mark)
+    for escape in ("\\u{{{:x}}}", "\\U{:08x}", "%u{:04x}", "\\{:03o}"):
+        written = "".join(escape.format(ord(c)) for c in secret)
+        assert redact(f"echo {written} end", [secret]) == "echo *** end", escape
+    assert secret[3:12].lower() not in redact(f"cut: {secret[3:12].lower()}", [secret])
+    wrapped = base64.b64encode(f"user:{secret}".encode()).decode()
+    assert "***" in redact(f"auth {wrapped[:10]}\n{wrapped[10:]}", [secret])
+    body = "lQOYBGXz8k0BCADKq3vLm9PqR7t"
+    pgp = f"-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{body}\n=AbCd\n-----END PGP PRIVATE KEY BLOCK-----"
+    assert body not in redact(pgp)
+
+
+def test_an_environment_token_in_an_endpoints_path_a_deep_json_value_and_a_lone_surrogate_are_handled(monkeypatch):
+    from evalkit.models.openai_compatible import OpenAICompatibleBackend
+    from evalkit.models.redaction import environment_secrets
+
+    monkeypatch.setenv("GATEWAY_TOKEN", "plainwordtoken")
+    backend = OpenAICompatibleBackend("m", "http://127.0.0.1:9/gw/plainwordtoken/v1", api_key_env=None)
+    assert "plainwordtoken" not in backend.name and "plainwordtoken" not in repr(backend)
+    other = OpenAICompatibleBackend("m", "http://127.0.0.1:9/gw/otherwordtoken/v1", api_key_env=None)
+    assert other.name != backend.name  # masked alike, still two caches
+    assert environment_secrets({"CFG": "[" * 100_000 + "]" * 100_000}) == []
+    lone = "ab\udcffcdefgh12"
+    assert "cdefgh12" not in redact(f"x {lone} y", [lone])
