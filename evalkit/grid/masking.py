@@ -1087,8 +1087,9 @@ _NAME_VALUE = (re.compile(r'"name"\s*:\s*"([^"]+)"\s*,\s*"value"\s*:\s*"([^"]*)"
 _SET_COOKIE = re.compile(r"(?im)^[ \t]*set-cookie:[ \t]*[^=;\s]+=([^;\s]+)")
 # A shell's trace of the commands it runs (set -x, bash -x): "+ mysql -pX", "++ curl -u u:X".
 _TRACE = re.compile(r"(?m)^[ \t]*\++[ \t]+(.+)$")
-_PRIVATE_KEY_BLOCK = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(.+?)"
-                                r"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----", re.S)
+# (the body read atomically up to the next run of five dashes: a BEGIN line with no END costs one scan to the next)
+_PRIVATE_KEY_BLOCK = re.compile(r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----((?>(?:[^-]|-(?!----))*))"
+                                r"-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 # A credential option and its value in printed text ("login with --password X", a logged command line).
 _PRINTED_OPTION = re.compile(r"""(?<![\w-])(--?[A-Za-z][\w-]*)(?:=|[ \t]+)([^\s"',;=$<\[\](){}]+)(?![^\s"',;])""")
 # A JSON object with no object inside it ({"Name": N, "Type": T, "Value": V}), and one under a field's name.

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import html
 import re
+import unicodedata
 from typing import Iterable, Sequence
 
-__all__ = ["decoded_text", "decoded_reading", "mask_encoded_credentials", "mask_written_forms"]
+__all__ = ["decoded_text", "decoded_reading", "shaped_spans", "mask_encoded_credentials", "mask_written_forms"]
 
 _TOKEN = re.compile(r"(?P<split>\\\r?\n)"
                     r"|(?P<hex>\\u[0-9A-Fa-f]{4}|\\x[0-9A-Fa-f]{2}|\\u\{[0-9A-Fa-f]{1,6}\}|\\U[0-9A-Fa-f]{8}"
@@ -28,7 +29,7 @@ _TOKEN = re.compile(r"(?P<split>\\\r?\n)"
                     # Hangul fillers, tags, NUL
                     r"|(?P<invisible>[\x00\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
                     r"\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e007f])"
-                    r"|(?P<wide>[\uff01-\uff5e]+)")
+                    r"|(?P<wide>[\uff01-\uff5e]+)|(?P<letterlike>[\U0001d400-\U0001d7ff]+)")
 _LAYERS = 3  # an escape inside an escape (%2541, &#37;41) is read up to this deep
 _MIN_VALUE = 6  # a decoded value shorter than this is not masked by its characters (it would mask words)
 _SEARCHED_VALUES = 64  # the values looked for everywhere else in a text (each costs a scan of it)
@@ -63,6 +64,11 @@ def _decode_layer(text: str) -> tuple[str, list[int], list[int]]:
                 starts.extend(range(start, end, 3))
                 ends.extend(range(start + 3, end + 1, 3))
                 continue
+        elif kind == "letterlike":  # mathematical bold, italic... letters and digits, one by one
+            out.append("".join(unicodedata.normalize("NFKC", c)[:1] or c for c in written))
+            starts.extend(range(start, end))
+            ends.extend(range(start + 1, end + 1))
+            continue
         else:  # full-width letters, one by one
             out.append("".join(chr(ord(c) - 0xFEE0) for c in written))
             starts.extend(range(start, end))
@@ -131,6 +137,27 @@ def _written_spans(spans: Iterable[tuple[int, int]], starts: list[int], ends: li
     return [(starts[start], ends[end - 1]) for start, end in spans if end > start]
 
 
+def shaped_spans(text: str, shapes: Sequence[tuple[re.Pattern, str]]) -> list[tuple[int, int]]:
+    """Where ``shapes`` (pattern, replacement: ``r"\\1***"`` keeps the first group, ``...\\2`` the second) find a
+    value of at least 6 characters in ``text``: the part each replacement masks.
+
+    >>> shaped_spans("a key=secret-value-42 b key=x", [(re.compile(r"(key=)[^&\\s]+"), r"\\1***")])
+    [(6, 21)]
+    """
+    spans = []
+    for pattern, replacement in shapes:
+        keeps_first = replacement.startswith("\\1") and pattern.groups >= 1
+        keeps_second = replacement.endswith("\\2") and pattern.groups >= 2
+        for match in pattern.finditer(text):
+            start = match.end(1) if keeps_first and match[1] is not None else match.start()
+            end = match.start(2) if keeps_second and match[2] is not None else match.end()
+            while start < end and text[start].isspace():  # "Bearer" + " ***" keeps the space
+                start += 1
+            if end - start >= _MIN_VALUE:
+                spans.append((start, end))
+    return spans
+
+
 def mask_encoded_credentials(text: str, shapes: Sequence[tuple[re.Pattern, str]], mask: str) -> str:
     """``text`` with what ``shapes`` (pattern, replacement: ``r"\\1***"`` keeps the first group, ``...\\2`` the
     second) find in its decoded reading masked where it is written, and each such value of at least 6
@@ -145,17 +172,8 @@ def mask_encoded_credentials(text: str, shapes: Sequence[tuple[re.Pattern, str]]
     if not _TOKEN.search(text):
         return text
     decoded, starts, ends = decoded_reading(text)
-    spans: list[tuple[int, int]] = []
-    values: dict[str, None] = {}  # in the order found, each once
-    for pattern, replacement in shapes:
-        keeps_first = replacement.startswith("\\1") and pattern.groups >= 1
-        keeps_second = replacement.endswith("\\2") and pattern.groups >= 2
-        for match in pattern.finditer(decoded):
-            start = match.end(1) if keeps_first and match[1] is not None else match.start()
-            end = match.start(2) if keeps_second and match[2] is not None else match.end()
-            if end - start >= _MIN_VALUE:
-                spans.append((start, end))
-                values.setdefault(decoded[start:end])
+    spans = shaped_spans(decoded, shapes)
+    values = dict.fromkeys(decoded[start:end] for start, end in spans)  # in the order found, each once
     for value in list(values)[:_SEARCHED_VALUES]:
         spans.extend(_occurrences(decoded, value))
     return _masked(text, _written_spans(spans, starts, ends), mask)

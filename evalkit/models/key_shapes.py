@@ -9,16 +9,9 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote, urlsplit
 
-__all__ = ["KEY_SHAPES", "path_secrets", "path_parameters", "secret_variable"]
+from evalkit.models.command_shapes import COMMAND_SHAPES
 
-# Programs whose password option a command quoted in free text may carry (programs, options: regex alternatives).
-_PROGRAM_PASSWORD_OPTIONS = [("redis-cli", "-a|--pass"), ("(?:docker|podman|nerdctl|buildah|helm)(?:\\s+registry)?\\s+login",
-                                                       "-p|--password"),
-                             ("ldap(?:search|add|modify|delete|passwd|whoami|compare|modrdn)", "-w"),
-                             ("sqlcmd|bcp", "-P"), ("mongosh|mongo|mongodump|mongorestore|mongoexport|mongoimport",
-                                                    "-p|--password"), ("unzip|zip|zipcloak", "-P"),
-                             ("7za?|7zr", "-p"), ("rabbitmqadmin", "-p|--password"),
-                             ("keytool", "-storepass|-keypass|-srcstorepass|-deststorepass")]
+__all__ = ["KEY_SHAPES", "path_secrets", "path_parameters", "secret_variable"]
 
 KEY_SHAPES = [
     # a PEM private key's body, raw or with its line breaks written as "\n" in JSON (its headers' single dashes
@@ -26,6 +19,12 @@ KEY_SHAPES = [
     (re.compile(r"(-----BEGIN [A-Z ]{0,40}PRIVATE KEY(?: BLOCK)?-----)(?:[^-]|-(?!-)){1,16384}"
                 r"(-----END [A-Z ]{0,40}PRIVATE KEY(?: BLOCK)?-----)"),
      r"\1***\2"),
+    # ... and one cut before its END line (its base64 body, to the first character that is not one of it); a
+    # PuTTY key's private lines; a JSON web key's private members (d, p, q, dp, dq, qi; k of a symmetric key)
+    (re.compile(r"(-----BEGIN [A-Z ]{0,40}PRIVATE KEY(?: BLOCK)?-----)(?>(?:\\[nr]|\s|[A-Za-z0-9+/=])+)"), r"\1***"),
+    (re.compile(r"(Private-Lines:\s*\d+\s*)(?>(?:\\[nr]|\s|[A-Za-z0-9+/=])+)"), r"\1***"),
+    (re.compile(r"(Private-MAC:\s*)[0-9a-fA-F]{16,}"), r"\1***"),
+    (re.compile(r"(\\?\"(?:d|p|q|dp|dq|qi|k)\\?\"\s*:\s*\\?\")[A-Za-z0-9_\-]{20,}"), r"\1***"),
     # the token after Bearer/Basic, unless it is one ordinary word ("a basic reply", "the bearer of news")
     (re.compile(r"\b((?i:bearer|basic))\s+(?!-)(?!(?:[A-Z]?[a-z]{1,12}|[A-Z]{1,12})(?![^\s\"',;]))[^\s\"',;]+"),
      r"\1 ***"),
@@ -42,27 +41,21 @@ KEY_SHAPES = [
     (re.compile(r"(?i)(\b(?:password|passwd|passphrase)[ \t]*[=:][ \t]*)(?![\"'\s\\])[^\r\n\"'&;,}<>\\]{1,200}"),
      r"\1***"),
     (re.compile(r"(?i)((?:api[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret|token"
-                r"|secret|password|passwd|pwd|sig|signature|credential|key)\s*=>?\s*[\"']?)[^&\s\"',;]+"), r"\1***"),
+                r"|secret|password|passwd|pwd|sig|signature|credential|session[_-]?id"
+                r"|(?<!mon)(?<!tur)(?<!don)(?<!hoc)(?<!joc)(?<!whis)key)\s*=>?\s*[\"']?)[^&\s\"',;]+"), r"\1***"),
+    # an OAuth code or assertion in a form body (code=..., no "?" before it), 10 characters or more
+    (re.compile(r"(?i)(\b(?:code|authorization_code|client_assertion|assertion|id_token_hint)=)[A-Za-z0-9._~/+\-]{10,}"),
+     r"\1***"),
     (re.compile(r"(?i)((?:\\?[\"'])?(?:api[_-]?key|x-api-key|access[_-]?token|refresh[_-]?token|secret|password"
                 r"|(?:x-)?auth[_-]?token|private[_-]?(?:token|key)|api[_-]?token|client[_-]?secret"
                 r"|[\w-]{0,40}subscription[_-]?key|x-goog-api-key|(?<![\w-])token|x-[\w-]{0,30}-token"
-                r"|(?:aws_)?secret_access_key|session[_-]?token|id[_-]?token|secret[_-]?key|bearer[_-]?token)"
+                r"|(?:aws_)?secret_access_key|session[_-]?token|id[_-]?token|secret[_-]?key|bearer[_-]?token"
+                r"|x-auth-key|x-access-key|(?<![\w-])[a-z0-9]{2,30}_(?:api_)?key)"
                 r"(?:\\?[\"'])?\s*:\s*(?:\\?[\"'])?)(?!(?:bearer|basic)\s)[^\"'\s,}\\]+"), r"\1***"),
     # a credential given to a command-line option in free text (--api-key <v>, --token <v>)
     (re.compile(r"(?i)(--(?:api[_-]?key|token|password|passwd|secret|access[_-]?token|auth[_-]?token)\s+)"
                 r"(?!-)[^\s\"',;]+"), r"\1***"),
-    # a password given on a command line quoted in free text: mysql -pPASS, sshpass -p PASS, curl -u user:PASS
-    (re.compile(r"(\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]{0,200}?\s-p[\"']?)(?=[^\s-])[^\s\"',;]+"), r"\1***"),
-    (re.compile(r"(\bsshpass\s+-p\s*[\"']?)(?=[^\s-])[^\s\"',;]+"), r"\1***"),
-    (re.compile(r"(\bcurl\b[^\n]{0,300}?\s(?:-u|--user)\s*[\"']?[^\s:\"']*:)[^\s\"']+"), r"\1***"),
-    # a password given to other programs' options in free text (redis-cli -a, docker login -p, ldapsearch -w,
-    # sqlcmd -P, mongosh -p, unzip -P, 7z -p, smbclient -U user%pass, openssl -passin pass:, htpasswd -b)
-    *[(re.compile(rf"(\b(?:{programs})\b[^\n]{{0,200}}?\s(?:{options})(?:[ \t]+|=)?[\"']?)(?=[^\s-])[^\s\"',;]+"),
-       r"\1***") for programs, options in _PROGRAM_PASSWORD_OPTIONS],
-    (re.compile(r"(\bsmbclient\b[^\n]{0,200}?\s(?:-U|--user)[ \t=]*[\"']?[^\s%\"']*%)[^\s\"']+"), r"\1***"),
-    (re.compile(r"(-pass(?:in|out)?\s+[\"']?pass:)[^\s\"']+"), r"\1***"),
-    (re.compile(r"(\bhtpasswd\s[^\n;|&]{0,200}?-[A-Za-z]*b[A-Za-z]*\s[^\n;|&]{0,200}?\s)[^\s\"';|&]+"
-                r"(?=[ \t]*(?:$|[\r\n;|&\"']))"), r"\1***"),
+    *COMMAND_SHAPES,  # passwords on command lines quoted in free text
     # an HTTP Digest response (a hash of the password)
     (re.compile(r"(?i)(\bresponse\s*=\s*\\?\"?)[0-9a-f]{32,128}"), r"\1***"),
     # a key in a URL path after a segment that names it (/token/<value>; a lower-case word is a route)
@@ -82,7 +75,8 @@ KEY_SHAPES = [
     # GitLab (glpat-), Groq, Replicate, xAI, Perplexity, LangSmith, NVIDIA, Docker Hub, Notion, Stripe webhooks,
     # Databricks, HubSpot, SendGrid keys; Atlassian API tokens, Figma, Netlify, Linear, Square tokens
     (re.compile(r"\b(glpat-|gsk_|r8_|xai-|pplx-|lsv2_(?:pt|sk)_|nvapi-|dckr_pat_|ntn_|whsec_|pat-na1-|pat-eu1-"
-                r"|ATATT|figd_|nfp_|lin_api_|sq0atp-|sq0csp-|tvly-|pcsk_|xapp-)[A-Za-z0-9_\-=]{12,}"), r"\1***"),
+                r"|ATATT|figd_|nfp_|lin_api_|sq0atp-|sq0csp-|tvly-|pcsk_|xapp-|GOCSPX-|xoxe-|xoxe\.xox[a-z]-|glrt-|PMAK-"
+                r"|AGE-SECRET-KEY-1)[A-Za-z0-9_\-=]{12,}"), r"\1***"),
     (re.compile(r"\bdapi[0-9A-Za-z]{24,}(?:-\d+)?\b"), "dapi***"),
     (re.compile(r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"), "SG.***"),
     (re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}"), "xox-***"),
@@ -120,7 +114,7 @@ def path_parameters(url: str) -> list[str]:
 # Prefixes of well-known key formats (OpenAI, Hugging Face, GitHub, GitLab, Slack, AWS, Google, Telegram bots).
 _KEY_PREFIX = re.compile(r"(?:sk-|sk_|rk_|pk_|hf_|ghp_|gho_|ghs_|ghu_|github_pat_|glpat-|xox[abposr]-|AKIA|AIza|"
                          r"gsk_|r8_|xai-|pplx-|lsv2_pt_|nvapi-|dckr_pat_|ntn_|whsec_|ASIA|ATATT|figd_|nfp_|lin_api_|"
-                         r"sq0atp-|sq0csp-|dapi|tvly-|pcsk_|xapp-|"
+                         r"sq0atp-|sq0csp-|dapi|tvly-|pcsk_|xapp-|GOCSPX-|xoxe-|glrt-|PMAK-|"
                          r"bot\d+:)[\w:-]{8,}")
 _TOKEN_CHARS = re.compile(r"[\w:~+=-]+")
 
@@ -261,6 +255,10 @@ _SECRET_PARTS = re.compile(r"(?i)passw(or)?d|passphrase|secret|credential|cookie
 # A name ending in one of these words holds where a credential is, not the credential (SSH_AUTH_SOCK,
 # AWS_SHARED_CREDENTIALS_FILE, PASSWORD_STORE_DIR).
 _LOCATION_WORDS = frozenset({"file", "path", "dir", "sock", "socket", "home"})
+# ... and a name ending in one of these says what kind of credential is used, not which (TOKEN_TYPE=bearer,
+# AUTH_METHOD=password, SECRET_BACKEND=vault).
+_KIND_WORDS = frozenset({"type", "types", "method", "methods", "backend", "provider", "mode", "kind", "scheme",
+                         "algorithm", "alg", "version", "enabled", "required", "ttl", "timeout", "strategy"})
 # Last words naming another copy, encoding, stage or owner of the same credential (..._KEY_OLD, ..._KEY_B64,
 # ..._PWD_PROD, ..._SK_LIVE).
 _COPY_WORDS = frozenset({"old", "new", "backup", "bak", "prev", "next", "alt", "b64", "base64", "hex", "pem", "json",
@@ -307,7 +305,8 @@ def secret_variable(name: str) -> bool:
     password does (``SSHPASS``, ``PGPASS``; not ``GIT_ASKPASS``). Last words naming a copy, a stage or an owner
     of the same credential (``_OLD``, ``_B64``, ``_PROD``, ``_TEST``, ``_LIVE``, ``_PERSONAL``, ``_2``) do not
     change the answer. A name whose last word is ``FILE``, ``PATH``, ``DIR``, ``SOCK``, ``SOCKET`` or ``HOME``
-    names where a credential is kept, and is none.
+    names where a credential is kept, and one whose last word is ``TYPE``, ``METHOD``, ``BACKEND``, ``MODE``...
+    names what kind is used (``TOKEN_TYPE``, ``AUTH_METHOD``): neither is a credential.
 
     >>> [secret_variable(n) for n in ("MYSQL_PWD", "SSHPASS", "GPG_PASSPHRASE", "SLACK_WEBHOOK_URL",
     ...                               "NPM_CONFIG__AUTH", "SENTRY_DSN", "DEPLOY_PRIVATE_KEY", "PGPASSWORD")]
@@ -338,7 +337,7 @@ def secret_variable(name: str) -> bool:
     words = _name_words(name)
     if not words:
         return False
-    if len(words) > 1 and words[-1] in _LOCATION_WORDS:
+    if len(words) > 1 and words[-1] in _LOCATION_WORDS | _KIND_WORDS:
         return False
     while len(words) > 1 and (words[-1] in _COPY_WORDS or re.fullmatch(r"v?\d+", words[-1])):
         words = words[:-1]  # OPENAI_API_KEY_2, SIGNING_KEY_V2, ENCRYPTION_KEY_B64, MYSQL_PWD_PROD: the same credential

@@ -30,7 +30,6 @@ what a judge's name says of it is :func:`endpoint_label` (host, port and path on
 from __future__ import annotations
 
 import base64
-import json
 import os
 import re
 from typing import Mapping, Sequence
@@ -177,82 +176,6 @@ def _path_keys(url: str) -> list[str]:
     return [*path_secrets(url), *(value for value in _path_parameters(url) if len(value) >= MIN_FRAGMENT)]
 
 
-def environment_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
-    """The credentials in the environment, for :func:`redact`: the value of each variable named as one
-    (:func:`secret_variable`: ``*_API_KEY``, ``*_TOKEN``, ``MYSQL_PWD``, ``SSHPASS``, ``*WEBHOOK*``...), and the
-    credentials of a URL in any variable: its password (``DATABASE_URL=postgres://app:pw@db/app``, as written
-    and decoded), its user name when that is shaped like a token (``https://Qm7Rt2Vx9Lp4:x@host``,
-    :func:`_userinfo_secrets`), its query values and the keys in its path (``UPSTREAM=https://h/v1?api-key=...``);
-    a value that is a URL (``SLACK_WEBHOOK_URL``) is masked after its ``scheme://``, which stays readable;
-    only those of at least ``MIN_FRAGMENT`` characters (shorter ones would mask ordinary words wherever a
-    shared record writes them). A key copied from the environment into a spec, a URL or a command is masked
-    wherever a shared record writes it.
-
-    >>> environment_secrets({"OPENAI_API_KEY": "sk-0123456789", "HF_TOKEN": "hf_abcdefgh", "HOME": "/home/me",
-    ...                      "SSH_AUTH_SOCK": "/tmp/agent", "MY_PASSWORD": "short",
-    ...                      "DATABASE_URL": "postgres://app:s3cr%40t-db@db:5432/app",
-    ...                      "SLACK_WEBHOOK_URL": "https://hooks.example.com/T0/B0/x9Y8z7"})
-    ['sk-0123456789', 'hf_abcdefgh', 's3cr%40t-db', 's3cr@t-db', 'hooks.example.com/T0/B0/x9Y8z7']
-    """
-    environ = os.environ if environ is None else environ
-    found: list[str] = []
-    for name, value in environ.items():
-        if not isinstance(value, str):
-            continue
-        if secret_variable(name):  # a URL without its scheme: as a fragment, "https:" would mask every URL's
-            found.append(re.sub(r"^[A-Za-z][A-Za-z0-9+.\-]*://", "", value.strip()))
-        else:
-            for url in re.findall(rf"{_URL_START}[^\s,]+", value):  # every URL (pip's lists of them)
-                found.extend(_userinfo_secrets(url, lone_user=False) if "@" in url else [])
-                found.extend(_query_secrets(url) + _path_keys(url))
-            # ... and a password holding a comma, which the list's split above cut off before its "@"
-            found.extend(password for password in _COMMA_PASSWORD.findall(value) if "," in password)
-            found.extend(_named_values(value) + _option_values(value) + _json_values(value))
-    return [value for value in dict.fromkeys(found) if len(value) >= MIN_FRAGMENT]
-
-
-_COMMA_PASSWORD = re.compile(rf"{_URL_START}[^\s/@:,]*:([^\s/@]+)@")
-_OPTION = re.compile(r"(?:^|\s)--?([A-Za-z][\w-]{0,60})(?:=|\s+)[\"']?([^\s\"']+)")
-_NETRC = re.compile(r"(?i)(?:^|\s)(?:password|passwd|token|secret)\s+([^\s\"']+)")
-
-
-def _option_values(text: str) -> list[str]:
-    """The values of command-line options named as credentials in a variable's value (``VLLM_ARGS="--api-key
-    X"``, ``--password=X``) and of netrc-style ``password X`` pairs.
-
-    >>> _option_values("--port 80 --api-key Zq8XwV3kLm9P --model m"), _option_values("machine h password hunter2x")
-    (['Zq8XwV3kLm9P'], ['hunter2x'])
-    """
-    return ([value for name, value in _OPTION.findall(text) if secret_variable(name)] + _NETRC.findall(text))
-
-
-def _json_values(text: str) -> list[str]:
-    """The strings of a JSON value that sit under a credential's name at any depth (``{"auth": {"value": X}}``).
-
-    >>> _json_values('{"auth": {"value": "Zq8XwV3kLm9P"}, "model": "m"}')
-    ['Zq8XwV3kLm9P']
-    """
-    if not text.lstrip().startswith(("{", "[")):
-        return []
-    try:
-        tree = json.loads(text)
-    except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
-        return []
-    found: list[str] = []
-
-    def walk(node: object, named: bool) -> None:
-        if isinstance(node, dict):
-            for key, child in node.items():
-                walk(child, named or (isinstance(key, str) and secret_variable(key)))
-        elif isinstance(node, list):
-            for child in node:
-                walk(child, named)
-        elif named and isinstance(node, str):  # a header's scheme word ("Bearer X") left out
-            found.append(node.split(" ")[-1] if re.fullmatch(r"[A-Za-z]{2,20} \S+", node) else node)
-    walk(tree, False)
-    return found
-
-
 def _userinfo_secrets(url: str, *, lone_user: bool) -> list[str]:
     """The credentials in ``url``'s user-info, as written and decoded: its password, and its user name when
     that is no ordinary word of at least ``MIN_FRAGMENT`` characters (a token passed as the user, with or
@@ -277,27 +200,6 @@ def _userinfo_secrets(url: str, *, lone_user: bool) -> list[str]:
     if user and (token_like or (lone_user and not password)):
         found.extend([raw_user, user])
     return [value for value in dict.fromkeys(found) if value]
-
-
-_NAMED_VALUE = re.compile(r"""["']?([A-Za-z][\w.\-]{0,60})["']?\s*(?:=|:\s|:(?![:/]))\s*["']?((?:[A-Za-z]{2,20} )?[^;&\s"',}]+)""")
-
-
-def _named_values(text: str) -> list[str]:
-    """The values a text names as credentials: ``Name=value`` pairs (a connection string's ``AccountKey=``,
-    ``Password=``) and ``"Name": "value"`` fields (a JSON header's ``"Authorization": "Bearer ..."``) whose
-    name reads as a credential's (:func:`secret_variable`), the scheme word of a header value left out.
-    ``-Dpassword=hunter2xx -Xmx1g`` gives ``hunter2xx``.
-
-    >>> _named_values("DefaultEndpointsProtocol=https;AccountName=me;AccountKey=Zq8XwV3kLm9P==;Suffix=core")
-    ['Zq8XwV3kLm9P==']
-    >>> _named_values('{"Authorization": "Bearer Zq8XwV3kLm9PqR7t", "Accept": "json"}')
-    ['Zq8XwV3kLm9PqR7t']
-    """
-    found = []
-    for name, value in _NAMED_VALUE.findall(text):
-        if secret_variable(name):
-            found.append(value.split(" ")[-1])
-    return found
 
 
 def public_endpoint(base_url: str | None, api_key_env: str | None = None) -> str | None:
@@ -390,3 +292,7 @@ def _basic_value(user: str, password: str) -> str:
     except UnicodeEncodeError:
         raw = f"{user}:{password}".encode("utf-8")
     return base64.b64encode(raw).decode("ascii")
+
+
+# Which values of the environment are credentials: its own module, which reads URLs with this one's readers.
+from evalkit.models.environment_secrets import environment_secrets  # noqa: E402

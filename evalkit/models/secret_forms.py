@@ -51,6 +51,7 @@ def mask_echoes(text: str, secrets: Sequence[str]) -> str:
     for variant in [*variants, *_encoded_variants(secrets)]:
         text = text.replace(variant, MASK)
     text = _mask_base64_runs(text, secrets)  # a short secret inside a longer base64 text ("user:pw")
+    text = _mask_grouped(text, secrets)  # printed in groups ("Zq8X wV3k ..."), or split by dashes or tags
     return _mask_fragments(text, [v for v in variants if len(v) > MIN_FRAGMENT])
 
 
@@ -81,7 +82,13 @@ def _encoded_variants(secrets: Iterable[str]) -> list[str]:
                 middle = encode(b"\0" * shift + raw).decode("ascii")[4 if shift else 0:-4]
                 if len(middle) >= _MIN_ENCODED_PIECE:
                     found.add(middle)
-        found.update((raw.hex(), raw.hex().upper()))
+        found.update((raw.hex(), raw.hex().upper(), secret[::-1], base64.b32encode(raw).decode("ascii"),
+                      base64.b32encode(raw).decode("ascii").rstrip("=")))
+        # the secret as a list of its bytes or characters (a Buffer's JSON, a hex dump, a list of characters)
+        for joiner in (",", ", ", ":", " "):
+            found.update((joiner.join(str(b) for b in raw), joiner.join(f"{b:02x}" for b in raw),
+                          joiner.join(f"{b:02X}" for b in raw), joiner.join(f"0x{b:02x}" for b in raw),
+                          joiner.join(json.dumps(c) for c in secret)))
         found.update((secret.lower(), secret.upper(), "".join(f"\\u{ord(c):04x}" for c in secret),
                       "".join(f"\\u{ord(c):04X}" for c in secret), "".join(f"%{b:02X}" for b in raw),
                       "".join(f"%{b:02x}" for b in raw)))
@@ -89,24 +96,26 @@ def _encoded_variants(secrets: Iterable[str]) -> list[str]:
     return sorted(found, key=len, reverse=True)
 
 
-_BASE64_RUN = re.compile(r"[A-Za-z0-9+/_\-]{8,}(?:\r?\n[A-Za-z0-9+/_\-]{1,76})*={0,2}")  # MIME lines joined
+# (MIME lines joined, also where a JSON string writes their breaks as "\n")
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/_\-]{8,}(?:(?:\r?\n|\\r?\\n)[A-Za-z0-9+/_\-]{1,76})*={0,2}")
 
 
 def _mask_base64_runs(text: str, secrets: Sequence[str]) -> str:
     """``text`` with each run of base64 characters (standard or URL-safe) masked whose decoding, read from any
-    of its first four characters, holds one of ``secrets`` of at least ``MIN_FRAGMENT`` characters: a short
+    of its first four characters, holds one of ``secrets`` of at least ``MIN_FRAGMENT`` characters (as UTF-8 or
+    UTF-16 text: PowerShell's ``-EncodedCommand``): a short
     password inside a Basic value or another encoded text, at any alignment (one pass over the text).
 
     >>> _mask_base64_runs("auth dXNlcjpQdzl4IXE= and dXNlcjpvdGhlcg==", ["Pw9x!q"])
     'auth *** and dXNlcjpvdGhlcg=='
     """
-    wanted = [secret.encode("utf-8", "surrogatepass") for secret in secrets
-              if isinstance(secret, str) and len(secret) >= MIN_FRAGMENT]
+    wanted = [form for secret in secrets if isinstance(secret, str) and len(secret) >= MIN_FRAGMENT
+              for form in (secret.encode("utf-8", "surrogatepass"), secret.encode("utf-16-le", "surrogatepass"))]
     if not wanted:
         return text
 
     def hides(run: str) -> bool:
-        body = re.sub(r"\s", "", run).rstrip("=").replace("-", "+").replace("_", "/")
+        body = re.sub(r"\s|\\[rn]", "", run).rstrip("=").replace("-", "+").replace("_", "/")
         for offset in range(4):
             piece = body[offset:]
             piece = piece[:len(piece) - 1] if len(piece) % 4 == 1 else piece
@@ -120,6 +129,28 @@ def _mask_base64_runs(text: str, secrets: Sequence[str]) -> str:
     return _BASE64_RUN.sub(lambda run: MASK if hides(run[0]) else run[0], text)
 
 
+MIN_GROUPED = 10  # a secret this long is masked also printed in groups or split by separators
+_SEPARATOR = r"[ \t\-_.:|/]"
+# What may stand between two of its other characters, read atomically: the secret's own separators are left out
+# of its pattern, so no character is both (a gap never gives back what it read, and the scan stays linear).
+_GROUP_GAP = rf"(?>(?:{_SEPARATOR}|\r?\n|<[^<>]{{0,40}}>){{0,4}})"
+
+
+def _mask_grouped(text: str, secrets: Sequence[str]) -> str:
+    """``text`` with each of ``secrets`` of at least ``MIN_GROUPED`` characters masked where separators (spaces,
+    dashes, dots, colons, line breaks, markup tags) stand between its characters: a key printed in groups of four,
+    or split by ``<span>`` tags.
+
+    >>> _mask_grouped("key: Zq8X wV3k Lm9P qR7t!", ["Zq8XwV3kLm9PqR7t"])
+    'key: ***!'
+    """
+    for secret in sorted({s for s in secrets if isinstance(s, str) and len(s) >= MIN_GROUPED}, key=len, reverse=True):
+        kept = re.sub(_SEPARATOR, "", secret)
+        if len(kept) >= MIN_GROUPED:
+            text = re.sub(_GROUP_GAP.join(re.escape(c) for c in kept), MASK, text)
+    return text
+
+
 def _variants(secrets: Iterable[str]) -> list[str]:
     """Each secret as it may be written: bare, URL-quoted, URL-unquoted, JSON-escaped; longest first."""
     found: set[str] = set()
@@ -127,7 +158,8 @@ def _variants(secrets: Iterable[str]) -> list[str]:
         if not isinstance(secret, str) or len(secret) < _MIN_SECRET:
             continue
         quoted = quote(secret.encode("utf-8", "surrogatepass"), safe="")  # a lone surrogate (an undecodable byte)
-        for variant in (secret, quoted, unquote(secret), json.dumps(secret)[1:-1]):
+        for variant in (secret, quoted, unquote(secret), json.dumps(secret)[1:-1], secret.replace(" ", "+"),
+                        secret.replace(" ", "_")):  # a passphrase form-encoded, or joined
             if len(variant) >= _MIN_SECRET:
                 found.add(variant)
     return sorted(found, key=len, reverse=True)

@@ -666,7 +666,7 @@ def test_a_fifth_probes_forms_are_masked_and_masking_stays_linear():
                 f'{{"private_key": "-----BEGIN PRIVATE KEY-----\\n{body}\\n-----END PRIVATE KEY-----\\n"}}'):
         assert body not in redact(pem), pem
     runs = ["http://u:" + "p@" * 50_000, "key=" * 25_000, "x://u:p@/" * 12_000, "A" * 100_000,
-            "-----BEGIN PRIVATE KEY-----" * 4_000]
+            "-----BEGIN PRIVATE KEY-----" * 4_000, "-----BEGIN RSA PRIVATE KEY-----\nabc\n" * 8_000]
     for run in runs:  # each took tens of seconds at this size when quadratic; the suite's length shows a relapse
         assert redact(run) is not None and output_secrets(run) is not None
     assert redact("postgres://me:p@ss/w0rd@db/app x") == "postgres://***@db/app x"
@@ -752,3 +752,45 @@ def test_an_environment_token_in_an_endpoints_path_a_deep_json_value_and_a_lone_
     assert environment_secrets({"CFG": "[" * 100_000 + "]" * 100_000}) == []
     lone = "ab\udcffcdefgh12"
     assert "cdefgh12" not in redact(f"x {lone} y", [lone])
+
+
+@pytest.mark.parametrize("text, value", [
+    ("sqlplus scott/TigerPw-77@db", "TigerPw-77"), ("gpg --batch --passphrase GpgPw-9911 -d f", "GpgPw-9911"),
+    ("wget --http-password=WgetPw-123 https://h/f", "WgetPw-123"), ("curl --proxy-user me:ProxPw-42 https://h", "ProxPw-42"),
+    ("az login -u me -p AzPw-4455", "AzPw-4455"), ("ipmitool -H h -U admin -P IpmiPw-66 power status", "IpmiPw-66"),
+    ("psexec \\\\h -u admin -p PsPw-7788 cmd", "PsPw-7788"), ("vault login hvsX-AbCd1234", "hvsX-AbCd1234"),
+    ("wandb login 0123456789abcdef0123", "0123456789abcdef0123"), ("net use \\\\srv\\s NetPw-3344 /user:me", "NetPw-3344"),
+    ("ngrok config add-authtoken 2abCDef3456GhIj", "2abCDef3456GhIj"),
+    ("aws configure set aws_secret_access_key AwsPw-5566x", "AwsPw-5566x"),
+    ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU\nAAAA (cut)", "b3BlbnNzaC1rZXktdjEA"),
+    ("Private-Lines: 2\nAAAAgQCqGKukO1De7zhZj6+H0qtjTkVx\nAAAAQQDa", "AAAAgQCqGKukO1De7zhZj6"),
+    ('{"kty": "RSA", "d": "X4cTteJY_gn4FYPsXB8rdXix5vwsg1FLN5E3EaG6RJo", "e": "AQAB"}', "X4cTteJY_gn4FYP"),
+    ("key AGE-SECRET-KEY-1QQPQZZRSTUVWXYZ0123456789QQPQ", "QQPQZZRSTUVWXYZ"), ("GOCSPX-AbCdEf123456789xyz", "AbCdEf123456"),
+    ("X-Auth-Key: 0123456789abcdef0123", "0123456789abcdef"), ("openai_key: Zq8XwV3kLm9PqR7t", "Zq8XwV3kLm9P"),
+    ("sessionid=Zq8XwV3kLm9PqR7t; path=/", "Zq8XwV3kLm9P"), ("grant_type=authorization_code&code=4/0AbCdEfGh12345", "0AbCdEfGh12345"),
+])
+def test_more_command_lines_key_files_prefixes_and_fields_a_sixth_probe_found_are_masked(text, value):
+    assert value not in redact(text)
+
+
+def test_keys_printed_in_groups_as_byte_lists_utf16_base64_or_reversed_and_environment_forms_are_masked(monkeypatch):
+    from evalkit.models.redaction import environment_secrets
+    from evalkit.models.openai_compatible import OpenAICompatibleBackend
+
+    key = "Zq8XwV3kLm9PqR7tUv"
+    raw = key.encode()
+    for written in ("Zq8X wV3k Lm9P qR7t Uv", "Zq8X-wV3k-Lm9P-qR7t-Uv", "<span>Zq8X</span><span>wV3k</span>Lm9PqR7tUv",
+                    ",".join(map(str, raw)), ":".join(f"{b:02x}" for b in raw), ", ".join(f"0x{b:02x}" for b in raw),
+                    ", ".join(f'"{c}"' for c in key), base64.b64encode(f"echo {key}".encode("utf-16-le")).decode(),
+                    key[::-1], "correct+horse+battery+staple"):
+        assert redact(f"out: {written} end", [key, "correct horse battery staple"]) != f"out: {written} end", written
+    assert redact("𝐙𝐪𝟖𝐗𝐰𝐕𝟑𝐤𝐋𝐦𝟗𝐏 password=𝐙𝐪𝟖𝐗𝐰𝐕𝟑𝐤𝐋𝐦𝟗𝐏").endswith("password=***")
+    found = environment_secrets({
+        "GIT_CONFIG_PARAMETERS": "'http.extraheader'='Authorization: Bearer Zq8XwV3kLm9PqR7a'",
+        "MYSQL_OPTS": "-u root -pZq8XwV3kLm9PqR7b", "APP_ENV_LIST": '[{"name": "OPENAI_API_KEY", "value": "Zq8XwV3kLm9PqR7c"}]',
+        "APP_CONFIG": "db:\n  password: Zq8XwV3kLm9PqR7d\n", "TOKEN_TYPE": "bearer", "AUTH_METHOD": "password",
+        "GOOGLE_APPLICATION_CREDENTIALS": "/etc/hostname"})
+    assert sorted(found) == [f"Zq8XwV3kLm9PqR7{c}" for c in "abcd"], found
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    backend = OpenAICompatibleBackend(f"model-{key[2:12]}", "http://127.0.0.1:9/v1", api_key_env=None)
+    assert key[2:12] not in backend.name
