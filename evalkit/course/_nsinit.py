@@ -111,6 +111,16 @@ def build_root(spec: dict) -> str:
 #: The ``keyctl`` system call's number on the machines the kit runs on (other machines: not cleared).
 _KEYCTL = {"x86_64": 250, "aarch64": 219}.get(platform.machine())
 _KEYCTL_CLEAR, _KEYCTL_GET_PERSISTENT, _USER_KEYRING, _USER_SESSION_KEYRING = 7, 22, -4, -5
+_KEYCTL_JOIN_SESSION_KEYRING = 1
+
+
+def leave_session_keyring() -> None:
+    """Give the calling process a new, empty session keyring of its own. The session keyring is inherited through
+    fork, exec and setuid, and whoever holds it may search, read and write its keys, whatever its user: a run that
+    kept the grader's (a login session's, a tool's tokens) could read it, write into it, and so reach the next run."""
+    if _KEYCTL is None:
+        return
+    ctypes.CDLL(None, use_errno=True).syscall(_KEYCTL, _KEYCTL_JOIN_SESSION_KEYRING, None)
 
 
 def clear_user_keyrings() -> None:
@@ -135,6 +145,7 @@ def as_run_user(spec: dict) -> None:
 
 
 def main() -> int:
+    leave_session_keyring()  # before anything else: this process, and so every run, holds none of the grader's
     with open(sys.argv[1]) as handle:
         spec = json.load(handle)
     os.unlink(sys.argv[1])
@@ -146,6 +157,7 @@ def main() -> int:
     if child == 0:
         try:
             as_run_user(spec)
+            leave_session_keyring()  # one of the run's own user
             clear_user_keyrings()  # what an earlier run as this user left
             os.umask(0o077)
             os.chdir(spec["cwd"])

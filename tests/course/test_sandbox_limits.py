@@ -320,6 +320,26 @@ found = libc.syscall(250, 10, ctypes.c_long(ring), b"user", b"evalkit-persistent
 print("found", found > 0)
 '''
     first = _run(isolation, add, tmp_path / "one")
-    if "added True" not in first:
-        pytest.skip(f"this kernel has no persistent keyring for the run's user, or refuses add_key: {first}")
-    assert "found False" in _run(isolation, search, tmp_path / "two")
+    assert "added False" in first or "found False" in _run(isolation, search, tmp_path / "two"), first
+
+
+@pytest.mark.skipif(__import__("platform").machine() != "x86_64", reason="the probe calls add_key by its x86-64 number")
+def test_a_run_holds_none_of_the_graders_session_keyring(tmp_path):
+    """The session keyring is inherited through fork, exec and setuid, and its holder may read and write its keys
+    whatever its user: the grader's (a login session's tokens) must be out of every run's reach."""
+    import ctypes
+    isolation = sandbox_or_skip()
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.syscall(250, 1, b"evalkit-test-grader-session") <= 0:  # KEYCTL_JOIN_SESSION_KEYRING, as a login does
+        pytest.skip("this kernel refuses a session keyring")
+    if libc.syscall(248, b"user", b"grader-secret", b"grader-secret-value", 19, ctypes.c_long(-3)) <= 0:
+        pytest.skip("this kernel refuses add_key to a session keyring")
+    code = '''import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+found = libc.syscall(250, 10, ctypes.c_long(-3), b"user", b"grader-secret", 0)  # KEYCTL_SEARCH in @s
+added = libc.syscall(248, b"user", b"left-by-a-run", b"x", 1, ctypes.c_long(-3))
+print("found", found > 0, "added", added > 0)
+'''
+    log = _run(isolation, code, tmp_path)
+    assert "found False" in log, log
+    assert libc.syscall(250, 10, ctypes.c_long(-3), b"user", b"left-by-a-run", 0) < 0  # nothing reached ours
