@@ -47,6 +47,10 @@ class NotASubmission(ValueError):
 READ_SECONDS = 120.0
 READ_MEMORY_BYTES = 2**30
 _READ_OUTPUT_BYTES = 256 * 2**20
+#: What a file may grow to when read (its notebook as JSON): this many times its size, plus a megabyte. A
+#: notebook read from JSON keeps about its size, a MyST file gains its cells' JSON escaping; a few hundred bytes
+#: of YAML aliases that grow to tens of MB would cost the grader's own process gigabytes to load and prepare.
+READ_GROWTH = 16
 _READER = Path(__file__).with_name("_read.py")
 
 
@@ -94,8 +98,12 @@ def _read_in_child(path: Path, suffix: str, seconds: float, memory_bytes: int) -
                 return {"error": f"its parsing did not finish {within}"}
             output.seek(0)
             text = output.read(_READ_OUTPUT_BYTES + 1)
+        size = os.fstat(source).st_size
     finally:
         os.close(source)
+    if len(text) > READ_GROWTH * size + 2**20:
+        return {"error": f"it grows from {size:,} bytes to {len(text):,} when read (more than {READ_GROWTH} times its "
+                         "size: repeated YAML aliases?)"}
     try:
         result = json.loads(text) if process.returncode == 0 and len(text) <= _READ_OUTPUT_BYTES else None
     except (ValueError, RecursionError):

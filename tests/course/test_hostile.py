@@ -619,3 +619,19 @@ def test_control_characters_in_a_reason_reach_no_table_raw(tmp_path):
         text = path.read_bytes()
         assert not any(byte < 32 and byte not in (9, 10, 13) for byte in text), path
         assert b"\xc2\x9b" not in text and "\\x1b[2J" in path.read_text() or path.name == "totals.csv"
+
+
+def test_a_small_alias_structure_that_fits_the_childs_limits_is_refused_by_its_growth(tmp_path):
+    """Six levels of ten aliases (10**6 strings) parse within the child's limits, but their JSON is thousands of
+    times the file's size: loading and preparing it would cost the grader's own process gigabytes per file."""
+    from evalkit.course.worker import NotASubmission, read_submission
+
+    lines = ["l0: &l0 [" + ", ".join(["0"] * 10) + "]"]
+    lines += [f"l{n}: &l{n} [" + ", ".join([f"*l{n - 1}"] * 10) + "]" for n in range(1, 6)]
+    small = tmp_path / "mallory" / "04_pairwise_judge.md"
+    small.parent.mkdir(parents=True)
+    small.write_text("---\n" + "\n".join(lines) + "\n---\n\n```{code-cell} ipython3\nx = 1\n```\n")
+    grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(NotASubmission, match="grows from"):
+        read_submission(small)
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - grown < 2**18  # KiB: never loaded here
