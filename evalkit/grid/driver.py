@@ -18,6 +18,7 @@ from evalkit.data.jsonl import spreadsheet_safe
 from evalkit.grid.records import _failed_record, _finished, _write_record, results_table
 from evalkit.grid.spec import GridSpec, GridUnit, expand
 from evalkit.grid.unit import run_unit
+from evalkit.models import environment_secrets, redact
 
 
 class GridLocked(RuntimeError):
@@ -36,7 +37,7 @@ class GridOutcome:
 
     def summary(self) -> str:
         lines = [f"{len(self.ran)} units run, {len(self.skipped)} skipped (finished before), "
-                 f"{len(self.failed)} failed; results: {self.csv}"]
+                 f"{len(self.failed)} failed; results: {redact(str(self.csv), environment_secrets())}"]
         lines += [f"FAILED {unit_id}: {error}" for unit_id, error in self.failed.items()]
         return "\n".join(lines)
 

@@ -65,7 +65,8 @@ def _failed_record(unit: GridUnit, error: BaseException) -> dict[str, Any]:
 
 def results_table(spec: GridSpec) -> pd.DataFrame:
     """One row per unit of the grid that has a record: its parameters, status, attempts, seconds and the
-    numeric (or short text) values of its result, nested keys joined with ``/``."""
+    numeric (or short text) values of its result, nested keys joined with ``/`` (a key named like one of the
+    record's own columns, ``status`` or ``param/x``, as ``result/status``)."""
     out = Path(spec.out)
     rows = []
     for unit in expand(spec):
@@ -78,9 +79,11 @@ def results_table(spec: GridSpec) -> pd.DataFrame:
                   if isinstance(v, (int, float, bool)) or (isinstance(v, str) and len(v) <= 80)}
         shown = unit.public()["params"]  # a record written before masking is masked here too
         values = _public(values, unit.secrets)
-        rows.append({"unit_id": unit.unit_id, **{f"param/{k}": _short(v) if isinstance(v, (list, dict)) else v
-                                                   for k, v in shown.items()},
-                     "status": record["status"], "attempts": record.get("attempts", 1),
-                     "seconds": round(record.get("seconds", 0.0), 3),
-                     "error": _public(record.get("error"), unit.secrets), **values})
+        own = {"unit_id": unit.unit_id, **{f"param/{k}": _short(v) if isinstance(v, (list, dict)) else v
+                                           for k, v in shown.items()},
+               "status": record["status"], "attempts": record.get("attempts", 1),
+               "seconds": round(record.get("seconds", 0.0), 3), "error": _public(record.get("error"), unit.secrets)}
+        # a result's key named like one of the record's own columns is the result's: kept apart, never over them
+        rows.append({**own, **{(f"result/{k}" if k in own or k.startswith("param/") else k): v
+                               for k, v in values.items()}})
     return pd.DataFrame(rows)

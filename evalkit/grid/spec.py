@@ -59,6 +59,7 @@ class GridUnit:
         readable = joined[:80] if _unmasked(joined, secrets) and _unmasked(joined[:80], secrets) else ""
         digest = hashlib.sha256(json.dumps([self.kind, self.target, self.params, self.base_params],
                                            sort_keys=True).encode()).hexdigest()[:8]
+        readable = re.sub(r"[/\\\x00]", "_", readable)  # one folder's name, never a path (a spec refuses such names)
         return f"{readable}-{digest}" if readable else digest
 
     @property
@@ -192,7 +193,9 @@ def _parse_grid(raw: Any, source: str, base: Path) -> GridSpec:
     target = _notebook_target(read, grid, fixed) if kind == "notebook" else _command_target(read, grid, fixed, base)
     base_params = _base_params(read, kind, base)
     name = read.text("name", "grid")
-    out = Path(read.text("out", f"grid-runs/{name}"))
+    # the default folder is named by the grid's name, unless that is no plain name or holds a credential's shape
+    plain = re.fullmatch(r"[\w.\-]{1,80}", name) and name not in (".", "..") and redact(name, environment_secrets()) == name
+    out = Path(read.text("out", f"grid-runs/{name if plain else 'grid-' + hashlib.sha256(name.encode()).hexdigest()[:8]}"))
     return GridSpec(name=name, kind=kind, target=target, grid=grid, fixed=fixed, base_params=base_params,
                     out=str(out if out.is_absolute() else (base / out).resolve()),
                     retries=read.integer("retries", 1, minimum=0), workers=read.integer("workers", 2, minimum=1),
@@ -206,6 +209,7 @@ def _grid_values(read: Fields) -> dict[str, list[Any]]:
     for name in grid:
         if not isinstance(name, str):
             read.fail("grid", f"parameter name {name!r} is not a text")
+        _check_name(read, "grid", name)
         listed = values.values(name)
         repeated = sorted({json.dumps(v) for v in listed if listed.count(v) > 1})
         if repeated:
@@ -213,9 +217,22 @@ def _grid_values(read: Fields) -> dict[str, list[Any]]:
     return grid
 
 
+_PARAMETER_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,63}")
+
+
+def _check_name(read: Fields, field: str, name: object) -> None:
+    """Refuse a parameter name that is no identifier-like text: a unit's folder is named by its parameters, so a
+    name holding ``/`` or ``..`` would put it outside the grid's output folder."""
+    if not isinstance(name, str) or not _PARAMETER_NAME.fullmatch(name):
+        read.fail(field, f"parameter name {str(name)[:80]!r} is not a name (letters, digits, '_', '.', '-'; "
+                         "starting with a letter or '_'; at most 64 characters)")
+
+
 def _fixed_values(read: Fields, grid: dict[str, list[Any]]) -> dict[str, Any]:
     """The ``fixed`` field: values given to every unit, none of them also a grid parameter."""
     fixed = read.mapping("fixed", {})
+    for name in fixed:
+        _check_name(read, "fixed", name)
     both = sorted(set(grid) & set(fixed))
     if both:
         read.fail("fixed", f"{', '.join(both)} also in grid (a grid value would silently replace the fixed one)")

@@ -214,3 +214,30 @@ def test_environment_names_read_as_credentials_and_not():
                 "AWS_ACCESS_KEY_ID", "TOKENIZERS_PARALLELISM", "PASSWORD_STORE_DIR", "AWS_SHARED_CREDENTIALS_FILE",
                 "DATABASE_URL", "PGPASSFILE", "EVALKIT_DATA_DIR"]
     assert [n for n in ordinary if secret_variable(n)] == []
+
+
+@pytest.mark.parametrize("name", ["../../../escaped", "/tmp/abs_escape", "a/b", ".hidden", ""])
+def test_a_parameter_name_that_is_no_name_is_refused_and_no_folder_leaves_the_output(tmp_path, name):
+    path = tmp_path / "grid.yml"
+    path.write_text(yaml.safe_dump({"kind": "command", "out": "out", "command": [sys.executable, "-c", "print(1)"],
+                                    "grid": {name: [1]}}))
+    with pytest.raises(grid.GridSpecError, match="is not a name"):
+        grid.load_grid(path)
+    assert "/" not in grid.GridUnit("command", "[]", {name: 1}).unit_id  # ids are one folder's name regardless
+
+
+def test_result_keys_named_like_the_records_columns_are_kept_apart_and_a_token_named_grid_gets_a_plain_folder(
+        tmp_path, capfd):
+    forged = {"unit_id": "forged", "status": "ok", "attempts": 0, "param": {"x": 999}}
+    script = f"import json; print(json.dumps({forged!r}))"
+    path = tmp_path / "grid.yml"
+    path.write_text(yaml.safe_dump({"kind": "command", "out": "out", "command": [sys.executable, "-c", script, "{x}"],
+                                    "grid": {"x": [1]}, "retries": 0}))
+    spec = grid.load_grid(path)
+    grid.run_grid(spec)
+    (row,) = grid.results_table(spec).to_dict("records")
+    assert row["param/x"] == 1 and row["unit_id"] != "forged" and row["attempts"] == 1
+    assert row["result/param/x"] == 999 and row["result/unit_id"] == "forged"
+    token = "sk-proj-NameSecret0123456789"
+    path.write_text(yaml.safe_dump({"name": f"run-{token}", "kind": "command", "command": ["true"], "grid": {"x": [1]}}))
+    assert token not in grid.load_grid(path).out
