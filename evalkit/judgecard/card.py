@@ -222,6 +222,12 @@ class Card:
             for name, kept in (("rows", rows), ("slots", slots), ("consistency", consistency), ("costs", costs)):
                 for k, row in enumerate(kept):
                     _refuse_non_texts(row, f"{source}, field '{name}[{k}]'")
+            first_of: dict[tuple, int] = {}
+            for k, row in enumerate(rows):  # a row repeated would count twice in every mean over rows
+                first = first_of.setdefault((row.set, row.label), k)
+                if first != k:
+                    raise ValueError(f"{source}, field 'rows[{k}]': a second row for {row.set}/{row.label} (the first "
+                                     f"is rows[{first}]): one row per set and label")
             field_name = "judge, spec, half, bootstrap, seed, skipped or notes"
             judge = check_judge_name(record["judge"], f"{source}, field 'judge'")
             skipped = _read_skipped(record["skipped"], source)

@@ -280,6 +280,9 @@ def _check_card(card: Card, human_sets: Mapping[str, HumanSet], where: str, *, s
         if human_set is None or row.label not in human_set.items.columns:
             continue  # a set the board does not hold: nothing to recompute it from
         field = f"{where}, field 'rows[{index}]' ({row.set}/{row.label})"
+        if not pd.api.types.is_numeric_dtype(human_set.items[row.label]):
+            raise ValueError(f"{field}: {row.label!r} is a column of texts in {row.set}, no human score, so the row "
+                             "cannot be checked")
         if row.set not in scored:
             raise ValueError(f"{field}: the card has no item scores on {row.set!r}, so its row cannot be checked")
         scores, human = _aligned(card, human_set, row.label)

@@ -468,3 +468,19 @@ def test_a_card_file_that_names_a_field_twice_is_refused(board_inputs, tmp_path)
     (folder / "card.json").write_text(text.rstrip().rstrip("}") + ', "judge": "other-name", "rows": []}')
     with pytest.raises(ValueError, match="card.json: not JSON.*'judge' is given twice"):
         read_card(folder / "card.json")
+
+
+def test_a_card_that_repeats_a_row_or_rows_a_text_column_is_refused_naming_the_field(board_inputs, tmp_path):
+    from dataclasses import replace
+    from evalkit.judgecard.cardfiles import read_card
+    from evalkit.judgecard.verify import checked_cards
+
+    sets, cards = board_inputs
+    weak = next(card for card in cards if card.judge == "weak")
+    folder = tmp_path / "card"
+    write_card(replace(weak, rows=(*weak.rows, weak.rows[0])), folder)
+    with pytest.raises(ValueError, match=r"card.json, field 'rows\[2\]': a second row for one/score"):
+        read_card(folder / "card.json")
+    texts = replace(weak, rows=(*weak.rows, replace(weak.rows[0], label="response")))
+    kept, refused = checked_cards([texts], sets)
+    assert kept == [] and "field 'rows[2]' (one/response): 'response' is a column of texts" in refused[0][1], refused
