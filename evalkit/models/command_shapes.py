@@ -17,7 +17,8 @@ _PROGRAM_PASSWORD_OPTIONS = [
     ("7za?|7zr", "-p"), ("rabbitmqadmin", "-p|--password"), ("keytool", "-storepass|-keypass|-srcstorepass|-deststorepass"),
     ("gpg2?", "--passphrase"), ("wget", "--http-password|--password|--ftp-password|--proxy-password"),
     ("az\\s+login", "-p|--password"), ("ipmitool", "-P"), ("psexec(?:64)?|PsExec(?:64)?", "-p"),
-    ("sshpass", "-p"),
+    ("sshpass", "-p"), ("influx", "-password"), ("openssl", "-passin|-passout|-pass|-k"),
+    ("xfreerdp|wlfreerdp|sdl-freerdp", "/p:"),
 ]
 _VALUE = r"(?=[^\s-])[^\s\"',;]+"  # the value: not the next option
 
@@ -36,6 +37,7 @@ COMMAND_SHAPES = [
     # aws configure set aws_secret_access_key X; sqlplus user/PASSWORD@db; net use \\host PASSWORD /user:u
     (re.compile(r"(\b(?:vault|wandb|huggingface-cli|hf)\s+(?:auth\s+)?login\s+(?:--?[\w-]+(?:=\S*)?\s+){0,4})" + _VALUE),
      r"\1***"),
+    (re.compile(r"(?i)(\b(?:npm|yarn|pnpm)\s+config\s+set\s+\S*_(?:authToken|auth|password)\s*=?\s*)" + _VALUE), r"\1***"),
     (re.compile(r"(\bngrok\s+(?:config\s+)?add-authtoken\s+)" + _VALUE), r"\1***"),
     (re.compile(r"(?i)(\baws\s+configure\s+set\s+\S*(?:secret|token|password)\S*\s+)" + _VALUE), r"\1***"),
     (re.compile(r"(\bsqlplus\s+(?:-\w+\s+){0,3}[\"']?[\w.$#]+/)[^\s@\"']+"), r"\1***"),

@@ -47,7 +47,7 @@ def environment_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
 def _secrets_of(environ: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
     found: list[str] = []
     for name, value in environ:
-        if value.startswith(("/", "~")) and _existing_file(value):
+        if value.startswith(("/", "~")) and (_existing_file(value) or _FILE_PATH.fullmatch(value)):
             continue
         if secret_variable(name):  # a URL without its scheme: as a fragment, "https:" would mask every URL's
             found.append(re.sub(r"^[A-Za-z][A-Za-z0-9+.\-]*://", "", value.strip()))
@@ -62,6 +62,10 @@ def _secrets_of(environ: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
             if re.search(r"(?i)mysql|mariadb", name):  # MYSQL_OPTS="-u root -pPASS"
                 found.extend(re.findall(r"(?:^|\s)-p([^\s\"']+)", value))
     return tuple(value for value in dict.fromkeys(found) if len(value) >= MIN_FRAGMENT)
+
+
+# a path to a file with a suffix (~/.config/gcloud/credentials.json): where a credential is, not the credential
+_FILE_PATH = re.compile(r"(?:~|/[\w.\-]+)(?:/[\w.\-]+)+\.[A-Za-z][A-Za-z0-9]{0,5}")
 
 
 def _existing_file(value: str) -> bool:

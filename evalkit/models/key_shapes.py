@@ -52,6 +52,9 @@ KEY_SHAPES = [
                 r"|(?:aws_)?secret_access_key|session[_-]?token|id[_-]?token|secret[_-]?key|bearer[_-]?token"
                 r"|x-auth-key|x-access-key|(?<![\w-])[a-z0-9]{2,30}_(?:api_)?key)"
                 r"(?:\\?[\"'])?\s*:\s*(?:\\?[\"'])?)(?!(?:bearer|basic)\s)[^\"'\s,}\\]+"), r"\1***"),
+    # a token-shaped value named in prose ("using token <v>"): 16+ letters, digits, "_" or "-", a digit among them
+    (re.compile(r"(?i)(\b(?:token|api[ _-]?key|secret|password|passphrase)\s+)(?=[\w\-]{0,200}\d)(?=[\w\-]{0,200}[a-z])"
+                r"[A-Za-z0-9_\-]{16,}(?![\w\-])"), r"\1***"),
     # a credential given to a command-line option in free text (--api-key <v>, --token <v>)
     (re.compile(r"(?i)(--(?:api[_-]?key|token|password|passwd|secret|access[_-]?token|auth[_-]?token)\s+)"
                 r"(?!-)[^\s\"',;]+"), r"\1***"),
@@ -107,8 +110,9 @@ def path_parameters(url: str) -> list[str]:
         segments = urlsplit(url).path.split("/")
     except ValueError:
         return []
-    return [unquote(piece.partition("=")[2]) for segment in segments for piece in segment.split(";")[1:]
-            if "=" in piece]
+    return [unquote(piece.partition("=")[2]) if "=" in piece else piece
+            for segment in segments for piece in segment.split(";")[1:]
+            if "=" in piece or _key_like(piece)]  # a bare ;<token> shaped like a key too
 
 
 # Prefixes of well-known key formats (OpenAI, Hugging Face, GitHub, GitLab, Slack, AWS, Google, Telegram bots).

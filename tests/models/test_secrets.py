@@ -768,6 +768,10 @@ def test_an_environment_token_in_an_endpoints_path_a_deep_json_value_and_a_lone_
     ("key AGE-SECRET-KEY-1QQPQZZRSTUVWXYZ0123456789QQPQ", "QQPQZZRSTUVWXYZ"), ("GOCSPX-AbCdEf123456789xyz", "AbCdEf123456"),
     ("X-Auth-Key: 0123456789abcdef0123", "0123456789abcdef"), ("openai_key: Zq8XwV3kLm9PqR7t", "Zq8XwV3kLm9P"),
     ("sessionid=Zq8XwV3kLm9PqR7t; path=/", "Zq8XwV3kLm9P"), ("grant_type=authorization_code&code=4/0AbCdEfGh12345", "0AbCdEfGh12345"),
+    ("influx -username admin -password Hunter2xyz77 -execute q", "Hunter2xyz77"),
+    ("openssl enc -aes-256-cbc -k Hunter2xyz78 -in a", "Hunter2xyz78"), ("xfreerdp /v:h /u:admin /p:Hunter2xyz79", "Hunter2xyz79"),
+    ("npm config set //registry.npmjs.org/:_authToken Zq8XwV3kLm9PqR7t", "Zq8XwV3kLm9P"),
+    ("Using token Zq8XwV3kLm9PqR7tUv for upload", "Zq8XwV3kLm9P"),
 ])
 def test_more_command_lines_key_files_prefixes_and_fields_a_sixth_probe_found_are_masked(text, value):
     assert value not in redact(text)
@@ -794,3 +798,8 @@ def test_keys_printed_in_groups_as_byte_lists_utf16_base64_or_reversed_and_envir
     monkeypatch.setenv("OPENAI_API_KEY", key)
     backend = OpenAICompatibleBackend(f"model-{key[2:12]}", "http://127.0.0.1:9/v1", api_key_env=None)
     assert key[2:12] not in backend.name
+    assert environment_secrets({"GOOGLE_APPLICATION_CREDENTIALS": "/home/nobody-here/.config/gcloud/adc.json"}) == []
+    from evalkit.models.redaction import public_endpoint
+    assert "Zq8XwV3kLm9P" not in public_endpoint("https://h/v1;Zq8XwV3kLm9PqR7t")
+    assert redact("token embeddings are 768 wide; the token budget is 4096") == \
+        "token embeddings are 768 wide; the token budget is 4096"
