@@ -11,6 +11,24 @@ import json
 import sys
 
 
+MAX_DEPTH = 32
+
+
+def _depth(node) -> int:
+    """How deep ``node``'s dicts and lists nest (without recursion: a hostile file may nest thousands deep)."""
+    deepest, stack = 0, [(node, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        for child in children:
+            if isinstance(child, (dict, list)):
+                if depth + 1 > MAX_DEPTH:
+                    return depth + 1
+                deepest = max(deepest, depth + 1)
+                stack.append((child, depth + 1))
+    return max(deepest, 1)
+
+
 def main() -> int:
     suffix = sys.argv[1]
     data = sys.stdin.buffer.read()
@@ -26,6 +44,9 @@ def main() -> int:
             notebook = jupytext.reads(data.decode("utf-8"), fmt="md:myst")
         else:
             raise ValueError(f"no reader for {suffix[:20]!r} files")
+        deepest = _depth(notebook)
+        if deepest > MAX_DEPTH:  # indented for its run, each level costs every line below it: tens of times the size
+            raise ValueError(f"its JSON is nested {deepest} deep (a notebook needs at most {MAX_DEPTH})")
         text = json.dumps({"notebook": notebook})
     except Exception as error:  # JSON errors, schema errors, undecodable bytes, MemoryError, RecursionError
         text = json.dumps({"error": f"{type(error).__name__}: {str(error)[:400]}"})

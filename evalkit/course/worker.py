@@ -21,6 +21,7 @@ import argparse
 import hashlib
 import hmac
 import json
+import re
 import os
 import sys
 from pathlib import Path
@@ -64,6 +65,9 @@ def read_submission(path: Path, *, seconds: float = READ_SECONDS,
     if suffix not in (".ipynb", ".md"):
         raise NotASubmission(f"not a notebook: {path.name} is a {suffix or 'suffix-less'} file (hand in the "
                              "chapter's .ipynb or .md)")
+    if suffix == ".md" and _YAML_ANCHOR.search(_head(path)):
+        raise NotASubmission(f"not a notebook: {path.name} defines YAML anchors (a chapter's settings use none; "
+                             "repeated aliases make a few bytes cost minutes to read)")
     result = _read_in_child(path, suffix, seconds, memory_bytes)
     if "error" in result:
         raise NotASubmission(f"not a notebook: {path.name} could not be read as one ({_short(result['error'])})")
@@ -71,6 +75,19 @@ def read_submission(path: Path, *, seconds: float = READ_SECONDS,
     if suffix == ".md" and not any(cell.cell_type == "code" for cell in notebook.cells):
         raise NotASubmission("not a notebook: a Markdown file without a single code cell")
     return notebook
+
+
+# a YAML setting that names an anchor ("l1: &l1 [...]"), in front matter or a cell's options
+_YAML_ANCHOR = re.compile(r"(?m)^[ \t-]*[\w\"'.-]+[ \t]*:[ \t]*&[\w.-]+")
+
+
+def _head(path: Path, size: int = 2**20) -> str:
+    """The first ``size`` bytes of ``path`` as text (not following a link)."""
+    handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    try:
+        return os.read(handle, size).decode("utf-8", "replace")
+    finally:
+        os.close(handle)
 
 
 def _read_in_child(path: Path, suffix: str, seconds: float, memory_bytes: int) -> dict:

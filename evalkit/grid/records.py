@@ -84,6 +84,11 @@ def results_table(spec: GridSpec) -> pd.DataFrame:
                "status": record["status"], "attempts": record.get("attempts", 1),
                "seconds": round(record.get("seconds", 0.0), 3), "error": _public(record.get("error"), unit.secrets)}
         # a result's key named like one of the record's own columns is the result's: kept apart, never over them
-        rows.append({**own, **{(f"result/{k}" if k in own or k.startswith("param/") else k): v
-                               for k, v in values.items()}})
+        row = dict(own)
+        for k, v in values.items():
+            key = f"result/{k}" if k in own or k.startswith("param/") else k
+            while key in row:  # "status" and a nested "result.status": both kept
+                key = f"result/{key}"
+            row[key] = v
+        rows.append(row)
     return pd.DataFrame(rows)

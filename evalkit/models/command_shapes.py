@@ -18,7 +18,7 @@ _PROGRAM_PASSWORD_OPTIONS = [
     ("gpg2?", "--passphrase"), ("wget", "--http-password|--password|--ftp-password|--proxy-password"),
     ("az\\s+login", "-p|--password"), ("ipmitool", "-P"), ("psexec(?:64)?|PsExec(?:64)?", "-p"),
     ("sshpass", "-p"), ("influx", "-password"), ("openssl", "-passin|-passout|-pass|-k"),
-    ("xfreerdp|wlfreerdp|sdl-freerdp", "/p:"),
+    ("xfreerdp|wlfreerdp|sdl-freerdp", "/p:"), ("unrar|rar", "-p"),
 ]
 _VALUE = r"(?=[^\s-])[^\s\"',;]+"  # the value: not the next option
 
@@ -29,6 +29,11 @@ COMMAND_SHAPES = [
     (re.compile(r"(\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]{0,200}?\s(?:-p|--password=)[\"']?)" + _VALUE), r"\1***"),
     # user:password after curl's -u/--user and its proxy's -U/--proxy-user; smbclient's -U user%password
     (re.compile(r"(\bcurl\b[^\n]{0,300}?\s(?:-u|--user|-U|--proxy-user)\s*[\"']?[^\s:\"']*:)[^\s\"']+"), r"\1***"),
+    (re.compile(r"(\b(?:http|https|xh|xhs)\b[^\n]{0,200}?\s(?:-a|--auth)[ \t=]*[\"']?[^\s:\"']*:)[^\s\"']+"), r"\1***"),
+    (re.compile(r"(\blftp\b[^\n]{0,200}?\s-u\s*[\"']?[^\s,\"']*,)[^\s\"']+"), r"\1***"),  # lftp -u user,PASS
+    (re.compile(r"(\brabbitmqctl\s+(?:add_user|change_password)\s+\S+\s+)" + _VALUE), r"\1***"),
+    (re.compile(r"(\bnmcli\b[^\n]{0,300}?\s(?:password|wifi-sec\.psk|802-11-wireless-security\.psk)\s+)" + _VALUE),
+     r"\1***"),
     (re.compile(r"(\bsmbclient\b[^\n]{0,200}?\s(?:-U|--user)[ \t=]*[\"']?[^\s%\"']*%)[^\s\"']+"), r"\1***"),
     (re.compile(r"(-pass(?:in|out)?\s+[\"']?pass:)[^\s\"']+"), r"\1***"),  # openssl -passin pass:X
     (re.compile(r"(\bhtpasswd\s[^\n;|&]{0,200}?-[A-Za-z]*b[A-Za-z]*\s[^\n;|&]{0,200}?\s)[^\s\"';|&]+"

@@ -28,7 +28,8 @@ _TOKEN = re.compile(r"(?P<split>\\\r?\n)"
                     # characters drawn as nothing: soft hyphen, joiners and marks, isolates, variation selectors,
                     # Hangul fillers, tags, NUL
                     r"|(?P<invisible>[\x00\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
-                    r"\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e007f])"
+                    r"\u202a-\u202e\u2060-\u206f\u2800\u3164\ufe00-\ufe0f\ufeff\uffa0\U0001d173-\U0001d17a"
+                    r"\U000e0000-\U000e007f])"
                     r"|(?P<wide>[\uff01-\uff5e]+)|(?P<letterlike>[\U0001d400-\U0001d7ff]+)")
 _LAYERS = 3  # an escape inside an escape (%2541, &#37;41) is read up to this deep
 _MIN_VALUE = 6  # a decoded value shorter than this is not masked by its characters (it would mask words)

@@ -4,6 +4,7 @@ a command or a reply is masked wherever it is written.
 """
 from __future__ import annotations
 
+import base64
 import functools
 import json
 import os
@@ -51,6 +52,7 @@ def _secrets_of(environ: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
             continue
         if secret_variable(name):  # a URL without its scheme: as a fragment, "https:" would mask every URL's
             found.append(re.sub(r"^[A-Za-z][A-Za-z0-9+.\-]*://", "", value.strip()))
+            found.extend(_json_values(value))  # DOCKER_AUTH_CONFIG's {"auths": {...: {"auth": ...}}}
         else:
             for url in re.findall(rf"{_URL_START}[^\s,]+", value):  # every URL (pip's lists of them)
                 found.extend(_userinfo_secrets(url, lone_user=False) if "@" in url else [])
@@ -61,7 +63,25 @@ def _secrets_of(environ: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
             found.extend(value[start:end] for start, end in shaped_spans(value, KEY_SHAPES))
             if re.search(r"(?i)mysql|mariadb", name):  # MYSQL_OPTS="-u root -pPASS"
                 found.extend(re.findall(r"(?:^|\s)-p([^\s\"']+)", value))
+    found += [password for value in list(found) for password in _basic_password(value)]
     return tuple(value for value in dict.fromkeys(found) if len(value) >= MIN_FRAGMENT)
+
+
+def _basic_password(value: str) -> list[str]:
+    """The password of a base64 ``user:password`` (``DOCKER_AUTH_CONFIG``'s and ``NPM_CONFIG__AUTH``'s form), which
+    a log may print decoded.
+
+    >>> _basic_password("YWxpY2U6aHVudGVyMnh5eg=="), _basic_password("not base64!")
+    (['hunter2xyz'], [])
+    """
+    if not re.fullmatch(r"[A-Za-z0-9+/]{8,}={0,2}", value):
+        return []
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4)).decode("utf-8")
+    except ValueError:
+        return []
+    user, colon, password = decoded.partition(":")
+    return [password] if colon and decoded.isprintable() else []
 
 
 # a path to a file with a suffix (~/.config/gcloud/credentials.json): where a credential is, not the credential

@@ -85,7 +85,7 @@ def _encoded_variants(secrets: Iterable[str]) -> list[str]:
         found.update((raw.hex(), raw.hex().upper(), secret[::-1], base64.b32encode(raw).decode("ascii"),
                       base64.b32encode(raw).decode("ascii").rstrip("=")))
         # the secret as a list of its bytes or characters (a Buffer's JSON, a hex dump, a list of characters)
-        for joiner in (",", ", ", ":", " "):
+        for joiner in (",", ", ", ":", " ", ";", "; "):
             found.update((joiner.join(str(b) for b in raw), joiner.join(f"{b:02x}" for b in raw),
                           joiner.join(f"{b:02X}" for b in raw), joiner.join(f"0x{b:02x}" for b in raw),
                           joiner.join(json.dumps(c) for c in secret)))
@@ -103,14 +103,15 @@ _BASE64_RUN = re.compile(r"[A-Za-z0-9+/_\-]{8,}(?:(?:\r?\n|\\r?\\n)[A-Za-z0-9+/_
 def _mask_base64_runs(text: str, secrets: Sequence[str]) -> str:
     """``text`` with each run of base64 characters (standard or URL-safe) masked whose decoding, read from any
     of its first four characters, holds one of ``secrets`` of at least ``MIN_FRAGMENT`` characters (as UTF-8 or
-    UTF-16 text: PowerShell's ``-EncodedCommand``): a short
+    UTF-16 or UTF-32 text: PowerShell's ``-EncodedCommand``): a short
     password inside a Basic value or another encoded text, at any alignment (one pass over the text).
 
     >>> _mask_base64_runs("auth dXNlcjpQdzl4IXE= and dXNlcjpvdGhlcg==", ["Pw9x!q"])
     'auth *** and dXNlcjpvdGhlcg=='
     """
     wanted = [form for secret in secrets if isinstance(secret, str) and len(secret) >= MIN_FRAGMENT
-              for form in (secret.encode("utf-8", "surrogatepass"), secret.encode("utf-16-le", "surrogatepass"))]
+              for form in (secret.encode(encoding, "surrogatepass")
+                           for encoding in ("utf-8", "utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"))]
     if not wanted:
         return text
 
@@ -130,7 +131,7 @@ def _mask_base64_runs(text: str, secrets: Sequence[str]) -> str:
 
 
 MIN_GROUPED = 10  # a secret this long is masked also printed in groups or split by separators
-_SEPARATOR = r"[ \t\-_.:|/]"
+_SEPARATOR = r"[ \t\-_.:;,|/]"
 # What may stand between two of its other characters, read atomically: the secret's own separators are left out
 # of its pattern, so no character is both (a gap never gives back what it read, and the scan stays linear).
 _GROUP_GAP = rf"(?>(?:{_SEPARATOR}|\r?\n|<[^<>]{{0,40}}>){{0,4}})"

@@ -332,7 +332,8 @@ def alias_bomb() -> str:
     lines = ["a: &a [" + ", ".join(['"lol"'] * 10) + "]"]
     for before, name in zip("abcdefgh", "bcdefghi"):
         lines.append(f"{name}: &{name} [" + ", ".join([f"*{before}"] * 10) + "]")
-    return ("---\n" + "\n".join(lines) + "\n---\n\n# 4. PairEval\n\n```{code-cell} ipython3\n"
+    # one flow mapping: no line of it reads as a setting naming an anchor, so only the child's limits stop it
+    return ("---\n{" + ", ".join(lines) + "}\n---\n\n# 4. PairEval\n\n```{code-cell} ipython3\n"
             "from evalkit import course\ncourse.check(\"ch4-size\", pairs_needed=560)\n```\n")
 
 
@@ -630,8 +631,30 @@ def test_a_small_alias_structure_that_fits_the_childs_limits_is_refused_by_its_g
     lines += [f"l{n}: &l{n} [" + ", ".join([f"*l{n - 1}"] * 10) + "]" for n in range(1, 6)]
     small = tmp_path / "mallory" / "04_pairwise_judge.md"
     small.parent.mkdir(parents=True)
-    small.write_text("---\n" + "\n".join(lines) + "\n---\n\n```{code-cell} ipython3\nx = 1\n```\n")
+    small.write_text("---\n{" + ", ".join(lines) + "}\n---\n\n```{code-cell} ipython3\nx = 1\n```\n")
     grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     with pytest.raises(NotASubmission, match="grows from"):
         read_submission(small)
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - grown < 2**18  # KiB: never loaded here
+    # written as settings, one per line, the anchors are refused before any parsing (each read cost ~20 s)
+    small.write_text("---\n" + "\n".join(lines) + "\n---\n\n```{code-cell} ipython3\nx = 1\n```\n")
+    with pytest.raises(NotASubmission, match="defines YAML anchors"):
+        read_submission(small)
+
+
+def test_a_notebook_nested_past_any_chapters_depth_is_refused_before_the_grader_loads_it(tmp_path):
+    """Indented for its run, each level of nesting costs every line below it: a 3 MB notebook nested 100 deep
+    became 162 MB in the grader's memory."""
+    import nbformat
+    from evalkit.course.worker import NotASubmission, read_submission
+
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])
+    deep: dict = {"leaf": list(range(100))}
+    for _ in range(100):
+        deep = {"d": deep}
+    notebook.metadata["deep"] = deep
+    path = tmp_path / "mallory" / "04_pairwise_judge.ipynb"
+    path.parent.mkdir(parents=True)
+    path.write_text(nbformat.writes(notebook))
+    with pytest.raises(NotASubmission, match=r"JSON is nested \d+ deep"):
+        read_submission(path)

@@ -228,7 +228,7 @@ def test_a_parameter_name_that_is_no_name_is_refused_and_no_folder_leaves_the_ou
 
 def test_result_keys_named_like_the_records_columns_are_kept_apart_and_a_token_named_grid_gets_a_plain_folder(
         tmp_path, capfd):
-    forged = {"unit_id": "forged", "status": "ok", "attempts": 0, "param": {"x": 999}}
+    forged = {"unit_id": "forged", "status": "ok", "attempts": 0, "param": {"x": 999}, "result": {"status": "nested"}}
     script = f"import json; print(json.dumps({forged!r}))"
     path = tmp_path / "grid.yml"
     path.write_text(yaml.safe_dump({"kind": "command", "out": "out", "command": [sys.executable, "-c", script, "{x}"],
@@ -238,6 +238,7 @@ def test_result_keys_named_like_the_records_columns_are_kept_apart_and_a_token_n
     (row,) = grid.results_table(spec).to_dict("records")
     assert row["param/x"] == 1 and row["unit_id"] != "forged" and row["attempts"] == 1
     assert row["result/param/x"] == 999 and row["result/unit_id"] == "forged"
+    assert {row["result/status"], row["result/result/status"]} == {"ok", "nested"}  # both kept
     token = "sk-proj-NameSecret0123456789"
     path.write_text(yaml.safe_dump({"name": f"run-{token}", "kind": "command", "command": ["true"], "grid": {"x": [1]}}))
     assert token not in grid.load_grid(path).out

@@ -803,3 +803,25 @@ def test_keys_printed_in_groups_as_byte_lists_utf16_base64_or_reversed_and_envir
     assert "Zq8XwV3kLm9P" not in public_endpoint("https://h/v1;Zq8XwV3kLm9PqR7t")
     assert redact("token embeddings are 768 wide; the token budget is 4096") == \
         "token embeddings are 768 wide; the token budget is 4096"
+
+
+def test_a_seventh_rounds_forms_are_masked():
+    """Blank Braille and musical formatting marks between a key's characters; groups joined by ", " and bytes by
+    ";"; base64 of UTF-16BE or UTF-32 text; lftp, httpie, rabbitmqctl, nmcli and unrar passwords; the password
+    inside a base64 user:password in DOCKER_AUTH_CONFIG or NPM_CONFIG__AUTH."""
+    from evalkit.models.redaction import environment_secrets
+
+    key = "Zq8XwV3kLm9PqR7tUv"
+    for written in ("\u2800".join(key), "\U0001d173".join(key), "Zq8X, wV3k, Lm9P, qR7t, Uv",
+                    ";".join(str(b) for b in key.encode()),
+                    *(base64.b64encode(f"k {key}".encode(e)).decode() for e in ("utf-16-be", "utf-32-le"))):
+        assert redact(f"out: {written} end", [key]) != f"out: {written} end", written
+    for text, value in [("lftp -u me,LftpPw-123 sftp://h", "LftpPw-123"), ("http -a me:HttpiePw-9 GET h/x", "HttpiePw-9"),
+                        ("rabbitmqctl add_user app RabbitPw-77", "RabbitPw-77"),
+                        ("nmcli dev wifi connect Home password WifiPw-5566", "WifiPw-5566"),
+                        ("unrar x -pUnrarPw-12 a.rar", "UnrarPw-12")]:
+        assert value not in redact(text), text
+    auth = base64.b64encode(b"deploy:DockHubPw-9911").decode()
+    found = environment_secrets({"DOCKER_AUTH_CONFIG": json.dumps({"auths": {"r.io": {"auth": auth}}}),
+                                 "NPM_CONFIG__AUTH": base64.b64encode(b"me:NpmPw-4242").decode()})
+    assert "DockHubPw-9911" in found and "NpmPw-4242" in found, found
