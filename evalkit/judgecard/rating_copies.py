@@ -102,7 +102,9 @@ def _two_ratings_combined(judged: pd.Series, vectors: Mapping[str, pd.Series]) -
             design = np.column_stack([np.ones(len(both)), both.iloc[:, 1:].to_numpy()])
             target = both.iloc[:, 0].to_numpy()
             fitted = design @ np.linalg.lstsq(design, target, rcond=None)[0]
-            r = correlation(fitted, target) if np.ptp(fitted) > 0 else float("nan")
+            # (numpy's r: a near-constant fit, two rating vectors that cancel, is no copy and warns of nothing)
+            r = float(np.corrcoef(fitted, target)[0, 1]) if np.std(fitted) > 1e-9 * (1 + np.abs(fitted).max()) \
+                else float("nan")
             if r >= NEAR_COPY:
                 return f"a weighted sum of {first} and {second} (multiple r = {r:.4f})"
     return ""
