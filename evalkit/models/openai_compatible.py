@@ -167,11 +167,12 @@ class OpenAICompatibleBackend:
         # out: a changed password is the same server; URLs without either keep their names).
         # A model named by a value copied from the environment's credentials is masked in the name; its digest
         # keeps it apart from other models.
-        shown_model = mask_echoes(model, environment_secrets())  # whole, escaped or a cut piece of one
+        environment = environment_secrets()
+        shown_model = mask_echoes(model, environment)  # whole, escaped or a cut piece of one
         apart = urlsplit(self._base_url).query + "".join(f"/{key}" for key in path_secrets(self._base_url))
         apart += f"\x00{model}" if shown_model != model else ""
         # ... and so is a URL holding one (a token from the environment pasted into the path, in no key's shape)
-        shown_url = mask_echoes(self.base_url, environment_secrets())
+        shown_url = mask_echoes(self.base_url, environment)
         apart += f"\x00{self._base_url}" if shown_url != self.base_url else ""
         self.base_url = shown_url
         masked_apart = "#" + hashlib.sha256(apart.encode("utf-8")).hexdigest()[:10] if apart else ""
