@@ -18,6 +18,8 @@ cache keys and rows), telemetry, run stores and reports.
    ``Bearer``/``Basic`` tokens, ``key=``/``token=``/``password=``... values,
    JSON and header fields such as ``"api_key": ...`` or ``Authorization: ...``, and ``sk-...``, ``hf_...``,
    ``ghp_...``, ``AKIA...``, ``AIza...``, ``xox?-...`` keys and JSON web tokens.
+5. what only its surroundings show to be a credential (:mod:`evalkit.models.secret_blocks`): a private key's body
+   before its ``END`` line, the base64 values under a Kubernetes Secret's ``data``.
 
 The function is pure (its result depends on ``text`` and ``secrets`` only), so a backend name built with it
 is the same in every process. :func:`configured_secrets` lists the secrets a backend is configured with,
@@ -41,6 +43,7 @@ from evalkit.models.secret_forms import (MASK, MAX_WORD, MIN_ENCODED, MIN_FRAGME
 # path_secrets is part of this module's API too: a key in a URL's path is a configured secret.
 from evalkit.models.key_shapes import KEY_SHAPES as _KEY_SHAPES, path_parameters as _path_parameters, path_secrets
 from evalkit.models.encoded_text import mask_encoded_credentials
+from evalkit.models.secret_blocks import mask_headless_private_keys, mask_secret_data
 # secret_variable too: which environment variables hold a credential, by their names.
 from evalkit.models.key_shapes import _compound_pass, secret_variable  # noqa: F401 (_compound_pass: evalkit.grid)
 
@@ -73,6 +76,10 @@ _BARE_USERINFO_STRETCH = re.compile(r"(?<![^\s/?#@\"'<>])[^\s/?#@\"'<>]*@(?=[A-Z
 _FRAGMENT = re.compile(rf"({_URL_START}(?:{_NOT_NEXT_URL}[^\s#\"'<>])*)#[^\s\"'<>]+")
 # ... and a URL whose start a configured secret has masked already ("***/v1#token"): its fragment still goes.
 _MASKED_URL_FRAGMENT = re.compile(r"((?<![^\s\"'<>=(\[])\*\*\*(?:(?![=(\[]\*\*\*)[^\s#\"'<>])*)#[^\s\"'<>]+")
+# User-info read in a text's decoded reading: up to (not with) the "@" a host follows.
+_DECODED_SHAPES = [*_KEY_SHAPES, (re.compile(rf"({_URL_START})[^\s/?#\"'<>@]+(?=@[^\s/?#\"'<>@]+(?:[/?#\s\"'<>]|$))"),
+                                  rf"\1{MASK}")]
+
 
 def redact(text: str, secrets: Sequence[str] = ()) -> str:
     """``text`` with credentials masked: the ``secrets`` given (in full and in part), URL user-info, every
@@ -94,7 +101,8 @@ def redact(text: str, secrets: Sequence[str] = ()) -> str:
     >>> redact(f"server says: unknown key {key}; echo: '{key[:9]}", [key])
     "server says: unknown key ***; echo: '***"
     """
-    text = mask_encoded_credentials(text, _KEY_SHAPES, MASK)  # what the shapes find once escapes are decoded
+    # what the shapes and URL user-info show once escapes are decoded (a full-width "＠" in a URL's authority)
+    text = mask_encoded_credentials(text, _DECODED_SHAPES, MASK)
     text = mask_echoes(text, secrets)  # the secrets given, whole, escaped and in part; then the shapes below
     text = _AT_SLASHED_USERINFO_TEXT.sub(rf"\1{MASK}@", text)  # before the plain form, which ends at the first "@"
     text = _USERINFO.sub(rf"\1{MASK}@", text)
@@ -105,7 +113,7 @@ def redact(text: str, secrets: Sequence[str] = ()) -> str:
     text = _MASKED_URL_FRAGMENT.sub(rf"\1#{MASK}", text)
     for pattern, replacement in _KEY_SHAPES:
         text = pattern.sub(replacement, text)
-    return text
+    return mask_secret_data(mask_headless_private_keys(text))
 
 
 def _mask_bare_userinfo(text: str) -> str:

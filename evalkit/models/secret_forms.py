@@ -51,6 +51,7 @@ def mask_echoes(text: str, secrets: Sequence[str]) -> str:
     for variant in [*variants, *_encoded_variants(secrets)]:
         text = text.replace(variant, MASK)
     text = _mask_base64_runs(text, secrets)  # a short secret inside a longer base64 text ("user:pw")
+    text = _mask_ascii85(text, secrets)
     text = _mask_grouped(text, secrets)  # printed in groups ("Zq8X wV3k ..."), or split by dashes or tags
     return _mask_fragments(text, [v for v in variants if len(v) > MIN_FRAGMENT])
 
@@ -128,6 +129,31 @@ def _mask_base64_runs(text: str, secrets: Sequence[str]) -> str:
                 return True
         return False
     return _BASE64_RUN.sub(lambda run: MASK if hides(run[0]) else run[0], text)
+
+
+_ASCII85 = re.compile(r"<~([!-uz\s]{1,65536}?)~>")
+
+
+def _mask_ascii85(text: str, secrets: Sequence[str]) -> str:
+    """``text`` with each Ascii85 text (between ``<~`` and ``~>``, as PostScript, PDF and Python's
+    ``a85encode(adobe=True)`` write it) masked whose decoding holds one of ``secrets`` of at least
+    ``MIN_FRAGMENT`` characters.
+
+    >>> _mask_ascii85("k <~CLqcSF#.<H1NY3fG<5~> and <~87cURD]i~>", ["s3cr3t-pw"])
+    'k *** and <~87cURD]i~>'
+    """
+    wanted = [secret.encode("utf-8", "surrogatepass") for secret in secrets
+              if isinstance(secret, str) and len(secret) >= MIN_FRAGMENT]
+    if not wanted or "<~" not in text:
+        return text
+
+    def hides(body: str) -> bool:
+        try:
+            decoded = base64.a85decode(body, ignorechars=b" \t\n\r\v")
+        except ValueError:
+            return False
+        return any(secret in decoded for secret in wanted)
+    return _ASCII85.sub(lambda run: MASK if hides(run[1]) else run[0], text)
 
 
 MIN_GROUPED = 10  # a secret this long is masked also printed in groups or split by separators

@@ -825,3 +825,25 @@ def test_a_seventh_rounds_forms_are_masked():
     found = environment_secrets({"DOCKER_AUTH_CONFIG": json.dumps({"auths": {"r.io": {"auth": auth}}}),
                                  "NPM_CONFIG__AUTH": base64.b64encode(b"me:NpmPw-4242").decode()})
     assert "DockHubPw-9911" in found and "NpmPw-4242" in found, found
+
+
+def test_a_headless_private_key_a_secrets_data_ascii85_and_a_full_width_authority_are_masked():
+    """A key's body before its END line with the BEGIN line cut off (raw and as JSON "\\n"); the values of a
+    Kubernetes Secret's data in YAML and JSON (base64 of text under any name; a ConfigMap's words and base64 of
+    binary stay); a known secret in Ascii85; user-info behind a full-width "＠" or "："."""
+    body = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcw\nggSjAgEAAoIBAQC7Zq8XwV3kLm9PqR7t\n"
+    for written in (f"...{body}-----END PRIVATE KEY-----", json.dumps({"k": body + "-----END RSA PRIVATE KEY-----"})):
+        masked = redact(written)
+        assert "MIIEvQ" not in masked and "Zq8XwV3k" not in masked and "END" in masked, masked
+    conn = base64.b64encode(b"postgres://app:PgPw-5512@db/app").decode()
+    for written in (f"kind: Secret\ndata:\n  conn: {conn}\n  mode: fast\n", json.dumps({"data": {"conn": conn}})):
+        assert conn not in redact(written), written
+    assert "mode: fast" in redact(f"kind: ConfigMap\ndata:\n  mode: fast\n  blob: AAECAwQFBgcI\n")
+    assert "AAECAwQFBgcI" in redact("data:\n  blob: AAECAwQFBgcI\n")
+    written = base64.a85encode(b"key=Zq8XwV3kLm9P;", adobe=True).decode()
+    assert written not in redact(f"out {written}", ["Zq8XwV3kLm9P"])
+    for url in ("http://bob\uff1ahunter2secret\uff20db.example.com/x", "http://bob:hunter2secret\uff20db.example.com",
+                "\uff48\uff54\uff54\uff50\uff1a\uff0f\uff0fghp_tok1234567890ab\uff20host/v1"):
+        masked = redact(f"see {url}")
+        assert "hunter2" not in masked and "tok1234567890" not in masked, masked
+        assert url.split("\uff20")[-1] in masked, masked  # the host stays readable
