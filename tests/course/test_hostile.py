@@ -548,7 +548,7 @@ def test_a_release_never_writes_through_a_link_planted_in_its_folder(tmp_path):
 
 
 def test_a_notebook_that_rewrites_its_own_result_gets_no_graded_row(tmp_path):
-    """Found by a probe: a setsid loop rewrote the worker's result.json (and could the executed copy) until the
+    """A setsid loop rewrote the worker's result.json (and could the executed copy) until the
     run ended, so a notebook whose last cell failed showed "graded" with a reason of its own choosing. The
     worker seals its result with a key the kernel never sees; a rewritten result is named and not graded."""
     sandbox_or_skip()
@@ -581,8 +581,8 @@ raise RuntimeError("the last cell fails")
 
 
 def test_a_notebook_that_replaces_its_executed_copy_gets_no_graded_row(tmp_path):
-    """Found by a second probe: a loop that swapped the executed copy for a link (or a 6 MB file) left the row
-    "graded" with the copy "not kept" and no flag. The worker's sealed record holds the copy's hash and size."""
+    """A loop that swaps the executed copy for a link (or a 6 MB file) must not leave the row "graded" with the
+    copy "not kept" and no flag: the worker's sealed record holds the copy's hash and size."""
     sandbox_or_skip()
     folder, out = tmp_path / "class", tmp_path / "grades"
     loop = '''import subprocess, sys

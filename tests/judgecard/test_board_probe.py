@@ -212,7 +212,7 @@ def test_a_word_for_word_copy_is_not_called_the_original(inputs, tmp_path, monke
 
 
 def test_a_copy_under_another_name_or_with_scores_shifted_counts_once(inputs, tmp_path, monkeypatch, capsys):
-    """Found by an independent probe: a card copied under another judge name, or with every score moved by 1e-9
+    """A card copied under another judge name, or with every score moved by 1e-9
     (its rows still verify), was ranked as a second line tied with the original."""
     sets, cards = inputs
     original = _write(cards["good"], tmp_path / "cards" / "a-good")

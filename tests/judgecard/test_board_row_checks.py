@@ -89,7 +89,7 @@ def test_a_judge_that_scores_only_the_items_it_gets_right_is_not_ranked(inputs):
     human score disagree, keeping the 70 of 120 where they agree best: its card's r on what it scored is far
     above the honest judge's, and ranked on those items it led the board. A line with any unscored item is
     flagged, unranked: a 5% allowance, its gaps filled with the judge's median, still lifted a judge from last to
-    first when it dropped its worst 5% (a fifth probe)."""
+    first when it dropped its worst 5%."""
     sets, judges = inputs
     human = {n: s.items["score"].to_numpy() for n, s in sets.items()}
     weak = {n: judges["weak"][n] * 0.2 + np.random.default_rng(1).normal(size=120) for n in sets}

@@ -72,7 +72,7 @@ def test_a_signature_covers_every_field_and_the_key_must_be_set(inputs, tmp_path
 
 
 def test_a_card_swapped_between_reads_is_judged_on_what_was_read(inputs, tmp_path, monkeypatch, capsys):
-    """Found by a probe: the board read a card, then read its file again to check the signature, so a file
+    """The board read a card, then read its file again to check the signature, so a file
     swapped between the reads (a forged card, then a signed copy) merged unsigned. The signature is checked on
     the record the card came from."""
     from pathlib import Path

@@ -179,7 +179,7 @@ def test_the_environment_keys_are_in_no_output_of_the_evalkit_command(tmp_path, 
 
 def test_pieces_of_an_endpoints_own_credentials_echoed_in_its_replies_are_in_no_card_or_cache(tmp_path, monkeypatch,
                                                                                              capsys):
-    """Found by an independent probe: an endpoint that echoed a cut piece of its URL's password, query value or
+    """An endpoint that echoed a cut piece of its URL's password, query value or
     of the environment's key in a 200 reply left the piece in the card's examples and the call cache."""
     from tests.fakes import FakeChatServer, chat_reply
 

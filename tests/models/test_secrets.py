@@ -257,7 +257,7 @@ def test_errors_stored_in_the_run_store_are_redacted(tmp_path, monkeypatch):
 
 
 def test_a_key_echoed_in_a_reply_and_urllib3s_debug_log_are_masked(raw_server, tmp_path, monkeypatch, caplog):
-    """Found by an independent probe: a server echoing the key inside a 200 reply put it into the cache, and
+    """A server echoing the key inside a 200 reply put it into the cache, and
     urllib3's DEBUG request line carried the query values."""
     import logging
 
@@ -526,7 +526,7 @@ def test_a_token_in_the_user_slot_of_a_url_in_any_environment_variable_is_a_secr
 
 
 def test_credential_headers_fields_and_variables_a_probe_found_are_masked():
-    """Found by an independent probe: an Authorization header with a scheme other than Bearer/Basic kept its
+    """An Authorization header with a scheme other than Bearer/Basic kept its
     token; token, cookie and subscription-key fields were not masked; some credential variables' names were not
     read as such; a token in an environment URL's query or path was masked only there."""
     from evalkit.models.redaction import environment_secrets, secret_variable
@@ -558,7 +558,7 @@ def test_credential_headers_fields_and_variables_a_probe_found_are_masked():
 
 
 def test_a_secret_written_base64_encoded_in_another_case_or_unicode_escaped_is_masked():
-    """Found by an independent probe: an endpoint or a program that wrote the key base64-encoded, lower- or
+    """An endpoint or a program that wrote the key base64-encoded, lower- or
     upper-cased or as JSON's \\u escapes kept it readable; only the bare, %-quoted and JSON forms were masked."""
     from evalkit.models.redaction import mask_echoes
 
@@ -572,8 +572,8 @@ def test_a_secret_written_base64_encoded_in_another_case_or_unicode_escaped_is_m
     assert redact("a short pw: abcdefgh", ["ABCDEFGH"]) == "a short pw: abcdefgh"  # under 12 characters: as is
 
 
-def test_forms_a_second_probe_found_are_masked():
-    """Found by a second independent probe: fused TOKEN names, session ids, a passcode; an Azure connection
+def test_fused_names_session_ids_connection_strings_and_fully_escaped_keys_are_masked():
+    """Fused TOKEN names, session ids, a passcode; an Azure connection
     string's AccountKey, a second URL in pip's list, a JSON header in an ordinary variable; a key fully
     percent-encoded or \\u-escaped in upper-case hex; path keys after "auth_"/"key_"/"tok_"; single-quoted
     dicts, more JSON and header names, and --token options in free text."""
@@ -600,7 +600,7 @@ def test_forms_a_second_probe_found_are_masked():
 
 
 def test_unlabelled_aws_secret_slack_webhook_and_telegram_token_in_free_text_are_masked():
-    """Found by a third independent probe: in free text (not a configured URL) these kept their secret part."""
+    """In free text (not a configured URL) each of these loses its secret part."""
     aws = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
     assert aws not in redact(f"creds AKIAIOSFODNN7EXAMPLE {aws} ok")
     slack = "Xq7LmW2pZk9RtY4vN8cJ3hAa"
@@ -610,7 +610,7 @@ def test_unlabelled_aws_secret_slack_webhook_and_telegram_token_in_free_text_are
 
 
 def test_credentials_in_command_lines_and_behind_escapes_are_masked_in_free_text():
-    """Forms a third probe left: passwords on quoted command lines, credential names written escaped, values
+    """Passwords on quoted command lines, credential names written escaped, values
     \\u-escaped or split by a backslash-newline, and configured secrets written so."""
     for text, value in [("ran: mysql -u root -pS3cr3tPass! -h db", "S3cr3tPass!"),
                         ("mysqldump -u app -p'dumpPw-7788' shop", "dumpPw-7788"),
@@ -631,7 +631,7 @@ def test_credentials_in_command_lines_and_behind_escapes_are_masked_in_free_text
         "mysql -h db -u root -p shop; grep -p x f; 50% of 100%20items"  # a prompt for the password; no credential
 
 
-def test_credentials_a_fourth_probe_found_in_the_environment_and_in_encodings_are_masked():
+def test_abbreviated_names_option_strings_and_base64_or_hex_forms_are_masked():
     """Abbreviated and non-English credential names; a URL password with a comma, an option string, a name and
     value without a space, a nested JSON field and a netrc line in ordinary variables; a secret inside a longer
     base64 text at any alignment (a Basic value for any user), and in hex."""
@@ -654,7 +654,7 @@ def test_credentials_a_fourth_probe_found_in_the_environment_and_in_encodings_ar
     assert key.encode().hex() not in redact(f"hex {key.encode().hex()}", [key])
 
 
-def test_a_fifth_probes_forms_are_masked_and_masking_stays_linear():
+def test_escaped_json_fields_and_pem_keys_are_masked_and_masking_stays_linear():
     """JSON-escaped credential fields in an error body, PEM private keys, and long runs that made the redaction
     and the grid's output masking quadratic (a URL's user-info followed by many "p@", "key=" repeated, "x://u:p@/"
     repeated)."""
@@ -697,7 +697,7 @@ def test_an_endpoints_error_that_echoes_an_environment_secret_is_masked(monkeypa
     ("ｐａｓｓｗｏｒｄ＝Hunter2Wide9", "Hunter2Wide9"), ("p\u200ba\u200bs\u200bs\u200bw\u200bord=Hunter2Zw9", "Hunter2Zw9"),
     ("api%255Fkey%253DDoubleEnc99", "DoubleEnc99"),
 ])
-def test_a_sixth_round_of_credential_forms_is_masked_in_free_text(text, value):
+def test_program_passwords_xml_settings_and_disguised_names_are_masked_in_free_text(text, value):
     """Passwords given to other programs' options, a Digest response, more key prefixes, XML settings, a bare
     Telegram token, a key after /token/ in a path, passwords with spaces, and names written in full-width
     letters, split by invisible characters or percent-encoded twice."""
@@ -722,7 +722,7 @@ def test_a_short_environment_password_inside_base64_and_many_escaped_credentials
 
 
 def test_a_secret_behind_rarer_escapes_invisible_marks_another_case_or_mime_lines_is_masked():
-    """Forms a sixth probe read in the code: a configured secret interleaved with isolates, variation selectors
+    """A configured secret interleaved with isolates, variation selectors
     or tag characters, escaped as ``\\u{..}``, ``\\U........``, ``%u....`` or octal, echoed cut and lower-cased,
     or base64-encoded and wrapped across MIME lines; a PGP private key block."""
     secret = "Zq8XwV3kLm9PqR7tUv"
@@ -773,7 +773,7 @@ def test_an_environment_token_in_an_endpoints_path_a_deep_json_value_and_a_lone_
     ("npm config set //registry.npmjs.org/:_authToken Zq8XwV3kLm9PqR7t", "Zq8XwV3kLm9P"),
     ("Using token Zq8XwV3kLm9PqR7tUv for upload", "Zq8XwV3kLm9P"),
 ])
-def test_more_command_lines_key_files_prefixes_and_fields_a_sixth_probe_found_are_masked(text, value):
+def test_more_command_lines_key_files_prefixes_and_fields_are_masked(text, value):
     assert value not in redact(text)
 
 
@@ -805,7 +805,7 @@ def test_keys_printed_in_groups_as_byte_lists_utf16_base64_or_reversed_and_envir
         "token embeddings are 768 wide; the token budget is 4096"
 
 
-def test_a_seventh_rounds_forms_are_masked():
+def test_blank_marks_joined_groups_wide_base64_and_docker_or_npm_auth_are_masked():
     """Blank Braille and musical formatting marks between a key's characters; groups joined by ", " and bytes by
     ";"; base64 of UTF-16BE or UTF-32 text; lftp, httpie, rabbitmqctl, nmcli and unrar passwords; the password
     inside a base64 user:password in DOCKER_AUTH_CONFIG or NPM_CONFIG__AUTH."""
