@@ -136,6 +136,43 @@ def clear_user_keyrings() -> None:
         libc.syscall(_KEYCTL, _KEYCTL_CLEAR, ctypes.c_long(keyring))
 
 
+# Seccomp: the kernel keyring's system calls (add_key, request_key, keyctl) fail with EPERM for the run, so no key
+# of the machine is reachable by its serial number, whatever permissions its owner gave it. Per architecture: its
+# audit id and the three calls' numbers; on x86_64 the x32 calls (numbers from 2**30) are refused whole.
+_KEY_CALLS = {"x86_64": (0xC000003E, (248, 249, 250)), "aarch64": (0xC00000B7, (217, 218, 219))}.get(platform.machine())
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte), ("jf", ctypes.c_ubyte), ("k", ctypes.c_uint)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+def deny_keyring_calls() -> bool:
+    """Install a seccomp filter on the calling process (and so on all it starts) under which ``add_key``,
+    ``request_key`` and ``keyctl`` fail with EPERM; False where the architecture is not known (nothing installed).
+    It sets no-new-privileges, which a run as an unprivileged user needs no more than it had."""
+    if _KEY_CALLS is None:
+        return False
+    arch, calls = _KEY_CALLS
+    load, jump_eq, jump_ge, ret = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_JMP|JGE|K, BPF_RET|K
+    allow, refuse = 0x7FFF0000, 0x00050000 | 1  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | EPERM
+    program = [(load, 0, 0, 4), (jump_eq, 1, 0, arch), (ret, 0, 0, allow),  # another ABI (i386 on x86_64): as is
+               (load, 0, 0, 0), (jump_ge, len(calls) + 1, 0, 0x40000000)]
+    program += [(jump_eq, len(calls) - index, 0, number) for index, number in enumerate(calls)]
+    program += [(ret, 0, 0, allow), (ret, 0, 0, refuse)]
+    filters = (_SockFilter * len(program))(*[_SockFilter(*instruction) for instruction in program])
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
+    fprog = _SockFprog(len(program), filters)
+    if libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) != 0:  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP) failed")
+    return True
+
+
 def as_run_user(spec: dict) -> None:
     """Become the run's user (``uid``/``gid``; root keeps root when there is none)."""
     if spec["uid"] is not None:
@@ -159,6 +196,7 @@ def main() -> int:
             as_run_user(spec)
             leave_session_keyring()  # one of the run's own user
             clear_user_keyrings()  # what an earlier run as this user left
+            deny_keyring_calls()  # and no other key, by its serial number
             os.umask(0o077)
             os.chdir(spec["cwd"])
             os.execve(spec["argv"][0], spec["argv"], spec["env"])

@@ -282,14 +282,15 @@ print("etc beside", os.path.exists(os.path.join(stage, "etc", "passwd")))
 
 
 @pytest.mark.skipif(__import__("platform").machine() != "x86_64", reason="the probe calls add_key by its x86-64 number")
-def test_a_key_a_run_adds_to_its_users_keyring_is_gone_for_the_next_run(tmp_path):
+def test_a_run_can_leave_no_key_in_its_users_keyring_for_the_next_run(tmp_path):
     """The kernel keeps a user's keyrings across processes and namespaces: every run is the same user, so a key
-    one run left there would be a channel to the next (and outlive its grading)."""
+    one run left there would be a channel to the next (and outlive its grading). The run's keyring calls are
+    refused (EPERM), and what a run could leave is emptied before the next."""
     isolation = sandbox_or_skip()
     add = '''import ctypes
 libc = ctypes.CDLL(None, use_errno=True)
 key = libc.syscall(248, b"user", b"evalkit-left-behind", b"from-an-earlier-run", 19, ctypes.c_long(-4))
-print("added", key > 0)
+print("added", key > 0, "errno", ctypes.get_errno())
 '''
     search = '''import ctypes
 libc = ctypes.CDLL(None, use_errno=True)
@@ -297,9 +298,32 @@ found = libc.syscall(250, 10, ctypes.c_long(-4), b"user", b"evalkit-left-behind"
 print("found", found > 0)
 '''
     first = _run(isolation, add, tmp_path / "one")
-    if "added True" not in first:
-        pytest.skip(f"this kernel refuses add_key to the run's user: {first}")
+    assert "added False errno 1" in first, first
     assert "found False" in _run(isolation, search, tmp_path / "two")
+
+
+@pytest.mark.skipif(__import__("platform").machine() != "x86_64", reason="the probe calls keyctl by its x86-64 number")
+def test_a_key_the_grader_made_readable_by_everyone_is_out_of_a_runs_reach(tmp_path):
+    """A key's serial number is all a process needs to read it when its owner lets others read it: a run must
+    not read one of the grader's by its number, whatever its permissions."""
+    import ctypes
+    isolation = sandbox_or_skip()
+    libc = ctypes.CDLL(None, use_errno=True)
+    serial = libc.syscall(248, b"user", b"evalkit-test-open-key", b"open-key-value-123", 18, ctypes.c_long(-4))
+    if serial <= 0:
+        pytest.skip("this kernel refuses add_key to the grader's user keyring")
+    try:
+        assert libc.syscall(250, 5, ctypes.c_long(serial), ctypes.c_uint(0x3F3F3F3F)) == 0  # KEYCTL_SETPERM: all
+        code = f'''import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+buffer = ctypes.create_string_buffer(64)
+size = libc.syscall(250, 11, ctypes.c_long({serial}), buffer, 64)  # KEYCTL_READ
+print("read", size, buffer.raw[:max(size, 0)], "errno", ctypes.get_errno())
+'''
+        log = _run(isolation, code, tmp_path)
+        assert "open-key-value" not in log and "read -1" in log, log
+    finally:
+        libc.syscall(250, 21, ctypes.c_long(serial))  # KEYCTL_INVALIDATE
 
 
 @pytest.mark.skipif(__import__("platform").machine() != "x86_64", reason="the probe calls add_key by its x86-64 number")
