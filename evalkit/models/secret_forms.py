@@ -98,7 +98,8 @@ def _encoded_variants(secrets: Iterable[str]) -> list[str]:
 
 
 # (MIME lines joined, also where a JSON string writes their breaks as "\n")
-_BASE64_RUN = re.compile(r"[A-Za-z0-9+/_\-]{8,}(?:(?:\r?\n|\\r?\\n)[A-Za-z0-9+/_\-]{1,76})*={0,2}")
+# (its lines broken raw, or by "\\n"/"\\r\\n" escapes once or twice: JSON text, or its repr)
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/_\-]{8,}(?:(?:\r?\n|(?:\\{1,2}r)?\\{1,2}n)[A-Za-z0-9+/_\-]{1,76})*={0,2}")
 
 
 def _mask_base64_runs(text: str, secrets: Sequence[str]) -> str:
@@ -117,7 +118,7 @@ def _mask_base64_runs(text: str, secrets: Sequence[str]) -> str:
         return text
 
     def hides(run: str) -> bool:
-        body = re.sub(r"\s|\\[rn]", "", run).rstrip("=").replace("-", "+").replace("_", "/")
+        body = re.sub(r"\s|\\{1,2}[rn]", "", run).rstrip("=").replace("-", "+").replace("_", "/")
         for offset in range(4):
             piece = body[offset:]
             piece = piece[:len(piece) - 1] if len(piece) % 4 == 1 else piece

@@ -830,7 +830,7 @@ def test_blank_marks_joined_groups_wide_base64_and_docker_or_npm_auth_are_masked
 def test_a_headless_private_key_a_secrets_data_ascii85_and_a_full_width_authority_are_masked():
     """A key's body before its END line with the BEGIN line cut off (raw and as JSON "\\n"); the values of a
     Kubernetes Secret's data in YAML and JSON (base64 of text under any name; a ConfigMap's words and base64 of
-    binary stay); a known secret in Ascii85; user-info behind a full-width "＠" or "："."""
+    binary stay); a known secret in Ascii85 or in base64 lines broken by "\\n" escapes; user-info behind a full-width "＠" or "："."""
     body = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcw\nggSjAgEAAoIBAQC7Zq8XwV3kLm9PqR7t\n"
     for written in (f"...{body}-----END PRIVATE KEY-----", json.dumps({"k": body + "-----END RSA PRIVATE KEY-----"})):
         masked = redact(written)
@@ -840,6 +840,10 @@ def test_a_headless_private_key_a_secrets_data_ascii85_and_a_full_width_authorit
         assert conn not in redact(written), written
     assert "mode: fast" in redact(f"kind: ConfigMap\ndata:\n  mode: fast\n  blob: AAECAwQFBgcI\n")
     assert "AAECAwQFBgcI" in redact("data:\n  blob: AAECAwQFBgcI\n")
+    wrapped = base64.b64encode(b"user-data:Zq8XwV3kLm9P:more-data-here").decode()
+    lines = [wrapped[i:i + 12] for i in range(0, len(wrapped), 12)]
+    for text in (json.dumps({"b64": "\n".join(lines)}), '"b64": "' + "\\\\n".join(lines) + '"'):
+        assert lines[2] not in redact(text, ["Zq8XwV3kLm9P"]), text  # MIME lines broken by a "\n" escape
     written = base64.a85encode(b"key=Zq8XwV3kLm9P;", adobe=True).decode()
     assert written not in redact(f"out {written}", ["Zq8XwV3kLm9P"])
     for url in ("http://bob\uff1ahunter2secret\uff20db.example.com/x", "http://bob:hunter2secret\uff20db.example.com",
