@@ -5,8 +5,8 @@ A message, a reply or a log line can carry a credential nobody configured in a f
 :mod:`evalkit.models.key_shapes` do not read: every character ``\\u``-escaped (``\\u0073\\u006b-...``), the
 name percent-encoded (once or twice: ``api%255Fkey``) or written as HTML entities (``api_key&#61;...``), in
 full-width letters (``ｐａｓｓｗｏｒｄ``), with invisible characters between its letters, a character escaped in
-another language's form (``\\u{73}``, ``\\U00000073``, ``%u0073``, octal ``\\163``), or the value split by a
-backslash-newline. :func:`decoded_reading` decodes those writings in one pass per layer and keeps, for each
+another language's form (``\\u{73}``, ``\\U00000073``, ``%u0073``, octal ``\\163``, CSS ``\\73 ``), or the
+value split by a backslash-newline. :func:`decoded_reading` decodes those writings in one pass per layer and keeps, for each
 decoded character, where it was written; :func:`mask_encoded_credentials` masks what the shapes find in the
 decoded text, and :func:`mask_written_forms` a known value, at the places they were written. Both take time
 linear in the text, however many credentials it holds.
@@ -23,6 +23,8 @@ __all__ = ["decoded_text", "decoded_reading", "shaped_spans", "mask_encoded_cred
 _TOKEN = re.compile(r"(?P<split>\\\r?\n)"
                     r"|(?P<hex>\\u[0-9A-Fa-f]{4}|\\x[0-9A-Fa-f]{2}|\\u\{[0-9A-Fa-f]{1,6}\}|\\U[0-9A-Fa-f]{8}"
                     r"|%u[0-9A-Fa-f]{4})|(?P<octal>\\[0-3][0-7]{2})"
+                    # CSS: 1-6 hex digits ended by one space (which the escape takes), or six
+                    r"|(?P<css>\\[0-9A-Fa-f]{1,6} |\\[0-9A-Fa-f]{6})"
                     r"|(?P<entity>&#[0-9]{1,7};?|&#[xX][0-9A-Fa-f]{1,6};?|&[A-Za-z]{2,8};)"
                     r"|(?P<percent>(?:%[0-9A-Fa-f]{2})+)"
                     # characters drawn as nothing: soft hyphen, joiners and marks, isolates, variation selectors,
@@ -54,6 +56,9 @@ def _decode_layer(text: str) -> tuple[str, list[int], list[int]]:
         if kind == "hex":
             code = int(re.sub(r"^(?:\\[uUx]\{?|%u)|\}$", "", written), 16)
             decoded = chr(code) if code <= 0x10FFFF else "\ufffd"
+        elif kind == "css":
+            code = int(written[1:].rstrip(" "), 16)
+            decoded = chr(code) if 0 < code <= 0x10FFFF else "\ufffd"
         elif kind == "octal":
             decoded = chr(int(written[1:], 8))
         elif kind == "entity":

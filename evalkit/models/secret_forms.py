@@ -1,6 +1,7 @@
 """How a known secret may be written, and masking it wherever it stands: whole (bare, URL-quoted, JSON-escaped;
-one of ``MIN_ENCODED`` characters or more also base64-encoded, case-changed, ``\\u``-escaped or percent-encoded)
-and by any run of ``MIN_FRAGMENT`` characters of it that is not one ordinary word. :mod:`evalkit.models.redaction`
+one of ``MIN_ENCODED`` characters or more also base64-encoded, case-changed, ``\\u``-escaped or percent-encoded),
+by any run of ``MIN_FRAGMENT`` characters of it that is not one ordinary word, and by any such piece inside an
+encoded run of text (:mod:`evalkit.models.encoded_runs`). :mod:`evalkit.models.redaction`
 builds on these, and so does every record the kit shares (:func:`mask_secrets` for a setting's text,
 :func:`mask_echoes` for a model's reply).
 """
@@ -12,6 +13,7 @@ import re
 from typing import Iterable, Sequence
 from urllib.parse import quote, unquote
 
+from evalkit.models.encoded_runs import mask_encoded_pieces
 from evalkit.models.encoded_text import mask_written_forms
 
 __all__ = ["MASK", "MIN_FRAGMENT", "MAX_WORD", "MIN_ENCODED", "mask_secrets", "mask_echoes"]
@@ -50,8 +52,7 @@ def mask_echoes(text: str, secrets: Sequence[str]) -> str:
     variants = _variants(secrets)
     for variant in [*variants, *_encoded_variants(secrets)]:
         text = text.replace(variant, MASK)
-    text = _mask_base64_runs(text, secrets)  # a short secret inside a longer base64 text ("user:pw")
-    text = _mask_ascii85(text, secrets)
+    text = mask_encoded_pieces(text, secrets)  # any piece in an encoded run (base64 of "user:pw", a hex dump)
     text = _mask_grouped(text, secrets)  # printed in groups ("Zq8X wV3k ..."), or split by dashes or tags
     return _mask_fragments(text, [v for v in variants if len(v) > MIN_FRAGMENT])
 
@@ -97,66 +98,6 @@ def _encoded_variants(secrets: Iterable[str]) -> list[str]:
     return sorted(found, key=len, reverse=True)
 
 
-# (MIME lines joined, also where a JSON string writes their breaks as "\n")
-# (its lines broken raw, or by "\\n"/"\\r\\n" escapes once or twice: JSON text, or its repr)
-_BASE64_RUN = re.compile(r"[A-Za-z0-9+/_\-]{8,}(?:(?:\r?\n|(?:\\{1,2}r)?\\{1,2}n)[A-Za-z0-9+/_\-]{1,76})*={0,2}")
-
-
-def _mask_base64_runs(text: str, secrets: Sequence[str]) -> str:
-    """``text`` with each run of base64 characters (standard or URL-safe) masked whose decoding, read from any
-    of its first four characters, holds one of ``secrets`` of at least ``MIN_FRAGMENT`` characters (as UTF-8 or
-    UTF-16 or UTF-32 text: PowerShell's ``-EncodedCommand``): a short
-    password inside a Basic value or another encoded text, at any alignment (one pass over the text).
-
-    >>> _mask_base64_runs("auth dXNlcjpQdzl4IXE= and dXNlcjpvdGhlcg==", ["Pw9x!q"])
-    'auth *** and dXNlcjpvdGhlcg=='
-    """
-    wanted = [form for secret in secrets if isinstance(secret, str) and len(secret) >= MIN_FRAGMENT
-              for form in (secret.encode(encoding, "surrogatepass")
-                           for encoding in ("utf-8", "utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"))]
-    if not wanted:
-        return text
-
-    def hides(run: str) -> bool:
-        body = re.sub(r"\s|\\{1,2}[rn]", "", run).rstrip("=").replace("-", "+").replace("_", "/")
-        for offset in range(4):
-            piece = body[offset:]
-            piece = piece[:len(piece) - 1] if len(piece) % 4 == 1 else piece
-            try:
-                decoded = base64.b64decode(piece + "=" * (-len(piece) % 4))
-            except ValueError:
-                continue
-            if any(secret in decoded for secret in wanted):
-                return True
-        return False
-    return _BASE64_RUN.sub(lambda run: MASK if hides(run[0]) else run[0], text)
-
-
-_ASCII85 = re.compile(r"<~([!-uz\s]{1,65536}?)~>")
-
-
-def _mask_ascii85(text: str, secrets: Sequence[str]) -> str:
-    """``text`` with each Ascii85 text (between ``<~`` and ``~>``, as PostScript, PDF and Python's
-    ``a85encode(adobe=True)`` write it) masked whose decoding holds one of ``secrets`` of at least
-    ``MIN_FRAGMENT`` characters.
-
-    >>> _mask_ascii85("k <~CLqcSF#.<H1NY3fG<5~> and <~87cURD]i~>", ["s3cr3t-pw"])
-    'k *** and <~87cURD]i~>'
-    """
-    wanted = [secret.encode("utf-8", "surrogatepass") for secret in secrets
-              if isinstance(secret, str) and len(secret) >= MIN_FRAGMENT]
-    if not wanted or "<~" not in text:
-        return text
-
-    def hides(body: str) -> bool:
-        try:
-            decoded = base64.a85decode(body, ignorechars=b" \t\n\r\v")
-        except ValueError:
-            return False
-        return any(secret in decoded for secret in wanted)
-    return _ASCII85.sub(lambda run: MASK if hides(run[1]) else run[0], text)
-
-
 MIN_GROUPED = 10  # a secret this long is masked also printed in groups or split by separators
 _SEPARATOR = r"[ \t\-_.:;,|/]"
 # What may stand between two of its other characters, read atomically: the secret's own separators are left out
@@ -195,7 +136,7 @@ def _variants(secrets: Iterable[str]) -> list[str]:
 
 def _mask_fragments(text: str, secrets: Sequence[str]) -> str:
     """``text`` with every run made of ``MIN_FRAGMENT``-character pieces of a secret (in any case) replaced by the
-    mask.
+    mask, unless the run is one ordinary word that holds no whole secret.
 
     Each stretch of ``text`` that is a substring (at least ``MIN_FRAGMENT`` long) of a secret is covered by
     that secret's ``MIN_FRAGMENT``-grams, so marking every position covered by one of them masks all such
@@ -219,7 +160,10 @@ def _mask_fragments(text: str, secrets: Sequence[str]) -> str:
             while index < len(text) and covered[index]:
                 index += 1
             run = text[start:index]
-            out.append(run if _ordinary_word(run) else MASK)
+            # an ordinary word stays unless it is a whole secret, in any case (a password "sunflowerz" printed
+            # "SUNFLOWERZ")
+            kept = _ordinary_word(run) and not any(secret.lower() in run.lower() for secret in secrets)
+            out.append(run if kept else MASK)
         else:
             out.append(text[index])
             index += 1

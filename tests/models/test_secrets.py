@@ -558,8 +558,8 @@ def test_credential_headers_fields_and_variables_a_probe_found_are_masked():
 
 
 def test_a_secret_written_base64_encoded_in_another_case_or_unicode_escaped_is_masked():
-    """An endpoint or a program that wrote the key base64-encoded, lower- or
-    upper-cased or as JSON's \\u escapes kept it readable; only the bare, %-quoted and JSON forms were masked."""
+    """A key an endpoint or a program writes base64-encoded, lower- or upper-cased or as JSON's \\u escapes is
+    masked, as its bare, %-quoted and JSON forms are."""
     from evalkit.models.redaction import mask_echoes
 
     key = "Qx7envKEY-0a1b2c3d"
@@ -569,7 +569,9 @@ def test_a_secret_written_base64_encoded_in_another_case_or_unicode_escaped_is_m
     for form in forms:
         assert form not in redact(f"echo {form} done", [key]), form
         assert form not in mask_echoes(f"echo {form} done", [key]), form
-    assert redact("a short pw: abcdefgh", ["ABCDEFGH"]) == "a short pw: abcdefgh"  # under 12 characters: as is
+    # a whole secret in another case, however short and word-like; a word that is only a piece of one stays
+    assert redact("a short pw: abcdefgh", ["ABCDEFGH"]) == "a short pw: ***"
+    assert redact("the OPENAI_API_KEY variable", ["sk-probe-OPENAI-1"]) == "the OPENAI_API_KEY variable"
 
 
 def test_fused_names_session_ids_connection_strings_and_fully_escaped_keys_are_masked():
@@ -830,7 +832,7 @@ def test_blank_marks_joined_groups_wide_base64_and_docker_or_npm_auth_are_masked
 def test_a_headless_private_key_a_secrets_data_ascii85_and_a_full_width_authority_are_masked():
     """A key's body before its END line with the BEGIN line cut off (raw and as JSON "\\n"); the values of a
     Kubernetes Secret's data in YAML and JSON (base64 of text under any name; a ConfigMap's words and base64 of
-    binary stay); a known secret in Ascii85 or in base64 lines broken by "\\n" escapes; user-info behind a full-width "＠" or "："."""
+    binary stay); a known secret in Ascii85, in CSS escapes or in base64 lines broken by "\\n" escapes; user-info behind a full-width "＠" or "："."""
     body = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcw\nggSjAgEAAoIBAQC7Zq8XwV3kLm9PqR7t\n"
     for written in (f"...{body}-----END PRIVATE KEY-----", json.dumps({"k": body + "-----END RSA PRIVATE KEY-----"})):
         masked = redact(written)
@@ -844,6 +846,10 @@ def test_a_headless_private_key_a_secrets_data_ascii85_and_a_full_width_authorit
     lines = [wrapped[i:i + 12] for i in range(0, len(wrapped), 12)]
     for text in (json.dumps({"b64": "\n".join(lines)}), '"b64": "' + "\\\\n".join(lines) + '"'):
         assert lines[2] not in redact(text, ["Zq8XwV3kLm9P"]), text  # MIME lines broken by a "\n" escape
+    css = "".join(f"\\{ord(c):x} " for c in "Zq8XwV3kLm9P")  # CSS escapes
+    assert redact(f"content: '{css}'", ["Zq8XwV3kLm9P"]) == "content: '***'"
+    assert redact("api\\5f key=\\73 \\6b -abcdefghijklmnop1234") == "api\\5f key=***"
+    assert redact("C:\\data\\bad file") == "C:\\data\\bad file"
     written = base64.a85encode(b"key=Zq8XwV3kLm9P;", adobe=True).decode()
     assert written not in redact(f"out {written}", ["Zq8XwV3kLm9P"])
     for url in ("http://bob\uff1ahunter2secret\uff20db.example.com/x", "http://bob:hunter2secret\uff20db.example.com",
@@ -851,3 +857,29 @@ def test_a_headless_private_key_a_secrets_data_ascii85_and_a_full_width_authorit
         masked = redact(f"see {url}")
         assert "hunter2" not in masked and "tok1234567890" not in masked, masked
         assert url.split("\uff20")[-1] in masked, masked  # the host stays readable
+
+
+@pytest.mark.parametrize("form", ["hex", "hex of a piece", "upper hex", "0x list", "colon hex", "utf-16 hex",
+                                  "base32", "lower base32", "base64 of a piece", "percent of a piece", "quoted-printable",
+                                  "list of characters", "list of bytes", "\\x escapes", "\\u escapes of a piece",
+                                  "entities", "whole in upper case"])
+def test_a_short_secret_or_a_piece_of_it_in_an_encoded_run_is_masked(form):
+    """An 8-character password (and any 6-character piece of it) written by a program in any common encoding."""
+    secret = "Hx7!kQ2m"
+    raw = secret.encode()
+    written = {"hex": raw.hex(), "hex of a piece": raw[1:].hex(), "upper hex": raw.hex().upper(),
+               "0x list": ", ".join(f"0x{b:02X}" for b in raw), "colon hex": raw.hex(":"),
+               "utf-16 hex": secret.encode("utf-16-le").hex(), "base32": base64.b32encode(raw).decode(),
+               "lower base32": base64.b32encode(raw).decode().lower(),
+               "base64 of a piece": base64.b64encode(raw[1:]).decode(),
+               "percent of a piece": "".join(f"%{b:02X}" for b in raw[1:]),
+               "quoted-printable": "".join(f"={b:02X}" for b in raw), "list of characters": str(list(secret)),
+               "list of bytes": str(list(raw)), "\\x escapes": "".join(f"\\x{b:02x}" for b in raw),
+               "\\u escapes of a piece": "".join(f"\\u{ord(c):04x}" for c in secret[:7]),
+               "entities": "".join(f"&#{ord(c)};" for c in secret), "whole in upper case": "sunflowerz".upper()}[form]
+    secrets = [secret, "sunflowerz"]
+    assert written not in redact(f"printed: {written} done", secrets), written
+    from evalkit.models.redaction import mask_echoes
+    assert written not in mask_echoes(f"printed: {written} done", secrets), written
+    ordinary = "sha 48656c6c6f20776f726c64 and [1, 2, 3, 4, 5, 6, 7] and ['a', 'b', 'c', 'd', 'e', 'f'] JBSWY3DP"
+    assert redact(ordinary, secrets) == ordinary

@@ -1,0 +1,174 @@
+"""A known secret, or any piece of it, inside an encoded run of text: base64 (also wrapped in MIME lines), base32,
+hex (bare, ``0x``/``\\x``-prefixed or separated: a hex dump, a Go ``[]byte``), lists of byte values or of
+characters, runs of ``%XX``, ``=XX`` (quoted-printable), ``\\uXXXX`` or ``&#NN;`` escapes, and Ascii85.
+
+Each run is decoded (from every alignment where the encoding has one) and masked whole when its bytes hold any
+``MIN_PIECE``-character piece of a secret, written as UTF-8, UTF-16 or UTF-32 text. :func:`mask_encoded_pieces`
+reads a text once per kind of run, and each run's bytes are searched once for all pieces together, so its time
+grows with the text, not with the number of pieces.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import html
+import re
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+
+__all__ = ["MIN_PIECE", "mask_encoded_pieces"]
+
+MIN_PIECE = 6  # a piece of a secret this long, found in a run's decoding, masks the run
+_MASK = "***"
+_SHORT = 256  # bytes below which a reading is searched window by window
+_ENCODINGS = ("utf-8", "utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be")
+
+
+class _Pieces:
+    """Every ``MIN_PIECE``-character piece of some secrets in each of the encodings, searched for in bytes by
+    their first ``MIN_PIECE`` bytes at once (numpy compares every window of the bytes with all of them), then
+    confirmed whole where one starts: time linear in the bytes, whatever the number of pieces."""
+
+    def __init__(self, secrets: Iterable[str]):
+        pieces = {secret[i:i + MIN_PIECE].encode(encoding, "surrogatepass")
+                  for secret in secrets if isinstance(secret, str) and len(secret) >= MIN_PIECE
+                  for i in range(len(secret) - MIN_PIECE + 1) for encoding in _ENCODINGS}
+        self.by_head: dict[int, list[bytes]] = {}
+        for piece in pieces:
+            self.by_head.setdefault(self._number(piece[:MIN_PIECE]), []).append(piece)
+        self.heads = np.array(sorted(self.by_head), dtype=np.uint64)
+
+    @staticmethod
+    def _number(window: bytes) -> int:
+        return int.from_bytes(window, "little")
+
+    def found_in(self, data: bytes) -> bool:
+        """Whether ``data`` holds one of the pieces."""
+        count = len(data) - MIN_PIECE + 1
+        if count <= 0 or not len(self.heads):
+            return False
+        if count < _SHORT:  # a word's worth: looked up window by window (numpy's set-up would cost more)
+            return any(self._number(data[start:start + MIN_PIECE]) in self.by_head
+                       and any(data.startswith(piece, start) for piece in self.by_head[self._number(data[start:start + MIN_PIECE])])
+                       for start in range(count))
+        values = np.frombuffer(data, dtype=np.uint8).astype(np.uint64)
+        windows = np.zeros(count, dtype=np.uint64)
+        for index in range(MIN_PIECE):
+            windows |= values[index:index + count] << np.uint64(8 * index)
+        for start in np.flatnonzero(np.isin(windows, self.heads)):
+            start = int(start)
+            if any(data.startswith(piece, start) for piece in self.by_head[int(windows[start])]):
+                return True
+        return False
+
+
+def _base64_readings(run: str) -> list[bytes]:
+    """A base64 run (standard or URL-safe, its line breaks raw or escaped) read from each of its first four
+    characters."""
+    body = re.sub(r"\s|\\{1,2}[rn]", "", run).rstrip("=").replace("-", "+").replace("_", "/")
+    readings = []
+    for offset in range(4):
+        piece = body[offset:]
+        piece = piece[:len(piece) - 1] if len(piece) % 4 == 1 else piece
+        try:
+            readings.append(base64.b64decode(piece + "=" * (-len(piece) % 4)))
+        except (binascii.Error, ValueError):
+            continue
+    return readings
+
+
+def _base32_readings(run: str) -> list[bytes]:
+    """A base32 run, in either case, read from each of its first eight characters."""
+    body = run.rstrip("=").upper()
+    readings = []
+    for offset in range(8):
+        piece = body[offset:]
+        piece = piece[:len(piece) - len(piece) % 8] if len(piece) % 8 in (1, 3, 6) else piece
+        try:
+            readings.append(base64.b32decode(piece + "=" * (-len(piece) % 8)))
+        except (binascii.Error, ValueError):
+            continue
+    return readings
+
+
+def _hex_readings(run: str) -> list[bytes]:
+    """A hex run: its pairs of digits (after any ``0x``/``\\x`` prefix or separator); a run of bare digits also
+    from its second digit."""
+    pairs = re.findall(r"(?:0[xX]|\\x)?([0-9A-Fa-f]{2})", run)
+    readings = [bytes.fromhex("".join(pairs))]
+    if re.fullmatch(r"[0-9A-Fa-f]+", run):
+        readings.append(bytes.fromhex(run[1:len(run) - (len(run) - 1) % 2]))
+    return readings
+
+
+def _number_readings(run: str) -> list[bytes]:
+    """A list of byte values (``[72, 120, 55]``, ``72;120;55``)."""
+    values = [int(value) for value in re.findall(r"\d+", run)]
+    return [bytes(values)] if all(value < 256 for value in values) else []
+
+
+def _character_readings(run: str) -> list[bytes]:
+    """A list of one-character strings (``['H', 'x', '7']``)."""
+    return [bytes("".join(re.findall(r"[\"']([^\"'\\])[\"']", run)), "utf-8", "surrogatepass")]
+
+
+def _escape_readings(run: str) -> list[bytes]:
+    """A run of ``%XX``, ``=XX``, ``\\uXXXX`` or ``&#NN;`` escapes."""
+    if run.startswith(("%", "=")):
+        return [bytes.fromhex(run.replace("%", "").replace("=", ""))]
+    if run.startswith("\\u"):
+        text = "".join(chr(int(code, 16)) for code in re.findall(r"\\u([0-9A-Fa-f]{4})", run))
+    else:
+        text = html.unescape(run)
+    return [text.encode("utf-8", "surrogatepass")]
+
+
+def _ascii85_readings(run: str) -> list[bytes]:
+    """An Ascii85 text between ``<~`` and ``~>``."""
+    try:
+        return [base64.a85decode(run[2:-2], ignorechars=b" \t\n\r\v")]
+    except ValueError:
+        return []
+
+
+# Each kind of run and how to read it. A run may end at a separator or a line break that is escaped; every
+# pattern reads a run once (no two ways to split it), so the scan stays linear.
+_RUNS: Sequence[tuple[re.Pattern[str], Callable[[str], list[bytes]]]] = (
+    (re.compile(r"[A-Za-z0-9+/_\-]{8,}(?:(?:\r?\n|(?:\\{1,2}r)?\\{1,2}n)[A-Za-z0-9+/_\-]{1,76})*={0,2}"),
+     _base64_readings),
+    # (in one case, with a digit: words of prose are not read as base32)
+    (re.compile(r"(?<![A-Za-z0-9])(?=[A-Za-z]*[2-7])(?:[A-Z2-7]{10,}|[a-z2-7]{10,})={0,6}(?![A-Za-z0-9])"), _base32_readings),
+    (re.compile(r"(?<![A-Za-z0-9])[0-9A-Fa-f]{12,}(?![0-9A-Za-z])"), _hex_readings),  # also at an odd start
+    (re.compile(r"(?<![A-Za-z0-9])(?:(?:0[xX]|\\x)?[0-9A-Fa-f]{2}(?:, ?|[:;\- ]|\t)?){5,}(?:0[xX]|\\x)?[0-9A-Fa-f]{2}"
+                r"(?![0-9A-Za-z])"), _hex_readings),
+    (re.compile(r"(?<![\w.])\d{1,3}(?:\s*[,;]\s*\d{1,3}){5,}(?![\w.])"), _number_readings),
+    (re.compile(r"[\"'][^\"'\\][\"'](?:\s*,\s*[\"'][^\"'\\][\"']){5,}"), _character_readings),
+    (re.compile(r"(?:%[0-9A-Fa-f]{2}){3,}|(?:=[0-9A-F]{2}){3,}|(?:\\u[0-9A-Fa-f]{4}){3,}|(?:&#(?:[0-9]{1,7}|[xX][0-9A-Fa-f]{1,6});){3,}"),
+     _escape_readings),
+    (re.compile(r"<~[!-uz\s]{1,65536}?~>"), _ascii85_readings),
+)
+
+
+def mask_encoded_pieces(text: str, secrets: Sequence[str]) -> str:
+    """``text`` with each encoded run masked whose decoding holds a piece (``MIN_PIECE`` characters or more) of
+    one of ``secrets``.
+
+    >>> import base64
+    >>> secret = "Hx7!kQ2m"
+    >>> mask_encoded_pieces(f"hex {secret[1:].encode().hex()} b64 {base64.b64encode(b'u:' + secret.encode()).decode()}",
+    ...                     [secret])
+    'hex *** b64 ***'
+    >>> mask_encoded_pieces(f"{list(secret)} and {list(secret.encode())} and 48656c6c6f20776f726c64", [secret])
+    '[***] and [***] and 48656c6c6f20776f726c64'
+    """
+    pieces = _Pieces(secrets)
+    if not pieces.by_head:
+        return text
+
+    def masked(run: re.Match, read: Callable[[str], list[bytes]]) -> str:
+        return _MASK if any(pieces.found_in(reading) for reading in read(run[0])) else run[0]
+
+    for pattern, read in _RUNS:
+        text = pattern.sub(lambda run: masked(run, read), text)
+    return text
