@@ -49,9 +49,11 @@ class _Pieces:
         if count <= 0 or not len(self.heads):
             return False
         if count < _SHORT:  # a word's worth: looked up window by window (numpy's set-up would cost more)
-            return any(self._number(data[start:start + MIN_PIECE]) in self.by_head
-                       and any(data.startswith(piece, start) for piece in self.by_head[self._number(data[start:start + MIN_PIECE])])
-                       for start in range(count))
+            for start in range(count):
+                head = self._number(data[start:start + MIN_PIECE])
+                if head in self.by_head and any(data.startswith(piece, start) for piece in self.by_head[head]):
+                    return True
+            return False
         values = np.frombuffer(data, dtype=np.uint8).astype(np.uint64)
         windows = np.zeros(count, dtype=np.uint64)
         for index in range(MIN_PIECE):
@@ -138,13 +140,15 @@ _RUNS: Sequence[tuple[re.Pattern[str], Callable[[str], list[bytes]]]] = (
     (re.compile(r"[A-Za-z0-9+/_\-]{8,}(?:(?:\r?\n|(?:\\{1,2}r)?\\{1,2}n)[A-Za-z0-9+/_\-]{1,76})*={0,2}"),
      _base64_readings),
     # (in one case, with a digit: words of prose are not read as base32)
-    (re.compile(r"(?<![A-Za-z0-9])(?=[A-Za-z]*[2-7])(?:[A-Z2-7]{10,}|[a-z2-7]{10,})={0,6}(?![A-Za-z0-9])"), _base32_readings),
+    (re.compile(r"(?<![A-Za-z0-9])(?=[A-Za-z]*[2-7])(?:[A-Z2-7]{10,}|[a-z2-7]{10,})={0,6}(?![A-Za-z0-9])"),
+     _base32_readings),
     (re.compile(r"(?<![A-Za-z0-9])[0-9A-Fa-f]{12,}(?![0-9A-Za-z])"), _hex_readings),  # also at an odd start
     (re.compile(r"(?<![A-Za-z0-9])(?:(?:0[xX]|\\x)?[0-9A-Fa-f]{2}(?:, ?|[:;\- ]|\t)?){5,}(?:0[xX]|\\x)?[0-9A-Fa-f]{2}"
                 r"(?![0-9A-Za-z])"), _hex_readings),
     (re.compile(r"(?<![\w.])\d{1,3}(?:\s*[,;]\s*\d{1,3}){5,}(?![\w.])"), _number_readings),
     (re.compile(r"[\"'][^\"'\\][\"'](?:\s*,\s*[\"'][^\"'\\][\"']){5,}"), _character_readings),
-    (re.compile(r"(?:%[0-9A-Fa-f]{2}){3,}|(?:=[0-9A-F]{2}){3,}|(?:\\u[0-9A-Fa-f]{4}){3,}|(?:&#(?:[0-9]{1,7}|[xX][0-9A-Fa-f]{1,6});){3,}"),
+    (re.compile(r"(?:%[0-9A-Fa-f]{2}){3,}|(?:=[0-9A-F]{2}){3,}|(?:\\u[0-9A-Fa-f]{4}){3,}"
+                r"|(?:&#(?:[0-9]{1,7}|[xX][0-9A-Fa-f]{1,6});){3,}"),
      _escape_readings),
     (re.compile(r"<~[!-uz\s]{1,65536}?~>"), _ascii85_readings),
 )
