@@ -4,8 +4,9 @@ Run as a script (nbformat and jupytext, no part of the kit), under the memory, C
 limits :func:`evalkit.course.worker.read_submission` sets: parsing a hostile file can cost memory and time out
 of all proportion to its size (a YAML alias bomb in a MyST file's front matter or a cell's options, expanded
 when the notebook is copied or written), and that cost falls on this process, never on the grader's. Writes
-one JSON object to its standard output: ``{"notebook": ...}`` (nbformat 4, validated when it came as
-``.ipynb``) or ``{"error": "TypeName: message"}``.
+one JSON object to its standard output: ``{"notebook": ..., "written": N}`` (nbformat 4, validated when it came
+as ``.ipynb``, and the length of its text as the grader writes it for the run) or ``{"error": "TypeName:
+message"}``.
 """
 import json
 import sys
@@ -47,7 +48,8 @@ def main() -> int:
         deepest = _depth(notebook)
         if deepest > MAX_DEPTH:  # indented for its run, each level costs every line below it: tens of times the size
             raise ValueError(f"its JSON is nested {deepest} deep (a notebook needs at most {MAX_DEPTH})")
-        text = json.dumps({"notebook": notebook})
+        # how long it is once written out for its run (indented: each level repeats on every line below it)
+        text = json.dumps({"notebook": notebook, "written": len(nbformat.writes(notebook))})
     except Exception as error:  # JSON errors, schema errors, undecodable bytes, MemoryError, RecursionError
         text = json.dumps({"error": f"{type(error).__name__}: {str(error)[:400]}"})
     sys.stdout.write(text)

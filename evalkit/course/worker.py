@@ -131,6 +131,11 @@ def _read_in_child(path: Path, suffix: str, seconds: float, memory_bytes: int) -
         return {"error": result["error"]}
     if not isinstance(result, dict) or not isinstance(result.get("notebook"), dict):
         return {"error": f"its parsing did not finish {within}"}
+    written = result.get("written")
+    if not isinstance(written, int) or written > READ_GROWTH * size + 2**20:  # the text the grader keeps for its run
+        return {"error": f"it grows from {size:,} bytes to {written:,} when written out for its run (more than "
+                         f"{READ_GROWTH} times its size: deeply nested metadata?)" if isinstance(written, int)
+                else f"its parsing did not finish {within}"}
     try:
         return {"notebook": nbformat.from_dict(result["notebook"])}
     except RecursionError:

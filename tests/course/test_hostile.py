@@ -658,3 +658,22 @@ def test_a_notebook_nested_past_any_chapters_depth_is_refused_before_the_grader_
     path.write_text(nbformat.writes(notebook))
     with pytest.raises(NotASubmission, match=r"JSON is nested \d+ deep"):
         read_submission(path)
+
+
+def test_a_notebook_that_grows_past_its_limit_when_written_for_its_run_is_refused(tmp_path):
+    """A list nested 27 deep (under the depth limit) holding 1.5 million zeros is 3 MB of compact JSON, and 52 MB
+    once indented for its run: the grader would keep 17 times the file per notebook. Its written length, measured
+    in the reading child, is held to the same growth limit as its parsing."""
+    import nbformat
+    from evalkit.course.worker import NotASubmission, read_submission
+
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])
+    deep: list = [0] * 1_500_000
+    for _ in range(26):
+        deep = [deep]
+    notebook.cells[0].metadata["deep"] = deep
+    path = tmp_path / "mallory" / "04_pairwise_judge.ipynb"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(notebook, separators=(",", ":")))
+    with pytest.raises(NotASubmission, match="when written out for its run"):
+        read_submission(path)
