@@ -2,7 +2,9 @@
 process group; its record filed with credentials masked."""
 from __future__ import annotations
 
+import codecs
 import json
+import mmap
 import os
 import signal
 import subprocess
@@ -174,22 +176,44 @@ def _run_command(unit: GridUnit, folder: Path, secrets: list[str]) -> dict[str, 
     return _public(_json_result(raw_stdout), shared)
 
 
-_TEXT_FILES = (".ipynb", ".json", ".jsonl", ".txt", ".log", ".md", ".html", ".csv")
+_TEXT_BYTES = 64 * 2**20  # a larger file is masked as bytes (read by mmap, never whole)
+
+
+def _mask_bytes_in_place(path: Path, secrets: list[str]) -> None:
+    """Overwrite each of ``secrets`` (as UTF-8, UTF-16 or UTF-32 bytes) in ``path`` with as many ``*``: a binary
+    file (a checkpoint, a picture, a parquet table) keeps its length and so its format's offsets."""
+    forms = {secret.encode(encoding, "surrogatepass") for secret in secrets if len(secret) >= 4
+             for encoding in ("utf-8", "utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be")}
+    with open(path, "r+b") as handle, mmap.mmap(handle.fileno(), 0) as data:
+        for form in sorted(forms, key=len, reverse=True):
+            index = data.find(form)
+            while index >= 0:
+                data[index:index + len(form)] = b"*" * len(form)
+                index = data.find(form, index + len(form))
 
 
 def _scrub_folder(folder: Path, secrets: list[str]) -> None:
-    """Mask credentials in the text files a unit left in its folder (an executed notebook shows its
-    parameters cell)."""
-    for path in folder.rglob("*"):
-        if path.suffix not in _TEXT_FILES or not path.is_file():
+    """Mask credentials in every file a unit left in its folder (an executed notebook shows its parameters cell;
+    a command may write files there too): a text (UTF-8, or UTF-16/UTF-32 with its byte-order mark) through the
+    redaction, and any other file, or one over 64 MB, by overwriting the secrets' bytes. Links are not followed."""
+    boms = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"),
+            (codecs.BOM_UTF16_BE, "utf-16"), (b"", "utf-8"))
+    for path in sorted(folder.rglob("*")):
+        if path.is_symlink() or not path.is_file() or path.stat().st_size == 0:
             continue
+        if path.stat().st_size > _TEXT_BYTES:
+            _mask_bytes_in_place(path, secrets)
+            continue
+        data = path.read_bytes()
+        encoding = next(name for bom, name in boms if data.startswith(bom))
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+            text = data.decode(encoding)
+        except UnicodeDecodeError:
+            _mask_bytes_in_place(path, [*secrets, *output_secrets(data.decode("latin-1"))])
             continue
         masked = redact(text, [*secrets, *output_secrets(text)])
         if masked != text:
-            path.write_text(masked, encoding="utf-8")
+            path.write_bytes(masked.encode(encoding))
 
 
 def run_unit(unit: GridUnit, out_dir: str) -> dict[str, Any]:
@@ -208,8 +232,7 @@ def run_unit(unit: GridUnit, out_dir: str) -> dict[str, Any]:
         record.update(status="failed", error=redact(f"{type(error).__name__}: {error}", secrets),
                       traceback=redact(traceback.format_exc(limit=6), secrets))
     record["seconds"] = time.perf_counter() - started
-    if unit.kind == "notebook":
-        _scrub_folder(folder, secrets)
+    _scrub_folder(folder, secrets)  # a notebook's executed copy, and any file a command wrote there
     # Filed here too, not only by the driver: a driver killed while this worker ran loses nothing it did.
     _write_record(Path(out_dir), unit, record)
     return record

@@ -329,3 +329,33 @@ def test_string_values_holding_arguments_or_key_files_are_masked():
     assert _secrets("--password Gu01-extra --seed 3", "extra_args") == ["Gu01-extra"]
     assert "Gu02-kube" in _secrets("users:\n- name: a\n  user:\n    token: Gu02-kube\n", "kubeconfig")
     assert _secrets("count the tokens of a password reset mail", "prompt") == []
+
+
+def test_files_a_command_writes_into_its_unit_folder_are_scrubbed_whatever_their_kind(tmp_path, capfd, monkeypatch):
+    """A command that finds its unit's folder and writes the environment's password there, as YAML, TSV, UTF-16
+    text, Latin-1 text and binary bytes: each file is masked (text through the redaction; other bytes overwritten
+    in place, so a binary file keeps its length)."""
+    monkeypatch.setenv("DB_PASSWORD", "Gs01-scrubme")
+    write = '''import glob, os
+secret = os.environ["DB_PASSWORD"]
+folder = glob.glob("out/units/*")[0]
+open(os.path.join(folder, "notes.yaml"), "w").write("db:\\n  pw: " + secret + "\\n")
+open(os.path.join(folder, "rows.tsv"), "w").write("name\\tvalue\\nx\\t" + secret + "\\n")
+open(os.path.join(folder, "wide.txt"), "w", encoding="utf-16").write("value " + secret)
+open(os.path.join(folder, "latin.txt"), "wb").write(b"caf\\xe9 " + secret.encode())
+open(os.path.join(folder, "blob.bin"), "wb").write(b"\\x00\\xff\\x10" + secret.encode() + b"\\x00\\x01")
+print('{"ok": 1}')
+'''
+    spec = tmp_path / "grid.yml"
+    spec.write_text(yaml.safe_dump({"name": "files", "kind": "command", "out": "out", "retries": 0, "workers": 1,
+                                    "command": [sys.executable, "-c", write, "{seed}"], "grid": {"seed": [1]}}))
+    code = main(["grid", "--spec", str(spec)])
+    printed = "".join(capfd.readouterr())
+    assert code == 0, printed
+    folder = next((tmp_path / "out" / "units").iterdir())
+    for path in folder.iterdir():
+        data = path.read_bytes()
+        for encoding in ("utf-8", "utf-16-le"):
+            assert "Gs01-scrubme".encode(encoding) not in data, (path.name, data[:200])
+    assert len((folder / "blob.bin").read_bytes()) == 3 + len("Gs01-scrubme") + 2
+    assert (folder / "wide.txt").read_text(encoding="utf-16").startswith("value ")
