@@ -59,12 +59,29 @@ def _secrets_of(environ: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
                 found.extend(_query_secrets(url) + _path_keys(url))
             # ... and a password holding a comma, which the list's split above cut off before its "@"
             found.extend(password for password in _COMMA_PASSWORD.findall(value) if "," in password)
-            found.extend(_named_values(value) + _option_values(value) + _json_values(value))
-            found.extend(value[start:end] for start, end in shaped_spans(value, KEY_SHAPES))
+            for text in (value, *_base64_text(value)):  # a file passed base64-encoded (KUBECONFIG_DATA)
+                found.extend(_named_values(text) + _option_values(text) + _json_values(text))
+                found.extend(text[start:end] for start, end in shaped_spans(text, KEY_SHAPES))
             if re.search(r"(?i)mysql|mariadb", name):  # MYSQL_OPTS="-u root -pPASS"
                 found.extend(re.findall(r"(?:^|\s)-p([^\s\"']+)", value))
     found += [password for value in list(found) for password in _basic_password(value)]
     return tuple(value for value in dict.fromkeys(found) if len(value) >= MIN_FRAGMENT)
+
+
+def _base64_text(value: str) -> list[str]:
+    """The text a value of 16 or more base64 characters encodes, when it is printable text (a configuration
+    file passed in a variable), else nothing.
+
+    >>> _base64_text("dG9rZW46IGt1YmUtdDBrOQo="), _base64_text("AAECAwQFBgcICQoLDA0ODw==")
+    (['token: kube-t0k9\\n'], [])
+    """
+    if not re.fullmatch(r"[A-Za-z0-9+/]{16,}={0,2}", value.strip()):
+        return []
+    try:
+        decoded = base64.b64decode(value.strip() + "=" * (-len(value.strip()) % 4)).decode("utf-8")
+    except ValueError:
+        return []
+    return [decoded] if all(c.isprintable() or c in "\r\n\t" for c in decoded) else []
 
 
 def _basic_password(value: str) -> list[str]:

@@ -883,3 +883,13 @@ def test_a_short_secret_or_a_piece_of_it_in_an_encoded_run_is_masked(form):
     assert written not in mask_echoes(f"printed: {written} done", secrets), written
     ordinary = "sha 48656c6c6f20776f726c64 and [1, 2, 3, 4, 5, 6, 7] and ['a', 'b', 'c', 'd', 'e', 'f'] JBSWY3DP"
     assert redact(ordinary, secrets) == ordinary
+
+
+def test_a_credential_inside_a_base64_encoded_file_in_the_environment_is_a_secret():
+    """A kubeconfig or a settings file passed base64-encoded under a neutral name (KUBECONFIG_DATA): its token is
+    read from the decoded text; base64 of binary data under such a name is no secret."""
+    from evalkit.models.redaction import environment_secrets
+
+    config = base64.b64encode(b"apiVersion: v1\nusers:\n- name: admin\n  user:\n    token: kube-T0kQ9xZ\n").decode()
+    found = environment_secrets({"KUBECONFIG_DATA": config, "IMAGE_DIGEST": "AAECAwQFBgcICQoLDA0ODw=="})
+    assert found == ["kube-T0kQ9xZ"], found
