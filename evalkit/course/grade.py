@@ -112,6 +112,9 @@ class _Run:
     kept: dict[str, bytes] = field(default_factory=dict)
 
 
+READ_BUDGET = 300.0  # seconds of reading one student's files may take in all; past it, the rest are refused
+
+
 def grade(submissions_dir: str | Path, out_dir: str | Path, *, timeout: float = 900.0, progress: bool = False,
           params: str | Path | None = None, key: str | Path | None = None, trusted: bool = False,
           replace: bool = False, limits: Limits | None = None) -> GradeRun:
@@ -159,11 +162,20 @@ def grade(submissions_dir: str | Path, out_dir: str | Path, *, timeout: float = 
         runs = [_Run(number, entry) for number, entry in enumerate(intake(folder, copies))]
         stub = checks_stub(private) if isolation.namespace else None
         hide = [folder.resolve(), out.resolve(), copies, Path(key_dir).resolve()]
+        reading: dict[str, float] = {}  # seconds spent reading each student's files
         for run in runs:
+            student = run.entry.student
+            if reading.get(student, 0.0) > READ_BUDGET and run.entry.copy is not None:
+                run.status = "refused: too slow to read"
+                run.problem = (f"the student's files took more than {READ_BUDGET:g} s to read in all (many or huge "
+                               "cells?); the rest are not read")
+                continue
+            started = time.monotonic()
             try:
                 _plan(run, params, read_seconds=min(timeout, READ_SECONDS))
             except Exception as error:  # whatever one submission is, the class is graded
                 run.status, run.problem = "crashed", f"the grader could not read this submission ({type(error).__name__})"
+            reading[student] = reading.get(student, 0.0) + time.monotonic() - started
         refuse_several(runs)
         for run in runs:
             started = time.monotonic()

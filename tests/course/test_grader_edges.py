@@ -161,3 +161,23 @@ print("marker", os.path.isfile(os.path.join(cache, "models/m/.verified")))
     assert all(f"{name} ''" in said for name in CACHE_CREDENTIALS + ("linked",)), said
     assert all(f"{name} 'model {name}'" in said for name in CACHE_MODEL_FILES), said
     assert "marker True" in said, said  # an empty file, not /dev/null: the kit still finds its checked models
+
+
+def test_a_student_whose_files_take_too_long_to_read_gets_the_rest_refused(tmp_path, monkeypatch):
+    """A MyST file of 100,000 empty cells costs 16 s to parse and 200 files are allowed per student: one student
+    could hold the class for hours before any notebook runs. Past the reading budget (0 s here, so after the first
+    file), a student's other files get rows "refused: too slow to read" and are not read."""
+    import evalkit.course.grade as grading
+
+    monkeypatch.setattr(grading, "READ_BUDGET", 0.0)
+    folder = tmp_path / "class"
+    for name in ("a.md", "b.md", "c.md"):
+        (folder / "eve" / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / "eve" / name).write_text("# notes\n\nno code here\n")
+    (folder / "zed" / "notes.md").parent.mkdir(parents=True)
+    (folder / "zed" / "notes.md").write_text("# notes\n")
+    run = grade(folder, tmp_path / "grades", timeout=30, key=tmp_path / "key", trusted=True)
+    rows = [(row.student, row.submission, row.status) for row in run.rows]
+    assert rows == [("eve", "eve/a.md", "not a notebook"), ("eve", "eve/b.md", "refused: too slow to read"),
+                    ("eve", "eve/c.md", "refused: too slow to read"), ("zed", "zed/notes.md", "not a notebook")], rows
+    assert "took more than 0 s to read" in run.rows[1].reason
