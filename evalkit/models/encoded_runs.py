@@ -3,7 +3,7 @@ hex (bare, ``0x``/``\\x``-prefixed or separated: a hex dump, a Go ``[]byte``), l
 characters, runs of ``%XX``, ``=XX`` (quoted-printable), ``\\uXXXX`` or ``&#NN;`` escapes, and Ascii85.
 
 Each run is decoded (from every alignment where the encoding has one) and masked whole when its bytes hold any
-``MIN_PIECE``-character piece of a secret, written as UTF-8, UTF-16 or UTF-32 text. :func:`mask_encoded_pieces`
+``MIN_PIECE``-character piece of a secret, written as UTF-8, UTF-16 or UTF-32 text (or Latin-1). :func:`mask_encoded_pieces`
 reads a text once per kind of run, and each run's bytes are searched once for all pieces together, so its time
 grows with the text, not with the number of pieces.
 """
@@ -34,6 +34,9 @@ class _Pieces:
         pieces = {secret[i:i + MIN_PIECE].encode(encoding, "surrogatepass")
                   for secret in secrets if isinstance(secret, str) and len(secret) >= MIN_PIECE
                   for i in range(len(secret) - MIN_PIECE + 1) for encoding in _ENCODINGS}
+        pieces |= {secret[i:i + MIN_PIECE].encode("latin-1") for secret in secrets  # a non-ASCII secret in Latin-1
+                   if isinstance(secret, str) and len(secret) >= MIN_PIECE and not secret.isascii()
+                   and all(ord(c) < 256 for c in secret) for i in range(len(secret) - MIN_PIECE + 1)}
         self.by_head: dict[int, list[bytes]] = {}
         for piece in pieces:
             self.by_head.setdefault(self._number(piece[:MIN_PIECE]), []).append(piece)

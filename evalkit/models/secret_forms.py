@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import unicodedata
 from typing import Iterable, Sequence
 from urllib.parse import quote, unquote
 
@@ -128,10 +129,29 @@ def _variants(secrets: Iterable[str]) -> list[str]:
             continue
         quoted = quote(secret.encode("utf-8", "surrogatepass"), safe="")  # a lone surrogate (an undecodable byte)
         for variant in (secret, quoted, unquote(secret), json.dumps(secret)[1:-1], secret.replace(" ", "+"),
-                        secret.replace(" ", "_")):  # a passphrase form-encoded, or joined
+                        secret.replace(" ", "_"), *_other_unicode(secret)):  # a passphrase form-encoded, or joined
             if len(variant) >= _MIN_SECRET:
                 found.add(variant)
     return sorted(found, key=len, reverse=True)
+
+
+def _other_unicode(secret: str) -> list[str]:
+    """A secret with letters beyond ASCII as other programs write it: decomposed or composed (NFD, NFC), its
+    UTF-8 bytes read as Latin-1 or Windows-1252 (mojibake), and percent-encoded in Latin-1.
+
+    >>> _other_unicode("Pässwörd9!"), _other_unicode("ascii-only")
+    (['Pa\u0308sswo\u0308rd9!', 'PÃ¤sswÃ¶rd9!', 'P%E4ssw%F6rd9%21'], [])
+    """
+    if secret.isascii():
+        return []
+    forms = [unicodedata.normalize(form, secret) for form in ("NFD", "NFC")]
+    raw = secret.encode("utf-8", "surrogatepass")
+    forms += [raw.decode(encoding, "replace") for encoding in ("latin-1", "cp1252")]
+    try:
+        forms.append(quote(secret.encode("latin-1"), safe=""))
+    except UnicodeEncodeError:
+        pass
+    return [form for form in dict.fromkeys(forms) if form != secret]
 
 
 def _mask_fragments(text: str, secrets: Sequence[str]) -> str:
@@ -162,7 +182,9 @@ def _mask_fragments(text: str, secrets: Sequence[str]) -> str:
             run = text[start:index]
             # an ordinary word stays unless it is a whole secret, in any case (a password "sunflowerz" printed
             # "SUNFLOWERZ")
-            kept = _ordinary_word(run) and not any(secret.lower() in run.lower() for secret in secrets)
+            # (nor a piece of a secret made of letters only: a passphrase's words are the secret)
+            kept = _ordinary_word(run) and not any(secret.lower() in run.lower() or (secret.isalpha() and run.lower()
+                                                   in secret.lower()) for secret in secrets)
             out.append(run if kept else MASK)
         else:
             out.append(text[index])

@@ -6,6 +6,8 @@ import base64
 import json
 import sqlite3
 import traceback
+import unicodedata
+from urllib.parse import quote
 
 import pytest
 
@@ -893,3 +895,15 @@ def test_a_credential_inside_a_base64_encoded_file_in_the_environment_is_a_secre
     config = base64.b64encode(b"apiVersion: v1\nusers:\n- name: admin\n  user:\n    token: kube-T0kQ9xZ\n").decode()
     found = environment_secrets({"KUBECONFIG_DATA": config, "IMAGE_DIGEST": "AAECAwQFBgcICQoLDA0ODw=="})
     assert found == ["kube-T0kQ9xZ"], found
+
+
+def test_a_passphrases_words_and_a_non_ascii_secret_in_other_writings_are_masked():
+    """A piece of a letters-only passphrase is the secret however word-like (``correcthorse``); a secret with
+    accented letters echoed decomposed (NFD), as mojibake, percent-encoded or hex in Latin-1."""
+    passphrase = "correcthorsebatterystaple"
+    for piece in ("correcthorse", "horsebattery", "CORRECTHORSE"):
+        assert piece not in redact(f"echo {piece} done", [passphrase]), piece
+    secret = "Pässwörd9!xZ"
+    for written in (unicodedata.normalize("NFD", secret), secret.encode().decode("latin-1"),
+                    quote(secret.encode("latin-1")), secret.encode("latin-1").hex()):
+        assert redact(f"echo {written} done", [secret]) == "echo *** done", written
