@@ -195,25 +195,39 @@ def _mask_bytes_in_place(path: Path, secrets: list[str]) -> None:
 def _scrub_folder(folder: Path, secrets: list[str]) -> None:
     """Mask credentials in every file a unit left in its folder (an executed notebook shows its parameters cell;
     a command may write files there too): a text (UTF-8, or UTF-16/UTF-32 with its byte-order mark) through the
-    redaction, and any other file, or one over 64 MB, by overwriting the secrets' bytes. Links are not followed."""
-    boms = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"),
-            (codecs.BOM_UTF16_BE, "utf-16"), (b"", "utf-8"))
+    redaction, and any other file, or one over 64 MB, by overwriting the secrets' bytes. Links are not followed;
+    a file that cannot be scrubbed, even made writable, is removed (it may hold a secret)."""
     for path in sorted(folder.rglob("*")):
         if path.is_symlink() or not path.is_file() or path.stat().st_size == 0:
             continue
-        if path.stat().st_size > _TEXT_BYTES:
-            _mask_bytes_in_place(path, secrets)
-            continue
-        data = path.read_bytes()
-        encoding = next(name for bom, name in boms if data.startswith(bom))
         try:
-            text = data.decode(encoding)
-        except UnicodeDecodeError:
-            _mask_bytes_in_place(path, [*secrets, *output_secrets(data.decode("latin-1"))])
-            continue
-        masked = redact(text, [*secrets, *output_secrets(text)])
-        if masked != text:
-            path.write_bytes(masked.encode(encoding))
+            _scrub_file(path, secrets)
+        except OSError:
+            try:
+                path.chmod(path.stat().st_mode | 0o600)
+                _scrub_file(path, secrets)
+            except OSError:
+                path.unlink(missing_ok=True)
+
+
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"),
+         (codecs.BOM_UTF16_BE, "utf-16"), (b"", "utf-8"))
+
+
+def _scrub_file(path: Path, secrets: list[str]) -> None:
+    if path.stat().st_size > _TEXT_BYTES:
+        _mask_bytes_in_place(path, secrets)
+        return
+    data = path.read_bytes()
+    encoding = next(name for bom, name in _BOMS if data.startswith(bom))
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError:
+        _mask_bytes_in_place(path, secrets)
+        return
+    masked = redact(text, [*secrets, *output_secrets(text)])
+    if masked != text:
+        path.write_bytes(masked.encode(encoding))
 
 
 def run_unit(unit: GridUnit, out_dir: str) -> dict[str, Any]:
