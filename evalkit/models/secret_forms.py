@@ -182,9 +182,11 @@ def _mask_fragments(text: str, secrets: Sequence[str]) -> str:
             run = text[start:index]
             # an ordinary word stays unless it is a whole secret, in any case (a password "sunflowerz" printed
             # "SUNFLOWERZ")
-            # (nor a piece of a secret made of letters only: a passphrase's words are the secret)
-            kept = _ordinary_word(run) and not any(secret.lower() in run.lower() or (secret.isalpha() and run.lower()
-                                                   in secret.lower()) for secret in secrets)
+            # (nor a piece of a secret made of letters only, or half of one: a passphrase's words are the secret)
+            kept = _ordinary_word(run) and not any(
+                secret.lower() in run.lower() or (run.lower() in secret.lower()
+                                                  and (secret.isalpha() or 2 * len(run) >= len(secret)))
+                for secret in secrets)
             out.append(run if kept else MASK)
         else:
             out.append(text[index])

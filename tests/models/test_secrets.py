@@ -903,6 +903,7 @@ def test_a_passphrases_words_and_a_non_ascii_secret_in_other_writings_are_masked
     passphrase = "correcthorsebatterystaple"
     for piece in ("correcthorse", "horsebattery", "CORRECTHORSE"):
         assert piece not in redact(f"echo {piece} done", [passphrase]), piece
+    assert "correcthorse" not in redact("echo correcthorse done", ["Tr0ub4dor&3-correcthorse"])  # half of it
     secret = "Pässwörd9!xZ"
     for written in (unicodedata.normalize("NFD", secret), secret.encode().decode("latin-1"),
                     quote(secret.encode("latin-1")), secret.encode("latin-1").hex()):
