@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import sqlite3
+import textwrap
 import traceback
 import unicodedata
 from urllib.parse import quote
@@ -864,7 +865,7 @@ def test_a_headless_private_key_a_secrets_data_ascii85_and_a_full_width_authorit
 @pytest.mark.parametrize("form", ["hex", "hex of a piece", "upper hex", "0x list", "colon hex", "utf-16 hex",
                                   "base32", "lower base32", "base64 of a piece", "percent of a piece", "quoted-printable",
                                   "list of characters", "list of bytes", "\\x escapes", "\\u escapes of a piece",
-                                  "entities", "whole in upper case"])
+                                  "entities", "whole in upper case", "base64 in lines of four"])
 def test_a_short_secret_or_a_piece_of_it_in_an_encoded_run_is_masked(form):
     """An 8-character password (and any 6-character piece of it) written by a program in any common encoding."""
     secret = "Hx7!kQ2m"
@@ -878,7 +879,8 @@ def test_a_short_secret_or_a_piece_of_it_in_an_encoded_run_is_masked(form):
                "quoted-printable": "".join(f"={b:02X}" for b in raw), "list of characters": str(list(secret)),
                "list of bytes": str(list(raw)), "\\x escapes": "".join(f"\\x{b:02x}" for b in raw),
                "\\u escapes of a piece": "".join(f"\\u{ord(c):04x}" for c in secret[:7]),
-               "entities": "".join(f"&#{ord(c)};" for c in secret), "whole in upper case": "sunflowerz".upper()}[form]
+               "entities": "".join(f"&#{ord(c)};" for c in secret), "whole in upper case": "sunflowerz".upper(),
+               "base64 in lines of four": "\n".join(textwrap.wrap(base64.b64encode(b"u:" + raw).decode(), 4))}[form]
     secrets = [secret, "sunflowerz"]
     assert written not in redact(f"printed: {written} done", secrets), written
     from evalkit.models.redaction import mask_echoes
