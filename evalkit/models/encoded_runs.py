@@ -1,6 +1,7 @@
 """A known secret, or any piece of it, inside an encoded run of text: base64 (also wrapped in MIME lines), base32,
-hex (bare, ``0x``/``\\x``-prefixed or separated: a hex dump, a Go ``[]byte``), lists of byte values or of
-characters, runs of ``%XX``, ``=XX`` (quoted-printable), ``\\uXXXX`` or ``&#NN;`` escapes, and Ascii85.
+hex (bare, ``0x``/``\\x``-prefixed or separated: a Go ``[]byte``; a dump over several lines), lists of byte
+values or of characters (also numpy's, without commas), single characters joined by a separator, runs of
+``%XX``, ``=XX`` (quoted-printable), ``\\uXXXX``, ``&#NN;`` or octal escapes, and Ascii85.
 
 Each run is decoded (from every alignment where the encoding has one) and masked whole when its bytes hold any
 ``MIN_PIECE``-character piece of a secret, written as UTF-8, UTF-16 or UTF-32 text (or Latin-1). :func:`mask_encoded_pieces`
@@ -118,6 +119,29 @@ def _character_readings(run: str) -> list[bytes]:
     return [bytes("".join(re.findall(r"[\"']([^\"'\\])[\"']", run)), "utf-8", "surrogatepass")]
 
 
+def _joined_readings(run: str) -> list[bytes]:
+    """Single characters joined by one separator (``P,w,9,x``): every character but the separators."""
+    step = 3 if ", " in run[:3] else 2
+    return [run[::step].encode("utf-8", "surrogatepass")]
+
+
+def _dump_readings(run: str) -> list[bytes]:
+    """A hex dump's lines: after each line's offset, its hex groups up to the first word that is not one (the
+    text column)."""
+    digits = []
+    for line in run.splitlines():
+        for word in line.split()[1:]:
+            if not re.fullmatch(r"[0-9A-Fa-f]{2}|[0-9A-Fa-f]{4}", word):
+                break
+            digits.append(word)
+    return [bytes.fromhex("".join(digits))]
+
+
+def _octal_readings(run: str) -> list[bytes]:
+    """Octal escapes of one to three digits (``\\120\\167``), one byte each."""
+    return [bytes(int(code, 8) & 0xFF for code in re.findall(r"\\([0-7]{1,3})", run))]
+
+
 def _escape_readings(run: str) -> list[bytes]:
     """A run of ``%XX``, ``=XX``, ``\\uXXXX`` or ``&#NN;`` escapes."""
     if run.startswith(("%", "=")):
@@ -147,10 +171,17 @@ _RUNS: Sequence[tuple[re.Pattern[str], Callable[[str], list[bytes]]]] = (
     (re.compile(r"(?<![A-Za-z0-9])(?=[A-Za-z]*[2-7])(?:[A-Z2-7]{10,}|[a-z2-7]{10,})={0,6}(?![A-Za-z0-9])"),
      _base32_readings),
     (re.compile(r"(?<![A-Za-z0-9])[0-9A-Fa-f]{12,}(?![0-9A-Za-z])"), _hex_readings),  # also at an odd start
-    (re.compile(r"(?<![A-Za-z0-9])(?:(?:0[xX]|\\x)?[0-9A-Fa-f]{2}(?:, ?|[:;\- ]|\t)?){5,}(?:0[xX]|\\x)?[0-9A-Fa-f]{2}"
+    (re.compile(r"(?<![A-Za-z0-9])(?:(?:0[xX]|\\x)?[0-9A-Fa-f]{2}(?:, ?|[:;\-]|[ ]{1,2}|\t)?){5,}(?:0[xX]|\\x)?[0-9A-Fa-f]{2}"
                 r"(?![0-9A-Za-z])"), _hex_readings),
-    (re.compile(r"(?<![\w.])\d{1,3}(?:\s*[,;]\s*\d{1,3}){5,}(?![\w.])"), _number_readings),
-    (re.compile(r"[\"'][^\"'\\][\"'](?:\s*,\s*[\"'][^\"'\\][\"']){5,}"), _character_readings),
+    # byte values joined by commas, semicolons or spaces (a list, numpy's print, od -tu1)
+    (re.compile(r"(?<![\w.])\d{1,3}(?:(?:\s*[,;]\s*|[ \t]+)\d{1,3}){5,}(?![\w.])"), _number_readings),
+    (re.compile(r"[\"'][^\"'\\][\"'](?:\s*,?\s*[\"'][^\"'\\][\"']){5,}"), _character_readings),
+    # single characters joined by one separator repeated (P,w,9,x or P w 9 x)
+    (re.compile(r"(?<!\S)[^\s,;](?P<joint>[,;]|[ ]|, )(?:[^\s,;](?P=joint)){4,}[^\s,;](?!\S)"), _joined_readings),
+    # a hex dump over several lines (xxd, hexdump -C, od -tx1): its hex columns read as one run
+    (re.compile(r"(?m)(?:^[0-9A-Fa-f]{4,8}:?[ \t]+[0-9A-Fa-f]{2,4}(?:[ \t]+[0-9A-Fa-f]{2,4})*[^\n]*(?:\n|$))+"),
+     _dump_readings),
+    (re.compile(r"(?:\\[0-7]{1,3}){4,}"), _octal_readings),  # octal escapes of any width (\120\167\71)
     (re.compile(r"(?:%[0-9A-Fa-f]{2}){3,}|(?:=[0-9A-F]{2}){3,}|(?:\\u[0-9A-Fa-f]{4}){3,}"
                 r"|(?:&#(?:[0-9]{1,7}|[xX][0-9A-Fa-f]{1,6});){3,}"),
      _escape_readings),

@@ -865,7 +865,9 @@ def test_a_headless_private_key_a_secrets_data_ascii85_and_a_full_width_authorit
 @pytest.mark.parametrize("form", ["hex", "hex of a piece", "upper hex", "0x list", "colon hex", "utf-16 hex",
                                   "base32", "lower base32", "base64 of a piece", "percent of a piece", "quoted-printable",
                                   "list of characters", "list of bytes", "\\x escapes", "\\u escapes of a piece",
-                                  "entities", "whole in upper case", "base64 in lines of four"])
+                                  "entities", "whole in upper case", "base64 in lines of four", "numpy characters",
+                                  "numpy bytes", "octal escapes", "joined characters", "spaced characters",
+                                  "dump over two lines"])
 def test_a_short_secret_or_a_piece_of_it_in_an_encoded_run_is_masked(form):
     """An 8-character password (and any 6-character piece of it) written by a program in any common encoding."""
     secret = "Hx7!kQ2m"
@@ -880,7 +882,12 @@ def test_a_short_secret_or_a_piece_of_it_in_an_encoded_run_is_masked(form):
                "list of bytes": str(list(raw)), "\\x escapes": "".join(f"\\x{b:02x}" for b in raw),
                "\\u escapes of a piece": "".join(f"\\u{ord(c):04x}" for c in secret[:7]),
                "entities": "".join(f"&#{ord(c)};" for c in secret), "whole in upper case": "sunflowerz".upper(),
-               "base64 in lines of four": "\n".join(textwrap.wrap(base64.b64encode(b"u:" + raw).decode(), 4))}[form]
+               "base64 in lines of four": "\n".join(textwrap.wrap(base64.b64encode(b"u:" + raw).decode(), 4)),
+               "numpy characters": "[" + " ".join(repr(c) for c in secret) + "]",
+               "numpy bytes": "[" + " ".join(f"{b:3d}" for b in raw) + "]",
+               "octal escapes": "".join(f"\\{b:o}" for b in raw), "joined characters": ",".join(secret),
+               "spaced characters": " ".join(secret),
+               "dump over two lines": "\n00000000: 4878 3721  Hx7!\n00000004: 6b51 326d  kQ2m\n"}[form]
     secrets = [secret, "sunflowerz"]
     assert written not in redact(f"printed: {written} done", secrets), written
     from evalkit.models.redaction import mask_echoes
