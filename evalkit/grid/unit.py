@@ -2,6 +2,7 @@
 process group; its record filed with credentials masked."""
 from __future__ import annotations
 
+import base64
 import codecs
 import json
 import mmap
@@ -16,6 +17,7 @@ from typing import Any
 
 from evalkit.models import redact
 from evalkit.models.redaction import environment_secrets
+from evalkit.models.secret_forms import _encoded_variants
 from evalkit.grid.masking import _public, output_secrets
 from evalkit.grid.records import _write_record
 from evalkit.grid.spec import GridUnit, command_path, fill
@@ -179,11 +181,24 @@ def _run_command(unit: GridUnit, folder: Path, secrets: list[str]) -> dict[str, 
 _TEXT_BYTES = 64 * 2**20  # a larger file is masked as bytes (read by mmap, never whole)
 
 
+def _byte_forms(secrets: list[str]) -> set[bytes]:
+    """Each secret's bytes as UTF-8, UTF-16 or UTF-32 text, and written whole in hex (either case) or base64 (with
+    :func:`evalkit.models.secret_forms._encoded_variants`' other forms of a long one): what a binary file may hold."""
+    forms: set[bytes] = set()
+    for secret in (secret for secret in secrets if len(secret) >= 4):
+        raw = secret.encode("utf-8", "surrogatepass")
+        forms |= {secret.encode(encoding, "surrogatepass") for encoding in ("utf-8", "utf-16-le", "utf-16-be",
+                                                                                "utf-32-le", "utf-32-be")}
+        forms |= {raw.hex().encode(), raw.hex().upper().encode(), base64.b64encode(raw).rstrip(b"="),
+                  base64.urlsafe_b64encode(raw).rstrip(b"=")}
+    forms |= {form.encode("utf-8", "surrogatepass") for form in _encoded_variants(secrets)}
+    return {form for form in forms if len(form) >= 4}
+
+
 def _mask_bytes_in_place(path: Path, secrets: list[str]) -> None:
-    """Overwrite each of ``secrets`` (as UTF-8, UTF-16 or UTF-32 bytes) in ``path`` with as many ``*``: a binary
-    file (a checkpoint, a picture, a parquet table) keeps its length and so its format's offsets."""
-    forms = {secret.encode(encoding, "surrogatepass") for secret in secrets if len(secret) >= 4
-             for encoding in ("utf-8", "utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be")}
+    """Overwrite each of ``secrets`` (:func:`_byte_forms`) in ``path`` with as many ``*``: a binary file (a
+    checkpoint, a picture, a parquet table) keeps its length and so its format's offsets."""
+    forms = _byte_forms(secrets)
     with open(path, "r+b") as handle, mmap.mmap(handle.fileno(), 0) as data:
         for form in sorted(forms, key=len, reverse=True):
             index = data.find(form)
@@ -210,6 +225,7 @@ def _scrub_folder(folder: Path, secrets: list[str]) -> None:
                 path.unlink(missing_ok=True)
 
 
+_TEXT_BYTE_VALUES = bytes(range(9, 14)) + bytes(range(32, 256))  # what a text's bytes are, control codes aside
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"),
          (codecs.BOM_UTF16_BE, "utf-16"), (b"", "utf-8"))
 
@@ -223,8 +239,10 @@ def _scrub_file(path: Path, secrets: list[str]) -> None:
     try:
         text = data.decode(encoding)
     except UnicodeDecodeError:
-        _mask_bytes_in_place(path, secrets)
-        return
+        if len(data.translate(None, _TEXT_BYTE_VALUES)) > len(data) // 100:  # binary: its bytes only
+            _mask_bytes_in_place(path, secrets)
+            return
+        encoding, text = "latin-1", data.decode("latin-1")  # text with a stray byte: read as Latin-1
     masked = redact(text, [*secrets, *output_secrets(text)])
     if masked != text:
         path.write_bytes(masked.encode(encoding))

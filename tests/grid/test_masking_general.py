@@ -344,6 +344,9 @@ open(os.path.join(folder, "rows.tsv"), "w").write("name\\tvalue\\nx\\t" + secret
 open(os.path.join(folder, "wide.txt"), "w", encoding="utf-16").write("value " + secret)
 open(os.path.join(folder, "latin.txt"), "wb").write(b"caf\\xe9 " + secret.encode())
 open(os.path.join(folder, "blob.bin"), "wb").write(b"\\x00\\xff\\x10" + secret.encode() + b"\\x00\\x01")
+open(os.path.join(folder, "stray.txt"), "wb").write(b"\\xff hex " + secret.encode().hex().encode() + b" up "
+                                                   + secret.upper().encode())
+open(os.path.join(folder, "blob2.bin"), "wb").write(b"\\x00\\x01\\x02" * 50 + secret.encode().hex().encode())
 print('{"ok": 1}')
 '''
     spec = tmp_path / "grid.yml"
@@ -355,7 +358,27 @@ print('{"ok": 1}')
     folder = next((tmp_path / "out" / "units").iterdir())
     for path in folder.iterdir():
         data = path.read_bytes()
-        for encoding in ("utf-8", "utf-16-le"):
-            assert "Gs01-scrubme".encode(encoding) not in data, (path.name, data[:200])
+        for form in ("Gs01-scrubme".encode("utf-8"), "Gs01-scrubme".encode("utf-16-le"), b"Gs01-scrubme".hex().encode(),
+                     b"GS01-SCRUBME"):
+            assert form not in data, (path.name, data[:200])
     assert len((folder / "blob.bin").read_bytes()) == 3 + len("Gs01-scrubme") + 2
     assert (folder / "wide.txt").read_text(encoding="utf-16").startswith("value ")
+
+
+def test_a_file_over_the_text_limit_is_masked_in_place_with_the_secrets_encoded_forms(tmp_path, monkeypatch):
+    """A file too large to read whole has each secret's bytes, hex and base64 overwritten in place, its length
+    kept."""
+    import base64
+
+    import evalkit.grid.unit as unit
+
+    monkeypatch.setattr(unit, "_TEXT_BYTES", 16)
+    secret = "Gs02-bigfile9"
+    big = tmp_path / "big.log"
+    content = (f"a {secret} b {secret.encode().hex()} c {base64.b64encode(secret.encode()).decode()} end\n" * 3).encode()
+    big.write_bytes(content)
+    unit._scrub_folder(tmp_path, [secret])
+    data = big.read_bytes()
+    assert len(data) == len(content) and data.endswith(b"end\n")
+    for form in (secret.encode(), secret.encode().hex().encode(), base64.b64encode(secret.encode()).rstrip(b"=")):
+        assert form not in data, data
