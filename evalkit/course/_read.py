@@ -13,21 +13,26 @@ import sys
 
 
 MAX_DEPTH = 32
+MAX_NODES = 500_000  # values of every kind; an executed chapter holds under 10,000
 
 
-def _depth(node) -> int:
-    """How deep ``node``'s dicts and lists nest (without recursion: a hostile file may nest thousands deep)."""
-    deepest, stack = 0, [(node, 1)]
+def _shape(node) -> tuple[int, int]:
+    """How deep ``node``'s dicts and lists nest, and how many values it holds, counted no further than past
+    :data:`MAX_DEPTH` or :data:`MAX_NODES` (without recursion: a hostile file may nest thousands deep)."""
+    deepest, count, stack = 0, 1, [(node, 1)]
     while stack:
         node, depth = stack.pop()
         children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
         for child in children:
+            count += 1
+            if count > MAX_NODES:
+                return deepest, count
             if isinstance(child, (dict, list)):
                 if depth + 1 > MAX_DEPTH:
-                    return depth + 1
+                    return depth + 1, count
                 deepest = max(deepest, depth + 1)
                 stack.append((child, depth + 1))
-    return max(deepest, 1)
+    return max(deepest, 1), count
 
 
 def main() -> int:
@@ -45,9 +50,11 @@ def main() -> int:
             notebook = jupytext.reads(data.decode("utf-8"), fmt="md:myst")
         else:
             raise ValueError(f"no reader for {suffix[:20]!r} files")
-        deepest = _depth(notebook)
+        deepest, count = _shape(notebook)
         if deepest > MAX_DEPTH:  # indented for its run, each level costs every line below it: tens of times the size
             raise ValueError(f"its JSON is nested {deepest} deep (a notebook needs at most {MAX_DEPTH})")
+        if count > MAX_NODES:  # each value costs the grader's process tens of bytes, whatever its size on disk
+            raise ValueError(f"it holds more than {MAX_NODES:,} values (a chapter holds under 10,000)")
         # how long it is once written out for its run (indented: each level repeats on every line below it)
         text = json.dumps({"notebook": notebook, "written": len(nbformat.writes(notebook))})
     except Exception as error:  # JSON errors, schema errors, undecodable bytes, MemoryError, RecursionError

@@ -675,5 +675,21 @@ def test_a_notebook_that_grows_past_its_limit_when_written_for_its_run_is_refuse
     path = tmp_path / "mallory" / "04_pairwise_judge.ipynb"
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps(notebook, separators=(",", ":")))
-    with pytest.raises(NotASubmission, match="when written out for its run"):
+    # (refused by its count of values too, which bounds what any notebook can grow to)
+    with pytest.raises(NotASubmission, match="when written out for its run|more than 500,000 values"):
+        read_submission(path)
+
+
+def test_a_notebook_holding_millions_of_values_is_refused_before_the_grader_loads_it(tmp_path):
+    """A flat list of 6 million floats in a cell's metadata is shallow and grows little when written (2.5x), but
+    loaded it cost the grader's process ~29 times the file. More values than a chapter could need are refused."""
+    import nbformat
+    from evalkit.course.worker import NotASubmission, read_submission
+
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])
+    notebook.cells[0].metadata["floats"] = [0.5] * 600_000
+    path = tmp_path / "mallory" / "04_pairwise_judge.ipynb"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(notebook, separators=(",", ":")))
+    with pytest.raises(NotASubmission, match="more than 500,000 values"):
         read_submission(path)
