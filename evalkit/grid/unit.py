@@ -236,6 +236,11 @@ def _scrub_file(path: Path, secrets: list[str]) -> None:
         return
     data = path.read_bytes()
     encoding = next(name for bom, name in _BOMS if data.startswith(bom))
+    head = data[:4096]
+    if encoding == "utf-8" and len(head) % 2 == 0 and head[1::2].count(0) > len(head) // 4:
+        encoding = "utf-16-le"  # UTF-16 without its byte-order mark: ASCII text with a zero after each byte
+    elif encoding == "utf-8" and len(head) % 2 == 0 and head[0::2].count(0) > len(head) // 4:
+        encoding = "utf-16-be"
     try:
         text = data.decode(encoding)
     except UnicodeDecodeError:

@@ -166,7 +166,8 @@ def _ascii85_readings(run: str) -> list[bytes]:
 _RUNS: Sequence[tuple[re.Pattern[str], Callable[[str], list[bytes]]]] = (
     # (lines of any width: a first line under 8 characters only where another line follows)
     (re.compile(r"(?:[A-Za-z0-9+/_\-]{8,}|[A-Za-z0-9+/_\-]{2,7}(?=(?:\r?\n|(?:\\{1,2}r)?\\{1,2}n)[A-Za-z0-9+/_\-]))"
-                r"(?:(?:\r?\n|(?:\\{1,2}r)?\\{1,2}n)[A-Za-z0-9+/_\-]{1,76})*={0,2}"), _base64_readings),
+                # (a line that does not end where its characters do, "label: ...", is no line of it)
+                r"(?:(?:\r?\n|(?:\\{1,2}r)?\\{1,2}n)[A-Za-z0-9+/_\-]{1,76}(?![^\s\"'=\\]))*={0,2}"), _base64_readings),
     # (in one case, with a digit: words of prose are not read as base32)
     (re.compile(r"(?<![A-Za-z0-9])(?=[A-Za-z]*[2-7])(?:[A-Z2-7]{10,}|[a-z2-7]{10,})={0,6}(?![A-Za-z0-9])"),
      _base32_readings),

@@ -42,7 +42,8 @@ KEY_SHAPES = [
      r"\1***"),
     (re.compile(r"(?i)((?:api[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret|token"
                 r"|secret|password|passwd|pwd|sig|signature|credential|session[_-]?id"
-                r"|(?<!mon)(?<!tur)(?<!don)(?<!hoc)(?<!joc)(?<!whis)key)\s*=>?\s*[\"']?)[^&\s\"',;]+"), r"\1***"),
+                r"|(?<!mon)(?<!tur)(?<!don)(?<!hoc)(?<!joc)(?<!whis)key)\s*=>?\s*[\"']?)(?:[^&\s\"',;\\]|\\(?![\"']))+"),
+     r"\1***"),  # (to a backslash that escapes a quote: the JSON text around it stays JSON)
     # an OAuth code or assertion in a form body (code=..., no "?" before it), 10 characters or more
     (re.compile(r"(?i)(\b(?:code|authorization_code|client_assertion|assertion|id_token_hint)=)[A-Za-z0-9._~/+\-]{10,}"),
      r"\1***"),

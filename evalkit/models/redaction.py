@@ -68,7 +68,8 @@ _AT_SLASHED_USERINFO_TEXT = re.compile(rf"({_URL_START})[^@\s/:\"'<>]+:(?>[^\s/\
 _SLASHED_USERINFO_TEXT = re.compile(rf"({_URL_START})[^@\s/:\"'<>]+:(?!\d+(?:/|\s|$))(?:{_NOT_NEXT_URL}[^\s\"'<>])*@"
                                     r"(?=[^@\s/?#\"'<>]+(?:[/?#\s\"'<>]|$))")
 # A query starts at a "?" right after a URL or path character; it runs to a space, a quote or a fragment.
-_QUERY = re.compile(r"(?<=[\w/.\-:%\]])\?([^\s#\"'<>]+)")  # a quote ends it: URLs encode quotes
+# (a quote ends it, and a backslash: URLs encode both, and "?\\"" in a JSON string keeps its escape)
+_QUERY = re.compile(r"(?<=[\w/.\-:%\]])\?([^\s#\"'<>\\]+)")
 # user:password@host without a well-formed scheme in front (a typo: "http:/u:p@h", or no scheme at all); it is
 # looked for only in the stretch of text that ends at such an "@" (:func:`_mask_bare_userinfo`).
 _BARE_USERINFO = re.compile(r"(?<![\w.~%+\-:])[A-Za-z0-9._~%+\-]+:[^\s/?#@\"'<>]+@(?=[A-Za-z0-9\[])")

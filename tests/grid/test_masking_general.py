@@ -342,6 +342,7 @@ folder = glob.glob("out/units/*")[0]
 open(os.path.join(folder, "notes.yaml"), "w").write("db:\\n  pw: " + secret + "\\n")
 open(os.path.join(folder, "rows.tsv"), "w").write("name\\tvalue\\nx\\t" + secret + "\\n")
 open(os.path.join(folder, "wide.txt"), "w", encoding="utf-16").write("value " + secret)
+open(os.path.join(folder, "wide-le.txt"), "wb").write(("value " + secret).encode("utf-16-le"))
 open(os.path.join(folder, "latin.txt"), "wb").write(b"caf\\xe9 " + secret.encode())
 open(os.path.join(folder, "blob.bin"), "wb").write(b"\\x00\\xff\\x10" + secret.encode() + b"\\x00\\x01")
 open(os.path.join(folder, "stray.txt"), "wb").write(b"\\xff hex " + secret.encode().hex().encode() + b" up "
@@ -363,6 +364,7 @@ print('{"ok": 1}')
             assert form not in data, (path.name, data[:200])
     assert len((folder / "blob.bin").read_bytes()) == 3 + len("Gs01-scrubme") + 2
     assert (folder / "wide.txt").read_text(encoding="utf-16").startswith("value ")
+    assert (folder / "wide-le.txt").read_bytes().decode("utf-16-le") == "value ***"  # still UTF-16
 
 
 def test_a_file_over_the_text_limit_is_masked_in_place_with_the_secrets_encoded_forms(tmp_path, monkeypatch):

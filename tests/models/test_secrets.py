@@ -917,3 +917,12 @@ def test_a_passphrases_words_and_a_non_ascii_secret_in_other_writings_are_masked
     for written in (unicodedata.normalize("NFD", secret), secret.encode().decode("latin-1"),
                     quote(secret.encode("latin-1")), secret.encode("latin-1").hex()):
         assert redact(f"echo {written} done", [secret]) == "echo *** done", written
+
+
+def test_masking_keeps_the_text_around_a_secret_readable_and_json_valid():
+    """A base64 line's mask stops at its line (the next line's label stays), and a masked query value or
+    signature inside a JSON string keeps the escape of the quote after it, so the text stays JSON."""
+    wrapped = base64.b64encode(b"u:Pw9x!q77").decode()
+    assert redact(f"piece: {wrapped}\nnext_label: abc\n", ["Pw9x!q77"]) == "piece: ***\nnext_label: abc\n"
+    text = json.dumps({"msg": 'see "http://h/x?sig=abc123" now', "why": 'what?"'})
+    assert json.loads(redact(text)) == {"msg": 'see "http://h/x?sig=***" now', "why": 'what?"'}
