@@ -22,6 +22,7 @@ __all__ = ["MASK", "MIN_FRAGMENT", "MAX_WORD", "MIN_ENCODED", "mask_secrets", "m
 MASK = "***"
 MIN_FRAGMENT = 6  # a run this long of a configured secret is masked wherever it appears
 MAX_WORD = 12  # ... unless it is one ordinary word no longer than this (OPENAI, Bearer)
+_LONG_WORD = 8  # ... and, if it is half the secret or more, shorter than this
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+")
 _MIN_SECRET = 4  # shorter "secrets" are not masked in free text (they would mask ordinary words)
 
@@ -182,10 +183,11 @@ def _mask_fragments(text: str, secrets: Sequence[str]) -> str:
             run = text[start:index]
             # an ordinary word stays unless it is a whole secret, in any case (a password "sunflowerz" printed
             # "SUNFLOWERZ")
-            # (nor a piece of a secret made of letters only, or half of one: a passphrase's words are the secret)
+            # (nor a piece of a secret made of letters only, or a long word that is half of one: a passphrase's
+            # words are the secret; a short word of a short key, "openai" of "sk-openai-1", stays)
             kept = _ordinary_word(run) and not any(
-                secret.lower() in run.lower() or (run.lower() in secret.lower()
-                                                  and (secret.isalpha() or 2 * len(run) >= len(secret)))
+                secret.lower() in run.lower() or (run.lower() in secret.lower() and (
+                    secret.isalpha() or (len(run) >= _LONG_WORD and 2 * len(run) >= len(secret))))
                 for secret in secrets)
             out.append(run if kept else MASK)
         else:
