@@ -2,10 +2,7 @@
 process group; its record filed with credentials masked."""
 from __future__ import annotations
 
-import base64
-import codecs
 import json
-import mmap
 import os
 import signal
 import subprocess
@@ -17,9 +14,9 @@ from typing import Any
 
 from evalkit.models import redact
 from evalkit.models.redaction import environment_secrets
-from evalkit.models.secret_forms import _encoded_variants
 from evalkit.grid.masking import _public, output_secrets
 from evalkit.grid.records import _write_record
+from evalkit.grid.scrub import scrub_folder
 from evalkit.grid.spec import GridUnit, command_path, fill
 
 
@@ -178,81 +175,6 @@ def _run_command(unit: GridUnit, folder: Path, secrets: list[str]) -> dict[str, 
     return _public(_json_result(raw_stdout), shared)
 
 
-_TEXT_BYTES = 64 * 2**20  # a larger file is masked as bytes (read by mmap, never whole)
-
-
-def _byte_forms(secrets: list[str]) -> set[bytes]:
-    """Each secret's bytes as UTF-8, UTF-16 or UTF-32 text, and written whole in hex (either case) or base64 (with
-    :func:`evalkit.models.secret_forms._encoded_variants`' other forms of a long one): what a binary file may hold."""
-    forms: set[bytes] = set()
-    for secret in (secret for secret in secrets if len(secret) >= 4):
-        raw = secret.encode("utf-8", "surrogatepass")
-        forms |= {secret.encode(encoding, "surrogatepass") for encoding in ("utf-8", "utf-16-le", "utf-16-be",
-                                                                                "utf-32-le", "utf-32-be")}
-        forms |= {raw.hex().encode(), raw.hex().upper().encode(), base64.b64encode(raw).rstrip(b"="),
-                  base64.urlsafe_b64encode(raw).rstrip(b"=")}
-    forms |= {form.encode("utf-8", "surrogatepass") for form in _encoded_variants(secrets)}
-    return {form for form in forms if len(form) >= 4}
-
-
-def _mask_bytes_in_place(path: Path, secrets: list[str]) -> None:
-    """Overwrite each of ``secrets`` (:func:`_byte_forms`) in ``path`` with as many ``*``: a binary file (a
-    checkpoint, a picture, a parquet table) keeps its length and so its format's offsets."""
-    forms = _byte_forms(secrets)
-    with open(path, "r+b") as handle, mmap.mmap(handle.fileno(), 0) as data:
-        for form in sorted(forms, key=len, reverse=True):
-            index = data.find(form)
-            while index >= 0:
-                data[index:index + len(form)] = b"*" * len(form)
-                index = data.find(form, index + len(form))
-
-
-def _scrub_folder(folder: Path, secrets: list[str]) -> None:
-    """Mask credentials in every file a unit left in its folder (an executed notebook shows its parameters cell;
-    a command may write files there too): a text (UTF-8, or UTF-16/UTF-32 with its byte-order mark) through the
-    redaction, and any other file, or one over 64 MB, by overwriting the secrets' bytes. Links are not followed;
-    a file that cannot be scrubbed, even made writable, is removed (it may hold a secret)."""
-    for path in sorted(folder.rglob("*")):
-        if path.is_symlink() or not path.is_file() or path.stat().st_size == 0:
-            continue
-        try:
-            _scrub_file(path, secrets)
-        except OSError:
-            try:
-                path.chmod(path.stat().st_mode | 0o600)
-                _scrub_file(path, secrets)
-            except OSError:
-                path.unlink(missing_ok=True)
-
-
-_TEXT_BYTE_VALUES = bytes(range(9, 14)) + bytes(range(32, 256))  # what a text's bytes are, control codes aside
-_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"),
-         (codecs.BOM_UTF16_BE, "utf-16"), (b"", "utf-8"))
-
-
-def _scrub_file(path: Path, secrets: list[str]) -> None:
-    if path.stat().st_size > _TEXT_BYTES:
-        _mask_bytes_in_place(path, secrets)
-        return
-    data = path.read_bytes()
-    encoding = next(name for bom, name in _BOMS if data.startswith(bom))
-    head = data[:4096]
-    if encoding == "utf-8" and len(head) % 2 == 0 and head[1::2].count(0) > len(head) // 4:
-        encoding = "utf-16-le"  # UTF-16 without its byte-order mark: ASCII text with a zero after each byte
-    elif encoding == "utf-8" and len(head) % 2 == 0 and head[0::2].count(0) > len(head) // 4:
-        encoding = "utf-16-be"
-    try:
-        text = data.decode(encoding)
-    except UnicodeDecodeError:
-        if len(data.translate(None, _TEXT_BYTE_VALUES)) > len(data) // 100:  # binary: its bytes only
-            _mask_bytes_in_place(path, secrets)
-            return
-        encoding, text = "latin-1", data.decode("latin-1")  # text with a stray byte: read as Latin-1
-    masked = redact(text, [*secrets, *output_secrets(text)])
-    if masked != text:
-        path.write_bytes(masked.encode(encoding))
-
-
 def run_unit(unit: GridUnit, out_dir: str) -> dict[str, Any]:
     """Run one unit into ``out_dir/units/<id>/`` and return its record (never raises: a failure is recorded
     with its error). Importable by process-pool and Ray workers alike."""
@@ -269,7 +191,7 @@ def run_unit(unit: GridUnit, out_dir: str) -> dict[str, Any]:
         record.update(status="failed", error=redact(f"{type(error).__name__}: {error}", secrets),
                       traceback=redact(traceback.format_exc(limit=6), secrets))
     record["seconds"] = time.perf_counter() - started
-    _scrub_folder(folder, secrets)  # a notebook's executed copy, and any file a command wrote there
+    scrub_folder(folder, secrets)  # a notebook's executed copy, and any file a command wrote there
     # Filed here too, not only by the driver: a driver killed while this worker ran loses nothing it did.
     _write_record(Path(out_dir), unit, record)
     return record

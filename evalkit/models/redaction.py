@@ -174,9 +174,31 @@ def configured_secrets(base_url: str | None = None, api_key_env: str | None = No
     return [secret for secret in secrets if secret]
 
 
+# A query parameter named as a credential: its value is one however short (?pin=48213, ?otp=9921)
+_CREDENTIAL_PARAMETER = re.compile(r"(?i)(?:^|[_\-.])(?:pin|otp|code|token|key|sig|signature|secret|pass|password|pwd"
+                                   r"|passcode|auth|apikey|session|sid)$")
+
+
 def _query_secrets(url: str) -> list[str]:
-    """The values of ``url``'s query of at least ``MIN_FRAGMENT`` characters (a signature, a code)."""
-    return [value for value in _query_values(url) if len(value) >= MIN_FRAGMENT]
+    """The values of ``url``'s query of at least ``MIN_FRAGMENT`` characters (a signature, a code), and of 4 or
+    more where the parameter is named as a credential (``?pin=48213``).
+
+    >>> _query_secrets("https://h/v1?pin=48213&page=2&sig=0123abcd")
+    ['48213', '0123abcd']
+    """
+    named = [value for name, value in _query_pairs(url) if len(value) >= 4 and _CREDENTIAL_PARAMETER.search(name)]
+    return list(dict.fromkeys([*named, *(value for value in _query_values(url) if len(value) >= MIN_FRAGMENT)]))
+
+
+def _query_pairs(url: str) -> list[tuple[str, str]]:
+    """``url``'s query as (name, value) pairs, values as written and decoded."""
+    try:
+        raw = urlsplit(url).query
+    except ValueError:
+        return []
+    pairs = [piece.split("=", 1) for piece in re.split(r"[&;]", raw) if "=" in piece]
+    return [(unquote(name), value) for name, written in pairs
+            for value in dict.fromkeys([written, unquote(written.replace("+", " "))])]
 
 
 def _path_keys(url: str) -> list[str]:

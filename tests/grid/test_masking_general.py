@@ -8,6 +8,7 @@ login``, ``ldapsearch -w``, ``lftp -u``). And what stays readable: id pairs, sub
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -367,20 +368,51 @@ print('{"ok": 1}')
     assert (folder / "wide-le.txt").read_bytes().decode("utf-16-le") == "value ***"  # still UTF-16
 
 
-def test_a_file_over_the_text_limit_is_masked_in_place_with_the_secrets_encoded_forms(tmp_path, monkeypatch):
-    """A file too large to read whole has each secret's bytes, hex and base64 overwritten in place, its length
-    kept."""
+def test_a_large_text_is_redacted_in_pieces_and_a_large_binary_masked_in_place(tmp_path, monkeypatch):
+    """A text too large to read whole is redacted piece by piece (shapes too: an unconfigured ``ghp_`` token);
+    a binary file keeps its length, its secrets' bytes, hex and base64 overwritten."""
     import base64
 
-    import evalkit.grid.unit as unit
+    import evalkit.grid.scrub as scrub
 
-    monkeypatch.setattr(unit, "_TEXT_BYTES", 16)
+    monkeypatch.setattr(scrub, "_TEXT_BYTES", 16)
+    monkeypatch.setattr(scrub, "_PIECE_BYTES", 64)
     secret = "Gs02-bigfile9"
     big = tmp_path / "big.log"
-    content = (f"a {secret} b {secret.encode().hex()} c {base64.b64encode(secret.encode()).decode()} end\n" * 3).encode()
-    big.write_bytes(content)
-    unit._scrub_folder(tmp_path, [secret])
+    big.write_bytes((f"a {secret} b {secret.encode().hex()} c {base64.b64encode(secret.encode()).decode()} end\n"
+                     f"token ghp_{'a1B2' * 9} done\n" * 20).encode())
+    blob = tmp_path / "blob.bin"
+    content = b"\x00\x01\x02" * 40 + secret.encode() + b"\x00" + secret.encode().hex().encode()
+    blob.write_bytes(content)
+    scrub.scrub_folder(tmp_path, [secret])
     data = big.read_bytes()
-    assert len(data) == len(content) and data.endswith(b"end\n")
+    assert data.count(b"end\n") == 20 and b"ghp_a1B2" not in data, data[:300]
     for form in (secret.encode(), secret.encode().hex().encode(), base64.b64encode(secret.encode()).rstrip(b"=")):
-        assert form not in data, data
+        assert form not in data and form not in blob.read_bytes(), form
+    assert len(blob.read_bytes()) == len(content)
+
+
+def test_the_scrub_reads_every_encoding_renames_secret_names_and_changes_nothing_through_a_hard_link(tmp_path):
+    """A file that looks like UTF-16 for its first 4 KB and is UTF-8 after, or UTF-16 with a UTF-8 line after
+    it, still loses the secret; a name holding a secret is renamed; a file hard-linked from outside the folder is
+    scrubbed as a copy of its own, and the outside file stays as it was."""
+    import evalkit.grid.scrub as scrub
+
+    secret = "Gs03-mixed77"
+    folder = tmp_path / "unit"
+    folder.mkdir()
+    (folder / "mixed.log").write_bytes(b"A\x00" * 2100 + f"secret {secret}\n".encode())
+    (folder / "bom.log").write_bytes("\ufeffstart\n".encode("utf-16-le") + f"secret {secret}\n".encode())
+    (folder / f"cache-{secret}.json").write_text("{}")
+    (folder / f"dir-{secret}").mkdir()
+    (folder / f"dir-{secret}" / "x.txt").write_text("x")
+    outside = tmp_path / "victim.env"
+    outside.write_text(f"APP_SECRET={secret}\n")
+    os.link(outside, folder / "linked.env")
+    scrub.scrub_folder(folder, [secret])
+    for path in folder.rglob("*"):
+        assert secret not in path.name, path
+        if path.is_file():
+            assert secret.encode() not in path.read_bytes(), path
+    assert outside.read_text() == f"APP_SECRET={secret}\n"
+    assert (folder / "cache-***.json").is_file() and (folder / "dir-***" / "x.txt").is_file()

@@ -926,3 +926,13 @@ def test_masking_keeps_the_text_around_a_secret_readable_and_json_valid():
     assert redact(f"piece: {wrapped}\nnext_label: abc\n", ["Pw9x!q77"]) == "piece: ***\nnext_label: abc\n"
     text = json.dumps({"msg": 'see "http://h/x?sig=abc123" now', "why": 'what?"'})
     assert json.loads(redact(text)) == {"msg": 'see "http://h/x?sig=***" now', "why": 'what?"'}
+
+
+def test_a_short_query_value_named_as_a_credential_is_a_configured_secret():
+    """``?pin=48213`` in an endpoint's URL: an endpoint echoing the 5-digit pin bare has it masked in the card and
+    the cache; a short value of an ordinary parameter (``?page=2``) is not a secret."""
+    from evalkit.models.redaction import configured_secrets, mask_echoes
+
+    secrets = configured_secrets("http://h.example/v1?pin=48213&page=2&lang=en")
+    assert secrets == ["48213"], secrets
+    assert mask_echoes("cannot rate; the pin was 48213 on page 2", secrets) == "cannot rate; the pin was *** on page 2"

@@ -1,0 +1,156 @@
+"""What a unit leaves in its folder, scrubbed of credentials: every file (an executed notebook shows its parameters
+cell; a command may write logs, tables and binaries there) and every name.
+
+A text goes through the redaction (:func:`evalkit.models.redact`) in every reading its bytes allow (UTF-8, UTF-16
+or UTF-32 by a byte-order mark or by its zero bytes, Latin-1 for a text with a stray byte); a large text in
+pieces; and every file, text or not, then has each secret's bytes (UTF-8/16/32, hex, base64) overwritten in place,
+so a binary keeps its length and its format's offsets. A name holding a secret is renamed. Links are not
+followed, and a file with other hard links is first made a copy of its own, so no file outside the folder is
+ever changed; a file that cannot be scrubbed, even made writable, is removed (it may hold a secret).
+"""
+from __future__ import annotations
+
+import base64
+import codecs
+import mmap
+import os
+import shutil
+from pathlib import Path
+
+from evalkit.models import redact
+from evalkit.models.secret_forms import _encoded_variants
+from evalkit.grid.masking import output_secrets
+
+__all__ = ["scrub_folder"]
+
+_TEXT_BYTES = 64 * 2**20  # a larger text is redacted in pieces of about _PIECE_BYTES, cut at line ends
+_PIECE_BYTES = 4 * 2**20
+_TEXT_BYTE_VALUES = bytes(range(9, 14)) + bytes(range(32, 256))  # what a text's bytes are, control codes aside
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"),
+         (codecs.BOM_UTF16_BE, "utf-16"))
+
+
+def scrub_folder(folder: Path, secrets: list[str]) -> None:
+    """Mask ``secrets`` and the credentials the redaction finds in every file under ``folder`` and in every name
+    there (deepest first, so a folder is renamed after what it holds)."""
+    for path in sorted(folder.rglob("*"), key=lambda p: len(p.parts), reverse=True):
+        if path.is_symlink() or not path.is_file() or path.stat().st_size == 0:
+            pass
+        else:
+            try:
+                _scrub_file(path, secrets)
+            except OSError:
+                try:
+                    path.chmod(path.stat().st_mode | 0o600)
+                    _scrub_file(path, secrets)
+                except OSError:
+                    path.unlink(missing_ok=True)
+        _rename_if_secret(path, secrets)
+
+
+def _rename_if_secret(path: Path, secrets: list[str]) -> None:
+    """Rename ``path`` when its name holds a credential (``cache-<key>.json`` becomes ``cache-***.json``)."""
+    masked = redact(path.name, secrets).replace("/", "_")
+    if masked == path.name or not os.path.lexists(path):
+        return
+    target, number = path.with_name(masked), 1
+    while os.path.lexists(target):
+        number += 1
+        target = path.with_name(f"{masked}.{number}")
+    os.rename(path, target)
+
+
+def _own_copy(path: Path) -> None:
+    """Make ``path`` a file of its own when other hard links share it (one may lie outside the folder)."""
+    if path.stat().st_nlink > 1:
+        copy = path.with_name(path.name + ".scrub")
+        shutil.copyfile(path, copy)
+        os.replace(copy, path)
+
+
+def _encodings(data: bytes) -> list[str]:
+    """The readings of ``data`` as text: by its byte-order mark, else UTF-16 where its zero bytes say so (ASCII
+    text with a zero after or before each byte), then UTF-8 or, for a text with a stray byte, Latin-1; none for
+    binary data."""
+    for bom, name in _BOMS:
+        if data.startswith(bom):
+            return [name, "utf-8"]
+    head = data[:4096]
+    readings = []
+    if len(head) % 2 == 0 and head[1::2].count(0) > len(head) // 4:
+        readings.append("utf-16-le")
+    elif len(head) % 2 == 0 and head[0::2].count(0) > len(head) // 4:
+        readings.append("utf-16-be")
+    try:
+        data.decode("utf-8")
+        readings.append("utf-8")
+    except UnicodeDecodeError:
+        if len(data.translate(None, _TEXT_BYTE_VALUES)) <= len(data) // 100:
+            readings.append("latin-1")
+    return readings
+
+
+def _scrub_file(path: Path, secrets: list[str]) -> None:
+    _own_copy(path)
+    if path.stat().st_size > _TEXT_BYTES:
+        with open(path, "rb") as handle:
+            head = handle.read(65536)
+        if len(head.translate(None, _TEXT_BYTE_VALUES)) <= len(head) // 100:
+            _redact_in_pieces(path, secrets)
+    else:
+        data = path.read_bytes()
+        for encoding in _encodings(data):
+            try:
+                text = data.decode(encoding)
+            except UnicodeDecodeError:
+                continue
+            masked = redact(text, [*secrets, *output_secrets(text)])
+            if masked != text:
+                data = masked.encode(encoding, "surrogatepass")
+                path.write_bytes(data)
+    _mask_bytes_in_place(path, secrets)  # whatever the readings saw: the secrets' own bytes
+
+
+def _redact_in_pieces(path: Path, secrets: list[str]) -> None:
+    """A text too large to read whole, redacted in pieces cut at line ends, into a new file that replaces it."""
+    with open(path, "rb") as source, open(path.with_name(path.name + ".scrub"), "wb") as target:
+        rest = b""
+        while True:
+            block = source.read(_PIECE_BYTES)
+            data, rest = rest + block, b""
+            if block and b"\n" in data:
+                cut = data.rindex(b"\n") + 1
+                data, rest = data[:cut], data[cut:]
+            text = data.decode("utf-8", "surrogateescape")
+            target.write(redact(text, [*secrets, *output_secrets(text)]).encode("utf-8", "surrogateescape"))
+            if not block:
+                break
+    os.replace(path.with_name(path.name + ".scrub"), path)
+
+
+def _byte_forms(secrets: list[str]) -> set[bytes]:
+    """Each secret's bytes as UTF-8, UTF-16 or UTF-32 text, and written whole in hex (either case) or base64 (with
+    :func:`evalkit.models.secret_forms._encoded_variants`' other forms of a long one): what a binary file may hold."""
+    forms: set[bytes] = set()
+    for secret in (secret for secret in secrets if len(secret) >= 4):
+        raw = secret.encode("utf-8", "surrogatepass")
+        forms |= {secret.encode(encoding, "surrogatepass") for encoding in ("utf-8", "utf-16-le", "utf-16-be",
+                                                                                "utf-32-le", "utf-32-be")}
+        forms |= {raw.hex().encode(), raw.hex().upper().encode(), base64.b64encode(raw).rstrip(b"="),
+                  base64.urlsafe_b64encode(raw).rstrip(b"=")}
+    forms |= {form.encode("utf-8", "surrogatepass") for form in _encoded_variants(secrets)}
+    return {form for form in forms if len(form) >= 4}
+
+
+def _mask_bytes_in_place(path: Path, secrets: list[str]) -> None:
+    """Overwrite each of ``secrets`` (:func:`_byte_forms`) in ``path`` with as many ``*``: a binary file (a
+    checkpoint, a picture, a parquet table) keeps its length and so its format's offsets."""
+    forms = _byte_forms(secrets)
+    if not forms or path.stat().st_size == 0:
+        return
+    with open(path, "r+b") as handle, mmap.mmap(handle.fileno(), 0) as data:
+        for form in sorted(forms, key=len, reverse=True):
+            index = data.find(form)
+            while index >= 0:
+                data[index:index + len(form)] = b"*" * len(form)
+                index = data.find(form, index + len(form))
