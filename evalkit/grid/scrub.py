@@ -34,9 +34,7 @@ def scrub_folder(folder: Path, secrets: list[str]) -> None:
     """Mask ``secrets`` and the credentials the redaction finds in every file under ``folder`` and in every name
     there (deepest first, so a folder is renamed after what it holds)."""
     for path in sorted(folder.rglob("*"), key=lambda p: len(p.parts), reverse=True):
-        if path.is_symlink() or not path.is_file() or path.stat().st_size == 0:
-            pass
-        else:
+        if not path.is_symlink() and path.is_file() and path.stat().st_size > 0:
             try:
                 _scrub_file(path, secrets)
             except OSError:
