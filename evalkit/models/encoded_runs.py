@@ -69,33 +69,34 @@ class _Pieces:
         return False
 
 
+def _aligned_readings(body: str, group: int, short_tails: tuple[int, ...],
+                      decode: Callable[[str], bytes]) -> list[bytes]:
+    """``body`` decoded from each of its first ``group`` characters (base64 groups 4 characters, base32 8): a
+    piece cut out of a longer encoded text starts anywhere in a group. A tail of one of the ``short_tails``
+    lengths holds no whole byte and is dropped; a reading that still fails is skipped."""
+    readings = []
+    for offset in range(group):
+        piece = body[offset:]
+        tail = len(piece) % group
+        if tail in short_tails:
+            piece = piece[:len(piece) - tail]
+        try:
+            readings.append(decode(piece + "=" * (-len(piece) % group)))
+        except (binascii.Error, ValueError):
+            continue
+    return readings
+
+
 def _base64_readings(run: str) -> list[bytes]:
     """A base64 run (standard or URL-safe, its line breaks raw or escaped) read from each of its first four
     characters."""
     body = re.sub(r"\s|\\{1,2}[rn]", "", run).rstrip("=").replace("-", "+").replace("_", "/")
-    readings = []
-    for offset in range(4):
-        piece = body[offset:]
-        piece = piece[:len(piece) - 1] if len(piece) % 4 == 1 else piece
-        try:
-            readings.append(base64.b64decode(piece + "=" * (-len(piece) % 4)))
-        except (binascii.Error, ValueError):
-            continue
-    return readings
+    return _aligned_readings(body, 4, (1,), base64.b64decode)
 
 
 def _base32_readings(run: str) -> list[bytes]:
     """A base32 run, in either case, read from each of its first eight characters."""
-    body = run.rstrip("=").upper()
-    readings = []
-    for offset in range(8):
-        piece = body[offset:]
-        piece = piece[:len(piece) - len(piece) % 8] if len(piece) % 8 in (1, 3, 6) else piece
-        try:
-            readings.append(base64.b32decode(piece + "=" * (-len(piece) % 8)))
-        except (binascii.Error, ValueError):
-            continue
-    return readings
+    return _aligned_readings(run.rstrip("=").upper(), 8, (1, 3, 6), base64.b32decode)
 
 
 def _hex_readings(run: str) -> list[bytes]:
