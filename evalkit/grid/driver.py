@@ -17,6 +17,7 @@ import pandas as pd
 from evalkit.data.jsonl import spreadsheet_safe
 from evalkit.grid.records import _failed_record, _finished, _write_record, results_table
 from evalkit.grid.spec import GridSpec, GridUnit, expand
+from evalkit.grid.scrub import scrub_folder
 from evalkit.grid.unit import run_unit
 from evalkit.models import environment_secrets, redact
 
@@ -154,6 +155,7 @@ def run_grid(spec: GridSpec, *, engine: str = "local", ray_address: str | None =
         skipped = [u.unit_id for u in units if u not in pending]
         ran: list[str] = []
         failed: dict[str, str] = {}
+        executed, records = list(pending), {}
         for attempt in range(spec.retries + 1):
             if not pending:
                 break
@@ -162,7 +164,7 @@ def run_grid(spec: GridSpec, *, engine: str = "local", ray_address: str | None =
             retry = []
             size = spec.workers if workers is None else workers
             for unit, record in _execute(pending, out, engine=engine, workers=size, ray_address=ray_address):
-                record = _write_record(out, unit, {**record, "attempts": attempt + 1})
+                record = records[unit.unit_id] = _write_record(out, unit, {**record, "attempts": attempt + 1})
                 if record["status"] == "ok":
                     ran.append(unit.unit_id)
                     failed.pop(unit.unit_id, None)
@@ -170,6 +172,15 @@ def run_grid(spec: GridSpec, *, engine: str = "local", ray_address: str | None =
                     failed[unit.unit_id] = record["error"]
                     retry.append(unit)
             pending = [u for u in pending if u in retry]  # the file's order, whatever order they finished in
+        # Each worker scrubs its unit's folder as the unit ends; once every worker is gone, again: a worker killed
+        # mid-unit never scrubbed, and nothing a unit started can write any more. The record is filed again
+        # after it, as this process wrote it.
+        for unit in executed:
+            folder = out / "units" / unit.unit_id
+            if folder.is_dir():
+                scrub_folder(folder, unit.secrets)
+            if unit.unit_id in records:
+                _write_record(out, unit, records[unit.unit_id])
         table = results_table(spec)
         csv = out / "results.csv"
         # A text cell a spreadsheet would run as a formula (a parameter, a result a program printed) gets a "'".

@@ -2,18 +2,22 @@
 cell; a command may write logs, tables and binaries there) and every name.
 
 A text goes through the redaction (:func:`evalkit.models.redact`) in every reading its bytes allow (UTF-8, UTF-16
-or UTF-32 by a byte-order mark or by its zero bytes, Latin-1 for a text with a stray byte) up to 16 MB; and every
-file, text or not, then has each secret's bytes (UTF-8/16/32, hex, base64) overwritten in place,
-so a binary keeps its length and its format's offsets. A name holding a secret is renamed. Links are not
-followed, and a file with other hard links is first made a copy of its own, so no file outside the folder is
-ever changed; a file that cannot be scrubbed, even made writable, is removed (it may hold a secret).
+or UTF-32 by a byte-order mark or by its zero bytes, Latin-1 for a text with a stray byte) up to 16 MB. A binary
+file's strings (runs of printable ASCII, or of UTF-16 ASCII) go through it too, up to 16 MB, and what it masks is
+overwritten by as many ``*`` in place. Every file, text or not, then has each secret's bytes (UTF-8/16/32, hex,
+base64) overwritten in place, so a binary keeps its length and its format's offsets. A name, a link's target or an
+extended attribute holding a secret is renamed, re-pointed or removed. Links are not followed, and a file with
+other hard links is first made a copy of its own, so no file outside the folder is ever changed; a file that
+cannot be scrubbed, even made writable, is removed (it may hold a secret).
 """
 from __future__ import annotations
 
 import base64
 import codecs
+import difflib
 import mmap
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -34,7 +38,10 @@ def scrub_folder(folder: Path, secrets: list[str]) -> None:
     """Mask ``secrets`` and the credentials the redaction finds in every file under ``folder`` and in every name
     there (deepest first, so a folder is renamed after what it holds)."""
     for path in sorted(folder.rglob("*"), key=lambda p: len(p.parts), reverse=True):
-        if not path.is_symlink() and path.is_file() and path.stat().st_size > 0:
+        _drop_secret_attributes(path, secrets)
+        if path.is_symlink():
+            _repoint_if_secret(path, secrets)
+        elif path.is_file() and path.stat().st_size > 0:
             try:
                 _scrub_file(path, secrets)
             except OSError:
@@ -58,6 +65,38 @@ def _rename_if_secret(path: Path, secrets: list[str]) -> None:
     os.rename(path, target)
 
 
+def _repoint_if_secret(link: Path, secrets: list[str]) -> None:
+    """Point ``link`` at its target masked when the target's text holds a credential (a link is never followed)."""
+    target = os.readlink(link)
+    masked = redact(target, secrets)
+    if masked != target:
+        link.unlink()
+        os.symlink(masked, link)
+
+
+def _drop_secret_attributes(path: Path, secrets: list[str]) -> None:
+    """Remove each extended attribute of ``path`` (not followed) whose name or value holds a credential."""
+    try:
+        names = os.listxattr(path, follow_symlinks=False)
+    except OSError:  # no extended attributes on this file system, or none allowed here
+        return
+    for name in names:
+        try:
+            value = os.getxattr(path, name, follow_symlinks=False).decode("latin-1")
+        except OSError:
+            continue
+        if redact(value, secrets) != value or redact(name, secrets) != name or _has_byte_form(value, secrets):
+            try:
+                os.removexattr(path, name, follow_symlinks=False)
+            except OSError:
+                pass
+
+
+def _has_byte_form(text: str, secrets: list[str]) -> bool:
+    data = text.encode("latin-1")
+    return any(form in data for form in _byte_forms(secrets))
+
+
 def _own_copy(path: Path) -> None:
     """Make ``path`` a file of its own when other hard links share it (one may lie outside the folder)."""
     if path.stat().st_nlink > 1:
@@ -73,11 +112,11 @@ def _encodings(data: bytes) -> list[str]:
     for bom, name in _BOMS:
         if data.startswith(bom):
             return [name, "utf-8"]
-    head = data[:4096]
+    head = data[:4096 if len(data) > 4096 else len(data) // 2 * 2]  # a stray last byte leaves UTF-16 text UTF-16
     readings = []
-    if len(head) % 2 == 0 and head[1::2].count(0) > len(head) // 4:
+    if head[1::2].count(0) > len(head) // 4:
         readings.append("utf-16-le")
-    elif len(head) % 2 == 0 and head[0::2].count(0) > len(head) // 4:
+    elif head[0::2].count(0) > len(head) // 4:
         readings.append("utf-16-be")
     try:
         data.decode("utf-8")
@@ -92,15 +131,20 @@ def _scrub_file(path: Path, secrets: list[str]) -> None:
     _own_copy(path)
     if path.stat().st_size <= _TEXT_BYTES:
         data = path.read_bytes()
-        for encoding in _encodings(data):
+        encodings = _encodings(data)
+        for encoding in encodings:
+            # UTF-16 and UTF-32 are read in whole code units; a stray last byte is kept as it is
+            whole = len(data) - len(data) % (4 if "32" in encoding else 2 if "16" in encoding else 1)
             try:
-                text = data.decode(encoding)
+                text = data[:whole].decode(encoding)
             except UnicodeDecodeError:
                 continue
             masked = redact(text, [*secrets, *output_secrets(text)])
             if masked != text:
-                data = masked.encode(encoding, "surrogatepass")
+                data = masked.encode(encoding, "surrogatepass") + data[whole:]
                 path.write_bytes(data)
+        if not encodings:
+            _mask_strings_in_place(path, data, secrets)
     _mask_bytes_in_place(path, secrets)  # whatever the readings saw: the secrets' own bytes
 
 
@@ -129,3 +173,63 @@ def _mask_bytes_in_place(path: Path, secrets: list[str]) -> None:
             while index >= 0:
                 data[index:index + len(form)] = b"*" * len(form)
                 index = data.find(form, index + len(form))
+
+
+# The strings of a binary file, as `strings` finds them: runs of printable ASCII, and of ASCII as UTF-16
+_ASCII_RUN = re.compile(rb"[\t\n\r\x20-\x7e]{6,}")
+_UTF16_RUN = re.compile(rb"(?:[\t\n\r\x20-\x7e]\x00){6,}")
+_TOKEN = re.compile(r"\w+|\W")
+
+
+def _mask_strings_in_place(path: Path, data: bytes, secrets: list[str]) -> None:
+    """Overwrite what the redaction masks in each string of a binary file (:data:`_ASCII_RUN`,
+    :data:`_UTF16_RUN`) by as many ``*``: a piece of a secret, its other cases and escapes, and credentials of a
+    known shape, in a file whose format's offsets must stay."""
+    spans = []
+    for pattern, width in ((_ASCII_RUN, 1), (_UTF16_RUN, 2)):
+        runs = list(pattern.finditer(data))
+        texts = [run.group().decode("utf-16-le" if width == 2 else "ascii") for run in runs]
+        for run, text, masked in zip(runs, texts, _redacted(texts, secrets)):
+            for start, end in _changed_spans(text, masked):
+                spans.append((run.start() + start * width, run.start() + end * width, width))
+    if not spans:
+        return
+    with open(path, "r+b") as handle, mmap.mmap(handle.fileno(), 0) as mapped:
+        for start, end, width in spans:
+            mapped[start:end] = (b"*" if width == 1 else b"*\x00") * ((end - start) // width)
+
+
+# Between strings read at once: no string holds it, and the redaction reads its "\x1e" as a blank, as it does "\n"
+_STRING_BREAK = "\n\x1e\n"
+
+
+def _redacted(texts: list[str], secrets: list[str]) -> list[str]:
+    """Each of ``texts`` redacted: all in one reading (a binary file holds many short strings), or one by one where
+    a mask reached across the break between two."""
+    joined = _STRING_BREAK.join(texts)
+    masked = redact(joined, [*secrets, *output_secrets(joined)])
+    if masked == joined:
+        return texts
+    pieces = masked.split(_STRING_BREAK)
+    if len(pieces) == len(texts):
+        return pieces
+    return [redact(text, [*secrets, *output_secrets(text)]) for text in texts]
+
+
+def _changed_spans(text: str, masked: str) -> list[tuple[int, int]]:
+    """The character spans of ``text`` that do not survive unchanged into ``masked``, aligned word by word (a
+    word that loses a piece is masked whole).
+
+    >>> text = "ok token=ghp_0123456789abcdefghijABCDEFGHIJ0123456 end"
+    >>> [text[a:b] for a, b in _changed_spans(text, redact(text))]
+    ['ghp_0123456789abcdefghijABCDEFGHIJ0123456']
+    """
+    if masked == text:
+        return []
+    before, after = _TOKEN.findall(text), _TOKEN.findall(masked)
+    offsets = [0]
+    for token in before:
+        offsets.append(offsets[-1] + len(token))
+    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    return [(offsets[i1], offsets[i2]) for tag, i1, i2, _, _ in matcher.get_opcodes() if tag in ("replace", "delete")
+            and i2 > i1]

@@ -38,11 +38,13 @@ def _run_notebook(unit: GridUnit, folder: Path) -> dict[str, Any]:
 # (the command itself asks for SIGKILL when the reaper dies). Told to stop, or orphaned, it kills the whole
 # group, the command and all it started; when the command ends it kills what the command left running (a
 # background child would otherwise hold the output pipes open). It is a child subreaper, so what the command
-# detached into a session of its own (setsid) is reparented to it and killed too. A command killed by a signal
-# is reported as killed by that signal.
+# detached into a session of its own (setsid) is reparented to it and killed too: the whole tree below it,
+# however deep, is stopped first and then killed at once. A command killed by a signal is reported as killed by
+# that signal.
 _REAPER = r"""
 import ctypes, os, signal, subprocess, sys, time
-def children():
+def processes():
+    # (pid, parent pid, state) of every process this reaper can see
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -51,34 +53,60 @@ def children():
                     fields = handle.read().rsplit(")", 1)[1].split()
             except (OSError, IndexError):
                 continue
-            if fields[1] == str(me):
-                found.append(int(entry))
+            found.append((int(entry), int(fields[1]), fields[0]))
     return found
-def kill_descendants():
-    # What the command started and detached (setsid) is reparented here (we are a child subreaper): kill it.
-    for _ in range(50):
-        pids = children()
-        if not pids:
+def descendants():
+    # every live process below this one, however deep: a detached (setsid) chain is reparented here link by link
+    children, state = {}, {}
+    for pid, parent_pid, status in processes():
+        children.setdefault(parent_pid, []).append(pid)
+        state[pid] = status
+    found, todo = [], [me]
+    while todo:
+        for pid in children.get(todo.pop(), ()):
+            todo.append(pid)
+            if state[pid] not in "ZX":
+                found.append(pid)
+    return found
+def reap():
+    while True:
+        try:
+            if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                return
+        except ChildProcessError:
             return
-        for pid in pids:
-            for kill in (os.killpg, os.kill):
-                try:
-                    kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
+def signal_each(pids, signum):
+    for pid in pids:
+        try:
+            os.kill(pid, signum)
+        except PermissionError:  # a set-user-id program this reaper may not signal: it is left, not waited for
+            unkillable.add(pid)
+        except OSError:
+            pass
+def kill_descendants():
+    # Stop the whole tree first (a stopped process cannot fork), scanning again until no process below is left
+    # running, then kill it all at once; repeat until nothing is left. No round limit: each round stops all it
+    # sees, so only what was forked during a scan remains for the next.
+    while True:
+        stopped = set()
         while True:
-            try:
-                if os.waitpid(-1, os.WNOHANG)[0] == 0:
-                    break
-            except ChildProcessError:
+            running = [pid for pid in descendants() if pid not in stopped and pid not in unkillable]
+            if not running:
                 break
-        time.sleep(0.02)
+            signal_each(running, signal.SIGSTOP)
+            stopped.update(running)
+        if not stopped:
+            return
+        signal_each(stopped, signal.SIGKILL)
+        reap()
+        time.sleep(0.01)
+        reap()
 def die_with_parent(signum):
     try:
         ctypes.CDLL(None, use_errno=True).prctl(1, int(signum))  # PR_SET_PDEATHSIG (Linux)
     except (OSError, AttributeError):
         pass
-parent, me, group = int(sys.argv[1]), os.getpid(), None
+parent, me, group, unkillable = int(sys.argv[1]), os.getpid(), None, set()
 die_with_parent(signal.SIGTERM)
 if os.getppid() != parent:
     os._exit(143)

@@ -443,6 +443,66 @@ def test_a_child_that_detaches_into_its_own_session_is_killed_with_its_unit(tmp_
     assert not _alive(pid), f"the detached sleep {pid} outlived its unit"
 
 
+def test_the_driver_scrubs_a_units_folder_its_worker_left_unscrubbed(tmp_path, monkeypatch):
+    """A worker killed mid-unit never scrubs the unit's folder: the driver scrubs every folder of the run once all
+    workers have ended, and files the unit's record again as it wrote it."""
+    def killed_worker(unit, out_dir):  # what a command wrote before its worker died
+        folder = Path(out_dir) / "units" / unit.unit_id
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "log.txt").write_text(f"connecting to {unit.params['url']} with {TOKEN}\n")
+        (folder / "unit.json").write_text(f"tampered {TOKEN}")
+        return grid.records._failed_record(unit, RuntimeError("worker died"))  # as the pool reports a dead worker
+
+    monkeypatch.setattr("evalkit.grid.driver.run_unit", killed_worker)
+    monkeypatch.setenv("PROBE_API_TOKEN", TOKEN)
+    spec = command_spec(tmp_path, grid={"url": [SECRET_URL], "x": [1]}, retries=0, workers=1)
+    outcome = grid.run_grid(spec)
+    assert outcome.table["status"].tolist() == ["failed"] and "worker died" in outcome.table["error"][0]
+    files = [file for file in (tmp_path / "out").rglob("*") if file.is_file()]
+    assert any(file.name == "log.txt" for file in files)
+    assert not [file for file in files if _leaks(file.read_text())]
+    (record,) = [json.loads(file.read_text()) for file in files if file.name == "unit.json"]
+    assert record["status"] == "failed" and record["unit"]["params"]["url"].startswith("http://***@")
+
+
+def test_a_deep_chain_of_detached_processes_dies_with_its_unit(tmp_path):
+    """Each of 80 nested processes detaches (setsid) and forks the next, so killing one generation only hands
+    its child to the reaper; the deepest writes a file once told to, after the grid has ended. The whole tree
+    dies with the unit, whether the command ends or times out, so no late file appears."""
+    import time
+
+    chain = ("import json, os, sys, time\n"
+             "folder, depth = sys.argv[1], 80\n"
+             "if os.fork() == 0:\n"
+             "    null = os.open(os.devnull, os.O_RDWR); [os.dup2(null, fd) for fd in (0, 1, 2)]\n"
+             "    for level in range(depth):\n"
+             "        os.setsid()\n"
+             "        with open(os.path.join(folder, 'pids'), 'a') as f: f.write(f'{os.getpid()}\\n')\n"
+             "        if level < depth - 1 and os.fork() != 0:\n"
+             "            time.sleep(60); os._exit(0)\n"
+             "    while not os.path.exists(os.path.join(folder, 'go')): time.sleep(0.05)\n"
+             "    open(os.path.join(folder, 'late.txt'), 'w').write('late'); os._exit(0)\n"
+             "while not os.path.exists(os.path.join(folder, 'pids')) or "
+             "len(open(os.path.join(folder, 'pids')).read().split()) < depth: time.sleep(0.05)\n"
+             "time.sleep(float(sys.argv[2]))\n"
+             "print(json.dumps(dict(done=1)))\n")
+    folders = {wait: tmp_path / f"chain_{wait}" for wait in (0, 30)}
+    for folder in folders.values():
+        folder.mkdir()
+    spec = command_spec(tmp_path, command=[sys.executable, "-c", chain, str(tmp_path / "chain_{x}"), "{x}"],
+                        grid={"x": [0, 30]}, retries=0, timeout_s=8)
+    outcome = grid.run_grid(spec)
+    table = outcome.table.set_index("param/x")
+    assert table.loc[0, "status"] == "ok" and table.loc[30, "status"] == "failed"
+    for folder in folders.values():
+        (folder / "go").touch()
+    time.sleep(1)
+    for folder in folders.values():
+        pids = [int(pid) for pid in (folder / "pids").read_text().split()]
+        assert len(pids) == 80 and not [pid for pid in pids if _alive(pid)], folder
+        assert not (folder / "late.txt").exists(), folder
+
+
 def test_a_unit_leaves_no_process_behind_when_it_ends_or_times_out(tmp_path):
     """A background child would hold the output pipes open (the unit hung until it ended) and a timed-out
     unit's grandchild ran on: both are killed with the unit's process group."""

@@ -1,0 +1,83 @@
+"""What the scrub of a unit's folder does to binary files, odd-length UTF-16 text, links and extended attributes."""
+from __future__ import annotations
+
+import os
+import random
+
+import pytest
+
+from evalkit.grid.scrub import scrub_folder
+
+SECRET = "Sb01-PwZetaQx71"
+TOKEN = "Sb02TokGw8Hn4Vc"
+SHAPES = ("ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", "sk-proj-Unconfigured0123456789abcdef", "AKIAUNCONF1234567890")
+
+
+def _binary_body() -> bytes:
+    """The forms a binary file's strings may hold a credential in, each between two ``|``."""
+    return b"|".join([
+        b"", b"piece " + SECRET[3:13].encode(), b"upper " + SECRET.upper().encode(),
+        b"lower " + SECRET.lower().encode(), b"pct " + "".join(f"%{b:02X}" for b in SECRET.encode()).encode(),
+        b"uesc " + "".join(f"\\u{ord(c):04x}" for c in TOKEN).encode(), *(b"key " + shape.encode() for shape in SHAPES),
+        b""])
+
+
+def test_a_binary_files_strings_lose_every_form_of_a_credential_and_keep_their_length(tmp_path):
+    """A binary file (random bytes around its strings) is not a text, so its strings are read as `strings` reads
+    them: a piece of a secret, its other cases and escapes, and credentials of a known shape in ASCII or UTF-16
+    strings are overwritten by as many ``*``; every other byte stays."""
+    junk = random.Random(5).randbytes(3000)
+    wide = "wide token=ghp_ZyXwVuTsRqPoNmLkJiHgFeDcBa9876543210 done".encode("utf-16-le")
+    content = junk + _binary_body() + junk + wide + junk
+    path = tmp_path / "model.bin"
+    path.write_bytes(content)
+    scrub_folder(tmp_path, [SECRET, TOKEN])
+    data = path.read_bytes()
+    assert len(data) == len(content) and data[:3000] == junk and data[-3000:] == junk
+    for form in (SECRET[3:11].encode(), SECRET.upper().encode(), SECRET.lower().encode(), b"%53%62%30%31",
+                 b"\\u0053\\u0062\\u0030\\u0032", *(shape[:10].encode() for shape in SHAPES),
+                 "ghp_ZyXwVu".encode("utf-16-le")):
+        assert form not in data, form
+    for kept in (b"|piece ", b"|upper ", b"|key ", "wide token=".encode("utf-16-le"), " done".encode("utf-16-le")):
+        assert kept in data, kept
+
+
+def test_utf16_text_with_a_stray_last_byte_is_read_as_utf16(tmp_path):
+    text = "log token=ghp_ZyXwVuTsRqPoNmLkJiHgFeDcBa9876543210 piece " + SECRET[2:12] + " Bearer sk-ant-Oddutf16abcdefgh\n"
+    path = tmp_path / "u16.log"
+    path.write_bytes(text.encode("utf-16-le") + b"\x00")
+    scrub_folder(tmp_path, [SECRET])
+    data = path.read_bytes()
+    assert data.endswith(b"\x00") and len(data) % 2 == 1
+    shown = data[:-1].decode("utf-16-le")
+    assert shown.startswith("log token=***") and "ghp_" not in shown and SECRET[3:9] not in shown
+    assert "sk-ant-" not in shown, shown
+
+
+def test_a_links_target_holding_a_secret_is_masked_and_no_link_is_followed(tmp_path):
+    outside = tmp_path / f"kept-{SECRET}.txt"
+    outside.write_text(f"outside {SECRET}\n")
+    folder = tmp_path / "unit"
+    folder.mkdir()
+    os.symlink(f"/nonexistent/{SECRET}", folder / "dangling")
+    os.symlink(outside, folder / "to-outside")
+    os.symlink("results.csv", folder / "plain")
+    scrub_folder(folder, [SECRET])
+    assert os.readlink(folder / "dangling") == "/nonexistent/***"
+    assert SECRET not in os.readlink(folder / "to-outside") and os.readlink(folder / "plain") == "results.csv"
+    assert outside.read_text() == f"outside {SECRET}\n"
+
+
+def test_extended_attributes_holding_a_secret_are_removed(tmp_path):
+    path = tmp_path / "x.txt"
+    path.write_text("plain\n")
+    try:
+        os.setxattr(path, "user.note", SECRET.encode())
+    except OSError as error:
+        pytest.skip(f"this file system keeps no extended attributes: {error}")
+    os.setxattr(path, "user.hex", SECRET.encode().hex().encode())
+    os.setxattr(path, f"user.{SECRET}", b"x")
+    os.setxattr(path, "user.ok", b"fine")
+    scrub_folder(tmp_path, [SECRET])
+    assert os.listxattr(path) == ["user.ok"] and os.getxattr(path, "user.ok") == b"fine"
+    assert path.read_text() == "plain\n"
