@@ -43,11 +43,11 @@ URL passwords and query values, secret-named parameters, the values of the envir
 variables (:func:`evalkit.models.redaction.secret_variable`: ``MYSQL_PWD``, ``SSHPASS``, ``*PASSPHRASE*``,
 ``*WEBHOOK*`` and the like, and a URL password in any variable), and the secrets a command line carries
 (options, parameters, headers and JSON fields whose name ends in a credential word by
-:func:`evalkit.grid.masking.credential_name` — ``--password x``, ``--accessToken x``, ``-storepass x``,
+:func:`evalkit.grid.credential_names.credential_name` — ``--password x``, ``--accessToken x``, ``-storepass x``,
 ``{"token": "x"}`` — and ``--cookie``, ``curl -u user:pw``, ``mysql -pPASS``, ``docker login -p x``,
 ``sshpass -p``, secrets piped or fed to a program's standard input, keys in a URL's path, the bodies of
 here-documents and ``expect`` scripts it carries: :mod:`evalkit.grid.scripts`), and the credentials
-the command prints (:func:`evalkit.grid.masking.output_secrets`: JSON fields, configuration lines and table
+the command prints (:func:`evalkit.grid.printed_secrets.output_secrets`: JSON fields, configuration lines and table
 rows named as credentials, PEM private keys). A map or list under a credential's name is masked whole, and
 never named in a folder. A piece of a secret that is one ordinary word stays readable elsewhere in the output.
 A URL is kept as :func:`evalkit.models.public_endpoint` gives it, its path included. The worker alone sees the

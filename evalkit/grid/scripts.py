@@ -1,6 +1,6 @@
 """Scripts a command line feeds a program, read for the credentials they type: the bodies of here-documents
 (``ftp -n host <<EOF ... EOF``), ftp's ``user NAME PASSWORD`` line and an expect script's ``send`` after a
-password prompt. :func:`evalkit.grid.masking._script_secrets` reads each body as printed output is read and
+password prompt. :func:`evalkit.grid.command_secrets._script_secrets` reads each body as printed output is read and
 adds what these functions find."""
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ import shutil
 from pathlib import Path
 
 from evalkit.models import redact
-from evalkit.grid.masking import output_secrets
+from evalkit.grid.printed_secrets import output_secrets
 
 __all__ = ["scrub_folder"]
 

@@ -15,7 +15,8 @@ from typing import Any
 
 from evalkit.models import environment_secrets, redact
 from evalkit.data.specfile import Fields, SpecError, read_yaml
-from evalkit.grid.masking import _command_secrets, _mask_url, _public, _public_command, _secrets, _shown
+from evalkit.grid.command_secrets import _command_secrets
+from evalkit.grid.masking import _mask_url, _public, _public_command, _secrets, _shown
 
 
 class GridSpecError(SpecError):
@@ -274,7 +275,6 @@ def _command_target(read: Fields, grid: dict[str, list[Any]], fixed: dict[str, A
     if not isinstance(command, list) or not command or not all(isinstance(c, (str, int, float)) for c in command):
         read.fail("command", "expected a non-empty list of arguments")
     names = set(grid) | set(fixed)
-    from evalkit.grid.masking import _command_secrets
     from evalkit.models.redaction import MASK, redact
 
     # Braces also quote literal values (ODBC's PWD={...}, a password written "{...}"): what a command line

@@ -14,7 +14,8 @@ from typing import Any
 
 from evalkit.models import redact
 from evalkit.models.redaction import environment_secrets
-from evalkit.grid.masking import _public, output_secrets
+from evalkit.grid.masking import _public
+from evalkit.grid.printed_secrets import output_secrets
 from evalkit.grid.records import _write_record
 from evalkit.grid.scrub import scrub_folder
 from evalkit.grid.spec import GridUnit, command_path, fill

@@ -526,7 +526,8 @@ def test_a_unit_leaves_no_process_behind_when_it_ends_or_times_out(tmp_path):
 def test_literal_credentials_in_other_command_forms_are_masked():
     """A value starting with '-', a '--pw=' option, and a shell line inside one argument ('sh -c "..."') kept
     their literal password in unit.json and the unit's outputs."""
-    from evalkit.grid.masking import _command_secrets, _public_command
+    from evalkit.grid.command_secrets import _command_secrets
+    from evalkit.grid.masking import _public_command
 
     command = ["tool", "--password", "-Xs3cretA", "--pw=s3cretB", "sh", "-c", "run --api-key s3cretC --seed 1"]
     assert set(_command_secrets(command)) == {"-Xs3cretA", "s3cretB", "s3cretC"}

@@ -16,7 +16,9 @@ import pytest
 import yaml
 
 from evalkit.cli.commands import main
-from evalkit.grid.masking import _command_secrets, _public_command, credential_name
+from evalkit.grid.command_secrets import _command_secrets
+from evalkit.grid.credential_names import credential_name
+from evalkit.grid.masking import _public_command
 
 # (arguments, the credential they carry); no two credentials share six characters.
 FORMS = {
@@ -215,7 +217,7 @@ def test_a_grid_with_every_general_form_leaks_nothing(tmp_path, capfd):
                                   "api_key_2", "api_keys", "password2", "token_v2", "ssh_key", "connection_string",
                                   "openai_api_key_old"])
 def test_copies_and_encodings_of_a_credential_are_credentials(name):
-    from evalkit.grid.masking import credential_name
+    from evalkit.grid.credential_names import credential_name
 
     assert credential_name(name), name
 

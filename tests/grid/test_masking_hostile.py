@@ -13,7 +13,8 @@ import yaml
 
 from evalkit import grid
 from evalkit.cli.commands import main
-from evalkit.grid.masking import _command_secrets, _public_command
+from evalkit.grid.command_secrets import _command_secrets
+from evalkit.grid.masking import _public_command
 from evalkit.grid.records import _masked_record
 from evalkit.models.redaction import secret_variable
 

@@ -14,7 +14,9 @@ import yaml
 
 from evalkit.cli.commands import main
 from evalkit.grid import GridUnit
-from evalkit.grid.masking import _command_secrets, _public_command, _scan, credential_name
+from evalkit.grid.command_secrets import _command_secrets, _scan
+from evalkit.grid.credential_names import credential_name
+from evalkit.grid.masking import _public_command
 from tests.grid.test_masking_general import _leaks
 
 ECHO = ("import sys, json, os; print(' '.join(sys.argv)); "

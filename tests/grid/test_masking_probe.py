@@ -13,7 +13,9 @@ import pytest
 import yaml
 
 from evalkit.cli.commands import main
-from evalkit.grid.masking import _command_secrets, _public_command, _secrets, _shown, output_secrets
+from evalkit.grid.command_secrets import _command_secrets
+from evalkit.grid.masking import _public_command, _secrets, _shown
+from evalkit.grid.printed_secrets import output_secrets
 from evalkit.models.redaction import redact
 from tests.grid.test_masking_general import _leaks
 

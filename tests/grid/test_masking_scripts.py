@@ -13,7 +13,9 @@ import yaml
 
 from evalkit.cli.commands import main
 from evalkit.grid import GridUnit
-from evalkit.grid.masking import _command_secrets, _public_command, _secrets, output_secrets
+from evalkit.grid.command_secrets import _command_secrets
+from evalkit.grid.masking import _public_command, _secrets
+from evalkit.grid.printed_secrets import output_secrets
 from tests.grid.test_masking_general import _leaks
 
 # (arguments, the credential they carry); no two credentials share six characters.

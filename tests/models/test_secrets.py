@@ -663,7 +663,7 @@ def test_escaped_json_fields_and_pem_keys_are_masked_and_masking_stays_linear():
     """JSON-escaped credential fields in an error body, PEM private keys, and long runs that made the redaction
     and the grid's output masking quadratic (a URL's user-info followed by many "p@", "key=" repeated, "x://u:p@/"
     repeated)."""
-    from evalkit.grid.masking import output_secrets
+    from evalkit.grid.printed_secrets import output_secrets
 
     assert "Hunter2Hunter2" not in redact('{"error": {"message": "config={\\"password\\": \\"Hunter2Hunter2\\"}"}}')
     body = "MIIEowIBAAKCAQEAz8Kq3vLm"

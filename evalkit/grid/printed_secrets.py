@@ -1,0 +1,132 @@
+"""The credentials a program prints (:func:`output_secrets`): JSON fields, configuration lines and table rows
+named as credentials, named values in printed records, a shell's trace of the commands it ran, and private
+keys' PEM blocks — so a unit's captured output masks them where they appear."""
+from __future__ import annotations
+
+import re
+
+from evalkit.models.redaction import MASK, _ordinary_word, secret_variable
+from evalkit.grid.text_secrets import _JSON_FIELD, _PLACEHOLDER, _json_fields, _templated, _text_secrets, _words
+from evalkit.grid.credential_names import _holds_credentials, _secret_option, credential_name
+from evalkit.grid.command_secrets import _scan
+
+# Lines a program prints with a credential in them: "token: X" (YAML), "pass = X" (INI), 'export SECRET_KEY="X"',
+# ":password => X" (Ruby), a table row "token    X" or a netrc line "password X" (a name and one value), and a
+# private key's PEM block.
+_PRINTED_ASSIGNMENT = re.compile(r"""^[ \t]*(?:export[ \t]+|set[ \t]+|-[ \t]+)?:?"""
+                                 r"""(["']?)([A-Za-z_][\w.-]*)\1[ \t]*(?::=|=>|[:=])[ \t]*(["']?)([^"'\s#,]+)\3[ \t,]*(?:#.*)?$""", re.M)
+_PRINTED_ROW = re.compile(r"^[ \t]*(?:setenv[ \t]+)?([A-Za-z_][\w.-]*)[ \t]+(\S+)[ \t]*$", re.M)
+# A row of a table a database client prints: MySQL's "| password | X |", psql's " password | X".
+_TABLE_ROW = re.compile(r"^[ \t]*\|?[ \t]*([A-Za-z_][\w.-]*)[ \t]*\|[ \t]*([^\s|]+)[ \t]*\|?[ \t]*$", re.M)
+# A name of a few words before its value: "API Key: X", "Client secret = X".
+_SPACED_NAME = re.compile(r"^[ \t]*([A-Za-z][A-Za-z0-9]*(?:[ \t][A-Za-z][A-Za-z0-9]*){1,3})[ \t]*[:=][ \t]*(\S+)[ \t]*$",
+                          re.M)
+# Named values in printed records: {"name": "DB_PASSWORD", "value": "X"} and "- name: X / value: Y" (Kubernetes
+# env lists), <add key="ApiKey" value="X"/> (NuGet, .NET config), <password>X</password>, Set-Cookie headers.
+_NAME_VALUE = (re.compile(r'"name"\s*:\s*"([^"]+)"\s*,\s*"value"\s*:\s*"([^"]*)"'),
+               re.compile(r"""(?m)^[ \t]*-?[ \t]*name:[ \t]*["']?([\w.-]+)["']?[ \t]*\n[ \t]*value:[ \t]*["']?([^"'\s]+)"""),
+               re.compile(r'\bkey\s*=\s*"([^"]+)"\s+value\s*=\s*"([^"]*)"'),
+               re.compile(r"<([A-Za-z_][\w.-]*)>([^<\s]+)</\1>"),
+               re.compile(r"""<[A-Za-z_][\w.-]*\s+(?:key|name)\s*=\s*["']([^"']+)["'][^>]*>([^<\s]+)</"""))
+_SET_COOKIE = re.compile(r"(?im)^[ \t]*set-cookie:[ \t]*[^=;\s]+=([^;\s]+)")
+# A shell's trace of the commands it runs (set -x, bash -x): "+ mysql -pX", "++ curl -u u:X".
+_TRACE = re.compile(r"(?m)^[ \t]*\++[ \t]+(.+)$")
+# (the body read atomically up to the next run of five dashes: a BEGIN line with no END costs one scan to the next)
+_PRIVATE_KEY_BLOCK = re.compile(r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----((?>(?:[^-]|-(?!----))*))"
+                                r"-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+# A credential option and its value in printed text ("login with --password X", a logged command line).
+_PRINTED_OPTION = re.compile(r"""(?<![\w-])(--?[A-Za-z][\w-]*)(?:=|[ \t]+)([^\s"',;=$<\[\](){}]+)(?![^\s"',;])""")
+# A JSON object with no object inside it ({"Name": N, "Type": T, "Value": V}), and one under a field's name.
+_FLAT_OBJECT = re.compile(r"\{[^{}]*\}")
+_NAMED_OBJECT = re.compile(r"""(["'])([^"'\s:{}]+)\1\s*:\s*(\{[^{}]*\})""")
+# A field of an object that names the secret its "value" field holds: a stored secret's name (AWS SSM's
+# "Name", an env list's "name", an app setting's "key"), a storage account's "keyName", a vault's "id".
+_VALUE_NAMES = frozenset({"name", "key", "parametername", "secretname"})
+
+
+def output_secrets(text: str) -> list[str]:
+    """The credentials a program printed: the values of JSON (or Python literal) fields named as credentials
+    (:func:`_json_fields`: ``"SecretAccessKey"``, ``"SessionToken"``, ``"client_token"``...), the forms
+    :func:`_text_secrets` reads (``name=value``, code, ``Authorization``, keys in a URL's path), lines of
+    configuration or tables whose name is a credential's (``token: X``, ``pass = X``, ``export SECRET_KEY="X"``,
+    ``token    X``, a netrc's ``password X``; a value that is one ordinary word stays: "password required")
+    and the body of a private key's PEM block — so a unit's stdout and stderr files mask them where they appear.
+
+    >>> output_secrets('{"Credentials": {"AccessKeyId": "ASIA1", "SecretAccessKey": "wJal-r", "SessionToken": "Fw0-9"}}')
+    ['wJal-r', 'Fw0-9']
+    >>> output_secrets("users:\\n- name: me\\n  token: kube-T0k9\\npass = rcl0ne-x\\nexport SECRET_KEY='dj4ngo'\\n"
+    ...                "token      hvs.CAES9x\\npassword required\\nmax_tokens: 64")
+    ['dj4ngo', 'kube-T0k9', 'rcl0ne-x', 'hvs.CAES9x']
+    """
+    found = _json_fields(text)[0] + _text_secrets(text)[0]
+    for pattern, name_group, value_group in ((_PRINTED_ASSIGNMENT, 2, 4), (_PRINTED_ROW, 1, 2), (_TABLE_ROW, 1, 2),
+                                             (_SPACED_NAME, 1, 2)):
+        for match in pattern.finditer(text):
+            name, value = match[name_group], match[value_group]
+            if (credential_name(name, option=True) or (name.isupper() and secret_variable(name))) and value != MASK \
+                    and not _ordinary_word(value) and not value.isdigit() and value.lower() not in ("null", "none",
+                                                                                                 "true", "false"):
+                found.append(value)
+    for pattern in _NAME_VALUE:
+        for match in pattern.finditer(text):
+            if (credential_name(match[1], option=True) or secret_variable(match[1])) and match[2] \
+                    and match[2] != MASK and not _ordinary_word(match[2]):
+                found.append(match[2])
+    found += [match[1] for match in _SET_COOKIE.finditer(text)]
+    for match in _TRACE.finditer(text):
+        found += _scan(_words(match[1]))[0]
+    for block in _PRIVATE_KEY_BLOCK.finditer(text):  # its body; an armour header ("Version: GnuPG") stays
+        found += [line.strip() for line in block[1].splitlines() if len(line.strip()) >= 8 and ": " not in line]
+    found += _record_secrets(text)
+    found += [match[2] for match in _PRINTED_OPTION.finditer(text) if _secret_option(match[1])
+              and not match[2].startswith("-") and not _ordinary_word(match[2]) and not _templated(match[2])]
+    return [value for value in dict.fromkeys(found) if value and value != MASK]
+
+
+def _object_fields(text: str) -> dict[str, str]:
+    """The fields of a flat JSON object written in ``text``, their names lower-cased (a later one wins).
+
+    >>> _object_fields('{"Name": "/db/password", "Version": 1, "Value": "S"}')
+    {'name': '/db/password', 'version': '1', 'value': 'S'}
+    """
+    return {match[2].lower(): match[4] if match[3] else match[5] for match in _JSON_FIELD.finditer(text)}
+
+
+def _record_secrets(text: str) -> list[str]:
+    """The credentials of printed records whose ``value`` field is a secret by what else the record says — its
+    name field is a credential's, whatever its case and wherever it stands (AWS SSM's ``{"Name":
+    "/prod/db/password", "Type": "SecureString", "Value": X}``, ``[{"Name": "DB_PASSWORD", "Value": X}]``), it
+    is a ``SecureString``, it has a ``keyName`` (``az storage account keys list``) or it is a vault's secret
+    (``az keyvault secret show``: ``{"id": ".../secrets/db", "value": X}``) — and every value of a map under a
+    name that holds credentials (``{"secrets": {"openai": X}}``, masked whole as a grid's parameters are; a map
+    with fields named as credentials is a record read field by field: AWS STS's ``"Credentials"`` keeps its
+    ``AccessKeyId`` and ``Expiration`` readable).
+
+    >>> _record_secrets('{"Parameter": {"Name": "/prod/db/password", "Type": "String", "Version": 1, "Value": "Ss-1"}}')
+    ['Ss-1']
+    >>> _record_secrets('[{"keyName": "key1", "permissions": "FULL", "value": "Az=="}, {"attributes": {"enabled": '
+    ...                 'true}, "id": "https://v/secrets/db", "value": "Kv-1"}] {"secrets": {"openai": "Ns-1"}}')
+    ['Az==', 'Kv-1', 'Ns-1']
+    >>> _record_secrets('[{"name": "region", "value": "eu-west-1"}, {"Name": "DB_PASSWORD", "Value": "Pw-9"}] {"id": "/v/1", "value": "x"}')
+    ['Pw-9']
+    """
+    found, objects, inner = [], [], text
+    for _ in range(8):  # the innermost objects, then those around them with each inner one read as a 0
+        objects += _FLAT_OBJECT.findall(inner)
+        inner = _FLAT_OBJECT.sub("0", inner)
+    for match in objects:
+        fields = _object_fields(match)
+        value = fields.get("value")
+        if not value or value in (MASK, "null", "true", "false") or _PLACEHOLDER.search(value):
+            continue
+        name = next((fields[n] for n in _VALUE_NAMES if n in fields), "")
+        if (name and (credential_name(name.replace("/", "_"), option=True) or secret_variable(name))) \
+                or fields.get("type", "").lower() == "securestring" or "keyname" in fields \
+                or "/secrets/" in fields.get("id", ""):
+            found.append(value)
+    for match in _NAMED_OBJECT.finditer(text):  # {"secrets": {"openai": X}}: judged by the outer name
+        fields = _object_fields(match[3])
+        if _holds_credentials(match[2]) and not any(credential_name(name, option=True) for name in fields):
+            found += [value for value in fields.values()
+                      if value not in (MASK, "null", "true", "false") and not _PLACEHOLDER.search(value)]
+    return found
