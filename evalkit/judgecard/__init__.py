@@ -29,8 +29,8 @@ from __future__ import annotations
 from evalkit.judgecard._names import SET_NAMES
 from evalkit.judgecard.card import Card, judge_card, merge_cards
 from evalkit.judgecard.judges import CannotScore, FunctionJudge, Scored, ScoresJudge, build_judge, prefetch_lm
-from evalkit.judgecard.leaderboard import (board_sentence, leaderboard_html, leaderboard_markdown, standings,
-                                           standings_frame)
+from evalkit.judgecard.board_pages import board_sentence, leaderboard_html, leaderboard_markdown
+from evalkit.judgecard.leaderboard import standings, standings_frame
 from evalkit.judgecard.render import card_fragment, card_html, write_card
 from evalkit.judgecard.sets import HumanSet, from_meta_eval, load_set, noise_ceiling, upheld_folder_set
 from evalkit.judgecard.spec import JudgeSpec, parse_spec, read_spec_file

@@ -106,8 +106,8 @@ def leaderboard(args: argparse.Namespace) -> int:
     import json
 
     from evalkit.judgecard.card import _sets_of, merge_cards
-    from evalkit.judgecard.leaderboard import (_cell, board_sentence, leaderboard_markdown, standings,
-                                               standings_frame, write_board_card)
+    from evalkit.judgecard.board_pages import _cell, board_sentence, leaderboard_markdown
+    from evalkit.judgecard.leaderboard import standings, standings_frame, write_board_card
     from evalkit.judgecard.sets import load_set
     from evalkit.judgecard.signing import signing_key, verify
     from evalkit.judgecard.verify import checked_cards, reason_for

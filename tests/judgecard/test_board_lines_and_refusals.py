@@ -17,8 +17,9 @@ from evalkit.judgecard import judge_card, write_card
 from evalkit.judgecard.card import SetCost
 from evalkit.judgecard.cardfiles import LINK
 from evalkit.judgecard.cli import add_arguments
-from evalkit.judgecard.leaderboard import (AT_CEILING, board_sentence, leaderboard_markdown, standings,
-                                           standings_frame)
+from evalkit.judgecard.ceiling_checks import AT_CEILING
+from evalkit.judgecard.board_pages import board_sentence, leaderboard_markdown
+from evalkit.judgecard.leaderboard import standings, standings_frame
 from tests.judgecard.test_leaderboard import _board_of, board_json, column_judge, people_set
 from tests.judgecard.test_leaderboard import _edited as _write
 

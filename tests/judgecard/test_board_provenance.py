@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from evalkit.judgecard import Card, card_html, judge_card, merge_cards, write_card
-from evalkit.judgecard.leaderboard import (ABOVE_CEILING, _rating_stats, _resampled_ceilings, board_card,
-                                           board_sentence, leaderboard_html, leaderboard_markdown, scores_fingerprint,
-                                           standings, standings_frame, write_board_card)
+from evalkit.judgecard.ceiling_checks import ABOVE_CEILING, _rating_stats, _resampled_ceilings
+from evalkit.judgecard.leaderboard import board_card, scores_fingerprint, standings, standings_frame, write_board_card
+from evalkit.judgecard.board_pages import board_sentence, leaderboard_html, leaderboard_markdown
 from evalkit.judgecard.sets import noise_ceiling
 from tests.judgecard.test_leaderboard import _board_of, board_json, column_judge, people_set
 from tests.judgecard.test_leaderboard import _edited as _write

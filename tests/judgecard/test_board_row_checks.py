@@ -9,7 +9,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from evalkit.judgecard.leaderboard import ABOVE_CEILING, ROW_AT_CEILING, leaderboard_markdown, standings
+from evalkit.judgecard.ceiling_checks import ABOVE_CEILING, ROW_AT_CEILING
+from evalkit.judgecard.board_pages import leaderboard_markdown
+from evalkit.judgecard.leaderboard import standings
 from tests.judgecard.test_board_lines_and_refusals import _card, _leaderboard, _write, inputs  # noqa: F401
 from tests.judgecard.test_leaderboard import _board_of, board_json, people_set
 

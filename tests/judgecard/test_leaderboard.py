@@ -12,8 +12,9 @@ import pytest
 
 from evalkit.judgecard import Card, FunctionJudge, HumanSet, card_html, judge_card, merge_cards, write_card
 from evalkit.judgecard.cli import main
-from evalkit.judgecard.leaderboard import (board_sentence, leaderboard_html, leaderboard_markdown, row_ceilings,
-                                           scored_card, standings, standings_frame)
+from evalkit.judgecard.board_pages import board_sentence, leaderboard_html, leaderboard_markdown
+from evalkit.judgecard.standing import row_ceilings
+from evalkit.judgecard.leaderboard import scored_card, standings, standings_frame
 from evalkit.judgecard.sets import noise_ceiling
 
 
