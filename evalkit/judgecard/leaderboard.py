@@ -76,7 +76,8 @@ import numpy as np
 import pandas as pd
 
 from evalkit.stats.bootstrap import _pearson_rows, group_resamples, percentile_interval
-from evalkit.judgecard.card import Card, LabelRow, SetScores
+from evalkit.judgecard.card import Card
+from evalkit.judgecard.card_records import LabelRow, SetScores
 from evalkit.judgecard.sets import HumanSet
 from evalkit.judgecard.verify import card_flags
 from evalkit.judgecard.standing import Standing, _Rows, row_ceilings

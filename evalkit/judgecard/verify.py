@@ -4,7 +4,7 @@ those scores give on the board's own human scores, and the scores are a judgemen
 A card is a file anyone can edit, so the board trusts nothing it could recompute:
 
 * every ``scores`` entry holds one finite score (or NaN: not scored) per item, each item once
-  (:func:`~evalkit.judgecard.card.check_set_scores`) — else the card is **refused**;
+  (:func:`~evalkit.judgecard.card_fields.check_set_scores`) — else the card is **refused**;
 * every row on a set the board holds is recomputed from the card's item scores and the set's human scores: its
   ``n``, Pearson r, Spearman rho and Kendall tau must be what the card says (to 1e-9) — else the card is
   **refused**, naming the row's field, so no page of the board shows a correlation its scores do not give; rows
@@ -45,7 +45,8 @@ import numpy as np
 import pandas as pd
 
 from evalkit.stats import correlation
-from evalkit.judgecard.card import Card, check_set_scores
+from evalkit.judgecard.card import Card
+from evalkit.judgecard.card_fields import check_set_scores
 from evalkit.judgecard.sets import HumanSet
 # The checks that scores are people's ratings copied live in rating_copies; NEAR_COPY* are part of this API too.
 from evalkit.judgecard.rating_copies import NEAR_COPY, NEAR_COPY_ITEMS, _one_rating_copied  # noqa: F401
@@ -57,7 +58,7 @@ _TOLERANCE = 1e-9  # what the same correlation, summed in another order, may dif
 
 _CHECKED = (("pearson", "Pearson r"), ("spearman", "Spearman rho"), ("kendall", "Kendall tau"))
 """The correlations of a row recomputed from the card's item scores: a field of
-:class:`~evalkit.judgecard.card.LabelRow` and the name a refusal gives it."""
+:class:`~evalkit.judgecard.card_records.LabelRow` and the name a refusal gives it."""
 
 
 def card_flags(cards: Sequence[Card], human_sets: Mapping[str, HumanSet],

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from evalkit.judgecard import judge_card, write_card
-from evalkit.judgecard.card import SetCost
+from evalkit.judgecard.card_records import SetCost
 from evalkit.judgecard.cardfiles import LINK
 from evalkit.judgecard.cli import add_arguments
 from evalkit.judgecard.ceiling_checks import AT_CEILING

@@ -104,7 +104,7 @@ def test_a_judge_name_at_the_cap_is_ranked(inputs, tmp_path, monkeypatch, capsys
     assert _board_of(tmp_path / "cards", sets, monkeypatch, out) == 0
     assert [line["judge"] for line in board_json(out)] == [name] and _refused(out) == []
     from evalkit.judgecard import _names
-    from evalkit.judgecard.card import check_judge_name
+    from evalkit.judgecard.card_fields import check_judge_name
 
     assert _names.MAX_NAME_CHARS == MAX_NAME_CHARS and check_judge_name(name, "x") == name
 

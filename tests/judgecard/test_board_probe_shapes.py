@@ -17,7 +17,7 @@ from tests.judgecard.test_leaderboard import _board_of, board_json
 from tests.judgecard.test_leaderboard import _edited as _write
 
 _BIG = 3 * 2**20  # characters: a field of megabytes
-MAX_SPEC_CHARS = 64 * 1024  # the longest spec a card holds, as JSON (evalkit.judgecard.card.MAX_SPEC_CHARS)
+MAX_SPEC_CHARS = 64 * 1024  # the longest spec a card holds, as JSON (evalkit.judgecard.card_fields.MAX_SPEC_CHARS)
 
 
 def _first(name, **change):
@@ -112,9 +112,9 @@ def test_a_card_as_made_reads_back_whole(inputs):  # noqa: F811
     record["costs"][0]["examples"] = [["one3", "no number in the reply"]]
     card = Card.from_record(record, source="ok.json")
     assert json.loads(card.to_json()) == record
-    from evalkit.judgecard import card as card_module
+    from evalkit.judgecard import card_fields
 
-    assert card_module.MAX_SPEC_CHARS == MAX_SPEC_CHARS
+    assert card_fields.MAX_SPEC_CHARS == MAX_SPEC_CHARS
     assert card.half == "all" and card.spec == record["spec"]
 
 

@@ -125,7 +125,7 @@ def test_a_judge_that_scores_only_the_items_it_gets_right_is_not_ranked(inputs):
 def test_a_card_whose_item_list_was_edited_to_the_favourable_items_is_not_ranked(inputs, tmp_path):
     """The card's list of items on a set must be the set's items or the kit's seeded sample of them: a card
     edited down to chosen items (its rows recomputed to match) is flagged."""
-    from evalkit.judgecard.card import SetScores
+    from evalkit.judgecard.card_records import SetScores
     sets, judges = inputs
     card = _card("edited", judges["weak"], sets)
     human = sets["one"].items["score"].to_numpy()
