@@ -7,8 +7,10 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import traceback
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -149,6 +151,61 @@ sys.exit(code if code >= 0 else 128 - code)
 """
 
 
+# Every process a unit starts inherits this variable, set to a value of the unit's own: what outlives the reaper
+# (a command that killed it leaves its detached processes to the system) is found by it and killed.
+_MARKER = "EVALKIT_GRID_UNIT"
+
+
+def kill_marked(marker: str) -> list[int]:
+    """Stop, then kill, every process whose environment holds ``EVALKIT_GRID_UNIT=<marker>``, until none is left;
+    return their ids. A process this worker may not signal is left (it is not the unit's)."""
+    needle, killed, unkillable = f"{_MARKER}={marker}".encode(), [], set()
+    while True:
+        found = [pid for pid in _processes_holding(needle) if pid not in unkillable]
+        if not found:
+            return killed
+        for signum in (signal.SIGSTOP, signal.SIGKILL):
+            for pid in found:
+                try:
+                    os.kill(pid, signum)
+                except PermissionError:
+                    unkillable.add(pid)
+                except OSError:
+                    pass
+        killed += found
+        time.sleep(0.01)
+
+
+def _processes_holding(needle: bytes) -> list[int]:
+    """The live processes whose environment holds ``needle`` as one of its entries (a zombie's reads empty)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != os.getpid():
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as handle:
+                    if needle in handle.read().split(b"\0"):
+                        found.append(int(entry))
+            except OSError:
+                continue
+    return found
+
+
+class _Drain:
+    """A pipe read to its end by a thread of its own."""
+
+    def __init__(self, pipe):
+        self.parts: list[str] = []
+        self.thread = threading.Thread(target=lambda: self.parts.extend(iter(lambda: pipe.read(65536), "")),
+                                       daemon=True)
+        self.thread.start()
+
+    def text(self, wait_s: float = 10.0) -> str:
+        """What was read; a pipe still held open after ``wait_s`` (by a process this worker may not kill) is read
+        no further."""
+        self.thread.join(wait_s)
+        return "".join(self.parts)
+
+
 def _json_result(stdout: str) -> dict[str, Any]:
     """The last line of ``stdout`` that is a whole JSON object.
 
@@ -170,22 +227,28 @@ def _json_result(stdout: str) -> dict[str, Any]:
 
 def _run_command(unit: GridUnit, folder: Path, secrets: list[str]) -> dict[str, Any]:
     arguments = [fill(part, unit.params) for part in json.loads(unit.target)]
-    environment = {**os.environ, "PATH": command_path()}
+    marker = uuid.uuid4().hex
+    environment = {**os.environ, "PATH": command_path(), _MARKER: marker}
     reaper = subprocess.Popen([sys.executable, "-I", "-S", "-c", _REAPER, str(os.getpid()), *arguments],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, encoding="utf-8", errors="replace",
                               cwd=unit.workdir or None, env=environment)
+    # The output is read by threads while this worker waits for the reaper alone: a process that outlived the
+    # reaper may hold the pipes open, and is killed (by its marker) before the reading ends.
+    readers = [_Drain(reaper.stdout), _Drain(reaper.stderr)]
     timed_out = False
     try:
         try:
-            stdout, stderr = reaper.communicate(timeout=unit.timeout_s)
+            reaper.wait(timeout=unit.timeout_s)
         except subprocess.TimeoutExpired:
             timed_out = True
             reaper.terminate()  # the reaper kills the command's process group
-            stdout, stderr = reaper.communicate()
+            reaper.wait()
     finally:
         if reaper.poll() is None:  # this worker is interrupted: its unit's processes go with it
             reaper.terminate()
             reaper.wait()
+        kill_marked(marker)
+    stdout, stderr = (reader.text() for reader in readers)
     # The unit's own credentials, the environment's (a command can print a key it inherited) and those the
     # command printed in a named field ({"SecretAccessKey": ...}, as `aws sts` prints them).
     shared = sorted({*secrets, *environment_secrets(), *output_secrets(stdout), *output_secrets(stderr)},

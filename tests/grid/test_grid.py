@@ -503,6 +503,35 @@ def test_a_deep_chain_of_detached_processes_dies_with_its_unit(tmp_path):
         assert not (folder / "late.txt").exists(), folder
 
 
+def test_a_process_that_outlives_a_killed_reaper_is_found_by_its_marker_and_killed(tmp_path):
+    """A command that detaches a child (setsid, output still on the unit's pipes) and then kills its own reaper
+    leaves that child to the system, out of the reaper's reach: the worker finds it by the variable every
+    process of the unit inherits, kills it, and reads the output to its end instead of waiting on the pipes."""
+    import time
+
+    escape = ("import json, os, signal, sys, time\n"
+              "folder = sys.argv[1]\n"
+              "if os.fork() == 0:\n"
+              "    os.setsid()\n"
+              "    open(os.path.join(folder, 'pid'), 'w').write(str(os.getpid()))\n"
+              "    while not os.path.exists(os.path.join(folder, 'go')): time.sleep(0.05)\n"
+              "    open(os.path.join(folder, 'late.txt'), 'w').write('late'); os._exit(0)\n"
+              "while not os.path.exists(os.path.join(folder, 'pid')): time.sleep(0.05)\n"
+              "print('started', flush=True)\n"
+              "os.kill(os.getppid(), signal.SIGKILL)\n"
+              "time.sleep(30)\n")
+    folder = tmp_path / "escape"
+    folder.mkdir()
+    spec = command_spec(tmp_path, command=[sys.executable, "-c", escape, str(folder), "{x}"], grid={"x": [0]},
+                        retries=0, timeout_s=60)
+    outcome = grid.run_grid(spec)
+    (error,) = outcome.table["error"]  # the reaper's end, not the time limit: nothing waited on the held pipes
+    assert "killed by signal SIGKILL" in error and "started" in error and "timeout_s" not in error
+    (folder / "go").touch()
+    time.sleep(1)
+    assert not _alive(int((folder / "pid").read_text())) and not (folder / "late.txt").exists()
+
+
 def test_a_unit_leaves_no_process_behind_when_it_ends_or_times_out(tmp_path):
     """A background child would hold the output pipes open (the unit hung until it ended) and a timed-out
     unit's grandchild ran on: both are killed with the unit's process group."""
