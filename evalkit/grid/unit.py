@@ -267,6 +267,21 @@ def _run_command(unit: GridUnit, folder: Path, secrets: list[str]) -> dict[str, 
     return _public(_json_result(raw_stdout), shared)
 
 
+def _marked_notebook(unit: GridUnit, folder: Path) -> dict[str, Any]:
+    """:func:`_run_notebook` with its kernel, and all the kernel starts, marked as the unit's; what of it is still
+    running when the notebook ends is killed."""
+    marker, before = uuid.uuid4().hex, os.environ.get(_MARKER)
+    os.environ[_MARKER] = marker
+    try:
+        return _run_notebook(unit, folder)
+    finally:
+        if before is None:
+            os.environ.pop(_MARKER, None)
+        else:
+            os.environ[_MARKER] = before
+        kill_marked(marker)
+
+
 def run_unit(unit: GridUnit, out_dir: str) -> dict[str, Any]:
     """Run one unit into ``out_dir/units/<id>/`` and return its record (never raises: a failure is recorded
     with its error). Importable by process-pool and Ray workers alike."""
@@ -277,7 +292,7 @@ def run_unit(unit: GridUnit, out_dir: str) -> dict[str, Any]:
     record: dict[str, Any] = {"unit_id": unit.unit_id, "unit": unit.public(), "status": "ok", "error": None,
                               "result": {}}
     try:
-        result = _run_notebook(unit, folder) if unit.kind == "notebook" else _run_command(unit, folder, secrets)
+        result = _marked_notebook(unit, folder) if unit.kind == "notebook" else _run_command(unit, folder, secrets)
         record["result"] = _public(result, secrets)
     except Exception as error:  # noqa: BLE001 — any failure of a unit is reported, the grid goes on
         record.update(status="failed", error=redact(f"{type(error).__name__}: {error}", secrets),

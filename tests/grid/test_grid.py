@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -530,6 +531,26 @@ def test_a_process_that_outlives_a_killed_reaper_is_found_by_its_marker_and_kill
     (folder / "go").touch()
     time.sleep(1)
     assert not _alive(int((folder / "pid").read_text())) and not (folder / "late.txt").exists()
+
+
+def test_what_a_notebook_units_kernel_leaves_running_is_killed_with_the_unit(tmp_path, monkeypatch):
+    """A notebook's kernel that starts a detached process (setsid, its own session) does not outlive its unit."""
+    import subprocess
+    import time
+
+    started = {}
+
+    def notebook(unit, folder):  # a kernel starts what the notebook runs, with the kernel's environment
+        child = subprocess.Popen(["setsid", sys.executable, "-c", "import time; time.sleep(60)"],
+                                 env=dict(os.environ))
+        started["pid"] = child.pid
+        return {"items": 1}
+
+    monkeypatch.setattr("evalkit.grid.unit._run_notebook", notebook)
+    record = grid.run_unit(grid.GridUnit("notebook", "00_models", {"seed": 1}), str(tmp_path / "out"))
+    assert record["status"] == "ok"
+    time.sleep(0.5)
+    assert not _alive(started["pid"]) and "EVALKIT_GRID_UNIT" not in os.environ
 
 
 def test_a_unit_leaves_no_process_behind_when_it_ends_or_times_out(tmp_path):
