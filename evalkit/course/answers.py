@@ -12,6 +12,9 @@ What one answers file can cost the grader is bounded, so a hostile file costs on
   the cells of its index (levels x labels), columns and values, whichever is more;
 - the tuple keys of one Series or table index (or its columns) all have one length: pandas pads ragged
   tuples to the longest, so ragged keys are refused, not padded;
+- a tuple key has at most ``_MAX_KEY_WIDTH`` items: each item of a Series' or table's tuple keys is a level of
+  its MultiIndex, an object of its own (a key of 170,000 items cost 45 s and 700 MB to build), so a wider key
+  is refused, and each level is charged ``_LEVEL_COST`` values besides its labels;
 - no hash flooding: among the keys of one dict, one Series or table index (and the labels of each level of
   a tuple index) at most ``_MAX_SHARED_HASH`` different keys may share one hash value. Python's ints hash to
   themselves modulo 2**61 - 1 and a tuple's hash can be steered by its items, so colliding keys are easy to
@@ -39,6 +42,8 @@ _MAX_DEPTH = 12
 _MAX_ITEMS = 200_000
 _MAX_TEXT = 10_000
 _MAX_SHARED_HASH = 8
+_MAX_KEY_WIDTH = 16  # items of a tuple key: a chapter's keys are pairs and triples
+_LEVEL_COST = 256    # values one level of a MultiIndex is charged as (it takes about as long to build)
 
 
 class Unreadable(ValueError):
@@ -165,7 +170,8 @@ def _list(value: Any) -> list:
 
 
 def _index_cells(keys: list) -> int:
-    """The cells of the pandas index built from decoded ``keys`` (labels x levels); raises :class:`Unreadable`
+    """The cells of the pandas index built from decoded ``keys`` (labels x levels, and ``_LEVEL_COST`` for each
+    level of a MultiIndex); raises :class:`Unreadable`
     when the keys are tuples of different lengths (pandas would pad every key to the longest one) or when
     too many different keys share a hash value."""
     _spread(keys)
@@ -176,7 +182,7 @@ def _index_cells(keys: list) -> int:
         raise Unreadable("an answer's tuple keys are not all of one length")
     for level in range(width):
         _spread([key[level] for key in keys])
-    return len(keys) * max(width, 1)
+    return len(keys) * max(width, 1) + width * _LEVEL_COST
 
 
 def _index(keys: list) -> Any:
@@ -215,9 +221,20 @@ def _spread(keys: list) -> None:
 
 
 def _key(value: Any) -> Any:
-    """A decoded dict key: lists become tuples; what cannot be hashed is refused."""
+    """A decoded dict key: lists become tuples; what cannot be hashed, and a tuple of more than
+    ``_MAX_KEY_WIDTH`` items, are refused.
+
+    >>> _key([1, 2])
+    (1, 2)
+    >>> _key(tuple(range(17)))
+    Traceback (most recent call last):
+    ...
+    evalkit.course.answers.Unreadable: an answer's key holds 17 items; keys of more than 16 are not read
+    """
     if isinstance(value, list):
         value = tuple(value)
+    if isinstance(value, tuple) and len(value) > _MAX_KEY_WIDTH:
+        raise Unreadable(f"an answer's key holds {len(value)} items; keys of more than {_MAX_KEY_WIDTH} are not read")
     try:
         hash(value)
     except TypeError:

@@ -519,13 +519,19 @@ def remove_tree(path: Path) -> None:
 
 
 def _keep(runs: list[_Run], out: Path) -> None:
-    """Each run's executed copy and log tail into ``out/work/NNNN/`` (new files, never through a link)."""
+    """Each run's executed copy and log tail into ``out/work/NNNN/`` (new files, never through a link); the log
+    tail masked by :func:`evalkit.models.redact` (the executed copy is kept as the run wrote it, hash-checked)."""
+    from evalkit.models import environment_secrets, redact
+
+    secrets = environment_secrets()
     work = out / "work"
     work.mkdir(mode=0o755)
     for run in runs:
-        kept = run.kept
+        kept = dict(run.kept)
         if not kept:
             continue
+        if "worker.log" in kept:
+            kept["worker.log"] = redact(kept["worker.log"].decode(errors="replace"), secrets).encode()
         folder = work / f"{run.number:04d}"
         folder.mkdir(mode=0o755)
         for name, data in kept.items():

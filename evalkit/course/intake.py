@@ -7,10 +7,13 @@ and checkpoint folders are skipped. What cannot be read safely is an entry with 
 ``refused: hidden name`` (an entry of the class folder whose name starts with ``.``, such as ``.sneaky/``: a file
 manager does not show it, so it is never read, and never left out unsaid; the folders ``.ipynb_checkpoints``,
 ``__MACOSX`` and ``__pycache__`` are skipped), ``refused: symlink`` (a link, its target never opened), ``refused:
-not a regular file`` (a FIFO, a device), ``refused: too large``, ``no submission`` (a student folder holding no
-file). Entries that name the same student (``bob/`` beside ``bob.txt``, ``bob.ipynb`` beside ``bob.md``) are never
-merged: each is graded under a name of its own (a file under its file name) and every row of each says which
-entries it collides with. Names are compared as a reader of the tables sees them (:func:`student_key`):
+not a regular file`` (a FIFO, a device), ``refused: too large`` (over :data:`MAX_SUBMISSION_BYTES`), ``refused:
+too much in all`` (past :data:`MAX_STUDENT_BYTES` of one student's files, each counted by its size), ``refused:
+too deep`` (a folder nested past ``_MAX_DEPTH``), ``refused: too many files`` (one row for all past ``_MAX_FILES``
+rows of a student, refused entries counted), ``no submission`` (a student folder holding no file). Entries
+that name the same student (``bob/`` beside ``bob.txt``, ``bob.ipynb`` beside ``bob.md``) are never merged:
+each is graded under a name of its own (a file under its file name) and every row of each says which entries it
+collides with. Names are compared as a reader of the tables sees them (:func:`student_key`):
 ``alice``, ``Alice``, ``alice `` and ``аlice`` (its first letter Cyrillic) print as one student, so each is
 graded and flagged, naming the others: a classmate's folder named to pass for another's costs nobody a grade,
 and a student's second hand-in is shown, not hidden. What a run leaves behind is read the same way (:func:`read_capped`,
@@ -26,12 +29,24 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Entry", "intake", "student_key", "read_capped", "read_json", "tail", "last_line", "MAX_SUBMISSION_BYTES"]
+__all__ = ["Entry", "intake", "student_key", "read_capped", "read_json", "tail", "last_line", "MAX_SUBMISSION_BYTES",
+           "MAX_STUDENT_BYTES"]
 
 MAX_SUBMISSION_BYTES = 50 * 1024 * 1024  # a chapter notebook with its outputs is a few MB
+MAX_STUDENT_BYTES = 200 * 1024 * 1024    # all of one student's copies: seven chapters of a few MB each
 _SKIPPED = (".ipynb_checkpoints", "__MACOSX", "__pycache__")
-_MAX_FILES = 200  # per student: more is no hand-in
+_MAX_FILES = 200  # rows per student (files copied and entries refused): more is no hand-in
 _MAX_DEPTH = 8    # folders per student: a hand-in is one or two deep
+
+
+@dataclass
+class _Allowance:
+    """What one student's folder may still add: rows (a file copied or an entry refused) and bytes of copies,
+    counted by each file's size (a sparse file counts its holes)."""
+
+    rows: int
+    bytes: int
+    stopped: bool = False    # the row "refused: too many files" was written
 
 
 @dataclass(frozen=True)
@@ -87,11 +102,12 @@ def intake(folder: Path, copies: Path) -> list[Entry]:
                 student = name  # bob/ beside bob.txt: the file's row is "bob.txt", never merged with the folder's
         start = len(entries)
         if stat.S_ISDIR(mode):
-            found = _walk(folder, path, name, copies, entries)
-            if not found:
+            _walk(folder, path, name, copies, entries, _Allowance(_MAX_FILES, MAX_STUDENT_BYTES))
+            if len(entries) == start:
                 entries.append(Entry(name, name, None, "no submission", "the student's folder holds no file"))
         else:
-            entries.append(_copy(folder, path, student, copies, len(entries)))
+            entries.append(_copy(folder, path, student, copies, len(entries),
+                                 _Allowance(_MAX_FILES, MAX_STUDENT_BYTES)))
         if note:
             entries[start:] = [replace(entry, note=note) for entry in entries[start:]]
     return entries
@@ -210,28 +226,33 @@ def _hidden_student(name: str, mode: int) -> Entry:
                  "without the leading dot to have it graded")
 
 
-def _walk(folder: Path, directory: Path, student: str, copies: Path, entries: list[Entry], depth: int = 1) -> int:
-    found = 0
+def _walk(folder: Path, directory: Path, student: str, copies: Path, entries: list[Entry], allowance: _Allowance,
+          depth: int = 1) -> None:
+    """Each visible entry under ``directory`` as a row of ``entries``: a file copied (:func:`_copy`) or an entry
+    refused. A student's rows stop at :data:`_MAX_FILES` (whatever they are: a folder past the depth limit costs
+    a row as a file does), then one row "refused: too many files" says the rest are not read."""
     for name, path, mode in _visible(directory):
-        if stat.S_ISDIR(mode):
-            if depth >= _MAX_DEPTH:
-                entries.append(Entry(student, str(path.relative_to(folder)), None, "refused: too deep",
-                                     f"folders nested more than {_MAX_DEPTH} deep are not read"))
-                found += 1
-                continue
-            found += _walk(folder, path, student, copies, entries, depth + 1)
+        if allowance.rows <= 0:
+            if not allowance.stopped:
+                entries.append(Entry(student, str(path.relative_to(folder)), None, "refused: too many files",
+                                     f"more than {_MAX_FILES} files or folders in the student's folder; the rest "
+                                     "are not read"))
+                allowance.stopped = True
+            return
+        if stat.S_ISDIR(mode) and depth < _MAX_DEPTH:
+            _walk(folder, path, student, copies, entries, allowance, depth + 1)
             continue
-        if found >= _MAX_FILES:
-            entries.append(Entry(student, str(path.relative_to(folder)), None, "refused: too many files",
-                                 f"more than {_MAX_FILES} files in the student's folder; the rest are not read"))
-            return found + 1
-        entries.append(_copy(folder, path, student, copies, len(entries)))
-        found += 1
-    return found
+        if stat.S_ISDIR(mode):
+            entries.append(Entry(student, str(path.relative_to(folder)), None, "refused: too deep",
+                                 f"folders nested more than {_MAX_DEPTH} deep are not read"))
+        else:
+            entries.append(_copy(folder, path, student, copies, len(entries), allowance))
+        allowance.rows -= 1
 
 
-def _copy(folder: Path, path: Path, student: str, copies: Path, number: int) -> Entry:
-    """``path`` copied without following a link (the link's target is never opened)."""
+def _copy(folder: Path, path: Path, student: str, copies: Path, number: int, allowance: _Allowance) -> Entry:
+    """``path`` copied without following a link (the link's target is never opened), its size taken from
+    ``allowance.bytes``: a file larger than what is left of the student's bytes is refused."""
     relative = str(path.relative_to(folder))
     mode = os.lstat(path).st_mode
     if stat.S_ISLNK(mode):
@@ -251,24 +272,37 @@ def _copy(folder: Path, path: Path, student: str, copies: Path, number: int) -> 
         if info.st_size > MAX_SUBMISSION_BYTES:
             return Entry(student, relative, None, "refused: too large",
                          f"the file is over {MAX_SUBMISSION_BYTES // 2**20} MB")
+        if info.st_size > allowance.bytes:
+            return _over_allowance(student, relative)
+        limit = min(MAX_SUBMISSION_BYTES, allowance.bytes)
         target = copies / f"{number:04d}"
         target.mkdir(mode=0o700)
         copy = target / Path(relative).name
         with os.fdopen(os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as handle:
-            remaining = MAX_SUBMISSION_BYTES + 1
+            remaining = limit + 1
             while remaining > 0:
                 chunk = os.read(source, min(remaining, 1 << 20))
                 if not chunk:
                     break
                 handle.write(chunk)
                 remaining -= len(chunk)
-        if remaining <= 0:
+        if remaining <= 0:  # it grew while it was copied
             copy.unlink()
+            if limit < MAX_SUBMISSION_BYTES:
+                return _over_allowance(student, relative)
             return Entry(student, relative, None, "refused: too large",
                          f"the file is over {MAX_SUBMISSION_BYTES // 2**20} MB")
+        allowance.bytes -= limit + 1 - remaining
         return Entry(student, relative, copy)
     finally:
         os.close(source)
+
+
+def _over_allowance(student: str, relative: str) -> Entry:
+    """The row of a file that would take the student's copies past :data:`MAX_STUDENT_BYTES`."""
+    return Entry(student, relative, None, "refused: too much in all",
+                 f"the student's files are over {MAX_STUDENT_BYTES // 2**20} MB in all (each counted by its size); "
+                 "this one is not read")
 
 
 # --- what a run left: plain files only, capped ---------------------------------------------------------

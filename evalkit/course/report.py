@@ -5,7 +5,9 @@ escaped).
 The output folder is one the grader creates, or an empty one (:func:`prepare_out`); each table is written to
 a temporary file in it and renamed into place, so a table is whole or absent and never written through a
 link. A spreadsheet cell that starts like a formula (``= + - @``, a tab or a carriage return) gets a leading
-``'`` (:func:`spreadsheet_safe`).
+``'`` (:func:`spreadsheet_safe`). Every text a run can put in a row (its status, verdicts and reason: an
+exception's message, the tail of a log) is masked by :func:`evalkit.models.redact` with the grader's
+environment secrets (:func:`redacted_rows`): a credential a notebook read or printed shows as ``***``.
 """
 from __future__ import annotations
 
@@ -24,10 +26,40 @@ from typing import Any, Sequence
 
 from evalkit.data.jsonl import spreadsheet_safe
 
-__all__ = ["write_tables", "totals", "prepare_out", "spreadsheet_safe", "encodable", "write_atomic", "OUTPUTS"]
+__all__ = ["write_tables", "totals", "prepare_out", "spreadsheet_safe", "encodable", "write_atomic", "redacted_rows",
+           "OUTPUTS", "RUN_TEXT_FIELDS"]
 
 #: What a grading writes in its folder (``work`` holds each submission's executed copy and log).
 OUTPUTS = ("grades.csv", "totals.csv", "grades.html", "work")
+#: The text fields of a row that a run's output can reach (the student's and the file's names come from the
+#: class folder, the chapter and the exercise from the key).
+RUN_TEXT_FIELDS = ("status", "public", "hidden", "reason")
+
+
+def redacted_rows(rows: Sequence, secrets: Sequence[str] | None = None) -> list:
+    """``rows`` with each of :data:`RUN_TEXT_FIELDS` passed through :func:`evalkit.models.redact`: the
+    ``secrets`` given (default: :func:`evalkit.models.environment_secrets` of the grader's environment), whole
+    and in part, and every credential shape (``OPENAI_API_KEY=...``, ``sk-...``, ``password: ...``) masked.
+
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True)
+    ... class Row:
+    ...     student: str
+    ...     status: str
+    ...     public: str
+    ...     hidden: str
+    ...     reason: str
+    >>> row, = redacted_rows([Row("ann", "cell error", "passed", "failed",
+    ...                           "raised RuntimeError: OPENAI_API_KEY=q8Zr2Lk5Wm9Tx3Vb and hunter2-db-pw")],
+    ...                      ["hunter2-db-pw"])
+    >>> row.reason, row.student
+    ('raised RuntimeError: OPENAI_API_KEY=*** and ***', 'ann')
+    """
+    from evalkit.models import environment_secrets, redact
+
+    secrets = environment_secrets() if secrets is None else list(secrets)
+    return [replace(row, **{name: redact(getattr(row, name), secrets) for name in RUN_TEXT_FIELDS
+                            if isinstance(getattr(row, name, None), str)}) for row in rows]
 
 
 def prepare_out(out: Path, *, replace: bool = False) -> Path:
@@ -152,11 +184,12 @@ def totals(rows: Sequence) -> list[dict]:
 
 
 def write_tables(rows: Sequence, out: Path, *, isolation: str = "") -> tuple[Path, Path, Path]:
-    """The three tables, each written atomically into ``out``; ``isolation`` (how the notebooks ran) is
-    stated on the page."""
+    """The three tables, each written atomically into ``out``, a run's texts masked (:func:`redacted_rows`);
+    ``isolation`` (how the notebooks ran) is stated on the page."""
     from evalkit.course.grade import COLUMNS
 
     grades, total_path, page = out / "grades.csv", out / "totals.csv", out / "grades.html"
+    rows = redacted_rows(rows)
     rows = [replace(row, **{name: encodable(value) for name, value in asdict(row).items() if isinstance(value, str)})
             for row in rows]  # a name that is not UTF-8 can reach any text field, the reasons included
     summary = totals(rows)

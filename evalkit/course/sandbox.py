@@ -42,8 +42,8 @@ from evalkit.course.intake import read_capped
 
 __all__ = ["Isolation", "Limits", "SandboxUnavailable", "detect", "check_timeout", "scrubbed_environment",
            "clamped_limits", "launch", "supervise", "end", "mount_scratch", "release_mounts", "visible_paths",
-           "check_visible_folders", "credential_files", "is_credential_name", "CREDENTIAL_FILES",
-           "ENVIRONMENT_ALLOWED"]
+           "check_visible_folders", "credential_files", "data_folders", "is_credential_name",
+           "is_credential_folder", "CREDENTIAL_FILES", "ENVIRONMENT_ALLOWED"]
 
 #: The only variables of the grader's environment a submission sees (paths and switches, no credentials).
 ENVIRONMENT_ALLOWED = ("LANG", "LC_ALL", "LC_CTYPE", "TZ", "EVALKIT_DATA_DIR", "EVALKIT_CACHE_DIR",
@@ -256,7 +256,7 @@ def launch(argv: Sequence[str], *, cwd: Path, env: dict[str, str], limits: Limit
         seen = [path for path in visible_paths(env) if str(path) != cwd_real]
         see = [[cwd_real, True]] + [[str(path), False] for path in seen]
         spec = {"see": see, "tmp_bytes": limits.file_bytes, "hide": [os.path.realpath(path) for path in hide],
-                "hide_files": [str(path) for path in (*credential_files(_env_folders(env)),
+                "hide_files": [str(path) for path in (*credential_files(data_folders(env)),
                                                       *machine_credential_files())],
                 "bind": [[str(source), os.path.realpath(target)] for source, target in bind], "uid": isolation.uid,
                 "gid": isolation.gid, "network": isolation.network, "cwd": cwd_real, "env": env,
@@ -313,10 +313,31 @@ def is_credential_name(name: str) -> bool:
         _CREDENTIAL_WORDS.intersection(re.split(r"[^a-z0-9]+", lowered)))
 
 
+#: Whole folder names (case-insensitive) that hold credentials: ``keys/``, ``auth/``. A word inside a longer name
+#: (``bert-token-classification``, a model's cache folder) does not make a folder a credential's.
+_CREDENTIAL_FOLDERS = frozenset({"token", "tokens", "key", "keys", "auth"})
+
+
+def is_credential_folder(name: str) -> bool:
+    """Whether a folder named ``name`` in a cache folder holds credentials, so that every file inside it reads as
+    empty: a hidden name (``.docker``), a name holding a credential's part (``secrets``, ``credentials``,
+    ``db_passwords``), or one of :data:`_CREDENTIAL_FOLDERS` whole.
+
+    >>> [is_credential_folder(name) for name in (".docker", "secrets", "Credentials", "keys", "api_keys")]
+    [True, True, True, True, True]
+    >>> [is_credential_folder(name) for name in ("models--x--bert-token-classification", "snapshots", "keyphrase")]
+    [False, False, False]
+    """
+    lowered = name.lower()
+    return (lowered.startswith(".") or lowered in _CREDENTIAL_FOLDERS
+            or any(part in lowered for part in _CREDENTIAL_PARTS))
+
+
 def credential_files(folders: Sequence[Path]) -> list[Path]:
-    """The files anywhere in each folder that :func:`is_credential_name` names, and every file inside a hidden
-    folder (``.docker/config.json``, ``.streamlit/secrets.toml``): a sandboxed run reads each as an empty file.
-    A link so named counts by the file it points to, when that file lies in one of the folders.
+    """The files anywhere in each folder that :func:`is_credential_name` names, and every file inside a folder
+    that :func:`is_credential_folder` names, hidden (``.docker/config.json``, ``.streamlit/secrets.toml``) or not
+    (``secrets/openai.txt``, ``credentials/gcp.json``): a sandboxed run reads each as an empty file. A link so
+    named counts by the file it points to, when that file lies in one of the folders.
 
     >>> import tempfile
     >>> home = Path(tempfile.mkdtemp())
@@ -324,16 +345,17 @@ def credential_files(folders: Sequence[Path]) -> list[Path]:
     >>> _ = (home / "hub" / "model.bin").write_text("w"), (home / ".netrc").symlink_to(home / "hub" / "model.bin")
     >>> _ = (home / ".docker").mkdir(), (home / ".docker" / "config.json").write_text("{}")
     >>> _ = (home / "hub" / "tokenizer.json").write_text("{}")
+    >>> _ = (home / "secrets").mkdir(), (home / "secrets" / "openai.txt").write_text("sk")
     >>> sorted(str(path.relative_to(home)) for path in credential_files([home]))
-    ['.docker/config.json', 'hub/model.bin', 'hub/models--x/token']
+    ['.docker/config.json', 'hub/model.bin', 'hub/models--x/token', 'secrets/openai.txt']
     """
     roots = [Path(os.path.realpath(folder)) for folder in folders]
     found: dict[Path, None] = {}
     for root in roots:
         for here, _, names in os.walk(root):
-            inside_hidden = any(part.startswith(".") for part in Path(here).relative_to(root).parts)
+            inside_credential = any(is_credential_folder(part) for part in Path(here).relative_to(root).parts)
             for name in names:
-                if not (inside_hidden or is_credential_name(name)):
+                if not (inside_credential or is_credential_name(name)):
                     continue
                 target = Path(os.path.realpath(os.path.join(here, name)))
                 if target.is_file() and any(target.is_relative_to(other) for other in roots):
@@ -404,12 +426,32 @@ def visible_paths(env: dict[str, str]) -> list[Path]:
     >>> Path(evalkit.__file__).parent.resolve() in visible_paths({})
     True
     """
+    found = [Path(sys.base_prefix), Path(os.path.realpath(sys.executable)).parent, Path(sys.prefix), _package(),
+             *data_folders(env)]
+    return list(dict.fromkeys(Path(os.path.realpath(path)) for path in found if os.path.exists(path)))
+
+
+def _package() -> Path:
+    """The kit's package folder, links resolved."""
     import evalkit
 
-    package = Path(evalkit.__file__).resolve().parent
-    found = [Path(sys.base_prefix), Path(os.path.realpath(sys.executable)).parent, Path(sys.prefix), package,
-             package.parent / "data", *_env_folders(env)]
-    return list(dict.fromkeys(Path(os.path.realpath(path)) for path in found if os.path.exists(path)))
+    return Path(evalkit.__file__).resolve().parent
+
+
+def data_folders(env: dict[str, str]) -> list[Path]:
+    """The data and cache folders a sandboxed run sees (each read through :func:`credential_files`): the
+    project's download cache of datasets (``data`` beside the kit's package) and the data, cache and model
+    folders ``env`` names; those that exist, links resolved. Not the interpreter's folders nor the package.
+
+    >>> import evalkit, tempfile
+    >>> cache = tempfile.mkdtemp()
+    >>> Path(os.path.realpath(cache)) in data_folders({"EVALKIT_CACHE_DIR": cache})
+    True
+    >>> Path(evalkit.__file__).resolve().parent in data_folders({})
+    False
+    """
+    found = [_package().parent / "data", *_env_folders(env)]
+    return list(dict.fromkeys(Path(os.path.realpath(path)) for path in found if os.path.isdir(path)))
 
 
 def _env_folders(env: dict[str, str]) -> list[Path]:
