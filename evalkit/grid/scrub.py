@@ -1,56 +1,124 @@
 """What a unit leaves in its folder, scrubbed of credentials: every file (an executed notebook shows its parameters
 cell; a command may write logs, tables and binaries there) and every name.
 
-A text goes through the redaction (:func:`evalkit.models.redact`) in every reading its bytes allow (UTF-8, UTF-16
-or UTF-32 by a byte-order mark or by its zero bytes, Latin-1 for a text with a stray byte) up to 16 MB. A binary
-file's strings (runs of printable ASCII, or of UTF-16 ASCII) go through it too, up to 16 MB, and what it masks is
-overwritten by as many ``*`` in place. Every file, text or not, then has each secret's bytes (UTF-8/16/32, hex,
-base64) overwritten in place, so a binary keeps its length and its format's offsets. A name, a link's target or an
-extended attribute holding a secret is renamed, re-pointed or removed. Links are not followed, and a file with
-other hard links is first made a copy of its own, so no file outside the folder is ever changed; a file that
-cannot be scrubbed, even made writable, is removed (it may hold a secret).
+First the credentials written in a named field in any of the unit's files (``password = X`` in a config, a
+``SecretAccessKey`` in a JSON file) are gathered, so each is masked in every file, not only the one that names it.
+A text (a file that decodes whole, with almost no control characters, as UTF-8, UTF-16 or UTF-32 by a byte-order
+mark or by its zero bytes, or Latin-1 with a stray byte) goes through the redaction (:func:`evalkit.models.redact`)
+up to 16 MB. Every other file up to 16 MB — a checkpoint, a pickle, a numpy array — and every text that is not
+plain UTF-8 has its strings (:mod:`evalkit.grid.binary_strings`) masked in place. Every file then has each
+secret's bytes (UTF-8/16/32, hex, base64) overwritten in place, so a binary keeps its length and its format's
+offsets. A name, a link's target or an extended attribute holding a secret is renamed, re-pointed or removed.
+Links are not followed, and a file with other hard links is first made a copy of its own, so no file outside the
+folder is ever changed; a file that cannot be scrubbed, even made writable and freed of its immutable flag, is
+removed (it may hold a secret), and one that cannot be removed either is reported.
 """
 from __future__ import annotations
 
 import base64
 import codecs
-import difflib
 import mmap
 import os
 import re
 import shutil
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from evalkit.models import redact
+from evalkit.grid.binary_strings import binary_strings, mask_strings_in_place
 from evalkit.grid.printed_secrets import output_secrets
 
-__all__ = ["scrub_folder"]
+__all__ = ["Scrubbed", "scrub_folder"]
 
 # A larger file is masked by the secrets' bytes only: the redaction reads about 0.3 MB of log lines a second, and
 # a unit's scrub is not bounded by its time limit
 _TEXT_BYTES = 16 * 2**20
 _TEXT_BYTE_VALUES = bytes(range(9, 14)) + bytes(range(32, 256))  # what a text's bytes are, control codes aside
+_CONTROL = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x9f\ufffe\uffff]")
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"),
          (codecs.BOM_UTF16_BE, "utf-16"))
 
 
-def scrub_folder(folder: Path, secrets: list[str]) -> None:
-    """Mask ``secrets`` and the credentials the redaction finds in every file under ``folder`` and in every name
-    there (deepest first, so a folder is renamed after what it holds)."""
-    for path in sorted(folder.rglob("*"), key=lambda p: len(p.parts), reverse=True):
-        _drop_secret_attributes(path, secrets)
+@dataclass(frozen=True)
+class Scrubbed:
+    """What a scrub learned and what it could not do: the credentials named in the folder's files, and the files
+    it could neither scrub nor remove (relative to the folder)."""
+
+    learned: tuple[str, ...] = ()
+    kept: tuple[str, ...] = ()
+
+
+def scrub_folder(folder: Path, secrets: list[str]) -> Scrubbed:
+    """Mask ``secrets``, the credentials named in any file under ``folder``, and those the redaction finds, in
+    every file there and in every name (deepest first, so a folder is renamed after what it holds). A folder that
+    is itself a link is not entered."""
+    if folder.is_symlink() or not folder.is_dir():
+        return Scrubbed()
+    paths = sorted(folder.rglob("*"), key=lambda p: len(p.parts), reverse=True)
+    learned = _named_in_files(paths, secrets)
+    known = sorted({*secrets, *learned}, key=len, reverse=True)
+    kept = []
+    for path in paths:
+        _drop_secret_attributes(path, known)
         if path.is_symlink():
-            _repoint_if_secret(path, secrets)
-        elif path.is_file() and path.stat().st_size > 0:
-            try:
-                _scrub_file(path, secrets)
-            except OSError:
-                try:
-                    path.chmod(path.stat().st_mode | 0o600)
-                    _scrub_file(path, secrets)
-                except OSError:
-                    path.unlink(missing_ok=True)
-        _rename_if_secret(path, secrets)
+            _repoint_if_secret(path, known)
+        elif path.is_file() and path.stat().st_size > 0 and not _scrubbed_or_removed(path, known):
+            kept.append(str(path.relative_to(folder)))
+        _rename_if_secret(path, known)
+    return Scrubbed(tuple(learned), tuple(kept))
+
+
+def _scrubbed_or_removed(path: Path, secrets: list[str]) -> bool:
+    """Scrub ``path``; made writable, or freed of its immutable and append-only flags, if it must be; else remove
+    it. False when it can be neither scrubbed nor removed."""
+    for make_writable in (lambda: None, lambda: path.chmod(path.stat().st_mode | 0o600), lambda: _clear_flags(path)):
+        try:
+            make_writable()
+            _scrub_file(path, secrets)
+            return True
+        except OSError:
+            continue
+    try:
+        path.unlink(missing_ok=True)
+        return True
+    except OSError:
+        return False
+
+
+def _clear_flags(path: Path) -> None:
+    """Clear the immutable and append-only flags of ``path`` (``chattr -i -a``; root only, on the file systems that
+    keep them)."""
+    import fcntl
+
+    get_flags, set_flags, fixed = 0x80086601, 0x40086602, 0x10 | 0x20  # FS_IOC_{GET,SET}FLAGS; IMMUTABLE, APPEND
+    descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        flags = bytearray(8)
+        fcntl.ioctl(descriptor, get_flags, flags)
+        value = int.from_bytes(flags, sys.byteorder)
+        if value & fixed:
+            fcntl.ioctl(descriptor, set_flags, (value & ~fixed).to_bytes(8, sys.byteorder))
+    finally:
+        os.close(descriptor)
+
+
+def _named_in_files(paths: list[Path], secrets: list[str]) -> list[str]:
+    """The credentials named in the files of ``paths`` (:func:`evalkit.grid.printed_secrets.output_secrets`: a
+    ``password = X`` line, a ``"token": "X"`` field), in any reading of a text and in a binary file's strings; the
+    given ``secrets`` left out. Files over 16 MB are not read."""
+    found: dict[str, None] = {}
+    for path in paths:
+        try:
+            if path.is_symlink() or not path.is_file() or not 0 < path.stat().st_size <= _TEXT_BYTES:
+                continue
+            data = path.read_bytes()
+        except OSError:
+            continue
+        texts = [_decoded(data, encoding) for encoding in _encodings(data)] or ["\n".join(binary_strings(data))]
+        for text in texts:
+            found.update(dict.fromkeys(output_secrets(text)))
+    return [secret for secret in found if secret not in secrets]
 
 
 def _rename_if_secret(path: Path, secrets: list[str]) -> None:
@@ -107,24 +175,43 @@ def _own_copy(path: Path) -> None:
 
 def _encodings(data: bytes) -> list[str]:
     """The readings of ``data`` as text: by its byte-order mark, else UTF-16 where its zero bytes say so (ASCII
-    text with a zero after or before each byte), then UTF-8 or, for a text with a stray byte, Latin-1; none for
-    binary data."""
-    for bom, name in _BOMS:
-        if data.startswith(bom):
-            return [name, "utf-8"]
+    text with a zero after or before each byte), then UTF-8 or, for a text with a stray byte, Latin-1. A reading
+    counts only where the whole file decodes and holds almost no control characters; none for binary data.
+
+    >>> _encodings("héllo\\n".encode()), _encodings("wide".encode("utf-16-le")), _encodings(b"\\x80NUMPY\\x00\\x00" * 9)
+    (['utf-8'], ['utf-16-le'], [])
+    """
+    candidates = [name for bom, name in _BOMS if data.startswith(bom)][:1]
     head = data[:4096 if len(data) > 4096 else len(data) // 2 * 2]  # a stray last byte leaves UTF-16 text UTF-16
-    readings = []
-    if head[1::2].count(0) > len(head) // 4:
-        readings.append("utf-16-le")
-    elif head[0::2].count(0) > len(head) // 4:
-        readings.append("utf-16-be")
-    try:
-        data.decode("utf-8")
-        readings.append("utf-8")
-    except UnicodeDecodeError:
-        if len(data.translate(None, _TEXT_BYTE_VALUES)) <= len(data) // 100:
-            readings.append("latin-1")
+    if not candidates and head[1::2].count(0) > len(head) // 4:
+        candidates.append("utf-16-le")
+    elif not candidates and head[0::2].count(0) > len(head) // 4:
+        candidates.append("utf-16-be")
+    candidates.append("utf-8")
+    readings = [name for name in candidates if _is_text(_decoded(data, name, strict=True))]
+    if "utf-8" not in readings and len(data.translate(None, _TEXT_BYTE_VALUES)) <= len(data) // 100:
+        readings.append("latin-1")
     return readings
+
+
+def _decoded(data: bytes, encoding: str, *, strict: bool = False) -> str | None:
+    """``data`` as ``encoding`` text in whole code units (a stray last byte left out); None where it does not
+    decode, or, unless ``strict``, decoded with replacement characters."""
+    whole = len(data) - len(data) % _unit(encoding)
+    try:
+        return data[:whole].decode(encoding)
+    except UnicodeDecodeError:
+        return None if strict else data[:whole].decode(encoding, "replace")
+
+
+def _unit(encoding: str) -> int:
+    return 4 if "32" in encoding else 2 if "16" in encoding else 1
+
+
+def _is_text(text: str | None) -> bool:
+    """Whether ``text`` reads as text: at most 1 in 100 of its characters a control character other than white
+    space (a binary read as UTF-16 is full of NULs and other control codes)."""
+    return text is not None and len(_CONTROL.findall(text)) <= len(text) // 100
 
 
 def _scrub_file(path: Path, secrets: list[str]) -> None:
@@ -133,18 +220,16 @@ def _scrub_file(path: Path, secrets: list[str]) -> None:
         data = path.read_bytes()
         encodings = _encodings(data)
         for encoding in encodings:
-            # UTF-16 and UTF-32 are read in whole code units; a stray last byte is kept as it is
-            whole = len(data) - len(data) % (4 if "32" in encoding else 2 if "16" in encoding else 1)
-            try:
-                text = data[:whole].decode(encoding)
-            except UnicodeDecodeError:
+            whole = len(data) - len(data) % _unit(encoding)  # a stray last byte is kept as it is
+            text = _decoded(data, encoding, strict=True)
+            if text is None:
                 continue
             masked = redact(text, [*secrets, *output_secrets(text)])
             if masked != text:
                 data = masked.encode(encoding, "surrogatepass") + data[whole:]
                 path.write_bytes(data)
-        if not encodings:
-            _mask_strings_in_place(path, data, secrets)
+        if encodings != ["utf-8"]:  # a binary file, or a text whose strings another reading may hold
+            mask_strings_in_place(path, data, secrets)
     _mask_bytes_in_place(path, secrets)  # whatever the readings saw: the secrets' own bytes
 
 
@@ -173,63 +258,3 @@ def _mask_bytes_in_place(path: Path, secrets: list[str]) -> None:
             while index >= 0:
                 data[index:index + len(form)] = b"*" * len(form)
                 index = data.find(form, index + len(form))
-
-
-# The strings of a binary file, as `strings` finds them: runs of printable ASCII, and of ASCII as UTF-16
-_ASCII_RUN = re.compile(rb"[\t\n\r\x20-\x7e]{6,}")
-_UTF16_RUN = re.compile(rb"(?:[\t\n\r\x20-\x7e]\x00){6,}")
-_TOKEN = re.compile(r"\w+|\W")
-
-
-def _mask_strings_in_place(path: Path, data: bytes, secrets: list[str]) -> None:
-    """Overwrite what the redaction masks in each string of a binary file (:data:`_ASCII_RUN`,
-    :data:`_UTF16_RUN`) by as many ``*``: a piece of a secret, its other cases and escapes, and credentials of a
-    known shape, in a file whose format's offsets must stay."""
-    spans = []
-    for pattern, width in ((_ASCII_RUN, 1), (_UTF16_RUN, 2)):
-        runs = list(pattern.finditer(data))
-        texts = [run.group().decode("utf-16-le" if width == 2 else "ascii") for run in runs]
-        for run, text, masked in zip(runs, texts, _redacted(texts, secrets)):
-            for start, end in _changed_spans(text, masked):
-                spans.append((run.start() + start * width, run.start() + end * width, width))
-    if not spans:
-        return
-    with open(path, "r+b") as handle, mmap.mmap(handle.fileno(), 0) as mapped:
-        for start, end, width in spans:
-            mapped[start:end] = (b"*" if width == 1 else b"*\x00") * ((end - start) // width)
-
-
-# Between strings read at once: no string holds it, and the redaction reads its "\x1e" as a blank, as it does "\n"
-_STRING_BREAK = "\n\x1e\n"
-
-
-def _redacted(texts: list[str], secrets: list[str]) -> list[str]:
-    """Each of ``texts`` redacted: all in one reading (a binary file holds many short strings), or one by one where
-    a mask reached across the break between two."""
-    joined = _STRING_BREAK.join(texts)
-    masked = redact(joined, [*secrets, *output_secrets(joined)])
-    if masked == joined:
-        return texts
-    pieces = masked.split(_STRING_BREAK)
-    if len(pieces) == len(texts):
-        return pieces
-    return [redact(text, [*secrets, *output_secrets(text)]) for text in texts]
-
-
-def _changed_spans(text: str, masked: str) -> list[tuple[int, int]]:
-    """The character spans of ``text`` that do not survive unchanged into ``masked``, aligned word by word (a
-    word that loses a piece is masked whole).
-
-    >>> text = "ok token=ghp_0123456789abcdefghijABCDEFGHIJ0123456 end"
-    >>> [text[a:b] for a, b in _changed_spans(text, redact(text))]
-    ['ghp_0123456789abcdefghijABCDEFGHIJ0123456']
-    """
-    if masked == text:
-        return []
-    before, after = _TOKEN.findall(text), _TOKEN.findall(masked)
-    offsets = [0]
-    for token in before:
-        offsets.append(offsets[-1] + len(token))
-    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
-    return [(offsets[i1], offsets[i2]) for tag, i1, i2, _, _ in matcher.get_opcodes() if tag in ("replace", "delete")
-            and i2 > i1]

@@ -225,7 +225,9 @@ def _json_result(stdout: str) -> dict[str, Any]:
                        "result as one JSON object on a line of its own)")
 
 
-def _run_command(unit: GridUnit, folder: Path, secrets: list[str]) -> dict[str, Any]:
+def _run_command(unit: GridUnit, folder: Path, secrets: list[str], printed: set[str]) -> dict[str, Any]:
+    """Run a command unit under its reaper; its output files masked, its result read from its standard output.
+    The credentials it printed in a named field are added to ``printed``, for the unit's other files."""
     arguments = [fill(part, unit.params) for part in json.loads(unit.target)]
     marker = uuid.uuid4().hex
     environment = {**os.environ, "PATH": command_path(), _MARKER: marker}
@@ -241,22 +243,24 @@ def _run_command(unit: GridUnit, folder: Path, secrets: list[str]) -> dict[str, 
             reaper.wait(timeout=unit.timeout_s)
         except subprocess.TimeoutExpired:
             timed_out = True
-            reaper.terminate()  # the reaper kills the command's process group
-            reaper.wait()
+            _end(reaper)
     finally:
         if reaper.poll() is None:  # this worker is interrupted: its unit's processes go with it
-            reaper.terminate()
-            reaper.wait()
+            _end(reaper)
         kill_marked(marker)
     stdout, stderr = (reader.text() for reader in readers)
     # The unit's own credentials, the environment's (a command can print a key it inherited) and those the
     # command printed in a named field ({"SecretAccessKey": ...}, as `aws sts` prints them).
-    shared = sorted({*secrets, *environment_secrets(), *output_secrets(stdout), *output_secrets(stderr)},
-                    key=len, reverse=True)
+    printed.update(output_secrets(stdout), output_secrets(stderr))
+    shared = sorted({*secrets, *environment_secrets(), *printed}, key=len, reverse=True)
     raw_stdout = stdout  # the result line is read as printed: masking first could break its JSON (?x=\" in a text)
     stdout, stderr = redact(stdout, shared), redact(stderr, shared)
+    replaced = _reclaim(folder)
     (folder / "stdout.txt").write_text(stdout)
     (folder / "stderr.txt").write_text(stderr)
+    if replaced:
+        raise RuntimeError("the command replaced its folder (or the units folder) with a link, which was removed; "
+                           "nothing was written through it")
     if timed_out:
         raise TimeoutError(f"still running after timeout_s = {unit.timeout_s:g} s; its processes were killed")
     if reaper.returncode != 0:
@@ -265,6 +269,29 @@ def _run_command(unit: GridUnit, folder: Path, secrets: list[str]) -> dict[str, 
         tail = (stderr.strip() or stdout.strip())[-1500:]
         raise RuntimeError(f"{ended}: {tail}")
     return _public(_json_result(raw_stdout), shared)
+
+
+def _end(reaper: subprocess.Popen, grace_s: float = 10.0) -> None:
+    """Ask the reaper to kill its command and end; a reaper that does not end within ``grace_s`` (stopped, say,
+    by its command: a stopped process takes no SIGTERM) is killed."""
+    reaper.terminate()  # the reaper kills the command's process group
+    try:
+        reaper.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        reaper.kill()
+        reaper.wait()
+
+
+def _reclaim(folder: Path) -> bool:
+    """Make ``folder`` and the ``units`` folder above it real folders again where a command replaced one with a
+    link (whatever it points at is never written through); True when one was replaced."""
+    replaced = False
+    for path in (folder.parent, folder):
+        if path.is_symlink() or (path.exists() and not path.is_dir()):
+            path.unlink()
+            replaced = True
+        path.mkdir(exist_ok=True)
+    return replaced
 
 
 def _marked_notebook(unit: GridUnit, folder: Path) -> dict[str, Any]:
@@ -291,14 +318,29 @@ def run_unit(unit: GridUnit, out_dir: str) -> dict[str, Any]:
     started = time.perf_counter()
     record: dict[str, Any] = {"unit_id": unit.unit_id, "unit": unit.public(), "status": "ok", "error": None,
                               "result": {}}
+    printed: set[str] = set()
+    result, error = {}, None
     try:
-        result = _marked_notebook(unit, folder) if unit.kind == "notebook" else _run_command(unit, folder, secrets)
-        record["result"] = _public(result, secrets)
-    except Exception as error:  # noqa: BLE001 — any failure of a unit is reported, the grid goes on
-        record.update(status="failed", error=redact(f"{type(error).__name__}: {error}", secrets),
-                      traceback=redact(traceback.format_exc(limit=6), secrets))
+        result = (_marked_notebook(unit, folder) if unit.kind == "notebook"
+                  else _run_command(unit, folder, secrets, printed))
+    except Exception as failure:  # noqa: BLE001 — any failure of a unit is reported, the grid goes on
+        error = (f"{type(failure).__name__}: {failure}", traceback.format_exc(limit=6))
     record["seconds"] = time.perf_counter() - started
-    scrub_folder(folder, secrets)  # a notebook's executed copy, and any file a command wrote there
+    problems = ["its folder (or the units folder) was replaced by a link, which was removed; nothing was written "
+                "through it"] if _reclaim(folder) else []
+    # A notebook's executed copy and any file a command wrote there; the credentials its files name join those it
+    # printed, and are masked in every file and in the record.
+    scrubbed = scrub_folder(folder, [*secrets, *printed])
+    known = sorted({*secrets, *printed, *scrubbed.learned}, key=len, reverse=True)
+    if scrubbed.kept:
+        problems.append(f"{len(scrubbed.kept)} file(s) that may hold a credential could be neither scrubbed nor "
+                        f"removed: {', '.join(scrubbed.kept[:5])}")
+    record["result"] = _public(result, known)
+    if error is not None:
+        record.update(status="failed", error=redact(error[0], known), traceback=redact(error[1], known))
+    if problems:
+        record.update(status="failed", error=redact("; ".join([*([record["error"]] if record["error"] else []),
+                                                                 *problems]), known))
     # Filed here too, not only by the driver: a driver killed while this worker ran loses nothing it did.
     _write_record(Path(out_dir), unit, record)
     return record

@@ -553,6 +553,59 @@ def test_what_a_notebook_units_kernel_leaves_running_is_killed_with_the_unit(tmp
     assert not _alive(started["pid"]) and "EVALKIT_GRID_UNIT" not in os.environ
 
 
+def test_a_command_that_stops_its_reaper_still_ends_at_its_time_limit(tmp_path):
+    """A stopped process takes no SIGTERM: a reaper its command stopped is killed after a grace period, and the
+    unit is reported as timed out."""
+    stop = "import os, signal, time; os.kill(os.getppid(), signal.SIGSTOP); time.sleep(60)"
+    spec = command_spec(tmp_path, command=[sys.executable, "-c", stop, "{x}"], grid={"x": [0]}, retries=0,
+                        timeout_s=2)
+    outcome = grid.run_grid(spec)
+    (error,) = outcome.table["error"]
+    assert "still running after timeout_s = 2 s" in error
+
+
+def test_a_command_that_swaps_its_folder_for_a_link_writes_nothing_through_it(tmp_path):
+    """The unit's folder replaced by a link to another folder: nothing there is changed or written, the link is
+    removed, and the unit fails saying why."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "teacher.env").write_text(f"DATABASE_URL={SECRET_URL}\n")
+    swap = ("import glob, json, os, shutil, sys; folder = glob.glob(sys.argv[2] + '/*')[0]; "
+            "shutil.rmtree(folder); os.symlink(sys.argv[1], folder); print(json.dumps(dict(done=1)))")
+    spec = command_spec(tmp_path, command=[sys.executable, "-c", swap, str(victim), str(tmp_path / "out" / "units"),
+                                           "{x}"], grid={"x": [0]}, retries=0)
+    outcome = grid.run_grid(spec)
+    (error,) = outcome.table["error"]
+    assert "replaced its folder" in error and "link" in error
+    assert sorted(p.name for p in victim.iterdir()) == ["teacher.env"]
+    assert (victim / "teacher.env").read_text() == f"DATABASE_URL={SECRET_URL}\n"
+    (folder,) = (tmp_path / "out" / "units").iterdir()
+    assert not folder.is_symlink() and (folder / "unit.json").is_file()
+
+
+def test_a_credential_printed_or_named_in_one_file_is_masked_in_all_the_units_files(tmp_path, monkeypatch):
+    """A key printed in a named field on standard output and written bare into a file; one named in a config file
+    and printed bare, and returned in the result: each is masked in every file, the record and the results."""
+    printed, named = "Sx01PrintedKey9aQ", "Sx02NamedInIni7bW"
+    write = ("import json, glob, os, sys; folder = glob.glob(sys.argv[3] + '/*')[0]; "
+             "printed, named = os.environ['PAYLOAD_A'], os.environ['PAYLOAD_B']; "
+             "open(os.path.join(folder, 'notes.txt'), 'w').write('kept ' + printed); "
+             "open(os.path.join(folder, 'config.ini'), 'w').write('[x]\\naws_secret_access_key = ' + named + '\\n'); "
+             "print(json.dumps({'SecretAccessKey': printed})); print('bare', named); "
+             "print(json.dumps(dict(note='used ' + named, done=1)))")
+    monkeypatch.setenv("PAYLOAD_A", printed)  # names that say nothing of a credential: the kit learns them
+    monkeypatch.setenv("PAYLOAD_B", named)
+    spec = command_spec(tmp_path, command=[sys.executable, "-c", write, "-", "-", str(tmp_path / "out" / "units"),
+                                           "{x}"], grid={"x": [0]}, retries=0)
+    outcome = grid.run_grid(spec)
+    assert outcome.table["status"].tolist() == ["ok"], outcome.table["error"].tolist()
+    files = [path for path in (tmp_path / "out").rglob("*") if path.is_file()]
+    assert {path.name for path in files} >= {"notes.txt", "config.ini", "stdout.txt", "unit.json", "results.csv"}
+    for path in files:
+        text = path.read_text(errors="replace")
+        assert printed not in text and named not in text, (path.name, text[:300])
+
+
 def test_a_unit_leaves_no_process_behind_when_it_ends_or_times_out(tmp_path):
     """A background child would hold the output pipes open (the unit hung until it ended) and a timed-out
     unit's grandchild ran on: both are killed with the unit's process group."""

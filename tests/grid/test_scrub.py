@@ -81,3 +81,77 @@ def test_extended_attributes_holding_a_secret_are_removed(tmp_path):
     scrub_folder(tmp_path, [SECRET])
     assert os.listxattr(path) == ["user.ok"] and os.getxattr(path, "user.ok") == b"fine"
     assert path.read_text() == "plain\n"
+
+
+def test_strings_of_checkpoints_pickles_and_numpy_arrays_are_masked_in_place(tmp_path):
+    """Files with many zero bytes (a pickle of an array, numpy's UTF-32 strings) or a leading FF FE are no UTF-16
+    text: each is read as a binary, its ASCII, UTF-16 and UTF-32 strings masked in place, its length kept and
+    every other byte unchanged."""
+    import pickle
+
+    np = pytest.importorskip("numpy")
+    config = {"note": f"piece {SECRET[2:14]}", "key": SHAPES[1], "login": "password=NpHunter2xyz99"}
+    files = {"ckpt.pkl": pickle.dumps({"weights": np.zeros(5000), "config": config}),
+             "bom.bin": b"\xff\xfe" + bytes(300) + repr(config).encode() + bytes(300),
+             "labels.npy": None}
+    np.save(tmp_path / "labels.npy", np.array([f"piece {SECRET[2:14]}", SHAPES[0], "password=NpHunter2xyz99"]))
+    for name, content in files.items():
+        if content is not None:
+            (tmp_path / name).write_bytes(content)
+    before = {name: (tmp_path / name).read_bytes() for name in files}
+    scrub_folder(tmp_path, [SECRET])
+    for name in files:
+        data = (tmp_path / name).read_bytes()
+        assert len(data) == len(before[name]), name
+        for width, order in ((1, "little"), (4, "little")):
+            for form in (SECRET[3:11], SHAPES[0][:12], SHAPES[1][:12], "NpHunter2"):
+                encoded = form.encode("utf-32-le" if width == 4 else "ascii")
+                assert encoded not in data, (name, form, width)
+    assert pickle.loads((tmp_path / "ckpt.pkl").read_bytes())["weights"].shape == (5000,)
+    assert np.load(tmp_path / "labels.npy").shape == (3,)
+
+
+def test_credentials_named_in_one_file_are_masked_in_every_file_and_name(tmp_path):
+    """A secret named in a field of one file (``aws_secret_access_key = X`` in a config) is masked where another
+    file holds it bare, and in a name; the scrub reports what it learned."""
+    learned_secret = "Hy7uJ3kN9mQ2wE5rS"
+    (tmp_path / "config.ini").write_text(f"[default]\naws_secret_access_key = {learned_secret}\n")
+    (tmp_path / "notes.txt").write_text(f"used {learned_secret} today\n")
+    (tmp_path / f"cache-{learned_secret}.json").write_text("{}")
+    report = scrub_folder(tmp_path, [SECRET])
+    assert learned_secret in report.learned and not report.kept
+    for path in tmp_path.iterdir():
+        assert learned_secret not in path.name and learned_secret not in path.read_text(), path
+
+
+def test_a_file_made_immutable_is_freed_and_scrubbed(tmp_path):
+    """A file a root command made immutable (``chattr +i``) or append-only is freed of the flag and scrubbed;
+    nothing is raised."""
+    import shutil
+    import subprocess
+
+    if os.geteuid() != 0 or not shutil.which("chattr"):
+        pytest.skip("setting the immutable flag needs root and chattr")
+    frozen, appended = tmp_path / "frozen.log", tmp_path / "appended.log"
+    for path in (frozen, appended):
+        path.write_text(f"token {SECRET}\n")
+    for flag, path in (("+i", frozen), ("+a", appended)):
+        if subprocess.run(["chattr", flag, str(path)], capture_output=True).returncode != 0:
+            pytest.skip("this file system keeps no immutable flag")
+    try:
+        report = scrub_folder(tmp_path, [SECRET])
+        assert not report.kept
+        for path in (frozen, appended):
+            assert SECRET not in path.read_text() and SECRET[3:11] not in path.read_text()
+    finally:
+        for path in (frozen, appended):
+            subprocess.run(["chattr", "-i", "-a", str(path)], capture_output=True)
+
+
+def test_a_folder_that_is_a_link_is_not_entered(tmp_path):
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "teacher.env").write_text(f"DB_PASSWORD={SECRET}\n")
+    os.symlink(victim, tmp_path / "unit")
+    assert scrub_folder(tmp_path / "unit", [SECRET]).kept == ()
+    assert (victim / "teacher.env").read_text() == f"DB_PASSWORD={SECRET}\n"
