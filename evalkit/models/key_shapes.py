@@ -82,6 +82,14 @@ KEY_SHAPES = [
                 r"|ATATT|figd_|nfp_|lin_api_|sq0atp-|sq0csp-|tvly-|pcsk_|xapp-|GOCSPX-|xoxe-|xoxe\.xox[a-z]-|glrt-|PMAK-"
                 r"|AGE-SECRET-KEY-1)[A-Za-z0-9_\-=]{12,}"), r"\1***"),
     (re.compile(r"\bdapi[0-9A-Za-z]{24,}(?:-\d+)?\b"), "dapi***"),
+    # Supabase, Fly.io and Doppler tokens, Terraform Cloud's (<14>.atlasv1.<rest>), Google OAuth refresh tokens,
+    # Mailgun keys (key-<32 hex>), Twilio API key secrets' ids (SK<32 hex>), Discord bot tokens
+    (re.compile(r"\b(sbp_|fo1_|dp\.(?:st|sa|ct|scim|audit)\.)[A-Za-z0-9_\-.]{16,}"), r"\1***"),
+    (re.compile(r"\b([A-Za-z0-9]{14}\.atlasv1\.)[A-Za-z0-9_\-=]{20,}"), r"\1***"),
+    (re.compile(r"(?<![\w/])(1//0[A-Za-z0-9_\-]{2})[A-Za-z0-9_\-]{20,}"), r"\1***"),
+    (re.compile(r"\b(key-)[0-9a-f]{32}\b"), r"\1***"),
+    (re.compile(r"\b(SK)[0-9a-fA-F]{32}\b"), r"\1***"),
+    (re.compile(r"\b[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6,7}\.[A-Za-z0-9_\-]{27,40}\b"), "***"),
     (re.compile(r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"), "SG.***"),
     (re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}"), "xox-***"),
     # an AWS secret access key written after its key id, unlabelled ("AKIA... wJalr...")

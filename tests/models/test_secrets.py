@@ -936,3 +936,14 @@ def test_a_short_query_value_named_as_a_credential_is_a_configured_secret():
     secrets = configured_secrets("http://h.example/v1?pin=48213&page=2&lang=en")
     assert secrets == ["48213"], secrets
     assert mask_echoes("cannot rate; the pin was 48213 on page 2", secrets) == "cannot rate; the pin was *** on page 2"
+
+
+@pytest.mark.parametrize("token", [
+    "1//0gRefreshTokenAbCdEfGhIjKlMnOpQrStUvWx", "sbp_0123456789abcdef0123456789abcdef01234567",
+    "dp.st.dev.Tok0123456789abcdefghijklmnopqrstuvwxyz", "Abcd0123efgh45.atlasv1.0123456789abcdefghijklmnopqrstuvwxyzAB",
+    "fo1_Tok0123456789abcdefghijklmnopqrstuvwxyz", "key-0123456789abcdef0123456789abcdef",
+    "SK0123456789abcdef0123456789abcdef", "MTA4NzY1NDMyMTA5ODc2NTQzMg.GabcDe.abcdefghijklmnopqrstuvwxyz0123456789AB"])
+def test_more_provider_token_shapes_are_masked_bare(token):
+    """Google refresh, Supabase, Doppler, Terraform Cloud, Fly.io, Mailgun, Twilio and Discord bot tokens."""
+    shown = redact(f"the service printed {token} and stopped")
+    assert token[-12:] not in shown and shown.startswith("the service printed ") and shown.endswith(" and stopped")
