@@ -83,6 +83,8 @@ _SEPARATORS = frozenset({";", "&&", "||", "|", "|&", "&", "(", ")", ";;"})
 _PAIR_OPTIONS = frozenset({"--login", "--proxy-user", "--basic-auth"})
 _PROGRAM_PAIR_OPTIONS = {"curl": frozenset({"-u", "--user", "-U", "--proxy-user"}),
                          "httpie": frozenset({"-a", "--auth"})}
+# Options that take a name and its value as two arguments (jq --arg NAME VALUE): a credential's name makes the value one.
+_NAMED_PAIR_OPTIONS = frozenset({"--arg", "--argjson"})
 _HEADER_OPTIONS = frozenset({"-H", "--header"})
 # A header's name given alone to a header option, its value the next argument (--header X-Api-Key VALUE).
 _HEADER_NAME = re.compile(r"([A-Za-z][\w-]*):?")

@@ -11,10 +11,10 @@ from evalkit.models.redaction import MASK, _ordinary_word, path_secrets, redact,
 from evalkit.grid.scripts import expect_secrets, ftp_secrets, heredocs
 from evalkit.grid.command_programs import (_ARCHIVERS, _ASSIGNMENT, _ASSIGNS, _ATTACHED_OK, _ATTACHED_PASSWORD,
                                            _COMMA_PAIR, _EXPECT_COMMANDS, _HEADER_NAME, _HEADER_OPTIONS, _HTTPIE,
-                                           _LOGIN, _MYSQL, _ORACLE, _ORACLE_LOGIN, _PAIR_OPTIONS, _PASSWORD_OPTIONS,
-                                           _PASSWORD_SUBCOMMANDS, _PATH_PARAMETER, _PROGRAMS, _PROGRAM_PAIR_OPTIONS,
-                                           _SECRET_COMMANDS, _SEPARATORS, _SLASH_OPTION, _SSHPASS_VALUED,
-                                           _STDIN_PROGRAMS, _STDIN_SECRET, _STDIN_STORES,
+                                           _LOGIN, _MYSQL, _NAMED_PAIR_OPTIONS, _ORACLE, _ORACLE_LOGIN, _PAIR_OPTIONS,
+                                           _PASSWORD_OPTIONS, _PASSWORD_SUBCOMMANDS, _PATH_PARAMETER, _PROGRAMS,
+                                           _PROGRAM_PAIR_OPTIONS, _SECRET_COMMANDS, _SEPARATORS, _SLASH_OPTION,
+                                           _SSHPASS_VALUED, _STDIN_PROGRAMS, _STDIN_SECRET, _STDIN_STORES,
                                            _SUBCOMMAND_PASSWORD_OPTIONS, _TOKEN_LOGIN, _TOKEN_LOGIN_WORDS,
                                            _USER_OPTIONS, _USER_PAIR_OPTIONS, _VALUE_OPTIONS)
 from evalkit.grid.text_secrets import (_AUTHORIZATION_END, _SCHEMES, _cookies, _header, _json_fields, _pair,
@@ -216,6 +216,11 @@ def _scan(arguments: list[str], *, prose: bool = False) -> tuple[list[str], dict
             elif following is not None and "=" not in argument:
                 secret_at(value_index)
                 skip.add(value_index)
+            continue
+        if argument in _NAMED_PAIR_OPTIONS and value_index + 1 < len(arguments) \
+                and credential_name(arguments[value_index].lstrip("$")):
+            secret_at(value_index + 1)  # jq -n --arg token VALUE '{t: $token}'
+            skip.update({value_index, value_index + 1})
             continue
         if argument == "<<<" and following is not None and (
                 program in ("chpasswd", "passwd") or _STDIN_STORES.get(program) in earlier

@@ -119,3 +119,12 @@ def test_secret_named_parameters_are_left_out_of_the_folder_name():
     unit = GridUnit("command", json.dumps(["echo", "{pat}", "{seed}"]), {"pat": "PatParam-aaa111", "seed": 1})
     assert "PatParam" not in unit.unit_id and unit.unit_id.startswith("seed=1-")
     assert unit.public()["params"]["pat"] == "***"
+
+
+def test_a_value_given_under_a_credentials_name_to_jq_is_masked():
+    """jq's ``--arg NAME VALUE`` and ``--argjson NAME VALUE``: a name that is a credential's makes its value one."""
+    arguments = ["jq", "-n", "--arg", "token", "Zr8Kq2Wx5Tn9Bm4Lp", "--argjson", "db_password", '"Pw-jq-77x"',
+                 "--arg", "name", "bob", "{t: $token}"]
+    assert _command_secrets(arguments) == ["Zr8Kq2Wx5Tn9Bm4Lp", '"Pw-jq-77x"']
+    assert _public_command(arguments) == ["jq", "-n", "--arg", "token", "***", "--argjson", "db_password", "***",
+                                          "--arg", "name", "bob", "{t: $token}"]
