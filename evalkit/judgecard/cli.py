@@ -198,7 +198,15 @@ def leaderboard(args: argparse.Namespace) -> int:
                    for card, paths in lines if not holds(card))
     lines = [(card, paths) for card, paths in lines if holds(card)]
     lines = named_apart(lines)
-    sources = {card.judge: ", ".join(paths) for card, paths in lines}
+    # A copy that gives a line's result but differs in what its page shows (spec, costs) is named on the line: the
+    # board keeps the first in sorted order, and cannot tell which of the two was edited.
+    differing: dict[str, list[str]] = {}
+    for copy, kept_as, differs in copies:
+        if set(differs) - {"notes"}:
+            differing.setdefault(kept_as, []).append(f"{copy} differs in {', '.join(differs)}")
+    sources = {card.judge: ", ".join(paths) + "".join(f" (a copy of its result: {'; '.join(differing[path])})"
+                                                      for path in paths if path in differing)
+               for card, paths in lines}
     row_sources = {card.judge: set_files[", ".join(paths)] for card, paths in lines}
     files_of = {card.judge: paths for card, paths in lines}
     kept, failed = checked_cards([card for card, _ in lines], human_sets, sources)

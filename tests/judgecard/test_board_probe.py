@@ -211,6 +211,20 @@ def test_a_word_for_word_copy_is_not_called_the_original(inputs, tmp_path, monke
     assert "a copy cannot tell which file came first" in capsys.readouterr().err
 
 
+def test_an_edited_copy_that_sorts_first_is_named_with_the_card_it_differs_from(inputs, tmp_path, monkeypatch):
+    """A copy of a card with its spec and costs edited, in a folder that sorts first, gives the same result and is
+    kept: the line names the other file too, and the fields they differ in."""
+    sets, cards = inputs
+    _write(cards["good"], tmp_path / "cards" / "zz-honest")
+    _write(cards["good"], tmp_path / "cards" / "00-edited",
+           lambda record: record.update(spec={**record["spec"], "name": "another model"}))
+    out = tmp_path / "board"
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, out) == 0
+    (line,) = [line for line in board_json(out) if "00-edited" in line["card"]]
+    assert "zz-honest" in line["card"] and "differs in spec" in line["card"], line["card"]
+    assert "zz-honest" in (out / "leaderboard.md").read_text()
+
+
 def test_a_copy_under_another_name_or_with_scores_shifted_counts_once(inputs, tmp_path, monkeypatch, capsys):
     """A card copied under another judge name, or with every score moved by 1e-9
     (its rows still verify), was ranked as a second line tied with the original."""
