@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Iterator
 
 from evalkit.models import redact
+from evalkit.models.key_shapes import _KEY_PREFIX
 from evalkit.grid.printed_secrets import output_secrets
 
 __all__ = ["binary_strings", "mask_strings_in_place"]
@@ -23,6 +24,9 @@ _RUNS = ((re.compile(_PRINTABLE + rb"{6,}"), 1, "little"),
          (re.compile(rb"(?:" + _PRINTABLE + rb"\x00\x00\x00){6,}"), 4, "little"),
          (re.compile(rb"(?:\x00\x00\x00" + _PRINTABLE + rb"){6,}"), 4, "big"))
 _TOKEN = re.compile(r"\w+|\W")
+# A key glued to the bytes before it (a database row's columns back to back, a pickle's length byte before its
+# string): the character before a key's prefix is read as a blank, so a shape that starts at a word's edge is seen
+_GLUED_KEY = re.compile(rf"[A-Za-z0-9](?=(?:{_KEY_PREFIX.pattern}|eyJ[\w-]{{10,}}\.))")
 # Between strings read at once: no string holds it, and the redaction reads its "\x1e" as a blank, as it does "\n"
 _STRING_BREAK = "\n\x1e\n"
 
@@ -58,8 +62,9 @@ def mask_strings_in_place(path: Path, data: bytes, secrets: list[str]) -> None:
     """Overwrite what the redaction masks in each string of ``data`` (the bytes of ``path``) by as many ``*``: a
     piece of a secret, its other cases and escapes, and credentials of a known shape."""
     found = list(_strings(data))
+    texts = [_GLUED_KEY.sub(" ", text) for *_, text in found]  # as long as the strings: the spans stay in place
     spans = []
-    for (start, width, order, text), masked in zip(found, _redacted([text for *_, text in found], secrets)):
+    for (start, width, order, _), text, masked in zip(found, texts, _redacted(texts, secrets)):
         for low, high in _changed_spans(text, masked):
             spans.append((start + low * width, (high - low), width, order))
     if not spans:

@@ -155,3 +155,26 @@ def test_a_folder_that_is_a_link_is_not_entered(tmp_path):
     os.symlink(victim, tmp_path / "unit")
     assert scrub_folder(tmp_path / "unit", [SECRET]).kept == ()
     assert (victim / "teacher.env").read_text() == f"DB_PASSWORD={SECRET}\n"
+
+
+def test_keys_glued_to_the_bytes_before_them_are_masked_and_the_files_still_open(tmp_path):
+    """A database keeps a row's columns back to back (``apisk-proj-...``) and a pickle puts a length byte before
+    its string (``8eyJ...``): the keys are masked, and both files still open."""
+    import pickle
+    import sqlite3
+
+    jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJwcm9iZSJ9.c2lnbmF0dXJlMDEyMzQ1Njc4OQ"
+    with sqlite3.connect(tmp_path / "cache.sqlite") as connection:
+        connection.execute("create table t (k text, v text)")
+        connection.executemany("insert into t values (?, ?)", [("api", SHAPES[1]), ("jwt", jwt), ("n", "plain")])
+    connection.close()
+    (tmp_path / "ckpt.pkl").write_bytes(pickle.dumps({"weights": [0.0] * 50, "jwt": jwt, "key": SHAPES[1]}))
+    scrub_folder(tmp_path, [SECRET])
+    for name in ("cache.sqlite", "ckpt.pkl"):
+        data = (tmp_path / name).read_bytes()
+        assert SHAPES[1][8:20].encode() not in data and jwt[:20].encode() not in data, name
+    with sqlite3.connect(tmp_path / "cache.sqlite") as connection:
+        rows = dict(connection.execute("select k, v from t").fetchall())
+    connection.close()
+    assert rows["n"] == "plain" and rows["api"].startswith("sk-") and set(rows["jwt"]) == {"*"}
+    assert pickle.loads((tmp_path / "ckpt.pkl").read_bytes())["weights"] == [0.0] * 50
