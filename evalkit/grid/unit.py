@@ -89,8 +89,10 @@ def signal_each(pids, signum):
 def kill_descendants():
     # Stop the whole tree first (a stopped process cannot fork), scanning again until no process below is left
     # running, then kill it all at once; repeat until nothing is left. No round limit: each round stops all it
-    # sees, so only what was forked during a scan remains for the next.
-    while True:
+    # sees, so only what was forked during a scan remains for the next. (A process stuck in the kernel past a
+    # minute is left to die when it returns.)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
         stopped = set()
         while True:
             running = [pid for pid in descendants() if pid not in stopped and pid not in unkillable]
@@ -156,11 +158,13 @@ sys.exit(code if code >= 0 else 128 - code)
 _MARKER = "EVALKIT_GRID_UNIT"
 
 
-def kill_marked(marker: str) -> list[int]:
-    """Stop, then kill, every process whose environment holds ``EVALKIT_GRID_UNIT=<marker>``, until none is left;
-    return their ids. A process this worker may not signal is left (it is not the unit's)."""
+def kill_marked(marker: str, wait_s: float = 30.0) -> list[int]:
+    """Stop, then kill, every process whose environment holds ``EVALKIT_GRID_UNIT=<marker>``, until none is left
+    (or ``wait_s`` has passed: a process stuck in the kernel dies when it returns); return their ids. A process
+    this worker may not signal is left (it is not the unit's)."""
     needle, killed, unkillable = f"{_MARKER}={marker}".encode(), [], set()
-    while True:
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
         found = [pid for pid in _processes_holding(needle) if pid not in unkillable]
         if not found:
             return killed
@@ -174,6 +178,7 @@ def kill_marked(marker: str) -> list[int]:
                     pass
         killed += found
         time.sleep(0.01)
+    return killed
 
 
 def _processes_holding(needle: bytes) -> list[int]:
