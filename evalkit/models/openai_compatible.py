@@ -121,6 +121,8 @@ def credentials_conflict(base_url: str, api_key_env: str | None) -> str | None:
             "null}) to use them")
 
 
+_MOST_TOKENS = 10**8  # more tokens than any model's context holds: a count past it is garbled
+
 class OpenAICompatibleBackend:
     """Chat completions over HTTP (vLLM, Ollama, llama.cpp server, OpenAI).
 
@@ -332,11 +334,20 @@ class OpenAICompatibleBackend:
 
     @staticmethod
     def _usage(reply: dict[str, Any]) -> tuple[int, int]:
+        """The reply's prompt and completion token counts; (0, 0) for counts that are missing, garbled, negative or
+        past any context window (token counts are telemetry only: a server that garbles them loses nothing else).
+
+        >>> OpenAICompatibleBackend._usage({"usage": {"prompt_tokens": 12, "completion_tokens": 3}})
+        (12, 3)
+        >>> OpenAICompatibleBackend._usage({"usage": {"prompt_tokens": 10**30, "completion_tokens": -5}})
+        (0, 0)
+        """
         usage = reply.get("usage") or {}
         try:
-            return int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
-        except (TypeError, ValueError, AttributeError):
-            return 0, 0  # token counts are telemetry only; a server that garbles them loses nothing else
+            counts = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+        except (TypeError, ValueError, AttributeError, OverflowError):
+            return 0, 0
+        return counts if all(0 <= count <= _MOST_TOKENS for count in counts) else (0, 0)
 
     def generate(self, prompts: Sequence[Messages], *, max_tokens: int = 128, temperature: float = 0.0,
                  n: int = 1, seed: int = 0) -> list[GenerationResult]:
