@@ -123,6 +123,7 @@ def credentials_conflict(base_url: str, api_key_env: str | None) -> str | None:
 
 _MOST_TOKENS = 10**8  # more tokens than any model's context holds: a count past it is garbled
 
+
 class OpenAICompatibleBackend:
     """Chat completions over HTTP (vLLM, Ollama, llama.cpp server, OpenAI).
 
