@@ -12,9 +12,11 @@ from typing import Iterator
 
 from evalkit.models import redact
 from evalkit.models.key_shapes import _KEY_PREFIX
+from evalkit.models.redaction import _ordinary_word
+from evalkit.grid.credential_names import credential_name
 from evalkit.grid.printed_secrets import output_secrets
 
-__all__ = ["binary_strings", "mask_strings_in_place"]
+__all__ = ["binary_strings", "mask_strings_in_place", "named_in_strings"]
 
 _PRINTABLE = rb"[\t\n\r\x20-\x7e]"
 # (pattern, bytes per character, byte order): ASCII, then UTF-16 and UTF-32 in either order
@@ -56,6 +58,26 @@ def _strings(data: bytes) -> Iterator[tuple[int, int, str, str]]:
 def binary_strings(data: bytes) -> list[str]:
     """The strings of ``data``, in every width."""
     return [text for _, _, _, text in _strings(data)]
+
+
+# A value stored right after its credential's name, as a database row keeps its columns: "passwordJd3nF6hB1s"
+_GLUED_NAMED = re.compile(r"(?i:password|passwd|secret|token|api_?key|access_?key|private_?key)([A-Z0-9][\w+/=.\-]{7,})")
+_VALUE = re.compile(r"[^\s\"'<>{}\[\],;]{6,256}")
+
+
+def named_in_strings(strings: list[str]) -> list[str]:
+    """The credentials a binary file names in its strings: a string that follows one naming a credential (a
+    pickled ``{"password": X}`` keeps the name and the value as two strings), and a value glued to its name.
+
+    >>> named_in_strings(["config", "password", "Qm7vT2xR9kL4", "epochs", "warmup", "tokenizer_config"])
+    ['Qm7vT2xR9kL4']
+    >>> named_in_strings(["notepasswordJd3nF6hB1sG5", "tokenizer_config2"])
+    ['Jd3nF6hB1sG5']
+    """
+    found = [value for name, value in zip(strings, strings[1:])
+             if credential_name(name.strip()) and _VALUE.fullmatch(value) and not _ordinary_word(value)]
+    found += [glued[1] for text in strings for glued in _GLUED_NAMED.finditer(text)]
+    return list(dict.fromkeys(found))
 
 
 def mask_strings_in_place(path: Path, data: bytes, secrets: list[str]) -> None:

@@ -17,7 +17,7 @@ import pandas as pd
 from evalkit.data.jsonl import spreadsheet_safe
 from evalkit.grid.records import _failed_record, _finished, _write_record, results_table
 from evalkit.grid.spec import GridSpec, GridUnit, expand
-from evalkit.grid.scrub import scrub_folder
+from evalkit.grid.scrub import _rename_if_secret, scrub_folder
 from evalkit.grid.unit import run_unit
 from evalkit.models import environment_secrets, redact
 
@@ -134,6 +134,19 @@ def _folder_lock(out: Path):
             handle.close()
 
 
+def _identity(folder: Path) -> tuple[int, int]:
+    status = os.stat(folder)
+    return status.st_dev, status.st_ino
+
+
+def _check_same_folder(out: Path, identity: tuple[int, int]) -> None:
+    """Refuse to write on when ``out`` is no longer the folder the grid started in (a command swapped it for a
+    link or another folder): nothing is written through it."""
+    if out.is_symlink() or not out.is_dir() or _identity(out) != identity:
+        raise RuntimeError(f"{out} was replaced while the grid ran (by one of its commands?): nothing more is "
+                           "written there; check what it holds and points at")
+
+
 def run_grid(spec: GridSpec, *, engine: str = "local", ray_address: str | None = None,
              workers: int | None = None, progress: bool = False) -> GridOutcome:
     """Run every unit of ``spec`` not finished before; retry failures ``spec.retries`` times; gather results.
@@ -150,6 +163,7 @@ def run_grid(spec: GridSpec, *, engine: str = "local", ray_address: str | None =
     out = Path(spec.out)
     out.mkdir(parents=True, exist_ok=True)
     with _folder_lock(out):
+        identity = _identity(out)  # a command that swaps the folder for another is caught before any write
         units = expand(spec)
         pending = [u for u in units if not _finished(out, u)]
         skipped = [u.unit_id for u in units if u not in pending]
@@ -164,6 +178,7 @@ def run_grid(spec: GridSpec, *, engine: str = "local", ray_address: str | None =
             retry = []
             size = spec.workers if workers is None else workers
             for unit, record in _execute(pending, out, engine=engine, workers=size, ray_address=ray_address):
+                _check_same_folder(out, identity)
                 record = records[unit.unit_id] = _write_record(out, unit, {**record, "attempts": attempt + 1})
                 if record["status"] == "ok":
                     ran.append(unit.unit_id)
@@ -175,12 +190,21 @@ def run_grid(spec: GridSpec, *, engine: str = "local", ray_address: str | None =
         # Each worker scrubs its unit's folder as the unit ends; once every worker is gone, again: a worker killed
         # mid-unit never scrubbed, and nothing a unit started can write any more. The record is filed again
         # after it, as this process wrote it.
+        _check_same_folder(out, identity)
         for unit in executed:
             folder = out / "units" / unit.unit_id
             if folder.is_dir():
                 scrub_folder(folder, unit.secrets)
             if unit.unit_id in records:
                 _write_record(out, unit, records[unit.unit_id])
+        # A folder in units/ that is no unit's (one a command renamed its own folder to) is scrubbed with every
+        # credential of the run.
+        every = sorted({secret for unit in executed for secret in unit.secrets}, key=len, reverse=True)
+        ids = {unit.unit_id for unit in units}
+        for folder in sorted((out / "units").iterdir()) if (out / "units").is_dir() else ():
+            if folder.name not in ids and folder.is_dir() and not folder.is_symlink():
+                scrub_folder(folder, every)
+                _rename_if_secret(folder, every)
         table = results_table(spec)
         csv = out / "results.csv"
         # A text cell a spreadsheet would run as a formula (a parameter, a result a program printed) gets a "'".

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import codecs
+import errno
 import mmap
 import os
 import re
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evalkit.models import redact
-from evalkit.grid.binary_strings import binary_strings, mask_strings_in_place
+from evalkit.grid.binary_strings import binary_strings, mask_strings_in_place, named_in_strings
 from evalkit.grid.printed_secrets import output_secrets
 
 __all__ = ["Scrubbed", "scrub_folder"]
@@ -60,12 +61,16 @@ def scrub_folder(folder: Path, secrets: list[str]) -> Scrubbed:
     known = sorted({*secrets, *learned}, key=len, reverse=True)
     kept = []
     for path in paths:
-        _drop_secret_attributes(path, known)
-        if path.is_symlink():
-            _repoint_if_secret(path, known)
-        elif path.is_file() and path.stat().st_size > 0 and not _scrubbed_or_removed(path, known):
-            kept.append(str(path.relative_to(folder)))
-        _rename_if_secret(path, known)
+        try:
+            _drop_secret_attributes(path, known)
+            if path.is_symlink():
+                _repoint_if_secret(path, known)
+            elif path.is_file() and path.stat().st_size > 0 and not _scrubbed_or_removed(path, known):
+                kept.append(str(path.relative_to(folder)))
+            _rename_if_secret(path, known)
+        except OSError:  # an immutable folder around it, say: reported, and the unit fails with its name
+            kept.append(redact(str(path.relative_to(folder)), known))
+    _drop_secret_attributes(folder, known)
     return Scrubbed(tuple(learned), tuple(kept))
 
 
@@ -115,7 +120,12 @@ def _named_in_files(paths: list[Path], secrets: list[str]) -> list[str]:
             data = path.read_bytes()
         except OSError:
             continue
-        texts = [_decoded(data, encoding) for encoding in _encodings(data)] or ["\n".join(binary_strings(data))]
+        encodings = _encodings(data)
+        texts = [_decoded(data, encoding) for encoding in encodings]
+        if encodings in ([], ["latin-1"]) or b"\x00" in data:  # a binary, or a text that may hold wide strings
+            strings = binary_strings(data)
+            texts.append("\n".join(strings))
+            found.update(dict.fromkeys(named_in_strings(strings)))
         for text in texts:
             found.update(dict.fromkeys(output_secrets(text)))
     return [secret for secret in found if secret not in secrets]
@@ -130,7 +140,15 @@ def _rename_if_secret(path: Path, secrets: list[str]) -> None:
     while os.path.lexists(target):
         number += 1
         target = path.with_name(f"{masked}.{number}")
-    os.rename(path, target)
+    try:
+        os.rename(path, target)
+    except PermissionError:  # the folder holding it (or the entry itself) immutable: freed, then renamed
+        for frozen in (path.parent, path):
+            try:
+                _clear_flags(frozen)
+            except OSError:
+                pass
+        os.rename(path, target)
 
 
 def _repoint_if_secret(link: Path, secrets: list[str]) -> None:
@@ -228,7 +246,7 @@ def _scrub_file(path: Path, secrets: list[str]) -> None:
             if masked != text:
                 data = masked.encode(encoding, "surrogatepass") + data[whole:]
                 path.write_bytes(data)
-        if encodings != ["utf-8"]:  # a binary file, or a text whose strings another reading may hold
+        if encodings != ["utf-8"] or b"\x00" in data:  # a binary, or a text that may hold wide strings
             mask_strings_in_place(path, data, secrets)
     _mask_bytes_in_place(path, secrets)  # whatever the readings saw: the secrets' own bytes
 
@@ -248,13 +266,35 @@ def _byte_forms(secrets: list[str]) -> set[bytes]:
 
 def _mask_bytes_in_place(path: Path, secrets: list[str]) -> None:
     """Overwrite each of ``secrets`` (:func:`_byte_forms`) in ``path`` with as many ``*``: a binary file (a
-    checkpoint, a picture, a parquet table) keeps its length and so its format's offsets."""
-    forms = _byte_forms(secrets)
+    checkpoint, a picture, a parquet table) keeps its length and so its format's offsets. Only the parts of the
+    file that hold data are read (a sparse file's holes are zeros, and no form is all zeros)."""
+    forms = sorted(_byte_forms(secrets), key=len, reverse=True)
     if not forms or path.stat().st_size == 0:
         return
+    reach = max(map(len, forms))  # a form may end in the first bytes of a hole (a UTF-16 form's last zero)
     with open(path, "r+b") as handle, mmap.mmap(handle.fileno(), 0) as data:
-        for form in sorted(forms, key=len, reverse=True):
-            index = data.find(form)
-            while index >= 0:
-                data[index:index + len(form)] = b"*" * len(form)
-                index = data.find(form, index + len(form))
+        for start, end in _data_parts(handle.fileno(), len(data)):
+            end = min(end + reach, len(data))
+            for form in forms:
+                index = data.find(form, start, end)
+                while index >= 0:
+                    data[index:index + len(form)] = b"*" * len(form)
+                    index = data.find(form, index + len(form), end)
+
+
+def _data_parts(descriptor: int, size: int) -> list[tuple[int, int]]:
+    """The (start, end) of each part of an open file that holds data, holes left out; the whole file where the
+    file system cannot tell."""
+    parts, offset = [], 0
+    try:
+        while offset < size:
+            start = os.lseek(descriptor, offset, os.SEEK_DATA)
+            end = os.lseek(descriptor, start, os.SEEK_HOLE)
+            parts.append((start, end))
+            offset = end
+    except OSError as error:  # ENXIO: no data past offset
+        if error.errno != errno.ENXIO:
+            return [(0, size)]
+    except AttributeError:  # no SEEK_DATA on this system
+        return [(0, size)]
+    return parts

@@ -289,7 +289,11 @@ def _end(reaper: subprocess.Popen, grace_s: float = 10.0) -> None:
 
 def _reclaim(folder: Path) -> bool:
     """Make ``folder`` and the ``units`` folder above it real folders again where a command replaced one with a
-    link (whatever it points at is never written through); True when one was replaced."""
+    link (whatever it points at is never written through); True when one was replaced. The grid's output folder
+    itself replaced by a link is an error: nothing is written."""
+    if folder.parent.parent.is_symlink():
+        raise RuntimeError(f"the grid's output folder {folder.parent.parent} was replaced by a link while the unit "
+                           "ran; nothing was written through it")
     replaced = False
     for path in (folder.parent, folder):
         if path.is_symlink() or (path.exists() and not path.is_dir()):
@@ -331,8 +335,12 @@ def run_unit(unit: GridUnit, out_dir: str) -> dict[str, Any]:
     except Exception as failure:  # noqa: BLE001 — any failure of a unit is reported, the grid goes on
         error = (f"{type(failure).__name__}: {failure}", traceback.format_exc(limit=6))
     record["seconds"] = time.perf_counter() - started
-    problems = ["its folder (or the units folder) was replaced by a link, which was removed; nothing was written "
-                "through it"] if _reclaim(folder) else []
+    try:
+        problems = ["its folder (or the units folder) was replaced by a link, which was removed; nothing was "
+                    "written through it"] if _reclaim(folder) else []
+    except RuntimeError as replaced:  # the output folder itself: neither scrubbed nor written through
+        record.update(status="failed", error=redact(str(replaced), secrets), result={})
+        return record
     # A notebook's executed copy and any file a command wrote there; the credentials its files name join those it
     # printed, and are masked in every file and in the record.
     scrubbed = scrub_folder(folder, [*secrets, *printed])

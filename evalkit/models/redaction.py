@@ -105,6 +105,7 @@ def redact(text: str, secrets: Sequence[str] = ()) -> str:
     # what the shapes and URL user-info show once escapes are decoded (a full-width "＠" in a URL's authority)
     text = mask_encoded_credentials(text, _DECODED_SHAPES, MASK)
     text = mask_echoes(text, secrets)  # the secrets given, whole, escaped and in part; then the shapes below
+    text = _PARTLY_MASKED.sub(_masked_rest, text) if MASK in text else text
     text = _AT_SLASHED_USERINFO_TEXT.sub(rf"\1{MASK}@", text)  # before the plain form, which ends at the first "@"
     text = _USERINFO.sub(rf"\1{MASK}@", text)
     text = _SLASHED_USERINFO_TEXT.sub(rf"\1{MASK}@", text)
@@ -115,6 +116,22 @@ def redact(text: str, secrets: Sequence[str] = ()) -> str:
     for pattern, replacement in _KEY_SHAPES:
         text = pattern.sub(replacement, text)
     return mask_secret_data(mask_headless_private_keys(text))
+
+
+# A token a piece of a given secret was masked in: another key that shares the secret's prefix (every OpenAI project
+# key starts "sk-proj-"), whose rest no shape reads once its prefix is gone
+_PARTLY_MASKED = re.compile(r"(?<![\w\-*])[\w\-]*+(?:\*\*\*[\w\-]*+)+")
+
+
+def _masked_rest(run: re.Match) -> str:
+    """A token holding a mask, masked whole when 12 or more of its characters are left: the rest of a key.
+
+    >>> redact("printed sk-proj-StudentOtherKeyQ9rS8tU7vW6 and sk-proj-TeacherKey0aB1", ["sk-proj-TeacherKey0aB1"])
+    'printed *** and ***'
+    >>> redact("a myhunter2xyzpass word", ["hunter2xyz"])
+    'a my***pass word'
+    """
+    return MASK if len(run[0].replace(MASK, "")) >= 12 else run[0]
 
 
 def _mask_bare_userinfo(text: str) -> str:

@@ -606,6 +606,33 @@ def test_a_credential_printed_or_named_in_one_file_is_masked_in_all_the_units_fi
         assert printed not in text and named not in text, (path.name, text[:300])
 
 
+def test_a_command_that_swaps_the_grids_output_folder_gets_nothing_written_through_it(tmp_path):
+    victim = tmp_path / "victim"
+    (victim / "units").mkdir(parents=True)
+    (victim / "teacher.env").write_text("password = TeacherPw77\n")
+    swap = ("import json, os, sys; out = sys.argv[1]; os.rename(out, out + '-moved'); os.symlink(sys.argv[2], out); "
+            "print(json.dumps(dict(done=1)))")
+    spec = command_spec(tmp_path, command=[sys.executable, "-c", swap, str(tmp_path / "out"), str(victim), "{x}"],
+                        grid={"x": [0]}, retries=0, workers=1)
+    with pytest.raises(RuntimeError, match="was replaced while the grid ran"):
+        grid.run_grid(spec)
+    assert sorted(p.name for p in victim.rglob("*")) == ["teacher.env", "units"]
+    assert (victim / "teacher.env").read_text() == "password = TeacherPw77\n"
+
+
+def test_a_folder_a_unit_renamed_its_own_to_is_scrubbed(tmp_path, monkeypatch):
+    monkeypatch.setenv("PROBE_API_TOKEN", TOKEN)
+    move = ("import glob, json, os, sys; folder = glob.glob(sys.argv[1] + '/*')[0]; "
+            "open(os.path.join(folder, 'leak.txt'), 'w').write(os.environ['PROBE_API_TOKEN']); "
+            "os.rename(folder, os.path.join(sys.argv[1], 'moved-' + os.environ['PROBE_API_TOKEN'])); "
+            "print(json.dumps(dict(done=1)))")
+    spec = command_spec(tmp_path, command=[sys.executable, "-c", move, str(tmp_path / "out" / "units"), "{x}"],
+                        grid={"x": [0]}, retries=0)
+    grid.run_grid(spec)
+    for path in (tmp_path / "out").rglob("*"):
+        assert TOKEN not in path.name and (path.is_dir() or TOKEN not in path.read_text()), path
+
+
 def test_a_unit_leaves_no_process_behind_when_it_ends_or_times_out(tmp_path):
     """A background child would hold the output pipes open (the unit hung until it ended) and a timed-out
     unit's grandchild ran on: both are killed with the unit's process group."""

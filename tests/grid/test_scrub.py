@@ -178,3 +178,62 @@ def test_keys_glued_to_the_bytes_before_them_are_masked_and_the_files_still_open
     connection.close()
     assert rows["n"] == "plain" and rows["api"].startswith("sk-") and set(rows["jwt"]) == {"*"}
     assert pickle.loads((tmp_path / "ckpt.pkl").read_bytes())["weights"] == [0.0] * 50
+
+
+def test_wide_fragments_in_a_utf8_text_and_the_folders_own_attributes_are_masked(tmp_path):
+    """A UTF-8 log holding a UTF-16 or UTF-32 fragment loses the piece of a secret in it; an extended attribute of
+    the scrubbed folder itself is removed."""
+    for encoding in ("utf-16-le", "utf-32-le"):
+        fragment = f"piece {SECRET[2:14]} end".encode(encoding)
+        (tmp_path / f"{encoding}.log").write_bytes(b"plain log line\n" * 200 + fragment + b"\nmore log\n" * 50)
+    try:
+        os.setxattr(tmp_path, "user.tok", f"tok {SECRET}".encode())
+    except OSError:
+        pass
+    scrub_folder(tmp_path, [SECRET])
+    for encoding in ("utf-16-le", "utf-32-le"):
+        assert SECRET[3:11].encode(encoding) not in (tmp_path / f"{encoding}.log").read_bytes(), encoding
+    assert "user.tok" not in os.listxattr(tmp_path)
+
+
+def test_credentials_named_inside_binary_files_are_learned(tmp_path):
+    """A pickled ``{"password": X}`` keeps the name and the value as two strings, a database row glues them: both
+    are read as named, and masked in the unit's other files."""
+    import pickle
+    import sqlite3
+
+    pickled, stored = "Qm7vT2xR9kL4pW8z", "Jd3nF6hB1sG5tY0c"
+    (tmp_path / "state.pkl").write_bytes(pickle.dumps({"config": {"password": pickled, "epochs": 3}}))
+    with sqlite3.connect(tmp_path / "cfg.sqlite") as connection:
+        connection.execute("create table t (k text, v text)")
+        connection.execute("insert into t values ('password', ?)", (stored,))
+    connection.close()
+    (tmp_path / "log.txt").write_text(f"using {pickled} and {stored}\n")
+    report = scrub_folder(tmp_path, [SECRET])
+    assert {pickled, stored} <= set(report.learned)
+    assert (tmp_path / "log.txt").read_text() == "using *** and ***\n"
+
+
+def test_a_name_in_an_immutable_folder_is_renamed_and_a_sparse_file_is_read_by_its_data(tmp_path):
+    import shutil
+    import subprocess
+
+    if os.geteuid() != 0 or not shutil.which("chattr"):
+        pytest.skip("setting the immutable flag needs root and chattr")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    (locked / f"in-{SECRET}.txt").write_text("x")
+    (tmp_path / "other.txt").write_text(f"token {SECRET}\n")
+    if subprocess.run(["chattr", "+i", str(locked)], capture_output=True).returncode != 0:
+        pytest.skip("this file system keeps no immutable flag")
+    with open(tmp_path / "sparse.bin", "wb") as handle:  # 1 GB apparent, a few bytes of data
+        handle.write(f"head {SECRET} ".encode())
+        handle.truncate(2**30)
+    try:
+        report = scrub_folder(tmp_path, [SECRET])
+    finally:
+        subprocess.run(["chattr", "-i", str(locked)], capture_output=True)
+    assert not report.kept and [path.name for path in locked.iterdir()] == ["in-***.txt"]
+    assert SECRET not in (tmp_path / "other.txt").read_text()
+    with open(tmp_path / "sparse.bin", "rb") as handle:
+        assert SECRET.encode() not in handle.read(64)

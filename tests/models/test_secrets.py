@@ -947,3 +947,12 @@ def test_more_provider_token_shapes_are_masked_bare(token):
     """Google refresh, Supabase, Doppler, Terraform Cloud, Fly.io, Mailgun, Twilio and Discord bot tokens."""
     shown = redact(f"the service printed {token} and stopped")
     assert token[-12:] not in shown and shown.startswith("the service printed ") and shown.endswith(" and stopped")
+
+
+def test_a_key_sharing_a_given_keys_prefix_is_masked_whole():
+    """Every OpenAI project key starts ``sk-proj-``: a piece of the configured key masked at the start of another
+    key leaves the rest of that key no shape reads, so the token that holds the mask is masked whole."""
+    given = "sk-proj-TeacherKey0aB1cD2eF3gH4iJ5kL6mN7oP8"
+    for other in ("sk-proj-StudentOtherKeyQ9rS8tU7vW6xY5zA4bC3dE2", "sk-ant-api03-StudentOtherKeyZ9x8w7v6u5t4s3r2"):
+        shown = redact(f"printed {other} here", [given, "sk-ant-api03-TeacherAnthropic0aB1cD2eF3g"])
+        assert shown == "printed *** here", shown
