@@ -19,6 +19,7 @@ from evalkit.models.redaction import environment_secrets
 from evalkit.grid.masking import _public
 from evalkit.grid.printed_secrets import output_secrets
 from evalkit.grid.records import _write_record
+from evalkit.grid.binary_strings import binary_strings, named_in_strings
 from evalkit.grid.scrub import scrub_folder
 from evalkit.grid.spec import GridUnit, command_path, fill
 
@@ -256,7 +257,7 @@ def _run_command(unit: GridUnit, folder: Path, secrets: list[str], printed: set[
     stdout, stderr = (reader.text() for reader in readers)
     # The unit's own credentials, the environment's (a command can print a key it inherited) and those the
     # command printed in a named field ({"SecretAccessKey": ...}, as `aws sts` prints them).
-    printed.update(output_secrets(stdout), output_secrets(stderr))
+    printed.update(_printed_secrets(stdout), _printed_secrets(stderr))
     shared = sorted({*secrets, *environment_secrets(), *printed}, key=len, reverse=True)
     raw_stdout = stdout  # the result line is read as printed: masking first could break its JSON (?x=\" in a text)
     stdout, stderr = redact(stdout, shared), redact(stderr, shared)
@@ -274,6 +275,20 @@ def _run_command(unit: GridUnit, folder: Path, secrets: list[str], printed: set[
         tail = (stderr.strip() or stdout.strip())[-1500:]
         raise RuntimeError(f"{ended}: {tail}")
     return _public(_json_result(raw_stdout), shared)
+
+
+def _printed_secrets(text: str) -> list[str]:
+    """The credentials ``text`` names (:func:`~evalkit.grid.printed_secrets.output_secrets`), also where a program
+    printed them as UTF-16 or UTF-32 (zero bytes between the characters).
+
+    >>> _printed_secrets('{"password": "Pw-Wide77x"}'.encode("utf-16-le").decode("utf-8"))
+    ['Pw-Wide77x']
+    """
+    found = output_secrets(text)
+    if "\x00" in text:
+        strings = binary_strings(text.encode("utf-8", "surrogatepass"))
+        found += output_secrets("\n".join(strings)) + named_in_strings(strings)
+    return list(dict.fromkeys(found))
 
 
 def _end(reaper: subprocess.Popen, grace_s: float = 10.0) -> None:
