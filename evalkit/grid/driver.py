@@ -204,7 +204,11 @@ def run_grid(spec: GridSpec, *, engine: str = "local", ray_address: str | None =
         for folder in sorted((out / "units").iterdir()) if (out / "units").is_dir() else ():
             if folder.name not in ids and folder.is_dir() and not folder.is_symlink():
                 scrub_folder(folder, every)
-                _rename_if_secret(folder, every)
+                try:
+                    _rename_if_secret(folder, every)
+                except OSError:  # neither renamed nor removed: its name may hold a credential, so it is not shown
+                    print(f"evalkit: a folder in {out / 'units'} that is no unit's could not be renamed or removed",
+                          file=sys.stderr)
         table = results_table(spec)
         csv = out / "results.csv"
         # A text cell a spreadsheet would run as a formula (a parameter, a result a program printed) gets a "'".

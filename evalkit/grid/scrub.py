@@ -53,25 +53,81 @@ class Scrubbed:
 def scrub_folder(folder: Path, secrets: list[str]) -> Scrubbed:
     """Mask ``secrets``, the credentials named in any file under ``folder``, and those the redaction finds, in
     every file there and in every name (deepest first, so a folder is renamed after what it holds). A folder that
-    is itself a link is not entered."""
+    is itself a link is not entered; folders nested deeper than :data:`MAX_DEPTH` are removed unread."""
     if folder.is_symlink() or not folder.is_dir():
         return Scrubbed()
-    paths = sorted(folder.rglob("*"), key=lambda p: len(p.parts), reverse=True)
+    paths, kept = _entries(folder)
     learned = _named_in_files(paths, secrets)
     known = sorted({*secrets, *learned}, key=len, reverse=True)
-    kept = []
     for path in paths:
         try:
-            _drop_secret_attributes(path, known)
             if path.is_symlink():
                 _repoint_if_secret(path, known)
             elif path.is_file() and path.stat().st_size > 0 and not _scrubbed_or_removed(path, known):
                 kept.append(str(path.relative_to(folder)))
+            _drop_secret_attributes(path, known)  # after the scrub, which frees an immutable file
             _rename_if_secret(path, known)
         except OSError:  # an immutable folder around it, say: reported, and the unit fails with its name
             kept.append(redact(str(path.relative_to(folder)), known))
     _drop_secret_attributes(folder, known)
-    return Scrubbed(tuple(learned), tuple(kept))
+    return Scrubbed(tuple(learned), tuple(redact(name, known) for name in kept))
+
+
+MAX_DEPTH = 64
+"""How deep a unit's folder may nest folders: deeper ones (a path past the system's length limit cannot even be
+named) are removed whole, unread, and reported."""
+
+
+def _entries(folder: Path) -> tuple[list[Path], list[str]]:
+    """Every entry under ``folder``, deepest first, links not followed; and what could not be read, or was nested
+    too deep and is removed (each named, relative to the folder)."""
+    entries: list[Path] = []
+    problems: list[str] = []
+    unreadable: list[OSError] = []
+    for here, folders, files in os.walk(folder, onerror=unreadable.append):
+        depth = len(Path(here).relative_to(folder).parts)
+        if depth >= MAX_DEPTH:
+            for name in folders:
+                try:
+                    _remove_tree(Path(here) / name)
+                    problems.append(f"{Path(here, name).relative_to(folder)} (nested past {MAX_DEPTH} levels: removed)")
+                except OSError:
+                    problems.append(f"{Path(here, name).relative_to(folder)} (nested past {MAX_DEPTH} levels)")
+            folders[:] = []
+        entries += [Path(here) / name for name in (*folders, *files)]
+    problems += [f"{error.filename} (unreadable: {error.strerror})" for error in unreadable]
+    return sorted(entries, key=lambda p: len(p.parts), reverse=True), problems
+
+
+def _remove_tree(top: Path) -> None:
+    """Remove the folder ``top`` and all below it, however deep: one folder open at a time, each named relative
+    to its parent (no path length limit, no recursion), links never followed."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+    descriptor, depth = os.open(top, flags), 0
+    while True:
+        below = None
+        with os.scandir(descriptor) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    below = below or entry.name
+                else:
+                    os.unlink(entry.name, dir_fd=descriptor)
+        if below is not None:
+            inner = os.open(below, flags, dir_fd=descriptor)
+            os.close(descriptor)
+            descriptor, depth = inner, depth + 1
+            continue
+        if depth == 0:
+            os.close(descriptor)
+            os.rmdir(top)
+            return
+        emptied = os.fstat(descriptor).st_ino
+        parent = os.open("..", flags, dir_fd=descriptor)
+        os.close(descriptor)
+        with os.scandir(parent) as entries:
+            name = next(entry.name for entry in entries if entry.inode() == emptied)
+        os.rmdir(name, dir_fd=parent)
+        descriptor, depth = parent, depth - 1
 
 
 def _scrubbed_or_removed(path: Path, secrets: list[str]) -> bool:
@@ -149,6 +205,11 @@ def _rename_if_secret(path: Path, secrets: list[str]) -> None:
             except OSError:
                 pass
         os.rename(path, target)
+    except OSError:  # the masked name too long for the file system: the entry goes, name and all
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
 
 
 def _repoint_if_secret(link: Path, secrets: list[str]) -> None:

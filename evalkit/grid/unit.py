@@ -361,8 +361,8 @@ def run_unit(unit: GridUnit, out_dir: str) -> dict[str, Any]:
     scrubbed = scrub_folder(folder, [*secrets, *printed])
     known = sorted({*secrets, *printed, *scrubbed.learned}, key=len, reverse=True)
     if scrubbed.kept:
-        problems.append(f"{len(scrubbed.kept)} file(s) that may hold a credential could be neither scrubbed nor "
-                        f"removed: {', '.join(scrubbed.kept[:5])}")
+        problems.append(f"the scrub could not clean {len(scrubbed.kept)} entr{'y' if len(scrubbed.kept) == 1 else 'ies'}"
+                        f" of its folder (each may hold a credential): {', '.join(scrubbed.kept[:5])}")
     record["result"] = _public(result, known)
     if error is not None:
         record.update(status="failed", error=redact(error[0], known), traceback=redact(error[1], known))

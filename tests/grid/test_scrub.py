@@ -237,3 +237,55 @@ def test_a_name_in_an_immutable_folder_is_renamed_and_a_sparse_file_is_read_by_i
     assert SECRET not in (tmp_path / "other.txt").read_text()
     with open(tmp_path / "sparse.bin", "rb") as handle:
         assert SECRET.encode() not in handle.read(64)
+
+
+def test_folders_nested_past_the_limit_are_removed_and_named(tmp_path):
+    """A tree deeper than a path can name (its files hold a secret) is removed unread; the rest is scrubbed."""
+    from evalkit.grid.scrub import MAX_DEPTH
+
+    (tmp_path / "top.txt").write_text(f"token {SECRET}\n")
+    descriptor = os.open(tmp_path, os.O_RDONLY)
+    try:
+        for _ in range(1200):  # past PATH_MAX (4096) at 4 characters a level: made by descriptors
+            os.mkdir("dddd", dir_fd=descriptor)
+            inner = os.open("dddd", os.O_RDONLY, dir_fd=descriptor)
+            os.close(descriptor)
+            descriptor = inner
+        leaf = os.open("leak.txt", os.O_WRONLY | os.O_CREAT, dir_fd=descriptor)
+        os.write(leaf, SECRET.encode())
+        os.close(leaf)
+    finally:
+        os.close(descriptor)
+    report = scrub_folder(tmp_path, [SECRET])
+    assert SECRET not in (tmp_path / "top.txt").read_text()
+    assert any(f"nested past {MAX_DEPTH} levels: removed" in entry for entry in report.kept), report.kept
+    assert max(len(path.relative_to(tmp_path).parts) for path in tmp_path.rglob("*")) <= MAX_DEPTH + 1
+
+
+def test_a_name_too_long_once_masked_is_removed(tmp_path):
+    name = f"x?k={SECRET}" + "&b=1" * 55  # 242 characters; masked, every value becomes "***": past 255
+    (tmp_path / name).write_text("x")
+    (tmp_path / "kept.txt").write_text("plain")
+    report = scrub_folder(tmp_path, [SECRET])
+    assert not report.kept and [path.name for path in tmp_path.iterdir()] == ["kept.txt"]
+
+
+def test_an_immutable_files_attributes_are_removed_once_it_is_freed(tmp_path):
+    import shutil
+    import subprocess
+
+    if os.geteuid() != 0 or not shutil.which("chattr"):
+        pytest.skip("setting the immutable flag needs root and chattr")
+    path = tmp_path / "frozen.txt"
+    path.write_text(f"token {SECRET}\n")
+    try:
+        os.setxattr(path, "user.note", SECRET.encode())
+    except OSError:
+        pytest.skip("this file system keeps no extended attributes")
+    if subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode != 0:
+        pytest.skip("this file system keeps no immutable flag")
+    try:
+        report = scrub_folder(tmp_path, [SECRET])
+    finally:
+        subprocess.run(["chattr", "-i", str(path)], capture_output=True)
+    assert not report.kept and "user.note" not in os.listxattr(path) and SECRET not in path.read_text()
