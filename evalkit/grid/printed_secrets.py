@@ -30,6 +30,7 @@ _NAME_VALUE = (re.compile(r'"name"\s*:\s*"([^"]+)"\s*,\s*"value"\s*:\s*"([^"]*)"
                re.compile(r"""<[A-Za-z_][\w.-]*\s+(?:key|name)\s*=\s*["']([^"']+)["'][^>]*>([^<\s]+)</"""))
 _SET_COOKIE = re.compile(r"(?im)^[ \t]*set-cookie:[ \t]*[^=;\s]+=([^;\s]+)")
 # A shell's trace of the commands it runs (set -x, bash -x): "+ mysql -pX", "++ curl -u u:X".
+_TERMINAL_CODE = re.compile(r"\x1b\[[0-?]{0,32}[ -/]{0,4}[@-~]")  # ESC [ ... m: a colour or cursor code
 _TRACE = re.compile(r"(?m)^[ \t]*\++[ \t]+(.+)$")
 # (the body read atomically up to the next run of five dashes: a BEGIN line with no END costs one scan to the next)
 _PRIVATE_KEY_BLOCK = re.compile(r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----((?>(?:[^-]|-(?!----))*))"
@@ -58,6 +59,8 @@ def output_secrets(text: str) -> list[str]:
     ...                "token      hvs.CAES9x\\npassword required\\nmax_tokens: 64")
     ['dj4ngo', 'kube-T0k9', 'rcl0ne-x', 'hvs.CAES9x']
     """
+    if "\x1b[" in text:
+        text = _TERMINAL_CODE.sub("", text)  # a coloured log: its fields read as the terminal shows them
     found = _json_fields(text)[0] + _text_secrets(text)[0]
     for pattern, name_group, value_group in ((_PRINTED_ASSIGNMENT, 2, 4), (_PRINTED_ROW, 1, 2), (_TABLE_ROW, 1, 2),
                                              (_SPACED_NAME, 1, 2)):

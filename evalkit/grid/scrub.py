@@ -37,6 +37,7 @@ __all__ = ["Scrubbed", "scrub_folder"]
 _TEXT_BYTES = 16 * 2**20
 _TEXT_BYTE_VALUES = bytes(range(9, 14)) + bytes(range(32, 256))  # what a text's bytes are, control codes aside
 _CONTROL = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x9f\ufffe\uffff]")
+_TERMINAL_CODE = re.compile(r"\x1b\[[0-?]{0,32}[ -/]{0,4}[@-~]")  # a colour or cursor code (ESC [ ... m): text
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"),
          (codecs.BOM_UTF16_BE, "utf-16"))
 
@@ -289,7 +290,9 @@ def _unit(encoding: str) -> int:
 
 def _is_text(text: str | None) -> bool:
     """Whether ``text`` reads as text: at most 1 in 100 of its characters a control character other than white
-    space (a binary read as UTF-16 is full of NULs and other control codes)."""
+    space or a terminal's colour code (a binary read as UTF-16 is full of NULs and other control codes)."""
+    if text is not None and "\x1b[" in text:
+        text = _TERMINAL_CODE.sub("", text)  # a coloured log is text
     return text is not None and len(_CONTROL.findall(text)) <= len(text) // 100
 
 
@@ -313,8 +316,9 @@ def _scrub_file(path: Path, secrets: list[str]) -> None:
 
 
 def _byte_forms(secrets: list[str]) -> set[bytes]:
-    """Each secret's bytes as UTF-8, UTF-16 or UTF-32 text, and written whole in hex (either case) or base64: what a
-    binary file may hold (nine forms a secret: each is one scan of the file)."""
+    """Each secret's bytes as UTF-8, UTF-16 or UTF-32 text, and written whole in hex (either case) or base64, also
+    inside a longer base64 text at any of its three alignments: what a binary file may hold (each form is one scan
+    of the file)."""
     forms: set[bytes] = set()
     for secret in (secret for secret in secrets if len(secret) >= 4):
         raw = secret.encode("utf-8", "surrogatepass")
@@ -322,6 +326,10 @@ def _byte_forms(secrets: list[str]) -> set[bytes]:
                                                                                 "utf-32-le", "utf-32-be")}
         forms |= {raw.hex().encode(), raw.hex().upper().encode(), base64.b64encode(raw).rstrip(b"="),
                   base64.urlsafe_b64encode(raw).rstrip(b"=")}
+        for encode in (base64.b64encode, base64.urlsafe_b64encode):  # inside longer base64 ("user:" + secret):
+            for shift in (0, 1, 2):  # at each alignment, the characters that depend on the secret's bytes alone
+                middle = encode(b"\0" * shift + raw)[4 if shift else 0:-4]
+                forms.add(middle if len(middle) >= 8 else b"")
     return {form for form in forms if len(form) >= 4}
 
 

@@ -134,9 +134,10 @@ _STATEMENT_SECRETS = (
 )
 _PERL_ENV = re.compile(r"""\$ENV\{\s*["']?(\w+)["']?\s*\}\s*=\s*(["'])([^"']+)\2""")
 # A credential assigned in code: os.environ['OPENAI_API_KEY'] = 'X', api_key = "X", {'token': 'X'}, Ruby's
-# :password => "X" and {"api_key" => "X"}. A value starts with no blank, ";" or bracket: in expect "Password:";
-# send "X" the quotes around '; send ' close one string and open the next.
-_CODE_ASSIGNMENT = re.compile(r"""(?:(["'])([A-Za-z_][\w.-]*)\1\s*\]?|\b([A-Za-z_]\w*))\s*(?:=>|[:=])\s*"""
+# :password => "X" and {"api_key" => "X"}, Go's api_key := "X", R's api_key <- "X". A value starts with no
+# blank, ";" or bracket: in expect "Password:"; send "X" the quotes around '; send ' close one string and open the
+# next.
+_CODE_ASSIGNMENT = re.compile(r"""(?:(["'])([A-Za-z_][\w.-]*)\1\s*\]?|\b([A-Za-z_]\w*))\s*(?:=>|:=|<-|[:=])\s*"""
                               r"""(["'])(?![\s;,{}()\[\]])([^"'\\]+)\4""")
 # An Authorization header's value written anywhere (git -c http.extraHeader="Authorization: Bearer X",
 # Authorization=Bearer X), a Bearer token, and a Basic credential (base64).

@@ -4,12 +4,13 @@ shows to be a credential masked in the text as written.
 A message, a reply or a log line can carry a credential nobody configured in a form the shapes of
 :mod:`evalkit.models.key_shapes` do not read: every character ``\\u``-escaped (``\\u0073\\u006b-...``), the
 name percent-encoded (once or twice: ``api%255Fkey``) or written as HTML entities (``api_key&#61;...``), in
-full-width letters (``ｐａｓｓｗｏｒｄ``), with invisible characters between its letters, a character escaped in
-another language's form (``\\u{73}``, ``\\U00000073``, ``%u0073``, octal ``\\163``, CSS ``\\73 ``), or the
-value split by a backslash-newline. :func:`decoded_reading` decodes those writings in one pass per layer and keeps, for each
-decoded character, where it was written; :func:`mask_encoded_credentials` masks what the shapes find in the
-decoded text, and :func:`mask_written_forms` a known value, at the places they were written. Both take time
-linear in the text, however many credentials it holds.
+full-width letters (``ｐａｓｓｗｏｒｄ``), with invisible characters or a terminal's colour codes between its
+letters, a character escaped in another language's form (``\\u{73}``, ``\\U00000073``, ``%u0073``, octal
+``\\163``, CSS ``\\73 ``), or the value split by a backslash-newline. :func:`decoded_reading` decodes those
+writings in one pass per layer and keeps, for each decoded character, where it was written;
+:func:`mask_encoded_credentials` masks what the shapes find in the decoded text, and :func:`mask_written_forms` a
+known value, at the places they were written. Both take time linear in the text, however many credentials it
+holds.
 """
 from __future__ import annotations
 
@@ -28,8 +29,8 @@ _TOKEN = re.compile(r"(?P<split>\\\r?\n)"
                     r"|(?P<entity>&#[0-9]{1,7};?|&#[xX][0-9A-Fa-f]{1,6};?|&[A-Za-z]{2,8};)"
                     r"|(?P<percent>(?:%[0-9A-Fa-f]{2})+)"
                     # characters drawn as nothing: soft hyphen, joiners and marks, isolates, variation selectors,
-                    # Hangul fillers, tags, NUL
-                    r"|(?P<invisible>[\x00\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+                    # Hangul fillers, tags, NUL; a terminal's colour and cursor codes (ESC [ ... m)
+                    r"|(?P<invisible>\x1b\[[0-?]{0,32}[ -/]{0,4}[@-~]|[\x00\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
                     r"\u202a-\u202e\u2060-\u206f\u2800\u3164\ufe00-\ufe0f\ufeff\uffa0\U0001d173-\U0001d17a"
                     r"\U000e0000-\U000e007f])"
                     r"|(?P<wide>[\uff01-\uff5e]+)|(?P<letterlike>[\U0001d400-\U0001d7ff]+)")

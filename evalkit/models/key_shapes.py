@@ -35,15 +35,28 @@ KEY_SHAPES = [
                 r"|private[_-]?key|client[_-]?secret))(?:\s[^<>]{0,200})?>)[^<]{1,4096}(?=</\2>)"), r"\1***"),
     # a quoted credential, whole to its closing quote (a password with spaces: password="correct horse")
     (re.compile(r"(?i)((?:api[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret|(?<![\w-])token"
-                r"|secret|password|passwd|passphrase|pwd|credential)(?:\\?[\"'])?\s*(?:=>?|:)\s*(\\?[\"']))"
+                r"|secret|password|passwd|passphrase|pwd|credential)(?:\\?[\"'])?\s*(?::=|<-|=>?|:)\s*(\\?[\"']))"
                 r"(?:(?!\2)[^\r\n]){1,200}(?=\2)"), r"\1***"),
     # an unquoted password or passphrase, to the end of its line (it may hold spaces: "passphrase: a b c")
-    (re.compile(r"(?i)(\b(?:password|passwd|passphrase)[ \t]*[=:][ \t]*)(?![\"'\s\\])[^\r\n\"'&;,}<>\\]{1,200}"),
+    (re.compile(r"(?i)(\b(?:password|passwd|passphrase)[ \t]*(?::=|<-|[=:])[ \t]*)(?![\"'\s\\])[^\r\n\"'&;,}<>\\]{1,200}"),
      r"\1***"),
     (re.compile(r"(?i)((?:api[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret|token"
                 r"|secret|password|passwd|pwd|sig|signature|credential|session[_-]?id"
-                r"|(?<!mon)(?<!tur)(?<!don)(?<!hoc)(?<!joc)(?<!whis)key)\s*=>?\s*[\"']?)(?:[^&\s\"',;\\]|\\(?![\"']))+"),
+                r"|(?<!mon)(?<!tur)(?<!don)(?<!hoc)(?<!joc)(?<!whis)key)\s*(?::=|<-|=>?)\s*[\"']?)(?:[^&\s\"',;\\]|\\(?![\"']))+"),
      r"\1***"),  # (to a backslash that escapes a quote: the JSON text around it stays JSON)
+    # a value named pass or pw, alone or as a name's last word (pass=X, DB_PASS=X, ROOT_PW: X), unless it is a
+    # number, a flag or one ordinary word (pass=3, pass: ok, pw=true: a count or a switch)
+    (re.compile(r"(?i)((?<![A-Za-z0-9])(?:pass|pw)(?:\\?[\"'])?[ \t]*(?::=|<-|=>?|:)[ \t]*(?:\\?[\"'])?)"
+                r"(?!(?:[\d./%:-]+|(?-i:[a-z]{1,12}|[A-Z][a-z]{0,11}|[A-Z]{1,12}))(?![^\s\"',;&\\]))[^&\s\"',;\\]+"),
+     r"\1***"),
+    # a netrc line's password (machine h login bob password X), and a password, passphrase or secret named in
+    # prose whose value mixes letters and digits (passphrase S3cretPw9; "secret sauce" stays)
+    (re.compile(r"(?i)(\blogin[ \t]+\S+[ \t]+(?:password|passwd|passphrase|account)[ \t]+)[^\s\"']+"), r"\1***"),
+    (re.compile(r"(?i)(\b(?:password|passwd|passphrase|pass|secret|pwd|pw)[ \t]+)(?=[^\s\"',;]{0,200}\d)"
+                r"(?=[^\s\"',;]{0,200}[a-z])(?![\d.]+[a-z]{1,3}(?![^\s\"',;]))[^\s\"',;<>]{6,200}(?![^\s\"',;<>])"),
+     r"\1***"),
+    # a Docker config's "auth" (base64 of user:password), in config.json and a .dockerconfigjson
+    (re.compile(r"(\\?\"auth\\?\"\s*:\s*\\?\")[A-Za-z0-9+/]{8,}={0,2}(?=\\?\")"), r"\1***"),
     # an OAuth code or assertion in a form body (code=..., no "?" before it), 10 characters or more
     (re.compile(r"(?i)(\b(?:code|authorization_code|client_assertion|assertion|id_token_hint)=)[A-Za-z0-9._~/+\-]{10,}"),
      r"\1***"),
@@ -52,12 +65,13 @@ KEY_SHAPES = [
                 r"|[\w-]{0,40}subscription[_-]?key|x-goog-api-key|(?<![\w-])token|x-[\w-]{0,30}-token"
                 r"|(?:aws_)?secret_access_key|session[_-]?token|id[_-]?token|secret[_-]?key|bearer[_-]?token"
                 r"|x-auth-key|x-access-key|(?<![\w-])[a-z0-9]{2,30}_(?:api_)?key)"
-                r"(?:\\?[\"'])?\s*:\s*(?:\\?[\"'])?)(?!(?:bearer|basic)\s)[^\"'\s,}\\]+"), r"\1***"),
+                r"(?:\\?[\"'])?\s*:(?!=)\s*(?:\\?[\"'])?)(?!(?:bearer|basic)\s)[^\"'\s,}\\\x1b]+"), r"\1***"),
     # a token-shaped value named in prose ("using token <v>"): 16+ letters, digits, "_" or "-", a digit among them
     (re.compile(r"(?i)(\b(?:token|api[ _-]?key|secret|password|passphrase)\s+)(?=[\w\-]{0,200}\d)(?=[\w\-]{0,200}[a-z])"
                 r"[A-Za-z0-9_\-]{16,}(?![\w\-])"), r"\1***"),
     # a credential given to a command-line option in free text (--api-key <v>, --token <v>)
-    (re.compile(r"(?i)(--(?:api[_-]?key|token|password|passwd|secret|access[_-]?token|auth[_-]?token)\s+)"
+    (re.compile(r"(?i)(--(?:api[_-]?key|token|password|passwd|pass|pw|pwd|passphrase|secret|access[_-]?token"
+                r"|auth[_-]?token)\s+)"
                 r"(?!-)[^\s\"',;]+"), r"\1***"),
     *COMMAND_SHAPES,  # passwords on command lines quoted in free text
     # an HTTP Digest response (a hash of the password)

@@ -19,7 +19,8 @@ cache keys and rows), telemetry, run stores and reports.
    JSON and header fields such as ``"api_key": ...`` or ``Authorization: ...``, and ``sk-...``, ``hf_...``,
    ``ghp_...``, ``AKIA...``, ``AIza...``, ``xox?-...`` keys and JSON web tokens.
 5. what only its surroundings show to be a credential (:mod:`evalkit.models.secret_blocks`): a private key's body
-   before its ``END`` line, the base64 values under a Kubernetes Secret's ``data``.
+   before its ``END`` line, the base64 values under a Kubernetes Secret's ``data``, and a base64 run whose text
+   holds a credential (read two layers deep: a ``.dockerconfigjson``).
 
 The function is pure (its result depends on ``text`` and ``secrets`` only), so a backend name built with it
 is the same in every process. :func:`configured_secrets` lists the secrets a backend is configured with,
@@ -43,7 +44,7 @@ from evalkit.models.secret_forms import (MASK, MAX_WORD, MIN_ENCODED, MIN_FRAGME
 # path_secrets is part of this module's API too: a key in a URL's path is a configured secret.
 from evalkit.models.key_shapes import KEY_SHAPES as _KEY_SHAPES, path_parameters as _path_parameters, path_secrets
 from evalkit.models.encoded_text import mask_encoded_credentials
-from evalkit.models.secret_blocks import mask_headless_private_keys, mask_secret_data
+from evalkit.models.secret_blocks import mask_encoded_secrets, mask_headless_private_keys, mask_secret_data
 # secret_variable too: which environment variables hold a credential, by their names.
 from evalkit.models.key_shapes import _compound_pass, secret_variable  # noqa: F401 (_compound_pass: evalkit.grid)
 
@@ -102,6 +103,14 @@ def redact(text: str, secrets: Sequence[str] = ()) -> str:
     >>> redact(f"server says: unknown key {key}; echo: '{key[:9]}", [key])
     "server says: unknown key ***; echo: '***"
     """
+    return _redacted(text, secrets, _ENCODED_LAYERS)
+
+
+_ENCODED_LAYERS = 2  # base64 inside base64 (a .dockerconfigjson's "auth") is read this deep
+
+
+def _redacted(text: str, secrets: Sequence[str], layers: int) -> str:
+    """:func:`redact`, reading base64 runs of text ``layers`` deep."""
     # what the shapes and URL user-info show once escapes are decoded (a full-width "＠" in a URL's authority)
     text = mask_encoded_credentials(text, _DECODED_SHAPES, MASK)
     text = mask_echoes(text, secrets)  # the secrets given, whole, escaped and in part; then the shapes below
@@ -115,7 +124,10 @@ def redact(text: str, secrets: Sequence[str] = ()) -> str:
     text = _MASKED_URL_FRAGMENT.sub(rf"\1#{MASK}", text)
     for pattern, replacement in _KEY_SHAPES:
         text = pattern.sub(replacement, text)
-    return mask_secret_data(mask_headless_private_keys(text))
+    text = mask_secret_data(mask_headless_private_keys(text))
+    if layers and len(text) >= 20:
+        text = mask_encoded_secrets(text, lambda decoded: _redacted(decoded, secrets, layers - 1))
+    return text
 
 
 # A token a piece of a given secret was masked in: another key that shares the secret's prefix (every OpenAI project

@@ -1,6 +1,7 @@
 """Credentials that only their surroundings show: the body of a private key whose ``BEGIN`` line was cut off
-(only its ``END`` line says what it is), and the values of a Kubernetes Secret's ``data`` (base64 under names
-that can be anything: ``data: {db: cGFzc3dvcmQ=}``). :func:`evalkit.models.redact` masks both; each is read in
+(only its ``END`` line says what it is), the values of a Kubernetes Secret's ``data`` (base64 under names
+that can be anything: ``data: {db: cGFzc3dvcmQ=}``), and base64 of a text that holds a credential (a
+``.dockerconfigjson``, an encoded settings file). :func:`evalkit.models.redact` masks all three; each is read in
 one pass over the text.
 """
 from __future__ import annotations
@@ -8,8 +9,9 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from typing import Callable
 
-__all__ = ["mask_headless_private_keys", "mask_secret_data"]
+__all__ = ["mask_headless_private_keys", "mask_secret_data", "mask_encoded_secrets"]
 
 _MASK = "***"
 _PEM_END = re.compile(r"-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
@@ -86,3 +88,39 @@ def mask_secret_data(text: str) -> str:
     if "data" not in text and "Data" not in text:
         return text
     return _JSON_DATA.sub(json_block, _YAML_DATA.sub(yaml_block, text))
+
+
+# A run of base64 (standard or URL-safe, padded or not) long enough to hold a credential's text.
+_BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{20,}={0,2}(?![A-Za-z0-9+/=_-])")
+
+
+def _decoded_text(run: str) -> str | None:
+    """The printable text that the base64 ``run`` encodes (either alphabet, padding optional), or None.
+
+    >>> _decoded_text("eyJwYXNzd29yZCI6ICJ4In0"), _decoded_text("AAECAwQFBgcICQoLDA0ODxAR")
+    ('{"password": "x"}', None)
+    """
+    body = run.rstrip("=").replace("-", "+").replace("_", "/")
+    if len(body) % 4 == 1:
+        return None
+    try:
+        decoded = base64.b64decode(body + "=" * (-len(body) % 4), validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
+    return decoded if all(c.isprintable() or c in "\r\n\t" for c in decoded) else None
+
+
+def mask_encoded_secrets(text: str, redact_decoded: Callable[[str], str]) -> str:
+    """``text`` with each base64 run masked whole whose decoded text ``redact_decoded`` changes: a
+    ``.dockerconfigjson`` (base64 of JSON whose ``auth`` is base64 of ``user:password``), an encoded settings
+    file or header. Base64 of binary data (a picture) or of text with no credential stays.
+
+    >>> from evalkit.models import redact
+    >>> mask_encoded_secrets("cfg: eyJwYXNzd29yZCI6ICJodW50ZXIyeHl6In0= and bW9kZWw6IGdwdDIsIHNlZWQ6IDM=", redact)
+    'cfg: *** and bW9kZWw6IGdwdDIsIHNlZWQ6IDM='
+    """
+    def masked(run: re.Match) -> str:
+        decoded = _decoded_text(run[0])
+        return _MASK if decoded is not None and redact_decoded(decoded) != decoded else run[0]
+
+    return _BASE64_RUN.sub(masked, text)

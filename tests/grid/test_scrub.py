@@ -289,3 +289,29 @@ def test_an_immutable_files_attributes_are_removed_once_it_is_freed(tmp_path):
     finally:
         subprocess.run(["chattr", "-i", str(path)], capture_output=True)
     assert not report.kept and "user.note" not in os.listxattr(path) and SECRET not in path.read_text()
+
+
+def test_coloured_logs_docker_configs_and_shifted_base64_in_a_large_file_are_masked(tmp_path):
+    """A log coloured by terminal codes (more than 1 in 100 characters an escape) is read as text, so a field
+    named as a credential between its codes is masked; a ``.dockerconfigjson`` (base64 of JSON holding base64 of
+    ``user:password``) is masked whole; and in a file too large to read as text, the base64 of a secret after
+    one or two other bytes (a Basic header's value) is overwritten too."""
+    import base64
+    import json
+
+    coloured = "".join(f"\x1b[2m2026-01-0{i}\x1b[0m \x1b[36mapi_key\x1b[0m=\x1b[35mUnconf-Ansi9{i}Kq\x1b[0m "
+                       f"\x1b[1mstep\x1b[0m={i}\n" for i in range(1, 6))
+    (tmp_path / "color.log").write_text(coloured)
+    auth = base64.b64encode(b"robot:Unconf-Dock9Kq").decode()
+    config = base64.b64encode(json.dumps({"auths": {"reg.example.com": {"auth": auth}}}).encode()).decode()
+    (tmp_path / "config.b64").write_text(config + "\n")
+    shifted = [base64.b64encode(prefix + SECRET.encode()) for prefix in (b"u:", b"ab:", b"abcd:")]
+    large = b"x" * (17 * 2**20) + b"\n".join(b"Authorization: Basic " + form for form in shifted) + b"\n"
+    (tmp_path / "big.log").write_bytes(large)
+    scrub_folder(tmp_path, [SECRET])
+    log = (tmp_path / "color.log").read_text()
+    assert "Unconf-Ansi9" not in log and "Ansi9" not in log and "step" in log, log
+    assert "Dock9Kq" not in (tmp_path / "config.b64").read_text() and config not in (tmp_path / "config.b64").read_text()
+    tail = (tmp_path / "big.log").read_bytes()[17 * 2**20:]
+    for form in shifted:
+        assert form[4:-4] not in tail, (form, tail)

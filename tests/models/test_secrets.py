@@ -956,3 +956,44 @@ def test_a_key_sharing_a_given_keys_prefix_is_masked_whole():
     for other in ("sk-proj-StudentOtherKeyQ9rS8tU7vW6xY5zA4bC3dE2", "sk-ant-api03-StudentOtherKeyZ9x8w7v6u5t4s3r2"):
         shown = redact(f"printed {other} here", [given, "sk-ant-api03-TeacherAnthropic0aB1cD2eF3g"])
         assert shown == "printed *** here", shown
+
+
+DOCKER_SECRET = "Rb0tS3cret-Pw9x"
+
+
+def _docker_config(password: str) -> str:
+    """A ``.dockerconfigjson`` value: base64 of JSON whose ``auth`` is base64 of ``user:password``."""
+    auth = base64.b64encode(f"robot:{password}".encode()).decode()
+    return base64.b64encode(json.dumps({"auths": {"reg.example.com": {"auth": auth}}}).encode()).decode()
+
+
+@pytest.mark.parametrize("text", [
+    "export DB_PASS=S3cretPw9", "SMTP_PASS=S3cretPw9", "DB_PASS: S3cretPw9", "pass=S3cretPw9", "pw=S3cretPw9",
+    "ROOT_PW=S3cretPw9", "machine api.h login bob password S3cretPw9", "passphrase S3cretPw9",
+    "secret S3cretPw9x", "--pass S3cretPw9", 'api_key := "S3cretPw9"', 'api_key <- "S3cretPw9"',
+    'token := "S3cretPw9"', "password <- 'S3cretPw9'",
+    "\x1b[36mapi_key\x1b[0m=\x1b[35mS3cretPw9\x1b[0m", "\x1b[1mapi_key:\x1b[0m S3cretPw9",
+    '\x1b[2m"api_key"\x1b[0m: \x1b[32m"S3cretPw9"\x1b[0m', "\x1b[36mtoken\x1b[0m = \x1b[35mS3cretPw9\x1b[0m",
+])
+def test_short_password_names_netrc_lines_go_r_assignments_and_coloured_fields_are_masked(text):
+    masked = redact(text)
+    assert "S3cretPw9" not in masked and "Pw9" not in masked, masked
+
+
+def test_ordinary_values_of_pass_and_pw_and_prose_around_password_stay_readable():
+    for text in ("pass=3 fail=0", "pass: 12/12", "pass: ok", "pw=true", "password required", "passed=41",
+                 "bypass=cache", "compass: north", "the password for user bob", "secret sauce", "x := 3"):
+        assert redact(text) == text, text
+
+
+def test_a_docker_config_json_and_other_base64_text_holding_a_credential_are_masked():
+    config = _docker_config(DOCKER_SECRET)
+    for text in (config, f".dockerconfigjson: {config}", json.dumps({".dockerconfigjson": config}),
+                 base64.b64encode(b'{"password": "Pw-Zq8XwV3n"}').decode(),
+                 base64.urlsafe_b64encode(b"Authorization: Bearer Zq8XwV3nR7tY2uP6").decode()):
+        masked = redact(text)
+        assert masked.count("***") >= 1 and config not in masked and "eyJ" not in masked.replace("***", ""), masked
+    plain = base64.b64encode(b'{"model": "gpt2", "seed": 3, "notes": "a long harmless note"}').decode()
+    assert redact(plain) == plain  # base64 of text with no credential in it stays
+    image = base64.b64encode(bytes(range(256)) * 4).decode()
+    assert redact(image) == image
