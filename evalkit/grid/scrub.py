@@ -166,9 +166,8 @@ def _clear_flags(path: Path) -> None:
 
 
 def _named_in_files(paths: list[Path], secrets: list[str]) -> list[str]:
-    """The credentials named in the files of ``paths`` (:func:`evalkit.grid.printed_secrets.output_secrets`: a
-    ``password = X`` line, a ``"token": "X"`` field), in any reading of a text and in a binary file's strings; the
-    given ``secrets`` left out. Files over 16 MB are not read."""
+    """The credentials named in the files of ``paths`` (:func:`named_in_data`); the given ``secrets`` left out.
+    Files over 16 MB are not read."""
     found: dict[str, None] = {}
     for path in paths:
         try:
@@ -177,15 +176,28 @@ def _named_in_files(paths: list[Path], secrets: list[str]) -> list[str]:
             data = path.read_bytes()
         except OSError:
             continue
-        encodings = _encodings(data)
-        texts = [_decoded(data, encoding) for encoding in encodings]
-        if encodings in ([], ["latin-1"]) or b"\x00" in data:  # a binary, or a text that may hold wide strings
-            strings = binary_strings(data)
-            texts.append("\n".join(strings))
-            found.update(dict.fromkeys(named_in_strings(strings)))
-        for text in texts:
-            found.update(dict.fromkeys(output_secrets(text)))
+        found.update(dict.fromkeys(named_in_data(data)))
     return [secret for secret in found if secret not in secrets]
+
+
+def named_in_data(data: bytes) -> list[str]:
+    """The credentials ``data`` names (:func:`evalkit.grid.printed_secrets.output_secrets`: a ``password = X``
+    line, a ``"token": "X"`` field), in any reading of it as text and, where it may be binary or hold wide text,
+    in its strings: a file of a unit, or what its command printed.
+
+    >>> named_in_data('{"password": "Pw-Wide77x"}'.encode("utf-16-le")), named_in_data(b"\\x80\\x03token=Tk-88bin\\x00")
+    (['Pw-Wide77x'], ['Tk-88bin'])
+    """
+    readings = _readings(data)
+    texts = list(readings.values())
+    found: list[str] = []
+    if list(readings) in ([], ["latin-1"]) or b"\x00" in data:  # a binary, or a text that may hold wide strings
+        strings = binary_strings(data)
+        texts.append("\n".join(strings))
+        found += named_in_strings(strings)
+    for text in texts:
+        found += output_secrets(text)
+    return list(dict.fromkeys(found))
 
 
 def _rename_if_secret(path: Path, secrets: list[str]) -> None:
@@ -253,13 +265,13 @@ def _own_copy(path: Path) -> None:
         os.replace(copy, path)
 
 
-def _encodings(data: bytes) -> list[str]:
-    """The readings of ``data`` as text: by its byte-order mark, else UTF-16 where its zero bytes say so (ASCII
-    text with a zero after or before each byte), then UTF-8 or, for a text with a stray byte, Latin-1. A reading
-    counts only where the whole file decodes and holds almost no control characters; none for binary data.
+def _readings(data: bytes) -> dict[str, str]:
+    """The readings of ``data`` as text, by encoding: by its byte-order mark, else UTF-16 where its zero bytes say
+    so (ASCII text with a zero after or before each byte), then UTF-8 or, for a text with a stray byte, Latin-1. A
+    reading counts only where the whole file decodes and holds almost no control characters; none for binary data.
 
-    >>> _encodings("héllo\\n".encode()), _encodings("wide".encode("utf-16-le")), _encodings(b"\\x80NUMPY\\x00\\x00" * 9)
-    (['utf-8'], ['utf-16-le'], [])
+    >>> [list(_readings(data)) for data in ("héllo\\n".encode(), "wide".encode("utf-16-le"), b"\\x80NUMPY\\x00\\x00" * 9)]
+    [['utf-8'], ['utf-16-le'], []]
     """
     candidates = [name for bom, name in _BOMS if data.startswith(bom)][:1]
     head = data[:4096 if len(data) > 4096 else len(data) // 2 * 2]  # a stray last byte leaves UTF-16 text UTF-16
@@ -268,9 +280,9 @@ def _encodings(data: bytes) -> list[str]:
     elif not candidates and head[0::2].count(0) > len(head) // 4:
         candidates.append("utf-16-be")
     candidates.append("utf-8")
-    readings = [name for name in candidates if _is_text(_decoded(data, name, strict=True))]
+    readings = {name: text for name in candidates if _is_text(text := _decoded(data, name, strict=True))}
     if "utf-8" not in readings and len(data.translate(None, _TEXT_BYTE_VALUES)) <= len(data) // 100:
-        readings.append("latin-1")
+        readings["latin-1"] = data.decode("latin-1")
     return readings
 
 
@@ -300,17 +312,19 @@ def _scrub_file(path: Path, secrets: list[str]) -> None:
     _own_copy(path)
     if path.stat().st_size <= _TEXT_BYTES:
         data = path.read_bytes()
-        encodings = _encodings(data)
-        for encoding in encodings:
+        readings, written = _readings(data), False
+        for encoding, text in readings.items():
             whole = len(data) - len(data) % _unit(encoding)  # a stray last byte is kept as it is
-            text = _decoded(data, encoding, strict=True)
-            if text is None:
-                continue
+            if written:  # another reading masked the file: this one reads it again
+                text = _decoded(data, encoding, strict=True)
+                if text is None:
+                    continue
             masked = redact(text, [*secrets, *output_secrets(text)])
             if masked != text:
                 data = masked.encode(encoding, "surrogatepass") + data[whole:]
                 path.write_bytes(data)
-        if encodings != ["utf-8"] or b"\x00" in data:  # a binary, or a text that may hold wide strings
+                written = True
+        if list(readings) != ["utf-8"] or b"\x00" in data:  # a binary, or a text that may hold wide strings
             mask_strings_in_place(path, data, secrets)
     _mask_bytes_in_place(path, secrets)  # whatever the readings saw: the secrets' own bytes
 

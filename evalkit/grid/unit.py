@@ -17,10 +17,8 @@ from typing import Any
 from evalkit.models import redact
 from evalkit.models.redaction import environment_secrets
 from evalkit.grid.masking import _public
-from evalkit.grid.printed_secrets import output_secrets
 from evalkit.grid.records import _write_record
-from evalkit.grid.binary_strings import binary_strings, named_in_strings
-from evalkit.grid.scrub import scrub_folder
+from evalkit.grid.scrub import named_in_data, scrub_folder
 from evalkit.grid.spec import GridUnit, command_path, fill
 
 
@@ -278,17 +276,13 @@ def _run_command(unit: GridUnit, folder: Path, secrets: list[str], printed: set[
 
 
 def _printed_secrets(text: str) -> list[str]:
-    """The credentials ``text`` names (:func:`~evalkit.grid.printed_secrets.output_secrets`), also where a program
-    printed them as UTF-16 or UTF-32 (zero bytes between the characters).
+    """The credentials a command's output names (:func:`~evalkit.grid.scrub.named_in_data`, read as a unit's files
+    are: also where a program printed them as UTF-16 or UTF-32, zero bytes between the characters).
 
     >>> _printed_secrets('{"password": "Pw-Wide77x"}'.encode("utf-16-le").decode("utf-8"))
     ['Pw-Wide77x']
     """
-    found = output_secrets(text)
-    if "\x00" in text:
-        strings = binary_strings(text.encode("utf-8", "surrogatepass"))
-        found += output_secrets("\n".join(strings)) + named_in_strings(strings)
-    return list(dict.fromkeys(found))
+    return named_in_data(text.encode("utf-8", "surrogatepass"))
 
 
 def _end(reaper: subprocess.Popen, grace_s: float = 10.0) -> None:
