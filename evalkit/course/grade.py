@@ -9,7 +9,7 @@ The order of a grading, and what each step defends against (the teacher's guide 
    so a YAML alias bomb costs that child, not the grader) and runs it in the sandbox
    (:mod:`evalkit.course.sandbox`) under a wall-clock limit, in a scratch folder holding only that copy: the
    notebook's cells, then one cell that writes its answer variables as data. Past the limit, or when the run
-   ends, every process it started is killed.
+   ends, every process it started is killed (:mod:`evalkit.course.submission`).
 3. Per chapter, the teacher's own chapter (the *key*: the book's notebooks, or ``key``) runs once in a kernel
    of the grader's, and the exercises' public and hidden checks run there on each submission's answers
    (:func:`evalkit.course.answers.check_all`). Labels, points, expected values and the sizes the key runs
@@ -25,37 +25,29 @@ The order of a grading, and what each step defends against (the teacher's guide 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
-import re
-import secrets
 import shutil
-import subprocess
 import signal
 import stat
 import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import nbformat
-
-from evalkit.course.checks import EXERCISES, chapter_exercises
-from evalkit.course.intake import Entry, intake, last_line, read_capped, read_json, tail
-from evalkit.course.key import CHECKS_PACKAGE, check_chapter, checks_stub, prepared
-from evalkit.course.sandbox import (Isolation, Limits, check_timeout, check_visible_folders, clamped_limits,
-                                    detect, end, mount_scratch, release_mounts, scrubbed_environment, supervise)
-from evalkit.course.worker import READ_SECONDS, RESULT_KEY, unseal
+from evalkit.course.checks import EXERCISES
+from evalkit.course.intake import Entry, intake  # noqa: F401 (Entry: refuse_several's example)
+from evalkit.course.key import check_chapter, checks_stub
+from evalkit.course.sandbox import (Limits, check_timeout, check_visible_folders, clamped_limits, detect, end,
+                                    release_mounts)
+from evalkit.course.submission import SubmissionRun, plan, remove_tree, run_submission
+from evalkit.course.worker import READ_SECONDS
 
 __all__ = ["GradeRow", "GradeRun", "Interrupted", "grade", "key_limits", "COLUMNS"]
 
 COLUMNS = ("student", "submission", "chapter", "exercise", "score", "points", "status", "public", "hidden",
            "reason")
-_KEPT_BYTES = 5 * 2**20      # an executed copy larger than this is not kept in work/
-_LOG_TAIL = 4000             # characters of a run's log kept
 
 
 @dataclass(frozen=True)
@@ -88,28 +80,6 @@ class Interrupted(BaseException):
         super().__init__(f"interrupted by {signal.Signals(signum).name}: the running submission was killed and "
                          "no table was written")
         self.signum = signum
-
-
-@dataclass
-class _Run:
-    """One submission's way through the grading."""
-
-    number: int
-    entry: Entry
-    chapter: str = ""
-    labels: list[str] = field(default_factory=list)
-    missing: list[str] = field(default_factory=list)
-    answer_cells: dict[str, int] = field(default_factory=dict)
-    status: str = ""             # set when the submission is not graded by its checks (not a notebook, ...)
-    problem: str = ""
-    timed_out: bool = False
-    crashed: bool = False
-    errors: list[dict] = field(default_factory=list)
-    answers: dict[str, Any] | None = None
-    checked: dict[str, dict] = field(default_factory=dict)
-    prepared: str = ""           # the notebook to run (nbformat JSON), parameters applied
-    key_params: str | None = None  # the sizes the key runs at for this submission
-    kept: dict[str, bytes] = field(default_factory=dict)
 
 
 READ_BUDGET = 300.0  # seconds of reading one student's files may take in all; past it, the rest are refused
@@ -159,7 +129,7 @@ def grade(submissions_dir: str | Path, out_dir: str | Path, *, timeout: float = 
     try:
         copies = private / "copies"
         copies.mkdir(mode=0o700)
-        runs = [_Run(number, entry) for number, entry in enumerate(intake(folder, copies))]
+        runs = [SubmissionRun(number, entry) for number, entry in enumerate(intake(folder, copies))]
         stub = checks_stub(private) if isolation.namespace else None
         hide = [folder.resolve(), out.resolve(), copies, Path(key_dir).resolve()]
         reading: dict[str, float] = {}  # seconds spent reading each student's files
@@ -172,7 +142,7 @@ def grade(submissions_dir: str | Path, out_dir: str | Path, *, timeout: float = 
                 continue
             started = time.monotonic()
             try:
-                _plan(run, params, read_seconds=min(timeout, READ_SECONDS))
+                plan(run, params, read_seconds=min(timeout, READ_SECONDS))
             except Exception as error:  # whatever one submission is, the class is graded
                 run.status, run.problem = "crashed", f"the grader could not read this submission ({type(error).__name__})"
             reading[student] = reading.get(student, 0.0) + time.monotonic() - started
@@ -181,7 +151,7 @@ def grade(submissions_dir: str | Path, out_dir: str | Path, *, timeout: float = 
             started = time.monotonic()
             try:
                 if not run.status and run.chapter:
-                    _run_submission(run, private, limits, isolation, hide, stub, active)
+                    run_submission(run, private, limits, isolation, hide, stub, active)
             except Exception as error:  # whatever one submission does, the class is graded
                 run.crashed = True
                 run.problem = f"the grader could not run this submission ({type(error).__name__})"
@@ -205,12 +175,12 @@ def grade(submissions_dir: str | Path, out_dir: str | Path, *, timeout: float = 
     return GradeRun(rows, csv_path, totals, html, isolation.name)
 
 
-def _check_chapter(chapter: str, answered: dict[str, _Run], key_dir: Path, sizes: str | None, private: Path,
+def _check_chapter(chapter: str, answered: dict[str, SubmissionRun], key_dir: Path, sizes: str | None, private: Path,
                    limits: Limits, active: list, timeout: float) -> dict[str, dict]:
     """:func:`evalkit.course.key.check_chapter` for the submissions ``answered`` (id -> run). Should it raise
     (MemoryError included), each submission is checked again alone, so that what one submission's answers
     do costs only that submission's rows ("not graded", with the reason)."""
-    def check(group: dict[str, _Run]) -> dict[str, dict]:
+    def check(group: dict[str, SubmissionRun]) -> dict[str, dict]:
         return check_chapter(chapter, {key: run.answers for key, run in group.items()}, key_dir, sizes, private,
                              key_limits(limits, len(group)), active, per_submission=timeout)
 
@@ -229,7 +199,7 @@ def _check_chapter(chapter: str, answered: dict[str, _Run], key_dir: Path, sizes
     return checked
 
 
-def _safe_rows(run: _Run, timeout: float) -> list[GradeRow]:
+def _safe_rows(run: SubmissionRun, timeout: float) -> list[GradeRow]:
     """:func:`_rows`, or one "not graded" row per exercise should they raise on what the run left."""
     try:
         return _rows(run, timeout)
@@ -274,19 +244,19 @@ def remove_stale_gradings(folder: Path) -> None:
         remove_tree(path)
 
 
-def refuse_several(runs: list[_Run]) -> None:
+def refuse_several(runs: list[SubmissionRun]) -> None:
     """A student who hands in one chapter more than once has every copy refused, naming them: graded one by one,
     several copies would let a student try answers and keep what passes.
 
     >>> from types import SimpleNamespace as Entry
-    >>> runs = [_Run(n, Entry(student="s", submission=f"s/{n}.ipynb")) for n in range(2)]
+    >>> runs = [SubmissionRun(n, Entry(student="s", submission=f"s/{n}.ipynb")) for n in range(2)]
     >>> for run in runs:
     ...     run.chapter = "01_dataset_building"
     >>> refuse_several(runs)
     >>> runs[0].status, runs[1].problem
     ('refused: several copies', 's handed in 01_dataset_building 2 times (s/0.ipynb, s/1.ipynb): hand in one notebook per chapter')
     """
-    handed: dict[tuple[str, str], list[_Run]] = {}
+    handed: dict[tuple[str, str], list[SubmissionRun]] = {}
     for run in runs:
         if run.chapter and not run.status:
             handed.setdefault((run.entry.student, run.chapter), []).append(run)
@@ -332,134 +302,7 @@ def _on_signals(active: list):
     return lambda: [signal.signal(signum, handler) for signum, handler in previous.items()]
 
 
-def _plan(run: _Run, params: str | None, *, read_seconds: float = READ_SECONDS) -> None:
-    """Read the copy (parsed in a limited child process, at most ``read_seconds``): its chapter, its exercises
-    (from the key) and its answer cells."""
-    from evalkit.course.release import answer_cells, with_parameter_set
-    from evalkit.course.worker import NotASubmission, identify, read_submission
-
-    entry = run.entry
-    if entry.copy is None:
-        run.status, run.problem = entry.refused, entry.reason
-        return
-    try:
-        notebook = read_submission(entry.copy, seconds=read_seconds)
-        run.chapter = identify(notebook, Path(entry.submission))
-    except NotASubmission as reason:
-        run.status = "not a notebook" if str(reason).startswith("not a notebook") else "not a chapter"
-        run.problem = str(reason)
-        return
-    except RecursionError:
-        run.status, run.problem = "not a notebook", "not a notebook: nested too deeply to read"
-        return
-    run.labels = [item.label for item in chapter_exercises(run.chapter)]
-    run.key_params = params  # the teacher's sizes (else the chapter's own), never what a submission names
-    meta = notebook.metadata.get("evalkit")
-    released = meta.get("params") if isinstance(meta, dict) else None
-    if params is None and released is not None:  # it says it was released at a parameter set's sizes
-        from evalkit.book.runner import PARAMS_DIR
-
-        named = (isinstance(released, str) and re.fullmatch(r"[A-Za-z0-9_-]{1,40}", released)
-                 and (PARAMS_DIR / f"{released}.yml").is_file())
-        run.status = "not graded"
-        run.problem = (f"the notebook says it was released at the {str(released)[:40]!r} sizes and the key runs "
-                       "only at the sizes the teacher gives: grade with "
-                       + (f"--params {released}" if named else "the --params of its release"))
-        return
-    try:
-        notebook = with_parameter_set(notebook, run.chapter, params)
-    except ValueError as reason:  # its parameters cell was deleted: it cannot run at the set's sizes
-        run.status, run.problem = "not run", f"cannot run at the {params!r} sizes: {reason}"
-        return
-    cells = answer_cells(notebook)
-    run.missing = [label for label in run.labels if label not in cells]
-    run.answer_cells = {label: cells[label] for label in run.labels if label in cells}
-    run.prepared = nbformat.writes(notebook)
-
-
-def _answer_names(chapter: str) -> list[str]:
-    return list(dict.fromkeys(name for item in chapter_exercises(chapter) for name in item.answers))
-
-
-def _run_submission(run: _Run, private: Path, limits: Limits, isolation: Isolation, hide: list[Path],
-                    stub: Path | None, active: list) -> None:
-    """Run one copy in the sandbox and collect what it left, as untrusted data."""
-    base = private / "runs" / f"{run.number:04d}"
-    base.mkdir(parents=True, mode=0o700)
-    os.chmod(base.parent, 0o711)
-    scratch = isolation.namespace and isolation.uid is not None
-    if scratch:
-        mount_scratch(base, limits.scratch_bytes)
-    try:
-        _run_in(base, run, limits, isolation, hide, stub, active)
-    finally:
-        if scratch:
-            release_mounts(base)
-        remove_tree(base)
-
-
-def _run_in(base: Path, run: _Run, limits: Limits, isolation: Isolation, hide: list[Path], stub: Path | None,
-            active: list) -> None:
-    cwd, home = base / "cwd", base / "home"
-    answers_path = base / "answers.json"
-    final = ("from evalkit.course.answers import dump as _evalkit_dump\n"
-             f"_evalkit_dump(globals(), {_answer_names(run.chapter)!r}, {str(answers_path)!r})")
-    text, graded = prepared(run.prepared, final)
-    notebook = base / "submission.ipynb"
-    notebook.write_text(text)
-    for folder in (cwd, home, home / "tmp", home / "runtime"):
-        folder.mkdir(parents=True, exist_ok=True)
-    if isolation.uid is not None:
-        for path in (base, cwd, home, home / "tmp", home / "runtime", notebook):
-            os.chown(path, isolation.uid, isolation.gid)
-    command = [sys.executable, "-m", "evalkit.course.worker", str(notebook), str(base), "--cwd", str(cwd),
-               "--graded", str(graded)]
-    bind = [(stub, CHECKS_PACKAGE)] if stub is not None else []
-    key = secrets.token_hex(32)  # seals the worker's result: the submission's kernel never sees it
-    outcome = supervise(command, base, limits, isolation, {**scrubbed_environment(home), RESULT_KEY: key}, hide,
-                        bind, active)
-    run.timed_out = outcome == "timeout"
-    sealed = read_json(base / "result.json")
-    result = unseal(sealed, key)
-    executed_bytes = read_capped(base / "executed.ipynb", _KEPT_BYTES)
-    if isinstance(result, dict) and result.get("executed_sha256") is not None and (
-            hashlib.sha256(executed_bytes).hexdigest() != result["executed_sha256"] if executed_bytes is not None
-            else not (isinstance(result.get("executed_bytes"), int) and result["executed_bytes"] > _KEPT_BYTES)):
-        result = None  # the executed copy was rewritten, removed or linked after the worker wrote it (one that
-        # the worker wrote over 5 MB is not kept, and says so)
-    if run.timed_out:
-        run.problem = f"timed out: did not finish within {limits.timeout:g} s (killed)"
-    elif sealed is not None and result is None:
-        run.crashed = True
-        run.problem = "the run's result was changed from inside the notebook (its seal does not match): not graded"
-    elif not isinstance(result, dict):
-        run.crashed = True
-        run.problem = f"the grading process failed ({outcome}): {last_line(base / 'worker.log') or 'no output'}"
-    else:
-        run.errors = _errors(result.get("errors"))
-        if isinstance(result.get("problem"), str):
-            run.problem = _short(result["problem"], 300)
-        if result.get("truncated") is True:
-            run.problem = (run.problem + " | " if run.problem else "") + "some output was cut (too long)"
-    if not run.timed_out:
-        from evalkit.course.answers import Unreadable, load
-
-        try:  # only the chapter's answer names are decoded
-            run.answers = load(answers_path, names=_answer_names(run.chapter))
-        except Unreadable as reason:
-            if not run.crashed:
-                run.crashed = True
-                run.problem = (run.problem + " | " if run.problem else "") + str(reason)
-        except Exception as error:  # MemoryError included: this submission is not graded, the others are
-            run.answers = None
-            run.status = "not graded"
-            run.problem = f"the grader could not read this submission's answers ({type(error).__name__})"
-    run.kept["executed.ipynb"] = executed_bytes if executed_bytes is not None else (
-        b"the executed copy was not kept: it is missing, not a plain file or over 5 MB\n")
-    run.kept["worker.log"] = tail(base / "worker.log", _LOG_TAIL).encode()
-
-
-def _rows(run: _Run, timeout: float) -> list[GradeRow]:
+def _rows(run: SubmissionRun, timeout: float) -> list[GradeRow]:
     """The submission's rows, each saying what the entry collides with (:attr:`Entry.note`)."""
     rows = _rows_of(run, timeout)
     note = run.entry.note
@@ -468,7 +311,7 @@ def _rows(run: _Run, timeout: float) -> list[GradeRow]:
     return [dataclasses.replace(row, reason=f"{row.reason} | {note}" if row.reason else note) for row in rows]
 
 
-def _rows_of(run: _Run, timeout: float) -> list[GradeRow]:
+def _rows_of(run: SubmissionRun, timeout: float) -> list[GradeRow]:
     entry = run.entry
     student, submission = entry.student, entry.submission
     if not run.chapter or (run.status and not run.labels):
@@ -507,18 +350,7 @@ def _rows_of(run: _Run, timeout: float) -> list[GradeRow]:
     return rows
 
 
-def remove_tree(path: Path) -> None:
-    """Remove a folder a submission may have filled, however deep it made it: ``shutil.rmtree`` recurses once per
-    level and a notebook can nest folders past Python's recursion limit, so ``rm -rf`` removes what it could not."""
-    try:
-        shutil.rmtree(path, ignore_errors=True)
-    except RecursionError:
-        pass
-    if os.path.lexists(path):
-        subprocess.run(["rm", "-rf", "--one-file-system", str(path)], check=False, capture_output=True)
-
-
-def _keep(runs: list[_Run], out: Path) -> None:
+def _keep(runs: list[SubmissionRun], out: Path) -> None:
     """Each run's executed copy and log tail into ``out/work/NNNN/`` (new files, never through a link); the log
     tail masked by :func:`evalkit.models.redact` (the executed copy is kept as the run wrote it, hash-checked)."""
     from evalkit.models import environment_secrets, redact
@@ -538,21 +370,3 @@ def _keep(runs: list[_Run], out: Path) -> None:
             with os.fdopen(os.open(folder / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644),
                            "wb") as handle:
                 handle.write(data)
-
-
-def _errors(value: Any) -> list[dict]:
-    errors = []
-    for item in value if isinstance(value, list) else []:
-        if isinstance(item, dict) and isinstance(item.get("cell"), int) and not isinstance(item.get("cell"), bool):
-            errors.append({"cell": item["cell"], "first_line": _short(str(item.get("first_line", "")), 80),
-                           "error": _short(str(item.get("error", "")), 200)})
-        if len(errors) == 50:
-            break
-    return errors
-
-
-def _short(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit - 3] + "..."
-
-

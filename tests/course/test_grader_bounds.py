@@ -102,11 +102,12 @@ def test_the_tables_mask_credentials_a_run_put_in_a_reason(tmp_path, monkeypatch
 
 
 def test_the_kept_log_tail_is_masked(tmp_path, monkeypatch):
-    from evalkit.course.grade import _keep, _Run
+    from evalkit.course.grade import _keep
+    from evalkit.course.submission import SubmissionRun
     from evalkit.course.intake import Entry
 
     monkeypatch.setenv("MY_SERVICE_TOKEN", "Zq8Lr2Wx5Tn9Bm4Kp7")
-    run = _Run(0, Entry("ann", "ann/04.ipynb", None))
+    run = SubmissionRun(0, Entry("ann", "ann/04.ipynb", None))
     run.kept = {"worker.log": b"Traceback: OPENAI_API_KEY=dataEnvSecretH1a2b3c4d Zq8Lr2Wx5Tn9Bm4Kp7\n"}
     _keep([run], tmp_path)
     log = (tmp_path / "work" / "0000" / "worker.log").read_text()

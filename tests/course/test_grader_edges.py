@@ -83,7 +83,8 @@ def test_a_cell_whose_error_message_cannot_be_encoded_still_fails_with_a_reason(
     """The kernel cannot send such an error's output, so the cell left none and its row read "graded" with no
     reason; its execute reply still says it failed."""
     from evalkit.course.checks import chapter_exercises
-    from evalkit.course.grade import _rows, _Run
+    from evalkit.course.grade import _rows
+    from evalkit.course.submission import SubmissionRun
     from evalkit.course.intake import Entry
     from evalkit.course.worker import execute
 
@@ -95,7 +96,7 @@ def test_a_cell_whose_error_message_cannot_be_encoded_still_fails_with_a_reason(
     assert outcome["errors"][0]["error"].startswith("an error whose message could not be shown"), outcome
 
     label = chapter_exercises("04_pairwise_judge")[0].label
-    run = _Run(0, Entry("ann", "ann/04_pairwise_judge.ipynb", Path("copy")), chapter="04_pairwise_judge",
+    run = SubmissionRun(0, Entry("ann", "ann/04_pairwise_judge.ipynb", Path("copy")), chapter="04_pairwise_judge",
                labels=[label], errors=outcome["errors"],
                checked={label: {"passed": True, "message": "", "public": "passed", "hidden": "passed"}})
     row, = _rows(run, timeout=30)

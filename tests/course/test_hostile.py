@@ -284,7 +284,7 @@ def test_answers_are_read_as_plain_data_within_limits(tmp_path):
 def test_a_folder_nested_past_pythons_recursion_limit_is_removed(tmp_path):
     """A notebook that left a 1,200-deep folder tree in its scratch folder ended the whole grading
     (shutil.rmtree's RecursionError); the grader removes it all the same."""
-    from evalkit.course.grade import remove_tree
+    from evalkit.course.submission import remove_tree
 
     root = tmp_path / "scratch"
     deep = str(root)
@@ -421,7 +421,7 @@ def test_the_keys_time_grows_with_the_number_of_submissions(tmp_path, monkeypatc
     def answered(run, *_):
         run.answers = {"pairs_needed": 560}
 
-    monkeypatch.setattr(grading, "_run_submission", answered)
+    monkeypatch.setattr(grading, "run_submission", answered)
     table = by_student(grade(folder, tmp_path / "grades", timeout=20, key=key, trusted=True).rows)
     assert sorted(table) == ["ann", "ben", "cy"]
     assert all(row.status == "graded" for rows in table.values() for row in rows.values()), table["ann"]
@@ -432,7 +432,7 @@ def test_the_keys_time_grows_with_the_number_of_submissions(tmp_path, monkeypatc
 def test_a_submissions_metadata_never_picks_the_keys_sizes(tmp_path):
     import nbformat
 
-    from evalkit.course.grade import _plan, _Run
+    from evalkit.course.submission import SubmissionRun, plan
     from evalkit.course.intake import Entry
 
     path = submission(tmp_path / "cy" / "04_pairwise_judge.ipynb", parameters="heldout_pairs = 400")
@@ -441,8 +441,8 @@ def test_a_submissions_metadata_never_picks_the_keys_sizes(tmp_path):
         notebook = nbformat.read(path, as_version=4)
         notebook.metadata["evalkit"] = {"chapter": "04_pairwise_judge", "params": names}
         nbformat.write(notebook, path)
-        run = _Run(0, Entry("cy", "cy/04_pairwise_judge.ipynb", path))
-        _plan(run, params)
+        run = SubmissionRun(0, Entry("cy", "cy/04_pairwise_judge.ipynb", path))
+        plan(run, params)
         return run
 
     for names in ("lab", "smoke"):
