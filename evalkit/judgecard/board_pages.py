@@ -11,7 +11,7 @@ from urllib.parse import quote
 
 from evalkit.book.prose import join_names
 from evalkit.judgecard._names import one_line
-from evalkit.judgecard.ceiling_checks import AT_CEILING
+from evalkit.judgecard.ceiling_checks import AT_CEILING  # noqa: F401 (board_sentence's example)
 from evalkit.judgecard.standing import Standing, _ranked
 
 

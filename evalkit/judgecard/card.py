@@ -47,7 +47,8 @@ from evalkit.judgecard.checks import (ConsistencyRow, SlotRow, _consistency_row,
 from evalkit.judgecard.adapt import adapt_set, adapted_name, parse_budget
 from evalkit.judgecard import sets as card_sets
 from evalkit.judgecard.sets import HalfChoice, HumanSet, card_items, noise_ceiling
-from evalkit.judgecard.judges import ScoresJudge, build_judge
+from evalkit.judgecard.judges import build_judge
+from evalkit.judgecard.score_files import ScoresJudge
 from evalkit.judgecard._names import MAX_NAME_CHARS, one_line, shortened
 from evalkit.judges.protocol import CannotScore, Judge
 from evalkit.judgecard.spec import JudgeSpec, parse_spec, public_record
@@ -300,8 +301,8 @@ def judge_card(judge: Judge | JudgeSpec | str, sets: Sequence[str | HumanSet], *
     ``adapt`` (``"all"`` or a number of labels, :func:`~.adapt.parse_budget`) reports the judge adapted to each
     set with that many of its dev labels (:mod:`.adapt`), on the test halves, with its label-budget curve.
     A judge's name longer than :data:`~._names.MAX_NAME_CHARS` is refused before anything is scored. For a file of
-    scores (:class:`~.judges.ScoresJudge`), its lines of these sets that match no item of them (either half) are
-    named in a note (:meth:`~.judges.ScoresJudge.unread`), in the card's notes and on stderr."""
+    scores (:class:`~.score_files.ScoresJudge`), its lines of these sets that match no item of them (either half) are
+    named in a note (:meth:`~.score_files.ScoresJudge.unread`), in the card's notes and on stderr."""
     spec = parse_spec(judge) if isinstance(judge, str) else judge if isinstance(judge, JudgeSpec) else None
     if spec is not None:
         judge = build_judge(spec)

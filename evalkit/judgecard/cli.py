@@ -295,7 +295,7 @@ def run(args: argparse.Namespace) -> int:
         return export(args)
     from evalkit.judgecard.card import judge_card
     from evalkit.judgecard.render import write_card
-    from evalkit.judgecard.judges import ScoresJudge
+    from evalkit.judgecard.score_files import ScoresJudge
     from evalkit.judgecard.spec import parse_spec
 
     if (args.judge is None) == (args.scores is None):
