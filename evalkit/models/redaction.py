@@ -44,6 +44,7 @@ from evalkit.models.secret_forms import (MASK, MAX_WORD, MIN_ENCODED, MIN_FRAGME
 # path_secrets is part of this module's API too: a key in a URL's path is a configured secret.
 from evalkit.models.key_shapes import KEY_SHAPES as _KEY_SHAPES, path_parameters as _path_parameters, path_secrets
 from evalkit.models.encoded_text import mask_encoded_credentials
+from evalkit.models.named_fields import mask_named_fields
 from evalkit.models.secret_blocks import mask_encoded_secrets, mask_headless_private_keys, mask_secret_data
 # secret_variable too: which environment variables hold a credential, by their names.
 from evalkit.models.key_shapes import _compound_pass, secret_variable  # noqa: F401 (_compound_pass: evalkit.grid)
@@ -124,6 +125,7 @@ def _redacted(text: str, secrets: Sequence[str], layers: int) -> str:
     text = _MASKED_URL_FRAGMENT.sub(rf"\1#{MASK}", text)
     for pattern, replacement in _KEY_SHAPES:
         text = pattern.sub(replacement, text)
+    text = mask_named_fields(text)  # a field named as a credential, whatever the syntax around it
     text = mask_secret_data(mask_headless_private_keys(text))
     if layers and len(text) >= 20:
         text = mask_encoded_secrets(text, lambda decoded: _redacted(decoded, secrets, layers - 1))

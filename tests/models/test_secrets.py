@@ -997,3 +997,20 @@ def test_a_docker_config_json_and_other_base64_text_holding_a_credential_are_mas
     assert redact(plain) == plain  # base64 of text with no credential in it stays
     image = base64.b64encode(bytes(range(256)) * 4).decode()
     assert redact(image) == image
+
+
+@pytest.mark.parametrize("text", [
+    "GITHUB_TOKEN: Fq7Zx2Lm9Kp4", "env:\n  - HF_TOKEN: Fq7Zx2Lm9Kp4", "os.environ['HF_TOKEN'] = 'Fq7Zx2Lm9Kp4'",
+    "creds = '''Fq7Zx2Lm9Kp4'''", "pwd: Fq7Zx2Lm9Kp4", "credentials: Fq7Zx2Lm9Kp4", "creds=Fq7Zx2Lm9Kp4",
+    'subprocess.run(["tool", "--token", "Fq7Zx2Lm9Kp4"])', "setx API_TOKEN Fq7Zx2Lm9Kp4", "API key: Fq7Zx2Lm9Kp4",
+    "Client secret = Fq7Zx2Lm9Kp4", "DEPLOY_PRIVATE_KEY: Fq7Zx2Lm9Kp4", "webhook: Fq7Zx2Lm9Kp4",
+])
+def test_a_field_named_as_a_credential_is_masked_whatever_the_syntax_around_it(text):
+    assert "Fq7Zx2" not in redact(text), redact(text)
+
+
+def test_fields_whose_names_hold_no_credential_or_whose_values_are_no_secret_stay_readable():
+    for text in ("max_tokens: 64", "pass_rate: 0.93", "session: s-1234", "num_tokens=77", "tokenizer: gpt2-bpe",
+                 "token_type: bearer", "password_file: /etc/pw.txt", "model: gpt2-small", "API version: 2024-06-01",
+                 "auth: none", '["--port", "8080"]', "setx PATH C:\\bin"):
+        assert redact(text) == text, text
