@@ -39,6 +39,7 @@ from pathlib import Path
 from evalkit.course.checks import EXERCISES
 from evalkit.course.intake import Entry, intake  # noqa: F401 (Entry: refuse_several's example)
 from evalkit.course.key import check_chapter, checks_stub
+from evalkit.course.report import one_line
 from evalkit.course.sandbox import (Limits, check_timeout, check_visible_folders, clamped_limits, detect, end,
                                     release_mounts)
 from evalkit.course.submission import SubmissionRun, plan, remove_tree, run_submission
@@ -157,8 +158,8 @@ def grade(submissions_dir: str | Path, out_dir: str | Path, *, timeout: float = 
                 run.problem = f"the grader could not run this submission ({type(error).__name__})"
                 continue
             if progress:
-                print(f"{run.entry.student}: {run.entry.submission} ({time.monotonic() - started:.0f} s)",
-                      file=sys.stderr)
+                print(f"{one_line(run.entry.student)}: {one_line(run.entry.submission)} "
+                      f"({time.monotonic() - started:.0f} s)", file=sys.stderr)
         for chapter, sizes in dict.fromkeys((run.chapter, run.key_params) for run in runs
                                             if run.answers is not None):
             answered = {str(run.number): run for run in runs if run.answers is not None

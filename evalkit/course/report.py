@@ -131,13 +131,16 @@ def write_atomic(path: Path, text: str) -> None:
         raise
 
 
+_UNSEEN = ("Cf", "Zl", "Zp")  # format characters, line and paragraph separators: escaped, never drawn
+
+
 def encodable(value):
     """``value`` as a table cell may hold it: any character a file cannot hold in UTF-8 (the lone surrogates that
     stand for the bytes of a name that is not UTF-8) written as its escape, ``\\xff``, and every control
     character but a line break and a tab (a terminal's escape sequences, which a student's exception message can
     carry to repaint other rows where the file is printed) as ``\\x1b``, and every invisible format character (a
-right-to-left override that shows "\u202eecila" as "alice", a zero-width space) as ``\\u202e``; other values
-unchanged.
+right-to-left override that shows "\u202eecila" as "alice", a zero-width space) or line and paragraph separator
+(U+2028, U+2029) as ``\\u202e``; other values unchanged.
 
     >>> encodable("bad\\udcffname.txt"), encodable(3.0)
     ('bad\\\\xffname.txt', 3.0)
@@ -149,9 +152,20 @@ unchanged.
     if not isinstance(value, str):
         return value
     return "".join(f"\\x{ord(c) - 0xDC00:02x}" if "\udc80" <= c <= "\udcff" else
-                   f"\\u{ord(c):04x}" if "\ud800" <= c <= "\udfff" or unicodedata.category(c) == "Cf" else
+                   f"\\u{ord(c):04x}" if "\ud800" <= c <= "\udfff" or unicodedata.category(c) in _UNSEEN else
                    f"\\x{ord(c):02x}" if (ord(c) < 32 and c not in "\n\t") or 0x7f <= ord(c) <= 0x9f else c
                    for c in value)
+
+
+def one_line(text: str) -> str:
+    """``text`` as one line of the grader's progress on a terminal: :func:`encodable`, its line breaks and tabs
+    escaped too (a file name holding a terminal's escape sequences, or a line break, cannot repaint the screen or
+    fake another line).
+
+    >>> one_line("eve/04\\x1b[1A\\x1b]52;c;eA==\\x07\\nalice: 10 / 10.ipynb")
+    'eve/04\\\\x1b[1A\\\\x1b]52;c;eA==\\\\x07\\\\nalice: 10 / 10.ipynb'
+    """
+    return encodable(text).replace("\n", "\\n").replace("\t", "\\t")
 
 
 def totals(rows: Sequence) -> list[dict]:

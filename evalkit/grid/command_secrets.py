@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 from urllib.parse import quote, urlsplit
 
-from evalkit.models.redaction import MASK, _ordinary_word, path_secrets, redact, secret_variable, url_credentials
+from evalkit.models.redaction import (MASK, _ordinary_word, _userinfo_secrets, path_secrets, redact, secret_variable,
+                                      url_credentials)
 from evalkit.grid.scripts import expect_secrets, ftp_secrets, heredocs
 from evalkit.grid.command_programs import (_ARCHIVERS, _ASSIGNMENT, _ASSIGNS, _ATTACHED_OK, _ATTACHED_PASSWORD,
                                            _COMMA_PAIR, _EXPECT_COMMANDS, _HEADER_NAME, _HEADER_OPTIONS, _HTTPIE,
@@ -405,8 +406,10 @@ def _argument_secrets(program: str, argument: str, following: str | None, *,
         return [assignment[2]], f"{assignment[1]}={MASK}", False
     if _URL.fullmatch(argument) and not _templated(argument):  # its password, also where it appears without the URL
         credentials = url_credentials(argument)
-        secrets = [credentials[1], quote(credentials[1], safe="")] if credentials is not None and credentials[1] \
-            else []
+        # its password, and a user that is a token (https://TOKEN@github.com/org/repo.git)
+        secrets = _userinfo_secrets(argument, lone_user=False)
+        if credentials is not None and credentials[1]:
+            secrets.append(quote(credentials[1], safe=""))
         secrets += path_secrets(argument)  # a webhook's key, a bot's token: a key in the path
         secrets += [match[2] for match in _PATH_PARAMETER.finditer(urlsplit(argument).path)
                     if credential_name(match[1], option=True) or match[1].lower().endswith(("sessionid", "sid"))]

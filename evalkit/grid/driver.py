@@ -15,7 +15,7 @@ from typing import Any, Iterator
 import pandas as pd
 
 from evalkit.data.jsonl import spreadsheet_safe
-from evalkit.grid.records import _failed_record, _finished, _write_record, results_table
+from evalkit.grid.records import _failed_record, _finished, _masked_record, _write_record, results_table
 from evalkit.grid.spec import GridSpec, GridUnit, expand
 from evalkit.grid.scrub import _rename_if_secret, scrub_folder
 from evalkit.grid.unit import run_unit
@@ -147,6 +147,19 @@ def _check_same_folder(out: Path, identity: tuple[int, int]) -> None:
                            "written there; check what it holds and points at")
 
 
+def _filed(out: Path, unit: GridUnit, record: dict) -> dict:
+    """``record`` written into the unit's folder and returned as written; where it cannot be written even after
+    the folder is freed (a command's doing), the unit fails with why, and the grid goes on."""
+    try:
+        return _write_record(out, unit, record)
+    except OSError as error:
+        reason = f"its record could not be written in its folder ({error.strerror or type(error).__name__})"
+        shown = _masked_record(unit, {**record, "status": "failed",
+                                      "error": "; ".join(part for part in (record.get("error"), reason) if part)})
+        print(f"evalkit: unit {unit.unit_id}: {shown['error']}", file=sys.stderr)
+        return shown
+
+
 def run_grid(spec: GridSpec, *, engine: str = "local", ray_address: str | None = None,
              workers: int | None = None, progress: bool = False) -> GridOutcome:
     """Run every unit of ``spec`` not finished before; retry failures ``spec.retries`` times; gather results.
@@ -179,7 +192,7 @@ def run_grid(spec: GridSpec, *, engine: str = "local", ray_address: str | None =
             size = spec.workers if workers is None else workers
             for unit, record in _execute(pending, out, engine=engine, workers=size, ray_address=ray_address):
                 _check_same_folder(out, identity)
-                record = records[unit.unit_id] = _write_record(out, unit, {**record, "attempts": attempt + 1})
+                record = records[unit.unit_id] = _filed(out, unit, {**record, "attempts": attempt + 1})
                 if record["status"] == "ok":
                     ran.append(unit.unit_id)
                     failed.pop(unit.unit_id, None)
@@ -196,7 +209,7 @@ def run_grid(spec: GridSpec, *, engine: str = "local", ray_address: str | None =
             if folder.is_dir():
                 scrub_folder(folder, unit.secrets)
             if unit.unit_id in records:
-                _write_record(out, unit, records[unit.unit_id])
+                records[unit.unit_id] = _filed(out, unit, records[unit.unit_id])
         # A folder in units/ that is no unit's (one a command renamed its own folder to) is scrubbed with every
         # credential of the run.
         every = sorted({secret for unit in executed for secret in unit.secrets}, key=len, reverse=True)

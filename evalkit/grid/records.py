@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +36,44 @@ def _write_record(out: Path, unit: GridUnit, record: dict[str, Any]) -> dict[str
     record = _masked_record(unit, record)
     path = _record_path(out, unit)
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(f".json.{os.getpid()}.tmp")
-    partial.write_text(json.dumps(record, indent=1, default=str))
-    os.replace(partial, path)
+    text = json.dumps(record, indent=1, default=str)
+    try:
+        _replace(path, text)
+    except OSError:
+        _make_room(path)  # what the unit's command left in the record's place, or a folder it made immutable
+        _replace(path, text)
     return record
+
+
+def _replace(path: Path, text: str) -> None:
+    """Write ``text`` to a new file beside ``path`` and move it there, so a reader sees the old file or the new."""
+    handle, partial = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w") as stream:
+            stream.write(text)
+        os.replace(partial, path)
+    except BaseException:
+        if os.path.lexists(partial):
+            os.unlink(partial)
+        raise
+
+
+def _make_room(path: Path) -> None:
+    """Free the place of a unit's record: the folder holding it freed of its immutable flag, and anything a
+    command left under the record's name that is no file (a folder) moved aside under a name of its own."""
+    from evalkit.grid.scrub import _clear_flags
+
+    for frozen in (path.parent, path):
+        try:
+            _clear_flags(frozen)
+        except OSError:  # not root, a file system without flags, or nothing there
+            pass
+    if path.is_dir() and not path.is_symlink():
+        aside, number = path.with_name(f"{path.name}.left-by-command"), 1
+        while os.path.lexists(aside):
+            number += 1
+            aside = path.with_name(f"{path.name}.left-by-command.{number}")
+        os.rename(path, aside)
 
 
 def _finished(out: Path, unit: GridUnit) -> bool:

@@ -9,8 +9,8 @@ up to 16 MB. Every other file up to 16 MB — a checkpoint, a pickle, a numpy ar
 plain UTF-8 has its strings (:mod:`evalkit.grid.binary_strings`) masked in place. Every file then has each
 secret's bytes (UTF-8/16/32, hex, base64) overwritten in place, so a binary keeps its length and its format's
 offsets. A name, a link's target or an extended attribute holding a secret is renamed, re-pointed or removed.
-Links are not followed, and a file with other hard links is first made a copy of its own, so no file outside the
-folder is ever changed; a file that cannot be scrubbed, even made writable and freed of its immutable flag, is
+Links are not followed, a file with other hard links is first made a copy of its own, and a folder or file mounted
+there from elsewhere is not entered (it is reported), so no file outside the folder is ever changed; a file that cannot be scrubbed, even made writable and freed of its immutable flag, is
 removed (it may hold a secret), and one that cannot be removed either is reported.
 """
 from __future__ import annotations
@@ -85,8 +85,14 @@ def _entries(folder: Path) -> tuple[list[Path], list[str]]:
     entries: list[Path] = []
     problems: list[str] = []
     unreadable: list[OSError] = []
+    mounted = _mount_points(folder)
     for here, folders, files in os.walk(folder, onerror=unreadable.append):
         depth = len(Path(here).relative_to(folder).parts)
+        for name in [name for name in (*folders, *files) if Path(here, name).relative_to(folder) in mounted]:
+            problems.append(f"{Path(here, name).relative_to(folder)} (another file system mounted there: not entered, "
+                            "not changed)")
+            folders[:] = [other for other in folders if other != name]
+            files = [other for other in files if other != name]
         if depth >= MAX_DEPTH:
             for name in folders:
                 try:
@@ -98,6 +104,30 @@ def _entries(folder: Path) -> tuple[list[Path], list[str]]:
         entries += [Path(here) / name for name in (*folders, *files)]
     problems += [f"{error.filename} (unreadable: {error.strerror})" for error in unreadable]
     return sorted(entries, key=lambda p: len(p.parts), reverse=True), problems
+
+
+def _mount_points(folder: Path) -> set[Path]:
+    """The mount points below ``folder`` (relative to it), from the kernel's table of this process's mounts: a
+    command that mounted a folder from elsewhere into its unit's (``mount --bind``) must not have the scrub change
+    that folder's files. None where the table cannot be read.
+
+    >>> _mount_points(Path("/proc")) == set() or all(not point.is_absolute() for point in _mount_points(Path("/proc")))
+    True
+    """
+    try:
+        table = Path("/proc/self/mountinfo").read_bytes()
+    except OSError:
+        return set()
+    root = os.path.realpath(folder)
+    found = set()
+    for line in table.splitlines():
+        fields = line.split(b" ")
+        if len(fields) < 5:
+            continue
+        point = os.fsdecode(re.sub(rb"\\([0-7]{3})", lambda code: bytes([int(code[1], 8)]), fields[4]))
+        if point.startswith(root.rstrip("/") + "/"):
+            found.add(Path(point).relative_to(root))
+    return found
 
 
 def _remove_tree(top: Path) -> None:

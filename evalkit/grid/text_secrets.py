@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 import re
 
-from evalkit.models.redaction import MASK, _HOST_LIKE, _NOT_NEXT_URL, _basic_value, path_secrets, secret_variable
+from evalkit.models.redaction import (MASK, _HOST_LIKE, _NOT_NEXT_URL, _basic_value, _ordinary_word, path_secrets,
+                                      secret_variable)
 from evalkit.grid.credential_names import _URL, _credential_header, credential_name
 
 _HEADER = re.compile(r"\s*([A-Za-z][\w-]*)\s*:\s*(\S.*)", re.DOTALL)
@@ -228,15 +229,21 @@ def _text_secrets(text: str) -> tuple[list[str], str]:
 
 def _user_pair(value: str, separators: str = ":%") -> tuple[list[str], str]:
     """The secrets of a ``user:password`` (or Samba's ``user%password``) given to a user option of any program,
-    and how it is shown; a pair whose second part is a number is an id pair (``docker run -u 1000:1000``).
+    and how it is shown; a pair whose second part is a number is an id pair (``docker run -u 1000:1000``), and a
+    user with an empty password that is no ordinary word is a token (Stripe's ``curl -u sk_test_...:``).
 
     >>> _user_pair("alice:pw-1234")[1], _user_pair("alice%pw-1234")[1], _user_pair("1000:1000"), _user_pair("bob")
     ('alice:***', 'alice%***', ([], '1000:1000'), ([], 'bob'))
+    >>> _user_pair("tkCurlU5Lm9Pq3:")[1], _user_pair("alice:")
+    ('***:', ([], 'alice:'))
     """
     separator = next((c for c in separators if c in value), None)
     if separator is None or "://" in value or _templated(value):
         return [], value
     user, _, password = value.partition(separator)
+    if not password and value.endswith(separator) and len(user) >= 6 and not _ordinary_word(user) \
+            and not user.isdigit():  # a token given as the user, its password empty (curl -u sk_live_...:)
+        return [user, value, _basic_value(user, "")], f"{MASK}{separator}"
     if not password or password.isdigit() or password == MASK:
         return [], value
     return [password, value, _basic_value(user, password)], f"{user}{separator}{MASK}"

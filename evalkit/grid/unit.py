@@ -2,6 +2,7 @@
 process group; its record filed with credentials masked."""
 from __future__ import annotations
 
+import collections
 import json
 import os
 import signal
@@ -194,20 +195,50 @@ def _processes_holding(needle: bytes) -> list[int]:
     return found
 
 
-class _Drain:
-    """A pipe read to its end by a thread of its own."""
+# Characters of a command's stdout or stderr kept, from its end (where its result line is): a command printing
+# gigabytes within its time limit would otherwise fill the worker's memory, and the redaction reads about 0.3 MB
+# of log lines a second.
+KEPT_OUTPUT = 4 * 2**20
 
-    def __init__(self, pipe):
-        self.parts: list[str] = []
-        self.thread = threading.Thread(target=lambda: self.parts.extend(iter(lambda: pipe.read(65536), "")),
-                                       daemon=True)
+
+class _Drain:
+    """A pipe read to its end by a thread of its own, keeping at least its last ``keep`` characters and at most
+    64 K more (whole reads are dropped from its start), and counting what it dropped."""
+
+    def __init__(self, pipe, keep: int = KEPT_OUTPUT):
+        self.parts: collections.deque[str] = collections.deque()
+        self.kept = self.cut = 0
+        self.keep = keep
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self._read, args=(pipe,), daemon=True)
         self.thread.start()
 
+    def _read(self, pipe) -> None:
+        for part in iter(lambda: pipe.read(65536), ""):
+            with self.lock:
+                self.parts.append(part)
+                self.kept += len(part)
+                while self.kept - len(self.parts[0]) >= self.keep:
+                    dropped = self.parts.popleft()
+                    self.kept -= len(dropped)
+                    self.cut += len(dropped)
+
     def text(self, wait_s: float = 10.0) -> str:
-        """What was read; a pipe still held open after ``wait_s`` (by a process this worker may not kill) is read
-        no further."""
+        """What was kept, after a line saying how much was cut before it; a pipe still held open after
+        ``wait_s`` (by a process this worker may not kill) is read no further.
+
+        >>> import io
+        >>> drain = _Drain(io.StringIO("x" * 200_000 + '\\n{"ok": 1}\\n'), keep=70_000)
+        >>> text = drain.text()
+        >>> text.splitlines()[0], text.splitlines()[-1], len(text) < 140_000
+        ('[evalkit: the first 65,536 characters of this output were cut; its last 134,475 are kept]', '{"ok": 1}', True)
+        """
         self.thread.join(wait_s)
-        return "".join(self.parts)
+        with self.lock:
+            text = "".join(self.parts)
+            cut = self.cut
+        return f"[evalkit: the first {cut:,} characters of this output were cut; its last {len(text):,} are kept]\n" \
+            + text if cut else text
 
 
 def _json_result(stdout: str) -> dict[str, Any]:
@@ -364,5 +395,8 @@ def run_unit(unit: GridUnit, out_dir: str) -> dict[str, Any]:
         record.update(status="failed", error=redact("; ".join([*([record["error"]] if record["error"] else []),
                                                                  *problems]), known))
     # Filed here too, not only by the driver: a driver killed while this worker ran loses nothing it did.
-    _write_record(Path(out_dir), unit, record)
+    try:
+        _write_record(Path(out_dir), unit, record)
+    except OSError:  # the driver files it again, and says why where it cannot
+        pass
     return record

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from evalkit.judgecard._names import SET_NAMES, one_line
+from evalkit.judgecard._names import MAX_NAME_CHARS, SET_NAMES, one_line, shortened
 from evalkit.judgecard.cardfiles import card_files, copy_note, counted_once, named_apart, read_card
 
 __all__ = ["add_arguments", "run", "main"]
@@ -197,7 +197,7 @@ def leaderboard(args: argparse.Namespace) -> int:
                     + (f" (its sets: {', '.join(sorted(_sets_of(card)))})" if _sets_of(card) else ""))
                    for card, paths in lines if not holds(card))
     lines = [(card, paths) for card, paths in lines if holds(card)]
-    lines = named_apart(lines)
+    lines = named_apart(also_named(lines, copies, records))
     # A copy that gives a line's result but differs in what its page shows (spec, costs) is named on the line: the
     # board keeps the first in sorted order, and cannot tell which of the two was edited.
     differing: dict[str, list[str]] = {}
@@ -230,8 +230,8 @@ def leaderboard(args: argparse.Namespace) -> int:
         leaderboard_markdown(board, links) + "\n\n" + board_sentence(board) + "\n"
         + (f"\n## Cards left out\n{left_out}\n" if refused else "")
         + (f"\n## Copies counted once\n\nFiles that hold the same card cannot tell which was written first: the "
-           "line names the first in sorted order, not its maker (a signature, where the card has one, names the "
-           f"key that signed it).\n{once}\n" if copies else ""), encoding="utf-8")
+           "line names the first in sorted order, not its maker, and a copy's other judge name too (a signature, "
+           f"where the card has one, names the key that signed it).\n{once}\n" if copies else ""), encoding="utf-8")
     record = {"standings": json.loads(standings_frame(board).to_json(orient="records")),
               "refused_cards": [{"file": path, "reason": why} for path, why in refused],
               "copies_counted_once": [{"file": copy, "same_as": kept_as, **({"differs_in": list(differs)}
@@ -336,3 +336,30 @@ def main(argv: list[str] | None = None) -> int:
     except (FileNotFoundError, KeyError, ValueError, RuntimeError) as error:
         print(f"evalkit: {error}", file=sys.stderr)
         return 2
+
+
+def also_named(lines: list[tuple], copies: list[tuple[str, str, tuple[str, ...]]], records: dict) -> list[tuple]:
+    """``lines`` with each line whose result a copy gives under another judge's name named by both: a board
+    cannot tell which file came first, so the line keeps the name of the first in sorted order and says the
+    other's (``mallory (also named alice by cards/zz/card.json)``), and the original's name never vanishes.
+
+    >>> from evalkit.judgecard.card import Card
+    >>> line = (Card("mallory", {}, "test", 0, 0, (), (), ()), ["aa/card.json"])
+    >>> also_named([line], [("zz/card.json", "aa/card.json", ("judge",))], {"zz/card.json": {"judge": "alice"}})[0][0].judge
+    'mallory (also named alice by zz/card.json)'
+    """
+    import dataclasses
+
+    others: dict[str, list[str]] = {}
+    for copy, kept_as, differs in copies:
+        name = records.get(copy, {}).get("judge") if isinstance(records.get(copy), dict) else None
+        if "judge" in differs and isinstance(name, str):
+            others.setdefault(kept_as, []).append(f"{one_line(name)} by {copy}")
+    named = []
+    for card, paths in lines:
+        also = [other for path in paths for other in others.get(path, ())]
+        if also:
+            card = dataclasses.replace(card, judge=shortened(f"{card.judge} (also named {'; '.join(also)})",
+                                                             MAX_NAME_CHARS))
+        named.append((card, paths))
+    return named

@@ -4,7 +4,8 @@ values or of characters (also numpy's, without commas), single characters joined
 ``%XX``, ``=XX`` (quoted-printable), ``\\uXXXX``, ``&#NN;`` or octal escapes, and Ascii85.
 
 Each run is decoded (from every alignment where the encoding has one) and masked whole when its bytes hold any
-``MIN_PIECE``-character piece of a secret, written as UTF-8, UTF-16 or UTF-32 text (or Latin-1). :func:`mask_encoded_pieces`
+``MIN_PIECE``-character piece of a secret, written as UTF-8, UTF-16 or UTF-32 text (or Latin-1), or, two layers
+deep, are text holding such a run (hex of a ``Basic`` header). :func:`mask_encoded_pieces`
 reads a text once per kind of run, and each run's bytes are searched once for all pieces together, so its time
 grows with the text, not with the number of pieces.
 """
@@ -202,13 +203,33 @@ def mask_encoded_pieces(text: str, secrets: Sequence[str]) -> str:
     'hex *** b64 ***'
     >>> mask_encoded_pieces(f"{list(secret)} and {list(secret.encode())} and 48656c6c6f20776f726c64", [secret])
     '[***] and [***] and 48656c6c6f20776f726c64'
+    >>> basic = b"Authorization: Basic " + base64.b64encode(b"root:" + secret.encode())
+    >>> mask_encoded_pieces(f"xxd -p: {basic.hex()}", [secret])
+    'xxd -p: ***'
     """
     pieces = _Pieces(secrets)
     if not pieces.by_head:
         return text
+    return _masked_runs(text, pieces, _LAYERS)
+
+
+_LAYERS = 2  # a run whose decoding is itself text with an encoded run in it (hex of a Basic header) is read this deep
+_READABLE = re.compile(rb"[\t\n\r\x20-\x7e]{8,}")
+
+
+def _masked_runs(text: str, pieces: _Pieces, layers: int) -> str:
+    """``text`` with each run masked whose decoding holds a piece, or, ``layers`` deep, whose decoding is text in
+    which such a run stands: ``xxd -p`` of ``Authorization: Basic <base64 of user:password>``."""
+    def found(reading: bytes) -> bool:
+        if pieces.found_in(reading):
+            return True
+        if layers > 1 and _READABLE.fullmatch(reading):
+            inner = reading.decode("ascii")
+            return _masked_runs(inner, pieces, layers - 1) != inner
+        return False
 
     def masked(run: re.Match, read: Callable[[str], list[bytes]]) -> str:
-        return _MASK if any(pieces.found_in(reading) for reading in read(run[0])) else run[0]
+        return _MASK if any(found(reading) for reading in read(run[0])) else run[0]
 
     for pattern, read in _RUNS:
         text = pattern.sub(lambda run: masked(run, read), text)

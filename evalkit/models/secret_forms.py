@@ -16,6 +16,7 @@ from urllib.parse import quote, unquote
 
 from evalkit.models.encoded_runs import mask_encoded_pieces
 from evalkit.models.encoded_text import mask_written_forms
+from evalkit.models.secret_blocks import mask_encoded_secrets
 
 __all__ = ["MASK", "MIN_FRAGMENT", "MAX_WORD", "MIN_ENCODED", "mask_secrets", "mask_echoes"]
 
@@ -40,9 +41,10 @@ def mask_secrets(text: str, secrets: Sequence[str]) -> str:
     return text
 
 
-def mask_echoes(text: str, secrets: Sequence[str]) -> str:
-    """A model's reply with each of ``secrets`` it echoes masked, whole (bare, URL-quoted or JSON-escaped) and
-    by any run of ``MIN_FRAGMENT`` characters or more (an endpoint repeating a cut piece of its key), and
+def mask_echoes(text: str, secrets: Sequence[str], *, layers: int = 2) -> str:
+    """A model's reply with each of ``secrets`` it echoes masked, whole (bare, URL-quoted or JSON-escaped), by
+    any run of ``MIN_FRAGMENT`` characters or more (an endpoint repeating a cut piece of its key) and inside
+    base64 of a text, ``layers`` deep (a run of base64 whose text holds one is masked whole), and
     nothing else changed: unlike :func:`redact`, no shape of a credential is looked for, so a model's words,
     URLs and ``key=value`` texts stay as written. What a backend stores in its call cache and hands on to
     cards and reports goes through this.
@@ -56,7 +58,10 @@ def mask_echoes(text: str, secrets: Sequence[str]) -> str:
         text = text.replace(variant, MASK)
     text = mask_encoded_pieces(text, secrets)  # any piece in an encoded run (base64 of "user:pw", a hex dump)
     text = _mask_grouped(text, secrets)  # printed in groups ("Zq8X wV3k ..."), or split by dashes or tags
-    return _mask_fragments(text, [v for v in variants if len(v) > MIN_FRAGMENT])
+    text = _mask_fragments(text, [v for v in variants if len(v) > MIN_FRAGMENT])
+    if layers and secrets and len(text) >= 20:  # base64 of a text that holds one (a .dockerconfigjson)
+        text = mask_encoded_secrets(text, lambda decoded: mask_echoes(decoded, secrets, layers=layers - 1))
+    return text
 
 
 MIN_ENCODED = 12  # a secret this long is masked also base64-encoded, in lower or upper case and JSON-\u-escaped

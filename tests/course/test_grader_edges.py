@@ -182,3 +182,18 @@ def test_a_student_whose_files_take_too_long_to_read_gets_the_rest_refused(tmp_p
     assert rows == [("eve", "eve/a.md", "not a notebook"), ("eve", "eve/b.md", "refused: too slow to read"),
                     ("eve", "eve/c.md", "refused: too slow to read"), ("zed", "zed/notes.md", "not a notebook")], rows
     assert "took more than 0 s to read" in run.rows[1].reason
+
+
+def test_progress_lines_and_tables_escape_a_file_names_terminal_codes_and_line_separators(tmp_path, capsys):
+    """A submission's file name holding a terminal's escape sequences (cursor up, erase line, a window title, a
+    clipboard write) was printed raw by --progress on the teacher's terminal; a U+2028 went raw into the tables."""
+    folder = tmp_path / "class"
+    hostile = "x\x1b[1A\x1b[2K\x1b]52;c;cHduZWQ=\x07y\u2028z.md"
+    (folder / "eve").mkdir(parents=True)
+    (folder / "eve" / hostile).write_text("# notes\n")
+    run = grade(folder, tmp_path / "grades", timeout=30, key=tmp_path / "key", trusted=True, progress=True)
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\u2028" not in err and "\\x1b[1A" in err, err
+    for table in (run.csv, run.html):
+        text = Path(table).read_text(encoding="utf-8")
+        assert "\x1b" not in text and "\u2028" not in text and "\\u2028" in text

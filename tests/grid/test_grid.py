@@ -683,3 +683,38 @@ def test_a_result_whose_text_looks_like_a_query_is_read_and_results_csv_is_sprea
     cells = [cell for line in written.splitlines() for cell in next(__import__("csv").reader([line]))]
     assert not any(cell.startswith(("=", "+", "-", "@")) for cell in cells), cells
     assert "'=cmd|' /C calc'!A0" in cells and "plain" in cells and "'@SUM(1)" in cells  # a header cell too
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_folder_left_where_a_units_record_goes_fails_that_unit_only(tmp_path, workers):
+    """A command that made a folder named ``unit.json`` in its own unit folder crashed the whole grid (the record
+    could not replace it): no results.csv, later units never ran. The folder is moved aside and the record
+    written; every unit runs and results.csv is written."""
+    block = ("import glob, json, os, sys; x = int(sys.argv[2]); "
+             "[os.makedirs(os.path.join(f, 'unit.json', 'inner'), exist_ok=True) "
+             " for f in glob.glob(sys.argv[1] + '/*') if x == 2 and not os.path.exists(os.path.join(f, 'unit.json'))]; "
+             "print(json.dumps(dict(x=x)))")
+    spec = command_spec(tmp_path, command=[sys.executable, "-c", block, str(tmp_path / "out" / "units"), "{x}"],
+                        grid={"x": [1, 2, 3, 4]}, retries=0, workers=workers)
+    outcome = grid.run_grid(spec)
+    assert sorted(outcome.table["status"].tolist()) == ["ok"] * 4, outcome.table["error"].tolist()
+    assert (tmp_path / "out" / "results.csv").is_file()
+    left = list((tmp_path / "out" / "units").glob("*/unit.json.left-by-command"))
+    assert left and all(path.is_dir() for path in left)
+
+
+def test_a_token_given_as_a_user_is_masked_in_the_record_and_output(tmp_path, capfd):
+    """A literal ``https://TOKEN@github.com/...`` argument and curl's ``-u TOKEN:`` (a user with an empty password,
+    Stripe's form) kept the token in stdout.txt and in unit.json's command."""
+    token, key = "tkArg7HnQ2pLm9Xc4", "tkCurlU5Lm9Pq3Rs7Tv"
+    # the program prints each argument's user bare ("cloning as TOKEN"), as a tool reporting its login would
+    echo = ("import json, sys; print('as:', ' '.join(a.split('//')[-1].split('@')[0].rstrip(':') for a in sys.argv[1:]));"
+            " print(json.dumps({'ok': 1}))")
+    spec = command_spec(tmp_path, command=[sys.executable, "-c", echo, f"https://{token}@github.com/org/repo.git",
+                                           "-u", f"{key}:", "{x}"], grid={"x": [1]}, retries=0)
+    outcome = grid.run_grid(spec)
+    assert outcome.table["status"].tolist() == ["ok"]
+    for path in (tmp_path / "out").rglob("*"):
+        if path.is_file():
+            text = path.read_text(errors="replace")
+            assert token[:8] not in text and key[:8] not in text, (path.name, text[:400])

@@ -315,3 +315,24 @@ def test_coloured_logs_docker_configs_and_shifted_base64_in_a_large_file_are_mas
     tail = (tmp_path / "big.log").read_bytes()[17 * 2**20:]
     for form in shifted:
         assert form[4:-4] not in tail, (form, tail)
+
+
+def test_a_folder_mounted_into_the_unit_folder_is_not_entered_and_named(tmp_path):
+    """A command run as root can bind-mount a folder from elsewhere into its unit's folder: the scrub would
+    then rewrite (or rename, or remove) files that lie outside it. Mount points are not entered, and named."""
+    import subprocess
+
+    outside, unit = tmp_path / "outside", tmp_path / "unit"
+    outside.mkdir()
+    (unit / "shared").mkdir(parents=True)
+    (outside / "config.ini").write_text(f"password = {SECRET}\n")
+    (unit / "log.txt").write_text(f"token={SECRET}\n")
+    if subprocess.run(["mount", "--bind", str(outside), str(unit / "shared")], capture_output=True).returncode:
+        pytest.skip("no bind mount on this machine (not root, or no mount namespace rights)")
+    try:
+        scrubbed = scrub_folder(unit, [SECRET])
+    finally:
+        subprocess.run(["umount", str(unit / "shared")], check=True)
+    assert (outside / "config.ini").read_text() == f"password = {SECRET}\n"
+    assert SECRET not in (unit / "log.txt").read_text()
+    assert any(kept.startswith("shared (another file system mounted there") for kept in scrubbed.kept), scrubbed

@@ -242,9 +242,22 @@ def test_a_copy_under_another_name_or_with_scores_shifted_counts_once(inputs, tm
     _write(cards["weak"], tmp_path / "cards" / "weak")
     out = tmp_path / "board"
     assert _board_of(tmp_path / "cards", sets, monkeypatch, out) == 0
-    assert sorted(line["judge"] for line in board_json(out)) == ["good", "weak"]
+    assert sorted(line["judge"] for line in board_json(out)) == [f"good (also named my own judge by {renamed})", "weak"]
     record = json.loads((out / "leaderboard.json").read_text())
     copies = {copy["file"]: copy for copy in record["copies_counted_once"]}
     assert set(copies) == {str(renamed), str(moved)} and {c["same_as"] for c in copies.values()} == {str(original)}
     assert copies[str(renamed)]["differs_in"] == ["judge"] and "scores" in copies[str(moved)]["differs_in"]
     assert "under another judge name" in capsys.readouterr().err
+
+
+def test_a_renamed_copy_that_sorts_first_does_not_take_the_originals_name_away(inputs, tmp_path, monkeypatch):
+    """Mallory copies Alice's card under her own judge name into a folder that sorts first: the board keeps the
+    first file's line, and that line names Alice's judge and file too, so her name never vanishes from the table."""
+    sets, cards = inputs
+    alice = _write(cards["good"], tmp_path / "cards" / "zz-alice")
+    _write(cards["good"], tmp_path / "cards" / "aa-mallory", lambda record: record.update(judge="mallory-judge"))
+    out = tmp_path / "board"
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, out) == 0
+    (line,) = board_json(out)
+    assert line["judge"] == f"mallory-judge (also named good by {alice})", line
+    assert "also named good" in (out / "leaderboard.md").read_text()

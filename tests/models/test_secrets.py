@@ -1014,3 +1014,25 @@ def test_fields_whose_names_hold_no_credential_or_whose_values_are_no_secret_sta
                  "token_type: bearer", "password_file: /etc/pw.txt", "model: gpt2-small", "API version: 2024-06-01",
                  "auth: none", '["--port", "8080"]', "setx PATH C:\\bin"):
         assert redact(text) == text, text
+
+
+def test_a_reply_echoing_a_given_key_inside_a_docker_config_is_masked_and_other_base64_stays():
+    """A model's reply keeps its words (no shape is looked for), but a given key inside base64 of a text —
+    a ``.dockerconfigjson``, base64 of JSON holding base64 of ``user:key`` — is masked with its run."""
+    from evalkit.models.redaction import mask_echoes
+
+    config = _docker_config(KEY)
+    assert mask_echoes(f"here: {config}", [KEY]) == "here: ***"
+    harmless = base64.b64encode(b"a plain sentence with token=abc123 in it").decode()
+    assert mask_echoes(harmless, [KEY]) == harmless
+
+
+def test_a_given_password_in_a_hex_dump_of_its_basic_header_is_masked():
+    """``xxd -p`` or ``od -An -tx1`` of ``Authorization: Basic <base64 of user:password>``: the hex run decodes to
+    text holding a base64 run that holds the password, two layers down."""
+    password = "E7xPq2Lm9Wv3"
+    header = b"Authorization: Basic " + base64.b64encode(b"root:" + password.encode())
+    written = base64.b64encode(password.encode())
+    for text in (header.hex(), " ".join(f"{b:02x}" for b in header[20:]), written.hex()):
+        masked = redact(text, [password])
+        assert masked.count("***") and written.hex()[6:] not in masked, masked
