@@ -10,7 +10,7 @@ import re
 from typing import Any, Sequence
 from urllib.parse import unquote, urlsplit
 
-from evalkit.models.redaction import MASK, public_endpoint, redact
+from evalkit.models.redaction import MASK, _userinfo_secrets, public_endpoint, redact
 from evalkit.grid.credential_names import _URL, _holds_credentials, _secret_name
 from evalkit.grid.command_secrets import _prose, _scan, _script_secrets
 from evalkit.grid.text_secrets import _slashed_passwords, _templated, _words
@@ -56,6 +56,8 @@ def _secrets(value: Any, name: str = "") -> list[str]:
 
     >>> sorted(_secrets({"cred": "c-123456", "u": "https://h.example/v1?key=k-123456#access_token=t-123456&x=1"}))
     ['c-123456', 'k-123456', 't-123456', 't-123456&x=1']
+    >>> _secrets({"base_url": "http://tkUser9Kq7Lm2@127.0.0.1:8000/v1"}), _secrets({"repo": "ssh://deploy@host/r"})
+    (['tkUser9Kq7Lm2'], [])
     """
     found: list[str] = []
     if isinstance(value, (dict, list)) and _holds_credentials(name):
@@ -78,6 +80,7 @@ def _secrets(value: Any, name: str = "") -> list[str]:
     elif isinstance(value, str) and _URL.fullmatch(value):
         parts = urlsplit(value)
         found += [parts.password or "", unquote(parts.password or "")]
+        found += _userinfo_secrets(value, lone_user=False)  # a token given as the user (http://TOKEN@host/v1)
         found += [value[start:end] for start, end in _slashed_passwords(value)]  # postgres://me:pa/ss@db
         pieces = parts.query.split("&") + ([parts.fragment, *parts.fragment.split("&")] if parts.fragment else [])
         for piece in pieces:  # query values, and a fragment (#access_token=X) whole and by its values

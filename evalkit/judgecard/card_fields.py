@@ -12,7 +12,8 @@ from evalkit.judgecard._names import MAX_NAME_CHARS, shortened
 from evalkit.judgecard.card_records import SetScores, _KEPT_EXAMPLES
 
 
-__all__ = ["check_judge_name", "check_spec_record", "check_set_scores", "MAX_NOTE_CHARS", "MAX_SPEC_CHARS", "HALVES"]
+__all__ = ["check_judge_name", "check_spec_record", "check_set_scores", "MAX_NOTE_CHARS", "MAX_NOTES_CHARS",
+           "MAX_SPEC_CHARS", "HALVES"]
 
 
 def check_judge_name(name: str, where: str) -> str:
@@ -77,8 +78,9 @@ def _short_text(text: str, limit: int, where: str) -> str:
 
 
 def _read_notes(value: Any, source: str) -> tuple[str, ...]:
-    """The ``notes`` field of a card's record: a list of texts, each at most :data:`MAX_NOTE_CHARS` long; else
-    ``ValueError`` naming ``source`` and the field (a bare text would be read as one note per character).
+    """The ``notes`` field of a card's record: a list of texts, each at most :data:`MAX_NOTE_CHARS` long and at most
+    :data:`MAX_NOTES_CHARS` in all; else ``ValueError`` naming ``source`` and the field (a bare text would be read as
+    one note per character).
 
     >>> _read_notes(["fitted on 20 dev labels"], "card.json")
     ('fitted on 20 dev labels',)
@@ -86,6 +88,10 @@ def _read_notes(value: Any, source: str) -> tuple[str, ...]:
     Traceback (most recent call last):
     ...
     ValueError: card.json, field 'notes': 'one long note' is not a list of texts
+    >>> _read_notes(["n" * 4000] * 20, "card.json")
+    Traceback (most recent call last):
+    ...
+    ValueError: card.json, field 'notes': 20 notes of 80,000 characters in all, more than 65,536 (MAX_NOTES_CHARS)
     """
     if not isinstance(value, list):
         raise ValueError(f"{source}, field 'notes': {shortened(repr(value), 60)} is not a list of texts")
@@ -93,7 +99,16 @@ def _read_notes(value: Any, source: str) -> tuple[str, ...]:
         if not isinstance(note, str):
             raise ValueError(f"{source}, field 'notes[{index}]': {shortened(repr(note), 60)} is not a text")
         _short_text(note, MAX_NOTE_CHARS, f"{source}, field 'notes[{index}]'")
+    total = sum(map(len, value))
+    if total > MAX_NOTES_CHARS:
+        raise ValueError(f"{source}, field 'notes': {len(value):,} notes of {total:,} characters in all, more than "
+                         f"{MAX_NOTES_CHARS:,} (MAX_NOTES_CHARS)")
     return tuple(value)
+
+
+MAX_NOTES_CHARS = 64 * 1024
+"""The most characters a card's notes hold in all: every note is shown on the card's page of a board, so a card of
+thousands of long notes would make a page of megabytes and a board that takes minutes."""
 
 
 HALVES = ("test", "dev", "all")

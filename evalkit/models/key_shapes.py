@@ -328,7 +328,8 @@ def secret_variable(name: str) -> bool:
     (``MYSQL_PWD``), ``_SALT`` or a one-time password's ``_SEED`` (``TOTP_SEED``), or is ``PW``; a word ends in
     ``TOKEN``, ``SECRET`` or ``PASSCODE`` (``GITHUBTOKEN``); it names a session's id (``SESSION_ID``); it contains
     ``PASSWORD``, ``PASSWD``, ``PASSPHRASE``, ``SECRET``, ``CREDENTIAL``, ``COOKIE``, ``WEBHOOK``, ``PRIVATE_KEY``
-    or ``SERVICE_ACCOUNT_JSON`` (``PGPASSWORD``); a word ends in ``PASS`` as a
+    or ``SERVICE_ACCOUNT_JSON`` (``PGPASSWORD``); its last word is ``PIN`` or ``OTP`` (``SIM_PIN``; not
+    ``PIN_MEMORY``), or its first ``PWD`` or ``PW`` with more after it (``PWD_DB``); a word ends in ``PASS`` as a
     password does (``SSHPASS``, ``PGPASS``; not ``GIT_ASKPASS``). Last words naming a copy, a stage or an owner
     of the same credential (``_OLD``, ``_B64``, ``_PROD``, ``_TEST``, ``_LIVE``, ``_PERSONAL``, ``_2``) do not
     change the answer. A name whose last word is ``FILE``, ``PATH``, ``DIR``, ``SOCK``, ``SOCKET`` or ``HOME``
@@ -360,6 +361,8 @@ def secret_variable(name: str) -> bool:
     [True, True, True, True, True]
     >>> [secret_variable(n) for n in ("RANDOM_SEED", "PYTHONHASHSEED", "KEY_MAP", "SALT_MASTER", "XDG_SESSION_TYPE")]
     [False, False, False, False, False]
+    >>> [secret_variable(n) for n in ("PIN", "SIM_PIN", "OTP", "PWD_DB", "PIN_MEMORY", "PWD", "OLDPWD")]
+    [True, True, True, True, False, False, False]
     """
     words = _name_words(name)
     if not words:
@@ -381,6 +384,8 @@ def secret_variable(name: str) -> bool:
             or (len(words) > 1 and words[-1] == "session")  # BW_SESSION (not XDG_SESSION_TYPE)
             or words[:2] == ["op", "session"]  # 1Password's OP_SESSION_<account>
             or (len(words) > 1 and words[-1] in ("pwd", "pw", "sk"))  # MYSQL_PWD, DB_PW, STRIPE_SK
+            or words[-1] in ("pin", "otp", "totp", "hotp")  # PIN, SIM_PIN, OTP (not PIN_MEMORY)
+            or (len(words) > 1 and words[0] in ("pwd", "pw"))  # PWD_DB (PWD alone is the working folder)
             or bool(_SECRET_PARTS.search(name)) or any(_compound_pass(word) for word in words))
 
 

@@ -692,7 +692,8 @@ def test_a_folder_left_where_a_units_record_goes_fails_that_unit_only(tmp_path, 
     written; every unit runs and results.csv is written."""
     block = ("import glob, json, os, sys; x = int(sys.argv[2]); "
              "[os.makedirs(os.path.join(f, 'unit.json', 'inner'), exist_ok=True) "
-             " for f in glob.glob(sys.argv[1] + '/*') if x == 2 and not os.path.exists(os.path.join(f, 'unit.json'))]; "
+             " for f in glob.glob(sys.argv[1] + '/*') "
+             " if x == 2 and not os.path.exists(os.path.join(f, 'unit.json'))]; "
              "print(json.dumps(dict(x=x)))")
     spec = command_spec(tmp_path, command=[sys.executable, "-c", block, str(tmp_path / "out" / "units"), "{x}"],
                         grid={"x": [1, 2, 3, 4]}, retries=0, workers=workers)
@@ -708,8 +709,9 @@ def test_a_token_given_as_a_user_is_masked_in_the_record_and_output(tmp_path, ca
     Stripe's form) kept the token in stdout.txt and in unit.json's command."""
     token, key = "tkArg7HnQ2pLm9Xc4", "tkCurlU5Lm9Pq3Rs7Tv"
     # the program prints each argument's user bare ("cloning as TOKEN"), as a tool reporting its login would
-    echo = ("import json, sys; print('as:', ' '.join(a.split('//')[-1].split('@')[0].rstrip(':') for a in sys.argv[1:]));"
-            " print(json.dumps({'ok': 1}))")
+    echo = ("import json, sys; "
+            "print('as:', ' '.join(a.split('//')[-1].split('@')[0].rstrip(':') for a in sys.argv[1:])); "
+            "print(json.dumps({'ok': 1}))")
     spec = command_spec(tmp_path, command=[sys.executable, "-c", echo, f"https://{token}@github.com/org/repo.git",
                                            "-u", f"{key}:", "{x}"], grid={"x": [1]}, retries=0)
     outcome = grid.run_grid(spec)
@@ -718,3 +720,19 @@ def test_a_token_given_as_a_user_is_masked_in_the_record_and_output(tmp_path, ca
         if path.is_file():
             text = path.read_text(errors="replace")
             assert token[:8] not in text and key[:8] not in text, (path.name, text[:400])
+
+
+def test_a_token_given_as_the_user_of_a_url_parameter_is_masked_where_printed_bare(tmp_path):
+    """``base_url: http://TOKEN@host/v1`` (and ``TOKEN:x-oauth-basic@``): the model door reads such a user name as
+    a secret, and the grid must too — curl -v prints "Server auth using Basic with user 'TOKEN'"."""
+    token = "tkUser9Kq7Lm2Vt8"
+    show = ("import json, sys; from urllib.parse import urlsplit; "
+            "print('connecting as', urlsplit(sys.argv[1]).username); print(json.dumps({'ok': 1}))")
+    urls = [f"http://{token}@127.0.0.1:9/v1", f"http://{token}:x-oauth-basic@127.0.0.1:9/v1"]
+    spec = command_spec(tmp_path, command=[sys.executable, "-c", show, "{base_url}"], retries=0,
+                        grid={"base_url": urls})
+    outcome = grid.run_grid(spec)
+    assert outcome.table["status"].tolist() == ["ok", "ok"]
+    for path in (tmp_path / "out").rglob("*"):
+        if path.is_file():
+            assert token[:8] not in path.read_text(errors="replace"), path.name
