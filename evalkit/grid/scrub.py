@@ -10,8 +10,9 @@ plain UTF-8 has its strings (:mod:`evalkit.grid.binary_strings`) masked in place
 secret's bytes (UTF-8/16/32, hex, base64) overwritten in place, so a binary keeps its length and its format's
 offsets. A name, a link's target or an extended attribute holding a secret is renamed, re-pointed or removed.
 Links are not followed, a file with other hard links is first made a copy of its own, and a folder or file mounted
-there from elsewhere is not entered (it is reported), so no file outside the folder is ever changed; a file that cannot be scrubbed, even made writable and freed of its immutable flag, is
-removed (it may hold a secret), and one that cannot be removed either is reported.
+there from elsewhere is not entered (it is reported), so no file outside the folder is ever changed; a file that
+cannot be scrubbed, even made writable and freed of its immutable flag, is removed (it may hold a secret), and one
+that cannot be removed either is reported.
 """
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ from pathlib import Path
 
 from evalkit.models import redact
 from evalkit.grid.binary_strings import binary_strings, mask_strings_in_place, named_in_strings
-from evalkit.grid.printed_secrets import output_secrets
+from evalkit.grid.printed_secrets import _TERMINAL_CODE, output_secrets
 
 __all__ = ["Scrubbed", "scrub_folder"]
 
@@ -37,7 +38,6 @@ __all__ = ["Scrubbed", "scrub_folder"]
 _TEXT_BYTES = 16 * 2**20
 _TEXT_BYTE_VALUES = bytes(range(9, 14)) + bytes(range(32, 256))  # what a text's bytes are, control codes aside
 _CONTROL = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x9f\ufffe\uffff]")
-_TERMINAL_CODE = re.compile(r"\x1b\[[0-?]{0,32}[ -/]{0,4}[@-~]")  # a colour or cursor code (ESC [ ... m): text
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"),
          (codecs.BOM_UTF16_BE, "utf-16"))
 
@@ -88,7 +88,9 @@ def _entries(folder: Path) -> tuple[list[Path], list[str]]:
     mounted = _mount_points(folder)
     for here, folders, files in os.walk(folder, onerror=unreadable.append):
         depth = len(Path(here).relative_to(folder).parts)
-        for name in [name for name in (*folders, *files) if Path(here, name).relative_to(folder) in mounted]:
+        inside = [name for name in (*folders, *files) if Path(here, name).relative_to(folder) in mounted] \
+            if mounted else []
+        for name in inside:
             problems.append(f"{Path(here, name).relative_to(folder)} (another file system mounted there: not entered, "
                             "not changed)")
             folders[:] = [other for other in folders if other != name]
