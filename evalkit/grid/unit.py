@@ -158,16 +158,27 @@ sys.exit(code if code >= 0 else 128 - code)
 _MARKER = "EVALKIT_GRID_UNIT"
 
 
-def kill_marked(marker: str, wait_s: float = 30.0) -> list[int]:
+def kill_marked(marker: str, wait_s: float = 30.0, settle_s: float = 1.0) -> list[int]:
     """Stop, then kill, every process whose environment holds ``EVALKIT_GRID_UNIT=<marker>``, until none is left
     (or ``wait_s`` has passed: a process stuck in the kernel dies when it returns); return their ids. A process
-    this worker may not signal is left (it is not the unit's)."""
+    this worker may not signal is left (it is not the unit's).
+
+    A process in the middle of ``exec`` shows an empty environment for a moment, so a scan that finds no marked
+    process but a user process with an empty environment is repeated, for at most ``settle_s`` seconds (one
+    started with no environment at all reads empty for good)."""
     needle, killed, unkillable = f"{_MARKER}={marker}".encode(), [], set()
     deadline = time.monotonic() + wait_s
+    settled_by = None
     while time.monotonic() < deadline:
-        found = [pid for pid in _processes_holding(needle) if pid not in unkillable]
+        found, unread = _processes_holding(needle)
+        found = [pid for pid in found if pid not in unkillable]
         if not found:
-            return killed
+            settled_by = settled_by or time.monotonic() + settle_s
+            if not unread or time.monotonic() >= settled_by:
+                return killed
+            time.sleep(0.01)
+            continue
+        settled_by = None
         for signum in (signal.SIGSTOP, signal.SIGKILL):
             for pid in found:
                 try:
@@ -181,18 +192,32 @@ def kill_marked(marker: str, wait_s: float = 30.0) -> list[int]:
     return killed
 
 
-def _processes_holding(needle: bytes) -> list[int]:
-    """The live processes whose environment holds ``needle`` as one of its entries (a zombie's reads empty)."""
-    found = []
+_KERNEL_THREAD = 0x00200000  # PF_KTHREAD in /proc/<pid>/stat's flags: a kernel thread has no environment
+
+
+def _processes_holding(needle: bytes) -> tuple[list[int], list[int]]:
+    """The live processes whose environment holds ``needle`` as one of its entries, and the user processes whose
+    environment reads empty: one in the middle of ``exec``, or one started with none (a zombie's reads empty
+    too, and is not counted)."""
+    found, unread = [], []
     for entry in os.listdir("/proc"):
         if entry.isdigit() and int(entry) != os.getpid():
             try:
                 with open(f"/proc/{entry}/environ", "rb") as handle:
-                    if needle in handle.read().split(b"\0"):
-                        found.append(int(entry))
+                    environment = handle.read()
+                if needle in environment.split(b"\0"):
+                    found.append(int(entry))
+                elif not environment and _user_process_running(entry):
+                    unread.append(int(entry))
             except OSError:
                 continue
-    return found
+    return found, unread
+
+
+def _user_process_running(pid: str) -> bool:
+    """Whether ``/proc/<pid>`` is a process that has not ended and is not a kernel thread."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return fields[0] not in ("Z", "X") and not int(fields[6]) & _KERNEL_THREAD
 
 
 # Characters of a command's stdout or stderr kept, from its end (where its result line is): a command printing

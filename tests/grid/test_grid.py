@@ -553,6 +553,48 @@ def test_what_a_notebook_units_kernel_leaves_running_is_killed_with_the_unit(tmp
     assert not _alive(started["pid"]) and "EVALKIT_GRID_UNIT" not in os.environ
 
 
+def test_a_process_caught_in_the_middle_of_exec_is_looked_at_again(monkeypatch):
+    """A process in the middle of ``exec`` reads an empty environment for a moment: the unit's end scans again
+    rather than taking the empty read for "no process of the unit is left"."""
+    import subprocess
+    from evalkit.grid import unit as grid_unit
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    scans = iter([([], [child.pid]), ([], [child.pid]), ([child.pid], [])])
+
+    def scan(needle):  # the second look finds the process's environment, marker and all
+        return next(scans, ([], []))
+
+    monkeypatch.setattr(grid_unit, "_processes_holding", scan)
+    try:
+        assert grid_unit.kill_marked("m", wait_s=5) == [child.pid]
+        assert child.wait(timeout=5) == -9
+    finally:
+        child.kill()
+
+
+def test_the_scan_for_a_units_processes_tells_an_empty_environment_from_a_marked_one():
+    """A process started with no environment is reported as unread (to be looked at again), one started with the
+    unit's marker as found, and neither the scanning process nor a kernel thread is either."""
+    import subprocess
+    import time
+    from evalkit.grid import unit as grid_unit
+
+    marked = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
+                              env={"EVALKIT_GRID_UNIT": "scan-test"})
+    bare = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], env={})
+    try:
+        time.sleep(0.5)
+        found, unread = grid_unit._processes_holding(b"EVALKIT_GRID_UNIT=scan-test")
+        assert found == [marked.pid] and bare.pid in unread and os.getpid() not in unread + found
+        assert 2 not in unread  # kthreadd, where this system shows it
+        assert grid_unit.kill_marked("scan-test", settle_s=0.3) == [marked.pid]
+        assert bare.poll() is None  # the bare process is not the unit's
+    finally:
+        marked.kill()
+        bare.kill()
+
+
 def test_a_command_that_stops_its_reaper_still_ends_at_its_time_limit(tmp_path):
     """A stopped process takes no SIGTERM: a reaper its command stopped is killed after a grace period, and the
     unit is reported as timed out."""
