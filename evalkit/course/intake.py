@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Entry", "intake", "student_key", "read_capped", "read_json", "tail", "last_line", "MAX_SUBMISSION_BYTES",
+__all__ = ["Entry", "intake", "student_key", "shown_name", "read_capped", "read_json", "tail", "last_line", "MAX_SUBMISSION_BYTES",
            "MAX_STUDENT_BYTES"]
 
 MAX_SUBMISSION_BYTES = 50 * 1024 * 1024  # a chapter notebook with its outputs is a few MB
@@ -173,10 +173,10 @@ def _draws_nothing(character: str) -> bool:
     return unicodedata.category(character) == "Cf" or any(low <= code <= high for low, high in _DRAWN_AS_NOTHING)
 
 
-def _shown(name: str) -> str:
+def shown_name(name: str) -> str:
     """A name quoted, its non-ASCII letters named, so that names a font draws alike are told apart in a table.
 
-    >>> _shown("\u0430lice/")
+    >>> shown_name("\u0430lice/")
     "'\u0430lice/' (U+0430 CYRILLIC SMALL LETTER A)"
     """
     odd = list(dict.fromkeys(c for c in printable(name) if not c.isascii()))
@@ -195,8 +195,8 @@ def _ambiguous(names: list[tuple[str, str]], name: str) -> str:
         return (f"collides with {', '.join(listed[:-1]) + ' and ' if len(listed) > 1 else ''}{listed[-1]}: "
                 f"they name the student {printable(names[0][1])!r} alike, so each is graded under its own entry's "
                 "name; check which is whose")
-    listed = [_shown(entry) for entry in others[:5]] + ([f"{len(others) - 5} more"] if len(others) > 5 else [])
-    return (f"{_shown(name)} collides with {', '.join(listed[:-1]) + ' and ' if len(listed) > 1 else ''}"
+    listed = [shown_name(entry) for entry in others[:5]] + ([f"{len(others) - 5} more"] if len(others) > 5 else [])
+    return (f"{shown_name(name)} collides with {', '.join(listed[:-1]) + ' and ' if len(listed) > 1 else ''}"
             f"{listed[-1]}: the names differ only in case, spaces or look-alike letters, so a table shows them "
             f"alike ({student_key(names[0][1])!r}); each is graded under the name it has: check which is whose")
 

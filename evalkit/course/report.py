@@ -24,9 +24,10 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, Sequence
 
+from evalkit.course.intake import shown_name, student_key
 from evalkit.data.jsonl import spreadsheet_safe
 
-__all__ = ["write_tables", "totals", "prepare_out", "spreadsheet_safe", "encodable", "write_atomic", "redacted_rows",
+__all__ = ["write_tables", "totals", "name_collisions", "prepare_out", "spreadsheet_safe", "encodable", "write_atomic", "redacted_rows",
            "OUTPUTS", "RUN_TEXT_FIELDS"]
 
 #: What a grading writes in its folder (``work`` holds each submission's executed copy and log).
@@ -187,14 +188,31 @@ def totals(rows: Sequence) -> list[dict]:
         kept = best.get((*key, row.exercise))
         if kept is None or row.score > kept.score:
             best[(*key, row.exercise)] = row
+    collisions = name_collisions([student for student, _ in problems])
     summed = {key: {"student": key[0], "chapter": key[1], "score": 0.0, "points": 0.0, "exercises passed": 0,
-                    "problems": count} for key, count in problems.items()}
+                    "problems": count, "collides with": collisions.get(key[0], "")}
+              for key, count in problems.items()}
     for (student, chapter, _), row in best.items():
         entry = summed[(student, chapter)]
         entry["score"] += row.score
         entry["points"] += row.points
         entry["exercises passed"] += int(bool(row.points) and row.score == row.points)
     return list(summed.values())
+
+
+def name_collisions(students: Sequence[str]) -> dict[str, str]:
+    """For each student whose name a table shows alike another's (:func:`~evalkit.course.intake.student_key`:
+    a decomposed ``josé`` beside a composed one, ``Alice`` beside ``alice``), the names it collides with, each
+    quoted with its letters beyond ASCII named, so the two lines of a total can be told apart.
+
+    >>> name_collisions(["jos\u00e9", "jose\u0301", "bob"])["jose\u0301"]
+    "'jos\u00e9' (U+00E9 LATIN SMALL LETTER E WITH ACUTE)"
+    """
+    by_key: dict[str, list[str]] = defaultdict(list)
+    for student in dict.fromkeys(students):
+        by_key[student_key(student)].append(student)
+    return {student: "; ".join(shown_name(other) for other in names if other != student)
+            for names in by_key.values() if len(names) > 1 for student in names}
 
 
 def write_tables(rows: Sequence, out: Path, *, isolation: str = "") -> tuple[Path, Path, Path]:
@@ -208,8 +226,8 @@ def write_tables(rows: Sequence, out: Path, *, isolation: str = "") -> tuple[Pat
             for row in rows]  # a name that is not UTF-8 can reach any text field, the reasons included
     summary = totals(rows)
     write_atomic(grades, _csv(COLUMNS, [asdict(row) for row in rows]))
-    write_atomic(total_path, _csv(["student", "chapter", "score", "points", "exercises passed", "problems"],
-                                  summary))
+    write_atomic(total_path, _csv(["student", "chapter", "score", "points", "exercises passed", "problems",
+                                   "collides with"], summary))
     write_atomic(page, _page(rows, summary, isolation))
     return grades, total_path, page
 
@@ -240,6 +258,7 @@ def _page(rows: Sequence, summary: list[dict], isolation: str = "") -> str:
         if row.exercise:
             by_student[row.student][row.exercise] = row
     head = "".join(f"<th>{escape(label)}</th>" for label in exercises)
+    collisions = name_collisions([row.student for row in rows])
     matrix = []
     for student in dict.fromkeys(row.student for row in rows):
         cells = []
@@ -254,7 +273,11 @@ def _page(rows: Sequence, summary: list[dict], isolation: str = "") -> str:
             cells.append(f'<td class="{kind}" title="{escape(row.reason)}">{row.score:g} / {row.points:g}</td>')
         total = [t for t in summary if t["student"] == student]
         score, points = sum(t["score"] for t in total), sum(t["points"] for t in total)
-        matrix.append(f"<tr><th>{escape(student)}</th>{''.join(cells)}<td>{score:g} / {points:g}</td></tr>")
+        shown = escape(student)
+        if collisions.get(student):  # a name drawn like another's is shown with its letters named
+            shown = (f'{escape(shown_name(student))}<br><small>collides with '
+                     f'{escape(collisions[student])}</small>')
+        matrix.append(f"<tr><th>{shown}</th>{''.join(cells)}<td>{score:g} / {points:g}</td></tr>")
     detail = "".join(
         f"<tr><td>{escape(row.student)}</td><td>{escape(row.submission)}</td><td>{escape(row.exercise)}</td>"
         f"<td>{row.score:g} / {row.points:g}</td><td>{escape(row.status)}</td><td>{escape(row.public)}</td>"

@@ -6,9 +6,9 @@ First the credentials written in a named field in any of the unit's files (``pas
 A text (a file that decodes whole, with almost no control characters, as UTF-8, UTF-16 or UTF-32 by a byte-order
 mark or by its zero bytes, or Latin-1 with a stray byte) goes through the redaction (:func:`evalkit.models.redact`)
 up to 16 MB. Every other file up to 16 MB — a checkpoint, a pickle, a numpy array — and every text that is not
-plain UTF-8 has its strings (:mod:`evalkit.grid.binary_strings`) masked in place. Every file then has each
-secret's bytes (UTF-8/16/32, hex, base64) overwritten in place, so a binary keeps its length and its format's
-offsets. A name, a link's target or an extended attribute holding a secret is renamed, re-pointed or removed.
+plain UTF-8 has its strings (:mod:`evalkit.grid.binary_strings`) masked in place. Every file, of any size, then
+has each secret's written forms and pieces overwritten in place (:mod:`evalkit.grid.byte_forms`), so a binary
+keeps its length and its format's offsets. A name, a link's target or an extended attribute holding a secret is renamed, re-pointed or removed.
 Links are not followed, a file with other hard links is first made a copy of its own, and a folder or file mounted
 there from elsewhere is not entered (it is reported), so no file outside the folder is ever changed; a file that
 cannot be scrubbed, even made writable and freed of its immutable flag, is removed (it may hold a secret), and one
@@ -16,10 +16,7 @@ that cannot be removed either is reported.
 """
 from __future__ import annotations
 
-import base64
 import codecs
-import errno
-import mmap
 import os
 import re
 import shutil
@@ -28,13 +25,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evalkit.models import redact
+from evalkit.grid.byte_forms import byte_forms, mask_bytes_in_place
 from evalkit.grid.binary_strings import binary_strings, mask_strings_in_place, named_in_strings
 from evalkit.grid.printed_secrets import _TERMINAL_CODE, output_secrets
 
 __all__ = ["Scrubbed", "scrub_folder"]
 
-# A larger file is masked by the secrets' bytes only: the redaction reads about 0.3 MB of log lines a second, and
-# a unit's scrub is not bounded by its time limit
+# A larger file is masked by the secrets' written forms and pieces only: the redaction reads about 0.3 MB of log
+# lines a second, and a unit's scrub is not bounded by its time limit
 _TEXT_BYTES = 16 * 2**20
 _TEXT_BYTE_VALUES = bytes(range(9, 14)) + bytes(range(32, 256))  # what a text's bytes are, control codes aside
 _CONTROL = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x9f\ufffe\uffff]")
@@ -286,7 +284,7 @@ def _drop_secret_attributes(path: Path, secrets: list[str]) -> None:
 
 def _has_byte_form(text: str, secrets: list[str]) -> bool:
     data = text.encode("latin-1")
-    return any(form in data for form in _byte_forms(secrets))
+    return any(form in data for form in byte_forms(secrets))
 
 
 def _own_copy(path: Path) -> None:
@@ -358,58 +356,4 @@ def _scrub_file(path: Path, secrets: list[str]) -> None:
                 written = True
         if list(readings) != ["utf-8"] or b"\x00" in data:  # a binary, or a text that may hold wide strings
             mask_strings_in_place(path, data, secrets)
-    _mask_bytes_in_place(path, secrets)  # whatever the readings saw: the secrets' own bytes
-
-
-def _byte_forms(secrets: list[str]) -> set[bytes]:
-    """Each secret's bytes as UTF-8, UTF-16 or UTF-32 text, and written whole in hex (either case) or base64, also
-    inside a longer base64 text at any of its three alignments: what a binary file may hold (each form is one scan
-    of the file)."""
-    forms: set[bytes] = set()
-    for secret in (secret for secret in secrets if len(secret) >= 4):
-        raw = secret.encode("utf-8", "surrogatepass")
-        forms |= {secret.encode(encoding, "surrogatepass") for encoding in ("utf-8", "utf-16-le", "utf-16-be",
-                                                                                "utf-32-le", "utf-32-be")}
-        forms |= {raw.hex().encode(), raw.hex().upper().encode(), base64.b64encode(raw).rstrip(b"="),
-                  base64.urlsafe_b64encode(raw).rstrip(b"=")}
-        for encode in (base64.b64encode, base64.urlsafe_b64encode):  # inside longer base64 ("user:" + secret):
-            for shift in (0, 1, 2):  # at each alignment, the characters that depend on the secret's bytes alone
-                middle = encode(b"\0" * shift + raw)[4 if shift else 0:-4]
-                forms.add(middle if len(middle) >= 8 else b"")
-    return {form for form in forms if len(form) >= 4}
-
-
-def _mask_bytes_in_place(path: Path, secrets: list[str]) -> None:
-    """Overwrite each of ``secrets`` (:func:`_byte_forms`) in ``path`` with as many ``*``: a binary file (a
-    checkpoint, a picture, a parquet table) keeps its length and so its format's offsets. Only the parts of the
-    file that hold data are read (a sparse file's holes are zeros, and no form is all zeros)."""
-    forms = sorted(_byte_forms(secrets), key=len, reverse=True)
-    if not forms or path.stat().st_size == 0:
-        return
-    reach = max(map(len, forms))  # a form may end in the first bytes of a hole (a UTF-16 form's last zero)
-    with open(path, "r+b") as handle, mmap.mmap(handle.fileno(), 0) as data:
-        for start, end in _data_parts(handle.fileno(), len(data)):
-            end = min(end + reach, len(data))
-            for form in forms:
-                index = data.find(form, start, end)
-                while index >= 0:
-                    data[index:index + len(form)] = b"*" * len(form)
-                    index = data.find(form, index + len(form), end)
-
-
-def _data_parts(descriptor: int, size: int) -> list[tuple[int, int]]:
-    """The (start, end) of each part of an open file that holds data, holes left out; the whole file where the
-    file system cannot tell."""
-    parts, offset = [], 0
-    try:
-        while offset < size:
-            start = os.lseek(descriptor, offset, os.SEEK_DATA)
-            end = os.lseek(descriptor, start, os.SEEK_HOLE)
-            parts.append((start, end))
-            offset = end
-    except OSError as error:  # ENXIO: no data past offset
-        if error.errno != errno.ENXIO:
-            return [(0, size)]
-    except AttributeError:  # no SEEK_DATA on this system
-        return [(0, size)]
-    return parts
+    mask_bytes_in_place(path, secrets)  # whatever the readings saw: the secrets' own bytes and pieces

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pandas as pd
@@ -160,11 +161,6 @@ def leaderboard(args: argparse.Namespace) -> int:
             except ValueError as error:
                 refused.extend((path, f"not merged with {', '.join(p for p in paths if p != path)}: {error}")
                                for path in paths)
-    else:
-        for judge, group in names.items():
-            if len(group) > 1:
-                print(f"note: {len(group)} card files name the judge {judge!r}: each is its own line, told apart by "
-                      "its file (--merge makes one judge's cards on different sets one line)", file=sys.stderr)
     # The board ranks the half it is told (--half) or the one half every card reports, never the half most
     # cards report: cards made up for the purpose could otherwise choose it and leave honest cards out.
     reported = sorted({card.half for card, _ in lines})
@@ -197,20 +193,30 @@ def leaderboard(args: argparse.Namespace) -> int:
                     + (f" (its sets: {', '.join(sorted(_sets_of(card)))})" if _sets_of(card) else ""))
                    for card, paths in lines if not holds(card))
     lines = [(card, paths) for card, paths in lines if holds(card)]
-    lines = named_apart(also_named(lines, copies, records))
     # A copy that gives a line's result but differs in what its page shows (spec, costs) is named on the line: the
     # board keeps the first in sorted order, and cannot tell which of the two was edited.
     differing: dict[str, list[str]] = {}
     for copy, kept_as, differs in copies:
         if set(differs) - {"notes"}:
             differing.setdefault(kept_as, []).append(f"{copy} differs in {', '.join(differs)}")
-    sources = {card.judge: ", ".join(paths) + "".join(f" (a copy of its result: {'; '.join(differing[path])})"
+    source = lambda paths: ", ".join(paths) + "".join(f" (a copy of its result: {'; '.join(differing[path])})"
                                                       for path in paths if path in differing)
-               for card, paths in lines}
+    # Each card is checked before the lines are named: a card the checks refuse is no namesake of another.
+    checked = []
+    for card, paths in lines:
+        _, failed = checked_cards([card], human_sets, {card.judge: source(paths)})
+        refused.extend(failed)
+        checked += [] if failed else [(card, paths)]
+    if not args.merge:
+        for judge, count in Counter(card.judge for card, _ in checked).items():
+            if count > 1:
+                print(f"note: {count} card files name the judge {judge!r}: each is its own line, told apart by "
+                      "its file (--merge makes one judge's cards on different sets one line)", file=sys.stderr)
+    lines = named_apart(also_named(checked, copies, records))
+    sources = {card.judge: source(paths) for card, paths in lines}
     row_sources = {card.judge: set_files[", ".join(paths)] for card, paths in lines}
     files_of = {card.judge: paths for card, paths in lines}
-    kept, failed = checked_cards([card for card, _ in lines], human_sets, sources)
-    refused.extend(failed)
+    kept = [card for card, _ in lines]
     for path, why in refused:
         print(f"evalkit: refused, left out of the board: {one_line(path)}: {one_line(why)}", file=sys.stderr)
     if not kept:

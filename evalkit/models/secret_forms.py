@@ -18,7 +18,8 @@ from evalkit.models.encoded_runs import mask_encoded_pieces
 from evalkit.models.encoded_text import mask_written_forms
 from evalkit.models.secret_blocks import mask_encoded_secrets
 
-__all__ = ["MASK", "MIN_FRAGMENT", "MAX_WORD", "MIN_ENCODED", "mask_secrets", "mask_echoes"]
+__all__ = ["MASK", "MIN_FRAGMENT", "MAX_WORD", "MIN_ENCODED", "mask_secrets", "mask_echoes", "piece_sources",
+           "piece_stays", "base64_forms"]
 
 MASK = "***"
 MIN_FRAGMENT = 6  # a run this long of a configured secret is masked wherever it appears
@@ -58,7 +59,7 @@ def mask_echoes(text: str, secrets: Sequence[str], *, layers: int = 2) -> str:
         text = text.replace(variant, MASK)
     text = mask_encoded_pieces(text, secrets)  # any piece in an encoded run (base64 of "user:pw", a hex dump)
     text = _mask_grouped(text, secrets)  # printed in groups ("Zq8X wV3k ..."), or split by dashes or tags
-    text = _mask_fragments(text, [v for v in variants if len(v) > MIN_FRAGMENT])
+    text = _mask_fragments(text, piece_sources(secrets))
     if layers and secrets and len(text) >= 20:  # base64 of a text that holds one (a .dockerconfigjson)
         text = mask_encoded_secrets(text, lambda decoded: mask_echoes(decoded, secrets, layers=layers - 1))
     return text
@@ -82,15 +83,7 @@ def _encoded_variants(secrets: Iterable[str]) -> list[str]:
         if not isinstance(secret, str) or len(secret) < MIN_ENCODED:
             continue
         raw = secret.encode("utf-8", "surrogatepass")
-        for encode in (base64.b64encode, base64.urlsafe_b64encode):
-            encoded = encode(raw).decode("ascii")
-            found.update((encoded, encoded.rstrip("=")))
-            # inside a longer encoded text ("user:" + secret, a Basic value): at each of the three alignments,
-            # the characters that depend on the secret's bytes alone
-            for shift in (0, 1, 2):
-                middle = encode(b"\0" * shift + raw).decode("ascii")[4 if shift else 0:-4]
-                if len(middle) >= _MIN_ENCODED_PIECE:
-                    found.add(middle)
+        found.update(form.decode("ascii") for form in base64_forms(raw))
         found.update((raw.hex(), raw.hex().upper(), secret[::-1], base64.b32encode(raw).decode("ascii"),
                       base64.b32encode(raw).decode("ascii").rstrip("=")))
         # the secret as a list of its bytes or characters (a Buffer's JSON, a hex dump, a list of characters)
@@ -103,6 +96,24 @@ def _encoded_variants(secrets: Iterable[str]) -> list[str]:
                       "".join(f"%{b:02x}" for b in raw)))
     found.discard("")
     return sorted(found, key=len, reverse=True)
+
+
+def base64_forms(raw: bytes) -> list[bytes]:
+    """``raw`` in base64, standard and URL-safe, with and without padding, and the part of it that stays the same
+    inside a longer base64 text (``"user:" + secret``, a Basic value) at each of the three alignments: the
+    characters that depend on ``raw``'s bytes alone, where there are ``_MIN_ENCODED_PIECE`` or more.
+
+    >>> base64_forms(b"sk-0123456789ab")[:2]
+    [b'c2stMDEyMzQ1Njc4OWFi', b'c2stMDEyMzQ1Njc4OWFi']
+    """
+    forms = []
+    for encode in (base64.b64encode, base64.urlsafe_b64encode):
+        encoded = encode(raw)
+        forms += [encoded, encoded.rstrip(b"=")]
+        for shift in (0, 1, 2):
+            middle = encode(b"\0" * shift + raw)[4 if shift else 0:-4]
+            forms += [middle] if len(middle) >= _MIN_ENCODED_PIECE else []
+    return forms
 
 
 MIN_GROUPED = 10  # a secret this long is masked also printed in groups or split by separators
@@ -186,19 +197,38 @@ def _mask_fragments(text: str, secrets: Sequence[str]) -> str:
             while index < len(text) and covered[index]:
                 index += 1
             run = text[start:index]
-            # an ordinary word stays unless it is a whole secret, in any case (a password "sunflowerz" printed
-            # "SUNFLOWERZ")
-            # (nor a piece of a secret made of letters only, or a long word that is half of one: a passphrase's
-            # words are the secret; a short word of a short key, "openai" of "sk-openai-1", stays)
-            kept = _ordinary_word(run) and not any(
-                secret.lower() in run.lower() or (run.lower() in secret.lower() and (
-                    secret.isalpha() or (len(run) >= _LONG_WORD and 2 * len(run) >= len(secret))))
-                for secret in secrets)
-            out.append(run if kept else MASK)
+            out.append(run if piece_stays(run, secrets) else MASK)
         else:
             out.append(text[index])
             index += 1
     return "".join(out)
+
+
+def piece_sources(secrets: Iterable[str]) -> list[str]:
+    """The texts whose ``MIN_FRAGMENT``-character pieces are masked: each written form of a secret (bare,
+    quoted, escaped) longer than ``MIN_FRAGMENT``, and a secret of ``MIN_ENCODED`` characters or more reversed
+    (a key echoed backwards, of which a piece is a piece still).
+
+    >>> piece_sources(["bot1234:AAHk9xQ2"])[-1]
+    '2Qx9kHAA:4321tob'
+    """
+    written = [variant for variant in _variants(secrets) if len(variant) > MIN_FRAGMENT]
+    return [*written, *(secret[::-1] for secret in secrets if isinstance(secret, str) and len(secret) >= MIN_ENCODED)]
+
+
+def piece_stays(run: str, secrets: Sequence[str]) -> bool:
+    """Whether a run of text made of pieces of ``secrets`` stays readable: one ordinary word
+    (:func:`_ordinary_word`) that is not a whole secret in any case (a password "sunflowerz" printed
+    "SUNFLOWERZ"), nor a piece of a secret made of letters only, nor a long word that is half of one (a
+    passphrase's words are the secret; a short word of a short key, "openai" of "sk-openai-1", stays).
+
+    >>> piece_stays("openai", ["sk-openai-1"]), piece_stays("sk-ope", ["sk-openai-1"])
+    (True, False)
+    """
+    return _ordinary_word(run) and not any(
+        secret.lower() in run.lower() or (run.lower() in secret.lower() and (
+            secret.isalpha() or (len(run) >= _LONG_WORD and 2 * len(run) >= len(secret))))
+        for secret in secrets)
 
 
 def _ordinary_word(run: str) -> bool:

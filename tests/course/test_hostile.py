@@ -520,6 +520,27 @@ def test_copies_of_one_chapter_count_each_exercise_once_in_the_totals():
     assert (table["honest"]["score"], table["honest"]["points"], table["honest"]["problems"]) == (1.0, 2.0, 1)
 
 
+def test_two_names_a_table_shows_alike_are_told_apart_in_the_totals_and_the_summary(tmp_path):
+    """A composed ``josé`` beside a decomposed one (a name a Mac writes decomposed): grades.csv's rows name the
+    collision, and the totals and the page's summary, one line per name, say which line is which."""
+    import csv
+
+    from evalkit.course.grade import GradeRow
+    from evalkit.course.report import write_tables
+
+    composed, decomposed = "jos\u00e9", "jose\u0301"
+    rows = [GradeRow(name, f"{name}/04.ipynb", "04", "ch4-a", score, 1.0, "graded", "passed", "passed", "")
+            for name, score in ((composed, 0.0), (decomposed, 1.0), ("bob", 1.0))]
+    grades, totals_path, page = write_tables(rows, tmp_path)
+    with open(totals_path, newline="", encoding="utf-8") as handle:
+        table = {line["student"]: line for line in csv.DictReader(handle)}
+    assert "U+0301" in table[composed]["collides with"] and "U+00E9" in table[decomposed]["collides with"]
+    assert table["bob"]["collides with"] == ""
+    summary = page.read_text().split("<h2>")[0]
+    assert "U+0301 COMBINING ACUTE ACCENT" in summary and "U+00E9 LATIN SMALL LETTER E WITH ACUTE" in summary
+    assert summary.count("collides with") == 2
+
+
 def test_a_literal_backslash_name_and_a_byte_that_is_not_utf8_are_two_students_printed_apart(tmp_path):
     from evalkit.course.intake import intake
 

@@ -393,6 +393,49 @@ def test_a_file_over_the_text_limit_loses_its_secrets_bytes_hex_and_base64_in_pl
     assert len(blob.read_bytes()) == len(content)
 
 
+@pytest.mark.parametrize("secret", ['Kw"9\\Lm/Zq8Tx3Rp', "Pässwört-Lq8Zk2Xy", "GpwL7Rk2Tq9Vm4Xz8"])
+def test_a_file_over_the_text_limit_loses_its_secrets_in_every_written_form_and_piece(tmp_path, monkeypatch, secret):
+    """A file too large for the redaction loses a given secret in another case, percent-, \\u-, entity- or
+    JSON-escaped (as ``json.dumps`` of a command's arguments writes it), in base32, colon-separated hex, reversed
+    and as a cut piece, in a text and in a binary, its length kept; an ordinary word the secret shares stays."""
+    import base64
+    import json
+
+    import evalkit.grid.scrub as scrub
+
+    monkeypatch.setattr(scrub, "_TEXT_BYTES", 16)
+    raw = secret.encode()
+    forms = [secret.lower(), secret.upper(), secret.swapcase(), "".join(f"%{b:02x}" for b in raw),
+             "".join(f"\\u{ord(c):04x}" for c in secret), secret[2:10], "".join(f"&#{ord(c)};" for c in secret),
+             base64.b32encode(raw).decode(), ":".join(f"{b:02x}" for b in raw), json.dumps(secret)[1:-1],
+             json.dumps(secret, ensure_ascii=False)[1:-1], secret[::-1]]
+    text = "progress line ok\n" * 50 + "\n".join(f"{n}: {form}" for n, form in enumerate(forms)) + "\nlines: ok\n"
+    (tmp_path / "big.log").write_text(text + json.dumps({"argv": [secret, "x"]}) + "\n")
+    (tmp_path / "big.bin").write_bytes(b"\x00\x01" * 300 + "\x00".join(forms).encode() + b"\x00lines\x00")
+    sizes = {path.name: path.stat().st_size for path in tmp_path.iterdir()}
+    scrub.scrub_folder(tmp_path, [secret])
+    for path in tmp_path.iterdir():
+        data = path.read_bytes()
+        assert len(data) == sizes[path.name] and b"lines" in data
+        kept = [form for form in forms if form.encode() in data]
+        assert not kept and b"Zq8" not in data and b"zq8" not in data and b"Lq8Z" not in data, (path.name, kept)
+
+
+def test_pieces_across_a_window_of_the_byte_scan_are_read_whole(tmp_path, monkeypatch):
+    """The byte scan reads a large file a window at a time: a secret cut by a window's end is masked whole, and a
+    word it shares that a window's end cuts is still read as one word, and kept."""
+    from evalkit.grid import byte_forms
+
+    monkeypatch.setattr(byte_forms, "_WINDOW", 64)
+    secret = "sk-openai-Zq8XwV3kLm9P"
+    path = tmp_path / "big.bin"
+    content = b"." * 50 + b"<" + secret.swapcase().encode() + b">" + b"." * 60 + b" openai. " + b"." * 40
+    path.write_bytes(content)
+    byte_forms.mask_bytes_in_place(path, [secret])
+    data = path.read_bytes()
+    assert len(data) == len(content) and b"<" + b"*" * len(secret) + b">" in data and b" openai. " in data
+
+
 def test_the_scrub_reads_every_encoding_renames_secret_names_and_changes_nothing_through_a_hard_link(tmp_path):
     """A file that looks like UTF-16 for its first 4 KB and is UTF-8 after, or UTF-16 with a UTF-8 line after
     it, still loses the secret; a name holding a secret is renamed; a file hard-linked from outside the folder is

@@ -261,3 +261,22 @@ def test_a_renamed_copy_that_sorts_first_does_not_take_the_originals_name_away(i
     (line,) = board_json(out)
     assert line["judge"] == f"mallory-judge (also named good by {alice})", line
     assert "also named good" in (out / "leaderboard.md").read_text()
+
+
+def test_a_card_the_board_refuses_is_no_namesake_of_the_card_it_names(inputs, tmp_path, monkeypatch, capsys):
+    """A card naming another's judge but with scores its rows do not match is refused; the real card's line keeps
+    its name as written, and no note counts the refused card as a second card of that judge."""
+    sets, cards = inputs
+    _write(cards["good"], tmp_path / "cards" / "alice")
+
+    def noisy(record):  # Alice's card with its scores turned round: its rows no longer match them
+        record["judge"] = "good"
+        for entry in record["scores"]:
+            entry["scores"] = [None if s is None else -s for s in entry["scores"]]
+
+    forged = _write(cards["good"], tmp_path / "cards" / "zz-imp", noisy)
+    out = tmp_path / "board"
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, out) == 0
+    assert [line["judge"] for line in board_json(out)] == ["good"]
+    assert [refusal["file"] for refusal in _refused(out)] == [str(forged)]
+    assert "name the judge" not in capsys.readouterr().err

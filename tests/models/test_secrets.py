@@ -1007,6 +1007,8 @@ def test_a_docker_config_json_and_other_base64_text_holding_a_credential_are_mas
 ])
 def test_a_field_named_as_a_credential_is_masked_whatever_the_syntax_around_it(text):
     assert "Fq7Zx2" not in redact(text), redact(text)
+    long_value = "Fq7Zx2Lm9Kp4" + "Qw8Er" * 200  # a token of a thousand characters is masked to its end
+    assert "Qw8Er" not in redact(text.replace("Fq7Zx2Lm9Kp4", long_value)), redact(text.replace("Fq7Zx2Lm9Kp4", long_value))
 
 
 def test_fields_whose_names_hold_no_credential_or_whose_values_are_no_secret_stay_readable():
@@ -1036,3 +1038,15 @@ def test_a_given_password_in_a_hex_dump_of_its_basic_header_is_masked():
     for text in (header.hex(), " ".join(f"{b:02x}" for b in header[20:]), written.hex()):
         masked = redact(text, [password])
         assert masked.count("***") and written.hex()[6:] not in masked, masked
+
+
+def test_a_path_key_echoed_backwards_from_its_cut_piece_is_masked():
+    """A key in an endpoint's path (``/bot<token>/v1``) echoed reversed without its ``bot`` prefix: a piece of
+    the reversed key is masked as a piece of the key is; an ordinary word in the reply stays."""
+    from evalkit.models.redaction import configured_secrets, mask_echoes
+
+    token = "123456789:AAHk9xQ2Lm4Rt6Yp9ZzWqLp"
+    secrets = configured_secrets(f"http://127.0.0.1:9/bot{token}/v1")
+    for text in (f"echo {token[::-1]} end", f"echo {token[::-1][:9]} end"):
+        assert mask_echoes(text, secrets) == "echo *** end" and redact(text, secrets) == "echo *** end", text
+    assert mask_echoes("a bot replies", secrets) == "a bot replies"
