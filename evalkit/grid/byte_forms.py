@@ -5,9 +5,10 @@ Two scans of the file's data (a sparse file's holes are skipped): each written f
 the forms the redaction masks whole, as UTF-8 bytes, and the secret as UTF-16 or UTF-32 text) is overwritten
 wherever it stands, and then every run of the file made of ``MIN_FRAGMENT``-byte pieces of a secret, in any case of
 its ASCII letters (a JSON writer's escaped copy, a cut piece), unless the run is one ordinary word
-(:func:`evalkit.models.secret_forms.piece_stays`). The pieces are searched for all at once, window by window
-(numpy compares each window of 6 bytes with every piece), so the scan's time grows with the file, not with the
-number of secrets. What only the redaction reads — a piece inside an encoded run, a secret printed in groups,
+(:func:`evalkit.models.secret_forms.piece_stays`). Each scan looks for all its strings at once, 4 MB at a time:
+numpy marks the places whose first two bytes begin one, reads the bytes from there as a number and looks it up
+among the strings' own, so the time grows with the file, not with the number of forms (a 200 MB file of random
+bytes and four secrets, 217 forms: 2 s). What only the redaction reads — a piece inside an encoded run, a secret printed in groups,
 base64 of a text that holds one, and pieces of a UTF-16 or UTF-32 text — is masked in files up to the scrub's text
 limit.
 """
@@ -78,15 +79,83 @@ def _escaped_forms(secrets: Iterable[str]) -> list[str]:
     return forms
 
 
+_LOWER = np.arange(256, dtype=np.uint8)
+_LOWER[ord("A"):ord("Z") + 1] += 32  # ASCII letters lowered, every other byte kept
+
+
+def _numbers_at(values: np.ndarray, starts: np.ndarray, size: int) -> np.ndarray:
+    """The ``size`` bytes (at most 8) of ``values`` from each of ``starts``, each read as one little-endian
+    number."""
+    numbers = np.zeros(len(starts), dtype=np.uint64)
+    for index in range(size):
+        numbers |= values[starts + index].astype(np.uint64) << np.uint64(8 * index)
+    return numbers
+
+
+def _pair_starts(values: np.ndarray, count: int, table: np.ndarray) -> np.ndarray:
+    """The places among the first ``count`` of ``values`` whose two bytes from there are marked in ``table``
+    (indexed by the two bytes as a little-endian number)."""
+    return np.flatnonzero(table[values[:count].astype(np.uint16) | values[1:count + 1].astype(np.uint16) << 8])
+
+
+def _found(sorted_numbers: np.ndarray, numbers: np.ndarray) -> np.ndarray:
+    """Which of ``numbers`` are among ``sorted_numbers``."""
+    if not len(sorted_numbers):
+        return np.zeros(len(numbers), dtype=bool)
+    places = np.minimum(np.searchsorted(sorted_numbers, numbers), len(sorted_numbers) - 1)
+    return sorted_numbers[places] == numbers
+
+
+class _FormScan:
+    """Whole byte strings (4 bytes or more) found all at once in a file's bytes: the places whose first two bytes
+    begin some form are read as numbers of 8 bytes (4 for a shorter form), looked up among the forms' own, and
+    confirmed whole, longest form first.
+
+    >>> _FormScan([b"secret", b"sec", b"secret-key"]).spans(b"a secret-key and a secret")
+    [(2, 12), (19, 25)]
+    """
+
+    def __init__(self, forms: Iterable[bytes]):
+        self.forms: dict[tuple[int, int], list[bytes]] = {}
+        for form in sorted((form for form in forms if len(form) >= 4), key=len, reverse=True):
+            size = 8 if len(form) >= 8 else 4
+            self.forms.setdefault((size, int.from_bytes(form[:size], "little")), []).append(form)
+        self.numbers = {size: np.array(sorted(number for kind, number in self.forms if kind == size), dtype=np.uint64)
+                        for size in (4, 8)}
+        self.pairs = np.zeros(2**16, dtype=bool)
+        self.pairs[[number & 0xFFFF for _, number in self.forms]] = True
+        self.reach = max((len(form) for group in self.forms.values() for form in group), default=0)
+
+    def spans(self, data: bytes) -> list[tuple[int, int]]:
+        """The (start, end) of the longest form starting at each place of ``data`` where one does."""
+        values = np.frombuffer(data, dtype=np.uint8)
+        found = {}
+        for size, numbers in self.numbers.items():
+            starts = _pair_starts(values, len(data) - size + 1, self.pairs) if len(data) >= size and len(numbers) else []
+            if len(starts):
+                heads = _numbers_at(values, starts, size)
+                hits = _found(numbers, heads)
+                for start, head in zip(starts[hits].tolist(), heads[hits].tolist()):
+                    form = next((form for form in self.forms[(size, head)] if data.startswith(form, start)), None)
+                    if form is not None and len(form) > found.get(start, 0):
+                        found[start] = len(form)
+        return sorted((start, start + size) for start, size in found.items())
+
+
 class _PieceScan:
     """Every ``MIN_FRAGMENT``-byte piece of some secrets' written forms (ASCII letters lowered), found all at once
-    in a file's bytes: each window of the bytes is read as a number and looked up among the pieces' numbers."""
+    in a file's bytes: the windows whose first two bytes begin some piece are read as numbers and looked up among
+    the pieces' numbers. A piece made of one repeated byte is left out (a run of zeros in a binary is no
+    secret's)."""
 
     def __init__(self, secrets: Sequence[str]):
         self.secrets = piece_sources(secrets)
         pieces = {raw[i:i + MIN_FRAGMENT] for raw in (v.encode("utf-8", "surrogatepass").lower() for v in self.secrets)
                   for i in range(len(raw) - MIN_FRAGMENT + 1)}
+        pieces = {piece for piece in pieces if len(set(piece)) > 1}
         self.numbers = np.array(sorted(int.from_bytes(piece, "little") for piece in pieces), dtype=np.uint64)
+        self.heads = np.zeros(2**16, dtype=bool)
+        self.heads[[piece[0] | piece[1] << 8 for piece in pieces]] = True
 
     def runs(self, data: bytes) -> list[tuple[int, int]]:
         """The (start, end) of each run of ``data`` that pieces cover, in order.
@@ -97,37 +166,40 @@ class _PieceScan:
         count = len(data) - MIN_FRAGMENT + 1
         if count <= 0 or not len(self.numbers):
             return []
-        values = np.frombuffer(data, dtype=np.uint8)
-        values = np.where((values >= 65) & (values <= 90), values + 32, values).astype(np.uint64)
-        windows = np.zeros(count, dtype=np.uint64)
-        for index in range(MIN_FRAGMENT):
-            windows |= values[index:index + count] << np.uint64(8 * index)
-        places = np.searchsorted(self.numbers, windows)
-        found = self.numbers[np.minimum(places, len(self.numbers) - 1)] == windows
-        if not found.any():
+        lowered = _LOWER[np.frombuffer(data, dtype=np.uint8)]
+        starts = _pair_starts(lowered, count, self.heads)
+        found = starts[_found(self.numbers, _numbers_at(lowered, starts, MIN_FRAGMENT))]
+        if not len(found):
             return []
-        covered = np.convolve(found.astype(np.int8), np.ones(MIN_FRAGMENT, dtype=np.int8))[:len(data)] > 0
-        edges = np.flatnonzero(np.diff(np.concatenate(([False], covered, [False])).astype(np.int8)))
+        covered = np.zeros(len(data) + 1, dtype=np.int8)
+        for index in range(MIN_FRAGMENT):
+            covered[found + index] = 1
+        edges = np.flatnonzero(np.diff(np.concatenate(([0], covered))))
         return [(int(start), int(end)) for start, end in zip(edges[0::2], edges[1::2])]
 
 
 def mask_bytes_in_place(path: Path, secrets: Sequence[str]) -> None:
     """Overwrite each of ``secrets`` in ``path`` with as many ``*``: its written forms (:func:`byte_forms`) and
     every run of its pieces (see the module's description)."""
-    forms = sorted(byte_forms(secrets), key=len, reverse=True)
-    if not forms or path.stat().st_size == 0:
+    forms = _FormScan(byte_forms(secrets))
+    if not forms.reach or path.stat().st_size == 0:
         return
-    scan = _PieceScan([secret for secret in secrets if len(secret) >= _MIN_FORM])
-    reach = max(map(len, forms))  # a form may end in the first bytes of a hole (a UTF-16 form's last zero)
+    pieces = _PieceScan([secret for secret in secrets if len(secret) >= _MIN_FORM])
     with open(path, "r+b") as handle, mmap.mmap(handle.fileno(), 0) as data:
         for start, end in _data_parts(handle.fileno(), len(data)):
-            end = min(end + reach, len(data))
-            for form in forms:
-                index = data.find(form, start, end)
-                while index >= 0:
-                    data[index:index + len(form)] = b"*" * len(form)
-                    index = data.find(form, index + len(form), end)
-            _mask_pieces(data, start, end, scan)
+            end = min(end + forms.reach, len(data))  # a form may end in a hole's first bytes (UTF-16's last zero)
+            _mask_forms(data, start, end, forms)
+            _mask_pieces(data, start, end, pieces)
+
+
+def _mask_forms(data: mmap.mmap, start: int, end: int, scan: _FormScan) -> None:
+    """Overwrite every form in ``data[start:end]``, a window at a time, each window read on past its end by the
+    longest form's length (a form starting in a window is found whole)."""
+    for position in range(start, end, _WINDOW):
+        stop = min(position + _WINDOW, end)
+        for form_start, form_end in scan.spans(data[position:min(stop + scan.reach - 1, end)]):
+            if form_start < stop - position:
+                data[position + form_start:position + form_end] = b"*" * (form_end - form_start)
 
 
 def _mask_pieces(data: mmap.mmap, start: int, end: int, scan: _PieceScan) -> None:

@@ -422,18 +422,21 @@ def test_a_file_over_the_text_limit_loses_its_secrets_in_every_written_form_and_
 
 
 def test_pieces_across_a_window_of_the_byte_scan_are_read_whole(tmp_path, monkeypatch):
-    """The byte scan reads a large file a window at a time: a secret cut by a window's end is masked whole, and a
-    word it shares that a window's end cuts is still read as one word, and kept."""
+    """The byte scan reads a large file a window at a time: a secret cut by a window's end is masked whole (by its
+    pieces, and a written form by the form), and a word it shares is still read as one word, and kept."""
     from evalkit.grid import byte_forms
 
     monkeypatch.setattr(byte_forms, "_WINDOW", 64)
     secret = "sk-openai-Zq8XwV3kLm9P"
     path = tmp_path / "big.bin"
-    content = b"." * 50 + b"<" + secret.swapcase().encode() + b">" + b"." * 60 + b" openai. " + b"." * 40
+    written = secret.encode().hex().encode()  # a form found whole, not by pieces, across the next window's start
+    content = (b"." * 50 + b"<" + secret.swapcase().encode() + b">" + b"." * 60 + b" openai. " + b"." * 26
+               + b"[" + written + b"]" + b"." * 40)
     path.write_bytes(content)
     byte_forms.mask_bytes_in_place(path, [secret])
     data = path.read_bytes()
     assert len(data) == len(content) and b"<" + b"*" * len(secret) + b">" in data and b" openai. " in data
+    assert b"[" + b"*" * len(written) + b"]" in data, data
 
 
 def test_the_scrub_reads_every_encoding_renames_secret_names_and_changes_nothing_through_a_hard_link(tmp_path):
