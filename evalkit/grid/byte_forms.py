@@ -15,7 +15,6 @@ limit.
 from __future__ import annotations
 
 import errno
-import json
 import mmap
 import os
 from pathlib import Path
@@ -40,6 +39,7 @@ def byte_forms(secrets: Iterable[str]) -> set[bytes]:
     ``&#xNN;``, ``%XX``), in UTF-16 or UTF-32, and in hex or base64 (also inside a longer base64 text, at each of
     its three alignments).
 
+    >>> import json
     >>> secret = 'Pässwört"9' + chr(92) + 'Lm'  # a quote and a backslash, which JSON escapes
     >>> [json.dumps(secret, ensure_ascii=ascii)[1:-1].encode() in byte_forms([secret]) for ascii in (True, False)]
     [True, True]
@@ -47,19 +47,13 @@ def byte_forms(secrets: Iterable[str]) -> set[bytes]:
     set()
     """
     given = [secret for secret in secrets if isinstance(secret, str) and len(secret) >= _MIN_FORM]
-    texts = {*_variants(given), *_encoded_variants(given), *_escaped_forms(given),
-             *(_json_text(secret) for secret in given)}
+    texts = {*_variants(given), *_encoded_variants(given), *_escaped_forms(given)}
     forms = {text.encode("utf-8", "surrogatepass") for text in texts}
     for secret in given:
         raw = secret.encode("utf-8", "surrogatepass")
         forms |= {secret.encode(encoding, "surrogatepass") for encoding in _WIDE}
         forms |= {raw.hex().encode(), raw.hex().upper().encode(), *base64_forms(raw)}
     return {form for form in forms if len(form) >= _MIN_FORM}
-
-
-def _json_text(secret: str) -> str:
-    """``secret`` as a JSON string's inside, written with its letters beyond ASCII kept (``ensure_ascii=False``)."""
-    return json.dumps(secret, ensure_ascii=False)[1:-1]
 
 
 def _escaped_forms(secrets: Iterable[str]) -> list[str]:

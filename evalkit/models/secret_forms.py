@@ -139,13 +139,15 @@ def _mask_grouped(text: str, secrets: Sequence[str]) -> str:
 
 
 def _variants(secrets: Iterable[str]) -> list[str]:
-    """Each secret as it may be written: bare, URL-quoted, URL-unquoted, JSON-escaped; longest first."""
+    """Each secret as it may be written: bare, URL-quoted, URL-unquoted, JSON-escaped (with and without ASCII
+    escapes); longest first."""
     found: set[str] = set()
     for secret in secrets:
         if not isinstance(secret, str) or len(secret) < _MIN_SECRET:
             continue
         quoted = quote(secret.encode("utf-8", "surrogatepass"), safe="")  # a lone surrogate (an undecodable byte)
-        for variant in (secret, quoted, unquote(secret), json.dumps(secret)[1:-1], secret.replace(" ", "+"),
+        for variant in (secret, quoted, unquote(secret), json.dumps(secret)[1:-1],
+                        json.dumps(secret, ensure_ascii=False)[1:-1], secret.replace(" ", "+"),
                         secret.replace(" ", "_"), *_other_unicode(secret)):  # a passphrase form-encoded, or joined
             if len(variant) >= _MIN_SECRET:
                 found.add(variant)

@@ -1050,3 +1050,13 @@ def test_a_path_key_echoed_backwards_from_its_cut_piece_is_masked():
     for text in (f"echo {token[::-1]} end", f"echo {token[::-1][:9]} end"):
         assert mask_echoes(text, secrets) == "echo *** end" and redact(text, secrets) == "echo *** end", text
     assert mask_echoes("a bot replies", secrets) == "a bot replies"
+
+
+def test_a_secret_with_accents_and_a_quote_written_by_json_without_ascii_escapes_is_masked_whole():
+    """``json.dumps(..., ensure_ascii=False)`` escapes the quote and the backslash but keeps the accented letters:
+    that writing is one of a secret's forms, so no head of it is left before the mask."""
+    import json
+
+    for secret in ('Pä"ss\\wört12', 'Zä"q8\\X'):
+        written = json.dumps({"a": secret}, ensure_ascii=False)
+        assert redact(f"x {written} y", [secret]) == 'x {"a": "***"} y'
