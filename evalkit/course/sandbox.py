@@ -187,7 +187,8 @@ def _unshare_flags(unprivileged: bool, network: bool) -> list[str]:
 
 def scrubbed_environment(home: Path, *, base: dict[str, str] | None = None) -> dict[str, str]:
     """The run's environment: the allowed variables of ``base`` (default ``os.environ``), but none whose value holds a
-    credential (a mirror's URL with a password in ``HF_HUB_CACHE``: :func:`evalkit.models.redact` would change it), a
+    credential (a mirror's URL with a password in ``HF_HUB_CACHE``: :func:`evalkit.models.redact` would change it,
+    or the value, or a piece, of a variable named as a credential: ``TZ`` set to ``$DB_PASSWORD``), a
     ``PATH`` of the interpreter's folder and the system's, and every home, cache and runtime folder inside ``home``.
 
     >>> env = scrubbed_environment(Path("/h"), base={"LANG": "C", "HF_HOME": "https://u:Pw-9x8y@mirror/hub"})
@@ -195,9 +196,12 @@ def scrubbed_environment(home: Path, *, base: dict[str, str] | None = None) -> d
     ('C', False)
     """
     from evalkit.models import redact
+    from evalkit.models.redaction import environment_secrets
 
     base = os.environ if base is None else base
-    env = {name: base[name] for name in ENVIRONMENT_ALLOWED if base.get(name) and redact(base[name]) == base[name]}
+    secrets = environment_secrets(base)  # a variable the grader holds as a credential, copied into an allowed one
+    env = {name: base[name] for name in ENVIRONMENT_ALLOWED
+           if base.get(name) and redact(base[name], secrets) == base[name]}
     if env.get("EVALKIT_DATA_DIR"):
         env["EVALKIT_DATA_DIR"] = str(Path(env["EVALKIT_DATA_DIR"]).resolve())
     env.update(PATH=os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]),

@@ -8,6 +8,7 @@ builds on these, and so does every record the kit shares (:func:`mask_secrets` f
 from __future__ import annotations
 
 import base64
+import binascii
 import json
 import re
 import unicodedata
@@ -53,8 +54,10 @@ def mask_echoes(text: str, secrets: Sequence[str], *, layers: int = 2) -> str:
     >>> mask_echoes("echo: S3cretPas and https://h/?q=1 key=v", ["S3cretPassw0rd99x"])
     'echo: *** and https://h/?q=1 key=v'
     """
-    text = mask_written_forms(text, secrets, MASK)  # escaped character by character, or split by a line break
     variants = _variants(secrets)
+    # escaped character by character (a UTF-8 byte at a time too: its reading is the secret's mojibake), or split
+    # by a line break
+    text = mask_written_forms(text, variants, MASK)
     for variant in [*variants, *_encoded_variants(secrets)]:
         text = text.replace(variant, MASK)
     text = mask_encoded_pieces(text, secrets)  # any piece in an encoded run (base64 of "user:pw", a hex dump)
@@ -72,8 +75,9 @@ _MIN_ENCODED_PIECE = 8  # the part of a secret's base64 that no neighbouring byt
 def _encoded_variants(secrets: Iterable[str]) -> list[str]:
     """Other writings of each secret of at least ``MIN_ENCODED`` characters, masked whole only (their pieces
     would mask ordinary text): base64 (standard and URL-safe, with and without padding, and the part that stays the
-    same inside a longer base64 text at any alignment), hex, lower and upper case, every character
-    ``\\u``-escaped (either case of hex digits) and every byte percent-encoded; longest first.
+    same inside a longer base64 text at any alignment), hex, quoted-printable, a bytes object's printing, lower and
+    upper case, every character ``\\u``-escaped (either case of hex digits) and every byte percent-encoded;
+    longest first.
 
     >>> "c2stMDEyMzQ1Njc4OWFi" in _encoded_variants(["sk-0123456789ab"]), _encoded_variants(["short"])
     (True, [])
@@ -91,6 +95,9 @@ def _encoded_variants(secrets: Iterable[str]) -> list[str]:
             found.update((joiner.join(str(b) for b in raw), joiner.join(f"{b:02x}" for b in raw),
                           joiner.join(f"{b:02X}" for b in raw), joiner.join(f"0x{b:02x}" for b in raw),
                           joiner.join(json.dumps(c) for c in secret)))
+        # quoted-printable (spaces kept or escaped), and the bytes as Python prints them (b'p\xc3\xa4...')
+        found.update((binascii.b2a_qp(raw).decode("ascii"), binascii.b2a_qp(raw, quotetabs=True).decode("ascii"),
+                      repr(raw)[2:-1]))
         found.update((secret.lower(), secret.upper(), "".join(f"\\u{ord(c):04x}" for c in secret),
                       "".join(f"\\u{ord(c):04X}" for c in secret), "".join(f"%{b:02X}" for b in raw),
                       "".join(f"%{b:02x}" for b in raw)))

@@ -714,3 +714,15 @@ def test_a_notebook_holding_millions_of_values_is_refused_before_the_grader_load
     path.write_text(json.dumps(notebook, separators=(",", ":")))
     with pytest.raises(NotASubmission, match="more than 500,000 values"):
         read_submission(path)
+
+
+def test_an_allowed_variable_holding_a_credential_of_the_graders_environment_is_not_passed_on():
+    """``TZ`` set to the grader's ``$DB_PASSWORD`` (or to a piece of it) reaches no notebook; an allowed variable
+    with an ordinary value does."""
+    from evalkit.course.sandbox import scrubbed_environment
+
+    password = "Mx9vQ2mPz77Kk"
+    for held in (password, f"Europe/{password[:8]}"):
+        env = scrubbed_environment(Path("/h"), base={"TZ": held, "DB_PASSWORD": password, "LANG": "C.UTF-8"})
+        assert "TZ" not in env and env["LANG"] == "C.UTF-8" and password not in "".join(env.values()), env
+    assert scrubbed_environment(Path("/h"), base={"TZ": "Europe/Paris", "DB_PASSWORD": password})["TZ"] == "Europe/Paris"
