@@ -25,7 +25,7 @@ import numpy as np
 from evalkit.models.secret_forms import (MIN_FRAGMENT, _encoded_variants, _variants, base64_forms, piece_sources,
                                          piece_stays)
 
-__all__ = ["byte_forms", "mask_bytes_in_place"]
+__all__ = ["byte_forms", "mask_bytes_in_place", "holds_secret", "copy_data_parts"]
 
 _MIN_FORM = 4  # a shorter secret is not looked for in bytes (it would mask data by chance)
 _WINDOW = 4 * 2**20  # bytes of a file compared with the pieces at once (8 bytes of memory each)
@@ -184,6 +184,41 @@ def mask_bytes_in_place(path: Path, secrets: Sequence[str]) -> None:
             end = min(end + forms.reach, len(data))  # a form may end in a hole's first bytes (UTF-16's last zero)
             _mask_forms(data, start, end, forms)
             _mask_pieces(data, start, end, pieces)
+
+
+def holds_secret(path: Path, secrets: Sequence[str]) -> bool:
+    """Whether :func:`mask_bytes_in_place` would change ``path``: a written form of a secret, or a run of its
+    pieces that is not an ordinary word, in the file's data (read only)."""
+    forms = _FormScan(byte_forms(secrets))
+    if not forms.reach or path.stat().st_size == 0:
+        return False
+    pieces = _PieceScan([secret for secret in secrets if len(secret) >= _MIN_FORM])
+    with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        for start, end in _data_parts(handle.fileno(), len(data)):
+            end = min(end + forms.reach, len(data))
+            for position in range(start, end, _WINDOW):
+                chunk = data[position:min(position + _WINDOW + forms.reach - 1, end)]
+                if forms.spans(chunk) or any(not piece_stays(chunk[a:b].decode("latin-1"), pieces.secrets)
+                                             for a, b in pieces.runs(chunk)):
+                    return True
+    return False
+
+
+def copy_data_parts(source: Path, target: Path) -> None:
+    """Copy ``source`` to ``target`` part by part of its data, so a sparse file's holes stay holes (a 1 TB
+    sparse file with 4 KB of data copies as 4 KB)."""
+    with open(source, "rb") as reading, open(target, "wb") as writing:
+        size = os.fstat(reading.fileno()).st_size
+        for start, end in _data_parts(reading.fileno(), size):
+            reading.seek(start)
+            writing.seek(start)
+            while start < end:
+                block = reading.read(min(_WINDOW, end - start))
+                if not block:
+                    break
+                writing.write(block)
+                start += len(block)
+        writing.truncate(size)
 
 
 def _mask_forms(data: mmap.mmap, start: int, end: int, scan: _FormScan) -> None:

@@ -9,7 +9,8 @@ up to 16 MB. Every other file up to 16 MB — a checkpoint, a pickle, a numpy ar
 plain UTF-8 has its strings (:mod:`evalkit.grid.binary_strings`) masked in place. Every file, of any size, then
 has each secret's written forms and pieces overwritten in place (:mod:`evalkit.grid.byte_forms`), so a binary
 keeps its length and its format's offsets. A name, a link's target or an extended attribute holding a secret is renamed, re-pointed or removed.
-Links are not followed, a file with other hard links is first made a copy of its own, and a folder or file mounted
+Links are not followed, a file with other hard links is first made a copy of its own (its holes kept; one over
+16 MB only when it holds something to mask), and a folder or file mounted
 there from elsewhere is not entered (it is reported), so no file outside the folder is ever changed; a file that
 cannot be scrubbed, even made writable and freed of its immutable flag, is removed (it may hold a secret), and one
 that cannot be removed either is reported.
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evalkit.models import redact
-from evalkit.grid.byte_forms import byte_forms, mask_bytes_in_place
+from evalkit.grid.byte_forms import byte_forms, copy_data_parts, holds_secret, mask_bytes_in_place
 from evalkit.grid.binary_strings import binary_strings, mask_strings_in_place, named_in_strings
 from evalkit.grid.printed_secrets import _TERMINAL_CODE, output_secrets
 
@@ -288,10 +289,11 @@ def _has_byte_form(text: str, secrets: list[str]) -> bool:
 
 
 def _own_copy(path: Path) -> None:
-    """Make ``path`` a file of its own when other hard links share it (one may lie outside the folder)."""
+    """Make ``path`` a file of its own when other hard links share it (one may lie outside the folder), its
+    holes kept (a sparse file costs no more disk than it holds data)."""
     if path.stat().st_nlink > 1:
         copy = path.with_name(path.name + ".scrub")
-        shutil.copyfile(path, copy)
+        copy_data_parts(path, copy)
         os.replace(copy, path)
 
 
@@ -339,6 +341,8 @@ def _is_text(text: str | None) -> bool:
 
 
 def _scrub_file(path: Path, secrets: list[str]) -> None:
+    if path.stat().st_nlink > 1 and path.stat().st_size > _TEXT_BYTES and not holds_secret(path, secrets):
+        return  # a large file shared with others (a deduplicated checkpoint) is copied only to be masked
     _own_copy(path)
     if path.stat().st_size <= _TEXT_BYTES:
         data = path.read_bytes()

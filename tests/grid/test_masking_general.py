@@ -463,3 +463,32 @@ def test_the_scrub_reads_every_encoding_renames_secret_names_and_changes_nothing
             assert secret.encode() not in path.read_bytes(), path
     assert outside.read_text() == f"APP_SECRET={secret}\n"
     assert (folder / "cache-***.json").is_file() and (folder / "dir-***" / "x.txt").is_file()
+
+
+def test_a_hard_linked_sparse_or_secret_free_large_file_costs_no_copy_of_its_size(tmp_path, monkeypatch):
+    """A unit's file shared by a hard link is made a copy of its own only to be masked, and then with its holes
+    kept: a 1 GiB sparse file holding a secret in its 4 KB of data takes 4 KB again, not 1 GiB; a large shared
+    file holding no secret is left linked; the file outside the folder never changes."""
+    import evalkit.grid.scrub as scrub
+
+    monkeypatch.setattr(scrub, "_TEXT_BYTES", 16)
+    secret = "Gs04-sparse-Zq8XwV"
+    folder, outside = tmp_path / "unit", tmp_path / "outside"
+    folder.mkdir()
+    outside.mkdir()
+    sparse = outside / "sparse.bin"
+    with open(sparse, "wb") as handle:
+        handle.write(f"head {secret} tail".encode())
+        handle.truncate(2**30)
+    clean = outside / "clean.bin"
+    clean.write_bytes(b"weights " * 4096)
+    os.link(sparse, folder / "sparse.bin")
+    os.link(clean, folder / "clean.bin")
+    scrub.scrub_folder(folder, [secret])
+    copied = folder / "sparse.bin"
+    assert copied.stat().st_size == 2**30 and copied.stat().st_blocks * 512 < 2**20, copied.stat()
+    with open(copied, "rb") as handle:
+        assert secret.encode() not in handle.read(4096)
+    with open(sparse, "rb") as handle:
+        assert secret.encode() in handle.read(4096)
+    assert (folder / "clean.bin").stat().st_ino == clean.stat().st_ino and clean.read_bytes() == b"weights " * 4096
