@@ -27,8 +27,8 @@ from typing import Any, Sequence
 from evalkit.course.intake import shown_name, student_key
 from evalkit.data.jsonl import spreadsheet_safe
 
-__all__ = ["write_tables", "totals", "name_collisions", "prepare_out", "spreadsheet_safe", "encodable", "write_atomic", "redacted_rows",
-           "OUTPUTS", "RUN_TEXT_FIELDS"]
+__all__ = ["write_tables", "totals", "name_collisions", "prepare_out", "spreadsheet_safe", "encodable", "write_atomic",
+           "redacted_rows", "OUTPUTS", "RUN_TEXT_FIELDS"]
 
 #: What a grading writes in its folder (``work`` holds each submission's executed copy and log).
 OUTPUTS = ("grades.csv", "totals.csv", "grades.html", "work")

@@ -6,11 +6,11 @@ the forms the redaction masks whole, as UTF-8 bytes, and the secret as UTF-16 or
 wherever it stands, and then every run of the file made of ``MIN_FRAGMENT``-byte pieces of a secret, in any case of
 its ASCII letters (a JSON writer's escaped copy, a cut piece), unless the run is one ordinary word
 (:func:`evalkit.models.secret_forms.piece_stays`). Each scan looks for all its strings at once, 4 MB at a time:
-numpy marks the places whose first two bytes begin one, reads the bytes from there as a number and looks it up
-among the strings' own, so the time grows with the file, not with the number of forms (a 200 MB file of random
-bytes and four secrets, 217 forms: 2 s). What only the redaction reads — a piece inside an encoded run, a secret printed in groups,
-base64 of a text that holds one, and pieces of a UTF-16 or UTF-32 text — is masked in files up to the scrub's text
-limit.
+numpy marks the places whose first two bytes begin one, reads the bytes from there as a number and looks it up among
+the strings' own, so the time grows with the file, not with the number of forms (a 200 MB file of random bytes and
+four secrets, 217 forms: 2 s). What only the redaction reads — a piece inside an encoded run, a secret printed in
+groups, base64 of a text that holds one, and pieces of a UTF-16 or UTF-32 text — is masked in files up to the
+scrub's text limit.
 """
 from __future__ import annotations
 
@@ -125,7 +125,9 @@ class _FormScan:
         values = np.frombuffer(data, dtype=np.uint8)
         found = {}
         for size, numbers in self.numbers.items():
-            starts = _pair_starts(values, len(data) - size + 1, self.pairs) if len(data) >= size and len(numbers) else []
+            if len(data) < size or not len(numbers):
+                continue
+            starts = _pair_starts(values, len(data) - size + 1, self.pairs)
             if len(starts):
                 heads = _numbers_at(values, starts, size)
                 hits = _found(numbers, heads)

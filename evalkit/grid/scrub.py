@@ -2,18 +2,18 @@
 cell; a command may write logs, tables and binaries there) and every name.
 
 First the credentials written in a named field in any of the unit's files (``password = X`` in a config, a
-``SecretAccessKey`` in a JSON file) are gathered, so each is masked in every file, not only the one that names it.
-A text (a file that decodes whole, with almost no control characters, as UTF-8, UTF-16 or UTF-32 by a byte-order
-mark or by its zero bytes, or Latin-1 with a stray byte) goes through the redaction (:func:`evalkit.models.redact`)
-up to 16 MB. Every other file up to 16 MB — a checkpoint, a pickle, a numpy array — and every text that is not
-plain UTF-8 has its strings (:mod:`evalkit.grid.binary_strings`) masked in place. Every file, of any size, then
-has each secret's written forms and pieces overwritten in place (:mod:`evalkit.grid.byte_forms`), so a binary
-keeps its length and its format's offsets. A name, a link's target or an extended attribute holding a secret is renamed, re-pointed or removed.
-Links are not followed, a file with other hard links is first made a copy of its own (its holes kept; one over
-16 MB only when it holds something to mask), and a folder or file mounted
-there from elsewhere is not entered (it is reported), so no file outside the folder is ever changed; a file that
-cannot be scrubbed, even made writable and freed of its immutable flag, is removed (it may hold a secret), and one
-that cannot be removed either is reported.
+``SecretAccessKey`` in a JSON file) are gathered, so each is masked in every file, not only the one that names it. A
+text (a file that decodes whole, with almost no control characters, as UTF-8, UTF-16 or UTF-32 by a byte-order mark
+or by its zero bytes, or Latin-1 with a stray byte) goes through the redaction (:func:`evalkit.models.redact`) up to
+16 MB. Every other file up to 16 MB — a checkpoint, a pickle, a numpy array — and every text that is not plain UTF-8
+has its strings (:mod:`evalkit.grid.binary_strings`) masked in place. Every file, of any size, then has each
+secret's written forms and pieces overwritten in place (:mod:`evalkit.grid.byte_forms`), so a binary keeps its
+length and its format's offsets. A name, a link's target or an extended attribute holding a secret is renamed, re-
+pointed or removed. Links are not followed, a file with other hard links is first made a copy of its own (its holes
+kept; one over 16 MB only when it holds something to mask), and a folder or file mounted there from elsewhere is not
+entered (it is reported), so no file outside the folder is ever changed; a file that cannot be scrubbed, even made
+writable and freed of its immutable flag, is removed (it may hold a secret), and one that cannot be removed either
+is reported.
 """
 from __future__ import annotations
 
