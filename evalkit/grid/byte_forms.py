@@ -37,7 +37,7 @@ def byte_forms(secrets: Iterable[str]) -> set[bytes]:
     with and without ASCII escapes; one of 12 characters or more also base64, base32, hex, reversed, as a list of
     its bytes, in lower or upper case), with every character escaped one way (``\\xNN``, ``\\uXXXX``, ``&#NN;``,
     ``&#xNN;``, ``%XX``), in UTF-16 or UTF-32, and in hex or base64 (also inside a longer base64 text, at each of
-    its three alignments).
+    its three alignments; also of the secret as UTF-16 text).
 
     >>> import json
     >>> secret = 'Pässwört"9' + chr(92) + 'Lm'  # a quote and a backslash, which JSON escapes
@@ -52,7 +52,8 @@ def byte_forms(secrets: Iterable[str]) -> set[bytes]:
     for secret in given:
         raw = secret.encode("utf-8", "surrogatepass")
         forms |= {secret.encode(encoding, "surrogatepass") for encoding in _WIDE}
-        forms |= {raw.hex().encode(), raw.hex().upper().encode(), *base64_forms(raw)}
+        forms |= {raw.hex().encode(), raw.hex().upper().encode(), *base64_forms(raw),
+                  *(form for wide in _WIDE[:2] for form in base64_forms(secret.encode(wide, "surrogatepass")))}
     return {form for form in forms if len(form) >= _MIN_FORM}
 
 

@@ -75,8 +75,8 @@ _MIN_ENCODED_PIECE = 8  # the part of a secret's base64 that no neighbouring byt
 def _encoded_variants(secrets: Iterable[str]) -> list[str]:
     """Other writings of each secret of at least ``MIN_ENCODED`` characters, masked whole only (their pieces
     would mask ordinary text): base64 (standard and URL-safe, with and without padding, and the part that stays the
-    same inside a longer base64 text at any alignment), hex, quoted-printable, a bytes object's printing, lower and
-    upper case, every character ``\\u``-escaped (either case of hex digits) and every byte percent-encoded;
+    same inside a longer base64 text at any alignment), hex, quoted-printable, uuencoding, a bytes object's
+    printing, lower and upper case, every character ``\\u``-escaped (either case of hex digits) and every byte percent-encoded;
     longest first.
 
     >>> "c2stMDEyMzQ1Njc4OWFi" in _encoded_variants(["sk-0123456789ab"]), _encoded_variants(["short"])
@@ -98,6 +98,9 @@ def _encoded_variants(secrets: Iterable[str]) -> list[str]:
         # quoted-printable (spaces kept or escaped), and the bytes as Python prints them (b'p\xc3\xa4...')
         found.update((binascii.b2a_qp(raw).decode("ascii"), binascii.b2a_qp(raw, quotetabs=True).decode("ascii"),
                       repr(raw)[2:-1]))
+        if len(raw) <= 45:  # uuencoded, as one line (its first character the length), and that line's body
+            line = binascii.b2a_uu(raw).decode("ascii").rstrip("\n")
+            found.update((line, line[1:].rstrip("`")))
         found.update((secret.lower(), secret.upper(), "".join(f"\\u{ord(c):04x}" for c in secret),
                       "".join(f"\\u{ord(c):04X}" for c in secret), "".join(f"%{b:02X}" for b in raw),
                       "".join(f"%{b:02x}" for b in raw)))

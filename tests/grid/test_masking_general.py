@@ -408,7 +408,8 @@ def test_a_file_over_the_text_limit_loses_its_secrets_in_every_written_form_and_
     forms = [secret.lower(), secret.upper(), secret.swapcase(), "".join(f"%{b:02x}" for b in raw),
              "".join(f"\\u{ord(c):04x}" for c in secret), secret[2:10], "".join(f"&#{ord(c)};" for c in secret),
              base64.b32encode(raw).decode(), ":".join(f"{b:02x}" for b in raw), json.dumps(secret)[1:-1],
-             json.dumps(secret, ensure_ascii=False)[1:-1], secret[::-1]]
+             json.dumps(secret, ensure_ascii=False)[1:-1], secret[::-1],
+             base64.b64encode(secret.encode("utf-16-le")).decode()]
     text = "progress line ok\n" * 50 + "\n".join(f"{n}: {form}" for n, form in enumerate(forms)) + "\nlines: ok\n"
     (tmp_path / "big.log").write_text(text + json.dumps({"argv": [secret, "x"]}) + "\n")
     (tmp_path / "big.bin").write_bytes(b"\x00\x01" * 300 + "\x00".join(forms).encode() + b"\x00lines\x00")

@@ -1064,10 +1064,12 @@ def test_a_secret_with_accents_and_a_quote_written_by_json_without_ascii_escapes
 
 @pytest.mark.parametrize("secret", ["Kq7 Vw2 Zt9 Lp4 Mx8", "ab=cd=ef=gh=ij=kl", "pässwörd-Ümlaut-Ä9"])
 def test_a_given_secret_in_quoted_printable_or_printed_as_bytes_is_masked(secret):
-    """Quoted-printable (a mail part: spaces kept or escaped, ``=`` written ``=3D``, UTF-8 bytes as ``=C3=A4``)
-    and a bytes object's printing (``p\\xc3\\xa4ssw...``) are writings of a secret, masked whole."""
+    """Quoted-printable (a mail part: spaces kept or escaped, ``=`` written ``=3D``, UTF-8 bytes as ``=C3=A4``),
+    a bytes object's printing (``p\\xc3\\xa4ssw...``) and a uuencoded line are writings of a secret, masked
+    whole."""
     import binascii
 
     raw = secret.encode()
-    for written in (binascii.b2a_qp(raw).decode(), binascii.b2a_qp(raw, quotetabs=True).decode(), repr(raw)[2:-1]):
+    for written in (binascii.b2a_qp(raw).decode(), binascii.b2a_qp(raw, quotetabs=True).decode(), repr(raw)[2:-1],
+                    binascii.b2a_uu(raw).decode().rstrip("\n")):
         assert redact(f"v: {written} end", [secret]) == "v: *** end", written
