@@ -158,7 +158,8 @@ def _variants(secrets: Iterable[str]) -> list[str]:
         quoted = quote(secret.encode("utf-8", "surrogatepass"), safe="")  # a lone surrogate (an undecodable byte)
         for variant in (secret, quoted, unquote(secret), json.dumps(secret)[1:-1],
                         json.dumps(secret, ensure_ascii=False)[1:-1], secret.replace(" ", "+"),
-                        secret.replace(" ", "_"), *_other_unicode(secret)):  # a passphrase form-encoded, or joined
+                        secret.replace(" ", "_"), secret.replace(" ", "\u00a0"),  # a passphrase form-encoded,
+                        *_other_unicode(secret)):  # joined, or its spaces no-break spaces (HTML's &nbsp;)
             if len(variant) >= _MIN_SECRET:
                 found.add(variant)
     return sorted(found, key=len, reverse=True)

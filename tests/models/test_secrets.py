@@ -1073,3 +1073,12 @@ def test_a_given_secret_in_quoted_printable_or_printed_as_bytes_is_masked(secret
     for written in (binascii.b2a_qp(raw).decode(), binascii.b2a_qp(raw, quotetabs=True).decode(), repr(raw)[2:-1],
                     binascii.b2a_uu(raw).decode().rstrip("\n")):
         assert redact(f"v: {written} end", [secret]) == "v: *** end", written
+
+
+def test_a_passphrase_whose_spaces_are_written_as_no_break_spaces_is_masked():
+    """An HTML page or a word processor writes a passphrase's spaces as ``&nbsp;``, ``&#160;`` or U+00A0."""
+    from evalkit.models.redaction import mask_echoes
+
+    secret = "Kq7 Vw2 Zt9 Lp4 Mx8"
+    for written in ("&nbsp;".join(secret.split()), "&#160;".join(secret.split()), "\u00a0".join(secret.split())):
+        assert redact(f"v: {written} end", [secret]) == "v: *** end" == mask_echoes(f"v: {written} end", [secret])
