@@ -150,7 +150,7 @@ def _mask_grouped(text: str, secrets: Sequence[str]) -> str:
 
 def _variants(secrets: Iterable[str]) -> list[str]:
     """Each secret as it may be written: bare, URL-quoted, URL-unquoted, JSON-escaped (with and without ASCII
-    escapes); longest first."""
+    escapes), quoted by a shell, SQL, CSV or Python (:func:`_quoted_forms`); longest first."""
     found: set[str] = set()
     for secret in secrets:
         if not isinstance(secret, str) or len(secret) < _MIN_SECRET:
@@ -159,10 +159,28 @@ def _variants(secrets: Iterable[str]) -> list[str]:
         for variant in (secret, quoted, unquote(secret), json.dumps(secret)[1:-1],
                         json.dumps(secret, ensure_ascii=False)[1:-1], secret.replace(" ", "+"),
                         secret.replace(" ", "_"), secret.replace(" ", "\u00a0"),  # a passphrase form-encoded,
-                        *_other_unicode(secret)):  # joined, or its spaces no-break spaces (HTML's &nbsp;)
+                        *_other_unicode(secret), *_quoted_forms(secret)):  # joined, or with no-break spaces
             if len(variant) >= _MIN_SECRET:
                 found.add(variant)
     return sorted(found, key=len, reverse=True)
+
+
+def _quoted_forms(secret: str) -> list[str]:
+    """A secret holding quotes, backslashes or line breaks as a program quotes it: a shell (``shlex.quote``'s
+    ``'"'"'`` and the common ``'\\''``), SQL and CSV (a quote doubled), Python's ``repr`` (also of the repr)
+    and YAML's plain scalar (a line break written as a blank line).
+
+    >>> for form in _quoted_forms("Rt1'Yu2")[:3]:
+    ...     print(form)
+    Rt1'"'"'Yu2
+    Rt1'\\''Yu2
+    Rt1''Yu2
+    """
+    if not any(mark in secret for mark in "'\"\\\n"):
+        return []
+    forms = [secret.replace("'", "'\"'\"'"), secret.replace("'", "'\\''"), secret.replace("'", "''"),
+             secret.replace('"', '""'), repr(secret)[1:-1], repr(repr(secret))[2:-2], secret.replace("\n", "\n\n")]
+    return [form for form in dict.fromkeys(forms) if form != secret]
 
 
 def _other_unicode(secret: str) -> list[str]:

@@ -1082,3 +1082,19 @@ def test_a_passphrase_whose_spaces_are_written_as_no_break_spaces_is_masked():
     secret = "Kq7 Vw2 Zt9 Lp4 Mx8"
     for written in ("&nbsp;".join(secret.split()), "&#160;".join(secret.split()), "\u00a0".join(secret.split())):
         assert redact(f"v: {written} end", [secret]) == "v: *** end" == mask_echoes(f"v: {written} end", [secret])
+
+
+def test_a_secret_with_quotes_or_line_breaks_quoted_by_a_shell_sql_csv_or_yaml_is_masked():
+    """A quote every few characters splits a secret into pieces shorter than the piece rule reads; the quoting
+    of a shell (``shlex.quote``), SQL, CSV and a YAML plain scalar are writings of the secret, masked whole."""
+    import csv
+    import io
+    import shlex
+
+    secret = "Rt1'Yu2'Io3'Pa4'Sd5"
+    row = io.StringIO()
+    csv.writer(row).writerow(["x", secret.replace("'", '"')])
+    for written in (shlex.quote(secret), "'" + secret.replace("'", "''") + "'", row.getvalue().strip()):
+        masked = redact(f"v: {written} end", [secret, secret.replace("'", '"')])
+        assert "Rt1" not in masked and "Sd5" not in masked, masked
+    assert redact("key: Zx1\n\nCv2\n\nBn3\n\nMm4\nnext: 1", ["Zx1\nCv2\nBn3\nMm4"]) == "key: ***\nnext: 1"
