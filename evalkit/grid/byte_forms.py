@@ -208,9 +208,9 @@ def holds_secret(path: Path, secrets: Sequence[str]) -> bool:
 
 
 def copy_data_parts(source: Path, target: Path) -> None:
-    """Copy ``source`` to ``target`` part by part of its data, so a sparse file's holes stay holes (a 1 TB
-    sparse file with 4 KB of data copies as 4 KB)."""
-    with open(source, "rb") as reading, open(target, "wb") as writing:
+    """Copy ``source`` into the existing file ``target`` part by part of its data, so a sparse file's holes stay
+    holes (a 1 TB sparse file with 4 KB of data copies as 4 KB)."""
+    with open(source, "rb") as reading, open(target, "r+b") as writing:  # made by the caller, never a link
         size = os.fstat(reading.fileno()).st_size
         for start, end in _data_parts(reading.fileno(), size):
             reading.seek(start)

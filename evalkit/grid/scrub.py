@@ -22,6 +22,7 @@ import os
 import re
 import shutil
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -292,9 +293,16 @@ def _own_copy(path: Path) -> None:
     """Make ``path`` a file of its own when other hard links share it (one may lie outside the folder), its
     holes kept (a sparse file costs no more disk than it holds data)."""
     if path.stat().st_nlink > 1:
-        copy = path.with_name(path.name + ".scrub")
-        copy_data_parts(path, copy)
-        os.replace(copy, path)
+        # a name of its own, made exclusively: a link a command left under a chosen name is never written through
+        descriptor, name = tempfile.mkstemp(dir=path.parent, prefix=".scrub-")
+        os.close(descriptor)
+        try:
+            copy_data_parts(path, Path(name))
+            shutil.copymode(path, name)
+            os.replace(name, path)
+        except BaseException:
+            Path(name).unlink(missing_ok=True)
+            raise
 
 
 def _readings(data: bytes) -> dict[str, str]:

@@ -493,3 +493,21 @@ def test_a_hard_linked_sparse_or_secret_free_large_file_costs_no_copy_of_its_siz
     with open(sparse, "rb") as handle:
         assert secret.encode() in handle.read(4096)
     assert (folder / "clean.bin").stat().st_ino == clean.stat().st_ino and clean.read_bytes() == b"weights " * 4096
+
+
+def test_a_link_left_under_the_scrubs_copy_name_is_never_written_through(tmp_path):
+    """A command leaves ``a.log`` hard-linked (so the scrub copies it) and ``a.log.scrub`` a link to a file
+    outside its folder: the copy gets a name of its own, and the outside file is not touched."""
+    import evalkit.grid.scrub as scrub
+
+    secret = "Gs05-linkname-Zq8XwV"
+    folder, victim = tmp_path / "unit", tmp_path / "victim.txt"
+    folder.mkdir()
+    victim.write_text("the teacher's file\n")
+    (folder / "a.log").write_text(f"token {secret}\n")
+    os.link(folder / "a.log", tmp_path / "second-link.log")
+    (folder / "a.log.scrub").symlink_to(victim)
+    scrub.scrub_folder(folder, [secret])
+    assert victim.read_text() == "the teacher's file\n"
+    assert not (folder / "a.log").is_symlink() and (folder / "a.log").read_text() == "token ***\n"
+    assert not [path for path in folder.iterdir() if path.name.startswith(".scrub-")]
