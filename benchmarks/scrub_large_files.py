@@ -57,7 +57,8 @@ def kit_forms(path: Path) -> float:
     scan = byte_forms._FormScan(byte_forms.byte_forms(SECRETS))
     started = time.perf_counter()
     with open(path, "r+b") as handle, mmap.mmap(handle.fileno(), 0) as data:
-        byte_forms._mask_forms(data, 0, len(data), scan)
+        for start, end in list(byte_forms._form_spans(data, 0, len(data), scan)):
+            data[start:end] = b"*" * (end - start)
     return time.perf_counter() - started
 
 

@@ -18,7 +18,7 @@ import errno
 import mmap
 import os
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -185,13 +185,14 @@ def mask_bytes_in_place(path: Path, secrets: Sequence[str]) -> None:
     with open(path, "r+b") as handle, mmap.mmap(handle.fileno(), 0) as data:
         for start, end in _data_parts(handle.fileno(), len(data)):
             end = min(end + forms.reach, len(data))  # a form may end in a hole's first bytes (UTF-16's last zero)
-            _mask_forms(data, start, end, forms)
-            _mask_pieces(data, start, end, pieces)
+            found = [*_form_spans(data, start, end, forms), *_piece_runs(data, start, end, pieces)]
+            for found_start, found_end in found:  # both scans read the data as it was
+                data[found_start:found_end] = b"*" * (found_end - found_start)
 
 
 def holds_secret(path: Path, secrets: Sequence[str]) -> bool:
-    """Whether :func:`mask_bytes_in_place` would change ``path``: a written form of a secret, or a run of its
-    pieces that is not an ordinary word, in the file's data (read only)."""
+    """Whether :func:`mask_bytes_in_place` would change ``path`` (read only, up to the first thing it would mask).
+    """
     forms = _FormScan(byte_forms(secrets))
     if not forms.reach or path.stat().st_size == 0:
         return False
@@ -199,11 +200,8 @@ def holds_secret(path: Path, secrets: Sequence[str]) -> bool:
     with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
         for start, end in _data_parts(handle.fileno(), len(data)):
             end = min(end + forms.reach, len(data))
-            for position in range(start, end, _WINDOW):
-                chunk = data[position:min(position + _WINDOW + forms.reach - 1, end)]
-                if forms.spans(chunk) or any(not piece_stays(chunk[a:b].decode("latin-1"), pieces.secrets)
-                                             for a, b in pieces.runs(chunk)):
-                    return True
+            if next(_form_spans(data, start, end, forms), None) or next(_piece_runs(data, start, end, pieces), None):
+                return True
     return False
 
 
@@ -224,19 +222,20 @@ def copy_data_parts(source: Path, target: Path) -> None:
         writing.truncate(size)
 
 
-def _mask_forms(data: mmap.mmap, start: int, end: int, scan: _FormScan) -> None:
-    """Overwrite every form in ``data[start:end]``, a window at a time, each window read on past its end by the
-    longest form's length (a form starting in a window is found whole)."""
+def _form_spans(data: mmap.mmap, start: int, end: int, scan: _FormScan) -> Iterator[tuple[int, int]]:
+    """The (start, end) of every form in ``data[start:end]``, read a window at a time, each window read on past
+    its end by the longest form's length (a form starting in a window is found whole)."""
     for position in range(start, end, _WINDOW):
         stop = min(position + _WINDOW, end)
         for form_start, form_end in scan.spans(data[position:min(stop + scan.reach - 1, end)]):
             if form_start < stop - position:
-                data[position + form_start:position + form_end] = b"*" * (form_end - form_start)
+                yield position + form_start, position + form_end
 
 
-def _mask_pieces(data: mmap.mmap, start: int, end: int, scan: _PieceScan) -> None:
-    """Overwrite the runs of pieces in ``data[start:end]``, a window at a time; a run that reaches a window's end
-    is left to the next window, which starts where it does (so the word rule sees it whole)."""
+def _piece_runs(data: mmap.mmap, start: int, end: int, scan: _PieceScan) -> Iterator[tuple[int, int]]:
+    """The (start, end) of every run of pieces in ``data[start:end]`` that is not an ordinary word, read a window
+    at a time; a run that reaches a window's end is left to the next window, which starts where it does (so the
+    word rule sees it whole)."""
     position = start
     while position < end:
         stop = min(position + _WINDOW, end)
@@ -246,7 +245,7 @@ def _mask_pieces(data: mmap.mmap, start: int, end: int, scan: _PieceScan) -> Non
             stop = position + runs.pop()[0]
         for run_start, run_end in runs:
             if not piece_stays(chunk[run_start:run_end].decode("latin-1"), scan.secrets):
-                data[position + run_start:position + run_end] = b"*" * (run_end - run_start)
+                yield position + run_start, position + run_end
         position = stop
 
 
