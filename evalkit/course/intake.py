@@ -21,6 +21,7 @@ and a student's second hand-in is shown, not hidden. What a run leaves behind is
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -84,7 +85,21 @@ def intake(folder: Path, copies: Path) -> list[Entry]:
     info = os.lstat(folder)
     if stat.S_ISLNK(info.st_mode):
         raise ValueError(f"{folder}: the folder of submissions is a symbolic link; give its real path")
-    listing = _listing(folder)
+    root = os.open(folder, _FOLDER_FLAGS)
+    try:
+        return _intake(folder, root, copies)
+    finally:
+        os.close(root)
+
+
+# Every folder is opened by its name inside its open parent, never followed if it is a link: a folder swapped for a
+# link while the class is read (to a classmate's folder, to the key) is refused, not entered.
+_FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+
+
+def _intake(folder: Path, root: int, copies: Path) -> list[Entry]:
+    """:func:`intake`, the class folder open as ``root``."""
+    listing = _listing(root, folder)
     entries: list[Entry] = [_hidden_student(name, mode) for name, _, mode in listing
                             if name.startswith(".") and name not in _SKIPPED]  # a row each, never read
     visible = [(name, path, mode) for name, path, mode in listing if not _hidden(name)]
@@ -102,11 +117,11 @@ def intake(folder: Path, copies: Path) -> list[Entry]:
                 student = name  # bob/ beside bob.txt: the file's row is "bob.txt", never merged with the folder's
         start = len(entries)
         if stat.S_ISDIR(mode):
-            _walk(folder, path, name, copies, entries, _Allowance(_MAX_FILES, MAX_STUDENT_BYTES))
+            _walk_folder(folder, root, path, name, copies, entries, _Allowance(_MAX_FILES, MAX_STUDENT_BYTES), 1)
             if len(entries) == start:
                 entries.append(Entry(name, name, None, "no submission", "the student's folder holds no file"))
         else:
-            entries.append(_copy(folder, path, student, copies, len(entries),
+            entries.append(_copy(folder, root, path, student, copies, len(entries),
                                  _Allowance(_MAX_FILES, MAX_STUDENT_BYTES)))
         if note:
             entries[start:] = [replace(entry, note=note) for entry in entries[start:]]
@@ -205,16 +220,23 @@ def _hidden(name: str) -> bool:
     return name.startswith(".") or name in _SKIPPED
 
 
-def _listing(directory: Path) -> list[tuple[str, Path, int]]:
-    """(name, path, mode) of each entry of ``directory``, sorted by name; links are not followed."""
-    with os.scandir(directory) as listing:
+def _listing(opened: int, directory: Path) -> list[tuple[str, Path, int]]:
+    """(name, path, mode) of each entry of ``directory`` (open as ``opened``), sorted by name; links are not
+    followed. An entry gone before its mode is read is left out."""
+    with os.scandir(opened) as listing:
         names = sorted(entry.name for entry in listing)
-    return [(name, directory / name, os.lstat(directory / name).st_mode) for name in names]
+    found = []
+    for name in names:
+        try:
+            found.append((name, directory / name, os.stat(name, dir_fd=opened, follow_symlinks=False).st_mode))
+        except FileNotFoundError:
+            continue
+    return found
 
 
-def _visible(directory: Path) -> list[tuple[str, Path, int]]:
+def _visible(opened: int, directory: Path) -> list[tuple[str, Path, int]]:
     """The entries of ``directory`` (:func:`_listing`) a grader reads: no hidden name, no checkpoint folder."""
-    return [(name, path, mode) for name, path, mode in _listing(directory) if not _hidden(name)]
+    return [(name, path, mode) for name, path, mode in _listing(opened, directory) if not _hidden(name)]
 
 
 def _hidden_student(name: str, mode: int) -> Entry:
@@ -226,12 +248,33 @@ def _hidden_student(name: str, mode: int) -> Entry:
                  "without the leading dot to have it graded")
 
 
-def _walk(folder: Path, directory: Path, student: str, copies: Path, entries: list[Entry], allowance: _Allowance,
-          depth: int = 1) -> None:
-    """Each visible entry under ``directory`` as a row of ``entries``: a file copied (:func:`_copy`) or an entry
-    refused. A student's rows stop at :data:`_MAX_FILES` (whatever they are: a folder past the depth limit costs
-    a row as a file does), then one row "refused: too many files" says the rest are not read."""
-    for name, path, mode in _visible(directory):
+def _walk_folder(folder: Path, parent: int, directory: Path, student: str, copies: Path, entries: list[Entry],
+                 allowance: _Allowance, depth: int) -> None:
+    """:func:`_walk` of the folder ``directory``, opened by its name inside ``parent``: one that has become a link
+    (or no folder) since it was listed gets a refused row instead."""
+    try:
+        opened = os.open(directory.name, _FOLDER_FLAGS, dir_fd=parent)
+    except OSError as error:
+        link = error.errno in (errno.ELOOP, errno.ENOTDIR)
+        entries.append(Entry(student, str(directory.relative_to(folder)), None,
+                             "refused: symlink" if link else "refused: unreadable",
+                             "the folder was replaced by a link while the class was read; it is not entered" if link
+                             else f"the folder could not be opened ({type(error).__name__})"))
+        allowance.rows -= 1
+        return
+    try:
+        _walk(folder, opened, directory, student, copies, entries, allowance, depth)
+    finally:
+        os.close(opened)
+
+
+def _walk(folder: Path, opened: int, directory: Path, student: str, copies: Path, entries: list[Entry],
+          allowance: _Allowance, depth: int = 1) -> None:
+    """Each visible entry under ``directory`` (open as ``opened``) as a row of ``entries``: a file copied
+    (:func:`_copy`) or an entry refused. A student's rows stop at :data:`_MAX_FILES` (whatever they are: a folder
+    past the depth limit costs a row as a file does), then one row "refused: too many files" says the rest are not
+    read."""
+    for name, path, mode in _visible(opened, directory):
         if allowance.rows <= 0:
             if not allowance.stopped:
                 entries.append(Entry(student, str(path.relative_to(folder)), None, "refused: too many files",
@@ -240,29 +283,38 @@ def _walk(folder: Path, directory: Path, student: str, copies: Path, entries: li
                 allowance.stopped = True
             return
         if stat.S_ISDIR(mode) and depth < _MAX_DEPTH:
-            _walk(folder, path, student, copies, entries, allowance, depth + 1)
+            _walk_folder(folder, opened, path, student, copies, entries, allowance, depth + 1)
             continue
         if stat.S_ISDIR(mode):
             entries.append(Entry(student, str(path.relative_to(folder)), None, "refused: too deep",
                                  f"folders nested more than {_MAX_DEPTH} deep are not read"))
         else:
-            entries.append(_copy(folder, path, student, copies, len(entries), allowance))
+            entries.append(_copy(folder, opened, path, student, copies, len(entries), allowance))
         allowance.rows -= 1
 
 
-def _copy(folder: Path, path: Path, student: str, copies: Path, number: int, allowance: _Allowance) -> Entry:
-    """``path`` copied without following a link (the link's target is never opened), its size taken from
-    ``allowance.bytes``: a file larger than what is left of the student's bytes is refused."""
+def _copy(folder: Path, opened: int, path: Path, student: str, copies: Path, number: int,
+          allowance: _Allowance) -> Entry:
+    """``path`` (an entry of the folder open as ``opened``) copied without following a link (the link's target is
+    never opened), its size taken from ``allowance.bytes``: a file larger than what is left of the student's bytes
+    is refused."""
     relative = str(path.relative_to(folder))
-    mode = os.lstat(path).st_mode
+    try:
+        mode = os.stat(path.name, dir_fd=opened, follow_symlinks=False).st_mode
+    except OSError as error:
+        return Entry(student, relative, None, "refused: unreadable", f"the file could not be read "
+                                                                     f"({type(error).__name__})")
     if stat.S_ISLNK(mode):
         return Entry(student, relative, None, "refused: symlink",
                      "the submission is a symbolic link; hand in the notebook file itself")
     if not stat.S_ISREG(mode):
         return Entry(student, relative, None, "refused: not a regular file", "the submission is not a plain file")
     try:
-        source = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        source = os.open(path.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=opened)
     except OSError as error:
+        if error.errno == errno.ELOOP:  # replaced by a link since it was listed
+            return Entry(student, relative, None, "refused: symlink",
+                         "the submission is a symbolic link; hand in the notebook file itself")
         return Entry(student, relative, None, "refused: unreadable", f"the file could not be opened "
                                                                      f"({type(error).__name__})")
     try:

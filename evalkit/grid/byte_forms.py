@@ -17,6 +17,7 @@ from __future__ import annotations
 import errno
 import mmap
 import os
+import re
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
@@ -30,6 +31,7 @@ __all__ = ["byte_forms", "mask_bytes_in_place", "holds_secret", "copy_data_parts
 _MIN_FORM = 4  # a shorter secret is not looked for in bytes (it would mask data by chance)
 _WINDOW = 4 * 2**20  # bytes of a file compared with the pieces at once (8 bytes of memory each)
 _WIDE = ("utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be")
+_BASE32 = re.compile(r"[A-Z2-7]{16,}=*")
 
 
 def byte_forms(secrets: Iterable[str]) -> set[bytes]:
@@ -37,7 +39,7 @@ def byte_forms(secrets: Iterable[str]) -> set[bytes]:
     with and without ASCII escapes; one of 12 characters or more also base64, base32, hex, reversed, as a list of
     its bytes, in lower or upper case), with every character escaped one way (``\\xNN``, ``\\uXXXX``, ``&#NN;``,
     ``&#xNN;``, ``%XX``), in UTF-16 or UTF-32, and in hex or base64 (also inside a longer base64 text, at each of
-    its three alignments; also of the secret as UTF-16 text).
+    its three alignments; also of the secret as UTF-16 text, and that text in hex), base32 in either case.
 
     >>> import json
     >>> secret = 'Pässwört"9' + chr(92) + 'Lm'  # a quote and a backslash, which JSON escapes
@@ -48,29 +50,34 @@ def byte_forms(secrets: Iterable[str]) -> set[bytes]:
     """
     given = [secret for secret in secrets if isinstance(secret, str) and len(secret) >= _MIN_FORM]
     texts = {*_variants(given), *_encoded_variants(given), *_escaped_forms(given)}
+    texts |= {text.lower() for text in texts if _BASE32.fullmatch(text)}  # base32 written in lower case
     forms = {text.encode("utf-8", "surrogatepass") for text in texts}
     for secret in given:
         raw = secret.encode("utf-8", "surrogatepass")
         forms |= {secret.encode(encoding, "surrogatepass") for encoding in _WIDE}
+        wide = [secret.encode(encoding, "surrogatepass") for encoding in _WIDE[:2]]  # UTF-16 text, encoded
         forms |= {raw.hex().encode(), raw.hex().upper().encode(), *base64_forms(raw),
-                  *(form for wide in _WIDE[:2] for form in base64_forms(secret.encode(wide, "surrogatepass")))}
+                  *(form for text in wide for form in (*base64_forms(text), text.hex().encode(),
+                                                        text.hex().upper().encode()))}
     return {form for form in forms if len(form) >= _MIN_FORM}
 
 
 def _escaped_forms(secrets: Iterable[str]) -> list[str]:
-    """Each secret of ``MIN_FRAGMENT`` characters or more with every character escaped the same way: ``\\xNN`` of
-    its UTF-8 bytes, ``\\uXXXX`` (either case of hex digits), ``&#NN;``, ``&#xNN;`` and ``%XX`` (either case).
+    """Each secret of ``MIN_FRAGMENT`` characters or more with every character escaped the same way: ``\\xNN`` and
+    octal ``\\NNN`` of its UTF-8 bytes, ``\\uXXXX``, ``&#NN;``, ``&#xNN;`` and ``%XX`` (hex digits in either
+    case).
 
-    >>> _escaped_forms(["abcdef"])[:2]
-    ['\\\\x61\\\\x62\\\\x63\\\\x64\\\\x65\\\\x66', '\\\\u0061\\\\u0062\\\\u0063\\\\u0064\\\\u0065\\\\u0066']
+    >>> _escaped_forms(["abcdef"])[2:4]
+    ['\\\\141\\\\142\\\\143\\\\144\\\\145\\\\146', '\\\\u0061\\\\u0062\\\\u0063\\\\u0064\\\\u0065\\\\u0066']
     """
     forms = []
     for secret in (secret for secret in secrets if len(secret) >= MIN_FRAGMENT):
         raw = secret.encode("utf-8", "surrogatepass")
-        forms += ["".join(f"\\x{b:02x}" for b in raw), "".join(f"\\u{ord(c):04x}" for c in secret),
+        forms += ["".join(f"\\x{b:02x}" for b in raw), "".join(f"\\x{b:02X}" for b in raw),
+                  "".join(f"\\{b:03o}" for b in raw), "".join(f"\\u{ord(c):04x}" for c in secret),
                   "".join(f"\\u{ord(c):04X}" for c in secret), "".join(f"&#{ord(c)};" for c in secret),
-                  "".join(f"&#x{ord(c):x};" for c in secret), "".join(f"%{b:02X}" for b in raw),
-                  "".join(f"%{b:02x}" for b in raw)]
+                  "".join(f"&#x{ord(c):x};" for c in secret), "".join(f"&#x{ord(c):X};" for c in secret),
+                  "".join(f"%{b:02X}" for b in raw), "".join(f"%{b:02x}" for b in raw)]
     return forms
 
 

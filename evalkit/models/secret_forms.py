@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import html
 import json
 import re
 import unicodedata
@@ -166,19 +167,20 @@ def _variants(secrets: Iterable[str]) -> list[str]:
 
 
 def _quoted_forms(secret: str) -> list[str]:
-    """A secret holding quotes, backslashes or line breaks as a program quotes it: a shell (``shlex.quote``'s
-    ``'"'"'`` and the common ``'\\''``), SQL and CSV (a quote doubled), Python's ``repr`` (also of the repr)
-    and YAML's plain scalar (a line break written as a blank line).
+    """A secret holding quotes, backslashes, line breaks or HTML's specials as a program quotes it: HTML
+    (``html.escape``), a shell (``shlex.quote``'s ``'"'"'`` and the common ``'\\''``), SQL and CSV (a quote
+    doubled), Python's ``repr`` (also of the repr) and YAML's plain scalar (a line break written as a blank line).
 
-    >>> for form in _quoted_forms("Rt1'Yu2")[:3]:
+    >>> for form in _quoted_forms("Rt1'Yu2")[1:4]:
     ...     print(form)
     Rt1'"'"'Yu2
     Rt1'\\''Yu2
     Rt1''Yu2
     """
-    if not any(mark in secret for mark in "'\"\\\n"):
+    if not any(mark in secret for mark in "'\"\\\n&<>"):
         return []
-    forms = [secret.replace("'", "'\"'\"'"), secret.replace("'", "'\\''"), secret.replace("'", "''"),
+    forms = [html.escape(secret), html.escape(secret, quote=False),
+             secret.replace("'", "'\"'\"'"), secret.replace("'", "'\\''"), secret.replace("'", "''"),
              secret.replace('"', '""'), repr(secret)[1:-1], repr(repr(secret))[2:-2], secret.replace("\n", "\n\n")]
     return [form for form in dict.fromkeys(forms) if form != secret]
 

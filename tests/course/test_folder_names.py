@@ -50,3 +50,42 @@ def test_the_key_folds_width_case_spaces_and_invisible_characters_but_not_real_l
     drawn_as_nothing = ("ali\u034fce", "alice\ufe0f", "alice\U000e0100", "alice\u3164", "alice\u2800", "al\u115fice")
     assert {student_key(name) for name in drawn_as_nothing} == {"alice"}  # marks and fillers a font draws as nothing
     assert student_key("\u0251lice") == "alice" and student_key("b\u0585b") == "bob"  # Latin IPA, Armenian
+
+
+def test_a_folder_or_file_swapped_for_a_link_after_it_was_listed_is_refused_not_followed(tmp_path, monkeypatch):
+    """A classmate swaps ``eve/`` (and ``mallory/sub/``, and ``zed/04.ipynb``) for links to Alice's folder, the
+    key's folder and Alice's notebook between the grader's listing and its reading: the listing saw folders and a
+    file, but each is opened by name inside its open parent, never through a link, so nobody gets another's work."""
+    import os
+    import stat
+
+    from evalkit.course import intake as intake_module
+
+    folder = tmp_path / "class"
+    (folder / "alice").mkdir(parents=True)
+    (folder / "alice" / "04.ipynb").write_text("ALICE-OWN-WORK")
+    key = tmp_path / "key"
+    key.mkdir()
+    (key / "04.ipynb").write_text("KEY-SOLUTIONS")
+    (folder / "mallory").mkdir()
+    (folder / "mallory" / "own.ipynb").write_text("mallory")
+    (folder / "zed").mkdir()
+    os.symlink(folder / "alice", folder / "eve")
+    os.symlink(key, folder / "mallory" / "sub")
+    os.symlink(folder / "alice" / "04.ipynb", folder / "zed" / "04.ipynb")
+    listing = intake_module._listing
+
+    def listed_before_the_swap(opened, directory):  # what the listing saw a moment before the links were put in
+        swapped = {"eve": stat.S_IFDIR, "sub": stat.S_IFDIR, "04.ipynb": stat.S_IFREG}
+        return [(name, path, swapped.get(name, mode) if stat.S_ISLNK(mode) else mode)
+                for name, path, mode in listing(opened, directory)]
+
+    monkeypatch.setattr(intake_module, "_listing", listed_before_the_swap)
+    copies = tmp_path / "copies"
+    copies.mkdir()
+    entries = intake_module.intake(folder, copies)
+    copied = "".join(entry.copy.read_text() for entry in entries if entry.copy is not None)
+    assert "ALICE-OWN-WORK" in copied and copied.count("ALICE-OWN-WORK") == 1 and "KEY-SOLUTIONS" not in copied
+    refused = {entry.submission: entry.refused for entry in entries if entry.refused}
+    assert refused == {"eve": "refused: symlink", "mallory/sub": "refused: symlink",
+                       "zed/04.ipynb": "refused: symlink"}, refused
