@@ -258,7 +258,7 @@ def _page(rows: Sequence, summary: list[dict], isolation: str = "") -> str:
         if row.exercise:
             by_student[row.student][row.exercise] = row
     head = "".join(f"<th>{escape(label)}</th>" for label in exercises)
-    collisions = name_collisions([row.student for row in rows])
+    collisions = {entry["student"]: entry["collides with"] for entry in summary}  # as the totals say
     matrix = []
     for student in dict.fromkeys(row.student for row in rows):
         cells = []
