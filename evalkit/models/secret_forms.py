@@ -157,13 +157,26 @@ def _variants(secrets: Iterable[str]) -> list[str]:
         if not isinstance(secret, str) or len(secret) < _MIN_SECRET:
             continue
         quoted = quote(secret.encode("utf-8", "surrogatepass"), safe="")  # a lone surrogate (an undecodable byte)
-        for variant in (secret, quoted, unquote(secret), json.dumps(secret)[1:-1],
-                        json.dumps(secret, ensure_ascii=False)[1:-1], secret.replace(" ", "+"),
+        for variant in (secret, quoted, unquote(secret), *_json_forms(secret), secret.replace(" ", "+"),
                         secret.replace(" ", "_"), secret.replace(" ", "\u00a0"),  # a passphrase form-encoded,
                         *_other_unicode(secret), *_quoted_forms(secret)):  # joined, or with no-break spaces
             if len(variant) >= _MIN_SECRET:
                 found.add(variant)
     return sorted(found, key=len, reverse=True)
+
+
+def _json_forms(secret: str) -> list[str]:
+    """A secret inside a JSON string: with and without ASCII escapes, with each ``/`` escaped as ``\\/`` (PHP's
+    ``json_encode``, some Java writers), and that text inside a second JSON string (a JSON document stored as a
+    string).
+
+    >>> _json_forms("Ab1/Cd2")
+    ['Ab1/Cd2', 'Ab1\\\\/Cd2', 'Ab1\\\\\\\\/Cd2']
+    """
+    forms = [json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1]]
+    slashed = [form.replace("/", "\\/") for form in forms if "/" in form]
+    forms += [*slashed, *(json.dumps(form)[1:-1] for form in slashed)]
+    return list(dict.fromkeys(forms))
 
 
 def _quoted_forms(secret: str) -> list[str]:

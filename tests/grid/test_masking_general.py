@@ -393,10 +393,11 @@ def test_a_file_over_the_text_limit_loses_its_secrets_bytes_hex_and_base64_in_pl
     assert len(blob.read_bytes()) == len(content)
 
 
-@pytest.mark.parametrize("secret", ['Kw"9\\Lm/Zq8Tx3Rp', "Pässwört-Lq8Zk2Xy", "GpwL7Rk2Tq9Vm4Xz8"])
+@pytest.mark.parametrize("secret", ['Kw"9\\Lm/Zq8Tx3Rp', "Pässwört-Lq8Zk2Xy", "GpwL7Rk2Tq9Vm4Xz8", "Ab1/Zq8/Ef3/Lq8Z/Ij5"])
 def test_a_file_over_the_text_limit_loses_its_secrets_in_every_written_form_and_piece(tmp_path, monkeypatch, secret):
     """A file too large for the redaction loses a given secret in another case, percent-, \\u-, \\x-, octal-,
-    entity-, HTML- or JSON-escaped (as ``json.dumps`` of a command's arguments writes it), in base32 (either case),
+    entity-, HTML- or JSON-escaped (as ``json.dumps`` of a command's arguments writes it; also with ``\\/``, which
+    leaves no piece of a secret cut by slashes), in base32 (either case),
     colon-separated hex, hex or base64 of its UTF-16 text, reversed and as a cut piece, in a text and in a binary,
     its length kept."""
     import base64
@@ -413,7 +414,8 @@ def test_a_file_over_the_text_limit_loses_its_secrets_in_every_written_form_and_
              json.dumps(secret, ensure_ascii=False)[1:-1], secret[::-1],
              base64.b64encode(secret.encode("utf-16-le")).decode(), "".join(f"\\x{b:02X}" for b in raw),
              "".join(f"&#x{ord(c):X};" for c in secret), "".join(f"\\{b:03o}" for b in raw),
-             base64.b32encode(raw).decode().lower(), secret.encode("utf-16-le").hex(), html.escape(secret)]
+             base64.b32encode(raw).decode().lower(), secret.encode("utf-16-le").hex(), html.escape(secret),
+             json.dumps(secret)[1:-1].replace("/", "\\/")]
     text = "progress line ok\n" * 50 + "\n".join(f"{n}: {form}" for n, form in enumerate(forms)) + "\nlines: ok\n"
     (tmp_path / "big.log").write_text(text + json.dumps({"argv": [secret, "x"]}) + "\n")
     (tmp_path / "big.bin").write_bytes(b"\x00\x01" * 300 + "\x00".join(forms).encode() + b"\x00lines\x00")

@@ -1062,6 +1062,23 @@ def test_a_secret_with_accents_and_a_quote_written_by_json_without_ascii_escapes
         assert redact(f"x {written} y", [secret]) == 'x {"a": "***"} y'
 
 
+@pytest.mark.parametrize("secret", ["Ab1/Cd2/Ef3/Gh4/Ij5", "pw/ä/x9/Zq"])
+def test_a_secret_whose_slashes_a_json_writer_escapes_is_masked_whole(secret):
+    """PHP's ``json_encode`` and some Java writers escape ``/`` as ``\\/``: a secret whose slashes leave no
+    six-character piece between them is masked in that writing, and in that JSON stored inside another JSON
+    string, by the redaction, by a reply's masking and by a setting's."""
+    import json
+
+    from evalkit.models.redaction import mask_echoes, mask_secrets
+
+    once = json.dumps({"key": secret}).replace("/", "\\/")
+    twice = json.dumps(once)
+    for written in (once, twice):
+        for mask in (redact, mask_echoes, mask_secrets):
+            masked = mask(f"x {written} y", [secret])
+            assert "***" in masked and "Cd2" not in masked and "x9" not in masked, (mask.__name__, masked)
+
+
 @pytest.mark.parametrize("secret", ["Kq7 Vw2 Zt9 Lp4 Mx8", "ab=cd=ef=gh=ij=kl", "pässwörd-Ümlaut-Ä9"])
 def test_a_given_secret_in_quoted_printable_or_printed_as_bytes_is_masked(secret):
     """Quoted-printable (a mail part: spaces kept or escaped, ``=`` written ``=3D``, UTF-8 bytes as ``=C3=A4``),
