@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import Callable
 
 __all__ = ["LINK", "NOT_A_FILE", "MAX_CARD_BYTES", "card_files", "read_card", "counted_once", "copy_note",
            "named_apart"]
@@ -175,8 +176,9 @@ def _result_key(card, record) -> str | None:
                       sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def counted_once(lines: list[tuple], records: dict, *, same_result: bool = True
-                  ) -> tuple[list[tuple], list[tuple[str, str, tuple[str, ...]]]]:
+def counted_once(lines: list[tuple], records: dict, *, same_result: bool = True,
+                 preferred: Callable[[str], bool] | None = None
+                 ) -> tuple[list[tuple], list[tuple[str, str, tuple[str, ...]]]]:
     """``lines`` of (card, [its file]) with every card whose record, as read, is word for word an earlier one's
     (a signed card copied into a second folder: the same signature too) left out, and (that file, the file kept,
     ``()``) for each: one card is one line, or one part of a merged line, however many folders hold it. With
@@ -185,7 +187,9 @@ def counted_once(lines: list[tuple], records: dict, *, same_result: bool = True
     sets not scored, scores shifted or scaled, under any judge name) is left out too, with the fields its record
     differs in (a note added, a spec reworded, a judge renamed): a near copy cannot count one result twice. Two
     cards that differ in anything the board ranks on, a score, are two cards (``--merge`` refuses one judge's set
-    on both).
+    on both). Of a card and its copies, the one kept is the first in sorted order, unless ``preferred`` accepts a
+    file (a card signed with the board's key): the files it accepts are read first, so an unsigned copy in a folder
+    that sorts first cannot take a signed card's line.
 
     >>> from evalkit.judgecard.card import Card, SetScores
     >>> card = Card("j", {}, "test", 0, 0, (), (), ())
@@ -198,6 +202,8 @@ def counted_once(lines: list[tuple], records: dict, *, same_result: bool = True
     >>> records = {"a/card.json": {"judge": "j", "notes": []}, "b/card.json": {"judge": "j", "notes": ["x"]}}
     >>> counted_once([(scored, [path]) for path in records], records)[1]
     [('b/card.json', 'a/card.json', ('notes',))]
+    >>> counted_once([(scored, [path]) for path in records], records, preferred=lambda path: path[0] == "b")[1]
+    [('a/card.json', 'b/card.json', ('notes',))]
     """
     import hashlib
     import json
@@ -205,7 +211,10 @@ def counted_once(lines: list[tuple], records: dict, *, same_result: bool = True
     first: dict[str, str] = {}
     results: dict[str, str] = {}
     kept, copies = [], []
-    for card, paths in lines:
+    order = {id(line): index for index, line in enumerate(lines)}
+    reading = lines if preferred is None else sorted(lines, key=lambda line: not preferred(line[1][0]))
+    for line in reading:
+        card, paths = line
         record = records[paths[0]]
         text = json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
@@ -229,8 +238,8 @@ def counted_once(lines: list[tuple], records: dict, *, same_result: bool = True
         first[digest] = paths[0]
         if result is not None:
             results[result] = paths[0]
-        kept.append((card, paths))
-    return kept, copies
+        kept.append(line)
+    return sorted(kept, key=lambda line: order[id(line)]) if preferred is not None else kept, copies
 
 
 def same_scores(card, other, tolerance: float = 1e-6) -> bool:

@@ -99,8 +99,9 @@ def _added_sets(args: argparse.Namespace) -> list:
 def leaderboard(args: argparse.Namespace) -> int:
     """Read every card named by ``--cards``: each card file is its own line, unless ``--merge`` makes one judge's
     cards on different sets one line; a card file that is a copy of another, record for record (signature too),
-    or that gives its result (:func:`counted_once`; not with ``--merge-key-env``) is counted once, named with the file kept, on stderr, in leaderboard.md and in leaderboard.json's
-    ``copies_counted_once``. A card the board cannot read or check is left out, named with why, on
+    or that gives its result (:func:`counted_once`), is counted once, named with the file kept (with
+    ``--merge-key-env``, a card signed with the key before any unsigned copy), on stderr, in leaderboard.md and in
+    leaderboard.json's ``copies_counted_once``. A card the board cannot read or check is left out, named with why, on
     stderr, in leaderboard.md and in leaderboard.json's ``refused_cards``, and so is a card with no item scores on
     a set the board holds (the kit's sets, ``--add`` files, ``--add-upheld`` folders); the rest are ranked on the
     sets they scored. Exit 0 when a card was ranked, 2 when none was."""
@@ -127,21 +128,25 @@ def leaderboard(args: argparse.Namespace) -> int:
             lines.append((read_card(path, records), [str(path)]))
         except ValueError as error:
             refused.append((str(path), reason_for(error, str(path))))
-    # With a key, the signatures tell a maker's card from an edited copy: only word-for-word copies count once.
-    lines, copies = counted_once(lines, records, same_result=not args.merge_key_env)
+    if args.merge_key_env and not args.merge:
+        raise ValueError("--merge-key-env is for --merge: without it each card file is its own line")
+    key = signing_key(args.merge_key_env) if args.merge_key_env else None
+    # With a key, a card its maker signed is the one kept of it and its copies (renamed, reworded, in a folder
+    # that sorts first): a copy neither takes its line nor stands as a second line with its result.
+    signed = (lambda path: verify(records.get(path), key)) if key is not None else None
+    unsigned_copy = lambda copy, kept_as: signed is not None and signed(kept_as) and not signed(copy)
+    lines, copies = counted_once(lines, records, preferred=signed)
     for copy, kept_as, differs in copies:
+        why_kept = (f"the one signed with {args.merge_key_env}'s key" if unsigned_copy(copy, kept_as) else
+                    "the first in sorted order (a copy cannot tell which file came first)")
         print(f"note: {one_line(copy)} holds the same card as {one_line(kept_as)} ({copy_note(differs)}): counted "
-              f"once, as {one_line(kept_as)}, the first in sorted order (a copy cannot tell which file came first)",
-              file=sys.stderr)
+              f"once, as {one_line(kept_as)}, {why_kept}", file=sys.stderr)
     set_files: dict[str, dict[str, str]] = {}  # a line's files, joined -> the file each of its sets came from
     names: dict[str, list[tuple]] = {}
     for line in lines:
         set_files[line[1][0]] = {name: line[1][0] for name in _sets_of(line[0])}
         names.setdefault(line[0].judge, []).append(line)
-    if args.merge_key_env and not args.merge:
-        raise ValueError("--merge-key-env is for --merge: without it each card file is its own line")
     if args.merge:
-        key = signing_key(args.merge_key_env) if args.merge_key_env else None
         lines = []
         for judge, group in names.items():
             if key is not None:  # a card without the maker's signature cannot join the line: its own line
@@ -212,7 +217,8 @@ def leaderboard(args: argparse.Namespace) -> int:
             if count > 1:
                 print(f"note: {count} card files name the judge {judge!r}: each is its own line, told apart by "
                       "its file (--merge makes one judge's cards on different sets one line)", file=sys.stderr)
-    lines = named_apart(also_named(checked, copies, records))
+    # A signed card's line keeps its maker's name alone: an unsigned copy's other name is its copier's.
+    lines = named_apart(also_named(checked, [c for c in copies if not unsigned_copy(c[0], c[1])], records))
     sources = {card.judge: source(paths) for card, paths in lines}
     row_sources = {card.judge: set_files[", ".join(paths)] for card, paths in lines}
     files_of = {card.judge: paths for card, paths in lines}
@@ -237,7 +243,10 @@ def leaderboard(args: argparse.Namespace) -> int:
         + (f"\n## Cards left out\n{left_out}\n" if refused else "")
         + (f"\n## Copies counted once\n\nFiles that hold the same card cannot tell which was written first: the "
            "line names the first in sorted order, not its maker, and a copy's other judge name too (a signature, "
-           f"where the card has one, names the key that signed it).\n{once}\n" if copies else ""), encoding="utf-8")
+           "where the card has one, names the key that signed it"
+           + (f"; told {_cell(args.merge_key_env)}'s key, the board keeps a card signed with it before its unsigned "
+              "copies" if key is not None else "")
+           + f").\n{once}\n" if copies else ""), encoding="utf-8")
     record = {"standings": json.loads(standings_frame(board).to_json(orient="records")),
               "refused_cards": [{"file": path, "reason": why} for path, why in refused],
               "copies_counted_once": [{"file": copy, "same_as": kept_as, **({"differs_in": list(differs)}

@@ -5,6 +5,7 @@ line down. Cards signed by their maker (judge card --sign-key-env) and a board t
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -98,3 +99,28 @@ def test_a_card_swapped_between_reads_is_judged_on_what_was_read(inputs, tmp_pat
     lines = board_json(tmp_path / "board")
     assert "evil/card.json names the judge 'good' but is not signed" in capsys.readouterr().err
     assert len(lines) == 2 and all("evil" not in r["card"] or r["mean_pearson"] < 0 for r in lines)
+
+
+def test_with_the_key_the_signed_card_keeps_its_line_and_renamed_copies_count_once(inputs, tmp_path, monkeypatch,
+                                                                                 capsys):
+    """A signed card copied word for word under other judge names into folders that sort before it: told the key,
+    the board keeps the signed card's line (its file, its judge's name alone) and counts each unsigned copy once, named;
+    no copy stands as a second line with the same scores, and none takes the line."""
+    sets, judges, _ = inputs
+    monkeypatch.setenv("EVALKIT_CARD_KEY", KEY)
+    key = signing_key("EVALKIT_CARD_KEY")
+    honest, _ = write_card(_per_set("good", judges["good"], sets, "one"), tmp_path / "cards" / "zz-good", key=key)
+    record = json.loads(honest.read_text())
+    for folder, name in (("aa-copy", "mallory"), ("ab-copy", "trent")):
+        (tmp_path / "cards" / folder).mkdir()
+        (tmp_path / "cards" / folder / "card.json").write_text(json.dumps({**record, "judge": name}))
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "board", "--merge",
+                     "--merge-key-env", "EVALKIT_CARD_KEY") == 0
+    err = capsys.readouterr().err
+    lines = board_json(tmp_path / "board")
+    assert len(lines) == 1 and lines[0]["card"].startswith(str(honest)) and lines[0]["judge"] == "good", lines
+    once = json.loads((tmp_path / "board" / "leaderboard.json").read_text())["copies_counted_once"]
+    assert {(Path(c["file"]).parent.name, c["same_as"]) for c in once} == {("aa-copy", str(honest)),
+                                                                           ("ab-copy", str(honest))}
+    assert "the one signed with EVALKIT_CARD_KEY's key" in err and KEY not in err
+    assert "keeps a card signed with it" in (tmp_path / "board" / "leaderboard.md").read_text()
