@@ -21,7 +21,7 @@ from evalkit.models.encoded_text import mask_written_forms
 from evalkit.models.secret_blocks import mask_encoded_secrets
 
 __all__ = ["MASK", "MIN_FRAGMENT", "MAX_WORD", "MIN_ENCODED", "mask_secrets", "mask_echoes", "piece_sources",
-           "piece_stays", "base64_forms"]
+           "piece_stays", "base64_forms", "base85_forms"]
 
 MASK = "***"
 MIN_FRAGMENT = 6  # a run this long of a configured secret is masked wherever it appears
@@ -76,7 +76,8 @@ _MIN_ENCODED_PIECE = 8  # the part of a secret's base64 that no neighbouring byt
 def _encoded_variants(secrets: Iterable[str]) -> list[str]:
     """Other writings of each secret of at least ``MIN_ENCODED`` characters, masked whole only (their pieces
     would mask ordinary text): base64 (standard and URL-safe, with and without padding, and the part that stays the
-    same inside a longer base64 text at any alignment), hex, quoted-printable, uuencoding, a bytes object's
+    same inside a longer base64 text at any alignment), Ascii85 and base85 (also at any alignment), hex,
+    quoted-printable, uuencoding, a bytes object's
     printing, lower and upper case, every character ``\\u``-escaped (either case of hex digits) and every byte percent-encoded;
     longest first.
 
@@ -99,9 +100,11 @@ def _encoded_variants(secrets: Iterable[str]) -> list[str]:
         # quoted-printable (spaces kept or escaped), and the bytes as Python prints them (b'p\xc3\xa4...')
         found.update((binascii.b2a_qp(raw).decode("ascii"), binascii.b2a_qp(raw, quotetabs=True).decode("ascii"),
                       repr(raw)[2:-1]))
-        if len(raw) <= 45:  # uuencoded, as one line (its first character the length), and that line's body
-            line = binascii.b2a_uu(raw).decode("ascii").rstrip("\n")
-            found.update((line, line[1:].rstrip("`")))
+        if len(raw) <= 45:  # uuencoded, as one line (its first character the length), and that line's body, its
+            for backtick in (False, True):  # padding written as spaces or backticks, kept or stripped
+                line = binascii.b2a_uu(raw, backtick=backtick).decode("ascii").rstrip("\n")
+                found.update((line, line.rstrip(" `"), line[1:].rstrip(" `")))
+        found.update(form.decode("ascii") for form in base85_forms(raw))
         found.update((secret.lower(), secret.upper(), "".join(f"\\u{ord(c):04x}" for c in secret),
                       "".join(f"\\u{ord(c):04X}" for c in secret), "".join(f"%{b:02X}" for b in raw),
                       "".join(f"%{b:02x}" for b in raw)))
@@ -123,6 +126,23 @@ def base64_forms(raw: bytes) -> list[bytes]:
         forms += [encoded, encoded.rstrip(b"=")]
         for shift in (0, 1, 2):
             middle = encode(b"\0" * shift + raw)[4 if shift else 0:-4]
+            forms += [middle] if len(middle) >= _MIN_ENCODED_PIECE else []
+    return forms
+
+
+def base85_forms(raw: bytes) -> list[bytes]:
+    """``raw`` in Ascii85 (bare, as ``base64.a85encode`` writes it) and in base85 (RFC 1924, git's binary
+    patches), and the part of each that stays the same inside a longer encoded text at each of the four
+    alignments, where there are ``_MIN_ENCODED_PIECE`` characters or more.
+
+    >>> base85_forms(b"sk-0123456789ab")[0]
+    b'F)*?]0etOA2)[BQ3FQ@'
+    """
+    forms = []
+    for encode in (base64.a85encode, base64.b85encode):
+        forms.append(encode(raw))
+        for shift in (0, 1, 2, 3):
+            middle = encode(b"\1" * shift + raw)[5 if shift else 0:-5]  # not a zero byte: a85 writes four as "z"
             forms += [middle] if len(middle) >= _MIN_ENCODED_PIECE else []
     return forms
 

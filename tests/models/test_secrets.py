@@ -1115,3 +1115,46 @@ def test_a_secret_with_quotes_or_line_breaks_quoted_by_a_shell_sql_csv_or_yaml_i
         masked = redact(f"v: {written} end", [secret, secret.replace("'", '"')])
         assert "Rt1" not in masked and "Sd5" not in masked, masked
     assert redact("key: Zx1\n\nCv2\n\nBn3\n\nMm4\nnext: 1", ["Zx1\nCv2\nBn3\nMm4"]) == "key: ***\nnext: 1"
+
+
+@pytest.mark.parametrize("secret", ["sk-Zq8XwV3kLm9P", "Kq7 Vw2/Zt9~Lp4"])
+def test_a_secret_in_bare_ascii85_or_base85_is_masked_also_inside_a_longer_run(secret):
+    """``base64.a85encode`` writes Ascii85 without ``<~ ~>``, and git and ``b85encode`` write RFC 1924's base85:
+    the secret's run is masked, alone or after a user name in one encoded text, at each alignment."""
+    import base64
+
+    from evalkit.models.redaction import mask_echoes
+
+    for encode in (base64.a85encode, base64.b85encode):
+        for before in (b"", b"u", b"us", b"use", b"user:"):
+            written = encode(before + secret.encode() + b"!").decode()
+            inside = encode(before + secret.encode()[3:-3]).decode()
+            for mask in (redact, mask_echoes):
+                masked = mask(f"v {written} end", [secret])
+                assert "***" in masked and inside[len(before) + 2:-3] not in masked, (encode.__name__, before, masked)
+
+
+@pytest.mark.parametrize("secret", ["Hq!k(z2#", "abcdefgh9", "pa$$WORDx"])
+def test_a_short_secret_in_base32_without_a_digit_is_masked(secret):
+    """Base32 of a short secret may hold no digit 2-7 (``JBYSC2ZIPIZCG===`` holds one, ``MFRGGZDFMZTWQOI=``
+    none): a run with padding, or of 13 capitals or more, is read as base32 too; prose stays."""
+    import base64
+
+    encoded = base64.b32encode(secret.encode()).decode()
+    for written in (encoded, encoded.rstrip("="), encoded.lower()):
+        assert redact(f"v {written} end", [secret]) == "v *** end", written
+    plain = "internationalization and DOCUMENTATIONS stay"
+    assert redact(plain, [secret]) == plain
+
+
+def test_a_uuencoded_line_with_its_padding_stripped_or_written_as_backticks_is_masked():
+    """``uuencode`` pads the last group with spaces (or backticks): an editor or a mail relay strips the trailing
+    spaces; the line and its body are masked in each writing."""
+    import binascii
+
+    secret = "Zq8-xW3kLm9P!"  # 13 bytes: the last group padded
+    for backtick in (False, True):
+        line = binascii.b2a_uu(secret.encode(), backtick=backtick).decode().rstrip("\n")
+        assert line.endswith("``" if backtick else "  ")
+        for written in (line, line.rstrip(" `"), line[1:].rstrip(" `")):
+            assert redact(f"v {written} end", [secret]) == "v *** end", written
