@@ -133,7 +133,8 @@ def leaderboard(args: argparse.Namespace) -> int:
     key = signing_key(args.merge_key_env) if args.merge_key_env else None
     # With a key, a card its maker signed is the one kept of it and its copies (renamed, reworded, in a folder
     # that sorts first): a copy neither takes its line nor stands as a second line with its result.
-    signed = (lambda path: verify(records.get(path), key)) if key is not None else None
+    signed_files = {path: verify(record, key) for path, record in records.items()} if key is not None else {}
+    signed = (lambda path: signed_files.get(path, False)) if key is not None else None
     unsigned_copy = lambda copy, kept_as: signed is not None and signed(kept_as) and not signed(copy)
     lines, copies = counted_once(lines, records, preferred=signed)
     for copy, kept_as, differs in copies:
@@ -150,7 +151,7 @@ def leaderboard(args: argparse.Namespace) -> int:
         lines = []
         for judge, group in names.items():
             if key is not None:  # a card without the maker's signature cannot join the line: its own line
-                unsigned = [line for line in group if not verify(records.get(line[1][0]), key)]
+                unsigned = [line for line in group if not signed(line[1][0])]
                 for card, paths in unsigned:
                     print(f"note: {paths[0]} names the judge {judge!r} but is not signed with {args.merge_key_env}'s "
                           "key: not merged, its own line", file=sys.stderr)
