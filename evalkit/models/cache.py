@@ -8,7 +8,9 @@ in ``$EVALKIT_CACHE_DIR/calls.sqlite``. API keys are never part of a key or a va
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -115,6 +117,52 @@ def cache_stats(path: str | Path | None = None) -> list[dict[str, Any]]:
 
 def default_cache_path() -> Path:
     return cache_dir() / "calls.sqlite"
+
+
+_DIGEST_KEY = "digest.key"
+_process_key: list[bytes] = []  # where the cache folder cannot hold a key: one for this process
+
+
+def keyed_digest(text: str, size: int = 10) -> str:
+    """The first ``size`` hex digits of an HMAC-SHA256 of ``text`` under this cache folder's own random key
+    (``digest.key``, made on first use, readable by its owner only): it tells two texts apart in a name the cache
+    stores (two query secrets of one endpoint) without being a test of a guessed secret for whoever reads the
+    cache file or a record that names it. A folder that cannot hold the key gives a key for this process.
+
+    >>> keyed_digest("code=483920") == keyed_digest("code=483920") != keyed_digest("code=483921")
+    True
+    """
+    return hmac.new(_digest_key(cache_dir()), text.encode("utf-8", "surrogatepass"), "sha256").hexdigest()[:size]
+
+
+def _digest_key(folder: Path) -> bytes:
+    """The key in ``folder/digest.key``, made there when absent (32 random bytes, mode 0600, never through a
+    link); a process-wide random key where the folder cannot hold one."""
+    path = folder / _DIGEST_KEY
+    for _ in range(2):
+        try:
+            descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        except FileNotFoundError:
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+                descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            except FileExistsError:
+                continue  # another process made it first: read that one
+            except OSError:
+                break
+            with os.fdopen(descriptor, "wb") as handle:
+                handle.write(os.urandom(32))
+            continue
+        except OSError:
+            break
+        with os.fdopen(descriptor, "rb") as handle:
+            key = handle.read(64)
+        if len(key) == 32:
+            return key
+        break
+    if not _process_key:
+        _process_key.append(os.urandom(32))
+    return _process_key[0]
 
 
 def call_key(backend: str, operation: str, messages: Any, parameters: dict[str, Any]) -> str:

@@ -1,7 +1,6 @@
 """The OpenAI-compatible HTTP backend: chat completions from vLLM, Ollama, a llama.cpp server or OpenAI."""
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import threading
@@ -16,6 +15,7 @@ from urllib.parse import urlsplit, urlunsplit
 from evalkit.models.base import BackendConfigError, BackendError, GenerationResult, LabelResult, Messages, _parsed_result
 from evalkit.models.redaction import (_basic_value, configured_secrets, environment_secrets, mask_echoes,
                                      path_secrets, redact, url_credentials)
+from evalkit.models.cache import keyed_digest
 from evalkit.models.retry import RetryPolicy
 
 __all__ = ["OpenAICompatibleBackend", "DEFAULT_API_KEY_ENV"]
@@ -166,7 +166,7 @@ class OpenAICompatibleBackend:
         self.max_concurrency = max_concurrency
         self.top_logprobs = top_logprobs
         # Masking maps different query values (?deployment=alpha / beta), or keys in the path, to one text: a
-        # short digest of the query and the path's keys as given keeps their cache keys apart (user-info is left
+        # short keyed digest of the query and the path's keys as given keeps their cache keys apart (user-info is left
         # out: a changed password is the same server; URLs without either keep their names).
         # A model named by a value copied from the environment's credentials is masked in the name; its digest
         # keeps it apart from other models.
@@ -178,7 +178,7 @@ class OpenAICompatibleBackend:
         shown_url = mask_echoes(self.base_url, environment)
         apart += f"\x00{self._base_url}" if shown_url != self.base_url else ""
         self.base_url = shown_url
-        masked_apart = "#" + hashlib.sha256(apart.encode("utf-8")).hexdigest()[:10] if apart else ""
+        masked_apart = "#" + keyed_digest(apart) if apart else ""  # keyed: no test of a guessed query secret
         self.name = f"openai:{self.base_url}{masked_apart}:{shown_model}"
         self.attempts = 0  # requests sent, retries included (for tests and telemetry)
         self._authorization(self._api_key())  # a conflict of credentials is refused now, not at the first call

@@ -59,8 +59,10 @@ def mask_echoes(text: str, secrets: Sequence[str], *, layers: int = 2) -> str:
     # escaped character by character (a UTF-8 byte at a time too: its reading is the secret's mojibake), or split
     # by a line break
     text = mask_written_forms(text, variants, MASK)
-    for variant in [*variants, *_encoded_variants(secrets)]:
+    encoded = _encoded_variants(secrets)
+    for variant in [*variants, *encoded]:
         text = text.replace(variant, MASK)
+    text = _mask_wrapped(text, encoded)  # an encoded writing wrapped over lines or spaced in groups
     text = mask_encoded_pieces(text, secrets)  # any piece in an encoded run (base64 of "user:pw", a hex dump)
     text = _mask_grouped(text, secrets)  # printed in groups ("Zq8X wV3k ..."), or split by dashes or tags
     text = _mask_fragments(text, piece_sources(secrets))
@@ -92,11 +94,11 @@ def _encoded_variants(secrets: Iterable[str]) -> list[str]:
         found.update(form.decode("ascii") for form in base64_forms(raw))
         found.update((raw.hex(), raw.hex().upper(), secret[::-1], base64.b32encode(raw).decode("ascii"),
                       base64.b32encode(raw).decode("ascii").rstrip("=")))
-        # the secret as a list of its bytes or characters (a Buffer's JSON, a hex dump, a list of characters)
+        # the secret as a list of its bytes or characters (a Buffer's JSON, a hex dump, od -b, a list of characters)
         for joiner in (",", ", ", ":", " ", ";", "; "):
             found.update((joiner.join(str(b) for b in raw), joiner.join(f"{b:02x}" for b in raw),
                           joiner.join(f"{b:02X}" for b in raw), joiner.join(f"0x{b:02x}" for b in raw),
-                          joiner.join(json.dumps(c) for c in secret)))
+                          joiner.join(json.dumps(c) for c in secret), joiner.join(f"{b:03o}" for b in raw)))
         # quoted-printable (spaces kept or escaped), and the bytes as Python prints them (b'p\xc3\xa4...')
         found.update((binascii.b2a_qp(raw).decode("ascii"), binascii.b2a_qp(raw, quotetabs=True).decode("ascii"),
                       repr(raw)[2:-1]))
@@ -147,8 +149,53 @@ def base85_forms(raw: bytes) -> list[bytes]:
     return forms
 
 
+_WRAP = re.compile(r"\r?\n|[ \t]")
+
+
+def _mask_wrapped(text: str, forms: Sequence[str]) -> str:
+    """``text`` with each of ``forms`` (a secret's encoded writings) masked where line breaks, spaces or tabs stand
+    inside it: Ascii85 or base85 wrapped at a line width, base64 printed in groups of four, a hex dump's line ends.
+    The text is read once with those characters left out; each form found there is masked from its first
+    character to its last as written.
+
+    >>> _mask_wrapped("a85: F)*?]0et\\nOA2)[BQ3FQ@ end", ["F)*?]0etOA2)[BQ3FQ@"])
+    'a85: *** end'
+    """
+    if not forms or not _WRAP.search(text):
+        return text
+    kept = [0] * len(text)
+    joined, count = [], 0
+    done = 0
+    for gap in _WRAP.finditer(text):
+        piece = text[done:gap.start()]
+        joined.append(piece)
+        kept[count:count + len(piece)] = range(done, gap.start())
+        count += len(piece)
+        done = gap.end()
+    joined.append(text[done:])
+    kept[count:count + len(text) - done] = range(done, len(text))
+    reading = "".join(joined)
+    spans = []
+    for form in forms:
+        start = reading.find(form)
+        while start != -1:
+            first, last = kept[start], kept[start + len(form) - 1] + 1
+            if text[first:last] != form:  # a form written whole is masked already
+                spans.append((first, last))
+            start = reading.find(form, start + len(form))
+    if not spans:
+        return text
+    out, done = [], 0
+    for first, last in sorted(spans):
+        if last <= done:
+            continue
+        out += [text[done:max(first, done)], MASK if first >= done else ""]
+        done = last
+    return "".join(out) + text[done:]
+
+
 MIN_GROUPED = 10  # a secret this long is masked also printed in groups or split by separators
-_SEPARATOR = r"[ \t\-_.:;,|/]"
+_SEPARATOR = r"[ \t\-_.:;,|/+]"
 # What may stand between two of its other characters, read atomically: the secret's own separators are left out
 # of its pattern, so no character is both (a gap never gives back what it read, and the scan stays linear).
 _GROUP_GAP = rf"(?>(?:{_SEPARATOR}|\r?\n|<[^<>]{{0,40}}>){{0,4}})"
@@ -156,16 +203,17 @@ _GROUP_GAP = rf"(?>(?:{_SEPARATOR}|\r?\n|<[^<>]{{0,40}}>){{0,4}})"
 
 def _mask_grouped(text: str, secrets: Sequence[str]) -> str:
     """``text`` with each of ``secrets`` of at least ``MIN_GROUPED`` characters masked where separators (spaces,
-    dashes, dots, colons, line breaks, markup tags) stand between its characters: a key printed in groups of four,
-    or split by ``<span>`` tags.
+    dashes, dots, colons, ``+``, line breaks, markup tags) stand between its characters, in any case: a key printed
+    in groups of four (also form-encoded, or upper-cased), a passphrase written in title case, or a key split by
+    ``<span>`` tags.
 
-    >>> _mask_grouped("key: Zq8X wV3k Lm9P qR7t!", ["Zq8XwV3kLm9PqR7t"])
-    'key: ***!'
+    >>> _mask_grouped("key: Zq8X wV3k Lm9P qR7t! ZQ8X+WV3K+LM9P+QR7T", ["Zq8XwV3kLm9PqR7t"])
+    'key: ***! ***'
     """
     for secret in sorted({s for s in secrets if isinstance(s, str) and len(s) >= MIN_GROUPED}, key=len, reverse=True):
         kept = re.sub(_SEPARATOR, "", secret)
         if len(kept) >= MIN_GROUPED:
-            text = re.sub(_GROUP_GAP.join(re.escape(c) for c in kept), MASK, text)
+            text = re.sub(_GROUP_GAP.join(re.escape(c) for c in kept), MASK, text, flags=re.IGNORECASE)
     return text
 
 

@@ -1158,3 +1158,75 @@ def test_a_uuencoded_line_with_its_padding_stripped_or_written_as_backticks_is_m
         assert line.endswith("``" if backtick else "  ")
         for written in (line, line.rstrip(" `"), line[1:].rstrip(" `")):
             assert redact(f"v {written} end", [secret]) == "v *** end", written
+
+
+@pytest.mark.parametrize("written, secret", [
+    ("Qz7r+Tp4W+vX9m+Kd2L", "Qz7rTp4WvX9mKd2L"), ("QZ7R-TP4W-VX9M-KD2L", "Qz7rTp4WvX9mKd2L"),
+    ("qz7r tp4w vx9m kd2l", "Qz7rTp4WvX9mKd2L"), ("Correct Horse Battery Staple", "correct-horse-battery-staple"),
+    ("CORRECT_HORSE_BATTERY_STAPLE", "correct-horse-battery-staple")])
+def test_a_secret_printed_in_groups_joined_by_plus_or_in_another_case_is_masked(written, secret):
+    """Groups of a key form-encoded (spaces written ``+``), upper- or lower-cased, and a passphrase in title case
+    or as a constant's name: each is the secret printed in groups, masked by the redaction and a reply's masking."""
+    from evalkit.models.redaction import mask_echoes
+
+    for mask in (redact, mask_echoes):
+        assert mask(f"v {written} end", [secret]) == "v *** end", mask.__name__
+
+
+def test_an_encoded_secret_wrapped_over_lines_or_spaced_in_groups_is_masked():
+    """``a85encode(..., wrapcol=20)``, base85 in 16-column CRLF lines, base64 printed in groups of four and an
+    ``od -b`` list of octal bytes: a secret's encoded writing with line breaks or spaces inside is masked, also
+    inside a longer encoded text; no run of it that decodes to a piece of the secret is left."""
+    import base64
+
+    from evalkit.models.redaction import mask_echoes
+
+    secret = "Qz7rTp4WvX9mKd2L"
+    raw = b"prefix-data-" + secret.encode() + b"-suffix-more-data"
+    b85 = base64.b85encode(raw).decode()
+    b64 = base64.b64encode(b"u:" + secret.encode()).decode()
+    written = {"a85": (base64.a85encode(raw, wrapcol=20).decode(), base64.a85decode),
+               "b85": ("\r\n".join(b85[i:i + 16] for i in range(0, len(b85), 16)), base64.b85decode),
+               "b64": (" ".join(b64[i:i + 4] for i in range(0, len(b64), 4)), base64.b64decode)}
+    for name, (text, decode) in written.items():
+        for mask in (redact, mask_echoes):
+            masked = mask(text, [secret])
+            flat = masked.replace("\r", "").replace("\n", "").replace(" ", "")
+            for width in (4, 5):
+                for start in range(len(flat)):
+                    for end in range(start + width, len(flat) + 1, width):
+                        try:
+                            decoded = decode(flat[start:end])
+                        except ValueError:
+                            continue
+                        assert not any(secret.encode()[i:i + 6] in decoded for i in range(len(secret) - 5)), \
+                            (name, mask.__name__, masked)
+    octal = " ".join(f"{b:03o}" for b in secret.encode())
+    assert redact(f"od: {octal} end", [secret]) == "od: *** end"
+
+
+def test_the_digest_that_keeps_two_query_secrets_apart_is_no_test_of_a_guessed_one(tmp_path, monkeypatch):
+    """A backend's name carries a digest of its query (two secrets, two cache entries). A plain sha256 of
+    ``code=483920`` let whoever read the cache file try every 6-digit code in a second; the digest is keyed by the
+    cache folder's own random key (``digest.key``, mode 0600): stable in that folder, another in another, and no
+    guess of the query gives it."""
+    import hashlib
+    import hmac
+    import stat
+
+    monkeypatch.setenv("EVALKIT_CACHE_DIR", str(tmp_path / "one"))
+    url = "http://127.0.0.1:9/v1?code=483920"
+    name = OpenAICompatibleBackend("m", url, api_key_env=None).name
+    digest = name.rsplit("#", 1)[1].split(":")[0]
+    assert name == OpenAICompatibleBackend("m", url, api_key_env=None).name and "483920" not in name
+    assert digest != hashlib.sha256(b"code=483920").hexdigest()[:10]
+    key = (tmp_path / "one" / "digest.key").read_bytes()
+    assert digest == hmac.new(key, b"code=483920", "sha256").hexdigest()[:10]
+    assert stat.S_IMODE((tmp_path / "one" / "digest.key").stat().st_mode) == 0o600
+    assert OpenAICompatibleBackend("m", url.replace("0", "1"), api_key_env=None).name != name
+    monkeypatch.setenv("EVALKIT_CACHE_DIR", str(tmp_path / "two"))
+    assert OpenAICompatibleBackend("m", url, api_key_env=None).name != name
+    (tmp_path / "three").mkdir()
+    (tmp_path / "three" / "digest.key").symlink_to(tmp_path / "one" / "digest.key")  # never read through a link
+    monkeypatch.setenv("EVALKIT_CACHE_DIR", str(tmp_path / "three"))
+    assert OpenAICompatibleBackend("m", url, api_key_env=None).name != name
