@@ -28,6 +28,7 @@ from pathlib import Path
 
 from evalkit.models import redact
 from evalkit.grid.byte_forms import byte_forms, copy_data_parts, holds_secret, mask_bytes_in_place
+from evalkit.grid.compressed import compression_of, scrub_inside
 from evalkit.grid.binary_strings import binary_strings, mask_strings_in_place, named_in_strings
 from evalkit.grid.printed_secrets import _TERMINAL_CODE, output_secrets
 
@@ -64,8 +65,12 @@ def scrub_folder(folder: Path, secrets: list[str]) -> Scrubbed:
         try:
             if path.is_symlink():
                 _repoint_if_secret(path, known)
-            elif path.is_file() and path.stat().st_size > 0 and not _scrubbed_or_removed(path, known):
-                kept.append(str(path.relative_to(folder)))
+            elif path.is_file() and path.stat().st_size > 0:
+                try:
+                    if not _scrubbed_or_removed(path, known):
+                        kept.append(str(path.relative_to(folder)))
+                except NotReadWhole as why:  # its bytes are scrubbed; what it holds is not known clean: said
+                    kept.append(f"{path.relative_to(folder)} ({why})")
             _drop_secret_attributes(path, known)  # after the scrub, which frees an immutable file
             _rename_if_secret(path, known)
         except OSError:  # an immutable folder around it, say: reported, and the unit fails with its name
@@ -178,6 +183,11 @@ def _scrubbed_or_removed(path: Path, secrets: list[str]) -> bool:
         return True
     except OSError:
         return False
+
+
+def _head(path: Path) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read(8)
 
 
 def _clear_flags(path: Path) -> None:
@@ -348,10 +358,30 @@ def _is_text(text: str | None) -> bool:
     return text is not None and len(_CONTROL.findall(text)) <= len(text) // 100
 
 
-def _scrub_file(path: Path, secrets: list[str]) -> None:
+class NotReadWhole(Exception):
+    """A compressed file whose content the scrub could not read whole (:func:`evalkit.grid.compressed.scrub_inside`
+    says why): it is reported, not guessed clean."""
+
+
+def _scrub_file(path: Path, secrets: list[str], depth: int = 0) -> None:
     if path.stat().st_nlink > 1 and path.stat().st_size > _TEXT_BYTES and not holds_secret(path, secrets):
-        return  # a large file shared with others (a deduplicated checkpoint) is copied only to be masked
+        if compression_of(_head(path)) is None:
+            return  # a large file shared with others (a deduplicated checkpoint) is copied only to be masked
     _own_copy(path)
+    # what a compressed file holds first (a .gz log, a .zip of results), then its own bytes
+    try:
+        why = scrub_inside(path, lambda inner: _scrub_file(inner, secrets, depth + 1),
+                           lambda name: redact(name, secrets), depth=depth)
+    except NotReadWhole as inner:  # an archive inside it that could not be read whole
+        why = str(inner)
+    _scrub_bytes(path, secrets)
+    if why is not None:
+        raise NotReadWhole(why)
+
+
+def _scrub_bytes(path: Path, secrets: list[str]) -> None:
+    """A file's own bytes scrubbed: read as text (redacted) or as a binary (its strings masked) up to the text
+    limit, then each secret's written forms and pieces overwritten in place, whatever its size."""
     if path.stat().st_size <= _TEXT_BYTES:
         data = path.read_bytes()
         readings, written = _readings(data), False

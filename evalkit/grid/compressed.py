@@ -1,0 +1,215 @@
+"""A compressed file in a unit's folder scrubbed inside: a gzip, bzip2, xz or zlib stream, or a zip archive's
+compressed members, is read (each member of a zip on its own), what it holds is scrubbed as a file of the folder is,
+and the file is written again, in its own format, only where that changed something; a member's name holding a
+secret is masked. A zip's stored members (a torch checkpoint's tensors) stand in it as they are, and the archive's
+own scrub masks them in place, unless a member is itself a compressed file. A ``.tar.gz`` is a tar inside gzip:
+the tar is scrubbed in place like any binary, which keeps it a tar.
+
+What cannot be read whole is said, not guessed: a stream or member that inflates past :data:`MAX_INFLATED` bytes (a
+decompression bomb, or data too large to check), an encrypted zip member, archives nested deeper than
+:data:`MAX_NESTING`. :func:`scrub_inside` returns why, and the folder's scrub reports the file. A file whose
+stream is corrupt is not a compressed file the kit can read: its bytes are scrubbed as they are.
+"""
+from __future__ import annotations
+
+import bz2
+import gzip
+import hashlib
+import lzma
+import os
+import shutil
+import tempfile
+import zipfile
+import zlib
+from pathlib import Path
+from typing import Callable, Iterator
+
+__all__ = ["MAX_INFLATED", "MAX_NESTING", "compression_of", "scrub_inside"]
+
+MAX_INFLATED = 2**30  # bytes a compressed file's content may inflate to, all members together
+MAX_NESTING = 3  # archives inside archives read this deep
+_CHUNK = 2**20
+
+_OPENERS = {"gzip": lambda path: gzip.open(path, "rb"), "bzip2": lambda path: bz2.open(path, "rb"),
+            "xz": lambda path: lzma.open(path, "rb")}
+
+
+def compression_of(head: bytes) -> str | None:
+    """The compressed format a file's first bytes announce, or None.
+
+    >>> [compression_of(b) for b in (gzip.compress(b"x")[:8], b"BZh91AY", b"PK\\x03\\x04", b"x\\x9c...", b"plain")]
+    ['gzip', 'bzip2', 'zip', 'zlib', None]
+    """
+    if head.startswith(b"\x1f\x8b"):
+        return "gzip"
+    if head.startswith(b"BZh") and head[3:4].isdigit():
+        return "bzip2"
+    if head.startswith(b"\xfd7zXZ\x00"):
+        return "xz"
+    if head.startswith((b"PK\x03\x04", b"PK\x05\x06")):
+        return "zip"
+    if len(head) >= 2 and head[0] == 0x78 and head[1] in (0x01, 0x5E, 0x9C, 0xDA):  # zlib's four levels
+        return "zlib"
+    return None
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def scrub_inside(path: Path, scrub: Callable[[Path], None], mask_name: Callable[[str], str], *,
+                 depth: int = 0) -> str | None:
+    """Scrub what the compressed file ``path`` holds with ``scrub`` (a file's scrub, given a private copy of each
+    stream or member) and ``mask_name`` (a member's name); write ``path`` again where that changed anything.
+    Returns None when done (or ``path`` is no compressed file the kit reads), else why it could not be read whole.
+    """
+    try:
+        with open(path, "rb") as handle:
+            kind = compression_of(handle.read(8))
+    except OSError:
+        return None
+    if kind is None:
+        return None
+    if depth >= MAX_NESTING:
+        return f"a {kind} archive nested more than {MAX_NESTING} deep is not read"
+    private = Path(tempfile.mkdtemp(prefix="evalkit-inflate-"))
+    try:
+        if kind == "zip":
+            return _scrub_zip(path, scrub, mask_name, private)
+        return _scrub_stream(path, kind, scrub, private)
+    except _TooLarge:
+        return f"its {kind} content inflates past {MAX_INFLATED} bytes and is not read"
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
+
+
+def _scrub_stream(path: Path, kind: str, scrub: Callable[[Path], None], private: Path) -> str | None:
+    """A gzip, bzip2, xz or zlib file: inflated into ``private``, scrubbed, deflated again in place if changed."""
+    inflated = private / "content"
+    try:
+        with open(inflated, "wb") as out:
+            for chunk in _inflate(path, kind):
+                out.write(chunk)
+    except (OSError, EOFError, lzma.LZMAError, zlib.error, ValueError):
+        return None  # not a stream this kit reads whole (corrupt, or cut): its bytes are scrubbed as they are
+    before = _digest(inflated)
+    scrub(inflated)
+    if _digest(inflated) == before:
+        return None
+    written = private / "written"
+    with open(inflated, "rb") as source:
+        if kind == "zlib":
+            deflate = zlib.compressobj()
+            with open(written, "wb") as out:
+                for chunk in iter(lambda: source.read(_CHUNK), b""):
+                    out.write(deflate.compress(chunk))
+                out.write(deflate.flush())
+        else:
+            opener = {"gzip": lambda f: gzip.GzipFile(filename="", mode="wb", fileobj=f, mtime=0),
+                      "bzip2": lambda f: bz2.BZ2File(f, "wb"), "xz": lambda f: lzma.LZMAFile(f, "wb")}[kind]
+            with open(written, "wb") as raw, opener(raw) as out:
+                shutil.copyfileobj(source, out, _CHUNK)
+    _replace(written, path)
+    return None
+
+
+def _inflate(path: Path, kind: str) -> Iterator[bytes]:
+    """The inflated content of a stream, a chunk at a time; :class:`_TooLarge` past :data:`MAX_INFLATED`."""
+    total = 0
+    if kind == "zlib":
+        inflate = zlib.decompressobj()
+        with open(path, "rb") as source:
+            for chunk in iter(lambda: source.read(_CHUNK), b""):
+                while chunk:
+                    piece = inflate.decompress(chunk, _CHUNK)
+                    total += len(piece)
+                    if total > MAX_INFLATED:
+                        raise _TooLarge
+                    yield piece
+                    chunk = inflate.unconsumed_tail
+            if not inflate.eof:
+                raise zlib.error("the stream is cut")
+        return
+    with _OPENERS[kind](path) as source:
+        for piece in iter(lambda: source.read(_CHUNK), b""):
+            total += len(piece)
+            if total > MAX_INFLATED:
+                raise _TooLarge
+            yield piece
+
+
+def _scrub_zip(path: Path, scrub: Callable[[Path], None], mask_name: Callable[[str], str],
+               private: Path) -> str | None:
+    """A zip archive: each member inflated into ``private`` and scrubbed; the archive written again, each member
+    in its own compression, where a member or a name changed."""
+    try:
+        archive = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError, ValueError):
+        return None
+    changed, members, total = False, [], 0
+    with archive:
+        for number, info in enumerate(archive.infolist()):
+            name = mask_name(info.filename)
+            stored = info.compress_type == zipfile.ZIP_STORED and not info.flag_bits & 0x1
+            if stored and not _compressed(archive, info):
+                # its bytes stand in the archive as they are: the archive's own scrub masks them in place (a
+                # checkpoint's tensors keep their offsets)
+                changed |= name != info.filename
+                members.append((info, name, None))
+                continue
+            if info.flag_bits & 0x1:
+                return f"its zip member {mask_name(info.filename)!r} is encrypted and is not read"
+            copy = private / f"member-{number}"
+            try:
+                with archive.open(info) as source, open(copy, "wb") as out:
+                    for piece in iter(lambda: source.read(_CHUNK), b""):
+                        total += len(piece)
+                        if total > MAX_INFLATED:
+                            raise _TooLarge
+                        out.write(piece)
+            except (zipfile.BadZipFile, NotImplementedError, OSError, EOFError, zlib.error, lzma.LZMAError):
+                return f"its zip member {mask_name(info.filename)!r} cannot be read"
+            before = _digest(copy)
+            if not info.is_dir():
+                scrub(copy)
+            changed |= _digest(copy) != before or name != info.filename
+            members.append((info, name, copy))
+    if not changed:
+        return None
+    written = private / "written.zip"
+    with zipfile.ZipFile(path) as archive, zipfile.ZipFile(written, "w") as out:
+        for info, name, copy in members:
+            kept = zipfile.ZipInfo(name, date_time=info.date_time)
+            kept.compress_type, kept.external_attr, kept.comment = info.compress_type, info.external_attr, b""
+            with (open(copy, "rb") if copy is not None else archive.open(info)) as source, \
+                    out.open(kept, "w", force_zip64=True) as target:
+                shutil.copyfileobj(source, target, _CHUNK)
+    _replace(written, path)
+    return None
+
+
+def _compressed(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bool:
+    """Whether a zip member is itself a compressed file (a ``.gz`` stored in a zip): read inside, not as bytes."""
+    try:
+        with archive.open(info) as member:
+            return compression_of(member.read(8)) is not None
+    except (zipfile.BadZipFile, NotImplementedError, OSError, EOFError):
+        return False
+
+
+def _digest(path: Path) -> bytes:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(_CHUNK), b""):
+            digest.update(chunk)
+    return digest.digest()
+
+
+def _replace(written: Path, path: Path) -> None:
+    """``path``'s content replaced by ``written``'s, through the file itself (its mode and its own inode kept:
+    it was made a copy of its own before the scrub)."""
+    with open(written, "rb") as source, open(path, "r+b") as target:
+        shutil.copyfileobj(source, target, _CHUNK)
+        target.truncate()
+        target.flush()
+        os.fsync(target.fileno())

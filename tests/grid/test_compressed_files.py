@@ -1,0 +1,94 @@
+"""A unit's compressed files are scrubbed inside: a gzip, bzip2, xz or zlib stream and a zip archive (its members
+and their names) hold no secret after the scrub, stay valid in their own format with the rest of their content,
+and are left byte for byte when they hold none; what cannot be read whole (a bomb, an encrypted member) is
+reported, never called clean."""
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import lzma
+import tarfile
+import zipfile
+import zlib
+
+import pytest
+
+from evalkit.grid import compressed
+from evalkit.grid.scrub import scrub_folder
+
+SECRET = "Qz7rTp4WvX9mKd2L"
+TEXT = f"step 1 ok\nkey={SECRET}\nstep 2 ok\n".encode()
+
+
+def _zip(members: dict[str, bytes], method=zipfile.ZIP_DEFLATED) -> bytes:
+    written = io.BytesIO()
+    with zipfile.ZipFile(written, "w", method) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return written.getvalue()
+
+
+def _tgz(data: bytes) -> bytes:
+    written = io.BytesIO()
+    with tarfile.open(fileobj=written, mode="w:gz") as archive:
+        info = tarfile.TarInfo("run/log.txt")
+        info.size = len(data)
+        archive.addfile(info, io.BytesIO(data))
+    return written.getvalue()
+
+
+READERS = {"log.gz": gzip.decompress, "log.bz2": bz2.decompress, "log.xz": lzma.decompress,
+           "state.zlib": zlib.decompress,
+           "results.zip": lambda d: b"".join(zipfile.ZipFile(io.BytesIO(d)).read(n)
+                                             for n in zipfile.ZipFile(io.BytesIO(d)).namelist()),
+           "run.tgz": lambda d: tarfile.open(fileobj=io.BytesIO(d)).extractfile("run/log.txt").read()}
+
+
+def test_compressed_files_lose_the_secret_inside_and_stay_readable(tmp_path):
+    unit = tmp_path / "unit"
+    unit.mkdir()
+    nested = _zip({"inner.gz": gzip.compress(TEXT)}, zipfile.ZIP_STORED)
+    files = {"log.gz": gzip.compress(TEXT), "log.bz2": bz2.compress(TEXT), "log.xz": lzma.compress(TEXT),
+             "state.zlib": zlib.compress(TEXT * 3),
+             "results.zip": _zip({"a.txt": TEXT, f"b_{SECRET}.txt": b"named after the key", "c.bin": b"\x00" * 9}),
+             "run.tgz": _tgz(TEXT), "nested.zip": nested}
+    for name, data in files.items():
+        (unit / name).write_bytes(data)
+    clean = gzip.compress(b"nothing to hide\n")
+    (unit / "clean.gz").write_bytes(clean)
+    assert scrub_folder(unit, [SECRET]).kept == ()
+    for name, read in READERS.items():
+        content = read((unit / name).read_bytes())
+        assert SECRET.encode() not in content and b"step 2 ok" in content and b"***" in content, name
+    names = zipfile.ZipFile(unit / "results.zip").namelist()
+    assert names[0] == "a.txt" and SECRET not in "".join(names) and "***" in names[1]
+    assert zipfile.ZipFile(unit / "results.zip").read("c.bin") == b"\x00" * 9
+    inner = zipfile.ZipFile(unit / "nested.zip").read("inner.gz")
+    assert SECRET.encode() not in gzip.decompress(inner)
+    assert (unit / "clean.gz").read_bytes() == clean  # nothing to mask: not written again
+
+
+def test_what_cannot_be_read_whole_is_reported_not_called_clean(tmp_path, monkeypatch):
+    """A stream inflating past the limit (a bomb) and an encrypted zip member: the unit's scrub reports each file
+    with why; a corrupt stream is scrubbed as bytes."""
+    monkeypatch.setattr(compressed, "MAX_INFLATED", 1000)
+    unit = tmp_path / "unit"
+    unit.mkdir()
+    (unit / "bomb.gz").write_bytes(gzip.compress(b"\x00" * 100_000))
+    encrypted = bytearray(_zip({"secret.txt": TEXT}))
+    encrypted[6] |= 0x1  # the local header's flag: encrypted
+    central = encrypted.rfind(b"PK\x01\x02")
+    encrypted[central + 8] |= 0x1
+    (unit / "locked.zip").write_bytes(bytes(encrypted))
+    (unit / "cut.gz").write_bytes(gzip.compress(TEXT)[:-12] + b"key=" + SECRET.encode())
+    kept = scrub_folder(unit, [SECRET]).kept
+    assert any(k.startswith("bomb.gz (its gzip content inflates past 1000 bytes") for k in kept), kept
+    assert any(k.startswith("locked.zip (its zip member 'secret.txt' is encrypted") for k in kept), kept
+    assert not any(k.startswith("cut.gz") for k in kept) and SECRET.encode() not in (unit / "cut.gz").read_bytes()
+
+
+@pytest.mark.parametrize("head, kind", [(b"\x1f\x8b\x08", "gzip"), (b"BZh9", "bzip2"), (b"\xfd7zXZ\x00", "xz"),
+                                        (b"PK\x03\x04", "zip"), (b"x\x01", "zlib"), (b"xy", None), (b"", None)])
+def test_a_file_is_read_as_compressed_by_its_first_bytes(head, kind):
+    assert compressed.compression_of(head) == kind
