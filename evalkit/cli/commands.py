@@ -271,9 +271,9 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _judge(args: argparse.Namespace) -> int:
-    from evalkit.judgecard.cli import run
+    from evalkit.judgecard.cli import masked_run
 
-    return run(args)
+    return masked_run(args)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -289,7 +289,9 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return _reader_gone()
     except (FileNotFoundError, KeyError, ValueError, RuntimeError) as error:
-        print(f"evalkit: {error}", file=sys.stderr)
+        from evalkit.models.redaction import environment_secrets, redact
+
+        print(f"evalkit: {redact(str(error), environment_secrets())}", file=sys.stderr)
         return 2
 
 

@@ -308,10 +308,15 @@ def _read_set_scores(entry: dict[str, Any], where: str) -> SetScores:
     return scores
 
 
+MAX_SCORE_SIZE = 1e100
+"""The largest score in size a card's set may hold, and the inverse of the smallest its largest may be."""
+
+
 def check_set_scores(entry: SetScores, where: str) -> None:
     """Raise ``ValueError`` naming ``where`` and the field unless ``entry`` holds one score per item, each item
-    once, every score finite or NaN (not scored): a repeated id would make a set's scores ambiguous, and an
-    infinite score (``1e309`` in JSON) has no correlation.
+    once, every score finite or NaN (not scored), the set's scores of a size the board's arithmetic keeps
+    (:data:`MAX_SCORE_SIZE`): a repeated id would make a set's scores ambiguous, and an infinite score (``1e309`` in
+    JSON) has no correlation.
 
     >>> check_set_scores(SetScores("s", ("a", "b", "a"), (1.0, 2.0, 3.0)), "card.json")
     Traceback (most recent call last):
@@ -330,3 +335,10 @@ def check_set_scores(entry: SetScores, where: str) -> None:
         if math.isinf(value):
             raise ValueError(f"{where}.scores[{index}] (item {entry.item_ids[index]!r}): {value!r} is not a finite "
                              "score")
+    # Correlations do not change with a judge's scale, but their arithmetic does: products of scores near 1e306
+    # overflow, and scores near 1e-320 lose their digits. A set's scores are read at sizes between these.
+    largest = max((abs(value) for value in entry.scores if value == value), default=0.0)
+    if largest > MAX_SCORE_SIZE or 0 < largest < 1 / MAX_SCORE_SIZE:
+        raise ValueError(f"{where}.scores: the largest score is {largest!r} in size; a board computes with scores up "
+                         f"to {MAX_SCORE_SIZE:g} in size and the largest at least {1 / MAX_SCORE_SIZE:g}: rescale the "
+                         "judge's scores (a correlation does not change)")

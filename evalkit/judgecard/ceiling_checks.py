@@ -15,7 +15,8 @@ from evalkit.judgecard.sets import HumanSet
 from evalkit.judgecard.standing import _Rows
 
 
-__all__ = ["ceiling_flags", "ABOVE_CEILING", "AT_CEILING", "ROW_AT_CEILING", "CEILING_Z"]
+__all__ = ["ceiling_flags", "label_matches", "ABOVE_CEILING", "AT_CEILING", "ROW_AT_CEILING", "LABEL_MATCHES",
+           "CEILING_Z"]
 
 
 def _rating_stats(human_set: HumanSet, label: str, ids: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -104,6 +105,40 @@ a reason to read that row, not a verdict; a row forged from the labels and merge
 this way (the mean, averaged with other rows, stays under the ceiling)."""
 
 
+LABEL_MATCHES = "scores equal to the human scores"
+"""How a flag (or a caution) begins for a row many of whose scores equal the set's human scores exactly, far more
+than the same scores paired with the items at random would (:func:`label_matches`): part of the labels copied in.
+A judge agreeing with people on a coarse scale matches some items exactly, and about as many as chance gives more."""
+
+_FLAG_MATCHES = (0.2, 10)  # a row is flagged at this share of its items and this many times chance, or more
+_CAUTION_MATCHES = (0.05, 3)  # ... cautioned at this share and this many times chance
+_MIN_MATCHES = 5
+
+
+def label_matches(scores: np.ndarray, human: np.ndarray) -> tuple[int, float]:
+    """How many of ``scores`` equal the human score of their item exactly, and how many would on average with the
+    scores paired with the items at random (each score's count among the human scores, over their number).
+
+    >>> label_matches(np.array([1.0, 2.0, 3.0, 4.0]), np.array([1.0, 2.0, 3.0, 3.5]))
+    (3, 0.75)
+    """
+    values, counts = np.unique(human, return_counts=True)
+    share = dict(zip(values.tolist(), (counts / len(human)).tolist()))
+    return int(np.sum(scores == human)), float(sum(share.get(score, 0.0) for score in scores.tolist()))
+
+
+def _matches_check(scores: np.ndarray, human: np.ndarray, row: str) -> tuple[str | None, str | None]:
+    """A flag or a caution (the other None) for a row whose exact matches with the human scores are many, and
+    many times what chance gives (:data:`LABEL_MATCHES`)."""
+    found, chance = label_matches(scores, human)
+    said = (f"{LABEL_MATCHES} (on {row}: {found} of {len(scores)} scores equal their item's human score exactly; "
+            f"{chance:.1f} would, the same scores paired with the items at random)")
+    for (share, times), kind in ((_FLAG_MATCHES, "flag"), (_CAUTION_MATCHES, "caution")):
+        if found >= max(_MIN_MATCHES, share * len(scores)) and found >= times * chance:
+            return (said, None) if kind == "flag" else (None, said)
+    return None, None
+
+
 def _at_ceiling(share: float, low: float, high: float) -> tuple[str, ...]:
     """The caution of a mean share whose interval reaches the ceiling (none otherwise).
 
@@ -156,6 +191,9 @@ def _ceiling_checks(card: Card, human_sets: Mapping[str, HumanSet], ceilings: Ma
         items, scores, human = items[keep].reset_index(drop=True), scores[keep], human[keep]
         if len(items) < 3 or human_sets[name].ratings is None:
             continue
+        flag, caution = _matches_check(scores, human, f"{name}/{label}{_from(files, name)}")
+        flags += [flag] if flag else []
+        cautions += [caution] if caution else []
         point = float(_pearson_rows(scores, human)) / ceilings[name, label]
         resamples = group_resamples(list(items["group"].astype(str)), bootstrap=bootstrap, seed=seed)
         resampled = _resampled_ceilings(*_rating_stats(human_sets[name], label, items["item_id"].astype(str)),

@@ -113,11 +113,14 @@ def leaderboard(args: argparse.Namespace) -> int:
     from evalkit.judgecard.sets import load_set
     from evalkit.judgecard.signing import signing_key, verify
     from evalkit.judgecard.verify import checked_cards, reason_for
+    from evalkit.models.redaction import environment_secrets, mask_echoes
 
     if not args.cards:
         raise ValueError("judge leaderboard needs --cards PATH (a card.json or a folder of them)")
     if args.items_per_set is not None and args.items_per_set < 1:
         raise ValueError(f"--items-per-set must be 1 or more, not {args.items_per_set}")
+    if args.bootstrap < 0:
+        raise ValueError(f"--bootstrap must be 0 or more, not {args.bootstrap}")
     files, refused = card_files(args.cards)
     if not files and not refused:
         raise FileNotFoundError(f"--cards {', '.join(args.cards)}: no card.json found")
@@ -231,29 +234,37 @@ def leaderboard(args: argparse.Namespace) -> int:
     board = standings(kept, human_sets, bootstrap=args.bootstrap, seed=args.seed, sources=sources,
                       row_sources=row_sources, items_per_set=() if args.items_per_set is None else args.items_per_set)
     out = Path(args.out or "judge-leaderboard")
+    # A card's file path and what a card file holds are the user's text: each file the board writes is masked of
+    # the environment's credentials, as what it prints is (:func:`masked_run`).
+    secrets = environment_secrets()
+    masked = lambda text: mask_echoes(text, secrets)
     links = {}
     for number, card in enumerate(kept):
         page = write_board_card(card, human_sets, out / "cards" / f"{number:02d}", bootstrap=args.bootstrap,
                                 seed=args.seed)
+        shown = page.read_text(encoding="utf-8")
+        if masked(shown) != shown:
+            page.write_text(masked(shown), encoding="utf-8")
         links[card.judge] = str(page.relative_to(out))
     left_out = "".join(f"\n- {_cell(path)}: {_cell(why)}" for path, why in refused)
     once = "".join(f"\n- {_cell(copy)}: the same card as {_cell(kept_as)}"
                    + (f" ({_cell(copy_note(differs))})" if differs else "") for copy, kept_as, differs in copies)
-    (out / "leaderboard.md").write_text(
+    (out / "leaderboard.md").write_text(masked(
         leaderboard_markdown(board, links) + "\n\n" + board_sentence(board) + "\n"
         + (f"\n## Cards left out\n{left_out}\n" if refused else "")
-        + (f"\n## Copies counted once\n\nFiles that hold the same card cannot tell which was written first: the "
+        + ("\n## Copies counted once\n\nFiles that hold the same card cannot tell which was written first: the "
            "line names the first in sorted order, not its maker, and a copy's other judge name too (a signature, "
            "where the card has one, names the key that signed it"
            + (f"; told {_cell(args.merge_key_env)}'s key, the board keeps a card signed with it before its unsigned "
               "copies" if key is not None else "")
-           + f").\n{once}\n" if copies else ""), encoding="utf-8")
+           + f").\n{once}\n" if copies else "")), encoding="utf-8")
     record = {"standings": json.loads(standings_frame(board).to_json(orient="records")),
               "refused_cards": [{"file": path, "reason": why} for path, why in refused],
               "copies_counted_once": [{"file": copy, "same_as": kept_as, **({"differs_in": list(differs)}
                                                                             if differs else {})}
                                       for copy, kept_as, differs in copies]}
-    (out / "leaderboard.json").write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    (out / "leaderboard.json").write_text(masked(json.dumps(record, indent=1, ensure_ascii=False)) + "\n",
+                                          encoding="utf-8")
     for standing in board:
         name = one_line(standing.judge)
         shown = (f"mean share {standing.mean_share:.3f} [{standing.share_low:.3f}, {standing.share_high:.3f}] over "
@@ -347,11 +358,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="evalkit judge", description="a judge's report card")
     add_arguments(parser)
     args = parser.parse_args(argv)
-    try:
-        return run(args)
-    except (FileNotFoundError, KeyError, ValueError, RuntimeError) as error:
-        print(f"evalkit: {error}", file=sys.stderr)
-        return 2
+    return masked_run(args)
+
+
+def masked_run(args: argparse.Namespace) -> int:
+    """:func:`run` with what it prints, its error message included, masked of the environment's credentials (a
+    card folder or a judge kind named after a key, a card's field holding one); exit 2 for an input error."""
+    from evalkit.models.masked_output import masked_output
+    from evalkit.models.redaction import environment_secrets
+
+    with masked_output(environment_secrets()):
+        try:
+            return run(args)
+        except (FileNotFoundError, KeyError, ValueError, RuntimeError) as error:
+            print(f"evalkit: {error}", file=sys.stderr)
+            return 2
 
 
 def also_named(lines: list[tuple], copies: list[tuple[str, str, tuple[str, ...]]], records: dict) -> list[tuple]:

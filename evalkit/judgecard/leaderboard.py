@@ -216,13 +216,15 @@ def standings(cards: Sequence[Card], human_sets: Mapping[str, HumanSet], *, boot
             found, row_cautions[card.judge] = _ceiling_checks(
                 card, human_sets, every_ceiling, bootstrap=bootstrap, seed=seed, files=files_of[card.judge])
             flags[card.judge] = (*found, *flags[card.judge])
+    defined = lambda judge: share.get(judge, float("nan")) == share.get(judge, float("nan"))
     better = {card.judge: set() for card in cards}
     tied = {card.judge: set() for card in cards}
     differences: dict[str, list[tuple[str, float, float, float]]] = {card.judge: [] for card in cards}
     for a in range(len(cards)):
         for b in range(a + 1, len(cards)):
             rows = sorted(set(judged[a].rows) & set(judged[b].rows))
-            if not rows or flags[cards[a].judge] or flags[cards[b].judge]:
+            if not rows or flags[cards[a].judge] or flags[cards[b].judge] \
+                    or not all(defined(cards[c].judge) for c in (a, b)):  # no share, no rank: tied with none
                 continue
             point, draws = _share_draws([judged[a], judged[b]], rows, bootstrap=bootstrap, seed=seed,
                                         resamples=resamples)
@@ -244,7 +246,8 @@ def standings(cards: Sequence[Card], human_sets: Mapping[str, HumanSet], *, boot
                     and row.set in human_sets and row.label in human_sets[row.set].labels
                     and (labels is None or row.label in labels)]
         name, nan = card.judge, float("nan")
-        board.append(Standing(name, 0 if flags[name] else 1 + len(better[name]), share.get(name, nan),
+        rank = 0 if flags[name] or not defined(name) else 1 + len(better[name])
+        board.append(Standing(name, rank, share.get(name, nan),
                               *interval.get(name, (nan, nan)), len(rows.rows),
                               float(np.mean(pearsons)) if pearsons else nan, len(pearsons), tuple(sorted(tied[name])),
                               tuple(s for s, _ in card.skipped), flags[name], sources.get(name, ""),

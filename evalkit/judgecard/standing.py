@@ -20,7 +20,7 @@ class Standing:
     """One judge's line on the board (NaN where it has no row with a ceiling)."""
 
     judge: str
-    rank: int
+    rank: int  # 0: not ranked (flagged, or no defined share of the ceiling)
     mean_share: float
     share_low: float
     share_high: float

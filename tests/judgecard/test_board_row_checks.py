@@ -174,3 +174,68 @@ def test_a_sample_drawn_with_a_seed_the_board_did_not_choose_is_not_ranked(input
     assert line.rank == 0 and any("drawn with the board's seed (0)" in f for f in line.flags)
     (line,) = standings([sampled], sets, bootstrap=50, seed=7)
     assert line.rank == 1 and not line.flags
+
+
+def test_a_judge_with_no_defined_share_has_no_rank_and_ties_with_no_one(inputs, tmp_path, monkeypatch):
+    """Constant scores give no correlation: the board's JSON gave that line rank 1, tied with an honest judge,
+    while its table showed it unranked. The line has rank 0 (not ranked) and the honest judge no tie with it."""
+    sets, judges = inputs
+    constant = {name: np.full(len(values), 3.0) for name, values in judges["weak"].items()}
+    for name, values in (("const", constant), ("weak", judges["weak"])):
+        _write(_card(name, values, sets), tmp_path / "cards" / name)
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "board") == 0
+    lines = {r["judge"]: r for r in board_json(tmp_path / "board")}
+    assert lines["const"]["rank"] == 0 and lines["const"]["mean_share"] is None
+    assert lines["weak"]["rank"] == 1 and lines["weak"]["tied_with"] == ""
+
+
+@pytest.mark.parametrize("scale", [1e306, 1e-320])
+def test_scores_of_a_size_the_arithmetic_cannot_keep_are_refused_naming_file_and_field(inputs, tmp_path, monkeypatch,
+                                                                                       capsys, scale):
+    """Scores near 1e306 overflowed the share (ranked at 0.0 beside a right Pearson r), and subnormal ones made it
+    infinite (an honest judge flagged as a copy of the labels): such a card is refused, naming its file and
+    field, and the others are ranked."""
+    sets, judges = inputs
+    scaled = _write(_card("scaled", {name: values * scale for name, values in judges["weak"].items()}, sets),
+                    tmp_path / "cards" / "scaled")
+    _write(_card("weak", judges["weak"], sets), tmp_path / "cards" / "weak")
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "board") == 0
+    err = capsys.readouterr().err
+    assert f"refused, left out of the board: {scaled}" in err and "field 'scores[0]'.scores: the largest" in err
+    assert "RuntimeWarning" not in err and [r["judge"] for r in board_json(tmp_path / "board")] == ["weak"]
+
+
+def test_a_negative_bootstrap_is_refused_naming_the_option(inputs, tmp_path, monkeypatch, capsys):
+    sets, judges = inputs
+    _write(_card("weak", judges["weak"], sets), tmp_path / "cards" / "weak")
+    from evalkit.judgecard.cli import main
+
+    assert main(["leaderboard", "--cards", str(tmp_path / "cards"), "--bootstrap", "-1"]) == 2
+    assert "--bootstrap must be 0 or more, not -1" in capsys.readouterr().err
+
+
+def test_a_card_holding_the_human_scores_on_part_of_its_items_is_flagged_naming_the_row(inputs):
+    """Half of a weak judge's scores replaced by their items' human scores: its share stays under the ceiling, so
+    the ceiling's check said nothing and it ranked above the honest weak judge. Exact matches with the labels, far
+    more than chance gives, flag the row; a fifth as many mark it with a caution; the honest judges are neither."""
+    from evalkit.judgecard.ceiling_checks import LABEL_MATCHES
+
+    sets, judges = inputs
+
+    def copied(every: int) -> dict:
+        out = {}
+        for name, values in judges["weak"].items():
+            values = np.array(values, dtype=float)
+            values[::every] = sets[name].items["score"].to_numpy()[::every]
+            out[name] = values
+        return out
+
+    cards = [_card("half copied", copied(2), sets), _card("some copied", copied(12), sets),
+             _card("weak", judges["weak"], sets), _card("victim", judges["victim"], sets)]
+    board = {s.judge: s for s in standings(cards, sets, bootstrap=50)}
+    assert board["half copied"].rank == 0 and board["half copied"].flags[0].startswith(LABEL_MATCHES)
+    assert "(on one/score: 60 of 120 scores equal their item's human score exactly" in board["half copied"].flags[0]
+    assert board["some copied"].rank > 0 and any(c.startswith(LABEL_MATCHES) for c in board["some copied"].cautions)
+    for honest in ("weak", "victim"):
+        assert board[honest].rank > 0 and not any(LABEL_MATCHES in text for text in
+                                                  (*board[honest].flags, *board[honest].cautions))

@@ -210,3 +210,40 @@ def test_pieces_of_an_endpoints_own_credentials_echoed_in_its_replies_are_in_no_
     assert any(path.name.startswith("calls.sqlite") for path in written)
     leaks = [(path.name, piece) for path in written for piece in pieces if piece.encode() in path.read_bytes()]
     assert leaks == [] and not any(piece in capsys.readouterr().out for piece in pieces)
+
+
+def test_a_key_from_the_environment_in_a_card_path_a_card_field_or_a_judge_spec_is_in_no_message_or_file(
+        tmp_path, monkeypatch, capsys):
+    """A cards folder named after a token, a card whose score field holds it, and ``judge card`` given it as a judge
+    kind or a spec's ``kind``: the board's stdout, stderr, leaderboard.md and .json, its card pages and each
+    command's error message hold no piece of it."""
+    from evalkit.cli import main as evalkit
+
+    token, key = "Wm3nBv8Xc2Lk9Pq", "Kq8Zr3Lp5Wn7Xv"
+    monkeypatch.setenv("MY_API_TOKEN", token)
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    own = _own_set(tmp_path)
+    cards = tmp_path / "cards"
+    assert evalkit(["judge", "card", "--judge", "length", "--set", str(own), "--half", "all", "--bootstrap", "20",
+                    "--out", str(cards / f"dir_{token}")]) == 0
+    record = json.loads((cards / f"dir_{token}" / "card.json").read_text())
+    record["rows"][0]["pearson"] = f"x{token}"
+    (cards / "evil").mkdir()
+    (cards / "evil" / "card.json").write_text(json.dumps(record))
+    capsys.readouterr()
+    assert evalkit(["judge", "leaderboard", "--cards", str(cards), "--bootstrap", "20", "--add", str(own),
+                    "--out", str(tmp_path / "board")]) == 0
+    board = capsys.readouterr()
+    spec = tmp_path / "spec.yml"
+    spec.write_text(f"kind: {key}\n")
+    for judge in (f"lm:{key}", str(spec)):
+        assert evalkit(["judge", "card", "--judge", judge, "--set", str(own), "--out", str(tmp_path / "c")]) == 2
+    errors = capsys.readouterr().err
+    assert "evil" in board.err and errors.count("evalkit: ") == 2
+    shown = {"board stdout": board.out, "board stderr": board.err, "card errors": errors}
+    shown.update({str(path.relative_to(tmp_path)): path.read_text(errors="replace")
+                  for path in (tmp_path / "board").rglob("*") if path.is_file()})
+    assert "***" in shown["board/leaderboard.md"] and "dir_***" in shown["board/leaderboard.json"]
+    pieces = [secret[i:i + 6] for secret in (token, key) for i in range(len(secret) - 5)]
+    leaks = [(where, piece) for where, text in shown.items() for piece in pieces if piece in text]
+    assert not leaks, leaks
