@@ -112,6 +112,10 @@ def grade(submissions_dir: str | Path, out_dir: str | Path, *, timeout: float = 
     if out.resolve() == folder.resolve() or out.resolve().is_relative_to(folder.resolve()):
         raise ValueError(f"{out}: the output folder lies inside the folder of submissions; give one outside it")
     key_dir = Path(key) if key is not None else _book_chapters()
+    if key_dir.resolve() == folder.resolve() or key_dir.resolve().is_relative_to(folder.resolve()):
+        # a submission there would be the teacher's chapter: run unsandboxed, and set everyone's expected values
+        raise ValueError(f"{key_dir}: the answer key lies inside the folder of submissions; give the folder of the "
+                         "teacher's chapters, outside it")
     check_visible_folders(os.environ, [folder.resolve(), out.resolve(), Path(key_dir).resolve()])
     isolation = detect(trusted=trusted)
     if isolation.namespace:

@@ -5,8 +5,9 @@ A *student* is a folder directly under the class folder (``alice/...``) or a fil
 (``alice.ipynb``, named by its stem). Under a student's folder every regular file is a submission; hidden names
 and checkpoint folders are skipped. What cannot be read safely is an entry with a status instead of a copy:
 ``refused: hidden name`` (an entry of the class folder whose name starts with ``.``, such as ``.sneaky/``: a file
-manager does not show it, so it is never read, and never left out unsaid; the folders ``.ipynb_checkpoints``,
-``__MACOSX`` and ``__pycache__`` are skipped), ``refused: symlink`` (a link, its target never opened), ``refused:
+manager does not show it, so it is never read, and never left out unsaid; ``.ipynb_checkpoints`` folders are
+skipped), ``refused: tool folder`` (``__MACOSX`` or ``__pycache__`` in the class folder, not read; in a
+student's folder they are skipped), ``refused: symlink`` (a link, its target never opened), ``refused:
 not a regular file`` (a FIFO, a device), ``refused: too large`` (over :data:`MAX_SUBMISSION_BYTES`), ``refused:
 too much in all`` (past :data:`MAX_STUDENT_BYTES` of one student's files, each counted by its size), ``refused:
 too deep`` (a folder nested past ``_MAX_DEPTH``), ``refused: too many files`` (one row for all past ``_MAX_FILES``
@@ -35,7 +36,9 @@ __all__ = ["Entry", "intake", "student_key", "shown_name", "read_capped", "read_
 
 MAX_SUBMISSION_BYTES = 50 * 1024 * 1024  # a chapter notebook with its outputs is a few MB
 MAX_STUDENT_BYTES = 200 * 1024 * 1024    # all of one student's copies: seven chapters of a few MB each
-_SKIPPED = (".ipynb_checkpoints", "__MACOSX", "__pycache__")
+_CHECKPOINTS = ".ipynb_checkpoints"  # Jupyter's copies of the notebooks beside it: skipped wherever it stands
+_TOOL_FOLDERS = ("__MACOSX", "__pycache__")  # an archiver's and Python's: skipped in a student's folder
+_SKIPPED = (_CHECKPOINTS, *_TOOL_FOLDERS)
 _MAX_FILES = 200  # rows per student (files copied and entries refused): more is no hand-in
 _MAX_DEPTH = 8    # folders per student: a hand-in is one or two deep
 
@@ -100,8 +103,8 @@ _FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 def _intake(folder: Path, root: int, copies: Path) -> list[Entry]:
     """:func:`intake`, the class folder open as ``root``."""
     listing = _listing(root, folder)
-    entries: list[Entry] = [_hidden_student(name, mode) for name, _, mode in listing
-                            if name.startswith(".") and name not in _SKIPPED]  # a row each, never read
+    entries: list[Entry] = [_hidden_student(name, mode) for name, _, mode in listing  # a row each, never read
+                            if (name.startswith(".") or name in _TOOL_FOLDERS) and name != _CHECKPOINTS]
     visible = [(name, path, mode) for name, path, mode in listing if not _hidden(name)]
     named: dict[str, list[tuple[str, str]]] = {}
     for name, _, mode in visible:  # by the name the tables show: two names that read alike are one student there
@@ -240,9 +243,14 @@ def _visible(opened: int, directory: Path) -> list[tuple[str, Path, int]]:
 
 
 def _hidden_student(name: str, mode: int) -> Entry:
-    """The row of an entry of the class folder whose name starts with ``.``: refused, never read, and never
-    dropped unseen (a file manager hides it, so a hand-in there is a mistake or meant not to be noticed)."""
+    """The row of an entry of the class folder whose name starts with ``.``, or that a tool leaves
+    (``__MACOSX``, ``__pycache__``): refused, never read, and never dropped unseen (a file manager hides the
+    first, and a hand-in under either is a mistake or meant not to be noticed)."""
     kind = "folder" if stat.S_ISDIR(mode) else "file"
+    if name in _TOOL_FOLDERS:
+        return Entry(_student(name, mode), name, None, "refused: tool folder",
+                     f"the {kind} {printable(name)!r} has the name of a folder a tool leaves (an archiver's or "
+                     "Python's) and is not read: rename it to have it graded")
     return Entry(_student(name, mode), name, None, "refused: hidden name",
                  f"the {kind} {printable(name)!r} has a hidden name (it starts with '.') and is not read: rename it "
                  "without the leading dot to have it graded")

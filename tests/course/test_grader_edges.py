@@ -53,6 +53,24 @@ def test_an_output_folder_under_a_file_is_refused_naming_the_file(tmp_path, caps
     assert a_file.read_text() == "keep"
 
 
+def test_an_answer_key_inside_the_class_folder_is_refused_before_anything_runs(tmp_path, capsys):
+    """``--key`` naming the class folder, a student's folder in it, or a link to one: a submission there would be
+    the teacher's chapter, run outside the sandbox and setting everyone's expected values. Refused, exit 2, no
+    output folder made."""
+    from evalkit.cli.commands import main
+
+    folder = tmp_path / "class"
+    (folder / "mallory").mkdir(parents=True)
+    (folder / "mallory" / "01-agreement.ipynb").write_text("{}")
+    (tmp_path / "link").symlink_to(folder / "mallory")
+    for key in (folder, folder / "mallory", tmp_path / "link"):
+        out = tmp_path / f"out-{key.name}"
+        assert main(["course", "grade", str(folder), "--out", str(out), "--key", str(key), "--trusted"]) == 2
+        said = capsys.readouterr().err
+        assert "the answer key lies inside the folder of submissions" in said, said
+        assert not out.exists()
+
+
 def test_a_class_entry_with_a_hidden_name_gets_a_refused_row_and_checkpoints_stay_ignored(tmp_path):
     """``.sneaky/04_pairwise_judge.ipynb`` got no row and no mention: the teacher never learnt of it."""
     from evalkit.course.intake import intake
@@ -77,6 +95,27 @@ def test_a_class_entry_with_a_hidden_name_gets_a_refused_row_and_checkpoints_sta
                     (".sneaky", ".sneaky", "refused: hidden name", 0.0),
                     ("dan", "dan/notes.txt", "not a notebook", 0.0)]
     assert "the folder '.sneaky' has a hidden name" in run.rows[1].reason, run.rows[1].reason
+
+
+def test_a_tool_folder_name_in_the_class_folder_gets_a_refused_row_and_is_skipped_inside_a_student(tmp_path):
+    """``__pycache__/x.txt`` in the class folder got no row while the report counted every student: a student
+    folder under a tool's name gets a row "refused: tool folder", not read; in a student's folder the tool's
+    folders are still skipped."""
+    from evalkit.course.intake import intake
+
+    folder = tmp_path / "class"
+    for tool in ("__pycache__", "__MACOSX", "dan/__pycache__"):
+        (folder / tool).mkdir(parents=True)
+        (folder / tool / "x.txt").write_text("a hand-in under a tool's name")
+    (folder / "dan" / "notes.txt").write_text("not a notebook")
+    copies = tmp_path / "copies"
+    copies.mkdir()
+    entries = intake(folder, copies)
+    assert [(entry.student, entry.submission, entry.refused) for entry in entries] == [
+        ("__MACOSX", "__MACOSX", "refused: tool folder"), ("__pycache__", "__pycache__", "refused: tool folder"),
+        ("dan", "dan/notes.txt", "")]
+    assert "'__pycache__' has the name of a folder a tool leaves" in entries[1].reason
+    assert len(list(copies.iterdir())) == 1
 
 
 def test_a_cell_whose_error_message_cannot_be_encoded_still_fails_with_a_reason(tmp_path):
