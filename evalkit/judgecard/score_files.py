@@ -54,7 +54,11 @@ class ScoresJudge(OneReplyAtATime):
         where = frame.attrs.get("where")
         self._where = list(where) if where is not None and len(where) == len(frame) else \
             [f"row {k + 1}" for k in range(len(frame))]
-        self.name = self.name or shortened(f"scores:{Path(self.path).name}#{'+'.join(self.column)}", MAX_NAME_CHARS)
+        if not self.name:  # a file or column named after a key from the environment is masked in the card's name
+            from evalkit.models.redaction import environment_secrets, mask_secrets
+
+            named = f"scores:{Path(self.path).name}#{'+'.join(self.column)}"
+            self.name = shortened(mask_secrets(named, environment_secrets()), MAX_NAME_CHARS)
         # What the card's judge record keeps of the file: two files of one name are two judges, and a board
         # told to --merge one judge's cards never joins cards scored from different files.
         self.fingerprint = hashlib.sha256(Path(self.path).read_bytes()).hexdigest()[:16]

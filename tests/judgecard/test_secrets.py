@@ -239,6 +239,12 @@ def test_a_key_from_the_environment_in_a_card_path_a_card_field_or_a_judge_spec_
     for judge in (f"lm:{key}", str(spec)):
         assert evalkit(["judge", "card", "--judge", judge, "--set", str(own), "--out", str(tmp_path / "c")]) == 2
     errors = capsys.readouterr().err
+    scores = tmp_path / f"scores_{token}.csv"
+    pd.DataFrame({"item_id": ["a"], "context": ['["c"]'], "response": ["r"], "score_judge": [1.0]}).to_csv(
+        scores, index=False)
+    from evalkit.judgecard.score_files import ScoresJudge
+
+    assert ScoresJudge(str(scores), "score_judge").name == "scores:scores_***.csv#score_judge"
     assert "evil" in board.err and errors.count("evalkit: ") == 2
     shown = {"board stdout": board.out, "board stderr": board.err, "card errors": errors}
     shown.update({str(path.relative_to(tmp_path)): path.read_text(errors="replace")
