@@ -6,8 +6,8 @@ own scrub masks them in place, unless a member is itself a compressed file. A ``
 the tar is scrubbed in place like any binary, which keeps it a tar.
 
 What cannot be read whole is said, not guessed: a stream or member that inflates past :data:`MAX_INFLATED` bytes (a
-decompression bomb, or data too large to check), an encrypted zip member, archives nested deeper than
-:data:`MAX_NESTING`. :func:`scrub_inside` returns why, and the folder's scrub reports the file. A file whose
+decompression bomb, or data too large to check), an encrypted zip member, a zip of more than :data:`MAX_MEMBERS`
+members, archives nested deeper than :data:`MAX_NESTING`. :func:`scrub_inside` returns why, and the folder's scrub reports the file. A file whose
 stream is corrupt is not a compressed file the kit can read: its bytes are scrubbed as they are.
 """
 from __future__ import annotations
@@ -24,10 +24,11 @@ import zlib
 from pathlib import Path
 from typing import Callable, Iterator
 
-__all__ = ["MAX_INFLATED", "MAX_NESTING", "compression_of", "scrub_inside"]
+__all__ = ["MAX_INFLATED", "MAX_NESTING", "MAX_MEMBERS", "compression_of", "scrub_inside"]
 
 MAX_INFLATED = 2**30  # bytes a compressed file's content may inflate to, all members together
 MAX_NESTING = 3  # archives inside archives read this deep
+MAX_MEMBERS = 100_000  # members of one zip archive read
 _CHUNK = 2**20
 
 _OPENERS = {"gzip": lambda path: gzip.open(path, "rb"), "bzip2": lambda path: bz2.open(path, "rb"),
@@ -148,6 +149,8 @@ def _scrub_zip(path: Path, scrub: Callable[[Path], None], mask_name: Callable[[s
         return None
     changed, members, total = False, [], 0
     with archive:
+        if len(archive.infolist()) > MAX_MEMBERS:
+            return f"it holds {len(archive.infolist())} zip members, more than {MAX_MEMBERS} are not read"
         for number, info in enumerate(archive.infolist()):
             name = mask_name(info.filename)
             stored = info.compress_type == zipfile.ZIP_STORED and not info.flag_bits & 0x1

@@ -70,9 +70,10 @@ def test_compressed_files_lose_the_secret_inside_and_stay_readable(tmp_path):
 
 
 def test_what_cannot_be_read_whole_is_reported_not_called_clean(tmp_path, monkeypatch):
-    """A stream inflating past the limit (a bomb) and an encrypted zip member: the unit's scrub reports each file
-    with why; a corrupt stream is scrubbed as bytes."""
+    """A stream inflating past the limit (a bomb), an encrypted zip member and a zip of too many members: the unit's
+    scrub reports each file with why; a corrupt stream is scrubbed as bytes."""
     monkeypatch.setattr(compressed, "MAX_INFLATED", 1000)
+    monkeypatch.setattr(compressed, "MAX_MEMBERS", 3)
     unit = tmp_path / "unit"
     unit.mkdir()
     (unit / "bomb.gz").write_bytes(gzip.compress(b"\x00" * 100_000))
@@ -82,7 +83,9 @@ def test_what_cannot_be_read_whole_is_reported_not_called_clean(tmp_path, monkey
     encrypted[central + 8] |= 0x1
     (unit / "locked.zip").write_bytes(bytes(encrypted))
     (unit / "cut.gz").write_bytes(gzip.compress(TEXT)[:-12] + b"key=" + SECRET.encode())
+    (unit / "many.zip").write_bytes(_zip({f"{n}.txt": b"x" for n in range(4)}))
     kept = scrub_folder(unit, [SECRET]).kept
+    assert any(k.startswith("many.zip (it holds 4 zip members, more than 3") for k in kept), kept
     assert any(k.startswith("bomb.gz (its gzip content inflates past 1000 bytes") for k in kept), kept
     assert any(k.startswith("locked.zip (its zip member 'secret.txt' is encrypted") for k in kept), kept
     assert not any(k.startswith("cut.gz") for k in kept) and SECRET.encode() not in (unit / "cut.gz").read_bytes()
