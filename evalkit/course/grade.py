@@ -106,6 +106,9 @@ def grade(submissions_dir: str | Path, out_dir: str | Path, *, timeout: float = 
         from evalkit.book.runner import load_params
 
         params = str(Path(params).resolve()) if Path(params).suffix else params
+        if Path(params).suffix and Path(params).is_relative_to(folder.resolve()):  # a student could write it
+            raise ValueError(f"{params}: the parameter file lies inside the folder of submissions; give one outside "
+                             "it")
         load_params(params)  # a misspelt set fails here, before any submission runs
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder}: no such folder of submissions")

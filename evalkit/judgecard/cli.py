@@ -96,6 +96,24 @@ def _added_sets(args: argparse.Namespace) -> list:
     return [*args.add, *folders]
 
 
+def out_folder(path: str | Path) -> Path:
+    """``path`` as a folder to write into: refused, naming the file, when it or a folder above it is a file.
+
+    >>> import tempfile; a_file = Path(tempfile.mkstemp()[1])
+    >>> out_folder(a_file / "board")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: --out .../board: ... is a file, not a folder
+    """
+    folder = Path(path)
+    for above in (folder, *folder.parents):
+        if above.exists() or above.is_symlink():
+            if not above.is_dir():
+                raise ValueError(f"--out {folder}: {above} is a file, not a folder")
+            break
+    return folder
+
+
 def leaderboard(args: argparse.Namespace) -> int:
     """Read every card named by ``--cards``: each card file is its own line, unless ``--merge`` makes one judge's
     cards on different sets one line; a card file that is a copy of another, record for record (signature too),
@@ -121,6 +139,7 @@ def leaderboard(args: argparse.Namespace) -> int:
         raise ValueError(f"--items-per-set must be 1 or more, not {args.items_per_set}")
     if args.bootstrap < 0:
         raise ValueError(f"--bootstrap must be 0 or more, not {args.bootstrap}")
+    out = out_folder(args.out or "judge-leaderboard")
     files, refused = card_files(args.cards)
     if not files and not refused:
         raise FileNotFoundError(f"--cards {', '.join(args.cards)}: no card.json found")
@@ -233,7 +252,6 @@ def leaderboard(args: argparse.Namespace) -> int:
         raise ValueError(f"no card to rank: {len(refused)} refused (above)")
     board = standings(kept, human_sets, bootstrap=args.bootstrap, seed=args.seed, sources=sources,
                       row_sources=row_sources, items_per_set=() if args.items_per_set is None else args.items_per_set)
-    out = Path(args.out or "judge-leaderboard")
     # A card's file path and what a card file holds are the user's text: each file the board writes is masked of
     # the environment's credentials, as what it prints is (:func:`masked_run`).
     secrets = environment_secrets()
@@ -327,6 +345,7 @@ def run(args: argparse.Namespace) -> int:
 
     if (args.judge is None) == (args.scores is None):
         raise ValueError("judge card needs exactly one of --judge SPEC and --scores FILE")
+    out_folder(args.out or "judge-card")
     if args.bootstrap < 0:
         raise ValueError(f"--bootstrap must be 0 or more, not {args.bootstrap}")
     judge = parse_spec(args.judge) if args.judge else ScoresJudge(args.scores, args.score_columns or "score_judge")

@@ -56,7 +56,7 @@ def test_an_output_folder_under_a_file_is_refused_naming_the_file(tmp_path, caps
 def test_an_answer_key_inside_the_class_folder_is_refused_before_anything_runs(tmp_path, capsys):
     """``--key`` naming the class folder, a student's folder in it, or a link to one: a submission there would be
     the teacher's chapter, run outside the sandbox and setting everyone's expected values. Refused, exit 2, no
-    output folder made."""
+    output folder made; and so is a ``--params`` file there."""
     from evalkit.cli.commands import main
 
     folder = tmp_path / "class"
@@ -69,6 +69,13 @@ def test_an_answer_key_inside_the_class_folder_is_refused_before_anything_runs(t
         said = capsys.readouterr().err
         assert "the answer key lies inside the folder of submissions" in said, said
         assert not out.exists()
+    # a parameter file there too: a student could write the sizes every run uses
+    (folder / "mallory" / "params.yml").write_text("n_items: 5\n")
+    out = tmp_path / "out-params"
+    assert main(["course", "grade", str(folder), "--out", str(out), "--params",
+                 str(folder / "mallory" / "params.yml"), "--trusted"]) == 2
+    assert "the parameter file lies inside the folder of submissions" in capsys.readouterr().err
+    assert not out.exists()
 
 
 def test_a_class_entry_with_a_hidden_name_gets_a_refused_row_and_checkpoints_stay_ignored(tmp_path):

@@ -205,13 +205,22 @@ def test_scores_of_a_size_the_arithmetic_cannot_keep_are_refused_naming_file_and
     assert "RuntimeWarning" not in err and [r["judge"] for r in board_json(tmp_path / "board")] == ["weak"]
 
 
-def test_a_negative_bootstrap_is_refused_naming_the_option(inputs, tmp_path, monkeypatch, capsys):
+def test_a_negative_bootstrap_or_an_out_folder_that_is_a_file_is_refused_naming_the_option(inputs, tmp_path,
+                                                                                           monkeypatch, capsys):
     sets, judges = inputs
     _write(_card("weak", judges["weak"], sets), tmp_path / "cards" / "weak")
     from evalkit.judgecard.cli import main
 
     assert main(["leaderboard", "--cards", str(tmp_path / "cards"), "--bootstrap", "-1"]) == 2
     assert "--bootstrap must be 0 or more, not -1" in capsys.readouterr().err
+    a_file = tmp_path / "a-file"
+    a_file.write_text("keep")
+    for out in (a_file, a_file / "board"):  # a NotADirectoryError traceback, exit 1
+        assert main(["leaderboard", "--cards", str(tmp_path / "cards"), "--out", str(out)]) == 2
+        assert f"--out {out}: {a_file} is a file, not a folder" in capsys.readouterr().err
+        assert main(["card", "--judge", "length", "--out", str(out)]) == 2
+        assert f"--out {out}: {a_file} is a file, not a folder" in capsys.readouterr().err
+    assert a_file.read_text() == "keep"
 
 
 def test_a_card_holding_the_human_scores_on_part_of_its_items_is_flagged_naming_the_row(inputs):
