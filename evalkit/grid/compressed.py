@@ -13,11 +13,13 @@ stream is corrupt is not a compressed file the kit can read: its bytes are scrub
 from __future__ import annotations
 
 import bz2
+import copy as copying
 import gzip
 import hashlib
 import lzma
 import os
 import shutil
+import tarfile
 import tempfile
 import zipfile
 import zlib
@@ -32,7 +34,8 @@ MAX_MEMBERS = 100_000  # members of one zip archive read
 _CHUNK = 2**20
 
 _OPENERS = {"gzip": lambda path: gzip.open(path, "rb"), "bzip2": lambda path: bz2.open(path, "rb"),
-            "xz": lambda path: lzma.open(path, "rb")}
+            "xz": lambda path: lzma.open(path, "rb"), "lzma": lambda path: lzma.open(path, "rb", format=lzma.FORMAT_ALONE)}
+_HEAD = 512  # bytes read to tell a file's format (a tar's magic stands at 257)
 
 
 def compression_of(head: bytes) -> str | None:
@@ -40,6 +43,8 @@ def compression_of(head: bytes) -> str | None:
 
     >>> [compression_of(b) for b in (gzip.compress(b"x")[:8], b"BZh91AY", b"PK\\x03\\x04", b"x\\x9c...", b"plain")]
     ['gzip', 'bzip2', 'zip', 'zlib', None]
+    >>> compression_of(lzma.compress(b"x", format=lzma.FORMAT_ALONE)[:8]), compression_of(b"\\0" * 257 + b"ustar")
+    ('lzma', 'tar')
     """
     if head.startswith(b"\x1f\x8b"):
         return "gzip"
@@ -49,6 +54,12 @@ def compression_of(head: bytes) -> str | None:
         return "xz"
     if head.startswith((b"PK\x03\x04", b"PK\x05\x06")):
         return "zip"
+    if head.startswith(b"\x28\xb5\x2f\xfd"):
+        return "zstd"
+    if head[:1] == b"\x5d" and head[1:3] == b"\x00\x00":  # the .lzma format xz replaced (LZMA "alone")
+        return "lzma"
+    if head[257:262] == b"ustar":
+        return "tar"
     if len(head) >= 2 and head[0] == 0x78 and head[1] in (0x01, 0x5E, 0x9C, 0xDA):  # zlib's four levels
         return "zlib"
     return None
@@ -66,17 +77,21 @@ def scrub_inside(path: Path, scrub: Callable[[Path], None], mask_name: Callable[
     """
     try:
         with open(path, "rb") as handle:
-            kind = compression_of(handle.read(8))
+            kind = compression_of(handle.read(_HEAD))
     except OSError:
         return None
     if kind is None:
         return None
+    if kind == "zstd":  # no reader in the standard library
+        return "its zstd content is not read (the kit reads gzip, bzip2, xz, lzma, zlib, zip and tar)"
     if depth >= MAX_NESTING:
         return f"a {kind} archive nested more than {MAX_NESTING} deep is not read"
     private = Path(tempfile.mkdtemp(prefix="evalkit-inflate-"))
     try:
         if kind == "zip":
             return _scrub_zip(path, scrub, mask_name, private)
+        if kind == "tar":
+            return _scrub_tar(path, scrub, mask_name, private)
         return _scrub_stream(path, kind, scrub, private)
     except _TooLarge:
         return f"its {kind} content inflates past {MAX_INFLATED} bytes and is not read"
@@ -107,7 +122,8 @@ def _scrub_stream(path: Path, kind: str, scrub: Callable[[Path], None], private:
                 out.write(deflate.flush())
         else:
             opener = {"gzip": lambda f: gzip.GzipFile(filename="", mode="wb", fileobj=f, mtime=0),
-                      "bzip2": lambda f: bz2.BZ2File(f, "wb"), "xz": lambda f: lzma.LZMAFile(f, "wb")}[kind]
+                      "bzip2": lambda f: bz2.BZ2File(f, "wb"), "xz": lambda f: lzma.LZMAFile(f, "wb"),
+                      "lzma": lambda f: lzma.LZMAFile(f, "wb", format=lzma.FORMAT_ALONE)}[kind]
             with open(written, "wb") as raw, opener(raw) as out:
                 shutil.copyfileobj(source, out, _CHUNK)
     _replace(written, path)
@@ -187,6 +203,59 @@ def _scrub_zip(path: Path, scrub: Callable[[Path], None], mask_name: Callable[[s
             with (open(copy, "rb") if copy is not None else archive.open(info)) as source, \
                     out.open(kept, "w", force_zip64=True) as target:
                 shutil.copyfileobj(source, target, _CHUNK)
+    _replace(written, path)
+    return None
+
+
+def _scrub_tar(path: Path, scrub: Callable[[Path], None], mask_name: Callable[[str], str],
+               private: Path) -> str | None:
+    """A tar archive: its members stand in it as they are (the archive's own scrub masks them in place), except a
+    member that is itself compressed (a ``.gz`` log in a tar), which is read and scrubbed; the archive is written
+    again where such a member or a member's name changed."""
+    try:
+        archive = tarfile.open(path, "r:")
+    except (tarfile.TarError, OSError):
+        return None
+    changed, members, total = False, [], 0
+    with archive:
+        for number, info in enumerate(archive):
+            if number >= MAX_MEMBERS:
+                return f"it holds more than {MAX_MEMBERS} tar members, which are not read"
+            name = mask_name(info.name)
+            copy = None
+            if info.isfile():
+                with archive.extractfile(info) as member:
+                    head = member.read(_HEAD)
+                if compression_of(head) is not None:
+                    total += info.size
+                    if total > MAX_INFLATED:
+                        raise _TooLarge
+                    copy = private / f"member-{number}"
+                    with archive.extractfile(info) as member, open(copy, "wb") as out:
+                        shutil.copyfileobj(member, out, _CHUNK)
+                    before = _digest(copy)
+                    scrub(copy)
+                    changed |= _digest(copy) != before
+            changed |= name != info.name
+            members.append((info, name, copy))
+    if not changed:
+        return None
+    written = private / "written.tar"
+    with tarfile.open(path, "r:") as archive, tarfile.open(written, "w", format=tarfile.PAX_FORMAT) as out:
+        for (info, name, copy), original in zip(members, archive):
+            kept = copying.copy(info)
+            kept.name, kept.linkname = name, mask_name(info.linkname)
+            kept.pax_headers = {key: mask_name(value) if isinstance(value, str) else value
+                                for key, value in info.pax_headers.items()}
+            if copy is not None:
+                kept.size = copy.stat().st_size
+                with open(copy, "rb") as source:
+                    out.addfile(kept, source)
+            elif original.isfile():
+                with archive.extractfile(original) as source:
+                    out.addfile(kept, source)
+            else:
+                out.addfile(kept)
     _replace(written, path)
     return None
 

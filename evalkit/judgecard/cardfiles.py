@@ -177,7 +177,7 @@ def _result_key(card, record) -> str | None:
 
 
 def counted_once(lines: list[tuple], records: dict, *, same_result: bool = True,
-                 preferred: Callable[[str], bool] | None = None
+                 preferred: Callable[[str], bool] | None = None, held: set[str] | None = None
                  ) -> tuple[list[tuple], list[tuple[str, str, tuple[str, ...]]]]:
     """``lines`` of (card, [its file]) with every card whose record, as read, is word for word an earlier one's
     (a signed card copied into a second folder: the same signature too) left out, and (that file, the file kept,
@@ -189,7 +189,9 @@ def counted_once(lines: list[tuple], records: dict, *, same_result: bool = True,
     cards that differ in anything the board ranks on, a score, are two cards (``--merge`` refuses one judge's set
     on both). Of a card and its copies, the one kept is the first in sorted order, unless ``preferred`` accepts a
     file (a card signed with the board's key): the files it accepts are read first, so an unsigned copy in a folder
-    that sorts first cannot take a signed card's line.
+    that sorts first cannot take a signed card's line. Given ``held`` (the sets a board ranks on), two cards with
+    the same result on those sets are one result whatever else they hold (a row on a set the board does not rank
+    added to a renamed copy).
 
     >>> from evalkit.judgecard.card import Card, SetScores
     >>> card = Card("j", {}, "test", 0, 0, (), (), ())
@@ -228,8 +230,9 @@ def counted_once(lines: list[tuple], records: dict, *, same_result: bool = True,
             copies.append((paths[0], results[result], differs))
             continue
         alike = next((kept_paths[0] for kept_card, kept_paths in kept
-                      if same_result and same_scores(card, kept_card)
-                      and record.get("skipped") == records[kept_paths[0]].get("skipped")), None)
+                      if same_result and same_scores(card, kept_card, sets=held)
+                      and (held is not None or record.get("skipped") == records[kept_paths[0]].get("skipped"))),
+                     None)
         if alike is not None:  # another name, or its scores shifted or scaled: the same correlations, one result
             earlier = records[alike]
             differs = tuple(sorted(name for name in {*record, *earlier} if record.get(name) != earlier.get(name)))
@@ -242,13 +245,14 @@ def counted_once(lines: list[tuple], records: dict, *, same_result: bool = True,
     return sorted(kept, key=lambda line: order[id(line)]) if preferred is not None else kept, copies
 
 
-def same_scores(card, other, tolerance: float = 1e-6) -> bool:
+def same_scores(card, other, tolerance: float = 1e-6, *, sets: set[str] | None = None) -> bool:
     """Whether two cards give one result whatever their judges' names: the same half, the same items of the
     same sets (in any order), unscored where the other is, and on each set scores that differ at most by a shift
     and a positive scale, or by noise far below their spread (standardized, they agree within ``tolerance``, or
     correlate at ``1 - tolerance`` or more). Shift, scale and such noise change no Pearson, Spearman or Kendall
     the board reads; the seed a card was drawn with does not matter once its items are the same. A card copied
-    under another name, reordered, or with every score moved by 1e-5 is the same result.
+    under another name, reordered, or with every score moved by 1e-5 is the same result. Given ``sets``, only the
+    cards' scores on those sets are compared (both must hold the same of them).
 
     >>> from evalkit.judgecard.card import Card, SetScores
     >>> made = lambda name, ids, scores, seed=0: Card(name, {}, "test", seed, 0, (), (), (),
@@ -263,8 +267,12 @@ def same_scores(card, other, tolerance: float = 1e-6) -> bool:
 
     if not card.scores or not other.scores or card.half != other.half:
         return False
-    mine, theirs = ({entry.set: entry for entry in c.scores} for c in (card, other))
-    if set(mine) != set(theirs) or len(mine) != len(card.scores) or len(theirs) != len(other.scores):
+    if len({entry.set for entry in card.scores}) != len(card.scores) \
+            or len({entry.set for entry in other.scores}) != len(other.scores):
+        return False
+    mine, theirs = ({entry.set: entry for entry in c.scores if sets is None or entry.set in sets}
+                    for c in (card, other))
+    if not mine or set(mine) != set(theirs):
         return False
     for name, entry in mine.items():
         twin = dict(zip(theirs[name].item_ids, theirs[name].scores))

@@ -150,6 +150,40 @@ def leaderboard(args: argparse.Namespace) -> int:
             lines.append((read_card(path, records), [str(path)]))
         except ValueError as error:
             refused.append((str(path), reason_for(error, str(path))))
+    # The board ranks the half it is told (--half) or the one half every card reports, never the half most
+    # cards report: cards made up for the purpose could otherwise choose it and leave honest cards out.
+    reported = sorted({card.half for card, _ in lines})
+    if args.half is None and len(reported) > 1:
+        raise ValueError(f"the cards report different halves ({', '.join(reported)}): say which half to rank "
+                         "with --half (cards of another half are then left out, named)")
+    half = args.half or (reported[0] if reported else "test")
+    refused.extend((", ".join(paths), f"reports the {card.half} half; this board ranks the {half} half (--half)")
+                   for card, paths in lines if card.half != half)
+    lines = [(card, paths) for card, paths in lines if card.half == half]
+    # The ranking reads the sets whose ratings give a ceiling: the kit's own and a user's --add-upheld folders
+    # (an --add file keeps one score per item: no ceiling, so no share to rank by).
+    scored = {entry.set for card, _ in lines for entry in card.scores}
+    human_sets = {name: load_set(name).half(half) for name in sorted(scored) if name in SET_NAMES}
+    # An --add file's set is held too (its rows checked, its Pearson r shown; one score per item: no ceiling).
+    for entry in _added_sets(args):
+        added = load_set(entry) if isinstance(entry, str) else entry
+        option = "--add" if isinstance(entry, str) else "--add-upheld"
+        if added.name not in scored:
+            print(f"note: {option} {added.name}: no card scored this set; it is not ranked", file=sys.stderr)
+            continue
+        human_sets[added.name] = added.half(half)
+    for name in sorted(scored - set(human_sets)):
+        why = ("pass its folder with --add-upheld to rank on it" if name.startswith("upheld:")
+               else "not a set this board holds: pass its file with --add to show its Pearson r")
+        print(f"note: {name} is on the cards but not in the ranking ({why})", file=sys.stderr)
+    # Each card is checked on its own, on the sets the board holds, before copies are counted: an edited copy that
+    # sorts first would otherwise stand for the card it copies, be refused, and take that card off the board.
+    alone = []
+    for card, paths in lines:
+        _, failed = checked_cards([card], human_sets, {card.judge: paths[0]})
+        refused.extend(failed)
+        alone += [] if failed else [(card, paths)]
+    lines = alone
     if args.merge_key_env and not args.merge:
         raise ValueError("--merge-key-env is for --merge: without it each card file is its own line")
     key = signing_key(args.merge_key_env) if args.merge_key_env else None
@@ -158,7 +192,7 @@ def leaderboard(args: argparse.Namespace) -> int:
     signed_files = {path: verify(record, key) for path, record in records.items()} if key is not None else {}
     signed = (lambda path: signed_files.get(path, False)) if key is not None else None
     unsigned_copy = lambda copy, kept_as: signed is not None and signed(kept_as) and not signed(copy)
-    lines, copies = counted_once(lines, records, preferred=signed)
+    lines, copies = counted_once(lines, records, preferred=signed, held=set(human_sets))
     for copy, kept_as, differs in copies:
         why_kept = (f"the one signed with {args.merge_key_env}'s key" if unsigned_copy(copy, kept_as) else
                     "the first in sorted order (a copy cannot tell which file came first)")
@@ -189,32 +223,6 @@ def leaderboard(args: argparse.Namespace) -> int:
             except ValueError as error:
                 refused.extend((path, f"not merged with {', '.join(p for p in paths if p != path)}: {error}")
                                for path in paths)
-    # The board ranks the half it is told (--half) or the one half every card reports, never the half most
-    # cards report: cards made up for the purpose could otherwise choose it and leave honest cards out.
-    reported = sorted({card.half for card, _ in lines})
-    if args.half is None and len(reported) > 1:
-        raise ValueError(f"the cards report different halves ({', '.join(reported)}): say which half to rank "
-                         "with --half (cards of another half are then left out, named)")
-    half = args.half or (reported[0] if reported else "test")
-    refused.extend((", ".join(paths), f"reports the {card.half} half; this board ranks the {half} half (--half)")
-                   for card, paths in lines if card.half != half)
-    lines = [(card, paths) for card, paths in lines if card.half == half]
-    # The ranking reads the sets whose ratings give a ceiling: the kit's own and a user's --add-upheld folders
-    # (an --add file keeps one score per item: no ceiling, so no share to rank by).
-    scored = {entry.set for card, _ in lines for entry in card.scores}
-    human_sets = {name: load_set(name).half(half) for name in sorted(scored) if name in SET_NAMES}
-    # An --add file's set is held too (its rows checked, its Pearson r shown; one score per item: no ceiling).
-    for entry in _added_sets(args):
-        added = load_set(entry) if isinstance(entry, str) else entry
-        option = "--add" if isinstance(entry, str) else "--add-upheld"
-        if added.name not in scored:
-            print(f"note: {option} {added.name}: no card scored this set; it is not ranked", file=sys.stderr)
-            continue
-        human_sets[added.name] = added.half(half)
-    for name in sorted(scored - set(human_sets)):
-        why = ("pass its folder with --add-upheld to rank on it" if name.startswith("upheld:")
-               else "not a set this board holds: pass its file with --add to show its Pearson r")
-        print(f"note: {name} is on the cards but not in the ranking ({why})", file=sys.stderr)
     # A card with no item scores on a set the board holds has nothing the board can check or rank.
     holds = lambda card: any(entry.set in human_sets for entry in card.scores)
     refused.extend((", ".join(paths), "no row on a set this board holds"
@@ -229,10 +237,11 @@ def leaderboard(args: argparse.Namespace) -> int:
             differing.setdefault(kept_as, []).append(f"{copy} differs in {', '.join(differs)}")
     source = lambda paths: ", ".join(paths) + "".join(f" (a copy of its result: {'; '.join(differing[path])})"
                                                       for path in paths if path in differing)
-    # Each card is checked before the lines are named: a card the checks refuse is no namesake of another.
+    # A merged line is checked as one card too, before the lines are named: a card the checks refuse is no
+    # namesake of another (each file's card was checked on its own above).
     checked = []
     for card, paths in lines:
-        _, failed = checked_cards([card], human_sets, {card.judge: source(paths)})
+        _, failed = checked_cards([card], human_sets, {card.judge: source(paths)}) if len(paths) > 1 else ((), [])
         refused.extend(failed)
         checked += [] if failed else [(card, paths)]
     if not args.merge:
@@ -254,7 +263,7 @@ def leaderboard(args: argparse.Namespace) -> int:
                       row_sources=row_sources, items_per_set=() if args.items_per_set is None else args.items_per_set)
     # A card's file path and what a card file holds are the user's text: each file the board writes is masked of
     # the environment's credentials, as what it prints is (:func:`masked_run`).
-    secrets = environment_secrets()
+    secrets = [*environment_secrets(), *signing_keys(args)]
     masked = lambda text: mask_echoes(text, secrets)
     links = {}
     for number, card in enumerate(kept):
@@ -380,13 +389,27 @@ def main(argv: list[str] | None = None) -> int:
     return masked_run(args)
 
 
+def signing_keys(args: argparse.Namespace) -> list[str]:
+    """The values of the variables ``--merge-key-env`` and ``--sign-key-env`` name, whatever their names: a signing
+    key is a secret even in a variable not named like one.
+
+    >>> import os; os.environ["CARDSIG_DOCTEST"] = "Kx7Pm2Qv9Rt4Wz8Ys3"
+    >>> signing_keys(argparse.Namespace(merge_key_env="CARDSIG_DOCTEST", sign_key_env=None))
+    ['Kx7Pm2Qv9Rt4Wz8Ys3']
+    """
+    import os
+
+    names = (getattr(args, "merge_key_env", None), getattr(args, "sign_key_env", None))
+    return [os.environ[name] for name in names if name and len(os.environ.get(name, "")) >= 4]
+
+
 def masked_run(args: argparse.Namespace) -> int:
     """:func:`run` with what it prints, its error message included, masked of the environment's credentials (a
     card folder or a judge kind named after a key, a card's field holding one); exit 2 for an input error."""
     from evalkit.models.masked_output import masked_output
     from evalkit.models.redaction import environment_secrets
 
-    with masked_output(environment_secrets()):
+    with masked_output([*environment_secrets(), *signing_keys(args)]):
         try:
             return run(args)
         except (FileNotFoundError, KeyError, ValueError, RuntimeError) as error:

@@ -171,9 +171,24 @@ def parse_spec(text: str) -> JudgeSpec:
 
 
 def read_spec_file(path: str | Path) -> JudgeSpec:
-    """A :class:`JudgeSpec` from a YAML file; every error names the file, the line and the field."""
-    source = str(path)
+    """A :class:`JudgeSpec` from a YAML file; every error names the file, the line and the field, with the
+    credentials of the spec's ``base_url`` masked wherever the message quotes a field (a password pasted into
+    another field too)."""
+    from evalkit.models.redaction import configured_secrets, redact
+
     raw = read_yaml(path, lines=True)
+    base_url = raw.get("base_url") if isinstance(raw, dict) else None
+    try:
+        return _read_spec(path, raw)
+    except SpecError as error:
+        if not isinstance(base_url, str) or not configured_secrets(base_url):
+            raise
+        raise SpecError(redact(str(error), configured_secrets(base_url))) from None
+
+
+def _read_spec(path: str | Path, raw) -> JudgeSpec:
+    """:func:`read_spec_file` of the YAML ``raw`` read from ``path``."""
+    source = str(path)
     fields = Fields(raw, source, known=_FIELDS)
     kind = fields.text("kind", choices=[k for k in KINDS if k != "scores"])
     recipe = _checked_recipe(fields, kind)

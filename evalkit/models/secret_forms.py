@@ -78,7 +78,8 @@ _MIN_ENCODED_PIECE = 8  # the part of a secret's base64 that no neighbouring byt
 def _encoded_variants(secrets: Iterable[str]) -> list[str]:
     """Other writings of each secret of at least ``MIN_ENCODED`` characters, masked whole only (their pieces
     would mask ordinary text): base64 (standard and URL-safe, with and without padding, and the part that stays the
-    same inside a longer base64 text at any alignment), Ascii85 and base85 (also at any alignment), hex,
+    same inside a longer base64 text at any alignment), base32 and base32hex (either case), Ascii85 and base85
+    (also at any alignment), hex,
     quoted-printable, uuencoding, a bytes object's
     printing, lower and upper case, every character ``\\u``-escaped (either case of hex digits) and every byte percent-encoded;
     longest first.
@@ -92,8 +93,10 @@ def _encoded_variants(secrets: Iterable[str]) -> list[str]:
             continue
         raw = secret.encode("utf-8", "surrogatepass")
         found.update(form.decode("ascii") for form in base64_forms(raw))
-        found.update((raw.hex(), raw.hex().upper(), secret[::-1], base64.b32encode(raw).decode("ascii"),
-                      base64.b32encode(raw).decode("ascii").rstrip("=")))
+        found.update((raw.hex(), raw.hex().upper(), secret[::-1]))
+        for encode in (base64.b32encode, base64.b32hexencode):  # base32 and its "extended hex" alphabet, any case
+            written = encode(raw).decode("ascii")
+            found.update((written, written.rstrip("="), written.lower(), written.lower().rstrip("=")))
         # the secret as a list of its bytes or characters (a Buffer's JSON, a hex dump, od -b, a list of characters)
         for joiner in (",", ", ", ":", " ", ";", "; "):
             found.update((joiner.join(str(b) for b in raw), joiner.join(f"{b:02x}" for b in raw),
@@ -196,9 +199,10 @@ def _mask_wrapped(text: str, forms: Sequence[str]) -> str:
 
 MIN_GROUPED = 10  # a secret this long is masked also printed in groups or split by separators
 _SEPARATOR = r"[ \t\-_.:;,|/+]"
-# What may stand between two of its other characters, read atomically: the secret's own separators are left out
+# What may stand between two of its other characters (a line break with the offset a dump starts its next line with,
+# od's 7 octal digits or hexdump's 8 hex digits, counts as one), read atomically: the secret's own separators are left out
 # of its pattern, so no character is both (a gap never gives back what it read, and the scan stays linear).
-_GROUP_GAP = rf"(?>(?:{_SEPARATOR}|\r?\n|<[^<>]{{0,40}}>){{0,4}})"
+_GROUP_GAP = rf"(?>(?:{_SEPARATOR}|\r?\n(?:[0-7]{{7}}|[0-9a-f]{{8}})(?= )|\r?\n|<[^<>]{{0,40}}>){{0,4}})"
 
 
 def _mask_grouped(text: str, secrets: Sequence[str]) -> str:

@@ -95,3 +95,38 @@ def test_what_cannot_be_read_whole_is_reported_not_called_clean(tmp_path, monkey
                                         (b"PK\x03\x04", "zip"), (b"x\x01", "zlib"), (b"xy", None), (b"", None)])
 def test_a_file_is_read_as_compressed_by_its_first_bytes(head, kind):
     assert compressed.compression_of(head) == kind
+
+
+def test_a_compressed_log_in_a_tar_a_legacy_lzma_file_and_a_zstd_file(tmp_path):
+    """A ``.gz`` log inside a plain tar and inside a ``.tar.gz``, a member named after the key, and a file in the
+    ``.lzma`` format xz replaced lose the secret and stay readable; a zstd file, which the standard library cannot
+    read, is reported."""
+    unit = tmp_path / "unit"
+    unit.mkdir()
+
+    def tar(members: dict[str, bytes], mode: str = "w") -> bytes:
+        written = io.BytesIO()
+        with tarfile.open(fileobj=written, mode=mode) as archive:
+            for name, data in members.items():
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                archive.addfile(info, io.BytesIO(data))
+        return written.getvalue()
+
+    members = {"logs/app.log.gz": gzip.compress(TEXT), f"keys/{SECRET}.txt": b"named", "plain.txt": b"step 3 ok"}
+    (unit / "bundle.tar").write_bytes(tar(members))
+    (unit / "logs.tar.gz").write_bytes(tar(members, "w:gz"))
+    (unit / "legacy.lzma").write_bytes(lzma.compress(TEXT, format=lzma.FORMAT_ALONE))
+    (unit / "train.log.zst").write_bytes(b"\x28\xb5\x2f\xfd" + b"\x00" * 20)
+    kept = scrub_folder(unit, [SECRET]).kept
+    assert kept == ("train.log.zst (its zstd content is not read (the kit reads gzip, bzip2, xz, lzma, zlib, zip "
+                    "and tar))",), kept
+    for name, opened in (("bundle.tar", lambda p: tarfile.open(p)),
+                         ("logs.tar.gz", lambda p: tarfile.open(p, "r:gz"))):
+        with opened(unit / name) as archive:
+            names = archive.getnames()
+            log = gzip.decompress(archive.extractfile("logs/app.log.gz").read())
+            assert archive.extractfile("plain.txt").read() == b"step 3 ok"
+        assert SECRET.encode() not in log and b"step 2 ok" in log and SECRET not in "".join(names), (name, names)
+    content = lzma.decompress((unit / "legacy.lzma").read_bytes(), format=lzma.FORMAT_ALONE)
+    assert SECRET.encode() not in content and b"step 2 ok" in content

@@ -226,16 +226,17 @@ def test_an_edited_copy_that_sorts_first_is_named_with_the_card_it_differs_from(
 
 
 def test_a_copy_under_another_name_or_with_scores_shifted_counts_once(inputs, tmp_path, monkeypatch, capsys):
-    """A card copied under another judge name, or with every score moved by 1e-9
-    (its rows still verify), was ranked as a second line tied with the original."""
+    """A card copied under another judge name, or with every score scaled and shifted (its rows still verify), was
+    ranked as a second line tied with the original. (A copy jittered so that its rows no longer match its scores
+    is refused on its own, before copies are counted.)"""
     sets, cards = inputs
     original = _write(cards["good"], tmp_path / "cards" / "a-good")
     renamed = _write(cards["good"], tmp_path / "cards" / "b-renamed", lambda r: r.update(judge="my own judge"))
 
-    def shifted(record):  # scaled and shifted, its items reversed, a jitter far below the spread, another seed
+    def shifted(record):  # scaled and shifted, its items reversed, another seed (its rows still verify)
         record["seed"] = record.get("seed", 0) + 1
         for entry in record["scores"]:
-            entry["scores"] = [None if s is None else 2.0 * s + 1e-5 * (k % 3) for k, s in enumerate(entry["scores"])]
+            entry["scores"] = [None if s is None else 2.0 * s + 1.0 for s in entry["scores"]]
             entry["item_ids"], entry["scores"] = entry["item_ids"][::-1], entry["scores"][::-1]
 
     moved = _write(cards["good"], tmp_path / "cards" / "c-shifted", shifted)

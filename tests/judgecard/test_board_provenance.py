@@ -206,3 +206,38 @@ def test_the_answer_key_is_still_refused_a_rank(inputs):
     board = standings([cards["good"], judge_card(column_judge("key", key), list(sets.values()), half="all",
                                                      bootstrap=0)], sets, bootstrap=50)
     assert board[-1].judge == "key" and board[-1].rank == 0 and "answer key" in board[-1].flags[0]
+
+
+def test_an_edited_renamed_copy_that_sorts_first_cannot_take_the_card_it_copies_off_the_board(inputs, tmp_path,
+                                                                                            monkeypatch, capsys):
+    """good's card renamed and one row's Pearson r edited, in a folder that sorts first: it was counted as the card
+    good's is a copy of, then refused for the edited row, and good's card went with it ("no card to rank"). Each
+    card is checked on its own first: the edited copy is refused, good's card is ranked."""
+    sets, judges, _ = inputs
+    honest = _write(_per_set("good", judges["good"], sets, "one"), tmp_path / "cards" / "zz-good")
+    _write(_per_set("good", judges["good"], sets, "one"), tmp_path / "cards" / "0mallory",
+           lambda record: (record.update(judge="mallory"), record["rows"][0].update(pearson=0.99)))
+    _write(_per_set("weak", judges["weak"], sets, "one"), tmp_path / "cards" / "weak")
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "board") == 0
+    err = capsys.readouterr().err
+    lines = {r["judge"]: r for r in board_json(tmp_path / "board")}
+    assert set(lines) == {"good", "weak"} and lines["good"]["card"] == str(honest), lines
+    assert "refused, left out of the board:" in err and "0mallory/card.json" in err and "Pearson r is 0.99" in err
+
+
+def test_a_renamed_scaled_copy_with_a_row_on_a_set_the_board_does_not_rank_is_counted_once(inputs, tmp_path,
+                                                                                         monkeypatch, capsys):
+    """good's scores on set one, renamed, scaled (2x + 1), with a row on a set the board does not hold: the copy
+    rule asked for the same sets on both cards, so one extra row made it a second line with good's share. On the
+    sets the board ranks it is good's result: counted once."""
+    sets, judges, _ = inputs
+    _write(_per_set("good", judges["good"], sets, "one"), tmp_path / "cards" / "good")
+    elsewhere = people_set("elsewhere", seed=7)
+    scaled = {"one": 2 * np.asarray(judges["good"]["one"]) + 1, "elsewhere": elsewhere.items["truth"].to_numpy()}
+    copy = judge_card(column_judge("mallory", scaled), [sets["one"], elsewhere], half="all", bootstrap=0)
+    _write(copy, tmp_path / "cards" / "mallory")
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "board") == 0
+    err = capsys.readouterr().err
+    lines = board_json(tmp_path / "board")
+    assert len(lines) == 1 and lines[0]["judge"].startswith("good"), lines
+    assert "mallory/card.json holds the same card as" in err

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
 from evalkit.judgecard import judge_card, write_card
 from evalkit.judgecard.leaderboard import standings
 from evalkit.judgecard.signing import signing_key
@@ -107,12 +109,11 @@ def test_a_signed_card_copied_into_a_second_folder_is_counted_once(inputs, tmp_p
 
 def test_two_different_cards_of_one_judge_on_one_set_are_still_refused(inputs, tmp_path, monkeypatch, capsys):
     sets, judges, _ = inputs
-    def one_score_changed(record: dict) -> None:
-        record["scores"][0]["scores"][0] += 1.0
+    changed = {name: np.array(values, dtype=float) for name, values in judges["good"].items()}
+    changed["one"][0] += 1.0  # one score changed, the card made again from it: its rows match its scores
 
     one = _write(_per_set("good", judges["good"], sets, "one"), tmp_path / "cards" / "good-one")
-    edited = _write(_per_set("good", judges["good"], sets, "one"), tmp_path / "cards" / "good-edited",
-                    one_score_changed)
+    edited = _write(_per_set("good", changed, sets, "one"), tmp_path / "cards" / "good-edited")
     assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "board", "--merge") == 2
     error = capsys.readouterr().err
     assert "sets scored twice: one" in error and str(one) in error and str(edited) in error, error

@@ -253,3 +253,47 @@ def test_a_key_from_the_environment_in_a_card_path_a_card_field_or_a_judge_spec_
     pieces = [secret[i:i + 6] for secret in (token, key) for i in range(len(secret) - 5)]
     leaks = [(where, piece) for where, text in shown.items() for piece in pieces if piece in text]
     assert not leaks, leaks
+
+
+def test_a_url_password_pasted_into_another_field_of_a_spec_is_not_in_its_error_or_in_the_cache_name(tmp_path):
+    """A spec's ``base_url`` password written also into ``price_per_1k_tokens``, a template placeholder or the
+    model's name: the spec's error names the field without it, and the backend's name (the call cache's
+    ``backend`` column) masks it in the model too."""
+    from evalkit.data.specfile import SpecError
+    from evalkit.models.openai_compatible import OpenAICompatibleBackend
+
+    password = "Wm4Tz8Qx2Lp6Nv"
+    url = f"http://svc:{password}@127.0.0.1:9/v1"
+    for field, value in (("price_per_1k_tokens", password), ("template", f'"{{history}} {{{password}}} rate"')):
+        spec = tmp_path / f"{field}.yml"
+        fields = {"kind": "lm", "backend": "openai", "model": "m", "base_url": url, "template": '"{history} rate"',
+                  "labels": '["1", "2"]', field: value}
+        spec.write_text("".join(f"{key}: {text}\n" for key, text in fields.items()))
+        with pytest.raises(SpecError) as error:
+            parse_spec(str(spec))
+        assert field in str(error.value) and password[:6] not in str(error.value), str(error.value)
+    name = OpenAICompatibleBackend(f"m-{password}", url, api_key_env=None).name
+    assert password[:6] not in name and name.endswith(":m-***"), name
+
+
+def test_the_signing_key_is_masked_in_what_the_board_prints_and_writes_whatever_its_variable_is_named(
+        tmp_path, monkeypatch, capsys):
+    """``--merge-key-env CARDSIG``: a variable not named like a credential, so the environment's credentials did
+    not hold its value; a card whose judge name carries the key had it printed and written on the board."""
+    from evalkit.cli import main as evalkit
+
+    key = "Kx7Pm2Qv9Rt4Wz8Ys3"
+    monkeypatch.setenv("CARDSIG", key)
+    own = _own_set(tmp_path)
+    assert evalkit(["judge", "card", "--judge", "length", "--set", str(own), "--half", "all", "--bootstrap", "20",
+                    "--out", str(tmp_path / "cards" / "one")]) == 0
+    record = json.loads((tmp_path / "cards" / "one" / "card.json").read_text())
+    record["judge"] = f"length {key}"
+    (tmp_path / "cards" / "one" / "card.json").write_text(json.dumps(record))
+    capsys.readouterr()
+    evalkit(["judge", "leaderboard", "--cards", str(tmp_path / "cards"), "--bootstrap", "20", "--add", str(own),
+             "--merge", "--merge-key-env", "CARDSIG", "--out", str(tmp_path / "board")])
+    printed = capsys.readouterr()
+    texts = [printed.out, printed.err, *(path.read_text(errors="replace") for path in (tmp_path / "board").rglob("*")
+                                         if path.is_file())]
+    assert "length" in printed.out + printed.err and not any(key[:8] in text for text in texts)

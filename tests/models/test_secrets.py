@@ -1230,3 +1230,21 @@ def test_the_digest_that_keeps_two_query_secrets_apart_is_no_test_of_a_guessed_o
     (tmp_path / "three" / "digest.key").symlink_to(tmp_path / "one" / "digest.key")  # never read through a link
     monkeypatch.setenv("EVALKIT_CACHE_DIR", str(tmp_path / "three"))
     assert OpenAICompatibleBackend("m", url, api_key_env=None).name != name
+
+
+def test_od_dumps_with_offsets_and_base32_in_lower_case_or_its_hex_alphabet_are_masked():
+    """``od -c`` prints a secret's characters three spaces apart, each line after the first starting with its
+    offset; base32 is also written in lower case and in RFC 4648's "extended hex" alphabet."""
+    import base64
+    import subprocess
+
+    from evalkit.models.redaction import mask_echoes
+
+    secret = "Zq8XwV3kLm9PqR7tYu2B"
+    dump = subprocess.run(["od", "-c"], input=secret, capture_output=True, text=True).stdout
+    assert "\n0000020" in dump
+    hexed = base64.b32hexencode(secret.encode()).decode()
+    for written in (dump, base64.b32encode(secret.encode()).decode().lower(), hexed, hexed.lower()):
+        for mask in (redact, mask_echoes):
+            masked = mask(f"v {written} end", [secret])
+            assert "***" in masked and "q   8" not in masked and written not in masked, (mask.__name__, masked)
