@@ -5,10 +5,12 @@ secret is masked. A zip's stored members (a torch checkpoint's tensors) stand in
 own scrub masks them in place, unless a member is itself a compressed file. A ``.tar.gz`` is a tar inside gzip:
 the tar is scrubbed in place like any binary, which keeps it a tar.
 
-What cannot be read whole is said, not guessed: a stream or member that inflates past :data:`MAX_INFLATED` bytes (a
-decompression bomb, or data too large to check), an encrypted zip member, a zip of more than :data:`MAX_MEMBERS`
-members, archives nested deeper than :data:`MAX_NESTING`. :func:`scrub_inside` returns why, and the folder's scrub reports the file. A file whose
-stream is corrupt is not a compressed file the kit can read: its bytes are scrubbed as they are.
+A legacy ``.lzma`` stream is read like xz, and a tar's members that are themselves compressed (a ``.gz`` log in a
+tar) are read and the tar written again. What cannot be read whole is said, not guessed: a stream or member that
+inflates past :data:`MAX_INFLATED` bytes (a decompression bomb, or data too large to check), an encrypted zip
+member, a zip or tar of more than :data:`MAX_MEMBERS` members, archives nested deeper than :data:`MAX_NESTING`, a
+zstd file (no reader in the standard library). :func:`scrub_inside` returns why, and the folder's scrub reports the
+file. A file whose stream is corrupt is not a compressed file the kit can read: its bytes are scrubbed as they are.
 """
 from __future__ import annotations
 
@@ -34,7 +36,8 @@ MAX_MEMBERS = 100_000  # members of one zip archive read
 _CHUNK = 2**20
 
 _OPENERS = {"gzip": lambda path: gzip.open(path, "rb"), "bzip2": lambda path: bz2.open(path, "rb"),
-            "xz": lambda path: lzma.open(path, "rb"), "lzma": lambda path: lzma.open(path, "rb", format=lzma.FORMAT_ALONE)}
+            "xz": lambda path: lzma.open(path, "rb"),
+            "lzma": lambda path: lzma.open(path, "rb", format=lzma.FORMAT_ALONE)}
 _HEAD = 512  # bytes read to tell a file's format (a tar's magic stands at 257)
 
 
