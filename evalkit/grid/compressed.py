@@ -61,11 +61,30 @@ def compression_of(head: bytes) -> str | None:
         return "zstd"
     if head[:1] == b"\x5d" and head[1:3] == b"\x00\x00":  # the .lzma format xz replaced (LZMA "alone")
         return "lzma"
-    if head[257:262] == b"ustar":
+    if head[257:262] == b"ustar" or _tar_header(head):
         return "tar"
-    if len(head) >= 2 and head[0] == 0x78 and head[1] in (0x01, 0x5E, 0x9C, 0xDA):  # zlib's four levels
+    if len(head) >= 2 and head[0] & 0x0F == 8 and head[0] >> 4 <= 7 and not head[1] & 0x20 \
+            and (head[0] * 256 + head[1]) % 31 == 0:  # zlib's header: deflate, any window, no preset dictionary
         return "zlib"
     return None
+
+
+def _tar_header(head: bytes) -> bool:
+    """Whether ``head`` starts with a tar header of the old (V7) format, which has no ``ustar`` mark: a name, and
+    the header's checksum (its bytes summed, the checksum's own field read as spaces) where the format keeps it.
+
+    >>> import io, tarfile; written = io.BytesIO()
+    >>> with tarfile.open(fileobj=written, mode="w", format=tarfile.GNU_FORMAT) as t: t.addfile(tarfile.TarInfo("x"))
+    >>> _tar_header(written.getvalue()[:512]), _tar_header(b"x" * 512)
+    (True, False)
+    """
+    if len(head) < 512 or not head[0] or head[0] == 0x20:
+        return False
+    try:
+        stored = int(head[148:156].replace(b"\0", b" ").strip() or b"-1", 8)
+    except ValueError:
+        return False
+    return stored == sum(head[:148]) + 8 * 0x20 + sum(head[156:512])
 
 
 class _TooLarge(Exception):
@@ -104,10 +123,10 @@ def scrub_inside(path: Path, scrub: Callable[[Path], None], mask_name: Callable[
 
 def _scrub_stream(path: Path, kind: str, scrub: Callable[[Path], None], private: Path) -> str | None:
     """A gzip, bzip2, xz or zlib file: inflated into ``private``, scrubbed, deflated again in place if changed."""
-    inflated = private / "content"
+    inflated, after = private / "content", []
     try:
         with open(inflated, "wb") as out:
-            for chunk in _inflate(path, kind):
+            for chunk in _inflate(path, kind, after):
                 out.write(chunk)
     except (OSError, EOFError, lzma.LZMAError, zlib.error, ValueError):
         return None  # not a stream this kit reads whole (corrupt, or cut): its bytes are scrubbed as they are
@@ -127,15 +146,39 @@ def _scrub_stream(path: Path, kind: str, scrub: Callable[[Path], None], private:
             opener = {"gzip": lambda f: gzip.GzipFile(filename="", mode="wb", fileobj=f, mtime=0),
                       "bzip2": lambda f: bz2.BZ2File(f, "wb"), "xz": lambda f: lzma.LZMAFile(f, "wb"),
                       "lzma": lambda f: lzma.LZMAFile(f, "wb", format=lzma.FORMAT_ALONE)}[kind]
-            with open(written, "wb") as raw, opener(raw) as out:
-                shutil.copyfileobj(source, out, _CHUNK)
+            with open(written, "wb") as raw:
+                with opener(raw) as out:
+                    shutil.copyfileobj(source, out, _CHUNK)
+                raw.write(b"".join(after))  # bytes after the last gzip member, kept (the file's scrub masks them)
     _replace(written, path)
     return None
 
 
-def _inflate(path: Path, kind: str) -> Iterator[bytes]:
-    """The inflated content of a stream, a chunk at a time; :class:`_TooLarge` past :data:`MAX_INFLATED`."""
+def _inflate(path: Path, kind: str, after: list[bytes] | None = None) -> Iterator[bytes]:
+    """The inflated content of a stream, a chunk at a time; :class:`_TooLarge` past :data:`MAX_INFLATED`. A gzip
+    file is read member by member, and bytes after its last member (a writer's padding, junk) are put in
+    ``after`` (``gzip`` refuses them; ``zcat`` reads past them)."""
     total = 0
+    if kind == "gzip":
+        with open(path, "rb") as source:
+            data = b""
+            while True:
+                inflate = zlib.decompressobj(wbits=31)
+                while not inflate.eof:
+                    chunk = inflate.unconsumed_tail or data or source.read(_CHUNK)
+                    data = b""
+                    if not chunk:
+                        raise zlib.error("the stream is cut")
+                    piece = inflate.decompress(chunk, _CHUNK)
+                    total += len(piece)
+                    if total > MAX_INFLATED:
+                        raise _TooLarge
+                    yield piece
+                data = inflate.unused_data + (b"" if inflate.unused_data[2:] else source.read(_CHUNK))
+                if not data.startswith(b"\x1f\x8b"):  # no further member: what is left is kept as it is
+                    if after is not None:
+                        after.append(data + source.read())
+                    return
     if kind == "zlib":
         inflate = zlib.decompressobj()
         with open(path, "rb") as source:

@@ -107,10 +107,13 @@ def out_folder(path: str | Path) -> Path:
     """
     folder = Path(path)
     for above in (folder, *folder.parents):
-        if above.exists() or above.is_symlink():
-            if not above.is_dir():
-                raise ValueError(f"--out {folder}: {above} is a file, not a folder")
-            break
+        try:
+            if above.exists() or above.is_symlink():
+                if not above.is_dir():
+                    raise ValueError(f"--out {folder}: {above} is a file, not a folder")
+                break
+        except OSError as error:  # a name too long, a folder that cannot be searched
+            raise ValueError(f"--out {folder}: {error.strerror or type(error).__name__}") from None
     return folder
 
 
@@ -414,6 +417,9 @@ def masked_run(args: argparse.Namespace) -> int:
             return run(args)
         except (FileNotFoundError, KeyError, ValueError, RuntimeError) as error:
             print(f"evalkit: {error}", file=sys.stderr)
+            return 2
+        except OSError as error:  # a file the command could not write or read: said in one masked line
+            print(f"evalkit: {error.filename or ''}: {error.strerror or type(error).__name__}", file=sys.stderr)
             return 2
 
 

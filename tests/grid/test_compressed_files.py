@@ -130,3 +130,30 @@ def test_a_compressed_log_in_a_tar_a_legacy_lzma_file_and_a_zstd_file(tmp_path):
         assert SECRET.encode() not in log and b"step 2 ok" in log and SECRET not in "".join(names), (name, names)
     content = lzma.decompress((unit / "legacy.lzma").read_bytes(), format=lzma.FORMAT_ALONE)
     assert SECRET.encode() not in content and b"step 2 ok" in content
+
+
+def test_gzip_with_bytes_after_it_zlib_with_a_small_window_and_an_old_tar_are_read(tmp_path):
+    """``zcat`` reads past junk after a gzip file's last member (Python's gzip refuses it); zlib's header names
+    windows other than 32 KB (``28 cf``...); a V7 tar has no ``ustar`` mark. Each was scrubbed only as bytes."""
+    unit = tmp_path / "unit"
+    unit.mkdir()
+    (unit / "junk.gz").write_bytes(gzip.compress(TEXT) + gzip.compress(TEXT) + b"JUNK-AFTER")
+    small = zlib.compressobj(wbits=9)
+    (unit / "small.zlib").write_bytes(small.compress(TEXT) + small.flush())
+    written = io.BytesIO()
+    with tarfile.open(fileobj=written, mode="w", format=tarfile.USTAR_FORMAT) as archive:
+        info = tarfile.TarInfo("x.gz")
+        data = gzip.compress(TEXT)
+        info.size = len(data)
+        archive.addfile(info, io.BytesIO(data))
+    old = bytearray(written.getvalue())
+    old[257:265] = b"\0" * 8  # no ustar mark: the V7 header, its checksum written again
+    old[148:156] = b" " * 8
+    old[148:156] = b"%06o\0 " % sum(old[:512])
+    (unit / "old.tar").write_bytes(bytes(old))
+    assert scrub_folder(unit, [SECRET]).kept == ()
+    junk = (unit / "junk.gz").read_bytes()
+    assert junk.endswith(b"JUNK-AFTER") and SECRET.encode() not in zlib.decompressobj(wbits=31).decompress(junk)
+    assert SECRET.encode() not in zlib.decompress((unit / "small.zlib").read_bytes())
+    with tarfile.open(unit / "old.tar") as archive:
+        assert SECRET.encode() not in gzip.decompress(archive.extractfile("x.gz").read())

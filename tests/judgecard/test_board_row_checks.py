@@ -221,6 +221,11 @@ def test_a_negative_bootstrap_or_an_out_folder_that_is_a_file_is_refused_naming_
         assert main(["card", "--judge", "length", "--out", str(out)]) == 2
         assert f"--out {out}: {a_file} is a file, not a folder" in capsys.readouterr().err
     assert a_file.read_text() == "keep"
+    monkeypatch.setenv("MY_API_TOKEN", "sk-proj-Zq8Wx3Lm5Nv7Kp2Rt9")  # a name too long, holding a key
+    too_long = tmp_path / ("sk-proj-Zq8Wx3Lm5Nv7Kp2Rt9" + "x" * 300)
+    assert main(["leaderboard", "--cards", str(tmp_path / "cards"), "--out", str(too_long)]) == 2
+    said = capsys.readouterr().err
+    assert "File name too long" in said and "Zq8Wx3" not in said and "Traceback" not in said, said
 
 
 def test_a_card_holding_the_human_scores_on_part_of_its_items_is_flagged_naming_the_row(inputs):
