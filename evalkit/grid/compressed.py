@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import bz2
 import copy as copying
-import gzip
 import hashlib
 import lzma
 import os
@@ -35,15 +34,13 @@ MAX_NESTING = 3  # archives inside archives read this deep
 MAX_MEMBERS = 100_000  # members of one zip archive read
 _CHUNK = 2**20
 
-_OPENERS = {"gzip": lambda path: gzip.open(path, "rb"), "bzip2": lambda path: bz2.open(path, "rb"),
-            "xz": lambda path: lzma.open(path, "rb"),
-            "lzma": lambda path: lzma.open(path, "rb", format=lzma.FORMAT_ALONE)}
 _HEAD = 512  # bytes read to tell a file's format (a tar's magic stands at 257)
 
 
 def compression_of(head: bytes) -> str | None:
     """The compressed format a file's first bytes announce, or None.
 
+    >>> import gzip
     >>> [compression_of(b) for b in (gzip.compress(b"x")[:8], b"BZh91AY", b"PK\\x03\\x04", b"x\\x9c...", b"plain")]
     ['gzip', 'bzip2', 'zip', 'zlib', None]
     >>> compression_of(lzma.compress(b"x", format=lzma.FORMAT_ALONE)[:8]), compression_of(b"\\0" * 257 + b"ustar")
@@ -122,11 +119,13 @@ def scrub_inside(path: Path, scrub: Callable[[Path], None], mask_name: Callable[
 
 
 def _scrub_stream(path: Path, kind: str, scrub: Callable[[Path], None], private: Path) -> str | None:
-    """A gzip, bzip2, xz or zlib file: inflated into ``private``, scrubbed, deflated again in place if changed."""
-    inflated, after = private / "content", []
+    """A gzip, bzip2, xz, lzma or zlib file: inflated into ``private``, scrubbed, deflated again in place if
+    changed. Bytes after the last stream (a writer's padding, junk, another file appended) are kept as they are:
+    the file's own scrub masks them."""
+    inflated, trailing = private / "content", [0]
     try:
         with open(inflated, "wb") as out:
-            for chunk in _inflate(path, kind, after):
+            for chunk in _inflate(path, kind, trailing):
                 out.write(chunk)
     except (OSError, EOFError, lzma.LZMAError, zlib.error, ValueError):
         return None  # not a stream this kit reads whole (corrupt, or cut): its bytes are scrubbed as they are
@@ -135,70 +134,78 @@ def _scrub_stream(path: Path, kind: str, scrub: Callable[[Path], None], private:
     if _digest(inflated) == before:
         return None
     written = private / "written"
-    with open(inflated, "rb") as source:
-        if kind == "zlib":
-            deflate = zlib.compressobj()
-            with open(written, "wb") as out:
-                for chunk in iter(lambda: source.read(_CHUNK), b""):
-                    out.write(deflate.compress(chunk))
-                out.write(deflate.flush())
-        else:
-            opener = {"gzip": lambda f: gzip.GzipFile(filename="", mode="wb", fileobj=f, mtime=0),
-                      "bzip2": lambda f: bz2.BZ2File(f, "wb"), "xz": lambda f: lzma.LZMAFile(f, "wb"),
-                      "lzma": lambda f: lzma.LZMAFile(f, "wb", format=lzma.FORMAT_ALONE)}[kind]
-            with open(written, "wb") as raw:
-                with opener(raw) as out:
-                    shutil.copyfileobj(source, out, _CHUNK)
-                raw.write(b"".join(after))  # bytes after the last gzip member, kept (the file's scrub masks them)
+    with open(inflated, "rb") as source, open(written, "wb") as out:
+        deflate = _COMPRESSORS[kind]()
+        for chunk in iter(lambda: source.read(_CHUNK), b""):
+            out.write(deflate.compress(chunk))
+        out.write(deflate.flush())
+        with open(path, "rb") as original:
+            original.seek(trailing[0])
+            shutil.copyfileobj(original, out, _CHUNK)
     _replace(written, path)
     return None
 
 
-def _inflate(path: Path, kind: str, after: list[bytes] | None = None) -> Iterator[bytes]:
-    """The inflated content of a stream, a chunk at a time; :class:`_TooLarge` past :data:`MAX_INFLATED`. A gzip
-    file is read member by member, and bytes after its last member (a writer's padding, junk) are put in
-    ``after`` (``gzip`` refuses them; ``zcat`` reads past them)."""
+_DECOMPRESSORS = {"gzip": lambda: zlib.decompressobj(wbits=31), "zlib": zlib.decompressobj,
+                  "bzip2": bz2.BZ2Decompressor, "xz": lambda: lzma.LZMADecompressor(lzma.FORMAT_XZ),
+                  "lzma": lambda: lzma.LZMADecompressor(lzma.FORMAT_ALONE)}
+# gzip written with no name and no time, so the same content gives the same bytes
+_COMPRESSORS = {"gzip": lambda: zlib.compressobj(wbits=31), "zlib": zlib.compressobj, "bzip2": bz2.BZ2Compressor,
+                "xz": lambda: lzma.LZMACompressor(lzma.FORMAT_XZ),
+                "lzma": lambda: lzma.LZMACompressor(lzma.FORMAT_ALONE)}
+_MAGIC = {"gzip": b"\x1f\x8b", "bzip2": b"BZh", "xz": b"\xfd7zXZ\x00"}  # formats whose streams may follow each other
+
+
+def _inflate(path: Path, kind: str, trailing: list[int] | None = None) -> Iterator[bytes]:
+    """The inflated content of a stream, a chunk at a time; :class:`_TooLarge` past :data:`MAX_INFLATED`. Streams
+    that follow each other (gzip members, bzip2 and xz streams) are read in turn; the offset of the bytes after the
+    last one is put in ``trailing`` (``gzip`` refuses such bytes; ``zcat`` reads past them; a zlib or lzma file
+    holds one stream).
+
+    >>> import tempfile, zlib
+    >>> with tempfile.NamedTemporaryFile(suffix=".z") as handle:
+    ...     _ = handle.write(zlib.compress(b"a log line") + b"appended")
+    ...     handle.flush()
+    ...     trailing = [0]
+    ...     (b"".join(_inflate(Path(handle.name), "zlib", trailing)), trailing)
+    (b'a log line', [18])
+    """
     total = 0
-    if kind == "gzip":
-        with open(path, "rb") as source:
-            data = b""
-            while True:
-                inflate = zlib.decompressobj(wbits=31)
-                while not inflate.eof:
-                    chunk = inflate.unconsumed_tail or data or source.read(_CHUNK)
-                    data = b""
-                    if not chunk:
-                        raise zlib.error("the stream is cut")
-                    piece = inflate.decompress(chunk, _CHUNK)
-                    total += len(piece)
-                    if total > MAX_INFLATED:
-                        raise _TooLarge
-                    yield piece
-                data = inflate.unused_data + (b"" if inflate.unused_data[2:] else source.read(_CHUNK))
-                if not data.startswith(b"\x1f\x8b"):  # no further member: what is left is kept as it is
-                    if after is not None:
-                        after.append(data + source.read())
-                    return
-    if kind == "zlib":
-        inflate = zlib.decompressobj()
-        with open(path, "rb") as source:
-            for chunk in iter(lambda: source.read(_CHUNK), b""):
-                while chunk:
-                    piece = inflate.decompress(chunk, _CHUNK)
-                    total += len(piece)
-                    if total > MAX_INFLATED:
-                        raise _TooLarge
-                    yield piece
-                    chunk = inflate.unconsumed_tail
-            if not inflate.eof:
-                raise zlib.error("the stream is cut")
-        return
-    with _OPENERS[kind](path) as source:
-        for piece in iter(lambda: source.read(_CHUNK), b""):
-            total += len(piece)
-            if total > MAX_INFLATED:
-                raise _TooLarge
-            yield piece
+    with open(path, "rb") as source:
+        data, offset = b"", 0
+        while True:
+            inflate = _DECOMPRESSORS[kind]()
+            while not inflate.eof:
+                piece = _next_piece(inflate, data or (lambda: source.read(_CHUNK)))
+                data = b""
+                total += len(piece)
+                if total > MAX_INFLATED:
+                    raise _TooLarge
+                yield piece
+            rest = inflate.unused_data
+            offset = source.tell() - len(rest)
+            magic = _MAGIC.get(kind)
+            if magic is None:
+                break
+            data = rest + (source.read(_CHUNK) if len(rest) < len(magic) else b"")
+            if not data.startswith(magic):
+                break
+        if trailing is not None:
+            trailing[0] = offset
+
+
+def _next_piece(inflate, given: bytes | Callable[[], bytes]) -> bytes:
+    """At most one chunk more of a decompressor's output; input is taken from ``given`` (bytes, or a reader called
+    for them) only when the decompressor has none left."""
+    if isinstance(inflate, (bz2.BZ2Decompressor, lzma.LZMADecompressor)):
+        if not inflate.needs_input:
+            return inflate.decompress(b"", _CHUNK)
+        chunk = given if isinstance(given, bytes) else given()
+    else:
+        chunk = inflate.unconsumed_tail or (given if isinstance(given, bytes) else given())
+    if not chunk:
+        raise EOFError("the stream is cut")
+    return inflate.decompress(chunk, _CHUNK)
 
 
 def _scrub_zip(path: Path, scrub: Callable[[Path], None], mask_name: Callable[[str], str],

@@ -157,3 +157,26 @@ def test_gzip_with_bytes_after_it_zlib_with_a_small_window_and_an_old_tar_are_re
     assert SECRET.encode() not in zlib.decompress((unit / "small.zlib").read_bytes())
     with tarfile.open(unit / "old.tar") as archive:
         assert SECRET.encode() not in gzip.decompress(archive.extractfile("x.gz").read())
+
+
+@pytest.mark.parametrize("name, packed, read", [
+    ("state.zlib", zlib.compress(TEXT), lambda d: zlib.decompressobj().decompress(d)),
+    ("log.bz2", bz2.compress(TEXT) + bz2.compress(b"second stream\n"), None),
+    ("log.xz", lzma.compress(TEXT) + lzma.compress(b"second stream\n"), None),
+    ("log.lzma", lzma.compress(TEXT, format=lzma.FORMAT_ALONE), None)], ids=["zlib", "bzip2", "xz", "lzma"])
+def test_bytes_after_a_stream_are_kept_when_it_is_written_again(tmp_path, name, packed, read):
+    """A zlib header followed by other data, or bzip2 and xz streams with bytes after the last: the streams lose
+    the secret, every stream is kept, and the bytes after them are kept (the file's own scrub masks them)."""
+    unit = tmp_path / "unit"
+    unit.mkdir()
+    after = b"\n-- appended by another tool: rows 1-3 --\nrow 1\nrow 2\nrow 3\n"
+    (unit / name).write_bytes(packed + after)
+    assert scrub_folder(unit, [SECRET]).kept == ()
+    data = (unit / name).read_bytes()
+    assert data.endswith(after), data[-80:]
+    stream = data[:-len(after)]
+    inside = read(stream) if read else (bz2.decompress(stream) if name.endswith("bz2") else
+                                        lzma.decompress(stream, format=lzma.FORMAT_AUTO))
+    assert SECRET.encode() not in inside and b"step 2 ok" in inside
+    if name.endswith(("bz2", "xz")):
+        assert inside.endswith(b"second stream\n")
