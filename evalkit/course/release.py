@@ -18,6 +18,7 @@ from typing import Iterable
 import nbformat
 
 from evalkit.course.checks import chapter_exercises
+from evalkit.data.folders import out_folder
 
 __all__ = ["ReleasedChapter", "release", "student_notebook", "answer_cells", "with_parameter_set", "CHECK_CALL"]
 
@@ -125,12 +126,7 @@ def release(out_dir: str | Path, *, only: Iterable[str] | None = None,
 
     from evalkit.book.runner import notebook_sources
 
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"{out}: not a folder (it is a file); --out takes the folder the release is written to")
-    for parent in out.parents:
-        if parent.exists() and not parent.is_dir():
-            raise ValueError(f"{out}: {parent} is a file, not a folder")
+    out = out_folder(out_dir)
     released = []
     for source in (map(Path, sources) if sources is not None else notebook_sources(only)):
         notebook = student_notebook(source, params=params)

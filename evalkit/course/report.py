@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from evalkit.course.intake import shown_name, student_key
+from evalkit.data.folders import out_folder
 from evalkit.data.jsonl import spreadsheet_safe
 
 __all__ = ["write_tables", "totals", "name_collisions", "prepare_out", "spreadsheet_safe", "encodable", "write_atomic",
@@ -75,8 +76,9 @@ def prepare_out(out: Path, *, replace: bool = False) -> Path:
     >>> prepare_out(a_file / "grades")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: .../notes.txt/grades: .../notes.txt is a file, not a folder; --out takes a folder ...
+    ValueError: --out .../notes.txt/grades: .../notes.txt is a file, not a folder
     """
+    out = out_folder(out)
     try:
         info = os.lstat(out)
     except FileNotFoundError:
@@ -86,18 +88,11 @@ def prepare_out(out: Path, *, replace: bool = False) -> Path:
             raise ValueError(f"{out}: the output folder cannot be made ({error.strerror or type(error).__name__})"
                              ) from None
         return out
-    except NotADirectoryError:
-        parent = next((str(parent) for parent in reversed(out.parents) if os.path.lexists(parent)
-                       and not os.path.isdir(parent)), "a folder above it")
-        raise ValueError(f"{out}: {parent} is a file, not a folder; --out takes a folder for the grading's "
-                         "tables") from None
     except OSError as error:
         raise ValueError(f"{out}: the output folder cannot be read ({error.strerror or type(error).__name__})"
                          ) from None
     if stat.S_ISLNK(info.st_mode):
         raise ValueError(f"{out}: the output folder is a symbolic link; give a real folder")
-    if not stat.S_ISDIR(info.st_mode):
-        raise ValueError(f"{out}: not a folder (it is a file); --out takes a folder for the grading's tables")
     present = sorted(os.listdir(out))
     if not present:
         return out

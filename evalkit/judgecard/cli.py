@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from evalkit.data.folders import out_folder
 from evalkit.judgecard._names import MAX_NAME_CHARS, SET_NAMES, one_line, shortened
 from evalkit.judgecard.cardfiles import card_files, copy_note, counted_once, named_apart, read_card
 
@@ -94,27 +95,6 @@ def _added_sets(args: argparse.Namespace) -> list:
             raise FileNotFoundError(f"--add-upheld {path}: no such folder")
         folders.append(upheld_folder_set(path))
     return [*args.add, *folders]
-
-
-def out_folder(path: str | Path) -> Path:
-    """``path`` as a folder to write into: refused, naming the file, when it or a folder above it is a file.
-
-    >>> import tempfile; a_file = Path(tempfile.mkstemp()[1])
-    >>> out_folder(a_file / "board")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ValueError: --out .../board: ... is a file, not a folder
-    """
-    folder = Path(path)
-    for above in (folder, *folder.parents):
-        try:
-            if above.exists() or above.is_symlink():
-                if not above.is_dir():
-                    raise ValueError(f"--out {folder}: {above} is a file, not a folder")
-                break
-        except OSError as error:  # a name too long, a folder that cannot be searched
-            raise ValueError(f"--out {folder}: {error.strerror or type(error).__name__}") from None
-    return folder
 
 
 def leaderboard(args: argparse.Namespace) -> int:

@@ -78,10 +78,18 @@ def test_an_answer_key_inside_the_class_folder_is_refused_before_anything_runs(t
     assert not out.exists()
 
 
-def test_a_class_entry_with_a_hidden_name_gets_a_refused_row_and_checkpoints_stay_ignored(tmp_path):
-    """``.sneaky/04_pairwise_judge.ipynb`` got no row and no mention: the teacher never learnt of it."""
+def _taken_in(folder: Path, copies: Path):
+    """The class folder taken in: its entries, each as (student, submission, refused), and the copies made."""
     from evalkit.course.intake import intake
 
+    copies.mkdir()
+    entries = intake(folder, copies)
+    return entries, [(entry.student, entry.submission, entry.refused) for entry in entries], len(list(
+        copies.iterdir()))
+
+
+def test_a_class_entry_with_a_hidden_name_gets_a_refused_row_and_checkpoints_stay_ignored(tmp_path):
+    """``.sneaky/04_pairwise_judge.ipynb`` got no row and no mention: the teacher never learnt of it."""
     folder = tmp_path / "class"
     submission(folder / ".sneaky" / "04_pairwise_judge.ipynb")
     (folder / ".hidden.txt").write_text("a hand-in a file manager does not show")
@@ -89,13 +97,10 @@ def test_a_class_entry_with_a_hidden_name_gets_a_refused_row_and_checkpoints_sta
         checkpoints.mkdir(parents=True)
         (checkpoints / "04_pairwise_judge-checkpoint.ipynb").write_text("{}")
     (folder / "dan" / "notes.txt").write_text("not a notebook")
-    copies = tmp_path / "copies"
-    copies.mkdir()
-    entries = intake(folder, copies)
-    assert [(entry.student, entry.submission, entry.refused) for entry in entries] == [
-        (".hidden", ".hidden.txt", "refused: hidden name"), (".sneaky", ".sneaky", "refused: hidden name"),
-        ("dan", "dan/notes.txt", "")]
-    assert len(list(copies.iterdir())) == 1  # dan's notes only: nothing hidden was read
+    _, taken, copied = _taken_in(folder, tmp_path / "copies")
+    assert taken == [(".hidden", ".hidden.txt", "refused: hidden name"), (".sneaky", ".sneaky", "refused: hidden name"),
+                     ("dan", "dan/notes.txt", "")]
+    assert copied == 1  # dan's notes only: nothing hidden was read
     run = grade(folder, tmp_path / "grades", timeout=30, key=tmp_path / "key", trusted=True)
     rows = [(row.student, row.submission, row.status, row.score) for row in run.rows]
     assert rows == [(".hidden", ".hidden.txt", "refused: hidden name", 0.0),
@@ -108,21 +113,16 @@ def test_a_tool_folder_name_in_the_class_folder_gets_a_refused_row_and_is_skippe
     """``__pycache__/x.txt`` in the class folder got no row while the report counted every student: a student
     folder under a tool's name gets a row "refused: tool folder", not read; in a student's folder the tool's
     folders are still skipped."""
-    from evalkit.course.intake import intake
-
     folder = tmp_path / "class"
     for tool in ("__pycache__", "__MACOSX", "dan/__pycache__"):
         (folder / tool).mkdir(parents=True)
         (folder / tool / "x.txt").write_text("a hand-in under a tool's name")
     (folder / "dan" / "notes.txt").write_text("not a notebook")
-    copies = tmp_path / "copies"
-    copies.mkdir()
-    entries = intake(folder, copies)
-    assert [(entry.student, entry.submission, entry.refused) for entry in entries] == [
-        ("__MACOSX", "__MACOSX", "refused: tool folder"), ("__pycache__", "__pycache__", "refused: tool folder"),
-        ("dan", "dan/notes.txt", "")]
+    entries, taken, copied = _taken_in(folder, tmp_path / "copies")
+    assert taken == [("__MACOSX", "__MACOSX", "refused: tool folder"),
+                     ("__pycache__", "__pycache__", "refused: tool folder"), ("dan", "dan/notes.txt", "")]
     assert "'__pycache__' has the name of a folder a tool leaves" in entries[1].reason
-    assert len(list(copies.iterdir())) == 1
+    assert copied == 1
 
 
 def test_a_cell_whose_error_message_cannot_be_encoded_still_fails_with_a_reason(tmp_path):

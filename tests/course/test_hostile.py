@@ -202,9 +202,10 @@ def test_bad_arguments_and_output_folders_are_refused_with_a_message(tmp_path, c
     a_file = tmp_path / "a-file"
     a_file.write_text("keep")
     assert main(["course", "grade", str(folder), "--out", str(a_file), "--trusted"]) == 2
-    assert "not a folder (it is a file)" in capsys.readouterr().err
+    assert f"--out {a_file}: {a_file} is a file, not a folder" in capsys.readouterr().err
     assert main(["course", "release", "--out", str(a_file), "--only", "04"]) == 2
-    assert "not a folder (it is a file)" in capsys.readouterr().err and a_file.read_text() == "keep"
+    assert f"--out {a_file}: {a_file} is a file, not a folder" in capsys.readouterr().err
+    assert a_file.read_text() == "keep"
 
     out = tmp_path / "grades"
     (out / "work").mkdir(parents=True)
