@@ -27,14 +27,14 @@ import zlib
 from pathlib import Path
 from typing import Callable, Iterator
 
-__all__ = ["MAX_INFLATED", "MAX_NESTING", "MAX_MEMBERS", "compression_of", "scrub_inside"]
+__all__ = ["HEAD_BYTES", "MAX_INFLATED", "MAX_NESTING", "MAX_MEMBERS", "compression_of", "scrub_inside"]
 
 MAX_INFLATED = 2**30  # bytes a compressed file's content may inflate to, all members together
 MAX_NESTING = 3  # archives inside archives read this deep
 MAX_MEMBERS = 100_000  # members of one zip archive read
 _CHUNK = 2**20
 
-_HEAD = 512  # bytes read to tell a file's format (a tar's magic stands at 257)
+HEAD_BYTES = 512  # bytes read to tell a file's format (a tar's magic stands at 257)
 
 
 def compression_of(head: bytes) -> str | None:
@@ -43,7 +43,7 @@ def compression_of(head: bytes) -> str | None:
     >>> import gzip
     >>> [compression_of(b) for b in (gzip.compress(b"x")[:8], b"BZh91AY", b"PK\\x03\\x04", b"x\\x9c...", b"plain")]
     ['gzip', 'bzip2', 'zip', 'zlib', None]
-    >>> compression_of(lzma.compress(b"x", format=lzma.FORMAT_ALONE)[:8]), compression_of(b"\\0" * 257 + b"ustar")
+    >>> compression_of(lzma.compress(b"x", format=lzma.FORMAT_ALONE)[:13]), compression_of(b"\\0" * 257 + b"ustar")
     ('lzma', 'tar')
     """
     if head.startswith(b"\x1f\x8b"):
@@ -56,7 +56,7 @@ def compression_of(head: bytes) -> str | None:
         return "zip"
     if head.startswith(b"\x28\xb5\x2f\xfd"):
         return "zstd"
-    if head[:1] == b"\x5d" and head[1:3] == b"\x00\x00":  # the .lzma format xz replaced (LZMA "alone")
+    if _lzma_alone_header(head):
         return "lzma"
     if head[257:262] == b"ustar" or _tar_header(head):
         return "tar"
@@ -64,6 +64,24 @@ def compression_of(head: bytes) -> str | None:
             and (head[0] * 256 + head[1]) % 31 == 0:  # zlib's header: deflate, any window, no preset dictionary
         return "zlib"
     return None
+
+
+def _lzma_alone_header(head: bytes) -> bool:
+    """Whether ``head`` opens a ``.lzma`` file (the format xz replaced, LZMA "alone"), as xz itself tells one: its
+    properties byte valid (lc + lp at most 4), a dictionary size of 2^n or 2^n + 2^(n-1), and an uncompressed
+    size that is unknown or below 2^38.
+
+    >>> _lzma_alone_header(lzma.compress(b"x", format=lzma.FORMAT_ALONE, filters=[
+    ...     {"id": lzma.FILTER_LZMA1, "lc": 0, "dict_size": 3 * 2**20}])), _lzma_alone_header(b"]" + bytes(12))
+    (True, False)
+    """
+    if len(head) < 13 or head[0] >= 9 * 5 * 5:
+        return False
+    lc, lp = head[0] % 9, head[0] // 9 % 5
+    dictionary = int.from_bytes(head[1:5], "little")
+    size = int.from_bytes(head[5:13], "little")
+    power_or_half = any(dictionary in (2**n, 2**n + 2**(n - 1)) for n in range(1, 33)) or dictionary == 1
+    return lc + lp <= 4 and power_or_half and (size == 2**64 - 1 or size < 2**38)
 
 
 def _tar_header(head: bytes) -> bool:
@@ -96,7 +114,7 @@ def scrub_inside(path: Path, scrub: Callable[[Path], None], mask_name: Callable[
     """
     try:
         with open(path, "rb") as handle:
-            kind = compression_of(handle.read(_HEAD))
+            kind = compression_of(handle.read(HEAD_BYTES))
     except OSError:
         return None
     if kind is None:
@@ -111,17 +129,19 @@ def scrub_inside(path: Path, scrub: Callable[[Path], None], mask_name: Callable[
             return _scrub_zip(path, scrub, mask_name, private)
         if kind == "tar":
             return _scrub_tar(path, scrub, mask_name, private)
-        return _scrub_stream(path, kind, scrub, private)
+        return _scrub_stream(path, kind, scrub, mask_name, private, depth)
     except _TooLarge:
         return f"its {kind} content inflates past {MAX_INFLATED} bytes and is not read"
     finally:
         shutil.rmtree(private, ignore_errors=True)
 
 
-def _scrub_stream(path: Path, kind: str, scrub: Callable[[Path], None], private: Path) -> str | None:
+def _scrub_stream(path: Path, kind: str, scrub: Callable[[Path], None], mask_name: Callable[[str], str],
+                  private: Path, depth: int) -> str | None:
     """A gzip, bzip2, xz, lzma or zlib file: inflated into ``private``, scrubbed, deflated again in place if
-    changed. Bytes after the last stream (a writer's padding, junk, another file appended) are kept as they are:
-    the file's own scrub masks them."""
+    changed. Bytes after the last stream (a writer's padding, junk, another file appended) are kept; where they
+    begin another compressed file (a second zlib stream, a gzip after a bzip2), that file is scrubbed inside too,
+    one level deeper; else the file's own scrub masks them."""
     inflated, trailing = private / "content", [0]
     try:
         with open(inflated, "wb") as out:
@@ -131,17 +151,36 @@ def _scrub_stream(path: Path, kind: str, scrub: Callable[[Path], None], private:
         return None  # not a stream this kit reads whole (corrupt, or cut): its bytes are scrubbed as they are
     before = _digest(inflated)
     scrub(inflated)
-    if _digest(inflated) == before:
+    changed = _digest(inflated) != before
+    after = private / "after"
+    with open(path, "rb") as original, open(after, "wb") as out:
+        original.seek(trailing[0])
+        shutil.copyfileobj(original, out, _CHUNK)
+    before = _digest(after)
+    why = scrub_inside(after, scrub, mask_name, depth=depth + 1) if after.stat().st_size else None
+    if why is not None:
+        return f"after its {kind} stream, {why}"
+    if not changed and _digest(after) == before:
         return None
     written = private / "written"
-    with open(inflated, "rb") as source, open(written, "wb") as out:
-        deflate = _COMPRESSORS[kind]()
-        for chunk in iter(lambda: source.read(_CHUNK), b""):
-            out.write(deflate.compress(chunk))
-        out.write(deflate.flush())
-        with open(path, "rb") as original:
-            original.seek(trailing[0])
-            shutil.copyfileobj(original, out, _CHUNK)
+    with open(written, "wb") as out:
+        if changed:
+            deflate = _COMPRESSORS[kind]()
+            with open(inflated, "rb") as source:
+                for chunk in iter(lambda: source.read(_CHUNK), b""):
+                    out.write(deflate.compress(chunk))
+            out.write(deflate.flush())
+        else:  # only what follows the stream changed: the stream's own bytes are kept
+            with open(path, "rb") as original:
+                left = trailing[0]
+                while left:
+                    piece = original.read(min(left, _CHUNK))
+                    if not piece:
+                        break
+                    out.write(piece)
+                    left -= len(piece)
+        with open(after, "rb") as source:
+            shutil.copyfileobj(source, out, _CHUNK)
     _replace(written, path)
     return None
 
@@ -220,8 +259,12 @@ def _scrub_zip(path: Path, scrub: Callable[[Path], None], mask_name: Callable[[s
     with archive:
         if len(archive.infolist()) > MAX_MEMBERS:
             return f"it holds {len(archive.infolist())} zip members, more than {MAX_MEMBERS} are not read"
+        taken = {info.filename for info in archive.infolist()}  # a masked name is told apart from the others
         for number, info in enumerate(archive.infolist()):
             name = mask_name(info.filename)
+            if name != info.filename:
+                name = _unique(name, taken)
+                taken.add(name)
             stored = info.compress_type == zipfile.ZIP_STORED and not info.flag_bits & 0x1
             if stored and not _compressed(archive, info):
                 # its bytes stand in the archive as they are: the archive's own scrub masks them in place (a
@@ -271,6 +314,7 @@ def _scrub_tar(path: Path, scrub: Callable[[Path], None], mask_name: Callable[[s
         return None
     changed, members, total = False, [], 0
     with archive:
+        taken = {info.name for info in archive}  # a masked name is told apart from every other (no member lost)
         for number, info in enumerate(archive):
             if number >= MAX_MEMBERS:
                 return f"it holds more than {MAX_MEMBERS} tar members, which are not read"
@@ -278,7 +322,7 @@ def _scrub_tar(path: Path, scrub: Callable[[Path], None], mask_name: Callable[[s
             copy = None
             if info.isfile():
                 with archive.extractfile(info) as member:
-                    head = member.read(_HEAD)
+                    head = member.read(HEAD_BYTES)
                 if compression_of(head) is not None:
                     total += info.size
                     if total > MAX_INFLATED:
@@ -289,17 +333,21 @@ def _scrub_tar(path: Path, scrub: Callable[[Path], None], mask_name: Callable[[s
                     before = _digest(copy)
                     scrub(copy)
                     changed |= _digest(copy) != before
-            changed |= name != info.name
-            members.append((info, name, copy))
+            kept = copying.copy(info)  # every text of its header masked: names, link, owner, group, pax records
+            kept.name = _unique(name, taken) if name != info.name else name
+            kept.linkname, kept.uname, kept.gname = (mask_name(text) for text in (info.linkname, info.uname,
+                                                                                  info.gname))
+            kept.pax_headers = {mask_name(key): mask_name(value) if isinstance(value, str) else value
+                                for key, value in info.pax_headers.items()}
+            changed |= any(getattr(kept, field) != getattr(info, field)
+                           for field in ("name", "linkname", "uname", "gname", "pax_headers"))
+            taken.add(kept.name)
+            members.append((kept, copy))
     if not changed:
         return None
     written = private / "written.tar"
     with tarfile.open(path, "r:") as archive, tarfile.open(written, "w", format=tarfile.PAX_FORMAT) as out:
-        for (info, name, copy), original in zip(members, archive):
-            kept = copying.copy(info)
-            kept.name, kept.linkname = name, mask_name(info.linkname)
-            kept.pax_headers = {key: mask_name(value) if isinstance(value, str) else value
-                                for key, value in info.pax_headers.items()}
+        for (kept, copy), original in zip(members, archive):
             if copy is not None:
                 kept.size = copy.stat().st_size
                 with open(copy, "rb") as source:
@@ -313,11 +361,25 @@ def _scrub_tar(path: Path, scrub: Callable[[Path], None], mask_name: Callable[[s
     return None
 
 
+def _unique(name: str, taken: set[str]) -> str:
+    """``name``, or with ``.2``, ``.3``... after it where another member already has it: two members whose masked
+    names are the same (``cache-***.json``) stay two.
+
+    >>> _unique("cache-***.json", {"cache-***.json", "cache-***.json.2"})
+    'cache-***.json.3'
+    """
+    number, unique = 1, name
+    while unique in taken:
+        number += 1
+        unique = f"{name}.{number}"
+    return unique
+
+
 def _compressed(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bool:
     """Whether a zip member is itself a compressed file (a ``.gz`` stored in a zip): read inside, not as bytes."""
     try:
         with archive.open(info) as member:
-            return compression_of(member.read(8)) is not None
+            return compression_of(member.read(HEAD_BYTES)) is not None
     except (zipfile.BadZipFile, NotImplementedError, OSError, EOFError):
         return False
 

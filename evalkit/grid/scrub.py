@@ -28,7 +28,7 @@ from pathlib import Path
 
 from evalkit.models import redact
 from evalkit.grid.byte_forms import byte_forms, copy_data_parts, holds_secret, mask_bytes_in_place
-from evalkit.grid.compressed import compression_of, scrub_inside
+from evalkit.grid.compressed import HEAD_BYTES, compression_of, scrub_inside
 from evalkit.grid.binary_strings import binary_strings, mask_strings_in_place, named_in_strings
 from evalkit.grid.printed_secrets import _TERMINAL_CODE, output_secrets
 
@@ -187,7 +187,7 @@ def _scrubbed_or_removed(path: Path, secrets: list[str]) -> bool:
 
 def _head(path: Path) -> bytes:
     with open(path, "rb") as handle:
-        return handle.read(8)
+        return handle.read(HEAD_BYTES)
 
 
 def _clear_flags(path: Path) -> None:

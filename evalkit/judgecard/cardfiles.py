@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Callable
 
 __all__ = ["LINK", "NOT_A_FILE", "MAX_CARD_BYTES", "card_files", "read_card", "counted_once", "copy_note",
-           "named_apart"]
+           "named_apart", "shared_set_cautions", "MIN_COPY_ITEMS"]
 
 
 LINK = "a symbolic link"
@@ -295,6 +295,46 @@ def same_scores(card, other, tolerance: float = 1e-6, *, sets: set[str] | None =
         if np.max(np.abs(za - zb)) > tolerance and float(np.mean(za * zb)) < 1 - tolerance:
             return False
     return True
+
+
+MIN_COPY_ITEMS = 10  # items with varied scores a set needs before two lines' equal scores on it are called a copy
+
+
+def shared_set_cautions(cards, sets: set[str]) -> dict[str, tuple[str, ...]]:
+    """For each judge of ``cards``, a caution per other card whose item scores on one of ``sets`` are its own
+    (the same items, scores shifted or scaled at most: :func:`same_scores`), where the set has at least
+    :data:`MIN_COPY_ITEMS` items with varied scores. Two lines with different results overall can still share one
+    set's scores: a card that copies another's set and adds sets of its own, or one judge run twice. The board
+    cannot tell which line copied, so both are cautioned, not refused: a copy cannot take the other line off.
+
+    >>> from evalkit.judgecard.card import Card, SetScores
+    >>> ids = tuple(f"i{n}" for n in range(12))
+    >>> made = lambda name, sets: Card(name, {}, "test", 0, 0, (), (), (), scores=tuple(
+    ...     SetScores(set_name, ids, scores) for set_name, scores in sets))
+    >>> honest = made("honest", [("a", tuple(float(n % 5) for n in range(12)))])
+    >>> copier = made("copier", [("a", tuple(2.0 * (n % 5) + 1 for n in range(12))), ("b", (1.0,) * 12)])
+    >>> [caution[:52] for caution in shared_set_cautions([honest, copier], {"a", "b"})["copier"]]
+    ["its item scores on a are honest's, shifted or scaled"]
+    """
+    import numpy as np
+
+    cautions: dict[str, list[str]] = {card.judge: [] for card in cards}
+    for a, card in enumerate(cards):
+        for other in cards[a + 1:]:
+            mine = {entry.set: entry for entry in card.scores}
+            for entry in other.scores:
+                if entry.set not in sets or entry.set not in mine:
+                    continue
+                scores = np.asarray(entry.scores, dtype=float)
+                varied = scores[np.isfinite(scores)]
+                if varied.size < MIN_COPY_ITEMS or varied.std() == 0:
+                    continue
+                if same_scores(card, other, sets={entry.set}):
+                    for one, two in ((card, other), (other, card)):
+                        cautions[one.judge].append(
+                            f"its item scores on {entry.set} are {two.judge}'s, shifted or scaled at most: one of "
+                            "the two lines copies the other's set, or they are one judge run twice")
+    return {judge: tuple(found) for judge, found in cautions.items()}
 
 
 def copy_note(differs: tuple[str, ...]) -> str:

@@ -379,6 +379,7 @@ def signing_keys(args: argparse.Namespace) -> list[str]:
     >>> import os; os.environ["CARDSIG_DOCTEST"] = "Kx7Pm2Qv9Rt4Wz8Ys3"
     >>> signing_keys(argparse.Namespace(merge_key_env="CARDSIG_DOCTEST", sign_key_env=None))
     ['Kx7Pm2Qv9Rt4Wz8Ys3']
+    >>> del os.environ["CARDSIG_DOCTEST"]
     """
     import os
 

@@ -52,6 +52,7 @@ def signing_key(variable: str) -> bytes:
 
     >>> os.environ["EVALKIT_DOCTEST_KEY"] = "0123456789abcdef"; signing_key("EVALKIT_DOCTEST_KEY")
     b'0123456789abcdef'
+    >>> del os.environ["EVALKIT_DOCTEST_KEY"]  # (a key left set would be masked in every later output)
     """
     value = os.environ.get(variable, "")
     if len(value) < 16:

@@ -1,7 +1,8 @@
 """A known secret, or any piece of it, inside an encoded run of text: base64 (also wrapped in MIME lines), base32,
 hex (bare, ``0x``/``\\x``-prefixed or separated: a Go ``[]byte``; a dump over several lines), lists of byte
 values or of characters (also numpy's, without commas), single characters joined by a separator, runs of
-``%XX``, ``=XX`` (quoted-printable), ``\\uXXXX``, ``&#NN;`` or octal escapes, and Ascii85.
+``%XX``, ``=XX`` (quoted-printable), ``\\uXXXX``, ``&#NN;`` or octal escapes (also mixed with plain characters, or
+escaped twice), and Ascii85.
 
 Each run is decoded (from every alignment where the encoding has one) and masked whole when its bytes hold any
 ``MIN_PIECE``-character piece of a secret, written as UTF-8, UTF-16 or UTF-32 text (or Latin-1), or, two layers
@@ -155,6 +156,31 @@ def _escape_readings(run: str) -> list[bytes]:
     return [text.encode("utf-8", "surrogatepass")]
 
 
+_ESCAPE = r"\\u[0-9A-Fa-f]{4}|\\x[0-9A-Fa-f]{2}|%[0-9A-Fa-f]{2}|&#(?:[0-9]{1,7}|[xX][0-9A-Fa-f]{1,6});"
+
+
+def _mixed_readings(run: str) -> list[bytes]:
+    """Escapes mixed with plain characters (every other character of a key ``\\u``-escaped, or ``%XX`` escaped
+    twice: ``%2554%2566``): each escape read as its byte or character, the rest as written.
+
+    >>> _mixed_readings("T\\u00665\\u0057x"), _mixed_readings("%2554%2566")
+    ([b'Tf5Wx'], [b'%54%66'])
+    """
+    out = bytearray()
+    done = 0
+    for escape in re.finditer(_ESCAPE, run):
+        out += run[done:escape.start()].encode("utf-8", "surrogatepass")
+        code = escape[0]
+        if code.startswith(("%", "\\x")):
+            out.append(int(code[-2:], 16))
+        elif code.startswith("\\u"):
+            out += chr(int(code[2:], 16)).encode("utf-8", "surrogatepass")
+        else:
+            out += html.unescape(code).encode("utf-8", "surrogatepass")
+        done = escape.end()
+    return [bytes(out + run[done:].encode("utf-8", "surrogatepass"))]
+
+
 def _ascii85_readings(run: str) -> list[bytes]:
     """An Ascii85 text between ``<~`` and ``~>``."""
     try:
@@ -190,6 +216,9 @@ _RUNS: Sequence[tuple[re.Pattern[str], Callable[[str], list[bytes]]]] = (
                 r"|(?:&#(?:[0-9]{1,7}|[xX][0-9A-Fa-f]{1,6});){3,}"),
      _escape_readings),
     (re.compile(r"<~[!-uz\s]{1,65536}?~>"), _ascii85_readings),
+    # escapes mixed with up to 4 plain characters between them (no plain character starts an escape: linear)
+    (re.compile(rf"(?:[A-Za-z0-9_.~+/:@!$*\-]{{0,4}}(?:{_ESCAPE})){{2,}}[A-Za-z0-9_.~+/:@!$*\-]{{0,4}}"),
+     _mixed_readings),
 )
 
 

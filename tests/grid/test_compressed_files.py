@@ -180,3 +180,56 @@ def test_bytes_after_a_stream_are_kept_when_it_is_written_again(tmp_path, name, 
     assert SECRET.encode() not in inside and b"step 2 ok" in inside
     if name.endswith(("bz2", "xz")):
         assert inside.endswith(b"second stream\n")
+
+
+def test_a_tar_owner_name_and_masked_names_that_meet_keep_every_member(tmp_path):
+    """A tar member whose owner name is the secret was masked in place, which broke its header's checksum: a
+    reader then saw one member of three. Two members whose names hold two secrets were both named
+    ``cache-***.json`` after the scrub, and extracting the zip kept one. Each archive is written again with every
+    member, the secret gone from every header field, and masked names told apart."""
+    other = "Wm3Kx9PqT7vLd2Zr"
+    unit = tmp_path / "unit"
+    unit.mkdir()
+    written = io.BytesIO()
+    with tarfile.open(fileobj=written, mode="w", format=tarfile.USTAR_FORMAT) as archive:
+        for number in range(3):
+            info = tarfile.TarInfo(f"results/part{number}.csv")
+            data = f"row,{number}\n".encode()
+            info.size = len(data)
+            info.uname, info.gname = (SECRET, f"g{SECRET}") if number == 1 else ("ann", "staff")
+            archive.addfile(info, io.BytesIO(data))
+    (unit / "results.tar").write_bytes(written.getvalue())
+    (unit / "caches.zip").write_bytes(_zip({f"cache-{SECRET}.json": b"first\n", f"cache-{other}.json": b"second\n"}))
+    assert scrub_folder(unit, [SECRET, other]).kept == ()
+    with tarfile.open(unit / "results.tar") as archive:
+        members = archive.getmembers()
+        assert [m.name for m in members] == [f"results/part{n}.csv" for n in range(3)]
+        assert [archive.extractfile(m).read() for m in members] == [f"row,{n}\n".encode() for n in range(3)]
+        assert SECRET not in members[1].uname + members[1].gname
+    with zipfile.ZipFile(unit / "caches.zip") as archive:
+        assert {name: archive.read(name) for name in archive.namelist()} == {
+            "cache-***.json": b"first\n", "cache-***.json.2": b"second\n"}
+    assert not any(s.encode() in (unit / name).read_bytes() for s in (SECRET, other)
+                   for name in ("results.tar", "caches.zip"))
+
+
+def test_an_lzma_file_with_other_settings_and_a_second_stream_after_the_first_are_read(tmp_path):
+    """A ``.lzma`` file written with ``lc=0`` opens with another byte than the default's, and was read as bytes
+    only; a second zlib stream after the first, and a gzip after a bzip2, were kept unread. Each is scrubbed
+    inside now, and what follows a stream is kept."""
+    unit = tmp_path / "unit"
+    unit.mkdir()
+    (unit / "lc0.lzma").write_bytes(lzma.compress(TEXT, format=lzma.FORMAT_ALONE, filters=[
+        {"id": lzma.FILTER_LZMA1, "lc": 0, "lp": 0, "pb": 0, "dict_size": 2**16}]))
+    (unit / "two.z").write_bytes(zlib.compress(b"first stream\n") + zlib.compress(TEXT))
+    (unit / "mixed.bz2").write_bytes(bz2.compress(b"first stream\n") + gzip.compress(TEXT) + b"tail")
+    assert scrub_folder(unit, [SECRET]).kept == ()
+    assert lzma.decompress((unit / "lc0.lzma").read_bytes(), format=lzma.FORMAT_ALONE) == TEXT.replace(
+        SECRET.encode(), b"***")
+    first = zlib.decompressobj()
+    assert first.decompress((unit / "two.z").read_bytes()) == b"first stream\n"
+    assert zlib.decompress(first.unused_data) == TEXT.replace(SECRET.encode(), b"***")
+    first = bz2.BZ2Decompressor()
+    assert first.decompress((unit / "mixed.bz2").read_bytes()) == b"first stream\n"
+    rest = zlib.decompressobj(wbits=31)
+    assert rest.decompress(first.unused_data) == TEXT.replace(SECRET.encode(), b"***") and rest.unused_data == b"tail"

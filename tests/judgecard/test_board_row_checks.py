@@ -253,3 +253,25 @@ def test_a_card_holding_the_human_scores_on_part_of_its_items_is_flagged_naming_
     for honest in ("weak", "victim"):
         assert board[honest].rank > 0 and not any(LABEL_MATCHES in text for text in
                                                   (*board[honest].flags, *board[honest].cautions))
+
+
+def test_a_card_copying_one_set_of_another_and_adding_its_own_is_cautioned_on_both_lines(
+        inputs, tmp_path, monkeypatch, capsys):
+    """A card holding the victim's item scores on set one (rescaled) and its own on set two differs from the victim
+    card overall, so it was ranked as a result of its own with no mark. Both lines now carry a caution naming the
+    set and the other line (the board cannot tell which copied); neither is refused, and an honest line is left
+    unmarked."""
+    sets, judges = inputs
+    _write(_card("victim", judges["victim"], sets), tmp_path / "cards" / "victim")
+    taken = {"one": 3 * judges["victim"]["one"] - 2, "two": judges["near"]["two"] + 5}
+    _write(_card("copier", taken, sets), tmp_path / "cards" / "copier")
+    _write(_card("weak", judges["weak"], sets), tmp_path / "cards" / "weak")
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "board") == 0
+    err = capsys.readouterr().err
+    lines = {line["judge"]: line for line in board_json(tmp_path / "board")}
+    for judge, other in (("victim", "copier"), ("copier", "victim")):
+        said = f"its item scores on one are {other}'s, shifted or scaled at most"
+        assert said in lines[judge]["cautions"] and lines[judge]["rank"] > 0 and lines[judge]["flags"] == ""
+        assert f"note: {judge} is ranked, but {said}" in err
+        assert "on two are" not in lines[judge]["cautions"]
+    assert lines["weak"]["cautions"] == ""

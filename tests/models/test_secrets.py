@@ -1248,3 +1248,22 @@ def test_od_dumps_with_offsets_and_base32_in_lower_case_or_its_hex_alphabet_are_
         for mask in (redact, mask_echoes):
             masked = mask(f"v {written} end", [secret])
             assert "***" in masked and "q   8" not in masked and written not in masked, (mask.__name__, masked)
+
+
+def test_a_piece_of_a_secret_escaped_in_part_or_percent_encoded_twice_is_masked():
+    """A cut piece of a secret with every other character ``\\u``-escaped, or ``%XX``-escaped twice (``%2554``),
+    was left: the escape runs were read only where escapes follow each other. Escapes mixed with plain characters
+    are read as one run now; an ordinary URL's escapes and accented JSON stay as written."""
+    from evalkit.models.redaction import mask_echoes
+
+    secret = "Tf5WxB8mKq2ZrJ7uPd"
+    mixed = "".join(f"\\u{ord(c):04x}" if i % 2 else c for i, c in enumerate(secret))
+    twice = "".join(f"%25{ord(c):02X}" for c in secret)
+    for whole in (mixed, twice):
+        piece = whole[:len(whole) * 11 // 18]  # the first 11 characters of the secret, so written
+        for mask in (redact, mask_echoes):
+            masked = mask(f"v {piece} end", [secret])
+            assert masked == "v *** end" or masked.startswith("v ***"), (mask.__name__, masked)
+            assert "Tf5" not in masked and "%2554" not in masked and "0057" not in masked
+    plain = 'see https://example.com/a%20b%20c/d and {"name": "\\u00e9t\\u00e9 caf\\u00e9"}'
+    assert mask_echoes(plain, [secret]) == plain
