@@ -105,45 +105,50 @@ def check_timeout(value: float) -> float:
     return seconds
 
 
-_DETECTED: dict[bool, Isolation | None] = {}
+_DETECTED: dict[bool, Isolation | str | None] = {}  # by whether the grader is root: the isolation, or why none
 
 
 def detect(*, trusted: bool = False) -> Isolation:
-    """The isolation this machine allows (see the module's text); ``trusted`` accepts running without one."""
+    """The isolation this machine allows (see the module's text); ``trusted`` accepts running without one. The
+    refusal says why none can start."""
     root = os.geteuid() == 0
     if root not in _DETECTED:
         _DETECTED[root] = _probe(root)
     found = _DETECTED[root]
-    if found is not None:
+    if isinstance(found, Isolation):
         return found
     if trusted:
         return Isolation("process group only (trusted)", namespace=False, unprivileged=False)
-    raise SandboxUnavailable("no sandbox can start on this machine (unshare could not make PID and mount "
-                             "namespaces); grade only submissions you trust, with --trusted")
+    raise SandboxUnavailable(f"no sandbox can start on this machine ({found or 'none was found'}); grade only "
+                             "submissions you trust, with --trusted")
 
 
-def _probe(root: bool) -> Isolation | None:
+def _probe(root: bool) -> Isolation | str:
+    """The isolation a run can start under, or why none can."""
     unshare = shutil.which("unshare")
     if unshare is None:
-        return None
-    if not _runs([unshare, *_unshare_flags(not root, False), "true"]):
-        return None
-    ip = shutil.which("ip") or "/usr/sbin/ip"
-    network = _runs([unshare, *_unshare_flags(not root, True), ip, "link", "set", "lo", "up"])
-    kinds = "PID, mount and network" if network else "PID and mount"
-    if root:
-        try:
-            nobody = pwd.getpwnam("nobody")
-        except KeyError:
-            return None
-        grouped = ", in a control group per run" if _groups_work() else ""
-        found = Isolation(f"namespace ({kinds}), as nobody{grouped}", namespace=True, unprivileged=False,
-                          network=network, uid=nobody.pw_uid, gid=nobody.pw_gid)
-    else:
+        return "unshare is not installed (util-linux)"
+    if not root:
         # In a user namespace the notebook is root of its own namespace and can unmount what hides the class,
         # the key and the grader's folder: that is no sandbox for hostile code, so grading needs --trusted.
-        return None
-    return found if _starts(found) else None
+        return "the grader is not root: a user namespace would make the notebook root of its own and is no sandbox"
+    if not _runs([unshare, *_unshare_flags(False, False), "true"]):
+        return "unshare could not make PID and mount namespaces"
+    ip = shutil.which("ip") or "/usr/sbin/ip"
+    network = _runs([unshare, *_unshare_flags(False, True), ip, "link", "set", "lo", "up"])
+    kinds = "PID, mount and network" if network else "PID and mount"
+    try:
+        nobody = pwd.getpwnam("nobody")
+    except KeyError:
+        return "this machine has no user 'nobody' to run notebooks as"
+    grouped = ", in a control group per run" if _groups_work() else ""
+    found = Isolation(f"namespace ({kinds}), as nobody{grouped}", namespace=True, unprivileged=False,
+                      network=network, uid=nobody.pw_uid, gid=nobody.pw_gid)
+    failed = _start_failure(found)
+    return found if failed is None else (
+        f"a run in the sandbox, as nobody, could not import the kit ({failed}): the kit and its Python must be "
+        "installed where every user can read them (an editable install's source folder too); PYTHONPATH is not "
+        "passed on")
 
 
 def _groups_work() -> bool:
@@ -154,8 +159,9 @@ def _groups_work() -> bool:
     return group is not None
 
 
-def _starts(isolation: Isolation) -> bool:
-    """Whether a run can start under ``isolation``: the kit imported by its interpreter, as its user."""
+def _start_failure(isolation: Isolation) -> str | None:
+    """None when a run can start under ``isolation`` (the kit imported by its interpreter, as its user), else the
+    last line the run printed."""
     folder = Path(tempfile.mkdtemp(prefix="evalkit-probe-"))
     try:
         os.chmod(folder, 0o755)
@@ -163,11 +169,14 @@ def _starts(isolation: Isolation) -> bool:
                          env=scrubbed_environment(folder), limits=Limits(timeout=60), isolation=isolation,
                          log=folder / "log")
         try:
-            return process.wait(timeout=60) == 0
+            if process.wait(timeout=60) == 0:
+                return None
         except subprocess.TimeoutExpired:
-            return False
+            return "it did not end within 60 s"
         finally:
             end(process)
+        said = [line.strip() for line in (folder / "log").read_text(errors="replace").splitlines() if line.strip()]
+        return said[-1][:300] if said else f"exit status {process.returncode}"
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

@@ -24,16 +24,34 @@ def visible(text: str) -> str:
 
 
 def one_line(text: str) -> str:
-    """``text`` with every line break and control character (``\\n``, ``\\r``, tab, U+2028...) a space and every
-    invisible format character escaped (:func:`visible`): a judge's name, which a card file may set to anything,
-    stays on its line of a table or a sentence and reads as written.
+    """``text`` with every line break and control character (``\\n``, ``\\r``, tab, U+2028...) a space, every
+    invisible format character escaped (:func:`visible`), and, where it mixes Latin letters with letters that pass
+    for Latin ones (:data:`LOOKALIKE_SCRIPTS`), each such letter escaped: a judge's name, which a card file may set
+    to anything, stays on its line of a table or a sentence, reads as written, and cannot pass for another
+    ("gоod" with a Cyrillic ``о`` reads ``g\\u043eod``).
 
     >>> one_line("a\\nb\\r\\nc\\u2028d\\x00e")
     'a b  c d e'
-    >>> print(one_line("evil\\u202egnp.exe"))
-    evil\\u202egnp.exe
+    >>> print(one_line("evil\\u202egnp.exe"), one_line("g\\u043eod"))
+    evil\\u202egnp.exe g\\u043eod
+    >>> one_line("café"), one_line("судья"), one_line("GPT-4 判定")
+    ('café', 'судья', 'GPT-4 判定')
     """
-    return visible("".join(" " if unicodedata.category(c) in ("Cc", "Zl", "Zp") else c for c in str(text)))
+    text = visible("".join(" " if unicodedata.category(c) in ("Cc", "Zl", "Zp") else c for c in str(text)))
+    scripts = {_script(c) for c in text if c.isalpha()}
+    if "LATIN" not in scripts or not scripts & set(LOOKALIKE_SCRIPTS):
+        return text
+    return "".join((f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08x}")
+                   if c.isalpha() and _script(c) in LOOKALIKE_SCRIPTS else c for c in text)
+
+
+#: Scripts, or forms, whose letters pass for Latin ones (``о`` CYRILLIC, ``ο`` GREEK, ``ｇ`` FULLWIDTH, ``𝐠``).
+LOOKALIKE_SCRIPTS = ("CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE", "COPTIC", "FULLWIDTH", "MATHEMATICAL", "MODIFIER")
+
+
+def _script(letter: str) -> str:
+    """The first word of a letter's Unicode name: its script, or a form such as FULLWIDTH ("" when unnamed)."""
+    return unicodedata.name(letter, "").split(" ", 1)[0]
 
 
 MAX_NAME_CHARS = 200

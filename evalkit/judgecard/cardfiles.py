@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Callable
 
 __all__ = ["LINK", "NOT_A_FILE", "MAX_CARD_BYTES", "card_files", "read_card", "counted_once", "copy_note",
-           "named_apart", "shared_set_cautions", "MIN_COPY_ITEMS"]
+           "named_apart", "shared_set_cautions", "MIN_COPY_ITEMS", "NEAR_COPY"]
 
 
 LINK = "a symbolic link"
@@ -297,43 +297,54 @@ def same_scores(card, other, tolerance: float = 1e-6, *, sets: set[str] | None =
     return True
 
 
-MIN_COPY_ITEMS = 10  # items with varied scores a set needs before two lines' equal scores on it are called a copy
+MIN_COPY_ITEMS = 10  # items with varied scores two lines need in common on a set before they are compared
+NEAR_COPY = 0.99  # a Spearman or Pearson correlation between two lines' item scores on a set this high is marked
 
 
 def shared_set_cautions(cards, sets: set[str]) -> dict[str, tuple[str, ...]]:
-    """For each judge of ``cards``, a caution per other card whose item scores on one of ``sets`` are its own
-    (the same items, scores shifted or scaled at most: :func:`same_scores`), where the set has at least
-    :data:`MIN_COPY_ITEMS` items with varied scores. Two lines with different results overall can still share one
-    set's scores: a card that copies another's set and adds sets of its own, or one judge run twice. The board
-    cannot tell which line copied, so both are cautioned, not refused: a copy cannot take the other line off.
+    """For each judge of ``cards``, a caution per other card whose item scores on one of ``sets`` follow its own
+    almost exactly: on at least :data:`MIN_COPY_ITEMS` items both scored, with varied scores, a Spearman or
+    Pearson correlation of :data:`NEAR_COPY` or more (a copy shifted, scaled, ranked, passed through a monotone
+    function, or moved by a little noise). Honest judges of different kinds agree far less with each other (the
+    kit's strongest judges correlate with people, and with each other, well below 0.9). Two lines whose results
+    differ overall can still share one set's scores: a card that copies another's set and adds sets of its own,
+    or one judge run twice. The board cannot tell which line copied, so both are cautioned, not refused: a copy
+    cannot take the other line off the board.
 
     >>> from evalkit.judgecard.card import Card, SetScores
     >>> ids = tuple(f"i{n}" for n in range(12))
     >>> made = lambda name, sets: Card(name, {}, "test", 0, 0, (), (), (), scores=tuple(
     ...     SetScores(set_name, ids, scores) for set_name, scores in sets))
-    >>> honest = made("honest", [("a", tuple(float(n % 5) for n in range(12)))])
-    >>> copier = made("copier", [("a", tuple(2.0 * (n % 5) + 1 for n in range(12))), ("b", (1.0,) * 12)])
-    >>> [caution[:52] for caution in shared_set_cautions([honest, copier], {"a", "b"})["copier"]]
-    ["its item scores on a are honest's, shifted or scaled"]
+    >>> honest = made("honest", [("a", tuple(float(n % 5) + n / 100 for n in range(12)))])
+    >>> copier = made("copier", [("a", tuple(2.0 ** (n % 5 + n / 100) for n in range(12))), ("b", (1.0,) * 12)])
+    >>> [caution[:61] for caution in shared_set_cautions([honest, copier], {"a", "b"})["copier"]]
+    ["its item scores on a follow honest's almost exactly (Spearman"]
     """
     import numpy as np
+    from scipy import stats
 
     cautions: dict[str, list[str]] = {card.judge: [] for card in cards}
     for a, card in enumerate(cards):
+        mine = {entry.set: dict(zip(entry.item_ids, entry.scores)) for entry in card.scores}
         for other in cards[a + 1:]:
-            mine = {entry.set: entry for entry in card.scores}
             for entry in other.scores:
                 if entry.set not in sets or entry.set not in mine:
                     continue
-                scores = np.asarray(entry.scores, dtype=float)
-                varied = scores[np.isfinite(scores)]
-                if varied.size < MIN_COPY_ITEMS or varied.std() == 0:
+                pairs = [(mine[entry.set][item], score) for item, score in zip(entry.item_ids, entry.scores)
+                         if item in mine[entry.set]]
+                both = np.asarray(pairs, dtype=float).reshape(-1, 2)
+                both = both[np.isfinite(both).all(axis=1)]
+                if len(both) < MIN_COPY_ITEMS or (both.std(axis=0) == 0).any():
                     continue
-                if same_scores(card, other, sets={entry.set}):
+                with np.errstate(all="ignore"):
+                    spearman = float(stats.spearmanr(both[:, 0], both[:, 1])[0])
+                    pearson = float(np.corrcoef(both[:, 0], both[:, 1])[0, 1])
+                if max(spearman, pearson) >= NEAR_COPY:
                     for one, two in ((card, other), (other, card)):
                         cautions[one.judge].append(
-                            f"its item scores on {entry.set} are {two.judge}'s, shifted or scaled at most: one of "
-                            "the two lines copies the other's set, or they are one judge run twice")
+                            f"its item scores on {entry.set} follow {two.judge}'s almost exactly (Spearman "
+                            f"{spearman:.4f}, Pearson {pearson:.4f} on {len(both)} items): one of the two lines may "
+                            "copy the other's set, or they are one judge run twice")
     return {judge: tuple(found) for judge, found in cautions.items()}
 
 

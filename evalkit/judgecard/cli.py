@@ -4,13 +4,15 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 
 from evalkit.data.folders import out_folder
 from evalkit.judgecard._names import MAX_NAME_CHARS, SET_NAMES, one_line, shortened
-from evalkit.judgecard.cardfiles import card_files, copy_note, counted_once, named_apart, read_card
+from evalkit.judgecard.cardfiles import (card_files, copy_note, counted_once, named_apart, read_card,
+                                        shared_set_cautions)
 
 __all__ = ["add_arguments", "run", "main"]
 
@@ -244,6 +246,10 @@ def leaderboard(args: argparse.Namespace) -> int:
         raise ValueError(f"no card to rank: {len(refused)} refused (above)")
     board = standings(kept, human_sets, bootstrap=args.bootstrap, seed=args.seed, sources=sources,
                       row_sources=row_sources, items_per_set=() if args.items_per_set is None else args.items_per_set)
+    # Cards made by others may share one set's scores (copied, ranked, lightly jittered) with different results
+    # overall: both lines are cautioned, naming the set and the other line.
+    copied_sets = shared_set_cautions(kept, set(human_sets))
+    board = [replace(line, cautions=(*line.cautions, *copied_sets[line.judge])) for line in board]
     # A card's file path and what a card file holds are the user's text: each file the board writes is masked of
     # the environment's credentials, as what it prints is (:func:`masked_run`).
     secrets = [*environment_secrets(), *signing_keys(args)]

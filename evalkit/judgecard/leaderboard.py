@@ -77,7 +77,6 @@ import pandas as pd
 
 from evalkit.stats.bootstrap import _pearson_rows, group_resamples, percentile_interval
 from evalkit.judgecard.card import Card
-from evalkit.judgecard.cardfiles import shared_set_cautions
 from evalkit.judgecard.card_records import LabelRow, SetScores
 from evalkit.judgecard.sets import HumanSet
 from evalkit.judgecard.verify import card_flags
@@ -217,7 +216,6 @@ def standings(cards: Sequence[Card], human_sets: Mapping[str, HumanSet], *, boot
             found, row_cautions[card.judge] = _ceiling_checks(
                 card, human_sets, every_ceiling, bootstrap=bootstrap, seed=seed, files=files_of[card.judge])
             flags[card.judge] = (*found, *flags[card.judge])
-    copied_sets = shared_set_cautions(cards, board_sets)
     defined = lambda judge: share.get(judge, float("nan")) == share.get(judge, float("nan"))
     better = {card.judge: set() for card in cards}
     tied = {card.judge: set() for card in cards}
@@ -254,9 +252,9 @@ def standings(cards: Sequence[Card], human_sets: Mapping[str, HumanSet], *, boot
                               float(np.mean(pearsons)) if pearsons else nan, len(pearsons), tuple(sorted(tied[name])),
                               tuple(s for s, _ in card.skipped), flags[name], sources.get(name, ""),
                               scores_fingerprint(card),
-                              (*(() if not partial_only(name) else (*_at_ceiling(share.get(name, nan),
-                                                                     *interval.get(name, (nan, nan))),
-                                                        *row_cautions.get(name, ()))), *copied_sets[name]),
+                              () if not partial_only(name) else (*_at_ceiling(share.get(name, nan),
+                                                                   *interval.get(name, (nan, nan))),
+                                                      *row_cautions.get(name, ())),
                               _rows_from(card, human_sets, files_of[name]),
                               () if flags[name] else tuple(sorted(better[name])),
                               tuple(sorted(differences[name]))))

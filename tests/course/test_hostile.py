@@ -326,6 +326,27 @@ def test_without_root_no_sandbox_is_offered(monkeypatch):
     assert sandbox.detect(trusted=True).name == "process group only (trusted)"
 
 
+def test_a_sandbox_that_cannot_import_the_kit_is_refused_with_that_reason(monkeypatch):
+    """An editable install whose source folder the sandbox's user cannot read: the refusal blamed unshare, which
+    worked. It names the run's own error and what to do."""
+    from evalkit.course import sandbox
+
+    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(sandbox.shutil, "which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.setattr(sandbox, "_runs", lambda command: True)
+    monkeypatch.setattr(sandbox, "_groups_work", lambda: False)
+    monkeypatch.setattr(sandbox, "_start_failure", lambda isolation: "ModuleNotFoundError: No module named 'evalkit'")
+    monkeypatch.setattr(sandbox, "_DETECTED", {})
+    with pytest.raises(sandbox.SandboxUnavailable) as refused:
+        sandbox.detect()
+    said = str(refused.value)
+    assert "could not import the kit (ModuleNotFoundError: No module named 'evalkit')" in said and "unshare" not in said
+    monkeypatch.setattr(sandbox, "_runs", lambda command: False)
+    monkeypatch.setattr(sandbox, "_DETECTED", {})
+    with pytest.raises(sandbox.SandboxUnavailable, match="unshare could not make PID and mount namespaces"):
+        sandbox.detect()
+
+
 # --- the probe's findings: a YAML alias bomb, ambiguous students, the key's time, the key's sizes, /tmp ------
 
 def alias_bomb() -> str:

@@ -270,8 +270,31 @@ def test_a_card_copying_one_set_of_another_and_adding_its_own_is_cautioned_on_bo
     err = capsys.readouterr().err
     lines = {line["judge"]: line for line in board_json(tmp_path / "board")}
     for judge, other in (("victim", "copier"), ("copier", "victim")):
-        said = f"its item scores on one are {other}'s, shifted or scaled at most"
+        said = f"its item scores on one follow {other}'s almost exactly (Spearman 1.0000, Pearson 1.0000 on 120"
         assert said in lines[judge]["cautions"] and lines[judge]["rank"] > 0 and lines[judge]["flags"] == ""
         assert f"note: {judge} is ranked, but {said}" in err
-        assert "on two are" not in lines[judge]["cautions"]
+        assert "on two follow" not in lines[judge]["cautions"]
     assert lines["weak"]["cautions"] == ""
+    # The ranks of the victim's scores on set two, under another name, beside the copier: the board holds them apart
+    # as results, and marks the near copy on its set too (a monotone function or a little noise changes little).
+    ranked = {"one": judges["weak"]["one"][::-1].copy(),
+              "two": judges["victim"]["two"].argsort().argsort().astype(float)}
+    _write(_card("ranker", ranked, sets), tmp_path / "cards" / "ranker")
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "again") == 0
+    lines = {line["judge"]: line for line in board_json(tmp_path / "again")}
+    assert "its item scores on two follow victim's almost exactly (Spearman 1.0000" in lines["ranker"]["cautions"]
+    assert "on one follow" not in lines["ranker"]["cautions"] and lines["weak"]["cautions"] == ""
+
+
+def test_a_judge_name_with_a_letter_that_passes_for_a_latin_one_is_shown_escaped(inputs, tmp_path, monkeypatch,
+                                                                                 capsys):
+    """"gоod" with a Cyrillic о and "good" read the same on every line and table ("good ties with good"): a name
+    that mixes Latin letters with look-alike ones shows each such letter as its escape."""
+    sets, judges = inputs
+    _write(_card("good", judges["victim"], sets), tmp_path / "cards" / "latin")
+    _write(_card("g\u043eod", judges["weak"], sets), tmp_path / "cards" / "mixed")
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "board") == 0
+    printed = capsys.readouterr().out
+    assert "  g\\u043eod: mean share" in printed and "  good: mean share" in printed, printed
+    table = (tmp_path / "board" / "leaderboard.md").read_text()
+    assert "g\u043eod" not in table and "u043eod" in table
