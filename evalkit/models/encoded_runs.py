@@ -193,11 +193,12 @@ def _ascii85_readings(run: str) -> list[bytes]:
 # pattern reads a run once (no two ways to split it), so the scan stays linear.
 _RUNS: Sequence[tuple[re.Pattern[str], Callable[[str], list[bytes]]]] = (
     # (lines of any width: a first line under 8 characters only where another line follows)
-    (re.compile(r"(?:[A-Za-z0-9+/_\-]{8,}|[A-Za-z0-9+/_\-]{2,7}(?=(?:\r?\n|(?:\\{1,2}r)?\\{1,2}n)[A-Za-z0-9+/_\-]))"
+    # (never from the letter of an escape: "\\n" in a JSON string stays whole)
+    (re.compile(r"(?<!\\)(?:[A-Za-z0-9+/_\-]{8,}|[A-Za-z0-9+/_\-]{2,7}(?=(?:\r?\n|(?:\\{1,2}r)?\\{1,2}n)[A-Za-z0-9+/_\-]))"
                 # (a line that does not end where its characters do, "label: ...", is no line of it)
                 r"(?:(?:\r?\n|(?:\\{1,2}r)?\\{1,2}n)[A-Za-z0-9+/_\-]{1,76}(?![^\s\"'=\\]))*={0,2}"), _base64_readings),
     # (in one case, with a digit, a padding "=" or 13 capitals or more: words of prose are not read as base32)
-    (re.compile(r"(?<![A-Za-z0-9])(?=[A-Za-z]*[2-7]|[A-Za-z]{10,}=|[A-Z]{13})(?:[A-Z2-7]{10,}|[a-z2-7]{10,})"
+    (re.compile(r"(?<![A-Za-z0-9\\])(?=[A-Za-z]*[2-7]|[A-Za-z]{10,}=|[A-Z]{13})(?:[A-Z2-7]{10,}|[a-z2-7]{10,})"
                 r"={0,6}(?![A-Za-z0-9])"),
      _base32_readings),
     (re.compile(r"(?<![A-Za-z0-9])[0-9A-Fa-f]{12,}(?![0-9A-Za-z])"), _hex_readings),  # also at an odd start

@@ -1267,3 +1267,13 @@ def test_a_piece_of_a_secret_escaped_in_part_or_percent_encoded_twice_is_masked(
             assert "Tf5" not in masked and "%2554" not in masked and "0057" not in masked
     plain = 'see https://example.com/a%20b%20c/d and {"name": "\\u00e9t\\u00e9 caf\\u00e9"}'
     assert mask_echoes(plain, [secret]) == plain
+
+
+def test_base64_wrapped_with_escaped_line_breaks_in_json_stays_valid_json():
+    """Base64 of a log holding a secret, wrapped with CRLF and written as a JSON string: a run read from the ``n`` of
+    an escaped ``\\n`` was masked with it, leaving ``\\r\\***``, an invalid escape. The escape stays whole."""
+    secret = "Qz7RkW2pLmX9vT4nHb"
+    wrapped = base64.encodebytes(f"log line with {secret} and more text ".encode() * 4).decode().replace("\n", "\r\n")
+    masked = redact(json.dumps({"case": "b64crlf", "value": wrapped}), [secret])
+    assert "***" in masked and secret not in base64.b64decode(json.loads(masked)["value"].replace("*", "A") + "==")\
+        .decode("latin-1")
