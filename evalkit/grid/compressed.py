@@ -5,7 +5,8 @@ secret is masked. A zip's stored members (a torch checkpoint's tensors) stand in
 own scrub masks them in place, unless a member is itself a compressed file. A ``.tar.gz`` is a tar inside gzip:
 the tar is scrubbed in place like any binary, which keeps it a tar.
 
-A legacy ``.lzma`` stream is read like xz, and a tar's members that are themselves compressed (a ``.gz`` log in a
+A zip after other bytes (a self-extracting stub, a zipapp's ``#!`` line) is read too, and written again after the
+same bytes. A legacy ``.lzma`` stream is read like xz, and a tar's members that are themselves compressed (a ``.gz`` log in a
 tar) are read and the tar written again. What cannot be read whole is said, not guessed: a stream or member that
 inflates past :data:`MAX_INFLATED` bytes (a decompression bomb, or data too large to check), an encrypted zip
 member, a zip or tar of more than :data:`MAX_MEMBERS` members, archives nested deeper than :data:`MAX_NESTING`, a
@@ -117,6 +118,8 @@ def scrub_inside(path: Path, scrub: Callable[[Path], None], mask_name: Callable[
             kind = compression_of(handle.read(HEAD_BYTES))
     except OSError:
         return None
+    if kind is None and _zip_start(path):  # a zip after other bytes: a self-extracting stub, a zipapp's #! line
+        kind = "zip"
     if kind is None:
         return None
     if kind == "zstd":  # no reader in the standard library
@@ -171,14 +174,7 @@ def _scrub_stream(path: Path, kind: str, scrub: Callable[[Path], None], mask_nam
                     out.write(deflate.compress(chunk))
             out.write(deflate.flush())
         else:  # only what follows the stream changed: the stream's own bytes are kept
-            with open(path, "rb") as original:
-                left = trailing[0]
-                while left:
-                    piece = original.read(min(left, _CHUNK))
-                    if not piece:
-                        break
-                    out.write(piece)
-                    left -= len(piece)
+            _copy_start(path, out, trailing[0])
         with open(after, "rb") as source:
             shutil.copyfileobj(source, out, _CHUNK)
     _replace(written, path)
@@ -292,13 +288,16 @@ def _scrub_zip(path: Path, scrub: Callable[[Path], None], mask_name: Callable[[s
     if not changed:
         return None
     written = private / "written.zip"
-    with zipfile.ZipFile(path) as archive, zipfile.ZipFile(written, "w") as out:
+    with zipfile.ZipFile(path) as archive, open(written, "wb") as handle:
+        _copy_start(path, handle, _zip_start(path))  # the bytes before the archive (a stub), kept as they are
+        out = zipfile.ZipFile(handle, "w")
         for info, name, copy in members:
             kept = zipfile.ZipInfo(name, date_time=info.date_time)
             kept.compress_type, kept.external_attr, kept.comment = info.compress_type, info.external_attr, b""
             with (open(copy, "rb") if copy is not None else archive.open(info)) as source, \
                     out.open(kept, "w", force_zip64=True) as target:
                 shutil.copyfileobj(source, target, _CHUNK)
+        out.close()
     _replace(written, path)
     return None
 
@@ -359,6 +358,30 @@ def _scrub_tar(path: Path, scrub: Callable[[Path], None], mask_name: Callable[[s
                 out.addfile(kept)
     _replace(written, path)
     return None
+
+
+def _zip_start(path: Path) -> int:
+    """Where the zip archive in ``path`` begins (0 for a plain zip; after a self-extracting stub or a zipapp's
+    ``#!`` line, their length); 0 too when ``path`` holds no zip archive, or one that cannot be read."""
+    try:
+        if not zipfile.is_zipfile(path):
+            return 0
+        with zipfile.ZipFile(path) as archive:
+            offsets = [info.header_offset for info in archive.infolist()]
+            return min(offsets) if offsets else archive.start_dir
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError):
+        return 0
+
+
+def _copy_start(path: Path, out, count: int) -> None:
+    """The first ``count`` bytes of ``path`` written to ``out``, a chunk at a time."""
+    with open(path, "rb") as original:
+        while count > 0:
+            piece = original.read(min(count, _CHUNK))
+            if not piece:
+                return
+            out.write(piece)
+            count -= len(piece)
 
 
 def _unique(name: str, taken: set[str]) -> str:

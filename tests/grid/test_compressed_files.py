@@ -233,3 +233,25 @@ def test_an_lzma_file_with_other_settings_and_a_second_stream_after_the_first_ar
     assert first.decompress((unit / "mixed.bz2").read_bytes()) == b"first stream\n"
     rest = zlib.decompressobj(wbits=31)
     assert rest.decompress(first.unused_data) == TEXT.replace(SECRET.encode(), b"***") and rest.unused_data == b"tail"
+
+
+def test_a_zip_after_a_stub_is_read_inside_and_keeps_its_stub(tmp_path):
+    """A self-extracting archive (a stub, then a zip) or a zipapp (a ``#!`` line, then a zip) opens with other
+    bytes than a zip's: its deflated members were scrubbed only as bytes, so a secret inside stayed. The archive is
+    read inside and written again after the same stub; ``unzip`` and Python read it."""
+    import shutil
+    import subprocess
+
+    unit = tmp_path / "unit"
+    unit.mkdir()
+    stub = b"#!/usr/bin/env python3\n"
+    (unit / "tool.pyz").write_bytes(stub + _zip({"__main__.py": b"print('hi')\n", "config.txt": TEXT}))
+    assert scrub_folder(unit, [SECRET]).kept == ()
+    data = (unit / "tool.pyz").read_bytes()
+    assert data.startswith(stub) and SECRET.encode() not in data
+    with zipfile.ZipFile(unit / "tool.pyz") as archive:
+        assert archive.read("__main__.py") == b"print('hi')\n"
+        assert archive.read("config.txt") == TEXT.replace(SECRET.encode(), b"***")
+    if shutil.which("unzip"):
+        tested = subprocess.run(["unzip", "-t", str(unit / "tool.pyz")], capture_output=True, text=True)
+        assert tested.returncode in (0, 1) and "No errors detected" in tested.stdout, tested.stdout + tested.stderr
