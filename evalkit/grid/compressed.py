@@ -1,17 +1,22 @@
 """A compressed file in a unit's folder scrubbed inside: a gzip, bzip2, xz or zlib stream, or a zip archive's
 compressed members, is read (each member of a zip on its own), what it holds is scrubbed as a file of the folder is,
 and the file is written again, in its own format, only where that changed something; a member's name holding a
-secret is masked. A zip's stored members (a torch checkpoint's tensors) stand in it as they are, and the archive's
-own scrub masks them in place, unless a member is itself a compressed file. A ``.tar.gz`` is a tar inside gzip:
-the tar is scrubbed in place like any binary, which keeps it a tar.
+secret is masked, and two masked names that meet are kept apart (``name``, ``name.2``). A zip's stored members (a
+torch checkpoint's tensors) stand in it as they are, and the archive's own scrub masks them in place, unless a
+member is itself a compressed file or the archive is written again anyway (then they are scrubbed as they are
+written, so their checksums hold). A ``.tar.gz`` is a tar inside gzip: the tar is scrubbed in place like any
+binary, which keeps it a tar, its header checksums summed again (:func:`restore_tar_checksums`).
 
-A zip after other bytes (a self-extracting stub, a zipapp's ``#!`` line) is read too, and written again after the
-same bytes. A legacy ``.lzma`` stream is read like xz, and a tar's members that are themselves compressed (a ``.gz`` log in a
-tar) are read and the tar written again. What cannot be read whole is said, not guessed: a stream or member that
-inflates past :data:`MAX_INFLATED` bytes (a decompression bomb, or data too large to check), an encrypted zip
-member, a zip or tar of more than :data:`MAX_MEMBERS` members, archives nested deeper than :data:`MAX_NESTING`, a
-zstd file (no reader in the standard library). :func:`scrub_inside` returns why, and the folder's scrub reports the
-file. A file whose stream is corrupt is not a compressed file the kit can read: its bytes are scrubbed as they are.
+Streams that follow each other are read in turn (xz's padding between them skipped), and bytes after the last are
+kept, read inside where they begin another compressed file (up to :data:`MAX_CHAIN` in a row). A zip after other
+bytes (a self-extracting stub, a zipapp's ``#!`` line) is read too, and written again after the same bytes. A
+legacy ``.lzma`` stream is read like xz, and a tar's members that are themselves compressed (a ``.gz`` log in a
+tar) are read and the tar written again, every text of its headers masked (names, links, owners, pax records).
+What cannot be read whole is said, not guessed: a stream or member that inflates past :data:`MAX_INFLATED` bytes
+(a decompression bomb, or data too large to check), an encrypted zip member (the other members are read on), a
+zip or tar of more than :data:`MAX_MEMBERS` members, archives nested deeper than :data:`MAX_NESTING`, a zstd file
+(no reader in the standard library). :func:`scrub_inside` returns why, and the folder's scrub reports the file. A
+file whose stream is corrupt is not a compressed file the kit can read: its bytes are scrubbed as they are.
 """
 from __future__ import annotations
 
@@ -28,11 +33,13 @@ import zlib
 from pathlib import Path
 from typing import Callable, Iterator
 
-__all__ = ["HEAD_BYTES", "MAX_INFLATED", "MAX_NESTING", "MAX_MEMBERS", "compression_of", "scrub_inside"]
+__all__ = ["HEAD_BYTES", "MAX_CHAIN", "MAX_INFLATED", "MAX_NESTING", "MAX_MEMBERS", "compression_of", "scrub_inside",
+           "tar_header_offsets", "restore_tar_checksums", "NotReadWhole"]
 
 MAX_INFLATED = 2**30  # bytes a compressed file's content may inflate to, all members together
 MAX_NESTING = 3  # archives inside archives read this deep
 MAX_MEMBERS = 100_000  # members of one zip archive read
+MAX_CHAIN = 64  # compressed files one after another in one file (zlib streams appended to a log) read
 _CHUNK = 2**20
 
 HEAD_BYTES = 512  # bytes read to tell a file's format (a tar's magic stands at 257)
@@ -103,12 +110,82 @@ def _tar_header(head: bytes) -> bool:
     return stored == sum(head[:148]) + 8 * 0x20 + sum(head[156:512])
 
 
+def _checksum(block: bytes) -> int:
+    """A tar header's checksum: its bytes summed, the checksum's own field read as spaces."""
+    return sum(block[:148]) + 8 * 0x20 + sum(block[156:512])
+
+
+def tar_header_offsets(path: Path) -> list[int]:
+    """Where each header block of the tar ``path`` stands whose checksum holds (pax and GNU long-name headers too),
+    read block by block up to the archive's end: the blocks :func:`restore_tar_checksums` writes again.
+
+    >>> import io, tarfile, tempfile
+    >>> with tempfile.NamedTemporaryFile(suffix=".tar") as handle:
+    ...     with tarfile.open(fileobj=handle, mode="w", format=tarfile.PAX_FORMAT) as archive:
+    ...         info = tarfile.TarInfo("r\u00e9sum\u00e9.txt"); info.size = 3
+    ...         archive.addfile(info, io.BytesIO(b"abc"))
+    ...     handle.flush()
+    ...     tar_header_offsets(Path(handle.name))
+    [0, 1024]
+    """
+    offsets: list[int] = []
+    size = path.stat().st_size
+    with open(path, "rb") as handle:
+        at = 0
+        while at + 512 <= size and len(offsets) < 2 * MAX_MEMBERS:
+            handle.seek(at)
+            block = handle.read(512)
+            if not block.strip(b"\0"):
+                break
+            try:
+                stored = int(block[148:156].replace(b"\0", b" ").strip() or b"-1", 8)
+            except ValueError:
+                break
+            if stored != _checksum(block):
+                break
+            offsets.append(at)
+            field = block[124:136]
+            length = (int.from_bytes(field[1:], "big") if field[0] & 0x80
+                      else int(field.replace(b"\0", b" ").strip() or b"0", 8))
+            has_data = block[156:157] not in (b"1", b"2", b"3", b"4", b"5", b"6")
+            at += 512 + (-(-length // 512) * 512 if has_data else 0)
+    return offsets
+
+
+def restore_tar_checksums(path: Path, offsets: list[int]) -> None:
+    """The checksum of each header block at ``offsets`` written again for its bytes as they are now: a secret
+    masked in place in a header (a name, an owner) leaves the archive readable, every member after it too."""
+    with open(path, "r+b") as handle:
+        for at in offsets:
+            handle.seek(at)
+            block = handle.read(512)
+            if len(block) < 512:
+                continue
+            handle.seek(at + 148)
+            handle.write(b"%06o\0 " % _checksum(block))
+
+
 class _TooLarge(Exception):
     pass
 
 
+class NotReadWhole(Exception):
+    """A compressed file whose content the scrub could not read whole (:func:`scrub_inside` says why): it is
+    reported, not guessed clean."""
+
+
+def _scrubbed(scrub: Callable[[Path], None], copy: Path) -> str | None:
+    """``scrub`` run on ``copy``; why it was not read whole (an archive nested in it too deep), else None: the rest
+    of the archive is read on and written again, and the why reported."""
+    try:
+        scrub(copy)
+    except NotReadWhole as inner:
+        return str(inner)
+    return None
+
+
 def scrub_inside(path: Path, scrub: Callable[[Path], None], mask_name: Callable[[str], str], *,
-                 depth: int = 0) -> str | None:
+                 depth: int = 0, chain: int = 0) -> str | None:
     """Scrub what the compressed file ``path`` holds with ``scrub`` (a file's scrub, given a private copy of each
     stream or member) and ``mask_name`` (a member's name); write ``path`` again where that changed anything.
     Returns None when done (or ``path`` is no compressed file the kit reads), else why it could not be read whole.
@@ -126,13 +203,15 @@ def scrub_inside(path: Path, scrub: Callable[[Path], None], mask_name: Callable[
         return "its zstd content is not read (the kit reads gzip, bzip2, xz, lzma, zlib, zip and tar)"
     if depth >= MAX_NESTING:
         return f"a {kind} archive nested more than {MAX_NESTING} deep is not read"
+    if chain >= MAX_CHAIN:
+        return f"more than {MAX_CHAIN} compressed files one after another are not read"
     private = Path(tempfile.mkdtemp(prefix="evalkit-inflate-"))
     try:
         if kind == "zip":
             return _scrub_zip(path, scrub, mask_name, private)
         if kind == "tar":
             return _scrub_tar(path, scrub, mask_name, private)
-        return _scrub_stream(path, kind, scrub, mask_name, private, depth)
+        return _scrub_stream(path, kind, scrub, mask_name, private, depth, chain)
     except _TooLarge:
         return f"its {kind} content inflates past {MAX_INFLATED} bytes and is not read"
     finally:
@@ -140,11 +219,11 @@ def scrub_inside(path: Path, scrub: Callable[[Path], None], mask_name: Callable[
 
 
 def _scrub_stream(path: Path, kind: str, scrub: Callable[[Path], None], mask_name: Callable[[str], str],
-                  private: Path, depth: int) -> str | None:
+                  private: Path, depth: int, chain: int) -> str | None:
     """A gzip, bzip2, xz, lzma or zlib file: inflated into ``private``, scrubbed, deflated again in place if
     changed. Bytes after the last stream (a writer's padding, junk, another file appended) are kept; where they
     begin another compressed file (a second zlib stream, a gzip after a bzip2), that file is scrubbed inside too,
-    one level deeper; else the file's own scrub masks them."""
+    up to :data:`MAX_CHAIN` of them; else the file's own scrub masks them."""
     inflated, trailing = private / "content", [0]
     try:
         with open(inflated, "wb") as out:
@@ -153,18 +232,20 @@ def _scrub_stream(path: Path, kind: str, scrub: Callable[[Path], None], mask_nam
     except (OSError, EOFError, lzma.LZMAError, zlib.error, ValueError):
         return None  # not a stream this kit reads whole (corrupt, or cut): its bytes are scrubbed as they are
     before = _digest(inflated)
-    scrub(inflated)
-    changed = _digest(inflated) != before
+    inside = _scrubbed(scrub, inflated)
+    # a gzip header's name, comment or extra field holding a secret: the stream is written again without them (masked
+    # in place, a run could reach into the compressed bytes after them)
+    changed = _digest(inflated) != before or (kind == "gzip" and _gzip_header_masked(path, mask_name))
     after = private / "after"
     with open(path, "rb") as original, open(after, "wb") as out:
         original.seek(trailing[0])
         shutil.copyfileobj(original, out, _CHUNK)
     before = _digest(after)
-    why = scrub_inside(after, scrub, mask_name, depth=depth + 1) if after.stat().st_size else None
-    if why is not None:
-        return f"after its {kind} stream, {why}"
+    # (the file after a stream stands beside it, not inside: as deep as it, one more in the chain)
+    why = scrub_inside(after, scrub, mask_name, depth=depth, chain=chain + 1) if after.stat().st_size else None
+    why = inside or (f"after its {kind} stream, {why}" if why is not None else None)
     if not changed and _digest(after) == before:
-        return None
+        return why
     written = private / "written"
     with open(written, "wb") as out:
         if changed:
@@ -178,7 +259,33 @@ def _scrub_stream(path: Path, kind: str, scrub: Callable[[Path], None], mask_nam
         with open(after, "rb") as source:
             shutil.copyfileobj(source, out, _CHUNK)
     _replace(written, path)
-    return None
+    return why
+
+
+def _gzip_header_masked(path: Path, mask_name: Callable[[str], str]) -> bool:
+    """Whether the texts of the first gzip header of ``path`` (its extra field, name and comment) change when masked.
+
+    >>> import gzip, io, tempfile
+    >>> with tempfile.NamedTemporaryFile(suffix=".gz") as handle:
+    ...     with gzip.GzipFile(filename="token-Qz7R.txt", mode="wb", fileobj=handle) as out: _ = out.write(b"x")
+    ...     handle.flush()
+    ...     _gzip_header_masked(Path(handle.name), lambda t: t.replace("Qz7R", "***"))
+    True
+    """
+    with open(path, "rb") as handle:
+        head = handle.read(HEAD_BYTES + 65536)
+    flags, at, texts = head[3], 10, []
+    if flags & 0x04 and len(head) >= at + 2:  # FEXTRA: its length, then its bytes
+        length = int.from_bytes(head[at:at + 2], "little")
+        texts.append(head[at + 2:at + 2 + length])
+        at += 2 + length
+    for flag in (0x08, 0x10):  # FNAME, FCOMMENT: each ends at a NUL byte
+        if flags & flag:
+            end = head.find(b"\0", at)
+            end = len(head) if end < 0 else end
+            texts.append(head[at:end])
+            at = end + 1
+    return any(mask_name(text.decode("latin-1")) != text.decode("latin-1") for text in texts)
 
 
 _DECOMPRESSORS = {"gzip": lambda: zlib.decompressobj(wbits=31), "zlib": zlib.decompressobj,
@@ -223,10 +330,28 @@ def _inflate(path: Path, kind: str, trailing: list[int] | None = None) -> Iterat
             if magic is None:
                 break
             data = rest + (source.read(_CHUNK) if len(rest) < len(magic) else b"")
+            if kind == "xz":  # xz allows padding of NUL bytes, four at a time, between streams
+                data, zeros = _after_padding(data, source)
+                data += source.read(_CHUNK) if len(data) < len(magic) else b""
+                if zeros % 4:
+                    break
             if not data.startswith(magic):
                 break
         if trailing is not None:
             trailing[0] = offset
+
+
+def _after_padding(data: bytes, source) -> tuple[bytes, int]:
+    """``data``, read on from ``source`` as needed, without the NUL bytes it starts with, and how many there were."""
+    zeros = 0
+    while True:
+        kept = data.lstrip(b"\0")
+        zeros += len(data) - len(kept)
+        if kept:
+            return kept, zeros
+        data = source.read(_CHUNK)
+        if not data:
+            return b"", zeros
 
 
 def _next_piece(inflate, given: bytes | Callable[[], bytes]) -> bytes:
@@ -251,7 +376,7 @@ def _scrub_zip(path: Path, scrub: Callable[[Path], None], mask_name: Callable[[s
         archive = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError, ValueError):
         return None
-    changed, members, total = False, [], 0
+    changed, members, total, why, unreadable = False, [], 0, None, []
     with archive:
         if len(archive.infolist()) > MAX_MEMBERS:
             return f"it holds {len(archive.infolist())} zip members, more than {MAX_MEMBERS} are not read"
@@ -268,8 +393,10 @@ def _scrub_zip(path: Path, scrub: Callable[[Path], None], mask_name: Callable[[s
                 changed |= name != info.filename
                 members.append((info, name, None))
                 continue
-            if info.flag_bits & 0x1:
-                return f"its zip member {mask_name(info.filename)!r} is encrypted and is not read"
+            if info.flag_bits & 0x1:  # said, and the other members read on
+                why = why or f"its zip member {mask_name(info.filename)!r} is encrypted and is not read"
+                unreadable.append(info)
+                continue
             copy = private / f"member-{number}"
             try:
                 with archive.open(info) as source, open(copy, "wb") as out:
@@ -279,27 +406,37 @@ def _scrub_zip(path: Path, scrub: Callable[[Path], None], mask_name: Callable[[s
                             raise _TooLarge
                         out.write(piece)
             except (zipfile.BadZipFile, NotImplementedError, OSError, EOFError, zlib.error, lzma.LZMAError):
-                return f"its zip member {mask_name(info.filename)!r} cannot be read"
+                why = why or f"its zip member {mask_name(info.filename)!r} cannot be read"
+                unreadable.append(info)
+                continue
             before = _digest(copy)
             if not info.is_dir():
-                scrub(copy)
+                why = _scrubbed(scrub, copy) or why
             changed |= _digest(copy) != before or name != info.filename
             members.append((info, name, copy))
     if not changed:
-        return None
+        return why
+    if unreadable:  # the archive cannot be written again without them: what its other members hold is said
+        return (f"{why}; its members that hold a secret could not be written again beside it, so the secret stays "
+                "in them")
     written = private / "written.zip"
     with zipfile.ZipFile(path) as archive, open(written, "wb") as handle:
         _copy_start(path, handle, _zip_start(path))  # the bytes before the archive (a stub), kept as they are
         out = zipfile.ZipFile(handle, "w")
-        for info, name, copy in members:
+        for number, (info, name, copy) in enumerate(members):
             kept = zipfile.ZipInfo(name, date_time=info.date_time)
             kept.compress_type, kept.external_attr, kept.comment = info.compress_type, info.external_attr, b""
+            if copy is None and not info.is_dir():  # a stored member, scrubbed as it is written again (its CRC too)
+                copy = private / f"stored-{number}"
+                with archive.open(info) as source, open(copy, "wb") as out_file:
+                    shutil.copyfileobj(source, out_file, _CHUNK)
+                why = _scrubbed(scrub, copy) or why
             with (open(copy, "rb") if copy is not None else archive.open(info)) as source, \
                     out.open(kept, "w", force_zip64=True) as target:
                 shutil.copyfileobj(source, target, _CHUNK)
         out.close()
     _replace(written, path)
-    return None
+    return why
 
 
 def _scrub_tar(path: Path, scrub: Callable[[Path], None], mask_name: Callable[[str], str],
@@ -311,7 +448,7 @@ def _scrub_tar(path: Path, scrub: Callable[[Path], None], mask_name: Callable[[s
         archive = tarfile.open(path, "r:")
     except (tarfile.TarError, OSError):
         return None
-    changed, members, total = False, [], 0
+    changed, members, total, renamed, why = False, [], 0, {}, None
     with archive:
         taken = {info.name for info in archive}  # a masked name is told apart from every other (no member lost)
         for number, info in enumerate(archive):
@@ -330,20 +467,29 @@ def _scrub_tar(path: Path, scrub: Callable[[Path], None], mask_name: Callable[[s
                     with archive.extractfile(info) as member, open(copy, "wb") as out:
                         shutil.copyfileobj(member, out, _CHUNK)
                     before = _digest(copy)
-                    scrub(copy)
+                    why = _scrubbed(scrub, copy) or why
                     changed |= _digest(copy) != before
             kept = copying.copy(info)  # every text of its header masked: names, link, owner, group, pax records
+            if info.issparse():
+                kept.type = tarfile.REGTYPE
             kept.name = _unique(name, taken) if name != info.name else name
-            kept.linkname, kept.uname, kept.gname = (mask_name(text) for text in (info.linkname, info.uname,
-                                                                                  info.gname))
+            renamed[info.name] = kept.name
+            kept.uname, kept.gname = mask_name(info.uname), mask_name(info.gname)
+            # (the name and link are written from the member's own fields; a sparse member is written whole)
             kept.pax_headers = {mask_name(key): mask_name(value) if isinstance(value, str) else value
-                                for key, value in info.pax_headers.items()}
-            changed |= any(getattr(kept, field) != getattr(info, field)
-                           for field in ("name", "linkname", "uname", "gname", "pax_headers"))
+                                for key, value in info.pax_headers.items()
+                                if key not in ("path", "linkpath") and not key.startswith("GNU.sparse.")}
+            changed |= any(getattr(kept, field) != getattr(info, field) for field in ("name", "uname", "gname"))
+            changed |= kept.pax_headers != {key: value for key, value in info.pax_headers.items()
+                                            if key not in ("path", "linkpath") and not key.startswith("GNU.sparse.")}
             taken.add(kept.name)
             members.append((kept, copy))
+    for kept, _ in members:  # a hard link follows its target's new name; any other link target is masked
+        target = kept.linkname
+        kept.linkname = renamed.get(target, mask_name(target)) if kept.islnk() else mask_name(target)
+        changed |= kept.linkname != target
     if not changed:
-        return None
+        return why
     written = private / "written.tar"
     with tarfile.open(path, "r:") as archive, tarfile.open(written, "w", format=tarfile.PAX_FORMAT) as out:
         for (kept, copy), original in zip(members, archive):
@@ -357,7 +503,7 @@ def _scrub_tar(path: Path, scrub: Callable[[Path], None], mask_name: Callable[[s
             else:
                 out.addfile(kept)
     _replace(written, path)
-    return None
+    return why
 
 
 def _zip_start(path: Path) -> int:

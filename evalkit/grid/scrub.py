@@ -28,7 +28,8 @@ from pathlib import Path
 
 from evalkit.models import redact
 from evalkit.grid.byte_forms import byte_forms, copy_data_parts, holds_secret, mask_bytes_in_place
-from evalkit.grid.compressed import HEAD_BYTES, compression_of, scrub_inside
+from evalkit.grid.compressed import (HEAD_BYTES, NotReadWhole, compression_of, restore_tar_checksums,
+                                     scrub_inside, tar_header_offsets)
 from evalkit.grid.binary_strings import binary_strings, mask_strings_in_place, named_in_strings
 from evalkit.grid.printed_secrets import _TERMINAL_CODE, output_secrets
 
@@ -358,11 +359,6 @@ def _is_text(text: str | None) -> bool:
     return text is not None and len(_CONTROL.findall(text)) <= len(text) // 100
 
 
-class NotReadWhole(Exception):
-    """A compressed file whose content the scrub could not read whole (:func:`evalkit.grid.compressed.scrub_inside`
-    says why): it is reported, not guessed clean."""
-
-
 def _scrub_file(path: Path, secrets: list[str], depth: int = 0) -> None:
     if path.stat().st_nlink > 1 and path.stat().st_size > _TEXT_BYTES and not holds_secret(path, secrets):
         if compression_of(_head(path)) is None:
@@ -374,7 +370,11 @@ def _scrub_file(path: Path, secrets: list[str], depth: int = 0) -> None:
                            lambda name: redact(name, secrets), depth=depth)
     except NotReadWhole as inner:  # an archive inside it that could not be read whole
         why = str(inner)
+    # A tar's headers carry checksums: one masked in place (a name's "?x=y" read as a query) is summed again
+    headers = tar_header_offsets(path) if compression_of(_head(path)) == "tar" else []
     _scrub_bytes(path, secrets)
+    if headers:
+        restore_tar_checksums(path, headers)
     if why is not None:
         raise NotReadWhole(why)
 

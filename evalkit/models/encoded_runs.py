@@ -6,7 +6,8 @@ escaped twice), and Ascii85.
 
 Each run is decoded (from every alignment where the encoding has one) and masked whole when its bytes hold any
 ``MIN_PIECE``-character piece of a secret, written as UTF-8, UTF-16 or UTF-32 text (or Latin-1), or, two layers
-deep, are text holding such a run (hex of a ``Basic`` header). :func:`mask_encoded_pieces`
+deep, are text holding such a run (hex of a ``Basic`` header); bytes that are a gzip or zlib stream (base64 of a
+gzipped config) are read inflated, their first MiB. :func:`mask_encoded_pieces`
 reads a text once per kind of run, and each run's bytes are searched once for all pieces together, so its time
 grows with the text, not with the number of pieces.
 """
@@ -16,6 +17,7 @@ import base64
 import binascii
 import html
 import re
+import zlib
 from typing import Callable, Iterable, Sequence
 
 import numpy as np
@@ -149,14 +151,15 @@ def _escape_readings(run: str) -> list[bytes]:
     """A run of ``%XX``, ``=XX``, ``\\uXXXX`` or ``&#NN;`` escapes."""
     if run.startswith(("%", "=")):
         return [bytes.fromhex(run.replace("%", "").replace("=", ""))]
-    if run.startswith("\\u"):
+    if run.startswith("\\"):
         text = "".join(chr(int(code, 16)) for code in re.findall(r"\\u([0-9A-Fa-f]{4})", run))
     else:
         text = html.unescape(run)
     return [text.encode("utf-8", "surrogatepass")]
 
 
-_ESCAPE = r"\\u[0-9A-Fa-f]{4}|\\x[0-9A-Fa-f]{2}|%[0-9A-Fa-f]{2}|&#(?:[0-9]{1,7}|[xX][0-9A-Fa-f]{1,6});"
+# (a backslash escape may be escaped once more: "\\\\u0051" is how a JSON file keeps a printed "\\u0051")
+_ESCAPE = r"\\{1,2}u[0-9A-Fa-f]{4}|\\{1,2}x[0-9A-Fa-f]{2}|%[0-9A-Fa-f]{2}|&#(?:[0-9]{1,7}|[xX][0-9A-Fa-f]{1,6});"
 
 
 def _mixed_readings(run: str) -> list[bytes]:
@@ -171,10 +174,11 @@ def _mixed_readings(run: str) -> list[bytes]:
     for escape in re.finditer(_ESCAPE, run):
         out += run[done:escape.start()].encode("utf-8", "surrogatepass")
         code = escape[0]
-        if code.startswith(("%", "\\x")):
+        bare = code.lstrip("\\")
+        if code.startswith("%") or bare.startswith("x"):
             out.append(int(code[-2:], 16))
-        elif code.startswith("\\u"):
-            out += chr(int(code[2:], 16)).encode("utf-8", "surrogatepass")
+        elif bare.startswith("u"):
+            out += chr(int(bare[1:], 16)).encode("utf-8", "surrogatepass")
         else:
             out += html.unescape(code).encode("utf-8", "surrogatepass")
         done = escape.end()
@@ -213,7 +217,7 @@ _RUNS: Sequence[tuple[re.Pattern[str], Callable[[str], list[bytes]]]] = (
     (re.compile(r"(?m)(?:^[0-9A-Fa-f]{4,8}:?[ \t]+[0-9A-Fa-f]{2,4}(?:[ \t]+[0-9A-Fa-f]{2,4})*[^\n]*(?:\n|$))+"),
      _dump_readings),
     (re.compile(r"(?:\\[0-7]{1,3}){4,}"), _octal_readings),  # octal escapes of any width (\120\167\71)
-    (re.compile(r"(?:%[0-9A-Fa-f]{2}){3,}|(?:=[0-9A-F]{2}){3,}|(?:\\u[0-9A-Fa-f]{4}){3,}"
+    (re.compile(r"(?:%[0-9A-Fa-f]{2}){3,}|(?:=[0-9A-F]{2}){3,}|(?:\\{1,2}u[0-9A-Fa-f]{4}){3,}"
                 r"|(?:&#(?:[0-9]{1,7}|[xX][0-9A-Fa-f]{1,6});){3,}"),
      _escape_readings),
     (re.compile(r"<~[!-uz\s]{1,65536}?~>"), _ascii85_readings),
@@ -248,12 +252,36 @@ _LAYERS = 2  # a run whose decoding is itself text with an encoded run in it (he
 _READABLE = re.compile(rb"[\t\n\r\x20-\x7e]{8,}")
 
 
+_MAX_INFLATED = 2**20  # bytes of a compressed reading (base64 of a gzip) read for pieces
+
+
+def _inflated(reading: bytes) -> bytes | None:
+    """The first :data:`_MAX_INFLATED` bytes a gzip or zlib stream inflates to (base64 of a gzipped config), or None
+    when ``reading`` is no such stream.
+
+    >>> import gzip; _inflated(gzip.compress(b"token=abc")), _inflated(b"plain")
+    (b'token=abc', None)
+    """
+    if not (reading[:2] == b"\x1f\x8b" or len(reading) > 2 and reading[0] & 0x0F == 8 and reading[0] >> 4 <= 7
+            and (reading[0] * 256 + reading[1]) % 31 == 0):
+        return None
+    try:
+        return zlib.decompressobj(wbits=47).decompress(reading, _MAX_INFLATED) or None
+    except zlib.error:
+        return None
+
+
 def _masked_runs(text: str, pieces: _Pieces, layers: int) -> str:
     """``text`` with each run masked whose decoding holds a piece, or, ``layers`` deep, whose decoding is text in
     which such a run stands: ``xxd -p`` of ``Authorization: Basic <base64 of user:password>``."""
     def found(reading: bytes) -> bool:
         if pieces.found_in(reading):
             return True
+        inflated = _inflated(reading)  # base64 of a gzip: its text is read, and its runs one layer deeper
+        if inflated is not None:
+            if pieces.found_in(inflated):
+                return True
+            reading = inflated
         if layers > 1 and _READABLE.fullmatch(reading):
             inner = reading.decode("ascii")
             return _masked_runs(inner, pieces, layers - 1) != inner

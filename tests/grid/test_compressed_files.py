@@ -4,6 +4,7 @@ and are left byte for byte when they hold none; what cannot be read whole (a bom
 reported, never called clean."""
 from __future__ import annotations
 
+import base64
 import bz2
 import gzip
 import io
@@ -255,3 +256,75 @@ def test_a_zip_after_a_stub_is_read_inside_and_keeps_its_stub(tmp_path):
     if shutil.which("unzip"):
         tested = subprocess.run(["unzip", "-t", str(unit / "tool.pyz")], capture_output=True, text=True)
         assert tested.returncode in (0, 1) and "No errors detected" in tested.stdout, tested.stdout + tested.stderr
+
+
+def test_headers_links_padding_and_stored_members_stay_valid_when_scrubbed(tmp_path):
+    """What a hostile reading found, each now kept valid: a tar with an accented name and no secret (its ustar field
+    reads ``r?sum?``, masked as a query, broke the header's checksum); a hard link to a member renamed ``.2`` (it
+    pointed at the other member); an xz with NUL padding before a second stream (the stream was left unread); a
+    zip rewritten with a stored member holding the secret (its CRC broke); a gzip whose extra field holds the
+    secret (the mask reached into the compressed bytes); five zlib streams one after another (counted as nesting)."""
+    other = "Wm3Kx9PqT7vLd2Zr"
+    unit = tmp_path / "unit"
+    unit.mkdir()
+
+    def tar(members, fmt=tarfile.PAX_FORMAT):
+        written = io.BytesIO()
+        with tarfile.open(fileobj=written, mode="w", format=fmt) as archive:
+            for info, data in members:
+                info.size = len(data)
+                archive.addfile(info, io.BytesIO(data))
+        return written.getvalue()
+
+    link = tarfile.TarInfo("hl")
+    link.type, link.linkname = tarfile.LNKTYPE, f"cache-{other}.json"
+    (unit / "accented.tar").write_bytes(tar([(tarfile.TarInfo("r\u00e9sum\u00e9-final.txt"), b"third\n"),
+                                             (tarfile.TarInfo("after.txt"), b"fourth\n")]))
+    (unit / "linked.tar").write_bytes(tar([(tarfile.TarInfo(f"cache-{SECRET}.json"), b"first\n"),
+                                           (tarfile.TarInfo(f"cache-{other}.json"), b"second\n"), (link, b"")]))
+    (unit / "padded.xz").write_bytes(lzma.compress(b"clean\n") + b"\0" * 8 + lzma.compress(TEXT))
+    (unit / "stored.zip").write_bytes(_zip({"plain.txt": TEXT, f"n-{SECRET}.txt": b"x\n"}, zipfile.ZIP_STORED))
+    extra = base64.b64encode(SECRET.encode())
+    header = b"\x1f\x8b\x08\x04\0\0\0\0\0\xff" + len(extra + b"AB\0\0").to_bytes(2, "little")
+    deflate = zlib.compressobj(wbits=-15)
+    body = deflate.compress(b"clean line\n") + deflate.flush()
+    trailer = zlib.crc32(b"clean line\n").to_bytes(4, "little") + (11).to_bytes(4, "little")
+    (unit / "extra.gz").write_bytes(header + b"AB" + len(extra).to_bytes(2, "little") + extra + body + trailer)
+    (unit / "five.z").write_bytes(b"".join(zlib.compress(f"line {n}\n".encode()) for n in range(4))
+                                  + zlib.compress(TEXT))
+    assert scrub_folder(unit, [SECRET, other]).kept == ()
+    with tarfile.open(unit / "accented.tar") as archive:
+        assert [archive.extractfile(m).read() for m in archive] == [b"third\n", b"fourth\n"]
+    with tarfile.open(unit / "linked.tar") as archive:
+        assert archive.getnames() == ["cache-***.json", "cache-***.json.2", "hl"]
+        assert archive.extractfile("hl").read() == b"second\n"
+    assert lzma.decompress((unit / "padded.xz").read_bytes()) == b"clean\n" + TEXT.replace(SECRET.encode(), b"***")
+    with zipfile.ZipFile(unit / "stored.zip") as archive:
+        assert archive.testzip() is None and archive.read("plain.txt") == TEXT.replace(SECRET.encode(), b"***")
+    assert gzip.decompress((unit / "extra.gz").read_bytes()) == b"clean line\n"
+    data, streams = (unit / "five.z").read_bytes(), []
+    while data:
+        stream = zlib.decompressobj()
+        streams.append(stream.decompress(data))
+        data = stream.unused_data
+    assert streams[:4] == [f"line {n}\n".encode() for n in range(4)]
+    assert streams[4] == TEXT.replace(SECRET.encode(), b"***")
+    for name in ("accented.tar", "linked.tar", "padded.xz", "stored.zip", "extra.gz", "five.z"):
+        assert SECRET.encode() not in (unit / name).read_bytes() and extra not in (unit / name).read_bytes(), name
+
+
+def test_a_zip_with_an_encrypted_member_says_its_readable_members_keep_their_secret(tmp_path):
+    """An encrypted member stopped the reading: a readable member beside it holding the secret was neither
+    scrubbed nor named. The archive cannot be written again without the encrypted member, so the report says the
+    secret stays in its other members."""
+    unit = tmp_path / "unit"
+    unit.mkdir()
+    data = bytearray(_zip({"a.txt": b"sealed\n", "b.txt": TEXT}))
+    local = data.find(b"PK\x03\x04")
+    data[local + 6] |= 0x1  # a.txt marked encrypted, in its local header and in the central directory
+    central = data.find(b"PK\x01\x02")
+    data[central + 8] |= 0x1
+    (unit / "e.zip").write_bytes(bytes(data))
+    kept = scrub_folder(unit, [SECRET]).kept
+    assert kept == ("e.zip (its zip member 'a.txt' is encrypted and is not read; its members that hold a secret "
+                    "could not be written again beside it, so the secret stays in them)",), kept

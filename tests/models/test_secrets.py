@@ -1277,3 +1277,33 @@ def test_base64_wrapped_with_escaped_line_breaks_in_json_stays_valid_json():
     masked = redact(json.dumps({"case": "b64crlf", "value": wrapped}), [secret])
     assert "***" in masked and secret not in base64.b64decode(json.loads(masked)["value"].replace("*", "A") + "==")\
         .decode("latin-1")
+
+
+def test_base64_or_hex_of_a_gzipped_or_zlib_text_holding_a_secret_is_masked():
+    """Base64 of a gzipped config (a Kubernetes secret, a compressed token), or hex of a zlib stream, hid the secret
+    from every reading: the compressed bytes are read inflated."""
+    import gzip
+    import zlib
+
+    from evalkit.models.redaction import mask_echoes
+
+    secret = "Tf5WxB8mKq2ZrJ7uPd"
+    config = f"endpoint: https://api.example.com\ntoken: {secret}\n".encode() * 3
+    for written in (base64.b64encode(gzip.compress(config)).decode(), zlib.compress(config[:60]).hex(),
+                    base64.b64encode(gzip.compress(base64.b64encode(config))).decode()):
+        for mask in (redact, mask_echoes):
+            assert mask(f"v {written} end", [secret]) == "v *** end", mask.__name__
+    clean = base64.b64encode(gzip.compress(b"endpoint: https://api.example.com\n" * 3)).decode()
+    assert mask_echoes(f"v {clean} end", [secret]) == f"v {clean} end"
+
+
+def test_a_secret_printed_u_escaped_and_kept_json_escaped_again_is_masked():
+    """A notebook cell printed the key ``\\u``-escaped (whole, or every other character); the executed notebook
+    keeps that output JSON-escaped once more (``\\\\u0051``), which no reading decoded. Both are masked."""
+    secret = "Qz7RkW2pLmX9vT4nHb"
+    whole = "".join(f"\\u{ord(c):04x}" for c in secret)
+    mixed = "".join(f"\\u{ord(c):04x}" if i % 2 == 0 else c for i, c in enumerate(secret))
+    notebook = json.dumps({"outputs": [{"text": [f"A {whole}\n", f"B {mixed}\n"]}]})
+    assert "\\\\u0051" in notebook
+    masked = redact(notebook, [secret])
+    assert json.loads(masked)["outputs"][0]["text"] == ["A ***\n", "B ***\n"], masked
