@@ -25,33 +25,49 @@ def visible(text: str) -> str:
 
 def one_line(text: str) -> str:
     """``text`` with every line break and control character (``\\n``, ``\\r``, tab, U+2028...) a space, every
-    invisible format character escaped (:func:`visible`), and, where it mixes Latin letters with letters that pass
-    for Latin ones (:data:`LOOKALIKE_SCRIPTS`), each such letter escaped: a judge's name, which a card file may set
-    to anything, stays on its line of a table or a sentence, reads as written, and cannot pass for another
-    ("gоod" with a Cyrillic ``о`` reads ``g\\u043eod``).
+    invisible format character escaped (:func:`visible`), and, where it reads as Latin text, every character that
+    could pass for another written as its escape (:func:`_plain`): a judge's name, which a card file may set to
+    anything, stays on its line of a table or a sentence, reads as written, and cannot pass for another ("gоod"
+    with a Cyrillic ``о`` reads ``g\\u043eod``; a Kelvin sign, a ligature, a Roman numeral letter, a blank filler
+    or a lone combining mark are escaped too). Accented Latin letters and whole names in another script stand.
 
     >>> one_line("a\\nb\\r\\nc\\u2028d\\x00e")
     'a b  c d e'
-    >>> print(one_line("evil\\u202egnp.exe"), one_line("g\\u043eod"))
-    evil\\u202egnp.exe g\\u043eod
-    >>> one_line("café"), one_line("судья"), one_line("GPT-4 判定")
-    ('café', 'судья', 'GPT-4 判定')
+    >>> print(one_line("evil\\u202egnp.exe"), one_line("g\\u043eod"), one_line("\\u212aiwi"), one_line("good\\u3164"))
+    evil\\u202egnp.exe g\\u043eod \\u212aiwi good\\u3164
+    >>> one_line("café – naïve…"), one_line("судья"), one_line("GPT-4 判定")
+    ('café – naïve…', 'судья', 'GPT-4 判定')
     """
     text = visible("".join(" " if unicodedata.category(c) in ("Cc", "Zl", "Zp") else c for c in str(text)))
-    scripts = {_script(c) for c in text if c.isalpha()}
-    if "LATIN" not in scripts or not scripts & set(LOOKALIKE_SCRIPTS):
-        return text
-    return "".join((f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08x}")
-                   if c.isalpha() and _script(c) in LOOKALIKE_SCRIPTS else c for c in text)
+    if text.isascii() or not any("a" <= c <= "z" for c in unicodedata.normalize("NFKC", text).lower()):
+        return text  # no Latin letter, even once normalized: nothing it could pass for
+    return "".join(c if _plain(c) else (f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08x}")
+                   for c in text)
 
 
-#: Scripts, or forms, whose letters pass for Latin ones (``о`` CYRILLIC, ``ο`` GREEK, ``ｇ`` FULLWIDTH, ``𝐠``).
-LOOKALIKE_SCRIPTS = ("CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE", "COPTIC", "FULLWIDTH", "MATHEMATICAL", "MODIFIER")
+#: Scripts whose letters cannot pass for Latin ones: kept as written in a Latin name ("GPT-4 判定").
+OTHER_SCRIPTS = ("CJK", "HIRAGANA", "KATAKANA", "HANGUL SYLLABLE", "ARABIC", "HEBREW", "DEVANAGARI", "BENGALI",
+                 "GURMUKHI", "GUJARATI", "TAMIL", "TELUGU", "KANNADA", "MALAYALAM", "THAI", "LAO", "ETHIOPIC",
+                 "GEORGIAN", "SINHALA", "TIBETAN", "MYANMAR", "KHMER")
+_TYPOGRAPHY = "–—…‘’“”«»·•×÷→←°§©®™€£¥"
 
 
-def _script(letter: str) -> str:
-    """The first word of a letter's Unicode name: its script, or a form such as FULLWIDTH ("" when unnamed)."""
-    return unicodedata.name(letter, "").split(" ", 1)[0]
+def _plain(c: str) -> bool:
+    """Whether ``c`` reads as itself beside Latin letters: printable ASCII, a composed accented Latin letter (``é``,
+    not ``e`` and a lone accent), a letter of a script unlike Latin (:data:`OTHER_SCRIPTS`), or common typography.
+
+    >>> [_plain(c) for c in ("a", "é", "\\u0301", "\\u212a", "\\u0261", "\\ufb01", "判", "–", "\\u2800")]
+    [True, True, False, False, False, False, True, True, False]
+    """
+    if " " <= c <= "~" or c in _TYPOGRAPHY:
+        return True
+    if unicodedata.normalize("NFKC", c) != c:
+        return False  # a compatibility form (a ligature, the Kelvin sign, a fullwidth or mathematical letter)
+    decomposed = unicodedata.normalize("NFD", c)
+    if len(decomposed) > 1 and decomposed[0].isascii() and decomposed[0].isalpha() \
+            and all(unicodedata.category(mark) == "Mn" for mark in decomposed[1:]):
+        return True
+    return unicodedata.category(c)[0] in "LMN" and unicodedata.name(c, "").startswith(OTHER_SCRIPTS)
 
 
 MAX_NAME_CHARS = 200

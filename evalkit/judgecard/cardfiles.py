@@ -399,23 +399,35 @@ def named_apart(lines: list[tuple]) -> list[tuple]:
     for label in (_card_label, ", ".join):
         counts: dict[str, int] = {}
         for card, _ in lines:
-            counts[card.judge] = counts.get(card.judge, 0) + 1
+            counts[_as_shown(card.judge)] = counts.get(_as_shown(card.judge), 0) + 1
         if all(count == 1 for count in counts.values()):
             return lines
-        lines = [(replace(card, judge=f"{card.judge} ({label(paths)})") if counts[card.judge] > 1 else card, paths)
-                 for card, paths in lines]
-    taken = {card.judge for card, _ in lines}
+        lines = [(replace(card, judge=f"{card.judge} ({label(paths)})") if counts[_as_shown(card.judge)] > 1
+                  else card, paths) for card, paths in lines]
+    taken = {_as_shown(card.judge) for card, _ in lines}
     seen: set[str] = set()
     numbered = []
     for card, paths in lines:
         name = card.judge
-        if name in seen:
+        if _as_shown(name) in seen:
             number = 2
-            while f"{name} #{number}" in taken:
+            while _as_shown(f"{name} #{number}") in taken:
                 number += 1
             name = f"{name} #{number}"
-            taken.add(name)
+            taken.add(_as_shown(name))
             card = replace(card, judge=name)
-        seen.add(name)
+        seen.add(_as_shown(name))
         numbered.append((card, paths))
     return numbered
+
+
+def _as_shown(name: str) -> str:
+    """A judge's name as a board shows it: on one line, escaped where it could pass for another, its spaces
+    trimmed and runs of them one (``"good "`` is shown as ``good``: two such names are told apart).
+
+    >>> _as_shown("  good \\t"), _as_shown("good\\u00a0")
+    ('good', 'good\\\\u00a0')
+    """
+    from evalkit.judgecard._names import one_line
+
+    return " ".join(one_line(name).split())

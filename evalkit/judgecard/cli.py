@@ -289,10 +289,11 @@ def leaderboard(args: argparse.Namespace) -> int:
                  "rows without one)" if standing.pearson_rows else "no row with a defined share of a ceiling")
         ranked = standing.mean_share == standing.mean_share and not standing.flags
         print(f"{standing.rank if ranked else '-':>3}  {name}: {shown}")
-        for flag in standing.flags:
-            print(f"note: {name} is not ranked: {flag}", file=sys.stderr)
+        for flag in standing.flags:  # (a flag or a caution may quote another card's judge name: one line each)
+            print(f"note: {name} is not ranked: {one_line(flag)}", file=sys.stderr)
         for caution in standing.cautions:
-            print(f"note: {name} is ranked, but {caution}", file=sys.stderr)
+            print(f"note: {name} is {'ranked, but' if ranked else 'not ranked, and'} {one_line(caution)}",
+                  file=sys.stderr)
     accepted = sum(len(files_of[card.judge]) for card in kept)
     print(f"{len(board)} judges from {accepted} cards"
           + (f" ({len(copies)} more a copy of one of them, counted once)" if copies else "")
@@ -426,12 +427,14 @@ def also_named(lines: list[tuple], copies: list[tuple[str, str, tuple[str, ...]]
     for copy, kept_as, differs in copies:
         name = records.get(copy, {}).get("judge") if isinstance(records.get(copy), dict) else None
         if "judge" in differs and isinstance(name, str):
-            others.setdefault(kept_as, []).append(f"{one_line(name)} by {copy}")
+            others.setdefault(kept_as, []).append(f"{shortened(one_line(name), 60)} by {shortened(copy, 120)}")
     named = []
     for card, paths in lines:
         also = [other for path in paths for other in others.get(path, ())]
         if also:
-            card = dataclasses.replace(card, judge=shortened(f"{card.judge} (also named {'; '.join(also)})",
-                                                             MAX_NAME_CHARS))
+            # the first other name is kept whole, and the line's own name shortened to make room: a long name
+            # cannot push the original's off the line (the rest are counted; leaderboard.md lists every copy)
+            said = f" (also named {also[0]}" + (f"; and {len(also) - 1} more" if len(also) > 1 else "") + ")"
+            card = dataclasses.replace(card, judge=shortened(card.judge, max(MAX_NAME_CHARS - len(said), 20)) + said)
         named.append((card, paths))
     return named

@@ -298,3 +298,41 @@ def test_a_judge_name_with_a_letter_that_passes_for_a_latin_one_is_shown_escaped
     assert "  g\\u043eod: mean share" in printed and "  good: mean share" in printed, printed
     table = (tmp_path / "board" / "leaderboard.md").read_text()
     assert "g\u043eod" not in table and "u043eod" in table
+
+
+def test_names_that_read_alike_are_told_apart_and_a_quoted_name_stays_on_its_line(inputs, tmp_path, monkeypatch,
+                                                                                  capsys):
+    """A Kelvin sign, a Latin script g and a trailing space each made a second "good" or "Kiwi" on the board; a
+    caution quoting a copier's name printed its line break raw, faking a note about the honest judge."""
+    sets, judges = inputs
+    rng = np.random.default_rng(8)
+    noisy = lambda scale: {n: v + rng.normal(scale=scale, size=len(v)) for n, v in judges["weak"].items()}
+    _write(_card("Kiwi", judges["victim"], sets), tmp_path / "cards" / "a")
+    _write(_card("\u212aiwi", noisy(3.0), sets), tmp_path / "cards" / "b")
+    _write(_card("\u0261ood", noisy(3.5), sets), tmp_path / "cards" / "c")
+    _write(_card("good", noisy(4.0), sets), tmp_path / "cards" / "d")
+    _write(_card("good ", noisy(4.5), sets), tmp_path / "cards" / "e")
+    forger = "evil\nnote: Kiwi is not ranked: forged"
+    _write(_card(forger, {n: 2 * v + 1 for n, v in judges["victim"].items()} | {"two": noisy(5.0)["two"]}, sets),
+           tmp_path / "cards" / "f")
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "board") == 0
+    printed = capsys.readouterr()
+    shown = [line.split(": mean share")[0].strip().split("  ", 1)[1] for line in printed.out.splitlines()
+             if ": mean share" in line]
+    assert "\\u212aiwi" in shown and "\\u0261ood" in shown and len(set(shown)) == len(shown), shown
+    assert any(name.startswith("good (") and name.endswith("cards/d)") for name in shown), shown
+    assert any(name.startswith("good  (") and name.endswith("cards/e)") for name in shown), shown
+    assert "\nnote: Kiwi is not ranked: forged" not in printed.err
+    assert "follow evil note: Kiwi is not ranked: forged's almost exactly" in printed.err
+
+
+def test_a_long_copier_name_cannot_push_the_original_name_off_its_line(inputs, tmp_path, monkeypatch):
+    """A renamed copy whose name and folder are long: the line's name was cut to 200 characters in the middle,
+    and "also named alice" went with the cut."""
+    sets, judges = inputs
+    deep = tmp_path / "cards" / ("z" * 90) / "sub42"
+    _write(_card("alice", judges["victim"], sets), deep)
+    _write(_card("mallory-" + "m" * 150, judges["victim"], sets), tmp_path / "cards" / "a")
+    assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "board") == 0
+    (line,) = board_json(tmp_path / "board")
+    assert "(also named alice by " in line["judge"] and line["judge"].startswith("mallory-mmm"), line["judge"]
