@@ -34,7 +34,8 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 __all__ = ["HEAD_BYTES", "MAX_CHAIN", "MAX_INFLATED", "MAX_NESTING", "MAX_MEMBERS", "compression_of", "scrub_inside",
-           "tar_header_offsets", "restore_tar_checksums", "NotReadWhole"]
+           "tar_header_offsets", "restore_tar_checksums", "zip_stored_entries", "restore_zip_crcs",
+           "NotReadWhole"]
 
 MAX_INFLATED = 2**30  # bytes a compressed file's content may inflate to, all members together
 MAX_NESTING = 3  # archives inside archives read this deep
@@ -116,8 +117,10 @@ def _checksum(block: bytes) -> int:
 
 
 def tar_header_offsets(path: Path) -> list[int]:
-    """Where each header block of the tar ``path`` stands whose checksum holds (pax and GNU long-name headers too),
-    read block by block up to the archive's end: the blocks :func:`restore_tar_checksums` writes again.
+    """Where each header block of the tar ``path`` stands whose checksum holds (a member's own header, and the pax or
+    GNU long-name header before it), as Python's reader walks the archive (a pax ``size`` record, GNU sparse
+    extension blocks and member data shaped like a header are its to tell): the blocks
+    :func:`restore_tar_checksums` writes again. An archive the reader cannot walk to its end gives none.
 
     >>> import io, tarfile, tempfile
     >>> with tempfile.NamedTemporaryFile(suffix=".tar") as handle:
@@ -128,27 +131,22 @@ def tar_header_offsets(path: Path) -> list[int]:
     ...     tar_header_offsets(Path(handle.name))
     [0, 1024]
     """
-    offsets: list[int] = []
-    size = path.stat().st_size
+    try:
+        with tarfile.open(path, "r:") as archive:
+            candidates = sorted({at for info in archive for at in (info.offset, info.offset_data - 512)})
+    except (tarfile.TarError, OSError, EOFError, ValueError):
+        return []
+    offsets = []
     with open(path, "rb") as handle:
-        at = 0
-        while at + 512 <= size and len(offsets) < 2 * MAX_MEMBERS:
+        for at in candidates[:2 * MAX_MEMBERS]:
             handle.seek(at)
             block = handle.read(512)
-            if not block.strip(b"\0"):
-                break
             try:
                 stored = int(block[148:156].replace(b"\0", b" ").strip() or b"-1", 8)
             except ValueError:
-                break
-            if stored != _checksum(block):
-                break
-            offsets.append(at)
-            field = block[124:136]
-            length = (int.from_bytes(field[1:], "big") if field[0] & 0x80
-                      else int(field.replace(b"\0", b" ").strip() or b"0", 8))
-            has_data = block[156:157] not in (b"1", b"2", b"3", b"4", b"5", b"6")
-            at += 512 + (-(-length // 512) * 512 if has_data else 0)
+                continue
+            if len(block) == 512 and stored == _checksum(block):
+                offsets.append(at)
     return offsets
 
 
@@ -163,6 +161,64 @@ def restore_tar_checksums(path: Path, offsets: list[int]) -> None:
                 continue
             handle.seek(at + 148)
             handle.write(b"%06o\0 " % _checksum(block))
+
+
+def zip_stored_entries(path: Path) -> list[tuple[int, int, int | None, int | None, int, int]]:
+    """The stored (not compressed, not encrypted) members of the zip in ``path``, each as (its data's offset, its
+    length, its local header's CRC offset or None where a data descriptor holds it, that descriptor's CRC offset or
+    None, its central directory entry's CRC offset, the CRC it records): what :func:`restore_zip_crcs` needs. None
+    for a file no reader takes for a zip."""
+    import struct
+
+    entries = []
+    try:
+        with zipfile.ZipFile(path) as archive, open(path, "rb") as handle:
+            central = archive.start_dir
+            for info in archive.infolist()[:MAX_MEMBERS]:
+                handle.seek(central)
+                fixed = handle.read(46)
+                if fixed[:4] != b"PK\x01\x02":
+                    return []
+                names, extra, comment = struct.unpack("<HHH", fixed[28:34])
+                here, central = central, central + 46 + names + extra + comment
+                if info.compress_type != zipfile.ZIP_STORED or info.flag_bits & 0x1 or not info.compress_size:
+                    continue
+                handle.seek(info.header_offset)
+                local = handle.read(30)
+                if local[:4] != b"PK\x03\x04":
+                    continue
+                start = info.header_offset + 30 + sum(struct.unpack("<HH", local[26:30]))
+                described = bool(info.flag_bits & 0x8)
+                descriptor = None
+                if described:
+                    handle.seek(start + info.compress_size)
+                    descriptor = start + info.compress_size + (4 if handle.read(4) == b"PK\x07\x08" else 0)
+                entries.append((start, info.compress_size, None if described else info.header_offset + 14,
+                                descriptor, here + 16, info.CRC))
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError, struct.error):
+        return []
+    return entries
+
+
+def restore_zip_crcs(path: Path, entries: list[tuple[int, int, int | None, int | None, int, int]]) -> None:
+    """The CRC of each stored member of ``entries`` (:func:`zip_stored_entries`) written again where its bytes no
+    longer match it: a secret masked in place in a stored member (a JSON file a writer stored uncompressed) leaves
+    the member readable."""
+    with open(path, "r+b") as handle:
+        for start, length, local, descriptor, central, recorded in entries:
+            handle.seek(start)
+            crc, left = 0, length
+            while left > 0:
+                piece = handle.read(min(left, _CHUNK))
+                if not piece:
+                    break
+                crc, left = zlib.crc32(piece, crc), left - len(piece)
+            if crc == recorded:
+                continue
+            for at in (local, descriptor, central):
+                if at is not None:
+                    handle.seek(at)
+                    handle.write(crc.to_bytes(4, "little"))
 
 
 class _TooLarge(Exception):
@@ -214,6 +270,11 @@ def scrub_inside(path: Path, scrub: Callable[[Path], None], mask_name: Callable[
         return _scrub_stream(path, kind, scrub, mask_name, private, depth, chain)
     except _TooLarge:
         return f"its {kind} content inflates past {MAX_INFLATED} bytes and is not read"
+    except (tarfile.TarError, zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, zlib.error,
+            lzma.LZMAError, ValueError, NotImplementedError, RuntimeError) as error:
+        # damaged past where it was first read (a tar cut mid-member, a member whose checksum or name is wrong):
+        # said, not guessed clean; its bytes are still scrubbed as they are
+        return f"its {kind} content cannot be read whole ({type(error).__name__})"
     finally:
         shutil.rmtree(private, ignore_errors=True)
 
@@ -422,19 +483,18 @@ def _scrub_zip(path: Path, scrub: Callable[[Path], None], mask_name: Callable[[s
     written = private / "written.zip"
     with zipfile.ZipFile(path) as archive, open(written, "wb") as handle:
         _copy_start(path, handle, _zip_start(path))  # the bytes before the archive (a stub), kept as they are
-        out = zipfile.ZipFile(handle, "w")
-        for number, (info, name, copy) in enumerate(members):
-            kept = zipfile.ZipInfo(name, date_time=info.date_time)
-            kept.compress_type, kept.external_attr, kept.comment = info.compress_type, info.external_attr, b""
-            if copy is None and not info.is_dir():  # a stored member, scrubbed as it is written again (its CRC too)
-                copy = private / f"stored-{number}"
-                with archive.open(info) as source, open(copy, "wb") as out_file:
-                    shutil.copyfileobj(source, out_file, _CHUNK)
-                why = _scrubbed(scrub, copy) or why
-            with (open(copy, "rb") if copy is not None else archive.open(info)) as source, \
-                    out.open(kept, "w", force_zip64=True) as target:
-                shutil.copyfileobj(source, target, _CHUNK)
-        out.close()
+        with zipfile.ZipFile(handle, "w") as out:
+            for number, (info, name, copy) in enumerate(members):
+                kept = zipfile.ZipInfo(name, date_time=info.date_time)
+                kept.compress_type, kept.external_attr, kept.comment = info.compress_type, info.external_attr, b""
+                if copy is None and not info.is_dir():  # a stored member, scrubbed as it is written again (its CRC)
+                    copy = private / f"stored-{number}"
+                    with archive.open(info) as source, open(copy, "wb") as out_file:
+                        shutil.copyfileobj(source, out_file, _CHUNK)
+                    why = _scrubbed(scrub, copy) or why
+                with (open(copy, "rb") if copy is not None else archive.open(info)) as source, \
+                        out.open(kept, "w", force_zip64=True) as target:
+                    shutil.copyfileobj(source, target, _CHUNK)
     _replace(written, path)
     return why
 
@@ -475,13 +535,10 @@ def _scrub_tar(path: Path, scrub: Callable[[Path], None], mask_name: Callable[[s
             kept.name = _unique(name, taken) if name != info.name else name
             renamed[info.name] = kept.name
             kept.uname, kept.gname = mask_name(info.uname), mask_name(info.gname)
-            # (the name and link are written from the member's own fields; a sparse member is written whole)
             kept.pax_headers = {mask_name(key): mask_name(value) if isinstance(value, str) else value
-                                for key, value in info.pax_headers.items()
-                                if key not in ("path", "linkpath") and not key.startswith("GNU.sparse.")}
+                                for key, value in info.pax_headers.items() if _pax_kept(key)}
             changed |= any(getattr(kept, field) != getattr(info, field) for field in ("name", "uname", "gname"))
-            changed |= kept.pax_headers != {key: value for key, value in info.pax_headers.items()
-                                            if key not in ("path", "linkpath") and not key.startswith("GNU.sparse.")}
+            changed |= kept.pax_headers != {key: value for key, value in info.pax_headers.items() if _pax_kept(key)}
             taken.add(kept.name)
             members.append((kept, copy))
     for kept, _ in members:  # a hard link follows its target's new name; any other link target is masked
@@ -504,6 +561,16 @@ def _scrub_tar(path: Path, scrub: Callable[[Path], None], mask_name: Callable[[s
                 out.addfile(kept)
     _replace(written, path)
     return why
+
+
+#: pax records a tar writer makes again from the member's own fields (as masked, renamed or resized): not copied.
+_PAX_FROM_FIELDS = ("path", "linkpath", "size", "uid", "gid", "uname", "gname")
+
+
+def _pax_kept(key: str) -> bool:
+    """Whether a member's pax record is copied as it is into the archive written again (a sparse map is not: the
+    member is written whole)."""
+    return key not in _PAX_FROM_FIELDS and not key.startswith("GNU.sparse.")
 
 
 def _zip_start(path: Path) -> int:

@@ -29,7 +29,7 @@ from pathlib import Path
 from evalkit.models import redact
 from evalkit.grid.byte_forms import byte_forms, copy_data_parts, holds_secret, mask_bytes_in_place
 from evalkit.grid.compressed import (HEAD_BYTES, NotReadWhole, compression_of, restore_tar_checksums,
-                                     scrub_inside, tar_header_offsets)
+                                     restore_zip_crcs, scrub_inside, tar_header_offsets, zip_stored_entries)
 from evalkit.grid.binary_strings import binary_strings, mask_strings_in_place, named_in_strings
 from evalkit.grid.printed_secrets import _TERMINAL_CODE, output_secrets
 
@@ -72,6 +72,9 @@ def scrub_folder(folder: Path, secrets: list[str]) -> Scrubbed:
                         kept.append(str(path.relative_to(folder)))
                 except NotReadWhole as why:  # its bytes are scrubbed; what it holds is not known clean: said
                     kept.append(f"{path.relative_to(folder)} ({why})")
+                except (ValueError, EOFError, RuntimeError, NotImplementedError, LookupError) as error:
+                    # a damaged file no reader expected: said, and every other file of the folder still scrubbed
+                    kept.append(f"{path.relative_to(folder)} (it could not be scrubbed: {type(error).__name__})")
             _drop_secret_attributes(path, known)  # after the scrub, which frees an immutable file
             _rename_if_secret(path, known)
         except OSError:  # an immutable folder around it, say: reported, and the unit fails with its name
@@ -370,11 +373,17 @@ def _scrub_file(path: Path, secrets: list[str], depth: int = 0) -> None:
                            lambda name: redact(name, secrets), depth=depth)
     except NotReadWhole as inner:  # an archive inside it that could not be read whole
         why = str(inner)
-    # A tar's headers carry checksums: one masked in place (a name's "?x=y" read as a query) is summed again
-    headers = tar_header_offsets(path) if compression_of(_head(path)) == "tar" else []
+    # A tar's headers and a zip's stored members carry checksums: one masked in place (a name's "?x=y" read as a
+    # query, a secret in a stored JSON) is computed again
+    kind = compression_of(_head(path))
+    headers = tar_header_offsets(path) if kind == "tar" else []
+    stored = zip_stored_entries(path) if kind in ("zip", None) else []
+    written = path.stat().st_mtime_ns
     _scrub_bytes(path, secrets)
     if headers:
         restore_tar_checksums(path, headers)
+    if stored and path.stat().st_mtime_ns != written:
+        restore_zip_crcs(path, stored)
     if why is not None:
         raise NotReadWhole(why)
 

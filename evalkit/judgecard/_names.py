@@ -28,15 +28,17 @@ def one_line(text: str) -> str:
     invisible format character escaped (:func:`visible`), and, where it reads as Latin text, every character that
     could pass for another written as its escape (:func:`_plain`): a judge's name, which a card file may set to
     anything, stays on its line of a table or a sentence, reads as written, and cannot pass for another ("gоod"
-    with a Cyrillic ``о`` reads ``g\\u043eod``; a Kelvin sign, a ligature, a Roman numeral letter, a blank filler
-    or a lone combining mark are escaped too). Accented Latin letters and whole names in another script stand.
+    with a Cyrillic ``о`` reads ``g\\u043eod``; a Kelvin sign, a ligature, a digit or letter of another script, a
+    blank filler or a lone combining mark are escaped too). Accented Latin letters, common typography, and whole
+    names in another script stand as written.
 
     >>> one_line("a\\nb\\r\\nc\\u2028d\\x00e")
     'a b  c d e'
-    >>> print(one_line("evil\\u202egnp.exe"), one_line("g\\u043eod"), one_line("\\u212aiwi"), one_line("good\\u3164"))
-    evil\\u202egnp.exe g\\u043eod \\u212aiwi good\\u3164
+    >>> print(one_line("evil\\u202egnp.exe"), one_line("g\\u043eod"), one_line("\\u212aiwi"),
+    ...       one_line("g\\u0966\\u0966d"))
+    evil\\u202egnp.exe g\\u043eod \\u212aiwi g\\u0966\\u0966d
     >>> one_line("café – naïve…"), one_line("судья"), one_line("GPT-4 判定")
-    ('café – naïve…', 'судья', 'GPT-4 判定')
+    ('café – naïve…', 'судья', 'GPT-4 \\\\u5224\\\\u5b9a')
     """
     text = visible("".join(" " if unicodedata.category(c) in ("Cc", "Zl", "Zp") else c for c in str(text)))
     if text.isascii() or not any("a" <= c <= "z" for c in unicodedata.normalize("NFKC", text).lower()):
@@ -45,29 +47,27 @@ def one_line(text: str) -> str:
                    for c in text)
 
 
-#: Scripts whose letters cannot pass for Latin ones: kept as written in a Latin name ("GPT-4 判定").
-OTHER_SCRIPTS = ("CJK", "HIRAGANA", "KATAKANA", "HANGUL SYLLABLE", "ARABIC", "HEBREW", "DEVANAGARI", "BENGALI",
-                 "GURMUKHI", "GUJARATI", "TAMIL", "TELUGU", "KANNADA", "MALAYALAM", "THAI", "LAO", "ETHIOPIC",
-                 "GEORGIAN", "SINHALA", "TIBETAN", "MYANMAR", "KHMER")
-_TYPOGRAPHY = "–—…‘’“”«»·•×÷→←°§©®™€£¥"
+#: Typography kept as written in Latin text; two names that differ only by it are told apart by the board
+#: (:func:`~evalkit.judgecard.cardfiles.named_apart` compares them with their ASCII look-alikes, :data:`LOOKS_LIKE`).
+LOOKS_LIKE = {"–": "-", "—": "-", "…": "...", "‘": "'", "’": "'", "“": '"', "”": '"', "«": '"', "»": '"',
+              "·": ".", "•": ".", "×": "x", "÷": "/", "→": "->", "←": "<-", "°": "o"}
 
 
 def _plain(c: str) -> bool:
     """Whether ``c`` reads as itself beside Latin letters: printable ASCII, a composed accented Latin letter (``é``,
-    not ``e`` and a lone accent), a letter of a script unlike Latin (:data:`OTHER_SCRIPTS`), or common typography.
+    not ``e`` and a lone accent), or common typography (:data:`LOOKS_LIKE`). Any other character (a letter, digit
+    or mark of another script, a compatibility form, a space other than the space) could pass for one of them.
 
-    >>> [_plain(c) for c in ("a", "é", "\\u0301", "\\u212a", "\\u0261", "\\ufb01", "判", "–", "\\u2800")]
-    [True, True, False, False, False, False, True, True, False]
+    >>> [_plain(c) for c in ("a", "é", "\\u0301", "\\u212a", "\\u0261", "\\ufb01", "判", "–", "\\u2800", "\\u17b4")]
+    [True, True, False, False, False, False, False, True, False, False]
     """
-    if " " <= c <= "~" or c in _TYPOGRAPHY:
+    if " " <= c <= "~" or c in LOOKS_LIKE:
         return True
     if unicodedata.normalize("NFKC", c) != c:
         return False  # a compatibility form (a ligature, the Kelvin sign, a fullwidth or mathematical letter)
     decomposed = unicodedata.normalize("NFD", c)
-    if len(decomposed) > 1 and decomposed[0].isascii() and decomposed[0].isalpha() \
-            and all(unicodedata.category(mark) == "Mn" for mark in decomposed[1:]):
-        return True
-    return unicodedata.category(c)[0] in "LMN" and unicodedata.name(c, "").startswith(OTHER_SCRIPTS)
+    return len(decomposed) > 1 and decomposed[0].isascii() and decomposed[0].isalpha() \
+        and all(unicodedata.category(mark) == "Mn" for mark in decomposed[1:])
 
 
 MAX_NAME_CHARS = 200

@@ -422,12 +422,13 @@ def named_apart(lines: list[tuple]) -> list[tuple]:
 
 
 def _as_shown(name: str) -> str:
-    """A judge's name as a board shows it: on one line, escaped where it could pass for another, its spaces
-    trimmed and runs of them one (``"good "`` is shown as ``good``: two such names are told apart).
+    """A judge's name as a board shows it, for telling names apart: on one line, escaped where it could pass for
+    another, its spaces trimmed and runs of them one (``"good "`` is shown as ``good``), and typography read as
+    its ASCII look-alike (``gpt–4`` as ``gpt-4``): two names alike in this form are told apart by their folder.
 
-    >>> _as_shown("  good \\t"), _as_shown("good\\u00a0")
-    ('good', 'good\\\\u00a0')
+    >>> _as_shown("  good \\t"), _as_shown("good\\u00a0"), _as_shown("gpt\u20134")
+    ('good', 'good\\\\u00a0', 'gpt-4')
     """
-    from evalkit.judgecard._names import one_line
+    from evalkit.judgecard._names import LOOKS_LIKE, one_line
 
-    return " ".join(one_line(name).split())
+    return "".join(LOOKS_LIKE.get(c, c) for c in " ".join(one_line(name).split()))

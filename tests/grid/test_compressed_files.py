@@ -328,3 +328,40 @@ def test_a_zip_with_an_encrypted_member_says_its_readable_members_keep_their_sec
     kept = scrub_folder(unit, [SECRET]).kept
     assert kept == ("e.zip (its zip member 'a.txt' is encrypted and is not read; its members that hold a secret "
                     "could not be written again beside it, so the secret stays in them)",), kept
+
+
+def test_a_damaged_archive_is_reported_and_every_other_file_is_still_scrubbed(tmp_path):
+    """A tar cut mid-member (a unit killed while writing it) raised out of the folder's scrub: every file not yet
+    reached kept its secret. A stored zip member holding the secret was masked in place and its CRC broke; a tar
+    member whose pax size record differs from its header's lost the members after it. Each is mended or said."""
+    unit = tmp_path / "unit"
+    (unit / "sub" / "deeper").mkdir(parents=True)
+    written = io.BytesIO()
+    with tarfile.open(fileobj=written, mode="w", format=tarfile.USTAR_FORMAT) as archive:
+        for name, data in (("one.txt", TEXT), ("two.txt", b"x" * 5000)):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    (unit / "sub" / "deeper" / "cut.tar").write_bytes(written.getvalue()[:1024 + 512 + 700])
+    (unit / "stdout.txt").write_text(f"token {SECRET}\n")
+    (unit / "sub" / "log.txt").write_text(f"token {SECRET}\n")
+    (unit / "results.zip").write_bytes(_zip({"results.json": b'{"acc": 0.9, "key": "' + SECRET.encode() + b'"}'},
+                                            zipfile.ZIP_STORED))
+    big = tarfile.TarInfo("big.bin")
+    big.pax_headers = {"comment": "size record below"}
+    written = io.BytesIO()
+    with tarfile.open(fileobj=written, mode="w", format=tarfile.PAX_FORMAT) as archive:
+        big.size = 1024
+        archive.addfile(big, io.BytesIO(b"B" * 1024))
+        two = tarfile.TarInfo("two.txt")
+        two.size, two.uname = 5, SECRET
+        archive.addfile(two, io.BytesIO(b"world"))
+    (unit / "pax.tar").write_bytes(written.getvalue())
+    kept = scrub_folder(unit, [SECRET]).kept
+    assert kept == ("sub/deeper/cut.tar (its tar content cannot be read whole (ReadError))",), kept
+    for name in ("stdout.txt", "sub/log.txt", "results.zip", "pax.tar"):
+        assert SECRET.encode() not in (unit / name).read_bytes(), name
+    with zipfile.ZipFile(unit / "results.zip") as archive:
+        assert archive.read("results.json").startswith(b'{"acc": 0.9, "key": "***')
+    with tarfile.open(unit / "pax.tar") as archive:
+        assert [(m.name, m.size) for m in archive] == [("big.bin", 1024), ("two.txt", 5)]

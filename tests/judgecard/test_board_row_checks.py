@@ -336,3 +336,19 @@ def test_a_long_copier_name_cannot_push_the_original_name_off_its_line(inputs, t
     assert _board_of(tmp_path / "cards", sets, monkeypatch, tmp_path / "board") == 0
     (line,) = board_json(tmp_path / "board")
     assert "(also named alice by " in line["judge"] and line["judge"].startswith("mallory-mmm"), line["judge"]
+
+
+def test_digits_marks_and_letters_of_other_scripts_in_a_latin_name_are_escaped():
+    """Beside Latin letters, a Devanagari zero passes for ``o``, an invisible Khmer mark makes a second "good", a
+    Hebrew letter passes for ``o``; typography such as an en dash stands, but two names that differ only by it are
+    told apart on the board."""
+    from evalkit.judgecard._names import one_line
+    from evalkit.judgecard.card import Card
+    from evalkit.judgecard.cardfiles import named_apart
+
+    for name, shown in (("g\u0966\u0966d", "g\\u0966\\u0966d"), ("good\u17b4", "good\\u17b4"),
+                        ("g\u05e1od", "g\\u05e1od"), ("gpt\u20134", "gpt\u20134")):
+        assert one_line(name) == shown
+    lines = [(Card(name, {}, "test", 0, 0, (), (), ()), [f"cards/{n}/card.json"])
+             for n, name in enumerate(("gpt-4", "gpt\u20134"))]
+    assert [card.judge for card, _ in named_apart(lines)] == ["gpt-4 (cards/0)", "gpt\u20134 (cards/1)"]

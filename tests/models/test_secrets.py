@@ -843,7 +843,7 @@ def test_a_headless_private_key_a_secrets_data_ascii85_and_a_full_width_authorit
     conn = base64.b64encode(b"postgres://app:PgPw-5512@db/app").decode()
     for written in (f"kind: Secret\ndata:\n  conn: {conn}\n  mode: fast\n", json.dumps({"data": {"conn": conn}})):
         assert conn not in redact(written), written
-    assert "mode: fast" in redact(f"kind: ConfigMap\ndata:\n  mode: fast\n  blob: AAECAwQFBgcI\n")
+    assert "mode: fast" in redact("kind: ConfigMap\ndata:\n  mode: fast\n  blob: AAECAwQFBgcI\n")
     assert "AAECAwQFBgcI" in redact("data:\n  blob: AAECAwQFBgcI\n")
     wrapped = base64.b64encode(b"user-data:Zq8XwV3kLm9P:more-data-here").decode()
     lines = [wrapped[i:i + 12] for i in range(0, len(wrapped), 12)]
