@@ -134,7 +134,7 @@ def tar_header_offsets(path: Path) -> list[int]:
     try:
         with tarfile.open(path, "r:") as archive:
             candidates = sorted({at for info in archive for at in (info.offset, info.offset_data - 512)})
-    except (tarfile.TarError, OSError, EOFError, ValueError):
+    except (tarfile.TarError, OSError, EOFError, ValueError, ArithmeticError, RuntimeError):
         return []
     offsets = []
     with open(path, "rb") as handle:
@@ -195,7 +195,8 @@ def zip_stored_entries(path: Path) -> list[tuple[int, int, int | None, int | Non
                     descriptor = start + info.compress_size + (4 if handle.read(4) == b"PK\x07\x08" else 0)
                 entries.append((start, info.compress_size, None if described else info.header_offset + 14,
                                 descriptor, here + 16, info.CRC))
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError, struct.error):
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError, ArithmeticError, RuntimeError,
+            struct.error):
         return []
     return entries
 
@@ -271,7 +272,7 @@ def scrub_inside(path: Path, scrub: Callable[[Path], None], mask_name: Callable[
     except _TooLarge:
         return f"its {kind} content inflates past {MAX_INFLATED} bytes and is not read"
     except (tarfile.TarError, zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, zlib.error,
-            lzma.LZMAError, ValueError, NotImplementedError, RuntimeError) as error:
+            lzma.LZMAError, ValueError, ArithmeticError, NotImplementedError, RuntimeError) as error:
         # damaged past where it was first read (a tar cut mid-member, a member whose checksum or name is wrong):
         # said, not guessed clean; its bytes are still scrubbed as they are
         return f"its {kind} content cannot be read whole ({type(error).__name__})"
@@ -435,7 +436,7 @@ def _scrub_zip(path: Path, scrub: Callable[[Path], None], mask_name: Callable[[s
     in its own compression, where a member or a name changed."""
     try:
         archive = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError, ValueError):
+    except (zipfile.BadZipFile, OSError, ValueError, ArithmeticError):
         return None
     changed, members, total, why, unreadable = False, [], 0, None, []
     with archive:
@@ -506,7 +507,7 @@ def _scrub_tar(path: Path, scrub: Callable[[Path], None], mask_name: Callable[[s
     again where such a member or a member's name changed."""
     try:
         archive = tarfile.open(path, "r:")
-    except (tarfile.TarError, OSError):
+    except (tarfile.TarError, OSError, ValueError, ArithmeticError):
         return None
     changed, members, total, renamed, why = False, [], 0, {}, None
     with archive:
@@ -582,7 +583,7 @@ def _zip_start(path: Path) -> int:
         with zipfile.ZipFile(path) as archive:
             offsets = [info.header_offset for info in archive.infolist()]
             return min(offsets) if offsets else archive.start_dir
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError):
+    except (zipfile.BadZipFile, OSError, ValueError, ArithmeticError, EOFError):
         return 0
 
 

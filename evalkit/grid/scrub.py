@@ -72,7 +72,8 @@ def scrub_folder(folder: Path, secrets: list[str]) -> Scrubbed:
                         kept.append(str(path.relative_to(folder)))
                 except NotReadWhole as why:  # its bytes are scrubbed; what it holds is not known clean: said
                     kept.append(f"{path.relative_to(folder)} ({why})")
-                except (ValueError, EOFError, RuntimeError, NotImplementedError, LookupError) as error:
+                except (ValueError, ArithmeticError, EOFError, RuntimeError, NotImplementedError, LookupError,
+                        TypeError, AttributeError) as error:
                     # a damaged file no reader expected: said, and every other file of the folder still scrubbed
                     kept.append(f"{path.relative_to(folder)} (it could not be scrubbed: {type(error).__name__})")
             _drop_secret_attributes(path, known)  # after the scrub, which frees an immutable file

@@ -365,3 +365,20 @@ def test_a_damaged_archive_is_reported_and_every_other_file_is_still_scrubbed(tm
         assert archive.read("results.json").startswith(b'{"acc": 0.9, "key": "***')
     with tarfile.open(unit / "pax.tar") as archive:
         assert [(m.name, m.size) for m in archive] == [("big.bin", 1024), ("two.txt", 5)]
+
+
+def test_a_tar_whose_pax_record_declares_a_huge_length_does_not_stop_the_scrub(tmp_path):
+    """A pax record of length 10**20 made Python's tar reader raise OverflowError, which no catch named: the
+    folder's scrub stopped, and another file kept its password."""
+    unit = tmp_path / "unit"
+    unit.mkdir()
+    record = b"99999999999999999999 path=x\n"
+    header = bytearray(512)
+    header[:14], header[100:108], header[124:136] = b"././@PaxHeader", b"0000644\0", b"%011o\0" % len(record)
+    header[156:157], header[257:263], header[263:265] = b"x", b"ustar\0", b"00"
+    header[148:156] = b" " * 8
+    header[148:156] = b"%06o\0 " % sum(header)
+    (unit / "a.tar").write_bytes(bytes(header) + record.ljust(512, b"\0") + bytes(1024))
+    (unit / "other.txt").write_text(f"password = {SECRET}\n")
+    scrub_folder(unit, [SECRET])
+    assert SECRET not in (unit / "other.txt").read_text()
