@@ -102,18 +102,21 @@ def _tar_header(head: bytes) -> bool:
     >>> _tar_header(written.getvalue()[:512]), _tar_header(b"x" * 512)
     (True, False)
     """
-    if len(head) < 512 or not head[0] or head[0] == 0x20:
-        return False
-    try:
-        stored = int(head[148:156].replace(b"\0", b" ").strip() or b"-1", 8)
-    except ValueError:
-        return False
-    return stored == sum(head[:148]) + 8 * 0x20 + sum(head[156:512])
+    return len(head) >= 512 and bool(head[0]) and head[0] != 0x20 and _checksum_holds(head[:512])
 
 
 def _checksum(block: bytes) -> int:
     """A tar header's checksum: its bytes summed, the checksum's own field read as spaces."""
     return sum(block[:148]) + 8 * 0x20 + sum(block[156:512])
+
+
+def _checksum_holds(block: bytes) -> bool:
+    """Whether a 512-byte tar header block's checksum field holds its :func:`_checksum` (octal, NUL or space ended)."""
+    try:
+        stored = int(block[148:156].replace(b"\0", b" ").strip() or b"-1", 8)
+    except ValueError:
+        return False
+    return len(block) == 512 and stored == _checksum(block)
 
 
 def tar_header_offsets(path: Path) -> list[int]:
@@ -140,12 +143,7 @@ def tar_header_offsets(path: Path) -> list[int]:
     with open(path, "rb") as handle:
         for at in candidates[:2 * MAX_MEMBERS]:
             handle.seek(at)
-            block = handle.read(512)
-            try:
-                stored = int(block[148:156].replace(b"\0", b" ").strip() or b"-1", 8)
-            except ValueError:
-                continue
-            if len(block) == 512 and stored == _checksum(block):
+            if _checksum_holds(handle.read(512)):
                 offsets.append(at)
     return offsets
 
