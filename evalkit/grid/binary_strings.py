@@ -1,14 +1,20 @@
 """The strings of a binary file, as `strings` finds them — runs of printable ASCII, alone or as UTF-16 or UTF-32
 code units (numpy keeps its text arrays as UTF-32) — and what the redaction masks in them, overwritten in place by
-as many ``*`` so the file keeps its length and its format's offsets."""
+as many ``*`` so the file keeps its length and its format's offsets. In a NumPy array file the strings end where its
+items do: a fixed-width item filled to its width runs on into the next one with no byte between them."""
 from __future__ import annotations
 
 import bisect
 import difflib
+import io
+import math
 import mmap
 import re
 from pathlib import Path
 from typing import Iterator
+
+import numpy as np
+from numpy.lib import format as npy_format
 
 from evalkit.models import redact
 from evalkit.models.key_shapes import _KEY_PREFIX
@@ -43,6 +49,7 @@ def _strings(data: bytes) -> Iterator[tuple[int, int, str, str]]:
     """
     starts: dict[int, list[int]] = {}  # the little-endian runs of each width, in order (they never overlap)
     ends: dict[int, list[int]] = {}
+    arrays = numpy_items(data)
     for pattern, width, order in _RUNS:
         for run in pattern.finditer(data):
             if order == "little":
@@ -52,7 +59,84 @@ def _strings(data: bytes) -> Iterator[tuple[int, int, str, str]]:
                 index = bisect.bisect_right(ends.get(width, []), run.start())
                 if index < len(starts.get(width, [])) and starts[width][index] < run.end():
                     continue
-            yield run.start(), width, order, run.group()[(width - 1 if order == "big" else 0)::width].decode("ascii")
+            text = run.group()[(width - 1 if order == "big" else 0)::width].decode("ascii")
+            cuts = _item_cuts(arrays, run.start(), run.end(), width) if arrays else []
+            for low, high in zip([0, *cuts], [*cuts, len(text)]):
+                yield run.start() + low * width, width, order, text[low:high]
+
+
+def numpy_items(data: bytes) -> list[tuple[int, int, int, list[int]]]:
+    """Where the items of each NumPy array in ``data`` lie (a ``.npy`` file, or one stored in an ``.npz`` or a tar):
+    the start and end of its data, the size of one record, and the offsets in a record at which a string field
+    starts or ends. An array of objects (a pickle), or a header NumPy would not read, is left out.
+
+    >>> buffer = io.BytesIO()
+    >>> np.save(buffer, np.array(["alpha", "beta"]))
+    >>> numpy_items(buffer.getvalue())
+    [(128, 168, 20, [0, 20])]
+    >>> record = np.dtype([("n", "i4"), ("name", "U3"), ("tag", "S2")])
+    >>> buffer = io.BytesIO(); np.save(buffer, np.zeros(2, record))
+    >>> [item[2:] for item in numpy_items(buffer.getvalue())]
+    [(18, [4, 16, 18])]
+    """
+    arrays = []
+    at, tried = data.find(_NUMPY_MAGIC), 0
+    while at >= 0 and tried < _MOST_ARRAYS:
+        tried += 1
+        handle = io.BytesIO(data)
+        handle.seek(at)
+        try:
+            major, _ = npy_format.read_magic(handle)
+            read = npy_format.read_array_header_1_0 if major == 1 else npy_format.read_array_header_2_0
+            shape, _, dtype = read(handle)
+            edges = set() if dtype.hasobject or dtype.itemsize == 0 else _string_edges(dtype, 0)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError, OverflowError):
+            edges = set()
+        if edges:
+            start = handle.tell()
+            arrays.append((start, min(len(data), start + math.prod(shape) * dtype.itemsize), dtype.itemsize,
+                           sorted(edges)))
+        at = data.find(_NUMPY_MAGIC, at + 1)
+    return arrays
+
+
+_NUMPY_MAGIC = b"\x93NUMPY"
+_MOST_ARRAYS = 10_000  # headers read at most: an .npz of more arrays has the rest read as any binary
+_MOST_EDGES = 4096  # a record of more string fields than this is read as one run, as any binary is
+
+
+def _string_edges(dtype: np.dtype, offset: int) -> set[int]:
+    """The offsets at which the string fields of ``dtype`` (placed at ``offset`` in a record) start and end."""
+    if dtype.fields:
+        edges: set[int] = set()
+        for field, at, *_ in dtype.fields.values():
+            edges |= _string_edges(field, offset + at)
+            if len(edges) > _MOST_EDGES:
+                return set()
+        return edges
+    if dtype.subdtype is not None:
+        base, shape = dtype.subdtype
+        count = math.prod(shape)
+        if count > _MOST_EDGES:
+            return set()
+        return set().union(*(_string_edges(base, offset + index * base.itemsize) for index in range(count)))
+    return {offset, offset + dtype.itemsize} if dtype.kind in "SU" else set()
+
+
+def _item_cuts(arrays: list[tuple[int, int, int, list[int]]], start: int, end: int, width: int) -> list[int]:
+    """The characters, counted from a run's ``start``, at which a NumPy array's string items start or end within
+    the run (a cut that falls inside a character of this width is not one of its items' edges)."""
+    cuts = []
+    for data_start, data_end, size, edges in arrays:
+        first, last = max(start, data_start), min(end, data_end)
+        if first >= last:
+            continue
+        for record in range((first - data_start) // size, (last - 1 - data_start) // size + 1):
+            for edge in edges:
+                at = data_start + record * size + edge
+                if start < at < end and (at - start) % width == 0:
+                    cuts.append((at - start) // width)
+    return sorted(set(cuts))
 
 
 def binary_strings(data: bytes) -> list[str]:

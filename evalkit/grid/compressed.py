@@ -26,12 +26,15 @@ import hashlib
 import lzma
 import os
 import shutil
+import struct
 import tarfile
 import tempfile
 import zipfile
 import zlib
 from pathlib import Path
 from typing import Callable, Iterator
+
+from evalkit.models.encoded_runs import zlib_header
 
 __all__ = ["HEAD_BYTES", "MAX_CHAIN", "MAX_INFLATED", "MAX_NESTING", "MAX_MEMBERS", "compression_of", "scrub_inside",
            "tar_header_offsets", "restore_tar_checksums", "zip_stored_entries", "restore_zip_crcs",
@@ -44,6 +47,10 @@ MAX_CHAIN = 64  # compressed files one after another in one file (zlib streams a
 _CHUNK = 2**20
 
 HEAD_BYTES = 512  # bytes read to tell a file's format (a tar's magic stands at 257)
+# What Python's readers raise on a damaged or hostile archive or stream (a tar cut mid-member, a pax record of a
+# huge length, a zip member of an unknown method, a bad checksum): caught wherever an archive is opened or read
+_READ_ERRORS = (tarfile.TarError, zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, lzma.LZMAError, struct.error,
+               OSError, EOFError, ValueError, ArithmeticError, NotImplementedError, RuntimeError)
 
 
 def compression_of(head: bytes) -> str | None:
@@ -69,8 +76,7 @@ def compression_of(head: bytes) -> str | None:
         return "lzma"
     if head[257:262] == b"ustar" or _tar_header(head):
         return "tar"
-    if len(head) >= 2 and head[0] & 0x0F == 8 and head[0] >> 4 <= 7 and not head[1] & 0x20 \
-            and (head[0] * 256 + head[1]) % 31 == 0:  # zlib's header: deflate, any window, no preset dictionary
+    if zlib_header(head):
         return "zlib"
     return None
 
@@ -137,7 +143,7 @@ def tar_header_offsets(path: Path) -> list[int]:
     try:
         with tarfile.open(path, "r:") as archive:
             candidates = sorted({at for info in archive for at in (info.offset, info.offset_data - 512)})
-    except (tarfile.TarError, OSError, EOFError, ValueError, ArithmeticError, RuntimeError):
+    except _READ_ERRORS:
         return []
     offsets = []
     with open(path, "rb") as handle:
@@ -166,8 +172,6 @@ def zip_stored_entries(path: Path) -> list[tuple[int, int, int | None, int | Non
     length, its local header's CRC offset or None where a data descriptor holds it, that descriptor's CRC offset or
     None, its central directory entry's CRC offset, the CRC it records): what :func:`restore_zip_crcs` needs. None
     for a file no reader takes for a zip."""
-    import struct
-
     entries = []
     try:
         with zipfile.ZipFile(path) as archive, open(path, "rb") as handle:
@@ -193,8 +197,7 @@ def zip_stored_entries(path: Path) -> list[tuple[int, int, int | None, int | Non
                     descriptor = start + info.compress_size + (4 if handle.read(4) == b"PK\x07\x08" else 0)
                 entries.append((start, info.compress_size, None if described else info.header_offset + 14,
                                 descriptor, here + 16, info.CRC))
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError, ArithmeticError, RuntimeError,
-            struct.error):
+    except _READ_ERRORS:
         return []
     return entries
 
@@ -269,8 +272,7 @@ def scrub_inside(path: Path, scrub: Callable[[Path], None], mask_name: Callable[
         return _scrub_stream(path, kind, scrub, mask_name, private, depth, chain)
     except _TooLarge:
         return f"its {kind} content inflates past {MAX_INFLATED} bytes and is not read"
-    except (tarfile.TarError, zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, zlib.error,
-            lzma.LZMAError, ValueError, ArithmeticError, NotImplementedError, RuntimeError) as error:
+    except _READ_ERRORS as error:
         # damaged past where it was first read (a tar cut mid-member, a member whose checksum or name is wrong):
         # said, not guessed clean; its bytes are still scrubbed as they are
         return f"its {kind} content cannot be read whole ({type(error).__name__})"
@@ -289,7 +291,7 @@ def _scrub_stream(path: Path, kind: str, scrub: Callable[[Path], None], mask_nam
         with open(inflated, "wb") as out:
             for chunk in _inflate(path, kind, trailing):
                 out.write(chunk)
-    except (OSError, EOFError, lzma.LZMAError, zlib.error, ValueError):
+    except _READ_ERRORS:
         return None  # not a stream this kit reads whole (corrupt, or cut): its bytes are scrubbed as they are
     before = _digest(inflated)
     inside = _scrubbed(scrub, inflated)
@@ -434,7 +436,7 @@ def _scrub_zip(path: Path, scrub: Callable[[Path], None], mask_name: Callable[[s
     in its own compression, where a member or a name changed."""
     try:
         archive = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError, ValueError, ArithmeticError):
+    except _READ_ERRORS:
         return None
     changed, members, total, why, unreadable = False, [], 0, None, []
     with archive:
@@ -465,7 +467,7 @@ def _scrub_zip(path: Path, scrub: Callable[[Path], None], mask_name: Callable[[s
                         if total > MAX_INFLATED:
                             raise _TooLarge
                         out.write(piece)
-            except (zipfile.BadZipFile, NotImplementedError, OSError, EOFError, zlib.error, lzma.LZMAError):
+            except _READ_ERRORS:
                 why = why or f"its zip member {mask_name(info.filename)!r} cannot be read"
                 unreadable.append(info)
                 continue
@@ -505,7 +507,7 @@ def _scrub_tar(path: Path, scrub: Callable[[Path], None], mask_name: Callable[[s
     again where such a member or a member's name changed."""
     try:
         archive = tarfile.open(path, "r:")
-    except (tarfile.TarError, OSError, ValueError, ArithmeticError):
+    except _READ_ERRORS:
         return None
     changed, members, total, renamed, why = False, [], 0, {}, None
     with archive:
@@ -581,7 +583,7 @@ def _zip_start(path: Path) -> int:
         with zipfile.ZipFile(path) as archive:
             offsets = [info.header_offset for info in archive.infolist()]
             return min(offsets) if offsets else archive.start_dir
-    except (zipfile.BadZipFile, OSError, ValueError, ArithmeticError, EOFError):
+    except _READ_ERRORS:
         return 0
 
 
@@ -615,7 +617,7 @@ def _compressed(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bool:
     try:
         with archive.open(info) as member:
             return compression_of(member.read(HEAD_BYTES)) is not None
-    except (zipfile.BadZipFile, NotImplementedError, OSError, EOFError):
+    except _READ_ERRORS:
         return False
 
 

@@ -87,15 +87,17 @@ class JudgeSpec:
 
         >>> JudgeSpec("lm", prompt="likert", backend="openai", model="m", base_url="http://u:pw@10.0.0.2:80/v1").title
         'lm:likert (openai m at 10.0.0.2:80/v1)'
+        >>> JudgeSpec("lm", prompt="likert", backend="openai", model="dep-Zx9Qw8Er7", base_url="http://u:Zx9Qw8Er7@h").title
+        'lm:likert (openai dep-*** at h)'
         """
-        if self.name:
-            return public_record({"name": self.name, "base_url": self.base_url})["name"]
         from evalkit.models.redaction import endpoint_label
 
         detail = self.recipe or self.prompt or ("template" if self.template else None)
         where = f" at {endpoint_label(self.base_url)}" if self.base_url else ""
         model = f" ({self.backend} {self.model}{where})" if self.kind in DOOR_KINDS and self.model else ""
-        return f"{self.kind}:{detail}{model}" if detail else f"{self.kind}{model}"
+        title = self.name or (f"{self.kind}:{detail}{model}" if detail else f"{self.kind}{model}")
+        # every part masked as a shared record is, a model named after the endpoint's password included
+        return public_record({"title": title, "base_url": self.base_url})["title"]
 
     def as_record(self) -> dict[str, Any]:
         """The spec as plain values that may be shared (a card's ``spec``): see :func:`public_record`."""

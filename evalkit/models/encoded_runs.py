@@ -255,6 +255,17 @@ _READABLE = re.compile(rb"[\t\n\r\x20-\x7e]{8,}")
 _MAX_INFLATED = 2**20  # bytes of a compressed reading (base64 of a gzip) read for pieces
 
 
+def zlib_header(head: bytes) -> bool:
+    """Whether ``head`` begins with a zlib stream's header: deflate, any window, no preset dictionary, and the
+    check bits that make the first two bytes a multiple of 31.
+
+    >>> zlib_header(zlib.compress(b"x")), zlib_header(b"x\\x9c"), zlib_header(b"plain")
+    (True, True, False)
+    """
+    return (len(head) >= 2 and head[0] & 0x0F == 8 and head[0] >> 4 <= 7 and not head[1] & 0x20
+            and (head[0] * 256 + head[1]) % 31 == 0)
+
+
 def _inflated(reading: bytes) -> bytes | None:
     """The first :data:`_MAX_INFLATED` bytes a gzip or zlib stream inflates to (base64 of a gzipped config), or None
     when ``reading`` is no such stream.
@@ -262,8 +273,7 @@ def _inflated(reading: bytes) -> bytes | None:
     >>> import gzip; _inflated(gzip.compress(b"token=abc")), _inflated(b"plain")
     (b'token=abc', None)
     """
-    if not (reading[:2] == b"\x1f\x8b" or len(reading) > 2 and reading[0] & 0x0F == 8 and reading[0] >> 4 <= 7
-            and (reading[0] * 256 + reading[1]) % 31 == 0):
+    if not (reading[:2] == b"\x1f\x8b" or zlib_header(reading)):
         return None
     try:
         return zlib.decompressobj(wbits=47).decompress(reading, _MAX_INFLATED) or None

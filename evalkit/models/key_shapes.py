@@ -205,6 +205,8 @@ def path_secrets(url: str) -> list[str]:
     (['tok.en.1234'], ['ENCk3y12', 'fr4g'])
     >>> path_secrets("https://h/openai/deployments/Meta-Llama-3.1-8B-Instruct/v1"), path_secrets("http://h:8000/v1")
     ([], [])
+    >>> path_secrets("https://h/v1/%Zx9Qw8Er7Ty6Ui5"), path_secrets("https://h/v1/llama-3.1@q4!fast")
+    (['Zx9Qw8Er7Ty6Ui5'], [])
     >>> path_secrets("https://h/models/Qwen2-7B-Instruct/v1/chat/completions")
     []
     >>> path_secrets("https://h/zq8xwv3klm9pqr7tyu2b1234/v1"), path_secrets("https://h/mistral7binstructv02/v1")
@@ -240,8 +242,8 @@ def path_secrets(url: str) -> list[str]:
             found.append(segment)  # a webhook's token after its id: Discord's /webhooks/<id>/<token>, Zapier's catch hook
         elif (named := _NAMED_IN_SEGMENT.fullmatch(segment)) and not re.fullmatch(r"[a-z]+(?:[-_][a-z]+)*", named[1]):
             found.append(named[1])  # /key:<value>, /apikey-<value>: a lower-case word (token-refresh) is a route
-        elif not _TOKEN_CHARS.fullmatch(segment):
-            continue
+        elif not _TOKEN_CHARS.fullmatch(segment):  # a key behind a stray "%" or "!" is read on its own
+            found += [run for run in _TOKEN_CHARS.findall(segment) if _key_like(run)]
         elif _key_like(segment):
             found.append(segment)
         elif (index >= 2 and re.fullmatch(r"T[A-Z0-9]{6,}", segments[index - 2])

@@ -111,6 +111,31 @@ def test_strings_of_checkpoints_pickles_and_numpy_arrays_are_masked_in_place(tmp
     assert np.load(tmp_path / "labels.npy").shape == (3,)
 
 
+def test_a_numpy_array_loses_a_credential_and_keeps_the_items_beside_it(tmp_path):
+    """A fixed-width NumPy string item filled to its width runs on into the next item with no byte between them:
+    the masking stops at the item's end, in a plain array (UTF-32 or bytes), a record's fields, and an .npz
+    whether its members are stored or deflated."""
+    np = pytest.importorskip("numpy")
+    key = SHAPES[1]
+    record = np.dtype([("n", "i4"), ("key", "U36"), ("tag", "U6")])
+    arrays = {"wide": np.array(["alpha", key, "beta", "gamma"]),
+              "narrow": np.array([b"alpha", key.encode(), b"beta"]),
+              "grid": np.array([["x1234567", key], ["beta", "delta"]]),
+              "rows": np.array([(1, key, "beta"), (2, "zz", "omega")], dtype=record)}
+    for name, array in arrays.items():
+        np.save(tmp_path / f"{name}.npy", array)
+    np.savez(tmp_path / "stored.npz", **arrays)
+    np.savez_compressed(tmp_path / "deflated.npz", **arrays)
+    scrub_folder(tmp_path, [])
+    loaded = [(f"{name}.npy", name, np.load(tmp_path / f"{name}.npy")) for name in arrays]
+    for archive in ("stored.npz", "deflated.npz"):
+        with np.load(tmp_path / archive) as members:
+            loaded += [(archive, name, members[name]) for name in arrays]
+    masked_key = "sk-" + "*" * (len(key) - 3)
+    for file, name, array in loaded:
+        assert repr(array.tolist()) == repr(arrays[name].tolist()).replace(key, masked_key), (file, name)
+
+
 def test_credentials_named_in_one_file_are_masked_in_every_file_and_name(tmp_path):
     """A secret named in a field of one file (``aws_secret_access_key = X`` in a config) is masked where another
     file holds it bare, and in a name; the scrub reports what it learned."""

@@ -59,21 +59,26 @@ def test_no_secret_in_any_card_or_board_file(door, tmp_path, capsys):
     # A label of one's own that holds a secret is masked too.
     assert main(["card", "--judge", str(_spec(tmp_path, "label", ENDPOINTS["api_key"], name=f"mine {ENV_KEY}")),
                  "--set", str(own), "--half", "all", "--bootstrap", "20", "--out", str(tmp_path / "cards" / "label")]) == 0
+    # A model named after the endpoint's password (a deployment named by its maker) is masked in the judge's name.
+    assert main(["card", "--judge", str(_spec(tmp_path, "model", ENDPOINTS["userinfo"], model=f"deploy-{PASSWORD}")),
+                 "--set", str(own), "--half", "all", "--bootstrap", "20", "--out", str(tmp_path / "cards" / "model")]) == 0
     # The endpoints cannot be reached: those cards scored nothing, and the board leaves them out, listed.
     assert main(["card", "--judge", "length", "--set", str(own), "--half", "all", "--bootstrap", "20",
                  "--out", str(tmp_path / "cards" / "length")]) == 0
     assert main(["leaderboard", "--cards", str(tmp_path / "cards"), "--bootstrap", "20", "--add", str(own),
                  "--out", str(tmp_path / "board")]) == 0
     printed = capsys.readouterr()
-    assert "1 judges from 1 cards (5 left out" in printed.out
+    assert "1 judges from 1 cards (6 left out" in printed.out
     assert not [s for s in SECRETS if s in printed.out + printed.err]
     refused = json.loads((tmp_path / "board" / "leaderboard.json").read_text())["refused_cards"]
-    assert len(refused) == 5 and all(r["reason"] == "no row on a set this board holds" for r in refused)
+    assert len(refused) == 6 and all(r["reason"] == "no row on a set this board holds" for r in refused)
     assert len(list((tmp_path / "board" / "cards").rglob("card.html"))) == 1
     assert not _leaks(tmp_path / "cards") and not _leaks(tmp_path / "board")
     record = json.loads((tmp_path / "cards" / "userinfo" / "card.json").read_text())
     assert record["spec"]["base_url"] == "http://***@10.0.0.1:8000/v1"
     assert record["judge"] == "lm:likert (openai fake-model at 10.0.0.1:8000/v1)"
+    assert json.loads((tmp_path / "cards" / "model" / "card.json").read_text())["judge"] == \
+        "lm:likert (openai deploy-*** at 10.0.0.1:8000/v1)"
     token = json.loads((tmp_path / "cards" / "token" / "card.json").read_text())
     assert token["spec"]["base_url"] == "https://judge.example.org/v1?token=***&x=***"
 
