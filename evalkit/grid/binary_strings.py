@@ -22,7 +22,7 @@ from evalkit.models.redaction import _ordinary_word
 from evalkit.grid.credential_names import credential_name
 from evalkit.grid.printed_secrets import output_secrets
 
-__all__ = ["binary_strings", "mask_strings_in_place", "named_in_strings"]
+__all__ = ["binary_strings", "mask_strings_in_place", "named_in_binary", "named_in_strings"]
 
 _PRINTABLE = rb"[\t\n\r\x20-\x7e]"
 # (pattern, bytes per character, byte order): ASCII, then UTF-16 and UTF-32 in either order
@@ -37,6 +37,16 @@ _TOKEN = re.compile(r"\w+|\W")
 _GLUED_KEY = re.compile(rf"[A-Za-z0-9](?=(?:{_KEY_PREFIX.pattern}|eyJ[\w-]{{10,}}\.))")
 # Between strings read at once: no string holds it, and the redaction reads its "\x1e" as a blank, as it does "\n"
 _STRING_BREAK = "\n\x1e\n"
+# A "?" starts a query in a binary's string only after a URL's scheme or before a named value of 8 characters or
+# more: numbers stored as bytes hold "?" everywhere (0x3F, the high byte of floats near 1), and the redaction of
+# text reads any "x?y" as a URL's query. Elsewhere it is read as a blank.
+_BINARY_QUERY = re.compile(r"\?(?=[A-Za-z_][\w.\-]{0,63}=[^\s#\"'<>\\&;]{8,})")
+# Likewise an "@" ends user-info only before a host's name with a dot or a port ("u:p@db.internal", "u:p@db:5432")
+_BINARY_HOST = re.compile(r"@(?=[A-Za-z0-9-]{1,63}(?:(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,63}|:\d{2,5})(?![\w.]))")
+# A string that names a credential (a pickled dict's key, a config's field): a name of letters, not bytes that
+# hold "pw" by chance; its value stands at most _NEAR bytes after it (a pickle's opcode and length between them)
+_NAME = re.compile(r"[A-Za-z_][A-Za-z_.\-]{1,63}")
+_NEAR = 16
 
 
 def _strings(data: bytes) -> Iterator[tuple[int, int, str, str]]:
@@ -149,6 +159,25 @@ _GLUED_NAMED = re.compile(r"(?i:password|passwd|secret|token|api_?key|access_?ke
 _VALUE = re.compile(r"[^\s\"'<>{}\[\],;]{6,256}")
 
 
+def named_in_binary(data: bytes) -> list[str]:
+    """The credentials the strings of ``data`` name (:func:`named_in_strings`), a name and its value read as a
+    pair only where the value starts within :data:`_NEAR` bytes of the name's end, in the same width.
+
+    >>> named_in_binary(b"\\x80\\x04}\\x8c\\x08password\\x94\\x8c\\x0cQm7vT2xR9kL4\\x94.")
+    ['Qm7vT2xR9kL4']
+    >>> named_in_binary(b"\\x80\\x04}\\x8c\\x08password" + bytes(40) + b"Qm7vT2xR9kL4\\x94.")
+    []
+    """
+    strings: list[str] = []
+    last: tuple[int, str, int] | None = None
+    for start, width, order, text in sorted(_strings(data), key=lambda found: (found[1], found[2], found[0])):
+        if last is not None and (last[:2] != (width, order) or start - last[2] > _NEAR):
+            strings.append("")  # no pair across a gap
+        strings.append(text)
+        last = (width, order, start + len(text) * width)
+    return named_in_strings(strings)
+
+
 def named_in_strings(strings: list[str]) -> list[str]:
     """The credentials a binary file names in its strings: a string that follows one naming a credential (a
     pickled ``{"password": X}`` keeps the name and the value as two strings), and a value glued to its name.
@@ -159,26 +188,51 @@ def named_in_strings(strings: list[str]) -> list[str]:
     ['Jd3nF6hB1sG5']
     """
     found = [value for name, value in zip(strings, strings[1:])
-             if credential_name(name.strip()) and _VALUE.fullmatch(value) and not _ordinary_word(value)]
+             if _NAME.fullmatch(name.strip()) and credential_name(name.strip()) and _VALUE.fullmatch(value)
+             and not _ordinary_word(value)]
     found += [glued[1] for text in strings for glued in _GLUED_NAMED.finditer(text)]
     return list(dict.fromkeys(found))
 
 
+# Characters a masked span of a binary's string holds at least. Numbers stored as bytes make short strings by
+# chance, and a few of them read as a credential's syntax ("b:)@jg" as user-info); a credential is no shorter than
+# this, and the secrets given are masked, in every piece, by the scrub's byte search whatever this drops.
+SHORTEST_MASKED = 8
+
+
 def mask_strings_in_place(path: Path, data: bytes, secrets: list[str]) -> None:
     """Overwrite what the redaction masks in each string of ``data`` (the bytes of ``path``) by as many ``*``: a
-    piece of a secret, its other cases and escapes, and credentials of a known shape."""
+    piece of a secret, its other cases and escapes, and credentials of a known shape, each span of at least
+    :data:`SHORTEST_MASKED` characters (a binary of numbers, holding no secret, keeps every byte)."""
     found = list(_strings(data))
-    texts = [_GLUED_KEY.sub(" ", text) for *_, text in found]  # as long as the strings: the spans stay in place
+    texts = [_as_read(text) for *_, text in found]
     spans = []
     for (start, width, order, _), text, masked in zip(found, texts, _redacted(texts, secrets)):
         for low, high in _changed_spans(text, masked):
-            spans.append((start + low * width, (high - low), width, order))
+            if high - low >= SHORTEST_MASKED:
+                spans.append((start + low * width, (high - low), width, order))
     if not spans:
         return
     with open(path, "r+b") as handle, mmap.mmap(handle.fileno(), 0) as mapped:
         for start, count, width, order in spans:
             star = b"*".rjust(width, b"\x00") if order == "big" else b"*".ljust(width, b"\x00")
             mapped[start:start + count * width] = star * count
+
+
+def _as_read(text: str) -> str:
+    """A binary's string as the redaction is to read it, as long as it is (the masked spans stay in place): a key
+    glued to the bytes before it set apart, and a "?" that starts no query or an "@" before no host read as a blank.
+
+    >>> _as_read("x?N2~Pw"), _as_read("GET /v1?token=Zq8XwV3kLm9P"), _as_read("https://h/v1?k=1")
+    ('x N2~Pw', 'GET /v1?token=Zq8XwV3kLm9P', 'https://h/v1?k=1')
+    >>> _as_read("6M8H:E=i@v"), _as_read("app:Pw-99x@db.internal/app"), _as_read("app:Pw-99x@db:5432")
+    ('6M8H:E=i v', 'app:Pw-99x@db.internal/app', 'app:Pw-99x@db:5432')
+    """
+    text = _GLUED_KEY.sub(" ", text)
+    if ("?" in text or "@" in text) and "://" not in text:
+        text = "".join(" " if (char == "?" and not _BINARY_QUERY.match(text, at))
+                       or (char == "@" and not _BINARY_HOST.match(text, at)) else char for at, char in enumerate(text))
+    return text
 
 
 def _redacted(texts: list[str], secrets: list[str]) -> list[str]:

@@ -285,14 +285,19 @@ def _scrub_stream(path: Path, kind: str, scrub: Callable[[Path], None], mask_nam
     """A gzip, bzip2, xz, lzma or zlib file: inflated into ``private``, scrubbed, deflated again in place if
     changed. Bytes after the last stream (a writer's padding, junk, another file appended) are kept; where they
     begin another compressed file (a second zlib stream, a gzip after a bzip2), that file is scrubbed inside too,
-    up to :data:`MAX_CHAIN` of them; else the file's own scrub masks them."""
-    inflated, trailing = private / "content", [0]
+    up to :data:`MAX_CHAIN` of them; else the file's own scrub masks them. A stream cut short (its writer stopped)
+    is read up to the cut, and written again as a whole stream where its scrub changed that."""
+    inflated, trailing, cut = private / "content", [0], False
     try:
         with open(inflated, "wb") as out:
             for chunk in _inflate(path, kind, trailing):
                 out.write(chunk)
+    except EOFError:  # cut short (a job stopped while writing its log): what it holds up to the cut is read
+        cut = True
     except _READ_ERRORS:
-        return None  # not a stream this kit reads whole (corrupt, or cut): its bytes are scrubbed as they are
+        return None  # not a stream this kit reads (corrupt): its bytes are scrubbed as they are
+    if cut and not inflated.stat().st_size:
+        return None
     before = _digest(inflated)
     inside = _scrubbed(scrub, inflated)
     # a gzip header's name, comment or extra field holding a secret: the stream is written again without them (masked
@@ -300,8 +305,9 @@ def _scrub_stream(path: Path, kind: str, scrub: Callable[[Path], None], mask_nam
     changed = _digest(inflated) != before or (kind == "gzip" and _gzip_header_masked(path, mask_name))
     after = private / "after"
     with open(path, "rb") as original, open(after, "wb") as out:
-        original.seek(trailing[0])
-        shutil.copyfileobj(original, out, _CHUNK)
+        if not cut:  # a cut stream has nothing after it: it is written again whole, up to its cut, or left as it is
+            original.seek(trailing[0])
+            shutil.copyfileobj(original, out, _CHUNK)
     before = _digest(after)
     # (the file after a stream stands beside it, not inside: as deep as it, one more in the chain)
     why = scrub_inside(after, scrub, mask_name, depth=depth, chain=chain + 1) if after.stat().st_size else None

@@ -30,7 +30,8 @@ from evalkit.models import redact
 from evalkit.grid.byte_forms import byte_forms, copy_data_parts, holds_secret, mask_bytes_in_place
 from evalkit.grid.compressed import (HEAD_BYTES, NotReadWhole, compression_of, restore_tar_checksums,
                                      restore_zip_crcs, scrub_inside, tar_header_offsets, zip_stored_entries)
-from evalkit.grid.binary_strings import binary_strings, mask_strings_in_place, named_in_strings
+from evalkit.grid.binary_strings import (SHORTEST_MASKED, binary_strings, mask_strings_in_place,
+                                         named_in_binary)
 from evalkit.grid.printed_secrets import _TERMINAL_CODE, output_secrets
 
 __all__ = ["Scrubbed", "scrub_folder"]
@@ -236,14 +237,11 @@ def named_in_data(data: bytes) -> list[str]:
     (['Pw-Wide77x'], ['Tk-88bin'])
     """
     readings = _readings(data)
-    texts = list(readings.values())
-    found: list[str] = []
+    found = [value for text in readings.values() for value in output_secrets(text)]
     if list(readings) in ([], ["latin-1"]) or b"\x00" in data:  # a binary, or a text that may hold wide strings
-        strings = binary_strings(data)
-        texts.append("\n".join(strings))
-        found += named_in_strings(strings)
-    for text in texts:
-        found += output_secrets(text)
+        # (short values are left out: a binary's strings make them by chance, as they do "pw: ," from numbers)
+        found += [value for value in output_secrets("\n".join(binary_strings(data))) + named_in_binary(data)
+                  if len(value) >= SHORTEST_MASKED]
     return list(dict.fromkeys(found))
 
 

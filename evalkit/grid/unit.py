@@ -228,7 +228,8 @@ KEPT_OUTPUT = 4 * 2**20
 
 class _Drain:
     """A pipe read to its end by a thread of its own, keeping at least its last ``keep`` characters and at most
-    64 K more (whole reads are dropped from its start), and counting what it dropped."""
+    64 K more (whole reads are dropped from its start, and then the rest of the line the cut fell in), and counting
+    what it dropped."""
 
     def __init__(self, pipe, keep: int = KEPT_OUTPUT):
         self.parts: collections.deque[str] = collections.deque()
@@ -256,12 +257,18 @@ class _Drain:
         >>> drain = _Drain(io.StringIO("x" * 200_000 + '\\n{"ok": 1}\\n'), keep=70_000)
         >>> text = drain.text()
         >>> text.splitlines()[0], text.splitlines()[-1], len(text) < 140_000
-        ('[evalkit: the first 65,536 characters of this output were cut; its last 134,475 are kept]', '{"ok": 1}', True)
+        ('[evalkit: the first 200,001 characters of this output were cut; its last 10 are kept]', '{"ok": 1}', True)
+        >>> named = "x" * 65530 + "token=" + "Qm8vT2xLp9Rw4KzNc7\\n" + "step\\n" * 20_000  # the cut after "token="
+        >>> "Qm8vT2xLp9Rw4KzNc7" in _Drain(io.StringIO(named), keep=70_000).text()
+        False
         """
         self.thread.join(wait_s)
         with self.lock:
             text = "".join(self.parts)
             cut = self.cut
+        if cut and "\n" in text:  # the line the cut fell in goes whole: a value whose name was cut is never kept
+            line_end = text.index("\n") + 1
+            text, cut = text[line_end:], cut + line_end
         return f"[evalkit: the first {cut:,} characters of this output were cut; its last {len(text):,} are kept]\n" \
             + text if cut else text
 
