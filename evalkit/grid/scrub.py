@@ -28,7 +28,8 @@ from pathlib import Path
 
 from evalkit.models import redact
 from evalkit.grid.byte_forms import byte_forms, copy_data_parts, holds_secret, mask_bytes_in_place
-from evalkit.grid.compressed import (HEAD_BYTES, NotReadWhole, compression_of, restore_tar_checksums,
+from evalkit.grid.embedded_streams import scrub_embedded_streams
+from evalkit.grid.compressed import (HEAD_BYTES, MAX_NESTING, NotReadWhole, compression_of, restore_tar_checksums,
                                      restore_zip_crcs, scrub_inside, tar_header_offsets, zip_stored_entries)
 from evalkit.grid.binary_strings import (SHORTEST_MASKED, binary_strings, mask_strings_in_place,
                                          named_in_binary)
@@ -378,6 +379,13 @@ def _scrub_file(path: Path, secrets: list[str], depth: int = 0) -> None:
     headers = tar_header_offsets(path) if kind == "tar" else []
     stored = zip_stored_entries(path) if kind in ("zip", None) else []
     written = path.stat().st_mtime_ns
+    if kind is None and depth < MAX_NESTING and path.stat().st_size <= _TEXT_BYTES:
+        # a gzip or zlib blob stored inside it (a sqlite cache's compressed rows)
+        try:
+            embedded = scrub_embedded_streams(path, lambda inner: _scrub_file(inner, secrets, depth + 1))
+        except NotReadWhole as inner:
+            embedded = str(inner)
+        why = why or embedded
     _scrub_bytes(path, secrets)
     if headers:
         restore_tar_checksums(path, headers)

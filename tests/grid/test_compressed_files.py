@@ -421,3 +421,27 @@ def test_files_of_numbers_and_compressed_files_holding_no_secret_keep_every_byte
     before = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
     assert scrub_folder(tmp_path, []) == scrub_folder(tmp_path, [SECRET]) == type(scrub_folder(tmp_path, []))()
     assert [name for name, data in before.items() if (tmp_path / name).read_bytes() != data] == []
+
+
+def test_a_compressed_blob_inside_a_database_loses_its_secret_and_stays_readable(tmp_path):
+    """A gzip or zlib blob stored in a sqlite database (an HTTP cache's bodies) is a complete stream inside
+    another file: it is inflated, scrubbed, and written back over its old bytes, which the database reads as
+    before; the other rows keep every byte."""
+    import sqlite3
+
+    key = "ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
+    database = tmp_path / "cache.db"
+    with sqlite3.connect(database) as connection:
+        connection.execute("create table responses(key, body)")
+        rows = [("k1", gzip.compress(f'{{"url": "https://u:{SECRET}@api/x", "n": 1}}'.encode())),
+                ("k2", zlib.compress(f"token={key}\nstep 2 ok\n".encode())),
+                ("k3", zlib.compress(b"no secret in this one " * 20))]
+        connection.executemany("insert into responses values(?, ?)", rows)
+    connection.close()
+    assert scrub_folder(tmp_path, [SECRET]).kept == ()
+    with sqlite3.connect(database) as connection:
+        bodies = dict(connection.execute("select key, body from responses"))
+    connection.close()
+    assert gzip.decompress(bodies["k1"]) == b'{"url": "https://***@api/x", "n": 1}'
+    assert zlib.decompress(bodies["k2"]) == b"token=***\nstep 2 ok\n"
+    assert bodies["k3"] == rows[2][1]

@@ -1,0 +1,74 @@
+"""Compressed streams stored inside another file (a gzip or zlib blob in a sqlite cache, a compressed field of a
+binary record): each complete one — its checksum holds, so it is no chance run of bytes — is inflated, scrubbed as
+a file of the folder is, and, where that changed it, compressed again and written back over its old bytes, padded
+with zero bytes to its old length (zlib and gzip readers stop at a stream's end). One that does not fit its old
+length once compressed again cannot be masked in place, and is reported."""
+from __future__ import annotations
+
+import gzip
+import mmap
+import re
+import tempfile
+import zlib
+from pathlib import Path
+from typing import Callable, Iterator
+
+__all__ = ["scrub_embedded_streams"]
+
+# A gzip member's magic and method; a zlib header with a 32 KiB window at each of its four levels
+_STREAM_START = re.compile(rb"\x1f\x8b\x08|\x78[\x01\x5e\x9c\xda]")
+_MOST_TRIED = 100_000  # stream starts tried in one file (random bytes hold one zlib-like pair in 16,000)
+_MOST_INFLATED = 2**24  # bytes one embedded stream may inflate to; a larger one is left as it is
+
+
+def embedded_streams(data: bytes | mmap.mmap) -> Iterator[tuple[int, int, str, bytes]]:
+    """(start, end, kind, inflated bytes) of each complete gzip or zlib stream inside ``data``, not at its first
+    byte (a file that is one stream is read as a compressed file).
+
+    >>> blob = zlib.compress(b'{"password": "Pw-embedded-99"}')
+    >>> [(start, end - start == len(blob), kind, text) for start, end, kind, text in
+    ...  embedded_streams(b"row 1|" + blob + b"|x^2 and more")]
+    [(6, True, 'zlib', b'{"password": "Pw-embedded-99"}')]
+    """
+    view = memoryview(data)
+    for tried, found in enumerate(_STREAM_START.finditer(data, 1)):
+        if tried >= _MOST_TRIED:
+            return
+        start = found.start()
+        kind = "gzip" if found.group().startswith(b"\x1f") else "zlib"
+        inflate = zlib.decompressobj(wbits=31 if kind == "gzip" else 15)
+        try:
+            inflated = inflate.decompress(view[start:], _MOST_INFLATED)
+        except zlib.error:
+            continue
+        if inflate.eof and inflated:  # its checksum (CRC-32 or Adler-32) held at its end
+            yield start, len(data) - len(inflate.unused_data), kind, inflated
+
+
+def scrub_embedded_streams(path: Path, scrub: Callable[[Path], None]) -> str | None:
+    """Scrub each compressed stream stored inside ``path`` with ``scrub`` (a file's scrub, given a private copy of
+    what it inflates to) and write it back in place where that changed it; None when done, else why one could not
+    be written back."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    changes, why = [], None
+    with tempfile.TemporaryDirectory(prefix="evalkit-embedded-") as private:
+        copy = Path(private) / "stream"
+        for start, end, kind, inflated in embedded_streams(data):
+            copy.write_bytes(inflated)
+            scrub(copy)
+            scrubbed = copy.read_bytes()
+            if scrubbed == inflated:
+                continue
+            packed = gzip.compress(scrubbed, 9, mtime=0) if kind == "gzip" else zlib.compress(scrubbed, 9)
+            if len(packed) > end - start:
+                why = why or (f"a {kind} stream inside it at byte {start} holds a secret and cannot be masked in "
+                              "place (compressed again, it is longer)")
+                continue
+            changes.append((start, packed.ljust(end - start, b"\0")))
+    if changes:
+        with open(path, "r+b") as handle:
+            for start, packed in changes:
+                handle.seek(start)
+                handle.write(packed)
+    return why
