@@ -37,15 +37,20 @@ _TOKEN = re.compile(r"\w+|\W")
 _GLUED_KEY = re.compile(rf"[A-Za-z0-9](?=(?:{_KEY_PREFIX.pattern}|eyJ[\w-]{{10,}}\.))")
 # Between strings read at once: no string holds it, and the redaction reads its "\x1e" as a blank, as it does "\n"
 _STRING_BREAK = "\n\x1e\n"
-# A "?" starts a query in a binary's string only after a URL's scheme or before a named value of 8 characters or
-# more: numbers stored as bytes hold "?" everywhere (0x3F, the high byte of floats near 1), and the redaction of
-# text reads any "x?y" as a URL's query. Elsewhere it is read as a blank.
+# A "?" starts a query in a binary's string only after a URL's scheme or a path, or before a named value of 8
+# characters or more: numbers stored as bytes hold "?" everywhere (0x3F, the high byte of floats near 1), and the
+# redaction of text reads any "x?y" as a URL's query. Elsewhere it is read as a blank.
 _BINARY_QUERY = re.compile(r"\?(?=[A-Za-z_][\w.\-]{0,63}=[^\s#\"'<>\\&;]{8,})")
-# Likewise an "@" ends user-info only before a host's name with a dot or a port ("u:p@db.internal", "u:p@db:5432")
-_BINARY_HOST = re.compile(r"@(?=[A-Za-z0-9-]{1,63}(?:(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,63}|:\d{2,5})(?![\w.]))")
-# A string that names a credential (a pickled dict's key, a config's field): a name of letters, not bytes that
-# hold "pw" by chance; its value stands at most _NEAR bytes after it (a pickle's opcode and length between them)
-_NAME = re.compile(r"[A-Za-z_][A-Za-z_.\-]{1,63}")
+_PATH_END = re.compile(r"/[\w.\-~%]{1,255}\Z")  # a "?" after a path ("cdn.example.com/f.bin?s=...")
+# Likewise an "@" ends user-info only before a host: a name with a dot, an IP address, localhost, a service name
+# before its path or a port ("u:p@db.internal", "u:p@10.0.0.5", "u:p@rabbitmq/vhost", "u:p@db:5432")
+_BINARY_HOST = re.compile(r"@(?=(?:[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,63}|\d{1,3}(?:\.\d{1,3}){3}"
+                          r"|\[[0-9A-Fa-f:.]{2,45}\]|localhost|[a-z][a-z0-9_-]{1,62}(?=/))(?::\d{2,5})?(?![\w.])"
+                          r"|[A-Za-z0-9-]{1,63}:\d{2,5}(?![\w.]))")
+# A string that names a credential (a pickled dict's key, a config's field): a name, not bytes that hold "pw" by
+# chance; its value stands at most _NEAR bytes after it, zero bytes aside (a pickle's opcode and length, a NumPy
+# field's padding)
+_NAME = re.compile(r"[A-Za-z_][\w.\-]{1,63}")
 _NEAR = 16
 
 
@@ -81,13 +86,13 @@ def numpy_items(data: bytes) -> list[tuple[int, int, int, list[int]]]:
     starts or ends. An array of objects (a pickle), or a header NumPy would not read, is left out.
 
     >>> buffer = io.BytesIO()
-    >>> np.save(buffer, np.array(["alpha", "beta"]))
+    >>> np.save(buffer, np.array(["alpha" * 5, "beta"]))
     >>> numpy_items(buffer.getvalue())
-    [(128, 168, 20, [0, 20])]
-    >>> record = np.dtype([("n", "i4"), ("name", "U3"), ("tag", "S2")])
+    [(128, 328, 100, [0, 100])]
+    >>> record = np.dtype([("n", "i4"), ("name", "U24"), ("tag", "S20"), ("code", "S2")])
     >>> buffer = io.BytesIO(); np.save(buffer, np.zeros(2, record))
     >>> [item[2:] for item in numpy_items(buffer.getvalue())]
-    [(18, [4, 16, 18])]
+    [(122, [4, 100, 120])]
     """
     arrays = []
     at, tried = data.find(_NUMPY_MAGIC), 0
@@ -112,6 +117,7 @@ def numpy_items(data: bytes) -> list[tuple[int, int, int, list[int]]]:
 
 _NUMPY_MAGIC = b"\x93NUMPY"
 _MOST_ARRAYS = 10_000  # headers read at most: an .npz of more arrays has the rest read as any binary
+_WHOLE_VALUE = 20  # characters of a string field at least, for its edges to end the strings read across them
 _MOST_EDGES = 4096  # a record of more string fields than this is read as one run, as any binary is
 
 
@@ -130,7 +136,9 @@ def _string_edges(dtype: np.dtype, offset: int) -> set[int]:
         if count > _MOST_EDGES:
             return set()
         return set().union(*(_string_edges(base, offset + index * base.itemsize) for index in range(count)))
-    return {offset, offset + dtype.itemsize} if dtype.kind in "SU" else set()
+    characters = dtype.itemsize // (4 if dtype.kind == "U" else 1)
+    # an item this wide holds whole values; a narrower one may be a piece of a text cut into items (a key across it)
+    return {offset, offset + dtype.itemsize} if dtype.kind in "SU" and characters >= _WHOLE_VALUE else set()
 
 
 def _item_cuts(arrays: list[tuple[int, int, int, list[int]]], start: int, end: int, width: int) -> list[int]:
@@ -161,17 +169,21 @@ _VALUE = re.compile(r"[^\s\"'<>{}\[\],;]{6,256}")
 
 def named_in_binary(data: bytes) -> list[str]:
     """The credentials the strings of ``data`` name (:func:`named_in_strings`), a name and its value read as a
-    pair only where the value starts within :data:`_NEAR` bytes of the name's end, in the same width.
+    pair only where the value starts within :data:`_NEAR` bytes of the name's end (zero bytes, a fixed-width
+    field's padding, aside), in the same width.
 
     >>> named_in_binary(b"\\x80\\x04}\\x8c\\x08password\\x94\\x8c\\x0cQm7vT2xR9kL4\\x94.")
     ['Qm7vT2xR9kL4']
-    >>> named_in_binary(b"\\x80\\x04}\\x8c\\x08password" + bytes(40) + b"Qm7vT2xR9kL4\\x94.")
+    >>> named_in_binary(b"\\x80\\x04}\\x8c\\x08password" + b"\\x01" * 40 + b"Qm7vT2xR9kL4\\x94.")
     []
     """
     strings: list[str] = []
     last: tuple[int, str, int] | None = None
     for start, width, order, text in sorted(_strings(data), key=lambda found: (found[1], found[2], found[0])):
-        if last is not None and (last[:2] != (width, order) or start - last[2] > _NEAR):
+        if len(text) < 2:  # a stray byte between two fields (a float's "?" glued to the value after it)
+            continue
+        if last is not None and (last[:2] != (width, order)
+                                 or start - last[2] - data.count(b"\0", last[2], start) > _NEAR):
             strings.append("")  # no pair across a gap
         strings.append(text)
         last = (width, order, start + len(text) * width)
@@ -230,7 +242,8 @@ def _as_read(text: str) -> str:
     """
     text = _GLUED_KEY.sub(" ", text)
     if ("?" in text or "@" in text) and "://" not in text:
-        text = "".join(" " if (char == "?" and not _BINARY_QUERY.match(text, at))
+        text = "".join(" " if (char == "?" and not _BINARY_QUERY.match(text, at)
+                                and not _PATH_END.search(text, 0, at))
                        or (char == "@" and not _BINARY_HOST.match(text, at)) else char for at, char in enumerate(text))
     return text
 

@@ -13,6 +13,8 @@ import zlib
 from pathlib import Path
 from typing import Callable, Iterator
 
+from evalkit.grid.compressed import MAX_INFLATED
+
 __all__ = ["scrub_embedded_streams"]
 
 # A gzip member's magic and method; a zlib header with a 32 KiB window at each of its four levels
@@ -51,10 +53,14 @@ def scrub_embedded_streams(path: Path, scrub: Callable[[Path], None]) -> str | N
     be written back."""
     with open(path, "rb") as handle:
         data = handle.read()
-    changes, why = [], None
+    changes, why, total = [], None, 0
     with tempfile.TemporaryDirectory(prefix="evalkit-embedded-") as private:
         copy = Path(private) / "stream"
         for start, end, kind, inflated in embedded_streams(data):
+            total += len(inflated)
+            if total > MAX_INFLATED:  # many small streams that inflate to much: a bomb, or data too large to check
+                why = why or f"the compressed streams inside it inflate past {MAX_INFLATED} bytes and are not read"
+                break
             copy.write_bytes(inflated)
             scrub(copy)
             scrubbed = copy.read_bytes()

@@ -361,3 +361,38 @@ def test_a_folder_mounted_into_the_unit_folder_is_not_entered_and_named(tmp_path
     assert (outside / "config.ini").read_text() == f"password = {SECRET}\n"
     assert SECRET not in (unit / "log.txt").read_text()
     assert any(kept.startswith("shared (another file system mounted there") for kept in scrubbed.kept), scrubbed
+
+
+def test_a_binarys_credentials_are_masked_in_the_shapes_programs_store_them(tmp_path):
+    """The rules that keep a file of numbers byte for byte (a "?" or "@" read as a URL's only in a URL's shape, a
+    name paired with a value next to it) still mask what programs store: a pickled field whose name holds a
+    digit, user-info before an IP address, localhost or a service's path, a query after a path with no scheme, a
+    text cut into narrow NumPy items, and a NumPy record whose value follows its name past padding and a float."""
+    import pickle
+    from urllib.parse import urlsplit
+
+    np = pytest.importorskip("numpy")
+    value = "mysupersecretpw99"
+    key = "ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
+    pickles = {"digit.pkl": {"api_key_v2": value}, "digits.pkl": {"s3_secret_key": value},
+               "ip.pkl": urlsplit(f"postgres://app:{value}@10.0.0.5:5432/app"),
+               "v6.pkl": urlsplit(f"postgres://app:{value}@[::1]:5432/app"),
+               "localhost.pkl": {"netloc": f"admin:{value}@localhost"},
+               "service.pkl": {"dsn": f"admin:{value}@rabbitmq/vhost"},
+               "query.pkl": {"link": f"cdn.example.com/f.bin?v=1&s={value}"}}
+    for name, content in pickles.items():
+        (tmp_path / name).write_bytes(pickle.dumps(content))
+    log = f"step 1\nkey {key}\nurl https://admin:{value}@db.example.com/x\n"
+    np.save(tmp_path / "chars.npy", np.array(list(log)))
+    np.save(tmp_path / "pieces.npy", np.array([log[at:at + 16] for at in range(0, len(log), 16)]))
+    record = np.dtype([("key", "S24"), ("weight", "f8"), ("value", "S24")])
+    np.save(tmp_path / "config.npy", np.array([(b"db_password", 0.1, value.encode()), (b"lr", 0.5, b"0.001")],
+                                              dtype=record))
+    scrub_folder(tmp_path, [])
+    for path in tmp_path.iterdir():
+        data = path.read_bytes()
+        text = "".join(np.load(path).ravel().astype(str).tolist()) if path.name in ("chars.npy", "pieces.npy") else ""
+        for secret in (value, key[:12]):
+            for form in (secret.encode(), secret.encode("utf-32-le")):
+                assert form not in data, (path.name, secret)
+            assert secret not in text, (path.name, secret)
