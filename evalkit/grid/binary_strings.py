@@ -40,7 +40,7 @@ _STRING_BREAK = "\n\x1e\n"
 # A "?" starts a query in a binary's string only after a URL's scheme or a path, or before a named value of 8
 # characters or more: numbers stored as bytes hold "?" everywhere (0x3F, the high byte of floats near 1), and the
 # redaction of text reads any "x?y" as a URL's query. Elsewhere it is read as a blank.
-_BINARY_QUERY = re.compile(r"\?(?=[A-Za-z_][\w.\-]{0,63}=[^\s#\"'<>\\&;]{8,})")
+_BINARY_QUERY = re.compile(r"\?(?=[A-Za-z_][\w.\-]{0,63}=[^\s#\"'<>\\&;]{8})")
 _PATH_END = re.compile(r"/[\w.\-~%]{1,255}\Z")  # a "?" after a path ("cdn.example.com/f.bin?s=...")
 # Likewise an "@" ends user-info only before a host: a name with a dot, an IP address, localhost, a service name
 # before its path or a port ("u:p@db.internal", "u:p@10.0.0.5", "u:p@rabbitmq/vhost", "u:p@db:5432")
@@ -105,14 +105,16 @@ def numpy_items(data: bytes) -> list[tuple[int, int, int, list[int]]]:
             read = npy_format.read_array_header_1_0 if major == 1 else npy_format.read_array_header_2_0
             shape, _, dtype = read(handle)
             edges = set() if dtype.hasobject or dtype.itemsize == 0 else _string_edges(dtype, 0)
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError, OverflowError):
+        except Exception:  # noqa: BLE001 (a hint only: a header NumPy's reader refuses in any way is no array)
             edges = set()
         if edges:
             start = handle.tell()
             arrays.append((start, min(len(data), start + math.prod(shape) * dtype.itemsize), dtype.itemsize,
                            sorted(edges)))
         at = data.find(_NUMPY_MAGIC, at + 1)
-    return arrays
+    # an array's data ends, at the latest, where the next header starts (stacked headers of large shapes)
+    return [(start, min(end, following[0]), size, edges)
+            for (start, end, size, edges), following in zip(arrays, [*arrays[1:], (len(data),)])]
 
 
 _NUMPY_MAGIC = b"\x93NUMPY"
@@ -132,10 +134,10 @@ def _string_edges(dtype: np.dtype, offset: int) -> set[int]:
         return edges
     if dtype.subdtype is not None:
         base, shape = dtype.subdtype
-        count = math.prod(shape)
-        if count > _MOST_EDGES:
+        one = _string_edges(base, 0)
+        if not one or math.prod(shape) * len(one) > _MOST_EDGES:
             return set()
-        return set().union(*(_string_edges(base, offset + index * base.itemsize) for index in range(count)))
+        return {offset + index * base.itemsize + edge for index in range(math.prod(shape)) for edge in one}
     characters = dtype.itemsize // (4 if dtype.kind == "U" else 1)
     # an item this wide holds whole values; a narrower one may be a piece of a text cut into items (a key across it)
     return {offset, offset + dtype.itemsize} if dtype.kind in "SU" and characters >= _WHOLE_VALUE else set()
@@ -243,7 +245,7 @@ def _as_read(text: str) -> str:
     text = _GLUED_KEY.sub(" ", text)
     if ("?" in text or "@" in text) and "://" not in text:
         text = "".join(" " if (char == "?" and not _BINARY_QUERY.match(text, at)
-                                and not _PATH_END.search(text, 0, at))
+                                and not _PATH_END.search(text, max(0, at - 256), at))
                        or (char == "@" and not _BINARY_HOST.match(text, at)) else char for at, char in enumerate(text))
     return text
 

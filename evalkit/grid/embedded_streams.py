@@ -13,7 +13,7 @@ import zlib
 from pathlib import Path
 from typing import Callable, Iterator
 
-from evalkit.grid.compressed import MAX_INFLATED
+from evalkit.grid.compressed import MAX_INFLATED, _scrubbed
 
 __all__ = ["scrub_embedded_streams"]
 
@@ -32,11 +32,13 @@ def embedded_streams(data: bytes | mmap.mmap) -> Iterator[tuple[int, int, str, b
     ...  embedded_streams(b"row 1|" + blob + b"|x^2 and more")]
     [(6, True, 'zlib', b'{"password": "Pw-embedded-99"}')]
     """
-    view = memoryview(data)
+    view, until = memoryview(data), 0
     for tried, found in enumerate(_STREAM_START.finditer(data, 1)):
         if tried >= _MOST_TRIED:
-            return
+            raise _TooMany
         start = found.start()
+        if start < until:  # inside a stream already found (a gzip kept in a zlib stream's stored blocks)
+            continue
         kind = "gzip" if found.group().startswith(b"\x1f") else "zlib"
         inflate = zlib.decompressobj(wbits=31 if kind == "gzip" else 15)
         try:
@@ -44,7 +46,12 @@ def embedded_streams(data: bytes | mmap.mmap) -> Iterator[tuple[int, int, str, b
         except zlib.error:
             continue
         if inflate.eof and inflated:  # its checksum (CRC-32 or Adler-32) held at its end
-            yield start, len(data) - len(inflate.unused_data), kind, inflated
+            until = len(data) - len(inflate.unused_data)
+            yield start, until, kind, inflated
+
+
+class _TooMany(Exception):
+    """More places that may start a stream than :data:`_MOST_TRIED`."""
 
 
 def scrub_embedded_streams(path: Path, scrub: Callable[[Path], None]) -> str | None:
@@ -53,25 +60,34 @@ def scrub_embedded_streams(path: Path, scrub: Callable[[Path], None]) -> str | N
     be written back."""
     with open(path, "rb") as handle:
         data = handle.read()
+    try:
+        data.decode("utf-8")
+        return None  # a text: compressed bytes are never valid UTF-8
+    except UnicodeDecodeError:
+        pass
     changes, why, total = [], None, 0
     with tempfile.TemporaryDirectory(prefix="evalkit-embedded-") as private:
         copy = Path(private) / "stream"
-        for start, end, kind, inflated in embedded_streams(data):
-            total += len(inflated)
-            if total > MAX_INFLATED:  # many small streams that inflate to much: a bomb, or data too large to check
-                why = why or f"the compressed streams inside it inflate past {MAX_INFLATED} bytes and are not read"
-                break
-            copy.write_bytes(inflated)
-            scrub(copy)
-            scrubbed = copy.read_bytes()
-            if scrubbed == inflated:
-                continue
-            packed = gzip.compress(scrubbed, 9, mtime=0) if kind == "gzip" else zlib.compress(scrubbed, 9)
-            if len(packed) > end - start:
-                why = why or (f"a {kind} stream inside it at byte {start} holds a secret and cannot be masked in "
-                              "place (compressed again, it is longer)")
-                continue
-            changes.append((start, packed.ljust(end - start, b"\0")))
+        try:
+            for start, end, kind, inflated in embedded_streams(data):
+                total += len(inflated)
+                if total > MAX_INFLATED:  # many streams that inflate to much: a bomb, or data too large to check
+                    why = why or f"the compressed streams inside it inflate past {MAX_INFLATED} bytes and are not read"
+                    break
+                copy.write_bytes(inflated)
+                unread = _scrubbed(scrub, copy)  # one not read whole is said; the others are read on
+                why = why or unread
+                scrubbed = copy.read_bytes()
+                if scrubbed == inflated:
+                    continue
+                packed = gzip.compress(scrubbed, 9, mtime=0) if kind == "gzip" else zlib.compress(scrubbed, 9)
+                if len(packed) > end - start:
+                    why = why or (f"a {kind} stream inside it at byte {start} holds a secret and cannot be masked "
+                                  "in place (compressed again, it is longer)")
+                    continue
+                changes.append((start, packed.ljust(end - start, b"\0")))
+        except _TooMany:
+            why = why or f"more than {_MOST_TRIED} places in it may start a compressed stream; the rest are not read"
     if changes:
         with open(path, "r+b") as handle:
             for start, packed in changes:

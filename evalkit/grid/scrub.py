@@ -74,8 +74,7 @@ def scrub_folder(folder: Path, secrets: list[str]) -> Scrubbed:
                         kept.append(str(path.relative_to(folder)))
                 except NotReadWhole as why:  # its bytes are scrubbed; what it holds is not known clean: said
                     kept.append(f"{path.relative_to(folder)} ({why})")
-                except (ValueError, ArithmeticError, EOFError, RuntimeError, NotImplementedError, LookupError,
-                        TypeError, AttributeError) as error:
+                except _DAMAGED_FILE_ERRORS as error:
                     # a damaged file no reader expected: said, and every other file of the folder still scrubbed
                     kept.append(f"{path.relative_to(folder)} (it could not be scrubbed: {type(error).__name__})")
             _drop_secret_attributes(path, known)  # after the scrub, which frees an immutable file
@@ -85,6 +84,11 @@ def scrub_folder(folder: Path, secrets: list[str]) -> Scrubbed:
     _drop_secret_attributes(folder, known)
     return Scrubbed(tuple(learned), tuple(redact(name, known) for name in kept))
 
+
+# What a damaged file no reader expected may raise out of a file's scrub (its other errors, OSError, are met by
+# making it writable or removing it): the file is named, and every other file of the folder still scrubbed
+_DAMAGED_FILE_ERRORS = (ValueError, ArithmeticError, EOFError, RuntimeError, NotImplementedError, LookupError,
+                        TypeError, AttributeError)
 
 MAX_DEPTH = 64
 """How deep a unit's folder may nest folders: deeper ones (a path past the system's length limit cannot even be
@@ -223,9 +227,9 @@ def _named_in_files(paths: list[Path], secrets: list[str]) -> list[str]:
             if path.is_symlink() or not path.is_file() or not 0 < path.stat().st_size <= _TEXT_BYTES:
                 continue
             data = path.read_bytes()
-        except OSError:
+            found.update(dict.fromkeys(named_in_data(data)))
+        except (OSError, *_DAMAGED_FILE_ERRORS):  # the file's own scrub names it
             continue
-        found.update(dict.fromkeys(named_in_data(data)))
     return [secret for secret in found if secret not in secrets]
 
 
@@ -319,6 +323,10 @@ def _own_copy(path: Path) -> None:
             raise
 
 
+# The first bytes of binary formats whose numbers can read as printable text: NumPy, SQLite, HDF5, PNG, JPEG
+_BINARY_MAGIC = (b"\x93NUMPY", b"SQLite format 3\x00", b"\x89HDF\r\n\x1a\n", b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff")
+
+
 def _readings(data: bytes) -> dict[str, str]:
     """The readings of ``data`` as text, by encoding: by its byte-order mark, else UTF-16 where its zero bytes say
     so (ASCII text with a zero after or before each byte), then UTF-8 or, for a text with a stray byte, Latin-1. A
@@ -327,6 +335,8 @@ def _readings(data: bytes) -> dict[str, str]:
     >>> [list(_readings(data)) for data in ("héllo\\n".encode(), "wide".encode("utf-16-le"), b"\\x80NUMPY\\x00\\x00" * 9)]
     [['utf-8'], ['utf-16-le'], []]
     """
+    if data.startswith(_BINARY_MAGIC):  # numbers may look like text ("fff?" is float32 0.9), the format says not
+        return {}
     candidates = [name for bom, name in _BOMS if data.startswith(bom)][:1]
     head = data[:4096 if len(data) > 4096 else len(data) // 2 * 2]  # a stray last byte leaves UTF-16 text UTF-16
     if not candidates and head[1::2].count(0) > len(head) // 4:
@@ -383,8 +393,8 @@ def _scrub_file(path: Path, secrets: list[str], depth: int = 0) -> None:
         # a gzip or zlib blob stored inside it (a sqlite cache's compressed rows)
         try:
             embedded = scrub_embedded_streams(path, lambda inner: _scrub_file(inner, secrets, depth + 1))
-        except NotReadWhole as inner:
-            embedded = str(inner)
+        except _DAMAGED_FILE_ERRORS as error:  # its own bytes are still scrubbed below
+            embedded = f"a compressed stream inside it could not be scrubbed ({type(error).__name__})"
         why = why or embedded
     _scrub_bytes(path, secrets)
     if headers:
@@ -398,20 +408,27 @@ def _scrub_file(path: Path, secrets: list[str], depth: int = 0) -> None:
 def _scrub_bytes(path: Path, secrets: list[str]) -> None:
     """A file's own bytes scrubbed: read as text (redacted) or as a binary (its strings masked) up to the text
     limit, then each secret's written forms and pieces overwritten in place, whatever its size."""
-    if path.stat().st_size <= _TEXT_BYTES:
-        data = path.read_bytes()
-        readings, written = _readings(data), False
-        for encoding, text in readings.items():
-            whole = len(data) - len(data) % _unit(encoding)  # a stray last byte is kept as it is
-            if written:  # another reading masked the file: this one reads it again
-                text = _decoded(data, encoding, strict=True)
-                if text is None:
-                    continue
-            masked = redact(text, [*secrets, *output_secrets(text)])
-            if masked != text:
-                data = masked.encode(encoding, "surrogatepass") + data[whole:]
-                path.write_bytes(data)
-                written = True
-        if list(readings) != ["utf-8"] or b"\x00" in data:  # a binary, or a text that may hold wide strings
-            mask_strings_in_place(path, data, secrets)
-    mask_bytes_in_place(path, secrets)  # whatever the readings saw: the secrets' own bytes and pieces
+    try:
+        if path.stat().st_size <= _TEXT_BYTES:
+            _scrub_readings(path, secrets)
+    finally:
+        mask_bytes_in_place(path, secrets)  # whatever the readings saw: the secrets' own bytes and pieces
+
+
+def _scrub_readings(path: Path, secrets: list[str]) -> None:
+    """A file up to the text limit read as text (redacted) or as a binary (its strings masked)."""
+    data = path.read_bytes()
+    readings, written = _readings(data), False
+    for encoding, text in readings.items():
+        whole = len(data) - len(data) % _unit(encoding)  # a stray last byte is kept as it is
+        if written:  # another reading masked the file: this one reads it again
+            text = _decoded(data, encoding, strict=True)
+            if text is None:
+                continue
+        masked = redact(text, [*secrets, *output_secrets(text)])
+        if masked != text:
+            data = masked.encode(encoding, "surrogatepass") + data[whole:]
+            path.write_bytes(data)
+            written = True
+    if list(readings) != ["utf-8"] or b"\x00" in data:  # a binary, or a text that may hold wide strings
+        mask_strings_in_place(path, data, secrets)

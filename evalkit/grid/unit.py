@@ -234,6 +234,7 @@ class _Drain:
     def __init__(self, pipe, keep: int = KEPT_OUTPUT):
         self.parts: collections.deque[str] = collections.deque()
         self.kept = self.cut = 0
+        self.cut_at_line_end = True  # whether the last character dropped ended a line
         self.keep = keep
         self.lock = threading.Lock()
         self.thread = threading.Thread(target=self._read, args=(pipe,), daemon=True)
@@ -248,6 +249,7 @@ class _Drain:
                     dropped = self.parts.popleft()
                     self.kept -= len(dropped)
                     self.cut += len(dropped)
+                    self.cut_at_line_end = dropped.endswith("\n")
 
     def text(self, wait_s: float = 10.0) -> str:
         """What was kept, after a line saying how much was cut before it; a pipe still held open after
@@ -261,13 +263,16 @@ class _Drain:
         >>> named = "x" * 65530 + "token=" + "Qm8vT2xLp9Rw4KzNc7\\n" + "step\\n" * 20_000  # the cut after "token="
         >>> "Qm8vT2xLp9Rw4KzNc7" in _Drain(io.StringIO(named), keep=70_000).text()
         False
+        >>> whole = "y" * 65_535 + "\\n" + "the first whole line\\n" + "z\\n" * 20_000  # the cut at a line's end
+        >>> _Drain(io.StringIO(whole), keep=40_000).text().splitlines()[1]
+        'the first whole line'
         """
         self.thread.join(wait_s)
         with self.lock:
             text = "".join(self.parts)
-            cut = self.cut
-        if cut and "\n" in text:  # the line the cut fell in goes whole: a value whose name was cut is never kept
-            line_end = text.index("\n") + 1
+            cut, at_line_end = self.cut, self.cut_at_line_end
+        if cut and not at_line_end:  # the line the cut fell in goes whole: a value whose name was cut
+            line_end = text.index("\n") + 1 if "\n" in text else len(text)  # is never kept
             text, cut = text[line_end:], cut + line_end
         return f"[evalkit: the first {cut:,} characters of this output were cut; its last {len(text):,} are kept]\n" \
             + text if cut else text

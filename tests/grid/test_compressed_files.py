@@ -16,7 +16,7 @@ import zlib
 import pytest
 
 from evalkit.grid import compressed
-from evalkit.grid.scrub import scrub_folder
+from evalkit.grid.scrub import Scrubbed, scrub_folder
 
 SECRET = "Qz7rTp4WvX9mKd2L"
 TEXT = f"step 1 ok\nkey={SECRET}\nstep 2 ok\n".encode()
@@ -410,16 +410,17 @@ def test_files_of_numbers_and_compressed_files_holding_no_secret_keep_every_byte
     checksums. A file holding no secret keeps every byte, the secret given or not."""
     np = pytest.importorskip("numpy")
     rng = np.random.default_rng(3)
-    log = "".join(f'{{"step": {step}, "loss": {step / 100}}}\n' for step in range(100_000)).encode()
-    np.save(tmp_path / "weights.npy", rng.normal(size=(500, 1000)).astype(np.float32))
-    np.savez(tmp_path / "stored.npz", w=rng.normal(size=(500, 500)).astype(np.float32))
+    log = "".join(f'{{"step": {step}, "loss": {step / 100}}}\n' for step in range(20_000)).encode()
+    np.save(tmp_path / "weights.npy", rng.normal(size=(200, 500)).astype(np.float32))
+    np.savez(tmp_path / "stored.npz", w=rng.normal(size=(200, 500)).astype(np.float32))
     np.savez_compressed(tmp_path / "deflated.npz", w=rng.normal(size=(200, 256)).astype(np.float32))
-    (tmp_path / "half.bin").write_bytes(rng.normal(size=1_000_000).astype(np.float16).tobytes())
-    (tmp_path / "random.bin").write_bytes(rng.bytes(2_000_000))
+    (tmp_path / "half.bin").write_bytes(rng.normal(size=250_000).astype(np.float16).tobytes())
+    (tmp_path / "random.bin").write_bytes(rng.bytes(500_000))
+    np.save(tmp_path / "constant.npy", np.full(100_000, 0.9, np.float32))  # "fff?" over and over: one string
     for name, packer in (("log.gz", gzip.compress), ("log.zlib", zlib.compress), ("log.zip", None)):
         (tmp_path / name).write_bytes(packer(log) if packer else _zip({"log.jsonl": log}))
     before = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
-    assert scrub_folder(tmp_path, []) == scrub_folder(tmp_path, [SECRET]) == type(scrub_folder(tmp_path, []))()
+    assert scrub_folder(tmp_path, []) == Scrubbed() and scrub_folder(tmp_path, [SECRET]) == Scrubbed()
     assert [name for name, data in before.items() if (tmp_path / name).read_bytes() != data] == []
 
 
@@ -445,3 +446,31 @@ def test_a_compressed_blob_inside_a_database_loses_its_secret_and_stays_readable
     assert gzip.decompress(bodies["k1"]) == b'{"url": "https://***@api/x", "n": 1}'
     assert zlib.decompress(bodies["k2"]) == b"token=***\nstep 2 ok\n"
     assert bodies["k3"] == rows[2][1]
+
+
+def test_blobs_inside_a_file_nested_damaged_or_many_are_each_scrubbed_or_named(tmp_path):
+    """A stream kept inside another (a gzip in a zlib stream's stored blocks) is scrubbed with it, not written
+    over it; a blob whose content cannot be read whole (a cut tar) is named while the blobs after it are still
+    masked; a file with a malformed NumPy header stops nothing."""
+    inner = gzip.compress(f"token={SECRET}\n".encode() * 3)
+    outer = zlib.compress(b"head " + inner + b" tail", 0)  # level 0: the gzip stands in stored blocks
+    written = io.BytesIO()
+    with tarfile.open(fileobj=written, mode="w") as archive:
+        info = tarfile.TarInfo("x.txt")
+        info.size = 4000
+        archive.addfile(info, io.BytesIO(b"x" * 4000))
+    cut_tar = zlib.compress(written.getvalue()[:1500])
+    later = zlib.compress(f"password={SECRET}\n".encode())
+    (tmp_path / "cache.bin").write_bytes(b"\x01\x02row|" + outer + b"|" + cut_tar + b"|" + later + b"|\xff\x00")
+    header = b"{'descr': ('<i4',), 'fortran_order': False, 'shape': (3,), }".ljust(117) + b"\n"
+    (tmp_path / "bad.npy").write_bytes(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header + bytes(12))
+    (tmp_path / "notes.txt").write_text(f"key {SECRET}\n")
+    kept = scrub_folder(tmp_path, [SECRET]).kept
+    assert [entry.split(" (")[0] for entry in kept] == ["cache.bin"], kept
+    data = (tmp_path / "cache.bin").read_bytes()
+    assert SECRET.encode() not in data and SECRET not in (tmp_path / "notes.txt").read_text()
+    start = data.index(b"|") + 1
+    inflated = zlib.decompressobj().decompress(data[start:])
+    assert inflated.startswith(b"head ") and inflated.endswith(b" tail")
+    assert gzip.decompress(inflated[5:-5]) == b"token=***\n" * 3
+    assert zlib.decompressobj().decompress(data[data.rindex(b"x\xda"):]) == b"password=***\n"
