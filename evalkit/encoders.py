@@ -13,14 +13,16 @@ import json
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
 
 __all__ = ["BACKBONES", "backbone_path", "default_encoder_path", "encoder_fingerprint", "mean_pooled", "load_encoder",
            "training_key",
-           "LOGGING_FIELDS", "recipe_key_fields", "read_record", "save_encoder", "Schedule", "run_steps"]
+           "LOGGING_FIELDS", "recipe_key_fields", "read_record", "save_encoder", "training_lock", "Schedule",
+           "run_steps"]
 
 RECORD_FILE = "evalkit-training.json"
 
@@ -166,6 +168,28 @@ def read_record(folder: Path, key: str) -> dict[str, Any] | None:
         return None
     saved = json.loads(record.read_text())
     return saved if saved.get("key") == key else None
+
+
+@contextmanager
+def training_lock(folder: Path) -> Iterator[None]:
+    """Held while one process trains into the cache ``folder``: another process asking for the same run (a
+    grid's second worker, a second notebook on the same cache) waits, then finds the record and reuses the run,
+    rather than training it twice or reading files that are being written. The lock is a file beside the folder.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp()) / "run-key"
+    >>> with training_lock(folder):
+    ...     folder.mkdir()
+    >>> sorted(path.name for path in folder.parent.iterdir())
+    ['.run-key.lock', 'run-key']
+    """
+    import fcntl
+
+    folder = Path(folder)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with (folder.parent / f".{folder.name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def save_encoder(folder: Path, model: Any, tokenizer: Any, record: dict[str, Any]) -> None:

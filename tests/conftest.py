@@ -8,6 +8,21 @@ from pathlib import Path
 
 import pytest
 
+
+def _share_the_cores_between_workers() -> None:
+    """Under ``pytest -n N`` (pytest-xdist) each worker computes with its share of the cores: torch, the BLAS
+    libraries and llama.cpp read ``OMP_NUM_THREADS`` when they start, and the kernels, servers and graders a test
+    starts inherit it. Without a share, each worker's thread pool would spin on the cores the other one is using.
+    Set here, before any test module imports torch; a value the caller set is kept."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+    if workers > 1:
+        share = str(max(1, len(os.sched_getaffinity(0)) // workers))
+        for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+            os.environ.setdefault(name, share)
+
+
+_share_the_cores_between_workers()
+
 HEADER = ["Unnamed: 0", "chat_history", "Option A", "Option B", "score_task_1_content",
           "score_task_2_style", "score_task_3_reasonableness", "model"]
 SEP = "\n \n\n  "

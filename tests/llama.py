@@ -1,15 +1,29 @@
 """llama.cpp is opt-in (`make llamacpp`): the tests that need it build it here, once, the first time."""
 from __future__ import annotations
 
+import fcntl
 import importlib
 import importlib.util
 import sys
 import subprocess
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+@contextmanager
+def venv_install_lock() -> Iterator[None]:
+    """Held while a test installs into the tests' own virtual environment: test files that run at once (pytest
+    -n) and need the same package wait for one install rather than building and installing it twice."""
+    venv = Path(sys.executable).parents[1]  # the interpreter running the tests, wherever its venv is
+    with (venv / ".evalkit-test-install.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        importlib.invalidate_caches()  # what another process installed while this one waited
+        yield
 
 
 def ensure_llama_cpp() -> None:
@@ -18,7 +32,13 @@ def ensure_llama_cpp() -> None:
     the test: the engine is part of the kit, its absence is not a reason to skip."""
     if importlib.util.find_spec("llama_cpp") is not None:
         return
-    venv = Path(sys.executable).parents[1]  # the interpreter running the tests, wherever its venv is
+    with venv_install_lock():
+        if importlib.util.find_spec("llama_cpp") is None:
+            _build_llama_cpp()
+
+
+def _build_llama_cpp() -> None:
+    venv = Path(sys.executable).parents[1]
     done = subprocess.run(["make", "-C", str(ROOT), "llamacpp", f"VENV={venv}"], capture_output=True, text=True,
                           timeout=3600)
     if done.returncode != 0:

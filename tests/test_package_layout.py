@@ -40,3 +40,23 @@ def test_the_tests_mirror_the_package():
     """Every package has a test folder of the same name."""
     missing = sorted(name for name in PACKAGES if not (TESTS / name).is_dir())
     assert not missing, f"packages without a tests/<name>/ folder: {missing}"
+
+
+#: What each lower layer may import when it is loaded: a layer leans on the ones below it, never on a chapter's
+#: package or the book's tooling (which would also load their heavy imports, torch among them, with it).
+BELOW = {"data": {"data"}, "stats": {"data", "stats"}, "models": {"data", "models"},
+         "judges": {"data", "stats", "models", "judges"}}
+
+
+def test_the_lower_layers_import_only_what_lies_below_them():
+    crossing = []
+    for layer, allowed in BELOW.items():
+        for path in sorted((PACKAGE / layer).glob("*.py")):
+            for node in ast.parse(path.read_text(encoding="utf-8")).body:  # module level: what loading it loads
+                names = ([node.module or ""] if isinstance(node, ast.ImportFrom)
+                         else [alias.name for alias in node.names] if isinstance(node, ast.Import) else [])
+                for name in names:
+                    parts = name.split(".")
+                    if parts[0] == "evalkit" and len(parts) > 1 and parts[1] not in allowed:
+                        crossing.append(f"evalkit/{layer}/{path.name}: {name}")
+    assert not crossing, f"a lower layer imports from above it: {crossing}"

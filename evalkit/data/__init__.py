@@ -4,6 +4,7 @@
 * :mod:`.jsonl` — JSON lines and CSV readers whose errors name the file, the line and the field, and the
   guard of CSV cells a spreadsheet would run as formulas;
 * :mod:`.dialogue` — a conversation (:class:`Turn`, :data:`Texts`, :data:`History`) and its one renderer;
+* :mod:`.overlap` — the normalised text and the units by which two conversations are found to share content;
 * :mod:`.specfile` — the YAML field reader every settings file of the kit goes through;
 * :mod:`.folders` — an output folder named on a command line, refused naming the file when it lies under one.
 """

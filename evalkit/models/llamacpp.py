@@ -4,7 +4,7 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
 from evalkit.models.gguf_weights import GGUF_TYPES
 from evalkit.models.base import GenerationResult, LabelResult, Messages, _reusable_prefix
@@ -64,6 +64,22 @@ def _engine_gguf(model: str | Path | None, weights: str | None, adapter: str | P
     return target
 
 
+def default_threads(environ: Mapping[str, str] = os.environ) -> int:
+    """The threads llama.cpp computes with unless told: ``OMP_NUM_THREADS`` where it is set to a count (the
+    setting torch and the BLAS libraries also follow, so a process given one core's share keeps to it), else
+    every core this process may run on.
+
+    >>> default_threads({"OMP_NUM_THREADS": "1"})
+    1
+    >>> default_threads({"OMP_NUM_THREADS": "many"}) == default_threads({})  # not a count: the cores
+    True
+    """
+    given = environ.get("OMP_NUM_THREADS", "").strip()
+    if given.isdigit() and int(given) > 0:
+        return int(given)
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 class LlamaCppBackend:
     """A GGUF model run in-process by llama.cpp (``llama-cpp-python``), the second local engine.
 
@@ -110,7 +126,7 @@ class LlamaCppBackend:
         else:
             self.tokenizer = AutoTokenizer.from_pretrained(str(Path(model).parent), gguf_file=Path(model).name)
         if threads is None:  # llama-cpp-python's own default is half the cores
-            threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+            threads = default_threads()
         self.llm = Llama(model_path=str(gguf), n_ctx=context, n_threads=threads, n_threads_batch=threads,
                          logits_all=False, verbose=False)
         self.share_prefixes, self.min_shared_prefix = share_prefixes, min_shared_prefix

@@ -30,7 +30,7 @@ import pandas as pd
 from evalkit.data.dialogue import Texts
 from evalkit.encoders import (BACKBONES, RECORD_FILE, Schedule, backbone_path, default_encoder_path, encoder_fingerprint,
                         load_encoder, mean_pooled, read_record, recipe_key_fields, run_steps, save_encoder,
-                        training_key)
+                        training_key, training_lock)
 from evalkit.upheld.metrics import MetricStore, text_key
 from evalkit.judges.protocol import Position, ScoresByDirect, check_items, keep_positions
 from evalkit.paireval.scoring import good_and_bad_sides, pair_preferences, preference_accuracy
@@ -273,36 +273,37 @@ def train_encoder_judge(pairs: pd.DataFrame, recipe: "EncoderRecipe | None" = No
         config["continues"] = start["key"]
     key = training_key(config, (pairs, validation), PAIR_COLUMNS)
     folder = Path(output_dir) if output_dir is not None else cache_dir() / "encoder-judges" / key
-    saved = read_record(folder, key) if reuse else None
-    if saved is not None:
-        return _run_from_record(kind, folder, saved, True)
+    with training_lock(folder):  # another process training the same run waits, then reuses it
+        saved = read_record(folder, key) if reuse else None
+        if saved is not None:
+            return _run_from_record(kind, folder, saved, True)
 
-    torch.manual_seed(seed)
-    tokenizer, encoder, head, scale, bias, optimizer = _trainable(location, recipe, placement.device)
-    shuffled = pairs.iloc[np.random.default_rng(seed).permutation(len(pairs))].reset_index(drop=True)
-    steps = len(shuffled) // recipe.batch_size
-    schedule = Schedule.linear(steps=steps, warmup_share=recipe.warmup_share,
-                               curve_points=recipe.curve_points if validation is not None else 0)
-    probe = EncoderJudge(location, turns=recipe.context_turns, max_tokens=recipe.max_tokens,
-                         modules=(tokenizer, encoder, head), placement=placement)
+        torch.manual_seed(seed)
+        tokenizer, encoder, head, scale, bias, optimizer = _trainable(location, recipe, placement.device)
+        shuffled = pairs.iloc[np.random.default_rng(seed).permutation(len(pairs))].reset_index(drop=True)
+        steps = len(shuffled) // recipe.batch_size
+        schedule = Schedule.linear(steps=steps, warmup_share=recipe.warmup_share,
+                                   curve_points=recipe.curve_points if validation is not None else 0)
+        probe = EncoderJudge(location, turns=recipe.context_turns, max_tokens=recipe.max_tokens,
+                             modules=(tokenizer, encoder, head), placement=placement)
 
-    def measure() -> float:
-        probe.forget()
-        probe.scale = float(scale.detach())
-        return float(np.mean(pair_accuracy(probe, validation)))
+        def measure() -> float:
+            probe.forget()
+            probe.scale = float(scale.detach())
+            return float(np.mean(pair_accuracy(probe, validation)))
 
-    loss_at = _loss_function(kind, recipe, good_and_bad_sides(shuffled), tokenizer, encoder, head, scale, bias)
-    losses, curve, seconds = run_steps(schedule, optimizer, loss_at, models=[encoder] + ([head] if head else []),
-                                       measure=measure if validation is not None else None,
-                                       per_step=recipe.batch_size, placement=placement)
-    result = {"key": key, "losses": losses, "curve": curve, "seconds": seconds, "pairs": steps * recipe.batch_size,
-              "scale": float(scale.detach()), "bias": float(bias.detach()), "config": config}
-    folder.mkdir(parents=True, exist_ok=True)
-    if head is not None:
-        torch.save({"dimension": head.dimension, "hidden": head.hidden, "state": head.state_dict()},
-                   folder / HEAD_FILE)
-    save_encoder(folder, encoder, tokenizer, result)
-    return _run_from_record(kind, folder, result, False)
+        loss_at = _loss_function(kind, recipe, good_and_bad_sides(shuffled), tokenizer, encoder, head, scale, bias)
+        losses, curve, seconds = run_steps(schedule, optimizer, loss_at, models=[encoder] + ([head] if head else []),
+                                           measure=measure if validation is not None else None,
+                                           per_step=recipe.batch_size, placement=placement)
+        result = {"key": key, "losses": losses, "curve": curve, "seconds": seconds, "pairs": steps * recipe.batch_size,
+                  "scale": float(scale.detach()), "bias": float(bias.detach()), "config": config}
+        folder.mkdir(parents=True, exist_ok=True)
+        if head is not None:
+            torch.save({"dimension": head.dimension, "hidden": head.hidden, "state": head.state_dict()},
+                       folder / HEAD_FILE)
+        save_encoder(folder, encoder, tokenizer, result)
+        return _run_from_record(kind, folder, result, False)
 
 
 def continued_from(location: Path) -> dict[str, Any] | None:

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit.data.dialogue import Texts
-from evalkit.encoders import Schedule, recipe_key_fields, run_steps, training_key
+from evalkit.encoders import Schedule, recipe_key_fields, run_steps, training_key, training_lock
 from evalkit.paireval.encoder import PAIR_COLUMNS, EncoderJudge, context_text
 from evalkit.paireval.recipes import ReaderRecipe
 from evalkit.judges.protocol import Position, ScoresByDirect, check_items, cross_sides, keep_positions
@@ -201,49 +201,50 @@ def train_comparative_reader(pairs: pd.DataFrame, base: EncoderJudge, recipe: Re
     config = {"base": base_key, "seed": seed, "recipe": recipe_key_fields(recipe), **base.placement.key_fields()}
     key = training_key(config, (pairs, validation), PAIR_COLUMNS)
     folder = Path(output_dir) if output_dir is not None else cache_dir() / "comparison-readers" / key
-    record = folder / RECORD_FILE
-    if reuse and record.is_file() and json.loads(record.read_text()).get("key") == key:
-        saved = json.loads(record.read_text())
-        return ReaderTrainingRun(folder, key, saved["losses"], saved["curve"], saved["seconds"], saved["pairs"],
-                                 saved["config"], True)
+    with training_lock(folder):  # another process training the same run waits, then reuses it
+        record = folder / RECORD_FILE
+        if reuse and record.is_file() and json.loads(record.read_text()).get("key") == key:
+            saved = json.loads(record.read_text())
+            return ReaderTrainingRun(folder, key, saved["losses"], saved["curve"], saved["seconds"], saved["pairs"],
+                                     saved["config"], True)
 
-    torch.manual_seed(seed)
-    head = comparison_head(base.model.config.hidden_size, recipe.width, recipe.hidden)
-    reader = ComparativeReader(base, head, max_tokens=recipe.max_tokens)
-    good_c, good_r, bad_c, bad_r = good_and_bad_sides(pairs)
-    a_c, a_r, b_c, b_r = good_c + bad_c, good_r + bad_r, bad_c + good_c, bad_r + good_r  # both orders
-    device = base.placement.device
-    target = torch.cat([torch.ones(len(pairs)), torch.zeros(len(pairs))]).to(device)
-    base_logit = torch.from_numpy(reader.base.scale * (base.relevance(a_c, a_r) - base.relevance(b_c, b_r))).float()
-    base_logit = base_logit.to(device)
-    a, a_mask = reader._side_states(a_c, a_r)
-    b, b_mask = reader._side_states(b_c, b_r)
-    per_epoch = len(target) // recipe.batch_size
-    rng = np.random.default_rng(seed)
-    order = np.concatenate([rng.permutation(len(target))[:per_epoch * recipe.batch_size]
-                            for _ in range(recipe.epochs)])
-    schedule = Schedule.linear(steps=per_epoch * recipe.epochs, warmup_share=recipe.warmup_share,
-                               curve_points=recipe.curve_points if validation is not None else 0)
-    optimizer = torch.optim.AdamW(head.parameters(), lr=recipe.learning_rate, weight_decay=0.01)
+        torch.manual_seed(seed)
+        head = comparison_head(base.model.config.hidden_size, recipe.width, recipe.hidden)
+        reader = ComparativeReader(base, head, max_tokens=recipe.max_tokens)
+        good_c, good_r, bad_c, bad_r = good_and_bad_sides(pairs)
+        a_c, a_r, b_c, b_r = good_c + bad_c, good_r + bad_r, bad_c + good_c, bad_r + good_r  # both orders
+        device = base.placement.device
+        target = torch.cat([torch.ones(len(pairs)), torch.zeros(len(pairs))]).to(device)
+        base_logit = torch.from_numpy(reader.base.scale * (base.relevance(a_c, a_r) - base.relevance(b_c, b_r))).float()
+        base_logit = base_logit.to(device)
+        a, a_mask = reader._side_states(a_c, a_r)
+        b, b_mask = reader._side_states(b_c, b_r)
+        per_epoch = len(target) // recipe.batch_size
+        rng = np.random.default_rng(seed)
+        order = np.concatenate([rng.permutation(len(target))[:per_epoch * recipe.batch_size]
+                                for _ in range(recipe.epochs)])
+        schedule = Schedule.linear(steps=per_epoch * recipe.epochs, warmup_share=recipe.warmup_share,
+                                   curve_points=recipe.curve_points if validation is not None else 0)
+        optimizer = torch.optim.AdamW(head.parameters(), lr=recipe.learning_rate, weight_decay=0.01)
 
-    def loss_at(step: int):
-        batch = torch.from_numpy(order[step * recipe.batch_size:(step + 1) * recipe.batch_size]).to(device)
-        logit = base_logit[batch] + head(a[batch], a_mask[batch], b[batch], b_mask[batch])
-        return torch.nn.functional.binary_cross_entropy_with_logits(logit, target[batch])
+        def loss_at(step: int):
+            batch = torch.from_numpy(order[step * recipe.batch_size:(step + 1) * recipe.batch_size]).to(device)
+            logit = base_logit[batch] + head(a[batch], a_mask[batch], b[batch], b_mask[batch])
+            return torch.nn.functional.binary_cross_entropy_with_logits(logit, target[batch])
 
-    def measure() -> float:
-        return float(np.nanmean(preference_accuracy(pair_preferences(validation, reader))))
+        def measure() -> float:
+            return float(np.nanmean(preference_accuracy(pair_preferences(validation, reader))))
 
-    losses, curve, seconds = run_steps(schedule, optimizer, loss_at, models=[head],
-                                       measure=measure if validation is not None else None,
-                                       per_step=recipe.batch_size)
-    head.eval()
-    result = {"key": key, "losses": losses, "curve": curve, "seconds": seconds,
-              "pairs": schedule.steps * recipe.batch_size, "config": config}
-    folder.mkdir(parents=True, exist_ok=True)
-    torch.save({"sizes": head.sizes, "state": head.state_dict()}, folder / HEAD_FILE)
-    record.write_text(json.dumps(result, indent=1))  # written last: without it the folder is an interrupted run
-    return ReaderTrainingRun(folder, key, losses, curve, seconds, result["pairs"], config, False)
+        losses, curve, seconds = run_steps(schedule, optimizer, loss_at, models=[head],
+                                           measure=measure if validation is not None else None,
+                                           per_step=recipe.batch_size)
+        head.eval()
+        result = {"key": key, "losses": losses, "curve": curve, "seconds": seconds,
+                  "pairs": schedule.steps * recipe.batch_size, "config": config}
+        folder.mkdir(parents=True, exist_ok=True)
+        torch.save({"sizes": head.sizes, "state": head.state_dict()}, folder / HEAD_FILE)
+        record.write_text(json.dumps(result, indent=1))  # written last: without it the folder is an interrupted run
+        return ReaderTrainingRun(folder, key, losses, curve, seconds, result["pairs"], config, False)
 
 
 def train_reader(recipe: "JudgeRecipe | str", *, base: EncoderJudge | None = None, data: Any = None,

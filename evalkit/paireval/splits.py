@@ -4,55 +4,26 @@ DailyDialog's official splits overlap (test and validation dialogues repeat trai
 DailyDialog++ contexts open with the same turns as a DailyDialog train dialogue, and many Khalid & Lee
 (context turn, reply) pairs are adjacent train turns. A judge trained on such dialogues has seen the answer.
 
-What counts as held-out text (after :func:`normalise`: lower case, punctuation and spacing removed):
+What counts as held-out text (after :func:`~evalkit.data.overlap.normalise`: lower case, punctuation and spacing
+removed), the units of :mod:`evalkit.data.overlap`:
 
 * every **adjacent pair of turns** in a held-out dialogue, context, or (last context turn, reply) — the unit
   a judge is asked about;
-* every held-out **utterance of at least** :data:`DISTINCT_WORDS` **words** (shorter ones — "thank you .",
-  "ok ." — are common to any two conversations and say nothing about a particular one).
+* every held-out **utterance of at least** :data:`~evalkit.data.overlap.DISTINCT_WORDS` **words** (shorter
+  ones — "thank you .", "ok ." — are common to any two conversations and say nothing about a particular one).
 
 A training dialogue that contains any of them is removed whole; :class:`LeakReport` counts what was removed
 and why, per held-out source. :func:`leaked_units` is the check the test suite runs on the training data.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Iterable, Mapping, Sequence
+
 from evalkit.data.dialogue import Texts
+from evalkit.data.overlap import DISTINCT_WORDS, conversation_units, normalise
 
 __all__ = ["DISTINCT_WORDS", "normalise", "held_out_units", "LeakReport", "remove_held_out", "leaked_units"]
-
-DISTINCT_WORDS = 8
-
-_TOKENISED_CONTRACTION = re.compile(r"\s+(?=n[’']t\b|[’']\w)")
-_APOSTROPHE = re.compile(r"[’']")
-_NOT_ALPHANUMERIC = re.compile(r"[^a-z0-9]+")
-
-
-# Leak cuts normalise the same turns again and again (every held-out source, every cut of a run): about seven
-# calls per distinct text when the judge data is built, so the last half-million texts are remembered.
-@lru_cache(maxsize=1 << 19)
-def normalise(text: str) -> str:
-    """Lower case, apostrophes dropped, every run of other non-alphanumerics one space — so DailyDialog's
-    tokenised "it 's" / "do n't" equal "it's" / "don't" elsewhere.
-
-    >>> normalise("It 's  a  deal , Mr. Smith!") == normalise("it's a deal, mr smith")
-    True
-    >>> normalise("I do n't know .")
-    'i dont know'
-    """
-    joined = _TOKENISED_CONTRACTION.sub("", text.lower())
-    return _NOT_ALPHANUMERIC.sub(" ", _APOSTROPHE.sub("", joined)).strip()
-
-
-def _units(turns: Texts) -> set[str]:
-    """The held-out units of one conversation (see the module docstring)."""
-    clean = [normalise(t) for t in turns]
-    units = {f"{a}\u241e{b}" for a, b in zip(clean, clean[1:]) if a and b}
-    units |= {t for t in clean if len(t.split()) >= DISTINCT_WORDS}
-    return units
 
 
 def held_out_units(conversations: Iterable[Texts]) -> set[str]:
@@ -63,7 +34,7 @@ def held_out_units(conversations: Iterable[Texts]) -> set[str]:
     """
     units: set[str] = set()
     for turns in conversations:
-        units |= _units(turns)
+        units |= conversation_units(turns)
     return units
 
 
@@ -103,7 +74,7 @@ def remove_held_out(dialogues: Sequence[Texts], held_out: Mapping[str, Iterable[
     report = LeakReport(dialogues_before=len(dialogues), removed_by={name: 0 for name in by_source})
     kept = []
     for dialogue in dialogues:
-        units = _units(dialogue)
+        units = conversation_units(dialogue)
         hits = [name for name, held in by_source.items() if units & held]
         for name in hits:
             report.removed_by[name] += 1

@@ -11,6 +11,7 @@ from typing import Any, Iterable, Literal, Sequence
 import numpy as np
 import pandas as pd
 
+from evalkit.encoders import training_lock
 from evalkit.models import Messages
 
 
@@ -91,28 +92,29 @@ def train_lora(prompts: Sequence[Messages], targets: Sequence[str], *, steps: in
     config.update(placement.key_fields())
     key = _training_key(config, list(map(list, prompts)), list(targets))
     folder = Path(output_dir) if output_dir is not None else cache_dir() / "adapters" / key
-    record = folder / "evalkit-training.json"
-    saved = _saved_run(folder, record, key) if reuse else None
-    if saved is not None:
-        return saved
+    with training_lock(folder):  # another process training the same run waits, then reuses it
+        record = folder / "evalkit-training.json"
+        saved = _saved_run(folder, record, key) if reuse else None
+        if saved is not None:
+            return saved
 
-    torch.manual_seed(seed)
-    tokenizer, peft_model = _lora_model(location, r=r, alpha=alpha, dropout=dropout, target_modules=target_modules,
-                                        placement=placement)
-    encoded = [list(tokenizer.apply_chat_template(list(map(dict, m)), add_generation_prompt=True, tokenize=True,
-                                                  return_dict=True)["input_ids"]) for m in prompts]
-    target_ids = [tokenizer.encode(t, add_special_tokens=False)[0] for t in targets]
-    started = time.perf_counter()
-    losses = _train_steps(peft_model, tokenizer.pad_token_id, encoded, target_ids, steps=steps,
-                          batch_size=batch_size, accumulation=accumulation, reshuffle=epochs is not None,
-                          learning_rate=learning_rate, seed=seed, progress=progress, placement=placement)
-    seconds_per_step = (time.perf_counter() - started) / max(steps, 1)
-    folder.mkdir(parents=True, exist_ok=True)
-    peft_model.save_pretrained(str(folder))
-    # The record is written last: a folder without it is an interrupted run and is trained again.
-    record.write_text(json.dumps({"key": key, "losses": losses, "seconds_per_step": seconds_per_step,
-                                  "config": config, "examples": len(encoded)}, indent=1))
-    return TrainingRun(folder, losses, seconds_per_step, config, False, len(encoded))
+        torch.manual_seed(seed)
+        tokenizer, peft_model = _lora_model(location, r=r, alpha=alpha, dropout=dropout, target_modules=target_modules,
+                                            placement=placement)
+        encoded = [list(tokenizer.apply_chat_template(list(map(dict, m)), add_generation_prompt=True, tokenize=True,
+                                                      return_dict=True)["input_ids"]) for m in prompts]
+        target_ids = [tokenizer.encode(t, add_special_tokens=False)[0] for t in targets]
+        started = time.perf_counter()
+        losses = _train_steps(peft_model, tokenizer.pad_token_id, encoded, target_ids, steps=steps,
+                              batch_size=batch_size, accumulation=accumulation, reshuffle=epochs is not None,
+                              learning_rate=learning_rate, seed=seed, progress=progress, placement=placement)
+        seconds_per_step = (time.perf_counter() - started) / max(steps, 1)
+        folder.mkdir(parents=True, exist_ok=True)
+        peft_model.save_pretrained(str(folder))
+        # The record is written last: a folder without it is an interrupted run and is trained again.
+        record.write_text(json.dumps({"key": key, "losses": losses, "seconds_per_step": seconds_per_step,
+                                      "config": config, "examples": len(encoded)}, indent=1))
+        return TrainingRun(folder, losses, seconds_per_step, config, False, len(encoded))
 
 
 def _saved_run(folder: Path, record: Path, key: str) -> TrainingRun | None:

@@ -39,7 +39,7 @@ from typing import Callable, Iterable, Literal, Sequence
 import pandas as pd
 
 from evalkit.data.dialogue import Texts
-from evalkit.paireval.splits import DISTINCT_WORDS, _units, normalise
+from evalkit.data.overlap import DISTINCT_WORDS, PAIR_JOINER, conversation_units, normalise
 
 __all__ = ["SEED", "Half", "DevHalf", "TestHalf", "content_groups", "split_frame", "require_dev", "halves_table",
            "meta_eval_halves", "split_meta_eval", "upheld_halves", "split_upheld_items", "mirrorbench_label_halves", "split_mirrorbench_labels", "human_scored_halves"]
@@ -156,8 +156,9 @@ def content_groups(conversations: Sequence[Texts], ids: Sequence[object] | None 
 def _distinctive_units(turns: Texts) -> set[str]:
     """The held-out units of ``turns`` that name one conversation: greeting pairs such as "hi" / "hi there"
     open a hundred FED conversations and would join them all, so a pair counts only when its two turns
-    together have :data:`~evalkit.paireval.splits.DISTINCT_WORDS` words."""
-    return {unit for unit in _units(turns) if len(unit.replace("\u241e", " ").split()) >= DISTINCT_WORDS}
+    together have :data:`~evalkit.data.overlap.DISTINCT_WORDS` words."""
+    return {unit for unit in conversation_units(turns)
+            if len(unit.replace(PAIR_JOINER, " ").split()) >= DISTINCT_WORDS}
 
 
 def _half_of(group: str, seed: str) -> HalfName:

@@ -32,7 +32,7 @@ import pandas as pd
 
 from evalkit.data.dialogue import Turn
 from evalkit.encoders import (Schedule, default_encoder_path, load_encoder, mean_pooled, read_record, recipe_key_fields,
-                        run_steps, save_encoder, training_key)
+                        run_steps, save_encoder, training_key, training_lock)
 from evalkit.models import Backend
 from evalkit.userproxy.realism_data import (RealismSplit, labelled_conversations, length_matched, proxy_rewrites, realism_pairs,
                            realism_split, user_side)
@@ -206,43 +206,44 @@ def train_realism_encoder(train: pd.DataFrame, heldout: pd.DataFrame, recipe: Re
     config = {"model": location.name, "recipe": recipe.as_dict(), **placement.key_fields()}
     key = training_key({**config, "recipe": recipe_key_fields(recipe)}, (train, heldout), ["human", "proxy"])
     folder = Path(output_dir) if output_dir is not None else cache_dir() / "realism-judges" / key
-    saved = read_record(folder, key) if reuse else None
-    if saved is not None:
-        return RealismTrainingRun.from_record(folder, saved, True)
+    with training_lock(folder):  # another process training the same run waits, then reuses it
+        saved = read_record(folder, key) if reuse else None
+        if saved is not None:
+            return RealismTrainingRun.from_record(folder, saved, True)
 
-    torch.manual_seed(recipe.seed)
-    tokenizer, encoder = load_encoder(location, freeze_embeddings=recipe.freeze_embeddings, device=placement.device)
-    head, optimizer = _head_and_optimizer(encoder, recipe)
-    per_epoch = len(train) // recipe.batch_size
-    schedule = Schedule.linear(steps=per_epoch * recipe.epochs, warmup_share=0.1, curve_points=recipe.curve_points)
-    rng = np.random.default_rng(recipe.seed)
-    orders = np.concatenate([rng.permutation(len(train))[:per_epoch * recipe.batch_size]
-                             for _ in range(recipe.epochs)])
-    human, proxy = train["human"].to_numpy(), train["proxy"].to_numpy()
+        torch.manual_seed(recipe.seed)
+        tokenizer, encoder = load_encoder(location, freeze_embeddings=recipe.freeze_embeddings, device=placement.device)
+        head, optimizer = _head_and_optimizer(encoder, recipe)
+        per_epoch = len(train) // recipe.batch_size
+        schedule = Schedule.linear(steps=per_epoch * recipe.epochs, warmup_share=0.1, curve_points=recipe.curve_points)
+        rng = np.random.default_rng(recipe.seed)
+        orders = np.concatenate([rng.permutation(len(train))[:per_epoch * recipe.batch_size]
+                                 for _ in range(recipe.epochs)])
+        human, proxy = train["human"].to_numpy(), train["proxy"].to_numpy()
 
-    def g(texts) -> "torch.Tensor":
-        return head(mean_pooled(encoder, tokenizer, list(texts), recipe.max_tokens)).squeeze(-1)
+        def g(texts) -> "torch.Tensor":
+            return head(mean_pooled(encoder, tokenizer, list(texts), recipe.max_tokens)).squeeze(-1)
 
-    def heldout_accuracy() -> float:
-        with torch.no_grad(), placement.autocast():
-            won = np.concatenate([(g(heldout["human"].iloc[s:s + 32]) - g(heldout["proxy"].iloc[s:s + 32])).float()
-                                  .cpu().numpy()
-                                  for s in range(0, len(heldout), 32)])
-        return float(np.mean(np.where(won > 0, 1.0, np.where(won < 0, 0.0, 0.5))))
+        def heldout_accuracy() -> float:
+            with torch.no_grad(), placement.autocast():
+                won = np.concatenate([(g(heldout["human"].iloc[s:s + 32]) - g(heldout["proxy"].iloc[s:s + 32])).float()
+                                      .cpu().numpy()
+                                      for s in range(0, len(heldout), 32)])
+            return float(np.mean(np.where(won > 0, 1.0, np.where(won < 0, 0.0, 0.5))))
 
-    def loss_at(step: int):
-        batch = orders[step * recipe.batch_size:(step + 1) * recipe.batch_size]
-        if recipe.batch_pairs == "own":  # the other conversations' proxies would bring length back in
-            return -torch.nn.functional.logsigmoid(g(human[batch]) - g(proxy[batch])).mean()
-        return -torch.nn.functional.logsigmoid(g(human[batch])[:, None] - g(proxy[batch])[None, :]).mean()
+        def loss_at(step: int):
+            batch = orders[step * recipe.batch_size:(step + 1) * recipe.batch_size]
+            if recipe.batch_pairs == "own":  # the other conversations' proxies would bring length back in
+                return -torch.nn.functional.logsigmoid(g(human[batch]) - g(proxy[batch])).mean()
+            return -torch.nn.functional.logsigmoid(g(human[batch])[:, None] - g(proxy[batch])[None, :]).mean()
 
-    losses, curve, seconds = run_steps(schedule, optimizer, loss_at, models=[encoder, head],
-                                       measure=heldout_accuracy, per_step=recipe.batch_size, placement=placement)
-    weights = head.weight.detach().cpu().numpy()[0].astype(float).tolist()
-    result = {"key": key, "weights": weights, "bias": float(head.bias.detach()[0]), "losses": losses,
-              "curve": curve, "seconds": seconds, "pairs": schedule.steps * recipe.batch_size, "config": config}
-    save_encoder(folder, encoder, tokenizer, result)
-    return RealismTrainingRun.from_record(folder, result, False)
+        losses, curve, seconds = run_steps(schedule, optimizer, loss_at, models=[encoder, head],
+                                           measure=heldout_accuracy, per_step=recipe.batch_size, placement=placement)
+        weights = head.weight.detach().cpu().numpy()[0].astype(float).tolist()
+        result = {"key": key, "weights": weights, "bias": float(head.bias.detach()[0]), "losses": losses,
+                  "curve": curve, "seconds": seconds, "pairs": schedule.steps * recipe.batch_size, "config": config}
+        save_encoder(folder, encoder, tokenizer, result)
+        return RealismTrainingRun.from_record(folder, result, False)
 
 
 def _head_and_optimizer(encoder: Any, recipe: RealismRecipe) -> tuple[Any, Any]:

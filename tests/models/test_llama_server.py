@@ -18,7 +18,7 @@ import requests
 
 from evalkit.models.cache import CallCache
 from evalkit.models.defaults import smollm2_gguf_file
-from tests.llama import ensure_llama_cpp
+from tests.llama import ensure_llama_cpp, venv_install_lock
 from evalkit.upheld.llm_judges import judge
 from evalkit.models import CachedBackend, OpenAICompatibleBackend
 
@@ -32,9 +32,12 @@ def _ensure_llama_cpp() -> None:
     ensure_llama_cpp()
     if importlib.util.find_spec("uvicorn") and importlib.util.find_spec("sse_starlette"):
         return
-    done = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "-c", "constraints.txt", LLAMA_CPP],
-                          cwd=Path(__file__).resolve().parents[2], capture_output=True,
-                          text=True, timeout=1200)
+    with venv_install_lock():
+        if importlib.util.find_spec("uvicorn") and importlib.util.find_spec("sse_starlette"):
+            return
+        done = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "-c", "constraints.txt",
+                               LLAMA_CPP], cwd=Path(__file__).resolve().parents[2], capture_output=True,
+                              text=True, timeout=1200)
     if done.returncode != 0:
         pytest.skip(f"could not install the server extras of {LLAMA_CPP}: {done.stderr[-800:]}")
     importlib.invalidate_caches()

@@ -94,6 +94,28 @@ def test_training_learns_is_seeded_and_cached(tmp_path, monkeypatch):
     assert probabilities[0] > probabilities[1] and ((0 < probabilities) & (probabilities < 1)).all()
 
 
+def test_two_processes_asking_for_the_same_training_train_it_once(tmp_path):
+    """A grid's two workers on one cache: the second waits for the first's run and reuses it."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    code = ("from tests.paireval.test_encoder_judge import _toy_pairs, TOY_RECIPE\n"
+            "from evalkit import paireval as pe\n"
+            "run = pe.train_encoder_judge(_toy_pairs(64, 0), TOY_RECIPE)\n"
+            "print(run.from_cache, run.losses[-1], run.model_dir)")
+    env = {**os.environ, "EVALKIT_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(root)}
+    workers = [subprocess.Popen([sys.executable, "-c", code], cwd=root, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    said = [worker.communicate(timeout=300) for worker in workers]
+    assert all(worker.returncode == 0 for worker in workers), [err[-2000:] for _, err in said]
+    runs = sorted(out.split()[:3] for out, _ in said)
+    assert [run[0] for run in runs] == ["False", "True"]  # one trained, the other found its record
+    assert runs[0][1:] == runs[1][1:]  # the same last loss, the same folder
+
+
 def test_a_recipe_field_reaches_training_through_the_recipe_and_a_logging_choice_does_not(tmp_path, monkeypatch):
     monkeypatch.setenv("EVALKIT_CACHE_DIR", str(tmp_path / "cache"))
     train = _toy_pairs(16, 0)

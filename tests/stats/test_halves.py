@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from evalkit.stats import halves as hv
-from evalkit.paireval.splits import normalise
+from evalkit.data.overlap import normalise
 from evalkit.stats.selection import choose_on_dev, on_half
 
 
