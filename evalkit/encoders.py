@@ -174,22 +174,35 @@ def read_record(folder: Path, key: str) -> dict[str, Any] | None:
 def training_lock(folder: Path) -> Iterator[None]:
     """Held while one process trains into the cache ``folder``: another process asking for the same run (a
     grid's second worker, a second notebook on the same cache) waits, then finds the record and reuses the run,
-    rather than training it twice or reading files that are being written. The lock is a file beside the folder.
+    rather than training it twice or reading files that are being written. The lock is a file beside the folder;
+    where it cannot be made (a cache shared read-only, as a class's sandboxed runs see it) the run is read or
+    trained without one.
 
     >>> import tempfile
     >>> folder = Path(tempfile.mkdtemp()) / "run-key"
     >>> with training_lock(folder):
     ...     folder.mkdir()
     >>> sorted(path.name for path in folder.parent.iterdir())
-    ['.run-key.lock', 'run-key']
+    ['run-key', 'run-key.lock']
     """
     import fcntl
+    import os
 
-    folder = Path(folder)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    with (folder.parent / f".{folder.name}.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    lock = Path(folder).with_name(f"{Path(folder).name}.lock")
+    try:
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        handle = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError:
+        try:
+            handle = os.open(lock, os.O_RDONLY)  # made by another user: flock needs no write access
+        except OSError:
+            yield  # nowhere to put a lock: a read-only cache is only read
+            return
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)
         yield
+    finally:
+        os.close(handle)
 
 
 def save_encoder(folder: Path, model: Any, tokenizer: Any, record: dict[str, Any]) -> None:

@@ -39,7 +39,8 @@ import pandas as pd
 from evalkit.stats.halves import DevHalf, require_dev
 from evalkit.data.dialogue import Texts
 from evalkit.paireval.encoder import PAIR_COLUMNS
-from evalkit.paireval.splits import _units, held_out_units
+from evalkit.data.overlap import conversation_units
+from evalkit.paireval.splits import held_out_units
 
 __all__ = ["HumanPairs", "human_preference_pairs", "people_held_out"]
 
@@ -81,7 +82,7 @@ def human_preference_pairs(halves: Mapping[str, DevHalf], *, per_set: int, margi
         rng = np.random.default_rng([seed, int(hashlib.sha256(name.encode("utf-8")).hexdigest()[:8], 16)])
         items = half.items.reset_index(drop=True)
         scores = items[label].to_numpy(dtype=float)
-        clean = np.array([not (_units([*map(str, c), str(r)]) & held)
+        clean = np.array([not (conversation_units([*map(str, c), str(r)]) & held)
                           for c, r in zip(items["context"], items["response"])], dtype=bool)
         dropped[name] = int((~clean).sum())
         keep = ~np.isnan(scores) & clean

@@ -16,7 +16,8 @@ def _share_the_cores_between_workers() -> None:
     Set here, before any test module imports torch; a value the caller set is kept."""
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
     if workers > 1:
-        share = str(max(1, len(os.sched_getaffinity(0)) // workers))
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        share = str(max(1, cores // workers))
         for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
             os.environ.setdefault(name, share)
 

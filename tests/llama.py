@@ -17,8 +17,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @contextmanager
 def venv_install_lock() -> Iterator[None]:
-    """Held while a test installs into the tests' own virtual environment: test files that run at once (pytest
-    -n) and need the same package wait for one install rather than building and installing it twice."""
+    """Held while a test installs what it needs (into the tests' own virtual environment, or Chromium through
+    apt): test files that run at once (pytest -n) and need the same thing wait for one install rather than
+    building it twice, or finding it half unpacked."""
     venv = Path(sys.executable).parents[1]  # the interpreter running the tests, wherever its venv is
     with (venv / ".evalkit-test-install.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -30,9 +31,7 @@ def ensure_llama_cpp() -> None:
     """Install llama-cpp-python through the Makefile's `llamacpp` target when it is missing (a source build
     of some minutes on two cores the first time; the wheel is kept in the evalkit cache). A failed build fails
     the test: the engine is part of the kit, its absence is not a reason to skip."""
-    if importlib.util.find_spec("llama_cpp") is not None:
-        return
-    with venv_install_lock():
+    with venv_install_lock():  # taken even when it is there: another worker may be unpacking it
         if importlib.util.find_spec("llama_cpp") is None:
             _build_llama_cpp()
 

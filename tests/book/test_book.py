@@ -14,6 +14,7 @@ from evalkit.book import runner
 from evalkit.book.results import read_results
 from evalkit.upheld.release import load_upheld
 from tests.book import book_pages
+from tests.llama import venv_install_lock
 
 pytestmark = pytest.mark.slow
 
@@ -102,6 +103,11 @@ def test_chapter3_results(executed):
 
 
 def _chromium() -> str:
+    with venv_install_lock():  # one apt-get at a time: a second would find dpkg locked
+        return _installed_chromium()
+
+
+def _installed_chromium() -> str:
     found = shutil.which("chromium") or shutil.which("chromium-browser")
     if found:
         return found

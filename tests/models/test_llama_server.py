@@ -30,8 +30,6 @@ def _ensure_llama_cpp() -> None:
     """llama.cpp is opt-in (`make llamacpp`, built here when missing, see tests/llama.py); its server's
     extra packages (pure Python) are installed here the first time."""
     ensure_llama_cpp()
-    if importlib.util.find_spec("uvicorn") and importlib.util.find_spec("sse_starlette"):
-        return
     with venv_install_lock():
         if importlib.util.find_spec("uvicorn") and importlib.util.find_spec("sse_starlette"):
             return

@@ -125,7 +125,7 @@ def test_a_recipe_field_reaches_training_through_the_recipe_and_a_logging_choice
     assert faster.model_dir != first.model_dir and not faster.from_cache
     assert faster.losses != first.losses  # the learning rate was used, not only hashed
     assert logged.model_dir == first.model_dir and logged.from_cache
-    folders = sorted(p.name for p in (tmp_path / "cache" / "encoder-judges").iterdir())
+    folders = sorted(p.name for p in (tmp_path / "cache" / "encoder-judges").iterdir() if p.is_dir())
     assert len(folders) == 2
 
 
