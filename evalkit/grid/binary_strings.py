@@ -22,7 +22,7 @@ from evalkit.models.redaction import _ordinary_word
 from evalkit.grid.credential_names import credential_name
 from evalkit.grid.printed_secrets import output_secrets
 
-__all__ = ["binary_strings", "mask_strings_in_place", "named_in_binary", "named_in_strings"]
+__all__ = ["string_runs", "binary_strings", "mask_strings_in_place", "named_in_binary", "named_in_strings"]
 
 _PRINTABLE = rb"[\t\n\r\x20-\x7e]"
 # (pattern, bytes per character, byte order): ASCII, then UTF-16 and UTF-32 in either order
@@ -159,6 +159,12 @@ def _item_cuts(arrays: list[tuple[int, int, int, list[int]]], start: int, end: i
     return sorted(set(cuts))
 
 
+def string_runs(data: bytes) -> list[tuple[int, int, str, str]]:
+    """(start, bytes per character, byte order, text) of every string of ``data``, in every width: one scan,
+    which :func:`binary_strings` and :func:`named_in_binary` can share."""
+    return list(_strings(data))
+
+
 def binary_strings(data: bytes) -> list[str]:
     """The strings of ``data``, in every width."""
     return [text for _, _, _, text in _strings(data)]
@@ -169,10 +175,10 @@ _GLUED_NAMED = re.compile(r"(?i:password|passwd|secret|token|api_?key|access_?ke
 _VALUE = re.compile(r"[^\s\"'<>{}\[\],;]{6,256}")
 
 
-def named_in_binary(data: bytes) -> list[str]:
+def named_in_binary(data: bytes, runs: list[tuple[int, int, str, str]] | None = None) -> list[str]:
     """The credentials the strings of ``data`` name (:func:`named_in_strings`), a name and its value read as a
     pair only where the value starts within :data:`_NEAR` bytes of the name's end (zero bytes, a fixed-width
-    field's padding, aside), in the same width.
+    field's padding, aside), in the same width. ``runs``: its :func:`string_runs`, where they were read already.
 
     >>> named_in_binary(b"\\x80\\x04}\\x8c\\x08password\\x94\\x8c\\x0cQm7vT2xR9kL4\\x94.")
     ['Qm7vT2xR9kL4']
@@ -181,7 +187,8 @@ def named_in_binary(data: bytes) -> list[str]:
     """
     strings: list[str] = []
     last: tuple[int, str, int] | None = None
-    for start, width, order, text in sorted(_strings(data), key=lambda found: (found[1], found[2], found[0])):
+    for start, width, order, text in sorted(string_runs(data) if runs is None else runs,
+                                            key=lambda found: (found[1], found[2], found[0])):
         if len(text) < 2:  # a stray byte between two fields (a float's "?" glued to the value after it)
             continue
         if last is not None and (last[:2] != (width, order)

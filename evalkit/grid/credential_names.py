@@ -93,5 +93,16 @@ def _credential_word(word: str) -> bool:
     return credential_name(word, option=True) and not (len(words) == 1 and words[0] in _AMBIGUOUS_WORDS)
 
 
+def credential_column(name: str) -> bool:
+    """Whether a table's column holds a credential in each row: named for one, and not by one word that also
+    names ordinary data (a vocabulary's ``token``, a key-value table's ``key``, a ``session`` id).
+
+    >>> [credential_column(n) for n in ("password", "api_token", "db_password", "token", "key", "session", "lr")]
+    [True, True, True, False, False, False, False]
+    """
+    words = name_words(name)
+    return credential_name(name) and not (len(words) == 1 and words[0] in _AMBIGUOUS_WORDS)
+
+
 # A subcommand's first word (set-credentials, create-secret): the word after it names an object.
 _VERBS = frozenset({"set", "get", "list", "create", "delete", "remove", "add", "use", "show", "rotate", "describe"})

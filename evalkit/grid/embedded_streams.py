@@ -6,7 +6,6 @@ length once compressed again cannot be masked in place, and is reported."""
 from __future__ import annotations
 
 import gzip
-import mmap
 import re
 import tempfile
 import zlib
@@ -18,12 +17,15 @@ from evalkit.grid.compressed import MAX_INFLATED, _scrubbed
 __all__ = ["scrub_embedded_streams"]
 
 # A gzip member's magic and method; a zlib header with a 32 KiB window at each of its four levels
+# The headers gzip and zlib write (zlib: a 32K window at each of the four levels). The test of a file's first bytes,
+# models.encoded_runs.zlib_header, takes every valid zlib header; inside a binary the 64 pairs it allows would be
+# tried 16 times as often in random bytes, for streams no common writer makes.
 _STREAM_START = re.compile(rb"\x1f\x8b\x08|\x78[\x01\x5e\x9c\xda]")
 _MOST_TRIED = 100_000  # stream starts tried in one file (random bytes hold one zlib-like pair in 16,000)
 _MOST_INFLATED = 2**24  # bytes one embedded stream may inflate to; a larger one is left as it is
 
 
-def embedded_streams(data: bytes | mmap.mmap) -> Iterator[tuple[int, int, str, bytes]]:
+def embedded_streams(data: bytes) -> Iterator[tuple[int, int, str, bytes]]:
     """(start, end, kind, inflated bytes) of each complete gzip or zlib stream inside ``data``, not at its first
     byte (a file that is one stream is read as a compressed file).
 

@@ -31,9 +31,9 @@ from evalkit.grid.byte_forms import byte_forms, copy_data_parts, holds_secret, m
 from evalkit.grid.embedded_streams import scrub_embedded_streams
 from evalkit.grid.compressed import (HEAD_BYTES, MAX_NESTING, NotReadWhole, compression_of, restore_tar_checksums,
                                      restore_zip_crcs, scrub_inside, tar_header_offsets, zip_stored_entries)
-from evalkit.grid.binary_strings import (SHORTEST_MASKED, binary_strings, mask_strings_in_place,
-                                         named_in_binary)
+from evalkit.grid.binary_strings import SHORTEST_MASKED, mask_strings_in_place, named_in_binary, string_runs
 from evalkit.grid.printed_secrets import _TERMINAL_CODE, output_secrets
+from evalkit.grid.named_values import file_named_secret, named_by_members, named_in_pickle, named_in_sqlite
 
 __all__ = ["Scrubbed", "scrub_folder"]
 
@@ -219,8 +219,9 @@ def _clear_flags(path: Path) -> None:
 
 
 def _named_in_files(paths: list[Path], secrets: list[str]) -> list[str]:
-    """The credentials named in the files of ``paths`` (:func:`named_in_data`); the given ``secrets`` left out.
-    Files over 16 MB are not read."""
+    """The credentials named in the files of ``paths`` (:func:`named_in_data`), and held by a file or an archive's
+    member named for one (:mod:`evalkit.grid.named_values`); the given ``secrets`` left out. Files over 16 MB are
+    not read."""
     found: dict[str, None] = {}
     for path in paths:
         try:
@@ -228,6 +229,8 @@ def _named_in_files(paths: list[Path], secrets: list[str]) -> list[str]:
                 continue
             data = path.read_bytes()
             found.update(dict.fromkeys(named_in_data(data)))
+            # a file or an archive's member named for a credential holds it (Docker's /run/secrets/db_password)
+            found.update(dict.fromkeys([*file_named_secret(path.name, data), *named_by_members(data)]))
         except (OSError, *_DAMAGED_FILE_ERRORS):  # the file's own scrub names it
             continue
     return [secret for secret in found if secret not in secrets]
@@ -245,8 +248,11 @@ def named_in_data(data: bytes) -> list[str]:
     found = [value for text in readings.values() for value in output_secrets(text)]
     if list(readings) in ([], ["latin-1"]) or b"\x00" in data:  # a binary, or a text that may hold wide strings
         # (short values are left out: a binary's strings make them by chance, as they do "pw: ," from numbers)
-        found += [value for value in output_secrets("\n".join(binary_strings(data))) + named_in_binary(data)
+        runs = string_runs(data)  # one scan of its strings for both readings
+        found += [value for value in output_secrets("\n".join(text for *_, text in runs)) + named_in_binary(data, runs)
                   if len(value) >= SHORTEST_MASKED]
+    found += named_in_pickle(data)  # a pickle's key and value, opcodes between them (protocol 0: text lines)
+    found += named_in_sqlite(data)  # a table's key and value, or a column named for a credential
     return list(dict.fromkeys(found))
 
 

@@ -396,3 +396,76 @@ def test_a_binarys_credentials_are_masked_in_the_shapes_programs_store_them(tmp_
             for form in (secret.encode(), secret.encode("utf-32-le")):
                 assert form not in data, (path.name, secret)
             assert secret not in text, (path.name, secret)
+
+
+def test_credentials_a_file_names_by_its_structure_are_masked_in_every_file(tmp_path):
+    """A pickle (protocol 0 keeps a dict as text lines, protocol 2 puts opcodes between a key and its value), a
+    SQLite key-value row (its cells back to back) or column named for a credential, a file or an archive member
+    named for one (``/run/secrets/db_password``, an ``.npz`` array saved as ``db_password``), and a URL's netloc
+    with an empty user name each name a credential the line-by-line readings missed; each value is learned and
+    masked in every file of the folder, including a log that repeats it (user-info is masked where it stands as
+    user-info, by its shape, and is not learned)."""
+    import io
+    import pickle
+    import sqlite3
+    import zipfile
+    from urllib.parse import urlsplit
+
+    import numpy as np
+
+    values = {name: f"Qm7vT2xR{number}kL4wZpB3nD8" for number, name in enumerate(
+        ("pickle0", "pickle2", "kv", "column", "file", "npz", "member", "netloc", "netloc-text"))}
+    (tmp_path / "a.pkl").write_bytes(pickle.dumps({"password": values["pickle0"], "lr": 0.1}, protocol=0))
+    (tmp_path / "b.pkl").write_bytes(pickle.dumps(["password", values["pickle2"], "epochs"], protocol=2))
+    with sqlite3.connect(tmp_path / "cache.db") as database:
+        database.execute("create table kv (k text, v text)")
+        database.executemany("insert into kv values (?, ?)", [("password", values["kv"]), ("lr", "0.001")])
+        database.execute("create table users (name text, api_token text)")
+        database.execute("insert into users values (?, ?)", ("ann", values["column"]))
+    database.close()
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "db_password").write_text(values["file"] + "\n")
+    buffer = io.BytesIO()
+    np.savez(buffer, db_password=np.array(values["npz"]), lr=np.array(0.1))
+    (tmp_path / "run.npz").write_bytes(buffer.getvalue())
+    with zipfile.ZipFile(tmp_path / "conf.zip", "w") as archive:
+        archive.writestr("conf/api_token", values["member"])
+    (tmp_path / "url.pkl").write_bytes(pickle.dumps(urlsplit(f"redis://:{values['netloc']}@cache:6379/0")))
+    (tmp_path / "netloc.txt").write_text(f"netloc=:{values['netloc-text']}@redis:6379\n")
+    named = [value for name, value in values.items() if not name.startswith("netloc")]  # user-info: by its shape
+    (tmp_path / "run.log").write_text("used " + " ".join(named) + "\n")
+    scrubbed = scrub_folder(tmp_path, [])
+    assert set(named) <= set(scrubbed.learned)
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            left = [name for name, value in values.items()
+                    if any(value.encode(encoding) in data for encoding in ("ascii", "utf-16-le", "utf-32-le"))]
+            assert not left, (path.name, left)
+    with sqlite3.connect(tmp_path / "cache.db") as database:  # the database still opens, the other rows kept
+        assert database.execute("select v from kv where k = 'lr'").fetchone() == ("0.001",)
+    database.close()
+    assert pickle.loads((tmp_path / "a.pkl").read_bytes())["lr"] == 0.1
+
+
+def test_ordinary_tables_pickles_and_texts_teach_the_scrub_nothing(tmp_path):
+    """A vocabulary table's ``token`` column, a key-value table of settings, a pickle of ordinary words and a
+    text whose last sentence ends with a full stop are left byte for byte as they were."""
+    import pickle
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "vocab.db") as database:
+        database.execute("create table vocab (token text, id integer)")
+        database.executemany("insert into vocab values (?, ?)", [("tokenization", 1), ("transformers", 2)])
+        database.execute("create table kv (key text, value text)")
+        database.executemany("insert into kv values (?, ?)", [("learning_rate", "0.00012345"),
+                                                               ("scheduler", "cosine_with_restarts")])
+    database.close()
+    (tmp_path / "words.pkl").write_bytes(pickle.dumps(["tokenizer", "attention_dropout", "key", "values"],
+                                                      protocol=0))
+    (tmp_path / "notes.md").write_text("The token budget was spent on the longest conversations first.")
+    (tmp_path / "key").write_text("first line\nsecond line\n")  # named for a credential, but a document
+    before = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
+    scrubbed = scrub_folder(tmp_path, [])
+    assert scrubbed.learned == ()
+    assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before

@@ -1,0 +1,185 @@
+"""Credentials a unit's files name by their structure rather than in a line of text: the strings a pickle holds
+(read opcode by opcode, as :mod:`pickletools` does, never loaded), and a file, or an archive's member, whose own
+name is a credential's (Docker's ``/run/secrets/db_password``, an ``.npz`` array saved as ``db_password``).
+
+A pickle keeps a dict's key and value as two strings with opcodes between them, and in protocol 0 as text lines
+(``Vpassword`` then ``Vs3cr3t``); a SQLite table keeps a row's cells back to back (``passwords3cr3t``): the strings
+in order, paired name then value by :func:`~evalkit.grid.binary_strings.named_in_strings`, find what a line-by-line
+reading misses. A SQLite database is read by SQLite itself, from a copy in memory (the file is never opened):
+each row's text cells in order, and every value of a column named for a credential.
+"""
+from __future__ import annotations
+
+import io
+import pickletools
+import re
+import sqlite3
+import tarfile
+import zipfile
+
+import numpy as np
+from numpy.lib import format as npy_format
+
+from evalkit.grid.binary_strings import named_in_strings
+from evalkit.grid.credential_names import credential_column, credential_name
+
+__all__ = ["pickle_strings", "named_in_pickle", "named_in_sqlite", "file_named_secret", "named_by_members"]
+
+_STRING_ARGUMENT = re.compile(r"[^\x00-\x1f\x7f]{2,}")  # a name or a value, not a one-letter global or memo key
+_SMALLEST_SECRET = 8  # characters: what a file named for a credential holds at least to be taken as one
+_LARGEST_SECRET = 4096  # bytes: a file named for a credential that holds more is a document, read as any other
+_WHOLE_VALUE = re.compile(r"[^\s\"'<>{}\[\],;]{8,4096}")
+_MOST_MEMBERS = 10_000  # members of an archive whose names are looked at
+
+
+def pickle_strings(data: bytes) -> list[str] | None:
+    """The strings a pickle holds, in order, read opcode by opcode (nothing in it is run), or None when ``data``
+    is not one whole pickle.
+
+    >>> import pickle
+    >>> pickle_strings(pickle.dumps({"password": "Qm7vT2xR9kL4", "lr": 0.1}, protocol=0))
+    ['password', 'Qm7vT2xR9kL4', 'lr']
+    >>> pickle_strings(b"not a pickle") is None
+    True
+    """
+    if not data or not (data[:1] == b"\x80" or data.rstrip(b"\r\n")[-1:] == b"."):  # protocol 2+, or a STOP
+        return None
+    strings = []
+    try:
+        for opcode, argument, _ in pickletools.genops(data):
+            if isinstance(argument, str) and opcode.name not in ("GLOBAL", "INST") \
+                    and _STRING_ARGUMENT.fullmatch(argument):
+                strings.append(argument)
+            elif isinstance(argument, bytes) and _STRING_ARGUMENT.fullmatch(argument.decode("latin-1")):
+                strings.append(argument.decode("latin-1"))
+    except (ValueError, EOFError, UnicodeDecodeError, OverflowError, IndexError, KeyError):
+        return None
+    return strings
+
+
+def named_in_pickle(data: bytes) -> list[str]:
+    """The credentials a pickle names: a string that follows one naming a credential.
+
+    >>> import pickle
+    >>> named_in_pickle(pickle.dumps(["password", "Qm7vT2xR9kL4", "epochs"], protocol=2))
+    ['Qm7vT2xR9kL4']
+    """
+    strings = pickle_strings(data)
+    return [] if not strings else [value for value in named_in_strings(strings) if len(value) >= _SMALLEST_SECRET]
+
+
+def file_named_secret(name: str, data: bytes) -> list[str]:
+    """What a file named for a credential holds, where it is one value: ``db_password`` holding ``Qm7vT2xR9kL4``,
+    ``api_token.txt``, a NumPy file (``db_password.npy``) of one string. A file that holds more than one value
+    (``secrets.yaml``) is read as any other.
+
+    >>> file_named_secret("db_password", b"Qm7vT2xR9kL4\\n"), file_named_secret("notes.txt", b"Qm7vT2xR9kL4")
+    (['Qm7vT2xR9kL4'], [])
+    >>> import io, numpy as np; buffer = io.BytesIO(); np.save(buffer, np.array("Qm7vT2xR9kL4"))
+    >>> file_named_secret("db_password.npy", buffer.getvalue())
+    ['Qm7vT2xR9kL4']
+    """
+    stem = name.rsplit("/", 1)[-1].split(".", 1)[0]
+    if not stem or not credential_name(stem) or not 0 < len(data) <= _LARGEST_SECRET:
+        return []
+    if data.startswith(b"\x93NUMPY"):
+        try:
+            value = np.load(io.BytesIO(data), allow_pickle=False)
+        except (ValueError, OSError, EOFError):
+            return []
+        values = [str(item) for item in np.ravel(value)] if value.dtype.kind in "US" and value.size == 1 else []
+    else:
+        try:
+            values = [data.decode("utf-8").strip()]
+        except UnicodeDecodeError:
+            return []
+    return [value for value in values if _WHOLE_VALUE.fullmatch(value)]
+
+
+def named_by_members(data: bytes) -> list[str]:
+    """What the members of a zip (an ``.npz``) or tar archive named for a credential hold
+    (:func:`file_named_secret`); an archive that cannot be read names none here (its scrub reports it).
+
+    >>> import io, zipfile; buffer = io.BytesIO()
+    >>> with zipfile.ZipFile(buffer, "w") as archive: archive.writestr("conf/db_password", "Qm7vT2xR9kL4")
+    >>> named_by_members(buffer.getvalue())
+    ['Qm7vT2xR9kL4']
+    """
+    found: list[str] = []
+    try:
+        if data.startswith(b"PK\x03\x04"):
+            with zipfile.ZipFile(io.BytesIO(data)) as archive:
+                for member in archive.infolist()[:_MOST_MEMBERS]:
+                    if not member.is_dir() and member.file_size <= _LARGEST_SECRET \
+                            and credential_name(member.filename.rsplit("/", 1)[-1].split(".", 1)[0] or "-"):
+                        found += file_named_secret(member.filename, archive.read(member))
+        elif data[257:262] == b"ustar":
+            with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as archive:
+                for number, member in enumerate(archive):
+                    if number >= _MOST_MEMBERS:
+                        break
+                    if member.isfile() and member.size <= _LARGEST_SECRET:
+                        content = archive.extractfile(member)
+                        found += file_named_secret(member.name, content.read() if content else b"")
+    except (zipfile.BadZipFile, tarfile.TarError, ValueError, EOFError, OSError, RuntimeError,
+            NotImplementedError, KeyError, OverflowError):
+        return found
+    return list(dict.fromkeys(found))
+
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_MOST_ROWS = 200_000  # rows read from one database, all tables together
+_MOST_STEPS = 50_000_000  # SQLite's virtual machine steps for the whole reading (a hostile schema cannot stall it)
+
+
+def named_in_sqlite(data: bytes) -> list[str]:
+    """The credentials a SQLite database names: in a row, a text cell that follows one naming a credential (a
+    key-value table), and each text value of a column named for one; nothing when ``data`` is not a database
+    SQLite can read.
+
+    >>> import sqlite3, tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "kv.db"
+    >>> with sqlite3.connect(path) as db:
+    ...     _ = db.execute("create table kv(k text, v text)")
+    ...     _ = db.executemany("insert into kv values (?, ?)", [("password", "Qm7vT2xR9kL4"), ("lr", "0.1")])
+    ...     _ = db.execute("create table users(name text, api_token text)")
+    ...     _ = db.execute("insert into users values ('ann', 'Tk-8f2k4m9q1z')")
+    >>> named_in_sqlite(path.read_bytes())
+    ['Qm7vT2xR9kL4', 'Tk-8f2k4m9q1z']
+    """
+    if not data.startswith(_SQLITE_MAGIC):
+        return []
+    found: list[str] = []
+    steps = 0
+
+    def stop_when_spent() -> int:
+        nonlocal steps
+        steps += 10_000
+        return int(steps > _MOST_STEPS)
+
+    database = sqlite3.connect(":memory:")
+    try:
+        database.deserialize(data)
+        database.set_progress_handler(stop_when_spent, 10_000)
+        tables = [name for (name,) in database.execute("select name from sqlite_master where type = 'table'")]
+        rows_left = _MOST_ROWS
+        for table in tables:
+            if rows_left <= 0:
+                break
+            quoted = '"' + table.replace('"', '""') + '"'
+            try:
+                cursor = database.execute(f"select * from {quoted} limit {rows_left}")
+            except sqlite3.Error:  # a virtual table of a module this SQLite lacks, say
+                continue
+            named_columns = [credential_column(column[0]) for column in cursor.description]
+            for row in cursor:
+                rows_left -= 1
+                texts = [cell for cell in row if isinstance(cell, str) and len(cell) <= _LARGEST_SECRET]
+                found += [value for value in named_in_strings(texts) if len(value) >= _SMALLEST_SECRET]
+                found += [cell for cell, named in zip(row, named_columns)
+                          if named and isinstance(cell, str) and _WHOLE_VALUE.fullmatch(cell)]
+    except (sqlite3.Error, OverflowError, MemoryError, ValueError):
+        pass  # what was read so far counts; the file's bytes are still searched as any binary's
+    finally:
+        database.close()
+    return list(dict.fromkeys(found))
