@@ -43,10 +43,11 @@ _STRING_BREAK = "\n\x1e\n"
 _BINARY_QUERY = re.compile(r"\?(?=[A-Za-z_][\w.\-]{0,63}=[^\s#\"'<>\\&;]{8})")
 _PATH_END = re.compile(r"/[\w.\-~%]{1,255}\Z")  # a "?" after a path ("cdn.example.com/f.bin?s=...")
 # Likewise an "@" ends user-info only before a host: a name with a dot, an IP address, localhost, a service name
-# before its path or a port ("u:p@db.internal", "u:p@10.0.0.5", "u:p@rabbitmq/vhost", "u:p@db:5432")
+# before its path or a port, or ending the string ("u:p@db.internal", "u:p@10.0.0.5", "u:p@rabbitmq/vhost",
+# "u:p@db:5432", a DSN stored alone: "u:p@redis")
 _BINARY_HOST = re.compile(r"@(?=(?:[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,63}|\d{1,3}(?:\.\d{1,3}){3}"
                           r"|\[[0-9A-Fa-f:.]{2,45}\]|localhost|[a-z][a-z0-9_-]{1,62}(?=/))(?::\d{2,5})?(?![\w.])"
-                          r"|[A-Za-z0-9-]{1,63}:\d{2,5}(?![\w.]))")
+                          r"|[A-Za-z0-9-]{1,63}:\d{2,5}(?![\w.])|[a-z][a-z0-9_-]{1,62}\Z)")
 # A string that names a credential (a pickled dict's key, a config's field): a name, not bytes that hold "pw" by
 # chance; its value stands at most _NEAR bytes after it, zero bytes aside (a pickle's opcode and length, a NumPy
 # field's padding)

@@ -366,8 +366,9 @@ def test_a_folder_mounted_into_the_unit_folder_is_not_entered_and_named(tmp_path
 def test_a_binarys_credentials_are_masked_in_the_shapes_programs_store_them(tmp_path):
     """The rules that keep a file of numbers byte for byte (a "?" or "@" read as a URL's only in a URL's shape, a
     name paired with a value next to it) still mask what programs store: a pickled field whose name holds a
-    digit, user-info before an IP address, localhost or a service's path, a query after a path with no scheme, a
-    text cut into narrow NumPy items, and a NumPy record whose value follows its name past padding and a float."""
+    digit, user-info before an IP address, localhost, a service's path or a service name that ends the string (a
+    DSN stored alone), a query after a path with no scheme, a text cut into narrow NumPy items, and a NumPy record
+    whose value follows its name past padding and a float."""
     import pickle
     from urllib.parse import urlsplit
 
@@ -382,6 +383,7 @@ def test_a_binarys_credentials_are_masked_in_the_shapes_programs_store_them(tmp_
                "query.pkl": {"link": f"cdn.example.com/f.bin?v=1&s={value}"}}
     for name, content in pickles.items():
         (tmp_path / name).write_bytes(pickle.dumps(content))
+    (tmp_path / "dsn.bin").write_bytes(b"\x00\x01\x02" * 9 + f"app:{value}@redis".encode() + b"\x00\x03" * 9)
     log = f"step 1\nkey {key}\nurl https://admin:{value}@db.example.com/x\n"
     np.save(tmp_path / "chars.npy", np.array(list(log)))
     np.save(tmp_path / "pieces.npy", np.array([log[at:at + 16] for at in range(0, len(log), 16)]))
@@ -469,3 +471,18 @@ def test_ordinary_tables_pickles_and_texts_teach_the_scrub_nothing(tmp_path):
     scrubbed = scrub_folder(tmp_path, [])
     assert scrubbed.learned == ()
     assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before
+
+
+def test_a_database_whose_schema_computes_huge_cells_is_read_within_bounds(tmp_path):
+    """A generated column that would build an 800 MB string per row is refused by SQLite's length limit (the
+    database's other tables are still read), rather than exhausting memory or time."""
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "bomb.db") as database:
+        database.execute("create table t (a text, b text generated always as (hex(zeroblob(400000000))) virtual)")
+        database.executemany("insert into t (a) values (?)", [("password",)] * 3)
+        database.execute("create table kv (k text, v text)")
+        database.execute("insert into kv values ('password', 'Qm7vT2xR9kL4wZpB3nD8')")
+    database.close()
+    assert scrub_folder(tmp_path, []).learned == ("Qm7vT2xR9kL4wZpB3nD8",)
+    assert b"Qm7vT2xR9kL4wZpB3nD8" not in (tmp_path / "bomb.db").read_bytes()
