@@ -67,13 +67,15 @@ models: install
 lab: install
 	HF_HUB_OFFLINE=1 $(VENV)/bin/jupyter lab notebooks/
 
-# The tests run in two processes (pytest-xdist), a test file to each at a time: most of the suite waits on
-# kernels, servers and subprocesses, so a second worker keeps the second core busy; tests/conftest.py gives each
-# worker its share of the cores' threads. TEST_WORKERS=1 runs them in this one process.
+# The tests run in two processes (pytest-xdist), a test file to each at a time, the longest files first (in
+# tests/conftest.py, which also gives each worker its share of the cores' threads): much of the suite waits on
+# kernels, servers and subprocesses, and a second worker keeps the second core busy. TEST_WORKERS=1 runs them
+# in this one process. The 40 slowest tests are listed at the end.
 TEST_WORKERS ?= 2
 
 test: models
-	HF_HUB_OFFLINE=1 $(PY) -m pytest $(if $(filter-out 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile)
+	HF_HUB_OFFLINE=1 $(PY) -m pytest --durations=40 \
+	  $(if $(filter-out 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
 
 clean:
 	rm -rf _build .pytest_cache

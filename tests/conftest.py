@@ -24,6 +24,23 @@ def _share_the_cores_between_workers() -> None:
 
 _share_the_cores_between_workers()
 
+# The test files that take longest (``pytest --durations`` of the whole suite), longest first. Two workers take a
+# file at a time in collection order (``--no-loadscope-reorder``): the long chains start at once and the short
+# files fill in around them, so neither worker is left idle while the other finishes the book.
+LONGEST_FIRST = ("tests/book/test_book.py", "tests/test_experiments.py", "tests/course/test_hostile.py",
+                 "tests/course/test_course.py", "tests/grid/test_grid.py", "tests/models/test_llama_server.py",
+                 "tests/models/test_local_backend.py", "tests/userproxy/test_userproxy_job.py",
+                 "tests/paireval/test_paireval.py", "tests/models/test_defaults.py",
+                 "tests/course/test_hostile_answers.py", "tests/course/test_sandbox_limits.py",
+                 "tests/paireval/test_encoder_judge.py", "tests/course/test_folder_names.py",
+                 "tests/grid/test_masking_general.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    """The longest files first (:data:`LONGEST_FIRST`), every other test in its collected order after them."""
+    rank = {name: place for place, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
+
 HEADER = ["Unnamed: 0", "chat_history", "Option A", "Option B", "score_task_1_content",
           "score_task_2_style", "score_task_3_reasonableness", "model"]
 SEP = "\n \n\n  "

@@ -3,10 +3,10 @@
 name is a credential's (Docker's ``/run/secrets/db_password``, an ``.npz`` array saved as ``db_password``).
 
 A pickle keeps a dict's key and value as two strings with opcodes between them, and in protocol 0 as text lines
-(``Vpassword`` then ``Vs3cr3t``); a SQLite table keeps a row's cells back to back (``passwords3cr3t``): the strings
-in order, paired name then value by :func:`~evalkit.grid.binary_strings.named_in_strings`, find what a line-by-line
-reading misses. A SQLite database is read by SQLite itself, from a copy in memory (the file is never opened):
-each row's text cells in order, and every value of a column named for a credential.
+(``Vpassword`` then ``Vs3cr3t``); a SQLite table keeps a row's cells back to back (``passwords3cr3t``): read in
+order, a string that follows one naming a credential is its value, which a line-by-line reading misses. A SQLite
+database is read by SQLite itself, from a copy in memory (the file is never opened): each row's text cells in
+order (:func:`~evalkit.grid.binary_strings.named_in_strings`), and every value of a column named for a credential.
 """
 from __future__ import annotations
 
@@ -18,10 +18,10 @@ import tarfile
 import zipfile
 
 import numpy as np
-from numpy.lib import format as npy_format
 
 from evalkit.grid.binary_strings import named_in_strings
 from evalkit.grid.credential_names import credential_column, credential_name
+from evalkit.models.redaction import _ordinary_word
 
 __all__ = ["pickle_strings", "named_in_pickle", "named_in_sqlite", "file_named_secret", "named_by_members"]
 
@@ -58,14 +58,18 @@ def pickle_strings(data: bytes) -> list[str] | None:
 
 
 def named_in_pickle(data: bytes) -> list[str]:
-    """The credentials a pickle names: a string that follows one naming a credential.
+    """The credentials a pickle names: a string that follows one naming a credential, by a name that names only
+    credentials (a record's ``key`` or ``token`` field holds ordinary data as often; a key of a known shape in it
+    is masked by its shape).
 
     >>> import pickle
-    >>> named_in_pickle(pickle.dumps(["password", "Qm7vT2xR9kL4", "epochs"], protocol=2))
+    >>> named_in_pickle(pickle.dumps({"password": "Qm7vT2xR9kL4", "key": "sample_000123", "epochs": 3}))
     ['Qm7vT2xR9kL4']
     """
-    strings = pickle_strings(data)
-    return [] if not strings else [value for value in named_in_strings(strings) if len(value) >= _SMALLEST_SECRET]
+    strings = pickle_strings(data) or []
+    return list(dict.fromkeys(value for name, value in zip(strings, strings[1:])
+                              if credential_column(name) and _WHOLE_VALUE.fullmatch(value)
+                              and not _ordinary_word(value)))
 
 
 def file_named_secret(name: str, data: bytes) -> list[str]:

@@ -484,5 +484,5 @@ def test_a_database_whose_schema_computes_huge_cells_is_read_within_bounds(tmp_p
         database.execute("create table kv (k text, v text)")
         database.execute("insert into kv values ('password', 'Qm7vT2xR9kL4wZpB3nD8')")
     database.close()
-    assert scrub_folder(tmp_path, []).learned == ("Qm7vT2xR9kL4wZpB3nD8",)
+    assert "Qm7vT2xR9kL4wZpB3nD8" in scrub_folder(tmp_path, []).learned
     assert b"Qm7vT2xR9kL4wZpB3nD8" not in (tmp_path / "bomb.db").read_bytes()

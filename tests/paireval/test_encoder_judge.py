@@ -181,3 +181,15 @@ def test_training_goes_on_from_a_trained_judge_with_its_head_scale_and_bias(tmp_
     assert pe.encoder.continued_from(default_encoder_path()) is None  # a plain backbone
     with pytest.raises(ValueError, match="relevance head of width 16"):
         pe.train_encoder_judge(_toy_pairs(16, 2), replace(recipe, head_hidden=0), model=first.model_dir)
+
+
+def test_a_cache_where_no_lock_can_be_made_is_still_read(tmp_path):
+    """A cache no lock file can be written in (shared read-only, as a class's sandboxed runs see it): the run is
+    read or trained without a lock, not refused."""
+    from evalkit.encoders import training_lock
+
+    (tmp_path / "not-a-folder").write_text("a file where the cache's folder would be")
+    entered = []
+    with training_lock(tmp_path / "not-a-folder" / "run-key"):
+        entered.append(True)
+    assert entered == [True] and not (tmp_path / "run-key.lock").exists()
