@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import io
 import pickletools
+import codecs
 import re
 import sqlite3
 import tarfile
+import time
 import zipfile
 
 import numpy as np
@@ -30,29 +32,51 @@ _SMALLEST_SECRET = 8  # characters: what a file named for a credential holds at 
 _LARGEST_SECRET = 4096  # bytes: a file named for a credential that holds more is a document, read as any other
 _WHOLE_VALUE = re.compile(r"[^\s\"'<>{}\[\],;]{8,4096}")
 _MOST_MEMBERS = 10_000  # members of an archive whose names are looked at
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"),
+         (codecs.BOM_UTF16_BE, "utf-16"))
+
+
+_PUTS = ("PUT", "BINPUT", "LONG_BINPUT")
+_GETS = ("GET", "BINGET", "LONG_BINGET")
 
 
 def pickle_strings(data: bytes) -> list[str] | None:
-    """The strings a pickle holds, in order, read opcode by opcode (nothing in it is run), or None when ``data``
-    is not one whole pickle.
+    """The strings a pickle holds, in the order it uses them, read opcode by opcode (nothing in it is run), or
+    None when ``data`` is not one whole pickle. A string fetched again from the pickle's memo (a value stored
+    under two keys, a key used twice) is listed again where it is fetched.
 
     >>> import pickle
     >>> pickle_strings(pickle.dumps({"password": "Qm7vT2xR9kL4", "lr": 0.1}, protocol=0))
     ['password', 'Qm7vT2xR9kL4', 'lr']
+    >>> pickle_strings(pickle.dumps({"copy": "Qm7vT2xR9kL4", "password": "Qm7vT2xR9kL4"}, protocol=4))
+    ['copy', 'Qm7vT2xR9kL4', 'password', 'Qm7vT2xR9kL4']
     >>> pickle_strings(b"not a pickle") is None
     True
     """
     if not data or not (data[:1] == b"\x80" or data.rstrip(b"\r\n")[-1:] == b"."):  # protocol 2+, or a STOP
         return None
-    strings = []
+    strings: list[str] = []
+    memo: dict[int, str | None] = {}
+    last: str | None = None  # the string the last opcode pushed, if it pushed one
     try:
         for opcode, argument, _ in pickletools.genops(data):
-            if isinstance(argument, str) and opcode.name not in ("GLOBAL", "INST") \
-                    and _STRING_ARGUMENT.fullmatch(argument):
-                strings.append(argument)
-            elif isinstance(argument, bytes) and _STRING_ARGUMENT.fullmatch(argument.decode("latin-1")):
-                strings.append(argument.decode("latin-1"))
-    except (ValueError, EOFError, UnicodeDecodeError, OverflowError, IndexError, KeyError):
+            text = argument.decode("latin-1") if isinstance(argument, bytes) else argument
+            if opcode.name in _PUTS:
+                memo[int(argument)] = last
+            elif opcode.name == "MEMOIZE":
+                memo[len(memo)] = last
+            elif opcode.name in _GETS:
+                last = memo.get(int(argument))
+                if last is not None:
+                    strings.append(last)
+                continue
+            if opcode.name in _PUTS or opcode.name == "MEMOIZE":
+                continue
+            last = None
+            if isinstance(text, str) and opcode.name not in ("GLOBAL", "INST") and _STRING_ARGUMENT.fullmatch(text):
+                strings.append(text)
+                last = text
+    except (ValueError, EOFError, UnicodeDecodeError, OverflowError, IndexError, KeyError, TypeError):
         return None
     return strings
 
@@ -84,6 +108,7 @@ def file_named_secret(name: str, data: bytes) -> list[str]:
     ['Qm7vT2xR9kL4']
     """
     stem = name.rsplit("/", 1)[-1].split(".", 1)[0]
+    # a single word such as "key" or "secret" counts too: a file that holds one value under that name is a key
     if not stem or not credential_name(stem) or not 0 < len(data) <= _LARGEST_SECRET:
         return []
     if data.startswith(b"\x93NUMPY"):
@@ -93,8 +118,9 @@ def file_named_secret(name: str, data: bytes) -> list[str]:
             return []
         values = [str(item) for item in np.ravel(value)] if value.dtype.kind in "US" and value.size == 1 else []
     else:
+        encoding = next((name for bom, name in _BOMS if data.startswith(bom)), "utf-8")
         try:
-            values = [data.decode("utf-8").strip()]
+            values = [data.decode(encoding).lstrip("\ufeff").strip()]
         except UnicodeDecodeError:
             return []
     return [value for value in values if _WHOLE_VALUE.fullmatch(value)]
@@ -134,6 +160,19 @@ def named_by_members(data: bytes) -> list[str]:
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _MOST_ROWS = 200_000  # rows read from one database, all tables together
 _MOST_STEPS = 50_000_000  # SQLite's virtual machine steps for the whole reading (a hostile schema cannot stall it)
+_MOST_SECONDS = 20.0  # ... nor its seconds (what is read by then counts; the file's bytes are searched regardless)
+
+
+def _as_text(cell: object) -> str | None:
+    """A cell's text: a string as it is, a BLOB of up to 4 KB as UTF-8 (else Latin-1), anything else None."""
+    if isinstance(cell, str):
+        return cell
+    if isinstance(cell, bytes) and len(cell) <= _LARGEST_SECRET:
+        try:
+            return cell.decode("utf-8")
+        except UnicodeDecodeError:
+            return cell.decode("latin-1")
+    return None
 
 
 def named_in_sqlite(data: bytes) -> list[str]:
@@ -156,10 +195,12 @@ def named_in_sqlite(data: bytes) -> list[str]:
     found: list[str] = []
     steps = 0
 
-    def stop_when_spent() -> int:
+    deadline = time.monotonic() + _MOST_SECONDS
+
+    def stop_when_spent() -> int:  # steps and seconds: a computed column can make each step slow
         nonlocal steps
         steps += 10_000
-        return int(steps > _MOST_STEPS)
+        return int(steps > _MOST_STEPS or time.monotonic() > deadline)
 
     database = sqlite3.connect(":memory:")
     try:
@@ -182,10 +223,11 @@ def named_in_sqlite(data: bytes) -> list[str]:
             named_columns = [credential_column(column[0]) for column in cursor.description]
             for row in cursor:
                 rows_left -= 1
-                texts = [cell for cell in row if isinstance(cell, str) and len(cell) <= _LARGEST_SECRET]
+                cells = [_as_text(cell) for cell in row]  # a BLOB holding text is read as its text
+                texts = [cell for cell in cells if cell is not None and len(cell) <= _LARGEST_SECRET]
                 found += [value for value in named_in_strings(texts) if len(value) >= _SMALLEST_SECRET]
-                found += [cell for cell, named in zip(row, named_columns)
-                          if named and isinstance(cell, str) and _WHOLE_VALUE.fullmatch(cell)]
+                found += [cell for cell, named in zip(cells, named_columns)
+                          if named and cell is not None and _WHOLE_VALUE.fullmatch(cell)]
     except (sqlite3.Error, OverflowError, MemoryError, ValueError):
         pass  # what was read so far counts; the file's bytes are still searched as any binary's
     finally:

@@ -401,9 +401,10 @@ def test_a_binarys_credentials_are_masked_in_the_shapes_programs_store_them(tmp_
 
 
 def test_credentials_a_file_names_by_its_structure_are_masked_in_every_file(tmp_path):
-    """A pickle (protocol 0 keeps a dict as text lines, protocol 2 puts opcodes between a key and its value), a
-    SQLite key-value row (its cells back to back) or column named for a credential, a file or an archive member
-    named for one (``/run/secrets/db_password``, an ``.npz`` array saved as ``db_password``), and a URL's netloc
+    """A pickle (protocol 0 keeps a dict as text lines, protocol 2 puts opcodes between a key and its value, a
+    value stored twice is fetched from the memo), a SQLite key-value row (its cells back to back) or column named
+    for a credential (a text or a BLOB of text), a file or an archive member named for one
+    (``/run/secrets/db_password``, a UTF-16 ``secret.txt``, an ``.npz`` array saved as ``db_password``), and a URL's netloc
     with an empty user name each name a credential the line-by-line readings missed; each value is learned and
     masked in every file of the folder, including a log that repeats it (user-info is masked where it stands as
     user-info, by its shape, and is not learned)."""
@@ -416,17 +417,22 @@ def test_credentials_a_file_names_by_its_structure_are_masked_in_every_file(tmp_
     import numpy as np
 
     values = {name: f"Qm7vT2xR{number}kL4wZpB3nD8" for number, name in enumerate(
-        ("pickle0", "pickle2", "kv", "column", "file", "npz", "member", "netloc", "netloc-text"))}
+        ("pickle0", "pickle2", "memo", "kv", "column", "blob", "file", "wide-file", "npz", "member", "netloc",
+         "netloc-text"))}
     (tmp_path / "a.pkl").write_bytes(pickle.dumps({"password": values["pickle0"], "lr": 0.1}, protocol=0))
     (tmp_path / "b.pkl").write_bytes(pickle.dumps(["password", values["pickle2"], "epochs"], protocol=2))
+    # the second use of a string is a fetch from the pickle's memo, not the string again
+    (tmp_path / "c.pkl").write_bytes(pickle.dumps({"backup": values["memo"], "password": values["memo"]}, protocol=4))
     with sqlite3.connect(tmp_path / "cache.db") as database:
         database.execute("create table kv (k text, v text)")
         database.executemany("insert into kv values (?, ?)", [("password", values["kv"]), ("lr", "0.001")])
         database.execute("create table users (name text, api_token text)")
         database.execute("insert into users values (?, ?)", ("ann", values["column"]))
+        database.execute("insert into users values (?, ?)", ("bo", values["blob"].encode()))  # a BLOB of text
     database.close()
     (tmp_path / "secrets").mkdir()
     (tmp_path / "secrets" / "db_password").write_text(values["file"] + "\n")
+    (tmp_path / "secrets" / "secret.txt").write_bytes(values["wide-file"].encode("utf-16"))
     buffer = io.BytesIO()
     np.savez(buffer, db_password=np.array(values["npz"]), lr=np.array(0.1))
     (tmp_path / "run.npz").write_bytes(buffer.getvalue())

@@ -147,11 +147,7 @@ def test_chapter_4_runs_its_lm_judges_through_the_server(server_url, tmp_path):
     from evalkit.book import runner
 
     params = runner.load_params("smoke")
-    # The chapter's other parts run in the book's own test at smoke size: here they are smaller still, and the LM
-    # judges (what goes through the server) see two items and two pairs.
-    params["notebooks"]["04_pairwise_judge"].update(
-        backend="openai", base_url=server_url, model="smollm2", lm_items=2, lm_heldout_pairs=2, large_encoder=False,
-        hard_negative_ablation=False, label_draws=1, attack_cases=1, exhaustive_items=4, bootstrap=20)
+    params["notebooks"]["04_pairwise_judge"].update(backend="openai", base_url=server_url, model="smollm2")
     params["name"] = "smoke, chapter 4 through llama.cpp's server"
     (run,) = runner.run_notebooks(params, only=["04"], out_dir=tmp_path / "out")
     results = json.loads(run.results.read_text())
