@@ -188,7 +188,8 @@ def training_lock(folder: Path) -> Iterator[None]:
     import fcntl
     import os
 
-    lock = Path(folder).with_name(f"{Path(folder).name}.lock")
+    folder = Path(folder).resolve()  # "." and the like have no name of their own
+    lock = folder.with_name(f"{folder.name}.lock") if folder.name else folder / "training.lock"
     try:
         lock.parent.mkdir(parents=True, exist_ok=True)
         handle = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)

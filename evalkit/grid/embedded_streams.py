@@ -16,7 +16,6 @@ from evalkit.grid.compressed import MAX_INFLATED, _scrubbed
 
 __all__ = ["scrub_embedded_streams"]
 
-# A gzip member's magic and method; a zlib header with a 32 KiB window at each of its four levels
 # The headers gzip and zlib write (zlib: a 32K window at each of the four levels). The test of a file's first bytes,
 # models.encoded_runs.zlib_header, takes every valid zlib header; inside a binary the 64 pairs it allows would be
 # tried 16 times as often in random bytes, for streams no common writer makes.

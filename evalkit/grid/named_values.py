@@ -30,7 +30,7 @@ __all__ = ["pickle_strings", "named_in_pickle", "named_in_sqlite", "file_named_s
 _STRING_ARGUMENT = re.compile(r"[^\x00-\x1f\x7f]{2,}")  # a name or a value, not a one-letter global or memo key
 _SMALLEST_SECRET = 8  # characters: what a file named for a credential holds at least to be taken as one
 _LARGEST_SECRET = 4096  # bytes: a file named for a credential that holds more is a document, read as any other
-_WHOLE_VALUE = re.compile(r"[^\s\"'<>{}\[\],;]{8,4096}")
+_WHOLE_VALUE = re.compile(r"[^\s\"'<>{}\[\],;\x00-\x1f\x7f-\x9f]{8,4096}")
 _MOST_MEMBERS = 10_000  # members of an archive whose names are looked at
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"),
          (codecs.BOM_UTF16_BE, "utf-16"))
@@ -38,24 +38,27 @@ _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (code
 
 _PUTS = ("PUT", "BINPUT", "LONG_BINPUT")
 _GETS = ("GET", "BINGET", "LONG_BINGET")
+_FRAMING = ("PROTO", "FRAME")  # what splits a pickle into frames, between any two values
 
 
-def pickle_strings(data: bytes) -> list[str] | None:
-    """The strings a pickle holds, in the order it uses them, read opcode by opcode (nothing in it is run), or
-    None when ``data`` is not one whole pickle. A string fetched again from the pickle's memo (a value stored
-    under two keys, a key used twice) is listed again where it is fetched.
+def pickle_strings(data: bytes) -> list[str | None] | None:
+    """The strings a pickle holds, in the order it uses them, read opcode by opcode (nothing in it is run), with
+    None where another value or an operation stands between two; None when ``data`` is not a pickle. A string
+    fetched again from the pickle's memo (a value stored under two keys, a key used twice) is listed again where it
+    is fetched.
 
     >>> import pickle
-    >>> pickle_strings(pickle.dumps({"password": "Qm7vT2xR9kL4", "lr": 0.1}, protocol=0))
+    >>> [text for text in pickle_strings(pickle.dumps({"password": "Qm7vT2xR9kL4", "lr": 0.1}, protocol=0)) if text]
     ['password', 'Qm7vT2xR9kL4', 'lr']
-    >>> pickle_strings(pickle.dumps({"copy": "Qm7vT2xR9kL4", "password": "Qm7vT2xR9kL4"}, protocol=4))
+    >>> found = pickle_strings(pickle.dumps({"copy": "Qm7vT2xR9kL4", "password": "Qm7vT2xR9kL4"}, protocol=4))
+    >>> [text for text in found if text]
     ['copy', 'Qm7vT2xR9kL4', 'password', 'Qm7vT2xR9kL4']
     >>> pickle_strings(b"not a pickle") is None
     True
     """
     if not data or not (data[:1] == b"\x80" or data.rstrip(b"\r\n")[-1:] == b"."):  # protocol 2+, or a STOP
         return None
-    strings: list[str] = []
+    found: list[str | None] = []  # None: another value, or an operation, between two strings
     memo: dict[int, str | None] = {}
     last: str | None = None  # the string the last opcode pushed, if it pushed one
     try:
@@ -67,18 +70,14 @@ def pickle_strings(data: bytes) -> list[str] | None:
                 memo[len(memo)] = last
             elif opcode.name in _GETS:
                 last = memo.get(int(argument))
-                if last is not None:
-                    strings.append(last)
-                continue
-            if opcode.name in _PUTS or opcode.name == "MEMOIZE":
-                continue
-            last = None
-            if isinstance(text, str) and opcode.name not in ("GLOBAL", "INST") and _STRING_ARGUMENT.fullmatch(text):
-                strings.append(text)
-                last = text
-    except (ValueError, EOFError, UnicodeDecodeError, OverflowError, IndexError, KeyError, TypeError):
+                found.append(last)
+            elif opcode.name not in _FRAMING:
+                last = text if (isinstance(text, str) and opcode.name not in ("GLOBAL", "INST")
+                                and _STRING_ARGUMENT.fullmatch(text)) else None
+                found.append(last)
+    except Exception:  # any malformed pickle: not read (its bytes are still searched as a binary's)
         return None
-    return strings
+    return found
 
 
 def named_in_pickle(data: bytes) -> list[str]:
@@ -89,11 +88,16 @@ def named_in_pickle(data: bytes) -> list[str]:
     >>> import pickle
     >>> named_in_pickle(pickle.dumps({"password": "Qm7vT2xR9kL4", "key": "sample_000123", "epochs": 3}))
     ['Qm7vT2xR9kL4']
+    >>> named_in_pickle(pickle.dumps({"password": None, "learning_rate": 0.1}))  # a value between: no pair
+    []
     """
-    strings = pickle_strings(data) or []
+    try:
+        strings = pickle_strings(data) or []
+    except Exception:  # a reader that only learns never stops a scrub
+        return []
     return list(dict.fromkeys(value for name, value in zip(strings, strings[1:])
-                              if credential_column(name) and _WHOLE_VALUE.fullmatch(value)
-                              and not _ordinary_word(value)))
+                              if name is not None and value is not None and credential_column(name)
+                              and _WHOLE_VALUE.fullmatch(value) and not _ordinary_word(value)))
 
 
 def file_named_secret(name: str, data: bytes) -> list[str]:
@@ -114,9 +118,10 @@ def file_named_secret(name: str, data: bytes) -> list[str]:
     if data.startswith(b"\x93NUMPY"):
         try:
             value = np.load(io.BytesIO(data), allow_pickle=False)
-        except (ValueError, OSError, EOFError):
+        except Exception:  # any malformed array (a header promising 2**45 items raises MemoryError): not read
             return []
-        values = [str(item) for item in np.ravel(value)] if value.dtype.kind in "US" and value.size == 1 else []
+        values = [item.decode("utf-8", "replace") if isinstance(item, bytes) else str(item)
+                  for item in np.ravel(value).tolist()] if value.dtype.kind in "US" and value.size == 1 else []
     else:
         encoding = next((name for bom, name in _BOMS if data.startswith(bom)), "utf-8")
         try:
@@ -128,7 +133,8 @@ def file_named_secret(name: str, data: bytes) -> list[str]:
 
 def named_by_members(data: bytes) -> list[str]:
     """What the members of a zip (an ``.npz``) or tar archive named for a credential hold
-    (:func:`file_named_secret`); an archive that cannot be read names none here (its scrub reports it).
+    (:func:`file_named_secret`), by a name that names only credentials (an ``.npz`` array saved as ``key`` or
+    ``token`` holds ordinary data as often); what a damaged archive let be read before the damage counts.
 
     >>> import io, zipfile; buffer = io.BytesIO()
     >>> with zipfile.ZipFile(buffer, "w") as archive: archive.writestr("conf/db_password", "Qm7vT2xR9kL4")
@@ -141,19 +147,19 @@ def named_by_members(data: bytes) -> list[str]:
             with zipfile.ZipFile(io.BytesIO(data)) as archive:
                 for member in archive.infolist()[:_MOST_MEMBERS]:
                     if not member.is_dir() and member.file_size <= _LARGEST_SECRET \
-                            and credential_name(member.filename.rsplit("/", 1)[-1].split(".", 1)[0] or "-"):
+                            and credential_column(member.filename.rsplit("/", 1)[-1].split(".", 1)[0] or "-"):
                         found += file_named_secret(member.filename, archive.read(member))
         elif data[257:262] == b"ustar":
             with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as archive:
                 for number, member in enumerate(archive):
                     if number >= _MOST_MEMBERS:
                         break
-                    if member.isfile() and member.size <= _LARGEST_SECRET:
+                    if member.isfile() and member.size <= _LARGEST_SECRET \
+                            and credential_column(member.name.rsplit("/", 1)[-1].split(".", 1)[0] or "-"):
                         content = archive.extractfile(member)
                         found += file_named_secret(member.name, content.read() if content else b"")
-    except (zipfile.BadZipFile, tarfile.TarError, ValueError, EOFError, OSError, RuntimeError,
-            NotImplementedError, KeyError, OverflowError):
-        return found
+    except Exception:  # a damaged archive or member (zlib.error, an LZMA error...): what was read counts
+        pass
     return list(dict.fromkeys(found))
 
 
@@ -175,6 +181,28 @@ def _as_text(cell: object) -> str | None:
     return None
 
 
+def _read_table(database: sqlite3.Connection, table: str, rows_left: int, found: list[str]) -> int:
+    """Add what one table names to ``found``: each row's text cells in order (a cell that is no text leaves a
+    gap, so no two cells pair across it), and the values of its columns named for a credential. Columns SQLite
+    would compute on every read (virtual generated columns) are not read. Returns the rows read."""
+    quoted = '"' + table.replace('"', '""') + '"'
+    columns = [(_as_text(name), hidden) for _, name, *_, hidden in database.execute(f"pragma table_xinfo({quoted})")]
+    stored = [name for name, hidden in columns if hidden != 2]
+    if not stored:
+        return 0
+    selected = ", ".join('"' + name.replace('"', '""') + '"' for name in stored)
+    named_columns = [credential_column(name) for name in stored]
+    read = 0
+    for row in database.execute(f"select {selected} from {quoted} limit {rows_left}"):
+        read += 1
+        cells = [_as_text(cell) for cell in row]  # a BLOB holding text is read as its text
+        texts = [cell if cell is not None and len(cell) <= _LARGEST_SECRET else "" for cell in cells]
+        found += [value for value in named_in_strings(texts) if len(value) >= _SMALLEST_SECRET]
+        found += [cell for cell, named in zip(cells, named_columns)
+                  if named and cell is not None and _WHOLE_VALUE.fullmatch(cell)]
+    return read
+
+
 def named_in_sqlite(data: bytes) -> list[str]:
     """The credentials a SQLite database names: in a row, a text cell that follows one naming a credential (a
     key-value table), and each text value of a column named for one; nothing when ``data`` is not a database
@@ -190,11 +218,12 @@ def named_in_sqlite(data: bytes) -> list[str]:
     >>> named_in_sqlite(path.read_bytes())
     ['Qm7vT2xR9kL4', 'Tk-8f2k4m9q1z']
     """
-    if not data.startswith(_SQLITE_MAGIC):
+    if not data.startswith(_SQLITE_MAGIC) or not hasattr(sqlite3.Connection, "deserialize"):  # Python 3.11+
         return []
+    if data[18:20] == b"\x02\x02":  # a WAL-mode header: SQLite opens a copy in memory only in rollback mode
+        data = data[:18] + b"\x01\x01" + data[20:]
     found: list[str] = []
     steps = 0
-
     deadline = time.monotonic() + _MOST_SECONDS
 
     def stop_when_spent() -> int:  # steps and seconds: a computed column can make each step slow
@@ -203,32 +232,24 @@ def named_in_sqlite(data: bytes) -> list[str]:
         return int(steps > _MOST_STEPS or time.monotonic() > deadline)
 
     database = sqlite3.connect(":memory:")
+    database.text_factory = bytes  # a cell that is not UTF-8 is read, not an error that ends the table
     try:
         database.deserialize(data)
         database.set_progress_handler(stop_when_spent, 10_000)
-        # a column the schema computes (GENERATED ... AS (randomblob(...))) is no larger than the file, and runs
-        # only functions SQLite deems harmless in a schema
+        # one value is no larger than the file (at least 1 MB), and a schema runs only the functions SQLite deems
+        # harmless there
         database.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, max(len(data), 1_000_000))
         database.execute("pragma trusted_schema = off")
-        tables = [name for (name,) in database.execute("select name from sqlite_master where type = 'table'")]
+        tables = [_as_text(name) for (name,) in database.execute("select name from sqlite_master where type = 'table'")]
         rows_left = _MOST_ROWS
         for table in tables:
-            if rows_left <= 0:
+            if rows_left <= 0 or time.monotonic() > deadline:
                 break
-            quoted = '"' + table.replace('"', '""') + '"'
             try:
-                cursor = database.execute(f"select * from {quoted} limit {rows_left}")
-            except sqlite3.Error:  # a virtual table of a module this SQLite lacks, say
+                rows_left -= _read_table(database, table, rows_left, found)
+            except Exception:  # a virtual table of a module this SQLite lacks, a damaged page: the next table
                 continue
-            named_columns = [credential_column(column[0]) for column in cursor.description]
-            for row in cursor:
-                rows_left -= 1
-                cells = [_as_text(cell) for cell in row]  # a BLOB holding text is read as its text
-                texts = [cell for cell in cells if cell is not None and len(cell) <= _LARGEST_SECRET]
-                found += [value for value in named_in_strings(texts) if len(value) >= _SMALLEST_SECRET]
-                found += [cell for cell, named in zip(cells, named_columns)
-                          if named and cell is not None and _WHOLE_VALUE.fullmatch(cell)]
-    except (sqlite3.Error, OverflowError, MemoryError, ValueError):
+    except Exception:
         pass  # what was read so far counts; the file's bytes are still searched as any binary's
     finally:
         database.close()

@@ -73,9 +73,11 @@ _SLASHED_USERINFO_TEXT = re.compile(rf"({_URL_START})[^@\s/:\"'<>]+:(?!\d+(?:/|\
 # (a quote ends it, and a backslash: URLs encode both, and "?\\"" in a JSON string keeps its escape)
 _QUERY = re.compile(r"(?<=[\w/.\-:%\]])\?([^\s#\"'<>\\]+)")
 # user:password@host without a well-formed scheme in front (a typo: "http:/u:p@h", or no scheme at all; the user
-# may be empty, as a URL's netloc ":pw@redis:6379" is); it is looked for only in the stretch of text that ends at
-# such an "@" (:func:`_mask_bare_userinfo`).
-_BARE_USERINFO = re.compile(r"(?<![\w.~%+\-:])[A-Za-z0-9._~%+\-]*:[^\s/?#@\"'<>]+@(?=[A-Za-z0-9\[])")
+# may be empty, as a URL's netloc ":pw@redis:6379" is, before a password of 4 characters or more: ":D@alice" in a
+# chat is no credential); it is looked for only in the stretch of text that ends at such an "@"
+# (:func:`_mask_bare_userinfo`).
+_BARE_USERINFO = re.compile(r"(?<![\w.~%+\-:])(?:[A-Za-z0-9._~%+\-]+:[^\s/?#@\"'<>]+|:[^\s/?#@\"'<>:]{4,})"
+                            r"@(?=[A-Za-z0-9\[])")
 _BARE_USERINFO_STRETCH = re.compile(r"(?<![^\s/?#@\"'<>])[^\s/?#@\"'<>]*@(?=[A-Za-z0-9\[])")
 _FRAGMENT = re.compile(rf"({_URL_START}(?:{_NOT_NEXT_URL}[^\s#\"'<>])*)#[^\s\"'<>]+")
 # ... and a URL whose start a configured secret has masked already ("***/v1#token"): its fragment still goes.
@@ -154,8 +156,8 @@ def _mask_bare_userinfo(text: str) -> str:
     lies within a stretch of characters none of which ends it, up to the ``@`` a host follows, so each such
     stretch is searched once (a scan from every ``,a:`` of a long text to its end would be quadratic).
 
-    >>> _mask_bare_userinfo("dsn u:pa,ss:w@db:5432 and a:b, c:d@e.f; ,a:,a:,a: netloc=:pw9@redis:6379")
-    'dsn ***@db:5432 and a:b, ***@e.f; ,a:,a:,a: netloc=***@redis:6379'
+    >>> _mask_bare_userinfo("dsn u:pa,ss:w@db:5432 and a:b, c:d@e.f; ,a:,a:,a: netloc=:pw99@redis:6379 :D@alice")
+    'dsn ***@db:5432 and a:b, ***@e.f; ,a:,a:,a: netloc=***@redis:6379 :D@alice'
     """
     out, done = [], 0
     for stretch in _BARE_USERINFO_STRETCH.finditer(text):

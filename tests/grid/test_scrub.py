@@ -492,3 +492,33 @@ def test_a_database_whose_schema_computes_huge_cells_is_read_within_bounds(tmp_p
     database.close()
     assert "Qm7vT2xR9kL4wZpB3nD8" in scrub_folder(tmp_path, []).learned
     assert b"Qm7vT2xR9kL4wZpB3nD8" not in (tmp_path / "bomb.db").read_bytes()
+
+
+def test_damaged_files_named_for_a_credential_do_not_stop_the_folders_scrub(tmp_path):
+    """A zip whose member named for a credential does not inflate (zlib's error), a NumPy header that promises
+    2**45 items, a truncated pickle and a WAL-mode database: each reader that only learns gives up on its file,
+    the folder is still scrubbed, and the database's row is still read."""
+    import sqlite3
+    import zipfile
+
+    with zipfile.ZipFile(tmp_path / "conf.zip", "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("conf/db_password", "Qm7vT2xR9kL4wZpB3nD8" * 4)
+    data = bytearray((tmp_path / "conf.zip").read_bytes())
+    start = data.index(b"conf/db_password") + len("conf/db_password")
+    data[start:start + 8] = b"\xff" * 8  # the member's deflate stream, broken
+    (tmp_path / "conf.zip").write_bytes(bytes(data))
+    header = "{'descr': '<U20', 'fortran_order': False, 'shape': (35184372088832,), }"
+    (tmp_path / "api_token.npy").write_bytes(b"\x93NUMPY\x01\x00" + len(header + "\n").to_bytes(2, "little")
+                                             + (header + "\n").encode())
+    (tmp_path / "broken.pkl").write_bytes(b"\x80\x04\x95\x10\x00\x00\x00\x00\x00\x00\x00}\x94\x8c\x08password")
+    with sqlite3.connect(tmp_path / "wal.db") as database:
+        database.execute("pragma journal_mode = wal")
+        database.execute("create table kv (k text, v text)")
+        database.execute("insert into kv values ('password', 'Zx9pL3mQ7vR2kkTy')")
+    database.execute("pragma wal_checkpoint(truncate)")
+    database.close()
+    (tmp_path / "run.log").write_text("password=Gq81-logged-value\n")
+    scrubbed = scrub_folder(tmp_path, [])
+    assert {"Gq81-logged-value", "Zx9pL3mQ7vR2kkTy"} <= set(scrubbed.learned)
+    assert b"Gq81-logged-value" not in (tmp_path / "run.log").read_bytes()
+    assert b"Zx9pL3mQ7vR2kkTy" not in (tmp_path / "wal.db").read_bytes()
