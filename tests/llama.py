@@ -16,12 +16,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @contextmanager
-def venv_install_lock() -> Iterator[None]:
-    """Held while a test installs what it needs (into the tests' own virtual environment, or Chromium through
-    apt): test files that run at once (pytest -n) and need the same thing wait for one install rather than
-    building it twice, or finding it half unpacked."""
+def venv_install_lock(what: str = "venv") -> Iterator[None]:
+    """Held while a test installs what it needs (``venv``: into the tests' own virtual environment; ``chromium``:
+    through apt): test files that run at once (pytest -n) and need the same thing wait for one install rather
+    than building it twice, or finding it half unpacked. Each kind has its own lock, so a browser test does not
+    wait for a llama.cpp build."""
     venv = Path(sys.executable).parents[1]  # the interpreter running the tests, wherever its venv is
-    with (venv / ".evalkit-test-install.lock").open("w") as lock:
+    with (venv / f".evalkit-test-install-{what}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         importlib.invalidate_caches()  # what another process installed while this one waited
         yield

@@ -103,7 +103,10 @@ def test_chapter3_results(executed):
 
 
 def _chromium() -> str:
-    with venv_install_lock():  # one apt-get at a time: a second would find dpkg locked
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found:
+        return found
+    with venv_install_lock("chromium"):  # one apt-get at a time: a second would find dpkg locked
         return _installed_chromium()
 
 
