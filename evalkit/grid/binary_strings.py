@@ -22,7 +22,7 @@ from evalkit.models.redaction import _ordinary_word
 from evalkit.grid.credential_names import credential_name
 from evalkit.grid.printed_secrets import output_secrets
 
-__all__ = ["string_runs", "binary_strings", "mask_strings_in_place", "named_in_binary", "named_in_strings"]
+__all__ = ["string_runs", "mask_strings_in_place", "named_in_binary", "named_in_strings"]
 
 _PRINTABLE = rb"[\t\n\r\x20-\x7e]"
 # (pattern, bytes per character, byte order): ASCII, then UTF-16 and UTF-32 in either order
@@ -162,13 +162,8 @@ def _item_cuts(arrays: list[tuple[int, int, int, list[int]]], start: int, end: i
 
 def string_runs(data: bytes) -> list[tuple[int, int, str, str]]:
     """(start, bytes per character, byte order, text) of every string of ``data``, in every width: one scan,
-    which :func:`binary_strings` and :func:`named_in_binary` can share."""
+    which a file's text reading and :func:`named_in_binary` can share."""
     return list(_strings(data))
-
-
-def binary_strings(data: bytes) -> list[str]:
-    """The strings of ``data``, in every width."""
-    return [text for _, _, _, text in _strings(data)]
 
 
 # A value stored right after its credential's name, as a database row keeps its columns: "passwordJd3nF6hB1s"

@@ -14,6 +14,7 @@ scrub's text limit.
 """
 from __future__ import annotations
 
+import codecs
 import errno
 import mmap
 import os
@@ -26,7 +27,12 @@ import numpy as np
 from evalkit.models.secret_forms import (MIN_FRAGMENT, _encoded_variants, _variants, base64_forms, piece_sources,
                                          piece_stays)
 
-__all__ = ["byte_forms", "mask_bytes_in_place", "holds_secret", "copy_data_parts"]
+__all__ = ["byte_forms", "mask_bytes_in_place", "holds_secret", "copy_data_parts", "TEXT_BOMS"]
+
+# The byte order marks that open a UTF-32 or UTF-16 text, and the codec that reads each (UTF-32 first: its
+# little-endian mark begins with UTF-16's)
+TEXT_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"),
+             (codecs.BOM_UTF16_BE, "utf-16"))
 
 _MIN_FORM = 4  # a shorter secret is not looked for in bytes (it would mask data by chance)
 _WINDOW = 4 * 2**20  # bytes of a file compared with the pieces at once (8 bytes of memory each)

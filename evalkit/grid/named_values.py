@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import io
 import pickletools
-import codecs
 import re
 import sqlite3
 import tarfile
@@ -22,6 +21,7 @@ import zipfile
 import numpy as np
 
 from evalkit.grid.binary_strings import named_in_strings
+from evalkit.grid.byte_forms import TEXT_BOMS
 from evalkit.grid.credential_names import credential_column, credential_name
 from evalkit.models.redaction import _ordinary_word
 
@@ -32,8 +32,6 @@ _SMALLEST_SECRET = 8  # characters: what a file named for a credential holds at 
 _LARGEST_SECRET = 4096  # bytes: a file named for a credential that holds more is a document, read as any other
 _WHOLE_VALUE = re.compile(r"[^\s\"'<>{}\[\],;\x00-\x1f\x7f-\x9f]{8,4096}")
 _MOST_MEMBERS = 10_000  # members of an archive whose names are looked at
-_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"),
-         (codecs.BOM_UTF16_BE, "utf-16"))
 
 
 _PUTS = ("PUT", "BINPUT", "LONG_BINPUT")
@@ -100,6 +98,11 @@ def named_in_pickle(data: bytes) -> list[str]:
                               and _WHOLE_VALUE.fullmatch(value) and not _ordinary_word(value)))
 
 
+def _stem(name: str) -> str:
+    """A file's or member's name without its folders and extensions (``conf/db_password.npy``: ``db_password``)."""
+    return name.rsplit("/", 1)[-1].split(".", 1)[0]
+
+
 def file_named_secret(name: str, data: bytes) -> list[str]:
     """What a file named for a credential holds, where it is one value: ``db_password`` holding ``Qm7vT2xR9kL4``,
     ``api_token.txt``, a NumPy file (``db_password.npy``) of one string. A file that holds more than one value
@@ -111,7 +114,7 @@ def file_named_secret(name: str, data: bytes) -> list[str]:
     >>> file_named_secret("db_password.npy", buffer.getvalue())
     ['Qm7vT2xR9kL4']
     """
-    stem = name.rsplit("/", 1)[-1].split(".", 1)[0]
+    stem = _stem(name)
     # a single word such as "key" or "secret" counts too: a file that holds one value under that name is a key
     if not stem or not credential_name(stem) or not 0 < len(data) <= _LARGEST_SECRET:
         return []
@@ -123,7 +126,7 @@ def file_named_secret(name: str, data: bytes) -> list[str]:
         values = [item.decode("utf-8", "replace") if isinstance(item, bytes) else str(item)
                   for item in np.ravel(value).tolist()] if value.dtype.kind in "US" and value.size == 1 else []
     else:
-        encoding = next((name for bom, name in _BOMS if data.startswith(bom)), "utf-8")
+        encoding = next((name for bom, name in TEXT_BOMS if data.startswith(bom)), "utf-8")
         try:
             values = [data.decode(encoding).lstrip("\ufeff").strip()]
         except UnicodeDecodeError:
@@ -147,7 +150,7 @@ def named_by_members(data: bytes) -> list[str]:
             with zipfile.ZipFile(io.BytesIO(data)) as archive:
                 for member in archive.infolist()[:_MOST_MEMBERS]:
                     if not member.is_dir() and member.file_size <= _LARGEST_SECRET \
-                            and credential_column(member.filename.rsplit("/", 1)[-1].split(".", 1)[0] or "-"):
+                            and credential_column(_stem(member.filename)):
                         found += file_named_secret(member.filename, archive.read(member))
         elif data[257:262] == b"ustar":
             with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as archive:
@@ -155,7 +158,7 @@ def named_by_members(data: bytes) -> list[str]:
                     if number >= _MOST_MEMBERS:
                         break
                     if member.isfile() and member.size <= _LARGEST_SECRET \
-                            and credential_column(member.name.rsplit("/", 1)[-1].split(".", 1)[0] or "-"):
+                            and credential_column(_stem(member.name)):
                         content = archive.extractfile(member)
                         found += file_named_secret(member.name, content.read() if content else b"")
     except Exception:  # a damaged archive or member (zlib.error, an LZMA error...): what was read counts

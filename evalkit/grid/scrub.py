@@ -17,7 +17,6 @@ is reported.
 """
 from __future__ import annotations
 
-import codecs
 import os
 import re
 import shutil
@@ -27,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evalkit.models import redact
-from evalkit.grid.byte_forms import byte_forms, copy_data_parts, holds_secret, mask_bytes_in_place
+from evalkit.grid.byte_forms import TEXT_BOMS, byte_forms, copy_data_parts, holds_secret, mask_bytes_in_place
 from evalkit.grid.embedded_streams import scrub_embedded_streams
 from evalkit.grid.compressed import (HEAD_BYTES, MAX_NESTING, NotReadWhole, compression_of, restore_tar_checksums,
                                      restore_zip_crcs, scrub_inside, tar_header_offsets, zip_stored_entries)
@@ -42,8 +41,6 @@ __all__ = ["Scrubbed", "scrub_folder"]
 _TEXT_BYTES = 16 * 2**20
 _TEXT_BYTE_VALUES = bytes(range(9, 14)) + bytes(range(32, 256))  # what a text's bytes are, control codes aside
 _CONTROL = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x9f\ufffe\uffff]")
-_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"),
-         (codecs.BOM_UTF16_BE, "utf-16"))
 
 
 @dataclass(frozen=True)
@@ -343,7 +340,7 @@ def _readings(data: bytes) -> dict[str, str]:
     """
     if data.startswith(_BINARY_MAGIC):  # numbers may look like text ("fff?" is float32 0.9), the format says not
         return {}
-    candidates = [name for bom, name in _BOMS if data.startswith(bom)][:1]
+    candidates = [name for bom, name in TEXT_BOMS if data.startswith(bom)][:1]
     head = data[:4096 if len(data) > 4096 else len(data) // 2 * 2]  # a stray last byte leaves UTF-16 text UTF-16
     if not candidates and head[1::2].count(0) > len(head) // 4:
         candidates.append("utf-16-le")
