@@ -41,7 +41,7 @@ from evalkit.course.intake import Entry, intake  # noqa: F401 (Entry: refuse_sev
 from evalkit.course.key import check_chapter, checks_stub
 from evalkit.course.report import one_line
 from evalkit.course.sandbox import (Limits, check_timeout, check_visible_folders, clamped_limits, detect, end,
-                                    release_mounts)
+                                    release_mounts, with_kit_cache)
 from evalkit.course.submission import SubmissionRun, plan, remove_tree, run_submission
 from evalkit.course.worker import READ_SECONDS
 
@@ -119,7 +119,7 @@ def grade(submissions_dir: str | Path, out_dir: str | Path, *, timeout: float = 
         # a submission there would be the teacher's chapter: run unsandboxed, and set everyone's expected values
         raise ValueError(f"{key_dir}: the answer key lies inside the folder of submissions; give the folder of the "
                          "teacher's chapters, outside it")
-    check_visible_folders(os.environ, [folder.resolve(), out.resolve(), Path(key_dir).resolve()])
+    check_visible_folders(with_kit_cache(os.environ), [folder.resolve(), out.resolve(), Path(key_dir).resolve()])
     isolation = detect(trusted=trusted)
     if isolation.namespace:
         _check_hidden(folder, out)

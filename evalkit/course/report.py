@@ -64,9 +64,43 @@ def redacted_rows(rows: Sequence, secrets: Sequence[str] | None = None) -> list:
                             if isinstance(getattr(row, name, None), str)}) for row in rows]
 
 
+#: What a grading keeps of one run in ``work/NNNN/`` (:func:`evalkit.course.grade`'s ``_keep``).
+_KEPT_FILES = ("executed.ipynb", "worker.log")
+
+
+def _not_written_by_a_grading(out: Path, present: list[str]) -> str | None:
+    """The first path under ``out`` (relative, as shown) that a grading does not write, or None: the tables are
+    files, and ``work`` holds only four-digit folders of :data:`_KEPT_FILES`. A link in their place is removed, not
+    followed (a planted ``grades.html`` pointing elsewhere), so it counts as theirs.
+
+    >>> import tempfile; out = Path(tempfile.mkdtemp()); (out / "work" / "thesis").mkdir(parents=True)
+    >>> _not_written_by_a_grading(out, ["work"])
+    'work/thesis'
+    """
+    def kind(path: Path) -> str:
+        mode = os.lstat(path).st_mode
+        return "link" if stat.S_ISLNK(mode) else "folder" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) \
+            else "other"
+
+    for name in present:
+        if kind(out / name) == "link" or (name != "work" and kind(out / name) == "file"):
+            continue
+        if name != "work" or kind(out / name) != "folder":
+            return name
+        for run in sorted(os.listdir(out / "work")):
+            if kind(out / "work" / run) == "link":
+                continue
+            if not (len(run) == 4 and run.isdigit() and kind(out / "work" / run) == "folder"):
+                return f"work/{run}"
+            for kept in sorted(os.listdir(out / "work" / run)):
+                if kept not in _KEPT_FILES or kind(out / "work" / run / kept) not in ("file", "link"):
+                    return f"work/{run}/{kept}"
+    return None
+
+
 def prepare_out(out: Path, *, replace: bool = False) -> Path:
     """``out`` ready for a grading: created when absent; an existing folder must be empty, or (with
-    ``replace``) hold only a previous grading's outputs, which are removed. A link, a file, or a folder that
+    ``replace``) hold only a previous grading's outputs, as a grading writes them, which are removed. A link, a file, or a folder that
     holds anything else is refused with a ``ValueError``, and so is a path under a file or one that cannot be
     made (the path and the reason named).
 
@@ -103,6 +137,10 @@ def prepare_out(out: Path, *, replace: bool = False) -> Path:
     if not replace:
         raise ValueError(f"{out}: the output folder holds a previous grading ({', '.join(present)}); pass "
                          "--replace to overwrite it, or give a new folder")
+    foreign = _not_written_by_a_grading(out, present)
+    if foreign:  # a teacher's own folder named "work", a "grades.csv" that is a folder: never removed
+        raise ValueError(f"{out}: {foreign} is not what a grading writes; --replace removes only a previous "
+                         "grading's files: move it, or give a new folder")
     for name in present:
         path = out / name
         if stat.S_ISDIR(os.lstat(path).st_mode):

@@ -41,11 +41,11 @@ from evalkit.course.intake import read_capped
 # What a run sees, and the credential files among it that it reads as empty: their own module, re-exported here.
 from evalkit.course.visible import (CREDENTIAL_FILES, ENVIRONMENT_ALLOWED, check_visible_folders,  # noqa: F401
                                     credential_files, data_folders, is_credential_folder, is_credential_name,
-                                    machine_credential_files, visible_paths)
+                                    machine_credential_files, visible_paths, with_kit_cache)
 
 __all__ = ["Isolation", "Limits", "SandboxUnavailable", "detect", "check_timeout", "scrubbed_environment",
            "clamped_limits", "launch", "supervise", "end", "mount_scratch", "release_mounts", "visible_paths",
-           "check_visible_folders", "credential_files", "data_folders", "is_credential_name",
+           "check_visible_folders", "with_kit_cache", "credential_files", "data_folders", "is_credential_name",
            "is_credential_folder", "CREDENTIAL_FILES", "ENVIRONMENT_ALLOWED"]
 
 _NSINIT = Path(__file__).with_name("_nsinit.py")
@@ -198,7 +198,8 @@ def scrubbed_environment(home: Path, *, base: dict[str, str] | None = None) -> d
     """The run's environment: the allowed variables of ``base`` (default ``os.environ``), but none whose value holds a
     credential (a mirror's URL with a password in ``HF_HUB_CACHE``: :func:`evalkit.models.redact` would change it,
     or the value, or a piece, of a variable named as a credential: ``TZ`` set to ``$DB_PASSWORD``), a
-    ``PATH`` of the interpreter's folder and the system's, and every home, cache and runtime folder inside ``home``.
+    ``PATH`` of the interpreter's folder and the system's, and every home, cache and runtime folder inside ``home``;
+    the kit's own cache folder (:func:`with_kit_cache`) where ``base`` names none.
 
     >>> env = scrubbed_environment(Path("/h"), base={"LANG": "C", "HF_HOME": "https://u:Pw-9x8y@mirror/hub"})
     >>> env["LANG"], "HF_HOME" in env
@@ -207,7 +208,7 @@ def scrubbed_environment(home: Path, *, base: dict[str, str] | None = None) -> d
     from evalkit.models import redact
     from evalkit.models.redaction import environment_secrets
 
-    base = os.environ if base is None else base
+    base = with_kit_cache(os.environ if base is None else base)  # the kit's converted models, where none is named
     secrets = environment_secrets(base)  # a variable the grader holds as a credential, copied into an allowed one
     env = {name: base[name] for name in ENVIRONMENT_ALLOWED
            if base.get(name) and redact(base[name], secrets) == base[name]}

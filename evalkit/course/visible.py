@@ -11,9 +11,9 @@ import re
 import sys
 import tempfile
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
-__all__ = ["ENVIRONMENT_ALLOWED", "CREDENTIAL_FILES", "is_credential_name", "is_credential_folder",
+__all__ = ["with_kit_cache", "ENVIRONMENT_ALLOWED", "CREDENTIAL_FILES", "is_credential_name", "is_credential_folder",
            "credential_files", "machine_credential_files", "check_visible_folders", "visible_paths",
            "data_folders"]
 
@@ -153,6 +153,22 @@ def check_visible_folders(env: dict[str, str], private: Sequence[Path]) -> None:
             if folder == path or path.is_relative_to(folder):
                 raise ValueError(f"{name}={value} holds {what} ({path}); a graded notebook sees that folder whole: "
                                  f"point {name} at a folder of its own (the data or the model cache only)")
+
+
+def with_kit_cache(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` with ``EVALKIT_CACHE_DIR`` naming the kit's default cache folder where it names none and that folder
+    exists: the models ``make models`` converted are there, and a run that cannot see them would convert them again
+    inside its own folder, past its file-size limit (every honest notebook that loads a model would fail).
+
+    >>> with_kit_cache({"EVALKIT_CACHE_DIR": "/srv/cache"})["EVALKIT_CACHE_DIR"]
+    '/srv/cache'
+    """
+    from evalkit.models.defaults import default_cache_dir
+
+    found = dict(env)
+    if not found.get("EVALKIT_CACHE_DIR") and default_cache_dir().is_dir():
+        found["EVALKIT_CACHE_DIR"] = str(default_cache_dir().resolve())
+    return found
 
 
 def visible_paths(env: dict[str, str]) -> list[Path]:

@@ -94,8 +94,8 @@ def json_lines(path: str | Path, error: type[Exception] = ValueError) -> Iterato
             continue
         try:
             yield number, json.loads(line)
-        except json.JSONDecodeError as failure:
-            raise error(f"{path}, line {number}: not JSON ({failure.msg})") from None
+        except ValueError as failure:  # not JSON, or an integer of more digits than Python converts (4,300)
+            raise error(f"{path}, line {number}: not JSON ({getattr(failure, 'msg', failure)})") from None
         except RecursionError:
             raise error(f"{path}, line {number}: {TOO_DEEP}") from None
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import bz2
 import copy as copying
 import hashlib
+import io
 import lzma
 import os
 import shutil
@@ -38,7 +39,7 @@ from evalkit.models.encoded_runs import zlib_header
 
 __all__ = ["HEAD_BYTES", "MAX_CHAIN", "MAX_INFLATED", "MAX_NESTING", "MAX_MEMBERS", "compression_of", "scrub_inside",
            "tar_header_offsets", "restore_tar_checksums", "zip_stored_entries", "restore_zip_crcs",
-           "NotReadWhole"]
+           "NotReadWhole", "inner_contents"]
 
 MAX_INFLATED = 2**30  # bytes a compressed file's content may inflate to, all members together
 MAX_NESTING = 3  # archives inside archives read this deep
@@ -79,6 +80,56 @@ def compression_of(head: bytes) -> str | None:
     if zlib_header(head):
         return "zlib"
     return None
+
+
+def inner_contents(data: bytes, most_bytes: int) -> Iterator[tuple[str, bytes]]:
+    """What a compressed file or an archive in memory holds, read and never written: a gzip, bzip2, xz, lzma or
+    zlib stream's content (named ``""``), or each file of a zip or an uncompressed tar with its name; at most
+    ``most_bytes`` of content in all (a member that would pass them is not read), and nothing from what cannot be
+    read (a damaged stream, an encrypted member: the folder's scrub says so of the file).
+
+    >>> import gzip, io, zipfile; written = io.BytesIO()
+    >>> with zipfile.ZipFile(written, "w") as archive: archive.writestr("conf/token", "Tk-1")
+    >>> list(inner_contents(written.getvalue(), 100)), list(inner_contents(gzip.compress(b"a log"), 100))
+    ([('conf/token', b'Tk-1')], [('', b'a log')])
+    """
+    kind = compression_of(data[:HEAD_BYTES])
+    left = most_bytes
+    if left <= 0:  # (zlib reads a length of 0 as no limit)
+        return
+    if kind in _DECOMPRESSORS:
+        try:
+            yield "", _DECOMPRESSORS[kind]().decompress(data, most_bytes)
+        except _READ_ERRORS:
+            return
+    elif kind == "zip":
+        try:
+            archive = zipfile.ZipFile(io.BytesIO(data))
+        except _READ_ERRORS:
+            return
+        with archive:
+            for member in archive.infolist()[:MAX_MEMBERS]:
+                if member.is_dir() or member.file_size > left:
+                    continue
+                try:
+                    content = archive.read(member)
+                except _READ_ERRORS:  # an encrypted or damaged member: the others are read on
+                    continue
+                left -= len(content)
+                yield member.filename, content
+    elif kind == "tar":
+        try:
+            with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as archive:
+                for number, member in enumerate(archive):
+                    if number >= MAX_MEMBERS:
+                        break
+                    if member.isfile() and member.size <= left:
+                        reader = archive.extractfile(member)
+                        content = reader.read() if reader else b""
+                        left -= len(content)
+                        yield member.name, content
+        except _READ_ERRORS:  # a tar cut mid-member: what was read counts
+            return
 
 
 def _lzma_alone_header(head: bytes) -> bool:

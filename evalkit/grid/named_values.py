@@ -14,9 +14,9 @@ import io
 import pickletools
 import re
 import sqlite3
-import tarfile
+import tempfile
 import time
-import zipfile
+from pathlib import Path
 
 import numpy as np
 
@@ -25,18 +25,47 @@ from evalkit.grid.byte_forms import TEXT_BOMS
 from evalkit.grid.credential_names import credential_column, credential_name
 from evalkit.models.redaction import _ordinary_word
 
-__all__ = ["pickle_strings", "named_in_pickle", "named_in_sqlite", "file_named_secret", "named_by_members"]
+__all__ = ["pickle_strings", "named_in_pickle", "named_in_sqlite", "database_of_log", "file_named_secret"]
 
 _STRING_ARGUMENT = re.compile(r"[^\x00-\x1f\x7f]{2,}")  # a name or a value, not a one-letter global or memo key
 _SMALLEST_SECRET = 8  # characters: what a file named for a credential holds at least to be taken as one
 _LARGEST_SECRET = 4096  # bytes: a file named for a credential that holds more is a document, read as any other
-_WHOLE_VALUE = re.compile(r"[^\s\"'<>{}\[\],;\x00-\x1f\x7f-\x9f]{8,4096}")
-_MOST_MEMBERS = 10_000  # members of an archive whose names are looked at
+# a value stored whole: no quotes or brackets, words parted by single spaces (a passphrase), 8 to 4096 characters
+_WHOLE_VALUE = re.compile(r"(?=.{8,4096}\Z)[^\s\"'<>{}\[\],;\x00-\x1f\x7f-\x9f]+(?: [^\s\"'<>{}\[\],;\x00-\x1f\x7f-\x9f]+)*",
+                          re.S)
 
 
 _PUTS = ("PUT", "BINPUT", "LONG_BINPUT")
 _GETS = ("GET", "BINGET", "LONG_BINGET")
 _FRAMING = ("PROTO", "FRAME")  # what splits a pickle into frames, between any two values
+
+
+def _pickle_items(data: bytes) -> list[tuple[str, str | None]] | None:
+    """A pickle's opcodes in order, each with the string it pushes (None for any other), read as
+    :func:`pickletools.genops` reads them (nothing in it is run); a string fetched again from the memo is listed
+    again where it is fetched. The memo's own opcodes and frames are left out. None when ``data`` is not a pickle."""
+    if not data or not (data[:1] == b"\x80" or data.rstrip(b"\r\n")[-1:] == b"."):  # protocol 2+, or a STOP
+        return None
+    found: list[tuple[str, str | None]] = []
+    memo: dict[int, str | None] = {}
+    last: str | None = None  # the string the last opcode pushed, if it pushed one
+    try:
+        for opcode, argument, _ in pickletools.genops(data):
+            text = argument.decode("latin-1") if isinstance(argument, bytes) else argument
+            if opcode.name in _PUTS:
+                memo[int(argument)] = last
+            elif opcode.name == "MEMOIZE":
+                memo[len(memo)] = last
+            elif opcode.name in _GETS:
+                last = memo.get(int(argument))
+                found.append((opcode.name, last))
+            elif opcode.name not in _FRAMING:
+                last = text if (isinstance(text, str) and opcode.name not in ("GLOBAL", "INST")
+                                and _STRING_ARGUMENT.fullmatch(text)) else None
+                found.append((opcode.name, last))
+    except Exception:  # any malformed pickle: not read (its bytes are still searched as a binary's)
+        return None
+    return found
 
 
 def pickle_strings(data: bytes) -> list[str | None] | None:
@@ -54,48 +83,55 @@ def pickle_strings(data: bytes) -> list[str | None] | None:
     >>> pickle_strings(b"not a pickle") is None
     True
     """
-    if not data or not (data[:1] == b"\x80" or data.rstrip(b"\r\n")[-1:] == b"."):  # protocol 2+, or a STOP
-        return None
-    found: list[str | None] = []  # None: another value, or an operation, between two strings
-    memo: dict[int, str | None] = {}
-    last: str | None = None  # the string the last opcode pushed, if it pushed one
-    try:
-        for opcode, argument, _ in pickletools.genops(data):
-            text = argument.decode("latin-1") if isinstance(argument, bytes) else argument
-            if opcode.name in _PUTS:
-                memo[int(argument)] = last
-            elif opcode.name == "MEMOIZE":
-                memo[len(memo)] = last
-            elif opcode.name in _GETS:
-                last = memo.get(int(argument))
-                found.append(last)
-            elif opcode.name not in _FRAMING:
-                last = text if (isinstance(text, str) and opcode.name not in ("GLOBAL", "INST")
-                                and _STRING_ARGUMENT.fullmatch(text)) else None
-                found.append(last)
-    except Exception:  # any malformed pickle: not read (its bytes are still searched as a binary's)
-        return None
-    return found
+    items = _pickle_items(data)
+    return None if items is None else [text for _, text in items]
+
+
+# What opens a list, tuple or set, or adds an item to one, between a name and the values it holds
+_OPENING = ("MARK", "EMPTY_LIST", "EMPTY_TUPLE", "EMPTY_SET", "LIST", "TUPLE")
+_SMALL_TUPLES = {"TUPLE1": 1, "TUPLE2": 2, "TUPLE3": 3}  # a tuple of up to three built after its items
+
+
+def _values_after(items: list[tuple[str, str | None]], at: int) -> list[str]:
+    """The strings a pickle stores under the name at ``items[at]``: the next string (a dict's value), or every
+    string of a list, tuple or set that follows (``{"api_keys": [k1, k2]}``)."""
+    following: list[str] = []
+    opened: set[str] = set()
+    ended = ""
+    for name, text in items[at + 1:]:
+        if text is not None:
+            following.append(text)
+        elif name in _OPENING and not following:
+            opened.add(name)
+        elif not (name == "APPEND" and "LIST" in opened):  # protocol 0 adds a list's items one by one
+            ended = name
+            break
+    if opened or _SMALL_TUPLES.get(ended) == len(following):
+        return following
+    return following[:1]
 
 
 def named_in_pickle(data: bytes) -> list[str]:
-    """The credentials a pickle names: a string that follows one naming a credential, by a name that names only
-    credentials (a record's ``key`` or ``token`` field holds ordinary data as often; a key of a known shape in it
-    is masked by its shape).
+    """The credentials a pickle names: a string, or the strings of a list, tuple or set, that follows one naming
+    a credential, by a name that names only credentials (a record's ``key`` or ``token`` field holds ordinary data
+    as often; a key of a known shape in it is masked by its shape).
 
     >>> import pickle
     >>> named_in_pickle(pickle.dumps({"password": "Qm7vT2xR9kL4", "key": "sample_000123", "epochs": 3}))
     ['Qm7vT2xR9kL4']
+    >>> named_in_pickle(pickle.dumps({"api_keys": ["Qm7vT2xR9kL4", "Zx9pL3mQ7vR2"], "user": "ann"}, protocol=0))
+    ['Qm7vT2xR9kL4', 'Zx9pL3mQ7vR2']
     >>> named_in_pickle(pickle.dumps({"password": None, "learning_rate": 0.1}))  # a value between: no pair
     []
     """
     try:
-        strings = pickle_strings(data) or []
+        items = _pickle_items(data) or []
     except Exception:  # a reader that only learns never stops a scrub
         return []
-    return list(dict.fromkeys(value for name, value in zip(strings, strings[1:])
-                              if name is not None and value is not None and credential_column(name)
-                              and _WHOLE_VALUE.fullmatch(value) and not _ordinary_word(value)))
+    return list(dict.fromkeys(value for at, (_, name) in enumerate(items)
+                              if name is not None and credential_column(name)
+                              for value in _values_after(items, at)
+                              if _WHOLE_VALUE.fullmatch(value) and not _ordinary_word(value)))
 
 
 def _stem(name: str) -> str:
@@ -103,20 +139,22 @@ def _stem(name: str) -> str:
     return name.rsplit("/", 1)[-1].split(".", 1)[0]
 
 
-def file_named_secret(name: str, data: bytes) -> list[str]:
+def file_named_secret(name: str, data: bytes, *, member: bool = False) -> list[str]:
     """What a file named for a credential holds, where it is one value: ``db_password`` holding ``Qm7vT2xR9kL4``,
     ``api_token.txt``, a NumPy file (``db_password.npy``) of one string. A file that holds more than one value
-    (``secrets.yaml``) is read as any other.
+    (``secrets.yaml``) is read as any other. An archive's ``member`` counts only by a name that names only
+    credentials (an ``.npz`` array saved as ``key`` or ``token`` holds ordinary data as often).
 
     >>> file_named_secret("db_password", b"Qm7vT2xR9kL4\\n"), file_named_secret("notes.txt", b"Qm7vT2xR9kL4")
     (['Qm7vT2xR9kL4'], [])
     >>> import io, numpy as np; buffer = io.BytesIO(); np.save(buffer, np.array("Qm7vT2xR9kL4"))
-    >>> file_named_secret("db_password.npy", buffer.getvalue())
-    ['Qm7vT2xR9kL4']
+    >>> file_named_secret("db_password.npy", buffer.getvalue()), file_named_secret("key.npy", buffer.getvalue(), member=True)
+    (['Qm7vT2xR9kL4'], [])
     """
     stem = _stem(name)
     # a single word such as "key" or "secret" counts too: a file that holds one value under that name is a key
-    if not stem or not credential_name(stem) or not 0 < len(data) <= _LARGEST_SECRET:
+    named = credential_column(stem) if member else credential_name(stem)
+    if not stem or not named or not 0 < len(data) <= _LARGEST_SECRET:
         return []
     if data.startswith(b"\x93NUMPY"):
         try:
@@ -134,39 +172,30 @@ def file_named_secret(name: str, data: bytes) -> list[str]:
     return [value for value in values if _WHOLE_VALUE.fullmatch(value)]
 
 
-def named_by_members(data: bytes) -> list[str]:
-    """What the members of a zip (an ``.npz``) or tar archive named for a credential hold
-    (:func:`file_named_secret`), by a name that names only credentials (an ``.npz`` array saved as ``key`` or
-    ``token`` holds ordinary data as often); what a damaged archive let be read before the damage counts.
+def database_of_log(log: Path) -> bytes | None:
+    """The SQLite database a write-ahead log (``runs.db-wal``) stands beside, where there is one to read: a file
+    of its own (not a link) of up to 16 MB, empty (every page written since it was made is in the log) or a
+    database. Rows written since the last checkpoint stand only in the log.
 
-    >>> import io, zipfile; buffer = io.BytesIO()
-    >>> with zipfile.ZipFile(buffer, "w") as archive: archive.writestr("conf/db_password", "Qm7vT2xR9kL4")
-    >>> named_by_members(buffer.getvalue())
-    ['Qm7vT2xR9kL4']
+    >>> import sqlite3, tempfile; folder = Path(tempfile.mkdtemp()); database = sqlite3.connect(folder / "runs.db")
+    >>> _ = database.execute("pragma journal_mode = wal"); _ = database.execute("create table t(x)"); database.commit()
+    >>> database_of_log(folder / "runs.db-wal") is not None, database_of_log(folder / "runs.db")
+    (True, None)
     """
-    found: list[str] = []
+    if not log.name.endswith("-wal"):
+        return None
+    path = log.with_name(log.name[:-len("-wal")])
     try:
-        if data.startswith(b"PK\x03\x04"):
-            with zipfile.ZipFile(io.BytesIO(data)) as archive:
-                for member in archive.infolist()[:_MOST_MEMBERS]:
-                    if not member.is_dir() and member.file_size <= _LARGEST_SECRET \
-                            and credential_column(_stem(member.filename)):
-                        found += file_named_secret(member.filename, archive.read(member))
-        elif data[257:262] == b"ustar":
-            with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as archive:
-                for number, member in enumerate(archive):
-                    if number >= _MOST_MEMBERS:
-                        break
-                    if member.isfile() and member.size <= _LARGEST_SECRET \
-                            and credential_column(_stem(member.name)):
-                        content = archive.extractfile(member)
-                        found += file_named_secret(member.name, content.read() if content else b"")
-    except Exception:  # a damaged archive or member (zlib.error, an LZMA error...): what was read counts
-        pass
-    return list(dict.fromkeys(found))
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > _LARGEST_LOG:
+            return None
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return data if not data or data.startswith(_SQLITE_MAGIC) else None
 
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+_LARGEST_LOG = 16 * 2**20  # bytes of a database read beside its write-ahead log (the scrub's limit for a text)
 _MOST_ROWS = 200_000  # rows read from one database, all tables together
 _MOST_STEPS = 50_000_000  # SQLite's virtual machine steps for the whole reading (a hostile schema cannot stall it)
 _MOST_SECONDS = 20.0  # ... nor its seconds (what is read by then counts; the file's bytes are searched regardless)
@@ -201,15 +230,19 @@ def _read_table(database: sqlite3.Connection, table: str, rows_left: int, found:
         cells = [_as_text(cell) for cell in row]  # a BLOB holding text is read as its text
         texts = [cell if cell is not None and len(cell) <= _LARGEST_SECRET else "" for cell in cells]
         found += [value for value in named_in_strings(texts) if len(value) >= _SMALLEST_SECRET]
+        # a key-value row whose value is a passphrase of several words, by a name that names only credentials
+        found += [value for name, value in zip(texts, texts[1:])
+                  if credential_column(name) and _WHOLE_VALUE.fullmatch(value) and not _ordinary_word(value)]
         found += [cell for cell, named in zip(cells, named_columns)
                   if named and cell is not None and _WHOLE_VALUE.fullmatch(cell)]
     return read
 
 
-def named_in_sqlite(data: bytes) -> list[str]:
+def named_in_sqlite(data: bytes, wal: bytes | None = None) -> list[str]:
     """The credentials a SQLite database names: in a row, a text cell that follows one naming a credential (a
     key-value table), and each text value of a column named for one; nothing when ``data`` is not a database
-    SQLite can read.
+    SQLite can read. With its write-ahead log ``wal`` (:func:`database_of_log`), the rows written there are read
+    too (``data`` may then be empty).
 
     >>> import sqlite3, tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "kv.db"
@@ -221,10 +254,22 @@ def named_in_sqlite(data: bytes) -> list[str]:
     >>> named_in_sqlite(path.read_bytes())
     ['Qm7vT2xR9kL4', 'Tk-8f2k4m9q1z']
     """
-    if not data.startswith(_SQLITE_MAGIC) or not hasattr(sqlite3.Connection, "deserialize"):  # Python 3.11+
-        return []
-    if data[18:20] == b"\x02\x02":  # a WAL-mode header: SQLite opens a copy in memory only in rollback mode
-        data = data[:18] + b"\x01\x01" + data[20:]
+    if not (data.startswith(_SQLITE_MAGIC) or (wal and not data)) or not hasattr(sqlite3.Connection, "deserialize"):
+        return []  # (an older Python than 3.11 cannot read a database in memory)
+    if wal is None:
+        return _read_database(data, None)
+    with tempfile.TemporaryDirectory(prefix="evalkit-sqlite-") as private:
+        # SQLite reads a log only beside its database's file: a private copy of both, never the unit's own
+        copy = Path(private) / "copy.db"
+        copy.write_bytes(data)
+        (Path(private) / "copy.db-wal").write_bytes(wal)
+        return _read_database(data, copy)
+
+
+def _read_database(data: bytes, copy: Path | None) -> list[str]:
+    """What :func:`named_in_sqlite` reads, from ``data`` opened in memory, or from the private ``copy`` of a
+    database and its log: SQLite bounded in the length of a value, its steps and its seconds, running only the
+    functions it deems harmless in a schema."""
     found: list[str] = []
     steps = 0
     deadline = time.monotonic() + _MOST_SECONDS
@@ -234,10 +279,13 @@ def named_in_sqlite(data: bytes) -> list[str]:
         steps += 10_000
         return int(steps > _MOST_STEPS or time.monotonic() > deadline)
 
-    database = sqlite3.connect(":memory:")
+    database = sqlite3.connect(":memory:" if copy is None else copy)
     database.text_factory = bytes  # a cell that is not UTF-8 is read, not an error that ends the table
     try:
-        database.deserialize(data)
+        if copy is None:
+            if data[18:20] == b"\x02\x02":  # a WAL-mode header: SQLite opens a copy in memory only in rollback mode
+                data = data[:18] + b"\x01\x01" + data[20:]
+            database.deserialize(data)
         database.set_progress_handler(stop_when_spent, 10_000)
         # one value is no larger than the file (at least 1 MB), and a schema runs only the functions SQLite deems
         # harmless there

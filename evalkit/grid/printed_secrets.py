@@ -7,7 +7,7 @@ import re
 
 from evalkit.models.redaction import MASK, _ordinary_word, secret_variable
 from evalkit.grid.text_secrets import _JSON_FIELD, _PLACEHOLDER, _json_fields, _templated, _text_secrets, _words
-from evalkit.grid.credential_names import _holds_credentials, _secret_option, credential_name
+from evalkit.grid.credential_names import _holds_credentials, _secret_option, credential_column, credential_name
 from evalkit.grid.command_secrets import _scan
 
 # Lines a program prints with a credential in them: "token: X" (YAML), "pass = X" (INI), 'export SECRET_KEY="X"',
@@ -29,6 +29,20 @@ _NAME_VALUE = (re.compile(r'"name"\s*:\s*"([^"]+)"\s*,\s*"value"\s*:\s*"([^"]*)"
                re.compile(r"<([A-Za-z_][\w.-]*)>([^<\s]+)</\1>"),
                re.compile(r"""<[A-Za-z_][\w.-]*\s+(?:key|name)\s*=\s*["']([^"']+)["'][^>]*>([^<\s]+)</"""))
 _SET_COOKIE = re.compile(r"(?im)^[ \t]*set-cookie:[ \t]*[^=;\s]+=([^;\s]+)")
+# A value written on the lines below its name: a YAML block scalar ("password: |" then the indented value), a TOML
+# multi-line string (secret_key = ''' ... '''), and Hadoop's XML properties (<name>N</name><value>V</value>).
+_BLOCK_SCALAR = re.compile(r"^([ \t]*)(?:-[ \t]+)?([A-Za-z_][\w.-]*)[ \t]*:[ \t]*[|>][+-]?[0-9]?[ \t]*(?:#[^\n]*)?\n"
+                           r"((?:[ \t]*\n)*(?:\1[ \t]+[^\n]*(?:\n|\Z)){1,64})", re.M)
+_MULTILINE_STRING = re.compile(r"""^[ \t]*([A-Za-z_][\w.-]*)[ \t]*=[ \t]*('''|\"\"\")\\?\n?((?:(?!\2).){1,4096}?)\2""",
+                               re.M | re.S)
+_XML_PROPERTY = re.compile(r"<name>\s*([^<>\s]+)\s*</name>\s*(?:<description>[^<>]*</description>\s*)?"
+                           r"<value>\s*([^<>\s]+)\s*</value>")
+# A table's header row that may name a credential column ("user,password"): a line with a delimiter and a word
+# that begins a credential's name; the rows below it are read as CSV (:func:`_table_column_secrets`)
+_TABLE_HEADER = re.compile(r"(?im)^(?=[^\n]{0,2000}(?:pass|secret|token|key|cred|auth|pwd))[^\n]{0,2000}[,;\t|][^\n]*$")
+_MOST_TABLE_ROWS = 100_000  # rows read below one header
+_COLUMN_NAME = re.compile(r"[A-Za-z_][\w .-]{0,63}")
+_BLOCK_INDICATOR = re.compile(r"[|>][+-]?[0-9]?")  # "password: |": the value is on the lines below
 # A shell's trace of the commands it runs (set -x, bash -x): "+ mysql -pX", "++ curl -u u:X".
 _TERMINAL_CODE = re.compile(r"\x1b\[[0-?]{0,32}[ -/]{0,4}[@-~]")  # ESC [ ... m: a colour or cursor code
 _TRACE = re.compile(r"(?m)^[ \t]*\++[ \t]+(.+)$")
@@ -66,6 +80,8 @@ def output_secrets(text: str) -> list[str]:
                                              (_SPACED_NAME, 1, 2)):
         for match in pattern.finditer(text):
             name, value = match[name_group], match[value_group]
+            if _BLOCK_INDICATOR.fullmatch(value):
+                continue  # a YAML block scalar's value stands on the lines below (:func:`_written_below`)
             if (credential_name(name, option=True) or (name.isupper() and secret_variable(name))) and value != MASK \
                     and not _ordinary_word(value) and not value.isdigit() and value.lower() not in ("null", "none",
                                                                                                  "true", "false"):
@@ -76,6 +92,10 @@ def output_secrets(text: str) -> list[str]:
                     and match[2] != MASK and not _ordinary_word(match[2]):
                 found.append(match[2])
     found += [match[1] for match in _SET_COOKIE.finditer(text)]
+    for name, value in _written_below(text):
+        if credential_name(name, option=True) or (name.isupper() and secret_variable(name)):
+            found.append(value)
+    found += _table_column_secrets(text)
     for match in _TRACE.finditer(text):
         found += _scan(_words(match[1]))[0]
     for block in _PRIVATE_KEY_BLOCK.finditer(text):  # its body; an armour header ("Version: GnuPG") stays
@@ -132,4 +152,68 @@ def _record_secrets(text: str) -> list[str]:
         if _holds_credentials(match[2]) and not any(credential_name(name, option=True) for name in fields):
             found += [value for value in fields.values()
                       if value not in (MASK, "null", "true", "false") and not _PLACEHOLDER.search(value)]
+    return found
+
+
+def _kept_value(value: str) -> bool:
+    """Whether ``value``, found under a credential's name, is one to mask: not empty, the mask, one ordinary word,
+    a number, or a JSON literal (``password: null``, ``token: required``)."""
+    return bool(value) and value != MASK and not _ordinary_word(value) and not value.isdigit() \
+        and value.lower() not in ("null", "none", "true", "false", "~")
+
+
+def _written_below(text: str) -> list[tuple[str, str]]:
+    """(name, value) of values written on the lines below their name: each line of a YAML block scalar or of a
+    TOML multi-line string, and a Hadoop XML property's value.
+
+    >>> _written_below("db:\\n  password: |\\n    Yb-7x9w\\nkey = \'\'\'\\nTm-2k8q\\n\'\'\'\\n<name>fs.s3a.secret.key</name><value>Xe-4p</value>")
+    [('password', 'Yb-7x9w'), ('key', 'Tm-2k8q'), ('fs.s3a.secret.key', 'Xe-4p')]
+    """
+    found = []
+    for match in _BLOCK_SCALAR.finditer(text):
+        found += [(match[2], line.strip()) for line in match[3].splitlines() if line.strip()]
+    for match in _MULTILINE_STRING.finditer(text):
+        found += [(match[1], line.strip()) for line in match[3].splitlines() if line.strip()]
+    found += [(match[1], match[2]) for match in _XML_PROPERTY.finditer(text)]
+    return [(name, value) for name, value in found if _kept_value(value)]
+
+
+def _table_column_secrets(text: str) -> list[str]:
+    """The values of a table's column named for a credential (``user,password`` then ``alice,X``), read as CSV
+    (comma, semicolon, tab or bar between cells) down to the first row of another width; by a name that names only
+    credentials (a vocabulary's ``token`` column holds words).
+
+    >>> _table_column_secrets("note\\nuser,password,role\\nalice,Cv-8k2m9q,admin\\nbob,\\"Pq;7,z\\",user\\n\\nafter")
+    ['Cv-8k2m9q', 'Pq;7,z']
+    >>> _table_column_secrets("token,count\\ntokenizer,3\\n")
+    []
+    """
+    import csv
+
+    found: list[str] = []
+    lines: list[str] | None = None  # the text's lines, split once the first header names a credential column
+    line_of, counted_to, read_to = 0, 0, -1  # a header's line number, counted on from the last header's
+    for header in _TABLE_HEADER.finditer(text):
+        line_of += text.count("\n", counted_to, header.start())
+        counted_to = header.start()
+        if line_of <= read_to:  # a row of a table already read
+            continue
+        line = header[0]
+        delimiter = max(",;\t|", key=line.count)
+        names = [name.strip().strip("\"'") for name in next(csv.reader([line], delimiter=delimiter), [])]
+        if sum(1 for name in names if name) < 2 or not names[-1] \
+                or not all(not name or _COLUMN_NAME.fullmatch(name) for name in names):
+            # a header names two columns or more, and nothing else (pandas leaves the index's name empty); a line
+            # ending in its delimiter is an item of a list written one per line ("password",), not a header
+            continue
+        columns = [index for index, name in enumerate(names) if name and credential_column(name)]
+        if not columns:
+            continue
+        lines = text.split("\n") if lines is None else lines
+        read_to = line_of
+        for cells in csv.reader(lines[line_of + 1:line_of + 1 + _MOST_TABLE_ROWS], delimiter=delimiter):
+            if len(cells) != len(names):
+                break
+            read_to += 1
+            found += [cells[index].strip() for index in columns if _kept_value(cells[index].strip())]
     return found

@@ -28,11 +28,12 @@ from pathlib import Path
 from evalkit.models import redact
 from evalkit.grid.byte_forms import TEXT_BOMS, byte_forms, copy_data_parts, holds_secret, mask_bytes_in_place
 from evalkit.grid.embedded_streams import scrub_embedded_streams
-from evalkit.grid.compressed import (HEAD_BYTES, MAX_NESTING, NotReadWhole, compression_of, restore_tar_checksums,
-                                     restore_zip_crcs, scrub_inside, tar_header_offsets, zip_stored_entries)
+from evalkit.grid.compressed import (HEAD_BYTES, MAX_NESTING, NotReadWhole, compression_of, inner_contents,
+                                     restore_tar_checksums, restore_zip_crcs, scrub_inside, tar_header_offsets,
+                                     zip_stored_entries)
 from evalkit.grid.binary_strings import SHORTEST_MASKED, mask_strings_in_place, named_in_binary, string_runs
 from evalkit.grid.printed_secrets import _TERMINAL_CODE, output_secrets
-from evalkit.grid.named_values import file_named_secret, named_by_members, named_in_pickle, named_in_sqlite
+from evalkit.grid.named_values import file_named_secret, named_in_pickle, named_in_sqlite, database_of_log
 
 __all__ = ["Scrubbed", "scrub_folder"]
 
@@ -216,21 +217,45 @@ def _clear_flags(path: Path) -> None:
 
 
 def _named_in_files(paths: list[Path], secrets: list[str]) -> list[str]:
-    """The credentials named in the files of ``paths`` (:func:`named_in_data`), and held by a file or an archive's
-    member named for one (:mod:`evalkit.grid.named_values`); the given ``secrets`` left out. Files over 16 MB are
-    not read."""
+    """The credentials named in the files of ``paths`` and in what their archives and compressed streams hold
+    (:func:`named_in_file`); the given ``secrets`` left out. Files over 16 MB are not read."""
     found: dict[str, None] = {}
     for path in paths:
         try:
             if path.is_symlink() or not path.is_file() or not 0 < path.stat().st_size <= _TEXT_BYTES:
                 continue
             data = path.read_bytes()
-            found.update(dict.fromkeys(named_in_data(data)))
-            # a file or an archive's member named for a credential holds it (Docker's /run/secrets/db_password)
-            found.update(dict.fromkeys([*file_named_secret(path.name, data), *named_by_members(data)]))
+            found.update(dict.fromkeys(named_in_file(path.name, data)))
+            database = database_of_log(path)  # a SQLite log: the rows it holds, read with its database
+            if database is not None:
+                found.update(dict.fromkeys(named_in_sqlite(database, data)))
         except (OSError, *_DAMAGED_FILE_ERRORS):  # the file's own scrub names it
             continue
     return [secret for secret in found if secret not in secrets]
+
+
+def named_in_file(name: str, data: bytes, *, depth: int = 0, budget: list[int] | None = None) -> list[str]:
+    """The credentials a file named ``name`` names (:func:`named_in_data`) or holds as a file named for one
+    (Docker's ``/run/secrets/db_password``), and those of every file its archive or compressed stream holds, read
+    the same way down to :data:`MAX_NESTING` archives deep and up to 16 MB inflated in all (an archive's member counts as named for a credential only by a name that names only
+    credentials: an ``.npz`` array saved as ``key`` holds ordinary data as often).
+
+    >>> import gzip, io, tarfile; written = io.BytesIO()
+    >>> with tarfile.open(fileobj=written, mode="w") as archive:
+    ...     member = tarfile.TarInfo("secrets/api_token"); member.size = 12
+    ...     archive.addfile(member, io.BytesIO(b"Qm7vT2xR9kL4"))
+    >>> named_in_file("run.tar.gz", gzip.compress(written.getvalue()))
+    ['Qm7vT2xR9kL4']
+    """
+    budget = [_TEXT_BYTES] if budget is None else budget
+    found = [*named_in_data(data), *file_named_secret(name, data, member=depth > 0)]
+    if depth < MAX_NESTING:
+        for inner_name, content in inner_contents(data, budget[0]):
+            budget[0] -= len(content)
+            if budget[0] < 0:  # what a member inside read of the budget the archive's own count did not see
+                break
+            found += named_in_file(inner_name or name, content, depth=depth + 1, budget=budget)
+    return list(dict.fromkeys(found))
 
 
 def named_in_data(data: bytes) -> list[str]:

@@ -269,15 +269,21 @@ def _finite_number(value: Any, where: str, *, allow_nan: bool = False) -> float 
 
 
 def _whole_number(value: Any, where: str) -> int:
-    """``value`` as the whole number a card's ``bootstrap`` or ``seed`` is (an integer, or a float with no
-    fraction such as ``1000.0``); ``ValueError`` naming ``where`` for a number that is not one (``1e400``, an
-    integer of 400 digits, ``2.5``). Anything else is read by ``int`` as a card always was (a text that is no
-    number raises its ``ValueError``)."""
+    """``value`` as the whole number a card's ``bootstrap`` or ``seed`` is: an integer, or a float with no fraction
+    such as ``1000.0``, of 0 or more; ``ValueError`` naming ``where`` for anything else (a text such as ``"0"``, a
+    boolean, ``-5``, ``2.5``, ``1e400``, an integer of 400 digits).
+
+    >>> _whole_number(1000.0, "card.json, field 'bootstrap'")
+    1000
+    >>> _whole_number("0", "card.json, field 'seed'")
+    Traceback (most recent call last):
+    ValueError: card.json, field 'seed' is '0', not a whole number of 0 or more
+    """
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return int(value)
+        raise ValueError(f"{where} is {shortened(repr(value), 60)}, not a whole number of 0 or more")
     _finite_number(value, where)
-    if isinstance(value, float) and not value.is_integer():
-        raise ValueError(f"{where} is {value!r}, not a whole number")
+    if (isinstance(value, float) and not value.is_integer()) or value < 0:
+        raise ValueError(f"{where} is {value!r}, not a whole number of 0 or more")
     return int(value)
 
 

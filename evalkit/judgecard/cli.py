@@ -116,7 +116,7 @@ def leaderboard(args: argparse.Namespace) -> int:
     from evalkit.judgecard.sets import load_set
     from evalkit.judgecard.signing import signing_key, verify
     from evalkit.judgecard.verify import checked_cards, reason_for
-    from evalkit.models.redaction import environment_secrets, mask_echoes
+    from evalkit.models.redaction import environment_secrets, redact
 
     if not args.cards:
         raise ValueError("judge leaderboard needs --cards PATH (a card.json or a folder of them)")
@@ -236,10 +236,19 @@ def leaderboard(args: argparse.Namespace) -> int:
                       "its file (--merge makes one judge's cards on different sets one line)", file=sys.stderr)
     # A signed card's line keeps its maker's name alone: an unsigned copy's other name is its copier's.
     lines = named_apart(also_named(checked, [c for c in copies if not unsigned_copy(c[0], c[1])], records))
-    sources = {card.judge: source(paths) for card, paths in lines}
-    row_sources = {card.judge: set_files[", ".join(paths)] for card, paths in lines}
+    # A card's file path and what a card file holds (a refused card's field is quoted in its reason) are the user's
+    # text: what the board shows of them is masked of the environment's credentials and of keys of a known shape
+    # before it is escaped for Markdown (where "hf\\_..." no longer reads as a key), as what it prints is
+    # (:func:`masked_run`).
+    secrets = [*environment_secrets(), *signing_keys(args)]
+    masked = lambda text: redact(text, secrets)
+    sources = {card.judge: masked(source(paths)) for card, paths in lines}
+    row_sources = {card.judge: {name: masked(path) for name, path in set_files[", ".join(paths)].items()}
+                   for card, paths in lines}
     files_of = {card.judge: paths for card, paths in lines}
     kept = [card for card, _ in lines]
+    refused = [(masked(path), masked(why)) for path, why in refused]
+    copies = [(masked(copy), masked(kept_as), differs) for copy, kept_as, differs in copies]
     for path, why in refused:
         print(f"evalkit: refused, left out of the board: {one_line(path)}: {one_line(why)}", file=sys.stderr)
     if not kept:
@@ -250,10 +259,7 @@ def leaderboard(args: argparse.Namespace) -> int:
     # overall: both lines are cautioned, naming the set and the other line.
     copied_sets = shared_set_cautions(kept, set(human_sets))
     board = [replace(line, cautions=(*line.cautions, *copied_sets[line.judge])) for line in board]
-    # A card's file path and what a card file holds are the user's text: each file the board writes is masked of
-    # the environment's credentials, as what it prints is (:func:`masked_run`).
-    secrets = [*environment_secrets(), *signing_keys(args)]
-    masked = lambda text: mask_echoes(text, secrets)
+    # each file the board writes is masked once more whole (a judge's name, a page's spec and notes)
     links = {}
     for number, card in enumerate(kept):
         page = write_board_card(card, human_sets, out / "cards" / f"{number:02d}", bootstrap=args.bootstrap,

@@ -59,8 +59,14 @@ def quiet_model_loading() -> None:
 
 
 def cache_dir() -> Path:
-    """Where evalkit keeps converted models and call caches (``$EVALKIT_CACHE_DIR``)."""
-    return Path(os.environ.get("EVALKIT_CACHE_DIR", Path.home() / ".cache" / "evalkit")).expanduser()
+    """Where evalkit keeps converted models and call caches (``$EVALKIT_CACHE_DIR``, else
+    :func:`default_cache_dir`)."""
+    return Path(os.environ.get("EVALKIT_CACHE_DIR", default_cache_dir())).expanduser()
+
+
+def default_cache_dir() -> Path:
+    """The cache folder when ``EVALKIT_CACHE_DIR`` names none: ``~/.cache/evalkit``."""
+    return Path.home() / ".cache" / "evalkit"
 
 
 def _package_file(package: str, relative: str) -> Path:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import html
 import re
 import zlib
@@ -227,6 +228,12 @@ _RUNS: Sequence[tuple[re.Pattern[str], Callable[[str], list[bytes]]]] = (
 )
 
 
+@functools.lru_cache(maxsize=16)
+def _pieces_of(secrets: tuple[str, ...]) -> _Pieces:
+    """The pieces of ``secrets``, made once for the many texts one scrub masks with the same secrets."""
+    return _Pieces(secrets)
+
+
 def mask_encoded_pieces(text: str, secrets: Sequence[str]) -> str:
     """``text`` with each encoded run masked whose decoding holds a piece (``MIN_PIECE`` characters or more) of
     one of ``secrets``.
@@ -242,7 +249,7 @@ def mask_encoded_pieces(text: str, secrets: Sequence[str]) -> str:
     >>> mask_encoded_pieces(f"xxd -p: {basic.hex()}", [secret])
     'xxd -p: ***'
     """
-    pieces = _Pieces(secrets)
+    pieces = _pieces_of(tuple(secrets))
     if not pieces.by_head:
         return text
     return _masked_runs(text, pieces, _LAYERS)

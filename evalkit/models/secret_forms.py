@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import html
 import json
 import re
@@ -76,13 +77,20 @@ _MIN_ENCODED_PIECE = 8  # the part of a secret's base64 that no neighbouring byt
 
 
 def _encoded_variants(secrets: Iterable[str]) -> list[str]:
+    """:func:`_encoded_variants_of` ``secrets``, made once for the many texts one scrub masks with them."""
+    return list(_encoded_variants_of(tuple(secrets)))
+
+
+@functools.lru_cache(maxsize=16)
+def _encoded_variants_of(secrets: tuple[str, ...]) -> tuple[str, ...]:
     """Other writings of each secret of at least ``MIN_ENCODED`` characters, masked whole only (their pieces
     would mask ordinary text): base64 (standard and URL-safe, with and without padding, and the part that stays the
     same inside a longer base64 text at any alignment), base32 and base32hex (either case), Ascii85 and base85
     (also at any alignment), hex,
     quoted-printable, uuencoding, a bytes object's
-    printing, lower and upper case, every character ``\\u``-escaped (either case of hex digits) and every byte percent-encoded;
-    longest first.
+    printing, lower and upper case, every character ``\\u``-escaped (either case of hex digits), every byte percent-encoded,
+    its bytes as numbers (decimal, hex or octal, joined by commas, colons, dots or spaces) and its code points
+    (``U+0047 U+0076 ...``); longest first.
 
     >>> "c2stMDEyMzQ1Njc4OWFi" in _encoded_variants(["sk-0123456789ab"]), _encoded_variants(["short"])
     (True, [])
@@ -98,7 +106,7 @@ def _encoded_variants(secrets: Iterable[str]) -> list[str]:
             written = encode(raw).decode("ascii")
             found.update((written, written.rstrip("="), written.lower(), written.lower().rstrip("=")))
         # the secret as a list of its bytes or characters (a Buffer's JSON, a hex dump, od -b, a list of characters)
-        for joiner in (",", ", ", ":", " ", ";", "; "):
+        for joiner in (",", ", ", ":", " ", ";", "; ", "."):
             found.update((joiner.join(str(b) for b in raw), joiner.join(f"{b:02x}" for b in raw),
                           joiner.join(f"{b:02X}" for b in raw), joiner.join(f"0x{b:02x}" for b in raw),
                           joiner.join(json.dumps(c) for c in secret), joiner.join(f"{b:03o}" for b in raw)))
@@ -110,11 +118,14 @@ def _encoded_variants(secrets: Iterable[str]) -> list[str]:
                 line = binascii.b2a_uu(raw, backtick=backtick).decode("ascii").rstrip("\n")
                 found.update((line, line.rstrip(" `"), line[1:].rstrip(" `")))
         found.update(form.decode("ascii") for form in base85_forms(raw))
+        # its characters' code points as Unicode writes them ("U+0047 U+0076 ...")
+        found.update(joiner.join(f"U+{ord(c):04{case}}" for c in secret) for joiner in (" ", "", ",", ", ")
+                     for case in "Xx")
         found.update((secret.lower(), secret.upper(), "".join(f"\\u{ord(c):04x}" for c in secret),
                       "".join(f"\\u{ord(c):04X}" for c in secret), "".join(f"%{b:02X}" for b in raw),
                       "".join(f"%{b:02x}" for b in raw)))
     found.discard("")
-    return sorted(found, key=len, reverse=True)
+    return tuple(sorted(found, key=len, reverse=True))
 
 
 def base64_forms(raw: bytes) -> list[bytes]:
@@ -214,14 +225,30 @@ def _mask_grouped(text: str, secrets: Sequence[str]) -> str:
     >>> _mask_grouped("key: Zq8X wV3k Lm9P qR7t! ZQ8X+WV3K+LM9P+QR7T", ["Zq8XwV3kLm9PqR7t"])
     'key: ***! ***'
     """
-    for secret in sorted({s for s in secrets if isinstance(s, str) and len(s) >= MIN_GROUPED}, key=len, reverse=True):
-        kept = re.sub(_SEPARATOR, "", secret)
-        if len(kept) >= MIN_GROUPED:
-            text = re.sub(_GROUP_GAP.join(re.escape(c) for c in kept), MASK, text, flags=re.IGNORECASE)
+    for pattern in _grouped_patterns(tuple(secrets)):
+        text = pattern.sub(MASK, text)
     return text
 
 
+@functools.lru_cache(maxsize=16)
+def _grouped_patterns(secrets: tuple[str, ...]) -> tuple[re.Pattern, ...]:
+    """What :func:`_mask_grouped` searches for, compiled once for the many texts one scrub masks: each secret's
+    characters other than separators, a gap allowed between any two, longest secret first."""
+    patterns = []
+    for secret in sorted({s for s in secrets if isinstance(s, str) and len(s) >= MIN_GROUPED}, key=len, reverse=True):
+        kept = re.sub(_SEPARATOR, "", secret)
+        if len(kept) >= MIN_GROUPED:
+            patterns.append(re.compile(_GROUP_GAP.join(re.escape(c) for c in kept), re.IGNORECASE))
+    return tuple(patterns)
+
+
 def _variants(secrets: Iterable[str]) -> list[str]:
+    """:func:`_variants_of` ``secrets``, made once for the many texts one scrub masks with them."""
+    return list(_variants_of(tuple(secrets)))
+
+
+@functools.lru_cache(maxsize=16)
+def _variants_of(secrets: tuple[str, ...]) -> tuple[str, ...]:
     """Each secret as it may be written: bare, URL-quoted, URL-unquoted, JSON-escaped (with and without ASCII
     escapes), quoted by a shell, SQL, CSV or Python (:func:`_quoted_forms`); longest first."""
     found: set[str] = set()
@@ -234,7 +261,7 @@ def _variants(secrets: Iterable[str]) -> list[str]:
                         *_other_unicode(secret), *_quoted_forms(secret)):  # joined, or with no-break spaces
             if len(variant) >= _MIN_SECRET:
                 found.add(variant)
-    return sorted(found, key=len, reverse=True)
+    return tuple(sorted(found, key=len, reverse=True))
 
 
 def _json_forms(secret: str) -> list[str]:
@@ -289,6 +316,14 @@ def _other_unicode(secret: str) -> list[str]:
     return [form for form in dict.fromkeys(forms) if form != secret]
 
 
+@functools.lru_cache(maxsize=16)
+def _grams_of(secrets: tuple[str, ...]) -> frozenset[str]:
+    """Every ``MIN_FRAGMENT``-character piece of ``secrets``, lower-cased, made once for the many texts one scrub
+    masks."""
+    return frozenset(secret[i:i + MIN_FRAGMENT].lower() for secret in secrets
+                     for i in range(len(secret) - MIN_FRAGMENT + 1))
+
+
 def _mask_fragments(text: str, secrets: Sequence[str]) -> str:
     """``text`` with every run made of ``MIN_FRAGMENT``-character pieces of a secret (in any case) replaced by the
     mask, unless the run is one ordinary word that holds no whole secret.
@@ -297,7 +332,7 @@ def _mask_fragments(text: str, secrets: Sequence[str]) -> str:
     that secret's ``MIN_FRAGMENT``-grams, so marking every position covered by one of them masks all such
     stretches (and, rarely, a little more)."""
     size = MIN_FRAGMENT
-    grams = {secret[i:i + size].lower() for secret in secrets for i in range(len(secret) - size + 1)}
+    grams = _grams_of(tuple(secrets))
     if not grams or len(text) < size:
         return text
     lowered = text.lower()  # a piece echoed in another case is a piece still

@@ -100,6 +100,8 @@ def _json_records(path: Path) -> list[tuple[str, Any]]:
             if path.suffix.lower() == ".json":
                 raise MetaEvalFormatError(f"{path}, line {error.lineno}: not JSON ({error.msg})") from None
             whole = None
+        except ValueError as error:  # an integer of more digits than Python converts (4,300)
+            raise MetaEvalFormatError(f"{path}: not JSON the kit can read ({error})") from None
         except RecursionError:
             raise MetaEvalFormatError(f"{path}: {TOO_DEEP}") from None
         if isinstance(whole, list):
@@ -110,8 +112,8 @@ def _json_records(path: Path) -> list[tuple[str, Any]]:
     if path.suffix.lower() == ".json":
         try:
             whole = json.loads(text)
-        except json.JSONDecodeError:
-            whole = None  # JSON Lines in a .json file: read line by line below
+        except ValueError:  # JSON Lines in a .json file, read line by line below (a line too long a number says so)
+            whole = None
         except RecursionError:
             raise MetaEvalFormatError(f"{path}: {TOO_DEEP}") from None
         if isinstance(whole, dict):

@@ -212,9 +212,30 @@ def test_bad_arguments_and_output_folders_are_refused_with_a_message(tmp_path, c
     (out / "work" / "notes.txt").write_text("the teacher's notes")
     assert main(["course", "grade", str(folder), "--out", str(out), "--trusted"]) == 2
     assert "pass --replace" in capsys.readouterr().err and (out / "work" / "notes.txt").is_file()
+    # --replace removes a previous grading only: a teacher's own "work" folder or a "grades.csv" that is a folder
+    # is no grading's, and stays
+    assert main(["course", "grade", str(folder), "--out", str(out), "--trusted", "--replace"]) == 2
+    assert "work/notes.txt is not what a grading writes" in capsys.readouterr().err
+    (out / "work" / "notes.txt").unlink()
+    (out / "work" / "0001").mkdir()
+    (out / "work" / "0001" / "chapter1.tex").write_text("my only copy")
+    assert main(["course", "grade", str(folder), "--out", str(out), "--trusted", "--replace"]) == 2
+    assert "work/0001/chapter1.tex is not what" in capsys.readouterr().err
+    (out / "work" / "0001" / "chapter1.tex").unlink()
+    (out / "grades.csv").mkdir()
+    (out / "grades.csv" / "notes.txt").write_text("the teacher's notes")
+    assert main(["course", "grade", str(folder), "--out", str(out), "--trusted", "--replace"]) == 2
+    assert "grades.csv is not what a grading writes" in capsys.readouterr().err
+    assert (out / "grades.csv" / "notes.txt").read_text() == "the teacher's notes"
+    (out / "grades.csv" / "notes.txt").unlink()
+    (out / "grades.csv").rmdir()
+    (out / "work" / "0001" / "executed.ipynb").write_text("{}")
     (out / "mine.txt").write_text("other")
     assert main(["course", "grade", str(folder), "--out", str(out), "--trusted", "--replace"]) == 2
-    assert "holds other files (mine.txt)" in capsys.readouterr().err and (out / "work" / "notes.txt").is_file()
+    assert "holds other files (mine.txt)" in capsys.readouterr().err
+    (out / "mine.txt").unlink()
+    assert main(["course", "grade", str(folder), "--out", str(out), "--trusted", "--replace"]) == 0
+    assert not (out / "work" / "0001").exists() and (out / "grades.csv").is_file()
 
     outside = tmp_path / "outside.html"
     outside.write_text("untouched")

@@ -367,3 +367,29 @@ print("found", found > 0, "added", added > 0)
     log = _run(isolation, code, tmp_path)
     assert "found False" in log, log
     assert libc.syscall(250, 10, ctypes.c_long(-3), b"user", b"left-by-a-run", 0) < 0  # nothing reached ours
+
+
+def test_a_run_sees_the_kits_default_cache_when_the_grader_names_none(tmp_path, monkeypatch):
+    """With no ``EVALKIT_CACHE_DIR`` in the grader's environment, a run sees the kit's default cache folder
+    (``~/.cache/evalkit``, where ``make models`` converted the models) read-only: a run that could not see it
+    converted the model again in its own folder, past its file-size limit, and every honest notebook failed."""
+    isolation = sandbox_or_skip()
+    home = tmp_path / "home"
+    converted = home / ".cache" / "evalkit" / "models" / "encoder"
+    converted.mkdir(parents=True)
+    (converted / "weights.bin").write_text("converted weights")
+    for folder in (tmp_path, home, home / ".cache", home / ".cache" / "evalkit", converted.parent, converted):
+        os.chmod(folder, 0o755)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("EVALKIT_CACHE_DIR", raising=False)
+    code = '''import os, pathlib
+cache = pathlib.Path(os.environ["EVALKIT_CACHE_DIR"])
+print("read", (cache / "models" / "encoder" / "weights.bin").read_text())
+try:
+    (cache / "models" / "new").write_text("x")
+except OSError as error:
+    print("read-only", error.errno)
+'''
+    said = _run(isolation, code, tmp_path / "grading", env=dict(os.environ))
+    assert "read converted weights" in said and "read-only" in said
+    assert scrubbed_environment(tmp_path, base={})["EVALKIT_CACHE_DIR"] == str((home / ".cache" / "evalkit").resolve())

@@ -522,3 +522,99 @@ def test_damaged_files_named_for_a_credential_do_not_stop_the_folders_scrub(tmp_
     assert {"Gq81-logged-value", "Zx9pL3mQ7vR2kkTy"} <= set(scrubbed.learned)
     assert b"Gq81-logged-value" not in (tmp_path / "run.log").read_bytes()
     assert b"Zx9pL3mQ7vR2kkTy" not in (tmp_path / "wal.db").read_bytes()
+
+
+def test_credentials_in_lists_logs_nested_archives_and_passphrases_are_learned(tmp_path):
+    """Every key of a pickled list under a credential's name (``{"api_keys": [k1, k2]}``, in protocols 0 and 4),
+    a row that stands only in a SQLite write-ahead log, a member named for a credential inside a ``.tar.gz`` or a
+    zip inside a zip or past a zip's 10,000th member, and passphrases of several words (a
+    pickle's value, a key-value row, a column, a file named for one) are learned and masked in every file;
+    ordinary lists, settings and a config key after a one-key list are not."""
+    import gzip
+    import io
+    import pickle
+    import sqlite3
+    import tarfile
+    import zipfile
+
+    keys = [f"Qm7vT2xR{number}kL4wZpB3nD8" for number in range(9)]
+    phrases = ["correct horse battery staple", "my secret pass phrase 99", "blue sky over the hills 7",
+               "seven ravens fly north at dawn"]
+    (tmp_path / "keys0.pkl").write_bytes(pickle.dumps({"api_keys": keys[:2], "user": "ann"}, protocol=0))
+    (tmp_path / "keys4.pkl").write_bytes(pickle.dumps({"api_keys": (keys[2], keys[3]), "passwords": [keys[4]],
+                                                       "scheduler": "cosine_with_restarts"}, protocol=4))
+    with sqlite3.connect(tmp_path / "runs.db") as database:  # the row is written to the log only
+        database.execute("pragma journal_mode = wal")
+        database.execute("pragma wal_autocheckpoint = 0")
+        database.execute("create table users (name text, api_token text)")
+        database.execute("insert into users values (?, ?)", ("ann", keys[5]))
+        database.execute("create table kv (k text, v text)")
+        database.executemany("insert into kv values (?, ?)", [("password", phrases[1]), ("user", "ann")])
+        database.execute("insert into users values (?, ?)", ("bo", phrases[2]))
+        database.commit()
+        files = {name: (tmp_path / name).read_bytes() for name in ("runs.db", "runs.db-wal")}
+    database.close()
+    for name, data in files.items():  # as the unit left them: the log not yet checkpointed into the database
+        (tmp_path / name).write_bytes(data)
+    assert keys[5].encode() in files["runs.db-wal"] and keys[5].encode() not in files["runs.db"]
+    written = io.BytesIO()
+    with tarfile.open(fileobj=written, mode="w") as archive:
+        member = tarfile.TarInfo("secrets/api_token")
+        member.size = len(keys[6])
+        archive.addfile(member, io.BytesIO(keys[6].encode()))
+    (tmp_path / "secrets.tar.gz").write_bytes(gzip.compress(written.getvalue()))
+    inner = io.BytesIO()
+    with zipfile.ZipFile(inner, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("conf/db_password", keys[7])
+    with zipfile.ZipFile(tmp_path / "bundle.zip", "w") as archive:
+        archive.writestr("inner.zip", inner.getvalue())
+    with zipfile.ZipFile(tmp_path / "many.zip", "w") as archive:
+        for number in range(10_001):
+            archive.writestr(f"parts/{number}", b"0")
+        archive.writestr("conf/db_password", keys[8])
+    (tmp_path / "phrase.pkl").write_bytes(pickle.dumps({"password": phrases[0], "epochs": 3}, protocol=4))
+    (tmp_path / "db_passphrase").write_text(phrases[3] + "\n")
+    (tmp_path / "run.log").write_text("used " + " and ".join(keys + phrases) + "\n")
+    (tmp_path / "settings.pkl").write_bytes(pickle.dumps({"api_keys": [], "models": ["bert base uncased",
+                                                          "distilroberta_base"], "scheduler": "linear_warmup"}))
+    settings = (tmp_path / "settings.pkl").read_bytes()
+    scrubbed = scrub_folder(tmp_path, [])
+    assert set(keys + phrases) <= set(scrubbed.learned)
+    assert not {"cosine_with_restarts", "bert base uncased", "distilroberta_base", "linear_warmup"} & set(scrubbed.learned)
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            assert not [value for value in keys + phrases if value.encode() in data], path.name
+            for archive_path in (("secrets.tar.gz",) if path.name == "secrets.tar.gz" else ()):
+                with tarfile.open(tmp_path / archive_path) as archive:
+                    assert archive.extractfile("secrets/api_token").read() != keys[6].encode()
+    with zipfile.ZipFile(tmp_path / "bundle.zip") as archive:
+        with zipfile.ZipFile(io.BytesIO(archive.read("inner.zip"))) as nested:
+            assert keys[7].encode() not in nested.read("conf/db_password")
+    assert (tmp_path / "settings.pkl").read_bytes() == settings
+    assert pickle.loads((tmp_path / "keys4.pkl").read_bytes())["scheduler"] == "cosine_with_restarts"
+
+
+def test_values_written_below_their_name_or_in_a_credential_column_are_masked(tmp_path):
+    """A YAML block scalar (``password: |`` then the value, indented), a TOML multi-line string, a Hadoop XML
+    property (``<name>fs.s3a.secret.key</name><value>X</value>``) and a CSV column named ``password`` each name a
+    credential on another line than its name: each is learned and masked in every file (the program's stderr
+    that printed the row too), the YAML marker ``|`` is kept, and a description block or a table with no
+    credential column is left as it was."""
+    values = {name: f"Wq8zP{number}xK3mR7vT" for number, name in enumerate(("yaml", "toml", "xml", "csv"))}
+    (tmp_path / "app.yaml").write_text(f"db:\n  password: |\n    {values['yaml']}\n  user: ann\n")
+    (tmp_path / "conf.toml").write_text(f"[db]\nsecret_key = '''\n{values['toml']}\n'''\n")
+    (tmp_path / "core-site.xml").write_text(f"<property><name>fs.s3a.secret.key</name><value>{values['xml']}</value>"
+                                            "</property>\n")
+    (tmp_path / "users.csv").write_text(f"user,password,role\nalice,{values['csv']},admin\n")
+    (tmp_path / "stderr.txt").write_text(f"alice,{values['csv']}\n")
+    clean = {"notes.yaml": "description: |\n  The password is kept in the vault.\n",
+             "vocab.csv": "token,count\ntokenization,3\ntransformers,2\n"}
+    for name, text in clean.items():
+        (tmp_path / name).write_text(text)
+    scrubbed = scrub_folder(tmp_path, [])
+    assert set(values.values()) <= set(scrubbed.learned)
+    for path in tmp_path.iterdir():
+        assert not [value for value in values.values() if value in path.read_text()], path.name
+    assert "password: |\n" in (tmp_path / "app.yaml").read_text()
+    assert {name: (tmp_path / name).read_text() for name in clean} == clean

@@ -213,7 +213,7 @@ def test_symbolic_links_to_a_card_or_a_folder_are_named_and_never_followed(input
     links = {str(tmp_path / "cards" / "linked" / "card.json"), str(tmp_path / "cards" / "passwd" / "card.json"),
              str(tmp_path / "cards" / "folder"), str(tmp_path / "cards" / "loop"), str(tmp_path / "given.json")}
     assert refused == {path: LINK for path in links}, refused
-    assert all(f"{path}: a symbolic link" in err for path in links) and "not JSON" not in err
+    assert all(f"{path}: a symbolic link" in err for path in links) and "not JSON" not in err, err
     lines = board_json(tmp_path / "board")
     assert [r["judge"] for r in lines] == ["weak"] and lines[0]["card"] == str(own)
     # Only links: nothing to rank, the input-error status.

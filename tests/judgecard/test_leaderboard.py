@@ -243,7 +243,7 @@ def _edited(card: Card, folder: Path, edit=None) -> Path:
      r"field 'scores\[1\]'\.item_ids: item 'two4' is listed 2 times"),
     ("a score that is text", lambda r: r["scores"][0]["scores"].__setitem__(0, "high"),
      r"field 'scores\[0\]'\.scores\[0\]: 'high' is not a number"),
-    ("a bad seed", lambda r: r.update(seed="x"), r"field 'judge, spec, half, bootstrap, seed"),
+    ("a bad seed", lambda r: r.update(seed="x"), r"field 'seed' is 'x', not a whole number of 0 or more"),
     ("nested too deeply", lambda r: "[" * 100000 + "]" * 100000, "nested too deeply"),
 ])
 def test_the_board_refuses_a_card_whose_rows_or_scores_do_not_hold(board_inputs, tmp_path, monkeypatch, capsys,

@@ -254,7 +254,8 @@ def test_a_key_from_the_environment_in_a_card_path_a_card_field_or_a_judge_spec_
     shown = {"board stdout": board.out, "board stderr": board.err, "card errors": errors}
     shown.update({str(path.relative_to(tmp_path)): path.read_text(errors="replace")
                   for path in (tmp_path / "board").rglob("*") if path.is_file()})
-    assert "***" in shown["board/leaderboard.md"] and "dir_***" in shown["board/leaderboard.json"]
+    # (the refusal's reason is masked before the board escapes it for Markdown: its mask reads "\*\*\*")
+    assert "\\*\\*\\*" in shown["board/leaderboard.md"] and "dir_***" in shown["board/leaderboard.json"]
     pieces = [secret[i:i + 6] for secret in (token, key) for i in range(len(secret) - 5)]
     leaks = [(where, piece) for where, text in shown.items() for piece in pieces if piece in text]
     assert not leaks, leaks
@@ -302,3 +303,47 @@ def test_the_signing_key_is_masked_in_what_the_board_prints_and_writes_whatever_
     texts = [printed.out, printed.err, *(path.read_text(errors="replace") for path in (tmp_path / "board").rglob("*")
                                          if path.is_file())]
     assert "length" in printed.out + printed.err and not any(key[:8] in text for text in texts)
+
+
+def test_keys_a_hostile_card_or_scores_file_holds_are_masked_where_the_board_quotes_them(tmp_path, capsys):
+    """A refused card's reason quotes the field it refuses, a card folder's name is shown as its file, and a scores
+    file's bad value is quoted in the error: a key of a known shape there (``sk-proj-...``, ``AKIA...``,
+    ``hf_...``, ``password=...``) is masked in what is printed and in every file the board writes, before the
+    board escapes it for Markdown; a text ``seed``, a negative ``bootstrap`` and an integer of 5,000 digits are
+    refused naming their file and field."""
+    from evalkit.cli import main as evalkit
+
+    keys = {"openai": "sk-proj-AbCdEfGhIjKlMnOpQrStUv1234567890", "aws": "AKIAIOSFODNN7EXAMPLE",
+            "hf": "hf_AbCdEfGhIjKlMnOpQrStUvWxYz12345678", "password": "hunter2hunter2pw"}
+    own = _own_set(tmp_path)
+    assert evalkit(["judge", "card", "--judge", "length", "--set", str(own), "--half", "all", "--bootstrap", "20",
+                    "--out", str(tmp_path / "made")]) == 0
+    honest = json.loads((tmp_path / "made" / "card.json").read_text())
+    edits = {"a": ("half", keys["openai"]), "b": ("seed", f"password={keys['password']}"), "c": ("seed", "0"),
+             "d": ("bootstrap", -5), "e": ("judge", ["a list", keys["aws"]])}
+    for folder, (field, value) in edits.items():
+        (tmp_path / "cards" / folder).mkdir(parents=True)
+        (tmp_path / "cards" / folder / "card.json").write_text(json.dumps({**honest, field: value}))
+    (tmp_path / "cards" / keys["hf"]).mkdir()
+    (tmp_path / "cards" / keys["hf"] / "card.json").write_text(json.dumps(honest))
+    capsys.readouterr()
+    evalkit(["judge", "leaderboard", "--cards", str(tmp_path / "cards"), "--bootstrap", "20", "--add", str(own),
+             "--out", str(tmp_path / "board")])
+    printed = capsys.readouterr()
+    assert "field 'seed' is '0', not a whole number" in printed.err and "field 'bootstrap' is -5" in printed.err
+    texts = [printed.out, printed.err, *(path.read_text(errors="replace") for path in (tmp_path / "board").rglob("*")
+                                         if path.is_file())]
+    for key in keys.values():
+        assert not any(key[5:15] in text for text in texts), key
+    scores = tmp_path / "scores.jsonl"
+    rows = [json.loads(line) for line in own.read_text().splitlines()]
+    scores.write_text("".join(json.dumps({**row, "score_judge": keys["openai"] if number == 2 else 1.0}) + "\n"
+                              for number, row in enumerate(rows)))
+    assert evalkit(["judge", "card", "--scores", str(scores), "--set", str(own), "--half", "all",
+                    "--out", str(tmp_path / "s")]) == 2
+    error = capsys.readouterr().err
+    assert "line 3, field 'score_judge'" in error and keys["openai"][5:15] not in error
+    scores.write_text(scores.read_text().replace(f'"{keys["openai"]}"', "1" * 5000))
+    assert evalkit(["judge", "card", "--scores", str(scores), "--set", str(own), "--half", "all",
+                    "--out", str(tmp_path / "s")]) == 2
+    assert f"{scores}, line 3: not JSON" in capsys.readouterr().err

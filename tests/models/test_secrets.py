@@ -1307,3 +1307,22 @@ def test_a_secret_printed_u_escaped_and_kept_json_escaped_again_is_masked():
     assert "\\\\u0051" in notebook
     masked = redact(notebook, [secret])
     assert json.loads(masked)["outputs"][0]["text"] == ["A ***\n", "B ***\n"], masked
+
+
+def test_a_secret_written_as_dotted_byte_numbers_or_as_unicode_code_points_is_masked():
+    """``71.118.55...`` (its bytes as decimal numbers joined by dots) and ``U+0047 U+0076 ...`` (its code points as
+    Unicode writes them, either case) are writings of the secret, masked whole; other dotted numbers stay."""
+    secret = "Gv7Qx~~~Kp??>>Zr9Lm2Wt8Yb"
+    dotted = ".".join(str(b) for b in secret.encode())
+    points = " ".join(f"U+{ord(c):04X}" for c in secret)
+    assert redact(f"dotted {dotted} and {points} and {points.lower().replace('u+', 'U+')}", [secret]) \
+        == "dotted *** and *** and ***"
+    assert redact("release 10.0.0.1 of U+0041", [secret]) == "release 10.0.0.1 of U+0041"
+
+
+def test_a_file_in_a_folder_named_for_credentials_is_a_file_and_a_key_in_a_url_path_is_masked():
+    """A path segment that names credentials (``/secrets/``, ``/passwd/``) announces a key in a URL's path, but a
+    file name of a common kind after it (``cards/passwd/card.json``, a board's refusal line) is a file, shown."""
+    assert redact("cards/passwd/card.json: a symbolic link") == "cards/passwd/card.json: a symbolic link"
+    assert redact("see /srv/secrets/notes.md, then") == "see /srv/secrets/notes.md, then"
+    assert redact("GET https://h/api/token/Ab3dE5gH7jK9 200") == "GET https://h/api/token/*** 200"
