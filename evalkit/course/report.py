@@ -70,7 +70,7 @@ _KEPT_FILES = ("executed.ipynb", "worker.log")
 
 def _not_written_by_a_grading(out: Path, present: list[str]) -> str | None:
     """The first path under ``out`` (relative, as shown) that a grading does not write, or None: the tables are
-    files, and ``work`` holds only four-digit folders of :data:`_KEPT_FILES`. A link in their place is removed, not
+    files, and ``work`` holds only numbered folders (``0001``) of :data:`_KEPT_FILES`. A link in their place is removed, not
     followed (a planted ``grades.html`` pointing elsewhere), so it counts as theirs.
 
     >>> import tempfile; out = Path(tempfile.mkdtemp()); (out / "work" / "thesis").mkdir(parents=True)
@@ -90,7 +90,7 @@ def _not_written_by_a_grading(out: Path, present: list[str]) -> str | None:
         for run in sorted(os.listdir(out / "work")):
             if kind(out / "work" / run) == "link":
                 continue
-            if not (len(run) == 4 and run.isdigit() and kind(out / "work" / run) == "folder"):
+            if not (len(run) >= 4 and run.isascii() and run.isdigit() and kind(out / "work" / run) == "folder"):
                 return f"work/{run}"
             for kept in sorted(os.listdir(out / "work" / run)):
                 if kept not in _KEPT_FILES or kind(out / "work" / run / kept) not in ("file", "link"):

@@ -82,26 +82,28 @@ def compression_of(head: bytes) -> str | None:
     return None
 
 
-def inner_contents(data: bytes, most_bytes: int) -> Iterator[tuple[str, bytes]]:
+def inner_contents(data: bytes, budget: list[int]) -> Iterator[tuple[str, bytes]]:
     """What a compressed file or an archive in memory holds, read and never written: a gzip, bzip2, xz, lzma or
-    zlib stream's content (named ``""``), or each file of a zip or an uncompressed tar with its name; at most
-    ``most_bytes`` of content in all (a member that would pass them is not read), and nothing from what cannot be
-    read (a damaged stream, an encrypted member: the folder's scrub says so of the file).
+    zlib stream's content (named ``""``), or each file of a zip or an uncompressed tar with its name, as long as
+    ``budget[0]`` (bytes, shared with what the caller reads inside what it yields) lasts: each piece is taken from
+    it, an empty member as 512 bytes (a header's worth), and a member larger than what is left is not read; nothing
+    from what cannot be read (a damaged stream, an encrypted member: the folder's scrub says so of the file).
 
     >>> import gzip, io, zipfile; written = io.BytesIO()
     >>> with zipfile.ZipFile(written, "w") as archive: archive.writestr("conf/token", "Tk-1")
-    >>> list(inner_contents(written.getvalue(), 100)), list(inner_contents(gzip.compress(b"a log"), 100))
+    >>> list(inner_contents(written.getvalue(), [1000])), list(inner_contents(gzip.compress(b"a log"), [1000]))
     ([('conf/token', b'Tk-1')], [('', b'a log')])
     """
     kind = compression_of(data[:HEAD_BYTES])
-    left = most_bytes
-    if left <= 0:  # (zlib reads a length of 0 as no limit)
+    if budget[0] <= 0:  # (zlib reads a length of 0 as no limit)
         return
     if kind in _DECOMPRESSORS:
         try:
-            yield "", _DECOMPRESSORS[kind]().decompress(data, most_bytes)
+            content = _DECOMPRESSORS[kind]().decompress(data, budget[0])
         except _READ_ERRORS:
             return
+        budget[0] -= max(len(content), _LEAST_COST)
+        yield "", content
     elif kind == "zip":
         try:
             archive = zipfile.ZipFile(io.BytesIO(data))
@@ -109,27 +111,32 @@ def inner_contents(data: bytes, most_bytes: int) -> Iterator[tuple[str, bytes]]:
             return
         with archive:
             for member in archive.infolist()[:MAX_MEMBERS]:
-                if member.is_dir() or member.file_size > left:
+                if member.is_dir():
+                    continue
+                if member.file_size > budget[0] or budget[0] <= 0:
                     continue
                 try:
                     content = archive.read(member)
                 except _READ_ERRORS:  # an encrypted or damaged member: the others are read on
                     continue
-                left -= len(content)
+                budget[0] -= max(len(content), _LEAST_COST)
                 yield member.filename, content
     elif kind == "tar":
         try:
             with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as archive:
                 for number, member in enumerate(archive):
-                    if number >= MAX_MEMBERS:
+                    if number >= MAX_MEMBERS or budget[0] <= 0:
                         break
-                    if member.isfile() and member.size <= left:
+                    if member.isfile() and member.size <= budget[0]:
                         reader = archive.extractfile(member)
                         content = reader.read() if reader else b""
-                        left -= len(content)
+                        budget[0] -= max(len(content), _LEAST_COST)
                         yield member.name, content
         except _READ_ERRORS:  # a tar cut mid-member: what was read counts
             return
+
+
+_LEAST_COST = 512  # bytes of the budget an empty member takes: a hostile archive of empty members ends too
 
 
 def _lzma_alone_header(head: bytes) -> bool:

@@ -87,28 +87,52 @@ def pickle_strings(data: bytes) -> list[str | None] | None:
     return None if items is None else [text for _, text in items]
 
 
-# What opens a list, tuple or set, or adds an item to one, between a name and the values it holds
-_OPENING = ("MARK", "EMPTY_LIST", "EMPTY_TUPLE", "EMPTY_SET", "LIST", "TUPLE")
+# What closes a list, tuple or set whose items follow a MARK (protocol 0 adds a list's items one by one)
+_CLOSING = ("APPENDS", "ADDITEMS", "TUPLE", "LIST", "FROZENSET")
 _SMALL_TUPLES = {"TUPLE1": 1, "TUPLE2": 2, "TUPLE3": 3}  # a tuple of up to three built after its items
+
+
+def _strings_until(items: list[tuple[str, str | None]], at: int, closing: tuple[str, ...],
+                   between: tuple[str, ...] = ()) -> list[str]:
+    """The strings from ``items[at]`` on, when the next other opcode (``between`` ones skipped) is one of
+    ``closing``: a container's items; nothing when another opcode comes first (a nested value, or the end of an
+    empty container and the next key of the dict around it)."""
+    found = []
+    for name, text in items[at:]:
+        if text is not None:
+            found.append(text)
+        elif name in closing:
+            return found
+        elif name not in between:
+            return []
+    return []
 
 
 def _values_after(items: list[tuple[str, str | None]], at: int) -> list[str]:
     """The strings a pickle stores under the name at ``items[at]``: the next string (a dict's value), or every
-    string of a list, tuple or set that follows (``{"api_keys": [k1, k2]}``)."""
-    following: list[str] = []
-    opened: set[str] = set()
-    ended = ""
-    for name, text in items[at + 1:]:
-        if text is not None:
-            following.append(text)
-        elif name in _OPENING and not following:
-            opened.add(name)
-        elif not (name == "APPEND" and "LIST" in opened):  # protocol 0 adds a list's items one by one
-            ended = name
-            break
-    if opened or _SMALL_TUPLES.get(ended) == len(following):
-        return following
-    return following[:1]
+    string of a list, tuple or set that follows (``{"api_keys": [k1, k2]}``); none for an empty one
+    (``{"api_keys": [], "model": "m"}`` does not give ``"model"``)."""
+    following = items[at + 1:at + 3]
+    first = following[0][0] if following else ""
+    second = following[1][0] if len(following) > 1 else ""
+    if following and following[0][1] is not None:  # a string, or the items of a small tuple built after them
+        run = []
+        for name, text in items[at + 1:at + 4]:
+            if text is None:
+                break
+            run.append(text)
+        after = items[at + 1 + len(run)][0] if at + 1 + len(run) < len(items) else ""
+        return run if _SMALL_TUPLES.get(after) == len(run) else run[:1]
+    if first in ("EMPTY_LIST", "EMPTY_SET") and second == "MARK":  # protocol 1+: MARK, items, APPENDS/ADDITEMS
+        return _strings_until(items, at + 3, ("APPENDS", "ADDITEMS"))
+    if first == "EMPTY_LIST":  # protocol 2+: a list of one is EMPTY_LIST, the item, APPEND
+        return _strings_until(items, at + 2, ("APPEND",))[:1]
+    if first == "MARK" and second == "LIST":  # protocol 0: MARK, LIST, then each item and APPEND
+        found = _strings_until(items, at + 3, _CLOSING + ("SETITEM", "SETITEMS", "STOP"), between=("APPEND",))
+        return found
+    if first == "MARK":  # protocols 0-1: MARK, items, TUPLE; FROZENSET
+        return _strings_until(items, at + 2, ("TUPLE", "FROZENSET"))
+    return []
 
 
 def named_in_pickle(data: bytes) -> list[str]:
@@ -174,8 +198,8 @@ def file_named_secret(name: str, data: bytes, *, member: bool = False) -> list[s
 
 def database_of_log(log: Path) -> bytes | None:
     """The SQLite database a write-ahead log (``runs.db-wal``) stands beside, where there is one to read: a file
-    of its own (not a link) of up to 16 MB, empty (every page written since it was made is in the log) or a
-    database. Rows written since the last checkpoint stand only in the log.
+    of its own (not a link) of up to 16 MB that is a database. Rows written since the last checkpoint stand only
+    in the log.
 
     >>> import sqlite3, tempfile; folder = Path(tempfile.mkdtemp()); database = sqlite3.connect(folder / "runs.db")
     >>> _ = database.execute("pragma journal_mode = wal"); _ = database.execute("create table t(x)"); database.commit()
@@ -191,7 +215,7 @@ def database_of_log(log: Path) -> bytes | None:
         data = path.read_bytes()
     except OSError:
         return None
-    return data if not data or data.startswith(_SQLITE_MAGIC) else None
+    return data if data.startswith(_SQLITE_MAGIC) else None
 
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -242,7 +266,7 @@ def named_in_sqlite(data: bytes, wal: bytes | None = None) -> list[str]:
     """The credentials a SQLite database names: in a row, a text cell that follows one naming a credential (a
     key-value table), and each text value of a column named for one; nothing when ``data`` is not a database
     SQLite can read. With its write-ahead log ``wal`` (:func:`database_of_log`), the rows written there are read
-    too (``data`` may then be empty).
+    too.
 
     >>> import sqlite3, tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "kv.db"
@@ -254,8 +278,8 @@ def named_in_sqlite(data: bytes, wal: bytes | None = None) -> list[str]:
     >>> named_in_sqlite(path.read_bytes())
     ['Qm7vT2xR9kL4', 'Tk-8f2k4m9q1z']
     """
-    if not (data.startswith(_SQLITE_MAGIC) or (wal and not data)) or not hasattr(sqlite3.Connection, "deserialize"):
-        return []  # (an older Python than 3.11 cannot read a database in memory)
+    if not data.startswith(_SQLITE_MAGIC) or not hasattr(sqlite3.Connection, "deserialize"):  # Python 3.11+
+        return []
     if wal is None:
         return _read_database(data, None)
     with tempfile.TemporaryDirectory(prefix="evalkit-sqlite-") as private:

@@ -31,7 +31,8 @@ _NAME_VALUE = (re.compile(r'"name"\s*:\s*"([^"]+)"\s*,\s*"value"\s*:\s*"([^"]*)"
 _SET_COOKIE = re.compile(r"(?im)^[ \t]*set-cookie:[ \t]*[^=;\s]+=([^;\s]+)")
 # A value written on the lines below its name: a YAML block scalar ("password: |" then the indented value), a TOML
 # multi-line string (secret_key = ''' ... '''), and Hadoop's XML properties (<name>N</name><value>V</value>).
-_BLOCK_SCALAR = re.compile(r"^([ \t]*)(?:-[ \t]+)?([A-Za-z_][\w.-]*)[ \t]*:[ \t]*[|>][+-]?[0-9]?[ \t]*(?:#[^\n]*)?\n"
+_BLOCK_SCALAR = re.compile(r"^([ \t]*)(?:-[ \t]+)?([A-Za-z_][\w.-]*)[ \t]*:[ \t]*[|>](?:[+-]?[0-9]?|[0-9][+-])"
+                           r"(?:[ \t]+#[^\n]*)?[ \t]*\n"
                            r"((?:[ \t]*\n)*(?:\1[ \t]+[^\n]*(?:\n|\Z)){1,64})", re.M)
 _MULTILINE_STRING = re.compile(r"""^[ \t]*([A-Za-z_][\w.-]*)[ \t]*=[ \t]*('''|\"\"\")\\?\n?((?:(?!\2).){1,4096}?)\2""",
                                re.M | re.S)
@@ -42,7 +43,7 @@ _XML_PROPERTY = re.compile(r"<name>\s*([^<>\s]+)\s*</name>\s*(?:<description>[^<
 _TABLE_HEADER = re.compile(r"(?im)^(?=[^\n]{0,2000}(?:pass|secret|token|key|cred|auth|pwd))[^\n]{0,2000}[,;\t|][^\n]*$")
 _MOST_TABLE_ROWS = 100_000  # rows read below one header
 _COLUMN_NAME = re.compile(r"[A-Za-z_][\w .-]{0,63}")
-_BLOCK_INDICATOR = re.compile(r"[|>][+-]?[0-9]?")  # "password: |": the value is on the lines below
+_BLOCK_INDICATOR = re.compile(r"[|>](?:[+-]?[0-9]?|[0-9][+-])")  # "password: |": the value is on the lines below
 # A shell's trace of the commands it runs (set -x, bash -x): "+ mysql -pX", "++ curl -u u:X".
 _TERMINAL_CODE = re.compile(r"\x1b\[[0-?]{0,32}[ -/]{0,4}[@-~]")  # ESC [ ... m: a colour or cursor code
 _TRACE = re.compile(r"(?m)^[ \t]*\++[ \t]+(.+)$")
@@ -211,9 +212,12 @@ def _table_column_secrets(text: str) -> list[str]:
             continue
         lines = text.split("\n") if lines is None else lines
         read_to = line_of
-        for cells in csv.reader(lines[line_of + 1:line_of + 1 + _MOST_TABLE_ROWS], delimiter=delimiter):
+        rows = (lines[number] for number in range(line_of + 1, min(len(lines), line_of + 1 + _MOST_TABLE_ROWS)))
+        for cells in csv.reader(rows, delimiter=delimiter):
             if len(cells) != len(names):
                 break
             read_to += 1
-            found += [cells[index].strip() for index in columns if _kept_value(cells[index].strip())]
+            # a value is one word (a Markdown table's "---" rule and a sentence with a comma are not values)
+            found += [cells[index].strip() for index in columns if _kept_value(cells[index].strip())
+                      and not re.search(r"\s", cells[index].strip()) and cells[index].strip(" -:")]
     return found

@@ -250,11 +250,9 @@ def named_in_file(name: str, data: bytes, *, depth: int = 0, budget: list[int] |
     budget = [_TEXT_BYTES] if budget is None else budget
     found = [*named_in_data(data), *file_named_secret(name, data, member=depth > 0)]
     if depth < MAX_NESTING:
-        for inner_name, content in inner_contents(data, budget[0]):
-            budget[0] -= len(content)
-            if budget[0] < 0:  # what a member inside read of the budget the archive's own count did not see
-                break
-            found += named_in_file(inner_name or name, content, depth=depth + 1, budget=budget)
+        for inner_name, content in inner_contents(data, budget):  # each piece taken from the one budget
+            if content:
+                found += named_in_file(inner_name or name, content, depth=depth + 1, budget=budget)
     return list(dict.fromkeys(found))
 
 

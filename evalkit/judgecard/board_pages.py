@@ -13,6 +13,7 @@ from evalkit.book.prose import join_names
 from evalkit.judgecard._names import one_line
 from evalkit.judgecard.ceiling_checks import AT_CEILING  # noqa: F401 (board_sentence's example)
 from evalkit.judgecard.standing import Standing, _ranked
+from evalkit.models.redaction import redact
 
 
 __all__ = ["leaderboard_markdown", "leaderboard_html", "board_sentence", "FEW_NAMED"]
@@ -21,14 +22,16 @@ __all__ = ["leaderboard_markdown", "leaderboard_html", "board_sentence", "FEW_NA
 def _cell(text: str) -> str:
     """Text for Markdown (a table cell, a sentence): on one line (:func:`~evalkit.judgecard._names.one_line`), HTML
     escaped, and the characters Markdown reads as markup escaped, so a judge's name is shown as written and never
-    becomes HTML, a link, emphasis, a second table row, or a list or code fence at the start of a sentence.
+    becomes HTML, a link, emphasis, a second table row, or a list or code fence at the start of a sentence; a key
+    of a known shape in it is masked first (escaped, ``hf\\_...`` no longer reads as one).
 
-    >>> print(_cell("<img src=x onerror=alert(1)> *a*|b"))
-    &lt;img src=x onerror=alert(1)&gt; \\*a\\*\\|b
+    >>> print(_cell("<img src=x onerror=alert(1)> *a*|b"), _cell("judge hf_AbCdEfGhIjKlMnOpQrStUvWxYz12"))
+    &lt;img src=x onerror=alert(1)&gt; \\*a\\*\\|b judge hf\\_\\*\\*\\*
     >>> print(_cell("a\\nb|c"), _cell("- x"), _cell("1. x"), _cell("~~~ x"))
     a b\\|c \\- x 1\\. x \\~~~ x
     """
-    text = "".join(f"\\{c}" if c in "\\`*_[]#!|" else c for c in html.escape(one_line(text).strip(), quote=False))
+    text = "".join(f"\\{c}" if c in "\\`*_[]#!|" else c
+                   for c in html.escape(one_line(redact(text)).strip(), quote=False))
     if text[:1] in ("-", "+", "~", "="):  # a list item, a code fence or a heading's underline at a line's start
         return "\\" + text
     return re.sub(r"^(\d+)([.)])", r"\1\\\2", text)  # an ordered list's number

@@ -29,11 +29,15 @@ class StoreFileError(RuntimeError):
 
 
 def open_store(path: Path, schema: str, what: str) -> sqlite3.Connection:
-    """One of the kit's SQLite stores at ``path`` (created when absent; WAL mode; ``schema`` applied).
+    """One of the kit's SQLite stores at ``path`` (created when absent; WAL mode; ``schema`` applied); in a
+    folder that cannot be written (a class's shared cache, which a graded notebook sees read-only), a copy in
+    memory of what it holds (:func:`_store_in_memory`).
 
     A file there that is not such a database raises :class:`StoreFileError` naming it and what to do,
     instead of a bare ``sqlite3.DatabaseError`` traceback.
     """
+    if path.parent.is_dir() and not os.access(path.parent, os.W_OK):
+        return _store_in_memory(path, schema, what)
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         connection = sqlite3.connect(path, check_same_thread=False, timeout=60)
@@ -43,6 +47,30 @@ def open_store(path: Path, schema: str, what: str) -> sqlite3.Connection:
     except sqlite3.DatabaseError as error:
         raise StoreFileError(f"{path}: not {what} (SQLite says: {error}). Move the file away or delete it; "
                              "evalkit creates a new one (only what it held is lost, the run itself is not).") from None
+    return _checked_columns(connection, path, schema, what)
+
+
+def _store_in_memory(path: Path, schema: str, what: str) -> sqlite3.Connection:
+    """A store whose folder cannot be written: a copy in memory of the file at ``path`` (read as it is, never
+    written), or an empty store when there is none; what the process adds is kept until it ends."""
+    connection = sqlite3.connect(":memory:", check_same_thread=False)
+    if path.is_file() and path.stat().st_size:
+        try:
+            source = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
+            try:
+                source.backup(connection)
+            finally:
+                source.close()
+        except sqlite3.DatabaseError as error:
+            raise StoreFileError(f"{path}: not {what} (SQLite says: {error}); it was read, not changed") from None
+    with connection:
+        connection.executescript(schema)
+    return _checked_columns(connection, path, schema, what)
+
+
+def _checked_columns(connection: sqlite3.Connection, path: Path, schema: str, what: str) -> sqlite3.Connection:
+    """``connection`` when its tables have the columns of ``schema``; else it is closed and
+    :class:`StoreFileError` names the file."""
     # A database of another program (or another layout) may hold a table of the same name: compare columns.
     reference = sqlite3.connect(":memory:")
     reference.executescript(schema)

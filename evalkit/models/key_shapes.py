@@ -40,7 +40,7 @@ KEY_SHAPES = [
     # an unquoted password or passphrase, to the end of its line (it may hold spaces: "passphrase: a b c")
     # (not a YAML block scalar's marker, "password: |": its value stands on the lines below, masked where it stands)
     (re.compile(r"(?i)(\b(?:password|passwd|passphrase)[ \t]*(?::=|<-|[=:])[ \t]*)(?![\"'\s\\])"
-                r"(?![|>][+-]?[0-9]?[ \t]*(?:#[^\r\n]*)?(?:\r?\n|$))[^\r\n\"'&;,}<>\\]{1,200}"),
+                r"(?![|>](?:[+-]?[0-9]?|[0-9][+-])(?:[ \t]+#[^\r\n]*)?[ \t]*(?:\r?\n|$))[^\r\n\"'&;,}<>\\]{1,200}"),
      r"\1***"),
     (re.compile(r"(?i)((?:api[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret|token"
                 r"|secret|password|passwd|pwd|sig|signature|credential|session[_-]?id"
@@ -68,7 +68,7 @@ KEY_SHAPES = [
                 r"|(?:aws_)?secret_access_key|session[_-]?token|id[_-]?token|secret[_-]?key|bearer[_-]?token"
                 r"|x-auth-key|x-access-key|(?<![\w-])[a-z0-9]{2,30}_(?:api_)?key)"
                 r"(?:\\?[\"'])?\s*:(?!=)\s*(?:\\?[\"'])?)(?!(?:bearer|basic)\s)"
-                r"(?![|>][+-]?[0-9]?[ \t]*(?:#[^\r\n]*)?(?:\r?\n|$))[^\"'\s,}\\\x1b]+"), r"\1***"),
+                r"(?![|>](?:[+-]?[0-9]?|[0-9][+-])(?:[ \t]+#[^\r\n]*)?[ \t]*(?:\r?\n|$))[^\"'\s,}\\\x1b]+"), r"\1***"),
     # a token-shaped value named in prose ("using token <v>"): 16+ letters, digits, "_" or "-", a digit among them
     (re.compile(r"(?i)(\b(?:token|api[ _-]?key|secret|password|passphrase)\s+)(?=[\w\-]{0,200}\d)(?=[\w\-]{0,200}[a-z])"
                 r"[A-Za-z0-9_\-]{16,}(?![\w\-])"), r"\1***"),
@@ -83,7 +83,8 @@ KEY_SHAPES = [
     # name of a common kind, "cards/secret/card.json", a file)
     (re.compile(r"((?i:/(?:[\w-]{0,20}[_-])?(?:tokens?|api[_-]?keys?|apikeys?|secrets?|passwords?|passwd|access[_-]?keys?"
                 r"|bearer|credentials?|signature)/))(?![a-z]+(?:[-_][a-z]+)*(?:[/?#\s\"'<>]|$))"
-                r"(?![\w-]{1,80}\.(?i:json|jsonl|csv|tsv|ya?ml|toml|txt|md|html?|ipynb|py|log|pdf|png|svg)(?:[/?#\s\"'<>:,;)\]]|$))"
+                r"(?![a-z]+(?:[-_][a-z0-9]+)*\.(?i:json|jsonl|csv|tsv|ya?ml|toml|txt|md|html?|ipynb|py|log|pdf|png|svg)"
+                r"(?:[/?#\s\"'<>:,;)\]]|$))"
                 r"[^/\s?#\"'<>]{6,}"),
      r"\1***"),
     # a Telegram bot's token without its /bot prefix

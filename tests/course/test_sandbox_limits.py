@@ -372,12 +372,20 @@ print("found", found > 0, "added", added > 0)
 def test_a_run_sees_the_kits_default_cache_when_the_grader_names_none(tmp_path, monkeypatch):
     """With no ``EVALKIT_CACHE_DIR`` in the grader's environment, a run sees the kit's default cache folder
     (``~/.cache/evalkit``, where ``make models`` converted the models) read-only: a run that could not see it
-    converted the model again in its own folder, past its file-size limit, and every honest notebook failed."""
+    converted the model again in its own folder, past its file-size limit, and every honest notebook failed. Its
+    call cache is read from the shared one, and what the run adds is kept in memory."""
     isolation = sandbox_or_skip()
     home = tmp_path / "home"
     converted = home / ".cache" / "evalkit" / "models" / "encoder"
     converted.mkdir(parents=True)
     (converted / "weights.bin").write_text("converted weights")
+    from evalkit.models.cache import CallCache
+
+    warm = CallCache(home / ".cache" / "evalkit" / "calls.sqlite")
+    warm.put_many([("warm", "fake", "generate", "cached reply")])
+    warm.close()  # as a finished book run leaves it: its log checkpointed into the file
+    for store in (home / ".cache" / "evalkit").glob("calls.sqlite*"):
+        os.chmod(store, 0o644)
     for folder in (tmp_path, home, home / ".cache", home / ".cache" / "evalkit", converted.parent, converted):
         os.chmod(folder, 0o755)
     monkeypatch.setenv("HOME", str(home))
@@ -389,7 +397,12 @@ try:
     (cache / "models" / "new").write_text("x")
 except OSError as error:
     print("read-only", error.errno)
+from evalkit.models.cache import CallCache
+calls = CallCache()  # the call cache read from the shared one, its new entries kept in memory
+calls.put_many([("new", "fake", "generate", "new reply")])
+print("calls", sorted(calls.get_many(["warm", "new"]).items()))
 '''
     said = _run(isolation, code, tmp_path / "grading", env=dict(os.environ))
     assert "read converted weights" in said and "read-only" in said
+    assert "calls [('new', 'new reply'), ('warm', 'cached reply')]" in said
     assert scrubbed_environment(tmp_path, base={})["EVALKIT_CACHE_DIR"] == str((home / ".cache" / "evalkit").resolve())

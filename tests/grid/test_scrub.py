@@ -618,3 +618,49 @@ def test_values_written_below_their_name_or_in_a_credential_column_are_masked(tm
         assert not [value for value in values.values() if value in path.read_text()], path.name
     assert "password: |\n" in (tmp_path / "app.yaml").read_text()
     assert {name: (tmp_path / name).read_text() for name in clean} == clean
+
+
+def test_the_new_readers_leave_ordinary_data_and_stay_within_their_budget(tmp_path):
+    """An empty list or tuple under a credential's name teaches nothing (the dict's next keys and values are no
+    secrets); a Markdown table's rule and a sentence with a comma below a ``password`` header are no values; the
+    reading inside nested archives takes its 16 MB from one budget, however deep."""
+    import io
+    import pickle
+    import zipfile
+
+    from evalkit.grid.compressed import inner_contents
+    from evalkit.grid.named_values import named_in_pickle
+    from evalkit.grid.printed_secrets import output_secrets
+
+    for protocol in range(6):
+        for empty in ([], (), set()):
+            settings = {"api_keys": empty, "model_name": "gpt2-medium-v3", "output_dir": "/runs/exp_2024_11"}
+            assert named_in_pickle(pickle.dumps(settings, protocol=protocol)) == [], (protocol, empty)
+    assert output_secrets("user | password\n--- | ---\nann | Cv-8k2m9q\nNote, the values above are fake\n") \
+        == ["Cv-8k2m9q"]
+
+    def zipped(name: str, data: bytes) -> bytes:
+        written = io.BytesIO()
+        with zipfile.ZipFile(written, "w", zipfile.ZIP_DEFLATED) as archive:
+            archive.writestr(name, data)
+        return written.getvalue()
+
+    nested = zipped("d.bin", b"0" * 6 * 2**20)
+    for level in "cba":  # each archive holds a 6 MB member and the next archive: 24 MB in all
+        written = io.BytesIO()
+        with zipfile.ZipFile(written, "w", zipfile.ZIP_DEFLATED) as archive:
+            archive.writestr("inner.zip", nested)
+            archive.writestr(f"{level}.bin", b"0" * 6 * 2**20)
+        nested = written.getvalue()
+    budget = [16 * 2**20]
+    read = 0
+
+    def counted(data: bytes, depth: int = 0) -> None:
+        nonlocal read
+        for _, content in inner_contents(data, budget):
+            read += len(content)
+            if depth < 3:
+                counted(content, depth + 1)
+
+    counted(nested)
+    assert 12 * 2**20 <= read <= 16 * 2**20

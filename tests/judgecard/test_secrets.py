@@ -347,3 +347,12 @@ def test_keys_a_hostile_card_or_scores_file_holds_are_masked_where_the_board_quo
     assert evalkit(["judge", "card", "--scores", str(scores), "--set", str(own), "--half", "all",
                     "--out", str(tmp_path / "s")]) == 2
     assert f"{scores}, line 3: not JSON" in capsys.readouterr().err
+
+
+def test_a_judge_named_like_a_key_is_masked_before_the_board_escapes_it():
+    """A judge's name is the card file's text: a key of a known shape in it is masked before Markdown escaping
+    (escaped, ``hf\\_...`` no longer reads as a key to a later redaction)."""
+    from evalkit.judgecard.board_pages import _cell
+
+    shown = _cell("mine hf_AbCdEfGhIjKlMnOpQrStUvWxYz12 and ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789")
+    assert "AbCdEfGh" not in shown and shown.startswith("mine hf\\_")

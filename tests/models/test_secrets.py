@@ -1326,3 +1326,13 @@ def test_a_file_in_a_folder_named_for_credentials_is_a_file_and_a_key_in_a_url_p
     assert redact("cards/passwd/card.json: a symbolic link") == "cards/passwd/card.json: a symbolic link"
     assert redact("see /srv/secrets/notes.md, then") == "see /srv/secrets/notes.md, then"
     assert redact("GET https://h/api/token/Ab3dE5gH7jK9 200") == "GET https://h/api/token/*** 200"
+
+
+def test_a_key_file_named_in_a_url_path_and_a_password_after_a_block_marker_are_masked():
+    """After a path segment naming keys, only a word-like file name (``card.json``) is a file: a random or hex key
+    with an extension is masked; ``password: |`` is a YAML block's marker, ``password: |#key`` a value."""
+    assert redact("https://api.example.com/v1/apikey/9f8e7d6c5b4a39281706f5e4.json") \
+        == "https://api.example.com/v1/apikey/***"
+    assert redact("https://h/token/Qm7vT2xR9kL4zz.txt") == "https://h/token/***"
+    assert redact("password: |#Qm7vT2xR9kL4") == "password: ***"
+    assert redact("db:\n  password: |2- # the key\n    x\n") == "db:\n  password: |2- # the key\n    x\n"
