@@ -19,6 +19,8 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 import pandas as pd
 
+from evalkit.data.folders import readable_as_umask_allows
+
 __all__ = ["BACKBONES", "backbone_path", "default_encoder_path", "encoder_fingerprint", "mean_pooled", "load_encoder",
            "training_key",
            "LOGGING_FIELDS", "recipe_key_fields", "read_record", "save_encoder", "training_lock", "Schedule",
@@ -212,6 +214,7 @@ def save_encoder(folder: Path, model: Any, tokenizer: Any, record: dict[str, Any
     folder.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(str(folder))
     tokenizer.save_pretrained(str(folder))
+    readable_as_umask_allows(folder)  # a shared cache's other users read it too
     (folder / RECORD_FILE).write_text(json.dumps(record, indent=1))
 
 

@@ -69,33 +69,52 @@ _KEPT_FILES = ("executed.ipynb", "worker.log")
 
 
 def _not_written_by_a_grading(out: Path, present: list[str]) -> str | None:
-    """The first path under ``out`` (relative, as shown) that a grading does not write, or None: the tables are
-    files, and ``work`` holds only numbered folders (``0001``) of :data:`_KEPT_FILES`. A link in their place is removed, not
-    followed (a planted ``grades.html`` pointing elsewhere), so it counts as theirs.
+    """The first path under ``out`` (relative, as shown) that a grading does not write, or None: the three tables
+    (``grades.csv`` with a grading's header), and ``work`` holding only numbered folders (``0001``) of
+    :data:`_KEPT_FILES`. A link in their place is removed, not followed (a planted ``grades.html`` pointing
+    elsewhere), so it counts as theirs.
 
     >>> import tempfile; out = Path(tempfile.mkdtemp()); (out / "work" / "thesis").mkdir(parents=True)
-    >>> _not_written_by_a_grading(out, ["work"])
+    >>> for table in ("grades.csv", "totals.csv", "grades.html"): (out / table).symlink_to("/dev/null")
+    >>> _not_written_by_a_grading(out, ["grades.csv", "grades.html", "totals.csv", "work"])
     'work/thesis'
     """
-    def kind(path: Path) -> str:
-        mode = os.lstat(path).st_mode
-        return "link" if stat.S_ISLNK(mode) else "folder" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) \
-            else "other"
-
+    tables = ("grades.csv", "totals.csv", "grades.html")
+    if any(kind_of(out / name) != "link" for name in present) and not all(name in present for name in tables):
+        # a grading writes its three tables together, whatever else it keeps (links alone are removed, not read)
+        return next(name for name in present if kind_of(out / name) != "link")
+    if "grades.csv" in present and kind_of(out / "grades.csv") == "file" and not _graded_header(out / "grades.csv"):
+        return "grades.csv"  # a teacher's own gradebook of that name
     for name in present:
-        if kind(out / name) == "link" or (name != "work" and kind(out / name) == "file"):
+        if kind_of(out / name) == "link" or (name != "work" and kind_of(out / name) == "file"):
             continue
-        if name != "work" or kind(out / name) != "folder":
+        if name != "work" or kind_of(out / name) != "folder":
             return name
         for run in sorted(os.listdir(out / "work")):
-            if kind(out / "work" / run) == "link":
+            if kind_of(out / "work" / run) == "link":
                 continue
-            if not (len(run) >= 4 and run.isascii() and run.isdigit() and kind(out / "work" / run) == "folder"):
+            if not (len(run) >= 4 and run.isascii() and run.isdigit() and kind_of(out / "work" / run) == "folder"):
                 return f"work/{run}"
             for kept in sorted(os.listdir(out / "work" / run)):
-                if kept not in _KEPT_FILES or kind(out / "work" / run / kept) not in ("file", "link"):
+                if kept not in _KEPT_FILES or kind_of(out / "work" / run / kept) not in ("file", "link"):
                     return f"work/{run}/{kept}"
     return None
+
+
+def kind_of(path: Path) -> str:
+    """``link``, ``folder``, ``file`` or ``other``: what ``path`` is, links not followed."""
+    mode = os.lstat(path).st_mode
+    return "link" if stat.S_ISLNK(mode) else "folder" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) \
+        else "other"
+
+
+def _graded_header(path: Path) -> bool:
+    """Whether the CSV file at ``path`` begins with the header a grading writes (:data:`grade.COLUMNS`)."""
+    from evalkit.course.grade import COLUMNS
+
+    with open(path, "rb") as handle:
+        first = handle.readline(4096).decode("utf-8", "replace").lstrip("\ufeff").strip()
+    return first == ",".join(COLUMNS)
 
 
 def prepare_out(out: Path, *, replace: bool = False) -> Path:

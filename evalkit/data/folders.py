@@ -1,9 +1,10 @@
 """An output folder named on a command line (``--out``), checked before anything is written into it."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-__all__ = ["out_folder"]
+__all__ = ["out_folder", "readable_as_umask_allows"]
 
 
 def out_folder(path: str | Path, *, option: str = "--out") -> Path:
@@ -30,3 +31,20 @@ def out_folder(path: str | Path, *, option: str = "--out") -> Path:
         except OSError as error:  # a name too long, a folder that cannot be searched
             raise ValueError(f"{option} {folder}: {error.strerror or type(error).__name__}") from None
     return folder
+
+
+def readable_as_umask_allows(folder: Path) -> None:
+    """Give every file under ``folder`` the mode the user's umask allows a new file (``0644`` under ``022``):
+    safetensors writes a model's weights private (``0600``) whatever the umask, so a cache shared by a class, or
+    read by a graded notebook running as another user, could not load a model or judge it holds.
+
+    >>> import tempfile; folder = Path(tempfile.mkdtemp()); weights = folder / "model.safetensors"
+    >>> _ = weights.write_bytes(b"w"); weights.chmod(0o600); umask = os.umask(0o022); readable_as_umask_allows(folder)
+    >>> _ = os.umask(umask); oct(weights.stat().st_mode & 0o777)
+    '0o644'
+    """
+    umask = os.umask(0)
+    os.umask(umask)
+    for path in Path(folder).rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            path.chmod(0o666 & ~umask)

@@ -14,7 +14,6 @@ import io
 import pickletools
 import re
 import sqlite3
-import tempfile
 import time
 from pathlib import Path
 
@@ -22,10 +21,11 @@ import numpy as np
 
 from evalkit.grid.binary_strings import named_in_strings
 from evalkit.grid.byte_forms import TEXT_BOMS
-from evalkit.grid.credential_names import credential_column, credential_name
+from evalkit.grid.credential_names import _holds_credentials, credential_column, credential_name
 from evalkit.models.redaction import _ordinary_word
 
-__all__ = ["pickle_strings", "named_in_pickle", "named_in_sqlite", "database_of_log", "file_named_secret"]
+__all__ = ["pickle_strings", "named_in_pickle", "named_in_sqlite", "database_beside", "database_with_log", "WAL_MAGIC",
+           "file_named_secret"]
 
 _STRING_ARGUMENT = re.compile(r"[^\x00-\x1f\x7f]{2,}")  # a name or a value, not a one-letter global or memo key
 _SMALLEST_SECRET = 8  # characters: what a file named for a credential holds at least to be taken as one
@@ -108,6 +108,19 @@ def _strings_until(items: list[tuple[str, str | None]], at: int, closing: tuple[
     return []
 
 
+# What may stand between a list's strings and is no end of it: a None, or a small tuple of strings the list holds
+# ({"api_keys": [None, k1], "pairs": [("prod", k2)]})
+_INSIDE_A_LIST = ("NONE", "TUPLE1", "TUPLE2", "TUPLE3", "NEWTRUE", "NEWFALSE", "BININT", "BININT1", "BININT2")
+
+
+def _batch_length(items: list[tuple[str, str | None]], start: int) -> int:
+    """How many opcodes from ``items[start]`` through the next ``APPENDS`` or ``ADDITEMS`` (a batch's end)."""
+    for offset, (name, _) in enumerate(items[start:], start=1):
+        if name in ("APPENDS", "ADDITEMS"):
+            return offset
+    return len(items) - start
+
+
 def _values_after(items: list[tuple[str, str | None]], at: int) -> list[str]:
     """The strings a pickle stores under the name at ``items[at]``: the next string (a dict's value), or every
     string of a list, tuple or set that follows (``{"api_keys": [k1, k2]}``); none for an empty one
@@ -124,7 +137,18 @@ def _values_after(items: list[tuple[str, str | None]], at: int) -> list[str]:
         after = items[at + 1 + len(run)][0] if at + 1 + len(run) < len(items) else ""
         return run if _SMALL_TUPLES.get(after) == len(run) else run[:1]
     if first in ("EMPTY_LIST", "EMPTY_SET") and second == "MARK":  # protocol 1+: MARK, items, APPENDS/ADDITEMS
-        return _strings_until(items, at + 3, ("APPENDS", "ADDITEMS"))
+        found, start = [], at + 3
+        while True:  # a long list comes in batches of 1,000 items, each MARK ... APPENDS
+            batch = _strings_until(items, start, ("APPENDS", "ADDITEMS"), between=_INSIDE_A_LIST)
+            found += batch
+            start += _batch_length(items, start)
+            if not batch or start >= len(items) or items[start][0] != "MARK":
+                return found
+            start += 1
+    if first == "EMPTY_DICT":  # a map of credentials ({"credentials": {"prod": a, "dev": b}}): its values
+        if second == "MARK":
+            return _strings_until(items, at + 3, ("SETITEMS",), between=_INSIDE_A_LIST)[1::2]
+        return _strings_until(items, at + 2, ("SETITEM",))[1:2]
     if first == "EMPTY_LIST":  # protocol 2+: a list of one is EMPTY_LIST, the item, APPEND
         return _strings_until(items, at + 2, ("APPEND",))[:1]
     if first == "MARK" and second == "LIST":  # protocol 0: MARK, LIST, then each item and APPEND
@@ -135,9 +159,14 @@ def _values_after(items: list[tuple[str, str | None]], at: int) -> list[str]:
     return []
 
 
+# A map's name that says its values are credentials ("credentials", "secrets"; a tokenizer's "tokens" map is not)
+_CREDENTIALS_MAP = re.compile(r"(?i)secret|cred|pass|api[_-]?key")
+
+
 def named_in_pickle(data: bytes) -> list[str]:
     """The credentials a pickle names: a string, or the strings of a list, tuple or set, that follows one naming
-    a credential, by a name that names only credentials (a record's ``key`` or ``token`` field holds ordinary data
+    a credential, and the values of a map under a name that holds credentials (``{"secrets": {"prod": X}}``), by a
+    name that names only credentials (a record's ``key`` or ``token`` field holds ordinary data
     as often; a key of a known shape in it is masked by its shape).
 
     >>> import pickle
@@ -153,7 +182,9 @@ def named_in_pickle(data: bytes) -> list[str]:
     except Exception:  # a reader that only learns never stops a scrub
         return []
     return list(dict.fromkeys(value for at, (_, name) in enumerate(items)
-                              if name is not None and credential_column(name)
+                              if name is not None and (credential_column(name) or (
+                                  _holds_credentials(name) and _CREDENTIALS_MAP.search(name)
+                                  and at + 1 < len(items) and items[at + 1][0] == "EMPTY_DICT"))
                               for value in _values_after(items, at)
                               if _WHOLE_VALUE.fullmatch(value) and not _ordinary_word(value)))
 
@@ -196,26 +227,61 @@ def file_named_secret(name: str, data: bytes, *, member: bool = False) -> list[s
     return [value for value in values if _WHOLE_VALUE.fullmatch(value)]
 
 
-def database_of_log(log: Path) -> bytes | None:
-    """The SQLite database a write-ahead log (``runs.db-wal``) stands beside, where there is one to read: a file
-    of its own (not a link) of up to 16 MB that is a database. Rows written since the last checkpoint stand only
-    in the log.
+def database_beside(log: Path) -> bytes:
+    """The bytes of the SQLite database a write-ahead log (``runs.db-wal``) stands beside: a file of its own (not
+    a link) of up to 16 MB that is a database; empty when there is none to read (the log alone is read then).
 
     >>> import sqlite3, tempfile; folder = Path(tempfile.mkdtemp()); database = sqlite3.connect(folder / "runs.db")
     >>> _ = database.execute("pragma journal_mode = wal"); _ = database.execute("create table t(x)"); database.commit()
-    >>> database_of_log(folder / "runs.db-wal") is not None, database_of_log(folder / "runs.db")
-    (True, None)
+    >>> database_beside(folder / "runs.db-wal")[:15], database_beside(folder / "other.db-wal")
+    (b'SQLite format 3', b'')
     """
     if not log.name.endswith("-wal"):
-        return None
+        return b""
     path = log.with_name(log.name[:-len("-wal")])
     try:
         if path.is_symlink() or not path.is_file() or path.stat().st_size > _LARGEST_LOG:
-            return None
+            return b""
         data = path.read_bytes()
     except OSError:
+        return b""
+    return data if data.startswith(_SQLITE_MAGIC) else b""
+
+
+WAL_MAGIC = (b"\x37\x7f\x06\x82", b"\x37\x7f\x06\x83")  # a write-ahead log's first bytes (its checksums' byte order)
+_LARGEST_IMAGE = 64 * 2**20  # bytes of a database built from a log's pages: a page number past it is not read
+
+
+def database_with_log(database: bytes, log: bytes) -> bytes | None:
+    """``database`` (a SQLite file's bytes, or nothing) with every page its write-ahead log ``log`` holds written in,
+    in the log's order: the rows written since the last checkpoint, which stand only in the log (committed or not,
+    checksums unread: a reader that learns wants every row); None when ``log`` is no write-ahead log or the result
+    is no database (a log whose first page is neither in it nor in ``database``).
+
+    >>> import sqlite3, tempfile; folder = Path(tempfile.mkdtemp()); database = sqlite3.connect(folder / "runs.db")
+    >>> _ = database.execute("pragma journal_mode = wal"); _ = database.execute("pragma wal_autocheckpoint = 0")
+    >>> _ = database.execute("create table kv(k, v)"); _ = database.execute("insert into kv values ('password', 'Qm7vT2xR9kL4')")
+    >>> database.commit(); named_in_sqlite(database_with_log(b"", (folder / "runs.db-wal").read_bytes()))
+    ['Qm7vT2xR9kL4']
+    """
+    if log[:4] not in WAL_MAGIC or len(log) < _WAL_HEADER:
         return None
-    return data if data.startswith(_SQLITE_MAGIC) else None
+    size = int.from_bytes(log[8:12], "big")
+    if size < 512 or size > 65536 or size & (size - 1):
+        return None
+    image = bytearray(database[:_LARGEST_IMAGE])
+    for at in range(_WAL_HEADER, len(log) - _FRAME_HEADER - size + 1, _FRAME_HEADER + size):
+        number = int.from_bytes(log[at:at + 4], "big")
+        start = (number - 1) * size
+        if number == 0 or start + size > _LARGEST_IMAGE:
+            continue
+        if len(image) < start + size:
+            image.extend(bytes(start + size - len(image)))
+        image[start:start + size] = log[at + _FRAME_HEADER:at + _FRAME_HEADER + size]
+    return bytes(image) if image.startswith(_SQLITE_MAGIC) else None
+
+
+_WAL_HEADER, _FRAME_HEADER = 32, 24  # bytes: a log's header, and each frame's before its page
 
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -262,11 +328,10 @@ def _read_table(database: sqlite3.Connection, table: str, rows_left: int, found:
     return read
 
 
-def named_in_sqlite(data: bytes, wal: bytes | None = None) -> list[str]:
+def named_in_sqlite(data: bytes | None) -> list[str]:
     """The credentials a SQLite database names: in a row, a text cell that follows one naming a credential (a
     key-value table), and each text value of a column named for one; nothing when ``data`` is not a database
-    SQLite can read. With its write-ahead log ``wal`` (:func:`database_of_log`), the rows written there are read
-    too.
+    SQLite can read (with its write-ahead log's pages written in: :func:`database_with_log`).
 
     >>> import sqlite3, tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "kv.db"
@@ -278,22 +343,14 @@ def named_in_sqlite(data: bytes, wal: bytes | None = None) -> list[str]:
     >>> named_in_sqlite(path.read_bytes())
     ['Qm7vT2xR9kL4', 'Tk-8f2k4m9q1z']
     """
-    if not data.startswith(_SQLITE_MAGIC) or not hasattr(sqlite3.Connection, "deserialize"):  # Python 3.11+
-        return []
-    if wal is None:
-        return _read_database(data, None)
-    with tempfile.TemporaryDirectory(prefix="evalkit-sqlite-") as private:
-        # SQLite reads a log only beside its database's file: a private copy of both, never the unit's own
-        copy = Path(private) / "copy.db"
-        copy.write_bytes(data)
-        (Path(private) / "copy.db-wal").write_bytes(wal)
-        return _read_database(data, copy)
+    if not data or not data.startswith(_SQLITE_MAGIC) or not hasattr(sqlite3.Connection, "deserialize"):
+        return []  # (Python 3.11 reads a database in memory)
+    return _read_database(data)
 
 
-def _read_database(data: bytes, copy: Path | None) -> list[str]:
-    """What :func:`named_in_sqlite` reads, from ``data`` opened in memory, or from the private ``copy`` of a
-    database and its log: SQLite bounded in the length of a value, its steps and its seconds, running only the
-    functions it deems harmless in a schema."""
+def _read_database(data: bytes) -> list[str]:
+    """What :func:`named_in_sqlite` reads, from ``data`` opened in memory: SQLite bounded in the length of a value,
+    its steps and its seconds, running only the functions it deems harmless in a schema."""
     found: list[str] = []
     steps = 0
     deadline = time.monotonic() + _MOST_SECONDS
@@ -303,13 +360,12 @@ def _read_database(data: bytes, copy: Path | None) -> list[str]:
         steps += 10_000
         return int(steps > _MOST_STEPS or time.monotonic() > deadline)
 
-    database = sqlite3.connect(":memory:" if copy is None else copy)
+    database = sqlite3.connect(":memory:")
     database.text_factory = bytes  # a cell that is not UTF-8 is read, not an error that ends the table
     try:
-        if copy is None:
-            if data[18:20] == b"\x02\x02":  # a WAL-mode header: SQLite opens a copy in memory only in rollback mode
-                data = data[:18] + b"\x01\x01" + data[20:]
-            database.deserialize(data)
+        if data[18:20] == b"\x02\x02":  # a WAL-mode header: SQLite opens a copy in memory only in rollback mode
+            data = data[:18] + b"\x01\x01" + data[20:]
+        database.deserialize(data)
         database.set_progress_handler(stop_when_spent, 10_000)
         # one value is no larger than the file (at least 1 MB), and a schema runs only the functions SQLite deems
         # harmless there

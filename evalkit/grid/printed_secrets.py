@@ -29,19 +29,34 @@ _NAME_VALUE = (re.compile(r'"name"\s*:\s*"([^"]+)"\s*,\s*"value"\s*:\s*"([^"]*)"
                re.compile(r"<([A-Za-z_][\w.-]*)>([^<\s]+)</\1>"),
                re.compile(r"""<[A-Za-z_][\w.-]*\s+(?:key|name)\s*=\s*["']([^"']+)["'][^>]*>([^<\s]+)</"""))
 _SET_COOKIE = re.compile(r"(?im)^[ \t]*set-cookie:[ \t]*[^=;\s]+=([^;\s]+)")
-# A value written on the lines below its name: a YAML block scalar ("password: |" then the indented value), a TOML
-# multi-line string (secret_key = ''' ... '''), and Hadoop's XML properties (<name>N</name><value>V</value>).
-_BLOCK_SCALAR = re.compile(r"^([ \t]*)(?:-[ \t]+)?([A-Za-z_][\w.-]*)[ \t]*:[ \t]*[|>](?:[+-]?[0-9]?|[0-9][+-])"
-                           r"(?:[ \t]+#[^\n]*)?[ \t]*\n"
-                           r"((?:[ \t]*\n)*(?:\1[ \t]+[^\n]*(?:\n|\Z)){1,64})", re.M)
-_MULTILINE_STRING = re.compile(r"""^[ \t]*([A-Za-z_][\w.-]*)[ \t]*=[ \t]*('''|\"\"\")\\?\n?((?:(?!\2).){1,4096}?)\2""",
-                               re.M | re.S)
-_XML_PROPERTY = re.compile(r"<name>\s*([^<>\s]+)\s*</name>\s*(?:<description>[^<>]*</description>\s*)?"
-                           r"<value>\s*([^<>\s]+)\s*</value>")
+# A value written on the lines below its name: a YAML block scalar ("password: |" then the indented value; a tag
+# or an anchor may stand before the marker, the name may be quoted), a YAML list or a TOML array of one item per
+# line, a TOML multi-line string (secret_key = ''' ... '''), and Hadoop's XML properties.
+_BLOCK_SCALAR = re.compile(r"^([ \t]*)(?:-[ \t]+)?([\"']?)([A-Za-z_][\w.-]*)\2[ \t]*:[ \t]*(?:[!&][^\s]*[ \t]+){0,2}"
+                           r"[|>](?:[+-]?[0-9]?|[0-9][+-])(?:[ \t]+#[^\r\n]*)?[ \t]*\r?\n"
+                           r"((?:[ \t]*\r?\n)*(?:\1[ \t]+[^\r\n]*(?:\r?\n|\Z)){1,64})", re.M)
+_LISTED_BELOW = re.compile(r"^([ \t]*)([\"']?)([A-Za-z_][\w.-]*)\2[ \t]*(?::|=[ \t]*\[)[ \t]*\r?\n"
+                           r"((?:\1[ \t]*(?:-[ \t]+)?[^\r\n:]*?,?[ \t]*\r?\n){1,256})", re.M)
+_LIST_ITEM = re.compile(r"""^[ \t]*(?:-[ \t]+([^\s"'#][^\r\n#]*?)|-?[ \t]*(["'])([^"'\r\n]+)\2[ \t]*,?)[ \t]*(?:#.*)?$""")
+_MULTILINE_STRING = re.compile(r"""^[ \t]*([\"']?)([A-Za-z_][\w.-]*)\1[ \t]*=[ \t]*('''|\"\"\")\\?\r?\n?"""
+                               r"""((?:(?!\3).){1,4096}?)\3""", re.M | re.S)
+# Hadoop's <property>: its name and value in either order, perhaps with a description, a comment, CDATA, a
+# namespace prefix, in any case; or as attributes (<property name="N" value="V"/>)
+_XML_BLOCK = re.compile(r"(?is)<(?:[\w-]+:)?property\b[^>]*>(.{0,4000}?)</(?:[\w-]+:)?property\s*>")
+_XML_FIELD = re.compile(r"(?is)<(?:[\w-]+:)?(name|key|value)\s*>\s*(?:<!\[CDATA\[(.*?)\]\]>|([^<]*?))\s*"
+                        r"</(?:[\w-]+:)?\1\s*>")
+_XML_COMMENT = re.compile(r"(?s)<!--.*?-->")
+_XML_PAIR = re.compile(r"(?i)<name>\s*([^<>\s]+)\s*</name>\s*(?:<description>[^<>]*</description>\s*)?"
+                       r"<value>\s*([^<>\s]+)\s*</value>")  # a pair outside a <property> element
+_XML_ATTRIBUTES = re.compile(r"""(?is)<(?:[\w-]+:)?property\s+(?:name|key)\s*=\s*["']([^"']+)["']\s+value\s*=\s*"""
+                             r"""["']([^"']+)["']""")
 # A table's header row that may name a credential column ("user,password"): a line with a delimiter and a word
 # that begins a credential's name; the rows below it are read as CSV (:func:`_table_column_secrets`)
 _TABLE_HEADER = re.compile(r"(?im)^(?=[^\n]{0,2000}(?:pass|secret|token|key|cred|auth|pwd))[^\n]{0,2000}[,;\t|][^\n]*$")
 _MOST_TABLE_ROWS = 100_000  # rows read below one header
+# A value of several words, unquoted, to the end of its line ("password = Xk9v horse7 Qp2zt", INI, .env, YAML)
+_PHRASE_ASSIGNMENT = re.compile(r"^[ \t]*(?:export[ \t]+)?([\"']?)([A-Za-z_][\w.-]*)\1[ \t]*(?::=|=|:)[ \t]*"
+                                r"([^\s\"'#|>\[{][^\r\n#]{0,200}?)[ \t]*(?:[ \t]#[^\r\n]*)?\r?$", re.M)
 _COLUMN_NAME = re.compile(r"[A-Za-z_][\w .-]{0,63}")
 _BLOCK_INDICATOR = re.compile(r"[|>](?:[+-]?[0-9]?|[0-9][+-])")  # "password: |": the value is on the lines below
 # A shell's trace of the commands it runs (set -x, bash -x): "+ mysql -pX", "++ curl -u u:X".
@@ -93,6 +108,11 @@ def output_secrets(text: str) -> list[str]:
                     and match[2] != MASK and not _ordinary_word(match[2]):
                 found.append(match[2])
     found += [match[1] for match in _SET_COOKIE.finditer(text)]
+    for match in _PHRASE_ASSIGNMENT.finditer(text):  # an unquoted passphrase: the whole rest of its line
+        phrase = match[3].strip()
+        if credential_name(match[2], option=True) and " " in phrase and not all(
+                _ordinary_word(word) for word in phrase.split()) and not _BLOCK_INDICATOR.match(phrase):
+            found.append(phrase)
     for name, value in _written_below(text):
         if credential_name(name, option=True) or (name.isupper() and secret_variable(name)):
             found.append(value)
@@ -104,7 +124,9 @@ def output_secrets(text: str) -> list[str]:
     found += _record_secrets(text)
     found += [match[2] for match in _PRINTED_OPTION.finditer(text) if _secret_option(match[1])
               and not match[2].startswith("-") and not _ordinary_word(match[2]) and not _templated(match[2])]
-    return [value for value in dict.fromkeys(found) if value and value != MASK]
+    # (a YAML block's marker or a list's opening bracket read as a value by a line's reading is none)
+    return [value for value in dict.fromkeys(found) if value and value != MASK
+            and not (len(value) <= 3 and not any(character.isalnum() for character in value))]
 
 
 def _object_fields(text: str) -> dict[str, str]:
@@ -165,18 +187,34 @@ def _kept_value(value: str) -> bool:
 
 def _written_below(text: str) -> list[tuple[str, str]]:
     """(name, value) of values written on the lines below their name: each line of a YAML block scalar or of a
-    TOML multi-line string, and a Hadoop XML property's value.
+    TOML multi-line string, each item of a YAML list or a TOML array written one per line, and a Hadoop XML
+    property's value.
 
     >>> _written_below("db:\\n  password: |\\n    Yb-7x9w\\nkey = \'\'\'\\nTm-2k8q\\n\'\'\'\\n<name>fs.s3a.secret.key</name><value>Xe-4p</value>")
     [('password', 'Yb-7x9w'), ('key', 'Tm-2k8q'), ('fs.s3a.secret.key', 'Xe-4p')]
+    >>> _written_below('api_keys = [\\n  "Ak-1x9z",\\n  "Ak-2y8w",\\n]\\ntokens:\\n  - Tk-3v7u\\n')
+    [('api_keys', 'Ak-1x9z'), ('api_keys', 'Ak-2y8w'), ('tokens', 'Tk-3v7u')]
     """
     found = []
     for match in _BLOCK_SCALAR.finditer(text):
-        found += [(match[2], line.strip()) for line in match[3].splitlines() if line.strip()]
+        found += [(match[3], line.strip()) for line in match[4].splitlines() if line.strip()]
+    for match in _LISTED_BELOW.finditer(text):
+        for line in match[4].splitlines():
+            item = _LIST_ITEM.match(line)
+            if item and (item[1] or item[3]):
+                found.append((match[3], (item[1] or item[3]).strip()))
     for match in _MULTILINE_STRING.finditer(text):
-        found += [(match[1], line.strip()) for line in match[3].splitlines() if line.strip()]
-    found += [(match[1], match[2]) for match in _XML_PROPERTY.finditer(text)]
-    return [(name, value) for name, value in found if _kept_value(value)]
+        found += [(match[2], line.strip()) for line in match[4].splitlines() if line.strip()]
+    for block in _XML_BLOCK.finditer(text):
+        fields = {}
+        for field in _XML_FIELD.finditer(_XML_COMMENT.sub("", block[1])):
+            fields.setdefault("value" if field[1].lower() == "value" else "name",
+                              (field[2] if field[2] is not None else field[3]).strip())
+        if fields.get("name") and fields.get("value"):
+            found.append((fields["name"], fields["value"]))
+    found += [(match[1], match[2]) for match in _XML_ATTRIBUTES.finditer(text)]
+    found += [(match[1], match[2]) for match in _XML_PAIR.finditer(text)]
+    return [(name, value) for name, value in found if _kept_value(value) and not _BLOCK_INDICATOR.fullmatch(value)]
 
 
 def _table_column_secrets(text: str) -> list[str]:
@@ -199,7 +237,7 @@ def _table_column_secrets(text: str) -> list[str]:
         counted_to = header.start()
         if line_of <= read_to:  # a row of a table already read
             continue
-        line = header[0]
+        line = header[0].lstrip("\ufeff")  # a spreadsheet's export starts with a byte order mark
         delimiter = max(",;\t|", key=line.count)
         names = [name.strip().strip("\"'") for name in next(csv.reader([line], delimiter=delimiter), [])]
         if sum(1 for name in names if name) < 2 or not names[-1] \

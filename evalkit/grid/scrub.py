@@ -33,7 +33,7 @@ from evalkit.grid.compressed import (HEAD_BYTES, MAX_NESTING, NotReadWhole, comp
                                      zip_stored_entries)
 from evalkit.grid.binary_strings import SHORTEST_MASKED, mask_strings_in_place, named_in_binary, string_runs
 from evalkit.grid.printed_secrets import _TERMINAL_CODE, output_secrets
-from evalkit.grid.named_values import file_named_secret, named_in_pickle, named_in_sqlite, database_of_log
+from evalkit.grid.named_values import WAL_MAGIC, file_named_secret, named_in_pickle, named_in_sqlite, database_beside, database_with_log
 
 __all__ = ["Scrubbed", "scrub_folder"]
 
@@ -226,9 +226,8 @@ def _named_in_files(paths: list[Path], secrets: list[str]) -> list[str]:
                 continue
             data = path.read_bytes()
             found.update(dict.fromkeys(named_in_file(path.name, data)))
-            database = database_of_log(path)  # a SQLite log: the rows it holds, read with its database
-            if database is not None:
-                found.update(dict.fromkeys(named_in_sqlite(database, data)))
+            if data.startswith(WAL_MAGIC):  # a SQLite log: the rows it holds, read with its database's pages
+                found.update(dict.fromkeys(named_in_sqlite(database_with_log(database_beside(path), data))))
         except (OSError, *_DAMAGED_FILE_ERRORS):  # the file's own scrub names it
             continue
     return [secret for secret in found if secret not in secrets]
@@ -273,6 +272,8 @@ def named_in_data(data: bytes) -> list[str]:
                   if len(value) >= SHORTEST_MASKED]
     found += named_in_pickle(data)  # a pickle's key and value, opcodes between them (protocol 0: text lines)
     found += named_in_sqlite(data)  # a table's key and value, or a column named for a credential
+    if data.startswith(WAL_MAGIC):  # a SQLite log alone (in an archive, say): the pages it holds
+        found += named_in_sqlite(database_with_log(b"", data))
     return list(dict.fromkeys(found))
 
 

@@ -79,14 +79,16 @@ a longer name (by file and field); a card is never made with one."""
 def shortened(text: str, limit: int) -> str:
     """``text`` when it has at most ``limit`` characters, else its start and its end joined by ``…`` to ``limit``
     characters: a name made of a long file name stays within :data:`MAX_NAME_CHARS`, and a refusal shows a value
-    of megabytes by its first and last characters.
+    of megabytes by its first and last characters. A key of a known shape in it is masked before it is cut.
 
     >>> shortened("scores:run.jsonl", 40)
     'scores:run.jsonl'
     >>> shortened("abcdefghij", 7)
     'abc…hij'
     """
-    text = str(text)
+    from evalkit.models.redaction import redact
+
+    text = redact(str(text))  # masked whole first: a key cut in two is no longer a key's shape
     if len(text) <= limit:
         return text
     head = limit // 2

@@ -17,6 +17,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from evalkit.data.folders import readable_as_umask_allows
+
 __all__ = ["cache_dir", "default_lm_path", "default_encoder_path", "smollm2_gguf_file", "quiet_model_loading",
            "plain_progress_bars"]
 
@@ -129,6 +131,7 @@ def default_lm_path() -> Path:
         _convert_gguf(gguf, staging)
         (staging / "evalkit-source.json").write_text(json.dumps(
             {"package": _LM_PACKAGE, "version": version, "file": gguf.name, "size": gguf.stat().st_size}))
+        readable_as_umask_allows(staging)  # safetensors writes its weights private (0600) whatever the umask
         if target.exists():
             shutil.rmtree(target)
         staging.rename(target)

@@ -11,6 +11,7 @@ from typing import Any, Iterable, Literal, Sequence
 import numpy as np
 import pandas as pd
 
+from evalkit.data.folders import readable_as_umask_allows
 from evalkit.encoders import training_lock
 from evalkit.models import Messages
 
@@ -111,6 +112,7 @@ def train_lora(prompts: Sequence[Messages], targets: Sequence[str], *, steps: in
         seconds_per_step = (time.perf_counter() - started) / max(steps, 1)
         folder.mkdir(parents=True, exist_ok=True)
         peft_model.save_pretrained(str(folder))
+        readable_as_umask_allows(folder)  # a shared cache's other users read it too
         # The record is written last: a folder without it is an interrupted run and is trained again.
         record.write_text(json.dumps({"key": key, "losses": losses, "seconds_per_step": seconds_per_step,
                                       "config": config, "examples": len(encoded)}, indent=1))

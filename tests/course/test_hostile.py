@@ -215,12 +215,12 @@ def test_bad_arguments_and_output_folders_are_refused_with_a_message(tmp_path, c
     # --replace removes a previous grading only: a teacher's own "work" folder or a "grades.csv" that is a folder
     # is no grading's, and stays
     assert main(["course", "grade", str(folder), "--out", str(out), "--trusted", "--replace"]) == 2
-    assert "work/notes.txt is not what a grading writes" in capsys.readouterr().err
+    assert "work is not what a grading writes" in capsys.readouterr().err
     (out / "work" / "notes.txt").unlink()
     (out / "work" / "0001").mkdir()
     (out / "work" / "0001" / "chapter1.tex").write_text("my only copy")
     assert main(["course", "grade", str(folder), "--out", str(out), "--trusted", "--replace"]) == 2
-    assert "work/0001/chapter1.tex is not what" in capsys.readouterr().err
+    assert "work is not what" in capsys.readouterr().err
     (out / "work" / "0001" / "chapter1.tex").unlink()
     (out / "grades.csv").mkdir()
     (out / "grades.csv" / "notes.txt").write_text("the teacher's notes")
@@ -230,10 +230,23 @@ def test_bad_arguments_and_output_folders_are_refused_with_a_message(tmp_path, c
     (out / "grades.csv" / "notes.txt").unlink()
     (out / "grades.csv").rmdir()
     (out / "work" / "0001" / "executed.ipynb").write_text("{}")
+    (out / "grades.csv").write_text("student,points\nann,3\n")  # a teacher's own gradebook, no grading's
+    assert main(["course", "grade", str(folder), "--out", str(out), "--trusted", "--replace"]) == 2
+    assert "grades.csv is not what a grading writes" in capsys.readouterr().err
+    assert (out / "grades.csv").read_text() == "student,points\nann,3\n"
+    (out / "grades.csv").unlink()
     (out / "mine.txt").write_text("other")
     assert main(["course", "grade", str(folder), "--out", str(out), "--trusted", "--replace"]) == 2
     assert "holds other files (mine.txt)" in capsys.readouterr().err
     (out / "mine.txt").unlink()
+    assert main(["course", "grade", str(folder), "--out", str(out), "--trusted", "--replace"]) == 2
+    assert "work is not what a grading writes" in capsys.readouterr().err  # no tables beside it: no grading's
+    (out / "work" / "0001" / "executed.ipynb").unlink()
+    (out / "work" / "0001").rmdir()
+    (out / "work").rmdir()
+    assert main(["course", "grade", str(folder), "--out", str(out), "--trusted"]) == 0
+    (out / "work" / "0001").mkdir(parents=True, exist_ok=True)
+    (out / "work" / "0001" / "executed.ipynb").write_text("{}")  # a grading's, beside its three tables
     assert main(["course", "grade", str(folder), "--out", str(out), "--trusted", "--replace"]) == 0
     assert not (out / "work" / "0001").exists() and (out / "grades.csv").is_file()
 

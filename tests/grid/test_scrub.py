@@ -664,3 +664,86 @@ def test_the_new_readers_leave_ordinary_data_and_stay_within_their_budget(tmp_pa
 
     counted(nested)
     assert 12 * 2**20 <= read <= 16 * 2**20
+
+
+def test_named_credentials_in_many_configuration_forms_are_learned_and_ordinary_ones_kept(tmp_path):
+    """Each form writes a value under a credential's name that a line-by-line reading missed, and a log repeats
+    it: unquoted passphrases (YAML, INI, .env, .properties), YAML blocks behind a tag or an anchor, with CRLF
+    line ends or a quoted key, YAML lists and TOML arrays of keys one per line, a TOML multi-line string under a
+    quoted key, Hadoop XML properties in other orders and spellings, a CSV with a byte order mark, a SQLite row
+    that stands only in its write-ahead log (beside its database, alone, or packed in a .tar.gz), and pickled
+    maps, lists with a None or pairs, and a list of more than 1,000 keys. Ordinary lists, maps and settings are
+    left as they were."""
+    import gzip
+    import io
+    import pickle
+    import sqlite3
+    import tarfile
+
+    values = [f"Vk{number}q-8xZ3mR7vT" for number in range(27)]
+    phrases = ["Xk9v horse7 Qp2zt battery", "Lm3k river8 Zt5q stone", "Wq2e cloud4 Rt6y field", "Pz1x lamp9 Nb4m sea"]
+    files = {
+        "a.yaml": f"password: {phrases[0]}\n", "b.ini": f"[db]\npassword = {phrases[1]}\n",
+        ".env": f"DB_PASSWORD={phrases[2]}\n", "c.properties": f"db.password={phrases[3]}\n",
+        "d.yaml": f"db:\n  password: !!str |\n    {values[0]}\n  secret: &pw |\n    {values[1]}\n",
+        "e.yaml": f"db:\r\n  password: |\r\n    {values[2]}\r\n  \"api_key\": |\n    {values[3]}\n",
+        "f.yaml": f"api_keys:\n  - {values[4]}\n  - {values[5]}\nlabels:\n  - positive\n",
+        "g.toml": f'api_keys = [\n  "{values[6]}",\n  "{values[7]}",\n]\n"client_secret" = """\n{values[8]}\n"""\n',
+        "h.xml": (f"<property><value>{values[9]}</value><name>db.password</name></property>"
+                  f"<property><name>db.password</name><!-- c --><value>{values[10]}</value></property>"
+                  f"<property><name>db.password</name><value><![CDATA[{values[11]}]]></value></property>"
+                  f"<c:property><c:name>db.password</c:name><c:value>{values[12]}</c:value></c:property>"
+                  f"<PROPERTY><NAME>db.password</NAME><VALUE>{values[13]}</VALUE></PROPERTY>"
+                  f'<property name="db.password" value="{values[14]}"/>'),
+        "i.csv": f"\ufeffuser,password\nann,{values[15]}\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+
+    def logged(folder, rows):  # a database whose rows stand only in its write-ahead log
+        database = sqlite3.connect(folder / "kv.db")
+        database.execute("pragma journal_mode = wal")
+        database.execute("pragma wal_autocheckpoint = 0")
+        database.execute("create table kv (k text, v text)")
+        database.executemany("insert into kv values (?, ?)", rows)
+        database.commit()
+        kept = {name: (folder / name).read_bytes() for name in ("kv.db", "kv.db-wal")}
+        database.close()
+        return kept
+
+    for number, (folder, keep) in enumerate((("beside", ("kv.db", "kv.db-wal")), ("alone", ("kv.db-wal",)))):
+        (tmp_path / folder).mkdir()
+        kept = logged(tmp_path / folder, [("password", values[16 + number])])
+        for name in keep:
+            (tmp_path / folder / name).write_bytes(kept[name])
+    (tmp_path / "packed").mkdir()
+    kept = logged(tmp_path / "packed", [("password", values[18])])
+    for path in (tmp_path / "packed").iterdir():
+        path.unlink()
+    written = io.BytesIO()
+    with tarfile.open(fileobj=written, mode="w") as archive:
+        for name, data in kept.items():
+            member = tarfile.TarInfo(name)
+            member.size = len(data)
+            archive.addfile(member, io.BytesIO(data))
+    (tmp_path / "packed" / "db.tar.gz").write_bytes(gzip.compress(written.getvalue()))
+    pickles = {"map.pkl": {"credentials": {"prod": values[19], "dev": values[20]}, "model": "gpt2-medium-v3"},
+               "none.pkl": {"api_keys": [None, values[21], values[22]]},
+               "pairs.pkl": {"api_keys": [("prod", values[23]), ("dev", values[24])]},
+               "plain.pkl": {"tokens": {"bos": "<s>", "eos": "</s>"}, "api_keys": [], "model_name": "gpt2-medium-v3"}}
+    for name, content in pickles.items():
+        (tmp_path / name).write_bytes(pickle.dumps(content, protocol=4))
+    plain = (tmp_path / "plain.pkl").read_bytes()
+    (tmp_path / "run.log").write_text(" ".join(values[:25] + phrases) + "\n")
+    scrubbed = scrub_folder(tmp_path, [])
+    missed = [value for value in values[:25] + phrases if value not in scrubbed.learned]
+    assert not missed, missed
+    assert not {"gpt2-medium-v3", "positive", "api_keys"} & set(scrubbed.learned)
+    for path in tmp_path.rglob("*"):
+        if path.is_file() and path.suffix not in (".gz",):
+            assert not [value for value in values[:25] + phrases if value.encode() in path.read_bytes()], path.name
+    assert (tmp_path / "plain.pkl").read_bytes() == plain
+    from evalkit.grid.named_values import named_in_pickle
+
+    long = [f"Ak-{number:05d}x9z" for number in range(1000)] + [values[25]]  # two batches of APPENDS
+    assert named_in_pickle(pickle.dumps({"api_keys": long}, protocol=4)) == long

@@ -356,3 +356,22 @@ def test_a_judge_named_like_a_key_is_masked_before_the_board_escapes_it():
 
     shown = _cell("mine hf_AbCdEfGhIjKlMnOpQrStUvWxYz12 and ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789")
     assert "AbCdEfGh" not in shown and shown.startswith("mine hf\\_")
+
+
+def test_keys_glued_to_a_name_or_cut_by_shortening_are_masked(tmp_path):
+    """A key glued to a file or folder name by ``_`` (``run_hf_<key>.jsonl``, ``f_AKIA<id>``) is masked in its
+    strict form, and a long name is masked before it is shortened (a cut key no longer has a key's shape); a
+    model folder such as ``bert_hf_checkpoint_final`` stays."""
+    from evalkit.judgecard._names import shortened
+    from evalkit.judgecard.score_files import ScoresJudge
+    from evalkit.models import redact
+
+    key = "hf_AbCdEfGhIjKlMnOpQrStUvWxYz12345678"
+    scores = tmp_path / f"run_{key}.csv"
+    pd.DataFrame({"item_id": ["a"], "context": ['["c"]'], "response": ["r"], "score_judge": [1.0]}).to_csv(
+        scores, index=False)
+    assert key[3:] not in ScoresJudge(str(scores), "score_judge").name
+    assert redact("cards/f_AKIAIOSFODNN7EXAMPLE/card.json") == "cards/f_AKIA***/card.json"
+    assert redact("bert_hf_checkpoint_final_2024") == "bert_hf_checkpoint_final_2024"
+    long = "judge " + "x" * 100 + " sk-proj-AbCdEfGhIjKlMnOpQrStUv1234567890 ?token=Qm7vT2xR9kL4zzA"
+    assert not any(piece in shortened(long, 60) for piece in ("AbCdEf", "567890", "R9kL4zz"))
