@@ -41,7 +41,7 @@ from evalkit.course.intake import Entry, intake  # noqa: F401 (Entry: refuse_sev
 from evalkit.course.key import check_chapter, checks_stub
 from evalkit.course.report import one_line
 from evalkit.course.sandbox import (Limits, check_timeout, check_visible_folders, clamped_limits, detect, end,
-                                    release_mounts, with_kit_cache)
+                                    release_mounts, unreadable_models, with_kit_cache)
 from evalkit.course.submission import SubmissionRun, plan, remove_tree, run_submission
 from evalkit.course.worker import READ_SECONDS
 
@@ -123,6 +123,12 @@ def grade(submissions_dir: str | Path, out_dir: str | Path, *, timeout: float = 
     isolation = detect(trusted=trusted)
     if isolation.namespace:
         _check_hidden(folder, out)
+        private_models = unreadable_models(with_kit_cache(os.environ))
+        if private_models:  # a run as another user cannot load them: every notebook that does would fail
+            print(f"note: {', '.join(map(str, private_models))}{' ...' if len(private_models) >= 3 else ''} in the "
+                  "model cache cannot be read by the graded runs (no read permission for others): make them "
+                  "readable (chmod -R o+rX on the cache's models folder) or every notebook that loads them fails",
+                  file=sys.stderr)
     out = prepare_out(out, replace=replace)
     remove_stale_gradings(Path(tempfile.gettempdir()))
     private = Path(tempfile.mkdtemp(prefix="evalkit-grade-"))

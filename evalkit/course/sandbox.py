@@ -41,11 +41,12 @@ from evalkit.course.intake import read_capped
 # What a run sees, and the credential files among it that it reads as empty: their own module, re-exported here.
 from evalkit.course.visible import (CREDENTIAL_FILES, ENVIRONMENT_ALLOWED, check_visible_folders,  # noqa: F401
                                     credential_files, data_folders, is_credential_folder, is_credential_name,
-                                    machine_credential_files, visible_paths, with_kit_cache)
+                                    machine_credential_files, unreadable_models, visible_paths,
+                                    with_kit_cache)
 
 __all__ = ["Isolation", "Limits", "SandboxUnavailable", "detect", "check_timeout", "scrubbed_environment",
            "clamped_limits", "launch", "supervise", "end", "mount_scratch", "release_mounts", "visible_paths",
-           "check_visible_folders", "with_kit_cache", "credential_files", "data_folders", "is_credential_name",
+           "check_visible_folders", "with_kit_cache", "unreadable_models", "credential_files", "data_folders", "is_credential_name",
            "is_credential_folder", "CREDENTIAL_FILES", "ENVIRONMENT_ALLOWED"]
 
 _NSINIT = Path(__file__).with_name("_nsinit.py")

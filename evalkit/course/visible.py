@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Mapping, Sequence
 
-__all__ = ["with_kit_cache", "ENVIRONMENT_ALLOWED", "CREDENTIAL_FILES", "is_credential_name", "is_credential_folder",
+__all__ = ["with_kit_cache", "unreadable_models", "ENVIRONMENT_ALLOWED", "CREDENTIAL_FILES", "is_credential_name", "is_credential_folder",
            "credential_files", "machine_credential_files", "check_visible_folders", "visible_paths",
            "data_folders"]
 
@@ -168,6 +168,30 @@ def with_kit_cache(env: Mapping[str, str]) -> dict[str, str]:
     found = dict(env)
     if not found.get("EVALKIT_CACHE_DIR") and default_cache_dir().is_dir():
         found["EVALKIT_CACHE_DIR"] = str(default_cache_dir().resolve())
+    return found
+
+
+#: The folders of a kit cache that hold what a graded notebook loads: converted models and trained judges.
+MODEL_FOLDERS = ("models", "encoder-judges", "realism-judges", "adapters", "comparison-readers")
+
+
+def unreadable_models(env: Mapping[str, str], most: int = 3) -> list[Path]:
+    """Up to ``most`` files of the model folders of the cache ``env`` names (:data:`MODEL_FOLDERS`) that a run,
+    as another user, cannot read (no read permission for others): a model saved private, as safetensors writes
+    its weights whatever the umask, fails every honest notebook that loads it.
+
+    >>> import tempfile; cache = Path(tempfile.mkdtemp()); (cache / "models").mkdir(); weights = cache / "models" / "w"
+    >>> _ = weights.write_bytes(b"w"); weights.chmod(0o600); [path.name for path in unreadable_models({"EVALKIT_CACHE_DIR": str(cache)})]
+    ['w']
+    """
+    cache = env.get("EVALKIT_CACHE_DIR", "")
+    found: list[Path] = []
+    for name in MODEL_FOLDERS if cache else ():
+        for path in sorted(Path(cache, name).rglob("*")) if Path(cache, name).is_dir() else ():
+            if path.is_file() and not path.is_symlink() and not path.stat().st_mode & 0o004:
+                found.append(path)
+                if len(found) >= most:
+                    return found
     return found
 
 
