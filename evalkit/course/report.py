@@ -69,8 +69,8 @@ _KEPT_FILES = ("executed.ipynb", "worker.log")
 
 
 def _not_written_by_a_grading(out: Path, present: list[str]) -> str | None:
-    """The first path under ``out`` (relative, as shown) that a grading does not write, or None: the three tables
-    (``grades.csv`` with a grading's header), and ``work`` holding only numbered folders (``0001``) of
+    """The first path under ``out`` (relative, as shown) that a grading does not write, or None: its tables (beside
+    a ``grades.csv`` with the grader's header), and ``work`` holding only numbered folders (``0001``) of
     :data:`_KEPT_FILES`. A link in their place is removed, not followed (a planted ``grades.html`` pointing
     elsewhere), so it counts as theirs.
 
@@ -79,12 +79,16 @@ def _not_written_by_a_grading(out: Path, present: list[str]) -> str | None:
     >>> _not_written_by_a_grading(out, ["grades.csv", "grades.html", "totals.csv", "work"])
     'work/thesis'
     """
-    tables = ("grades.csv", "totals.csv", "grades.html")
-    if any(kind_of(out / name) != "link" for name in present) and not all(name in present for name in tables):
-        # a grading writes its three tables together, whatever else it keeps (links alone are removed, not read)
-        return next(name for name in present if kind_of(out / name) != "link")
-    if "grades.csv" in present and kind_of(out / "grades.csv") == "file" and not _graded_header(out / "grades.csv"):
-        return "grades.csv"  # a teacher's own gradebook of that name
+    # A grading writes work/ first, then its tables one by one, grades.csv first: one interrupted leaves work/
+    # alone, or grades.csv without the others. A file named like a table is a grading's only beside a grades.csv
+    # with the grader's header (a teacher's own gradebook of that name is not).
+    graded = "grades.csv" in present and (kind_of(out / "grades.csv") == "link" or (
+        kind_of(out / "grades.csv") == "file" and _graded_header(out / "grades.csv")))
+    if "grades.csv" in present and not graded:
+        return "grades.csv"
+    others = [name for name in ("totals.csv", "grades.html") if name in present and kind_of(out / name) != "link"]
+    if others and not graded:
+        return others[0]
     for name in present:
         if kind_of(out / name) == "link" or (name != "work" and kind_of(out / name) == "file"):
             continue

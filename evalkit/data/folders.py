@@ -34,17 +34,22 @@ def out_folder(path: str | Path, *, option: str = "--out") -> Path:
 
 
 def readable_as_umask_allows(folder: Path) -> None:
-    """Give every file under ``folder`` the mode the user's umask allows a new file (``0644`` under ``022``):
-    safetensors writes a model's weights private (``0600``) whatever the umask, so a cache shared by a class, or
-    read by a graded notebook running as another user, could not load a model or judge it holds.
+    """Give the weights files (``*.safetensors``) a model's ``save_pretrained`` wrote in ``folder`` the mode the
+    user's umask allows a new file (``0644`` under ``022``): safetensors writes them private (``0600``) whatever
+    the umask, so a cache shared by a class, or read by a graded notebook running as another user, could not load
+    a model or judge it holds. Nothing else in the folder is touched (a user's ``output_dir`` may hold a private
+    ``.env``).
 
     >>> import tempfile; folder = Path(tempfile.mkdtemp()); weights = folder / "model.safetensors"
     >>> _ = weights.write_bytes(b"w"); weights.chmod(0o600); umask = os.umask(0o022); readable_as_umask_allows(folder)
     >>> _ = os.umask(umask); oct(weights.stat().st_mode & 0o777)
     '0o644'
+    >>> private = folder / ".env"; _ = private.write_text("KEY=x"); private.chmod(0o600); readable_as_umask_allows(folder)
+    >>> oct(private.stat().st_mode & 0o777)
+    '0o600'
     """
     umask = os.umask(0)
     os.umask(umask)
-    for path in Path(folder).rglob("*"):
+    for path in Path(folder).glob("*.safetensors"):
         if path.is_file() and not path.is_symlink():
             path.chmod(0o666 & ~umask)

@@ -98,7 +98,8 @@ def _strings_until(items: list[tuple[str, str | None]], at: int, closing: tuple[
     ``closing``: a container's items; nothing when another opcode comes first (a nested value, or the end of an
     empty container and the next key of the dict around it)."""
     found = []
-    for name, text in items[at:]:
+    for index in range(at, len(items)):  # (indices: a copy of the rest per call made a crafted pickle quadratic)
+        name, text = items[index]
         if text is not None:
             found.append(text)
         elif name in closing:
@@ -113,11 +114,28 @@ def _strings_until(items: list[tuple[str, str | None]], at: int, closing: tuple[
 _INSIDE_A_LIST = ("NONE", "TUPLE1", "TUPLE2", "TUPLE3", "NEWTRUE", "NEWFALSE", "BININT", "BININT1", "BININT2")
 
 
+def _map_values(items: list[tuple[str, str | None]], at: int) -> list[str]:
+    """The string values of a map whose pairs start at ``items[at]``: each key a string, its value the one opcode
+    after it (a value that is no string, a None or a number, is skipped with its key), up to ``SETITEM(S)``."""
+    found: list[str] = []
+    index = at
+    while index + 1 < len(items) and items[index][1] is not None:
+        value = items[index + 1]
+        if value[1] is not None:
+            found.append(value[1])
+        elif value[0] not in _INSIDE_A_LIST:  # a value built of several opcodes (a tuple, a list): not read
+            return found
+        index += 2
+        if index < len(items) and items[index][0] == "SETITEM":  # protocol 1+ without MARK: one pair
+            return found
+    return found
+
+
 def _batch_length(items: list[tuple[str, str | None]], start: int) -> int:
     """How many opcodes from ``items[start]`` through the next ``APPENDS`` or ``ADDITEMS`` (a batch's end)."""
-    for offset, (name, _) in enumerate(items[start:], start=1):
-        if name in ("APPENDS", "ADDITEMS"):
-            return offset
+    for index in range(start, len(items)):
+        if items[index][0] in ("APPENDS", "ADDITEMS"):
+            return index - start + 1
     return len(items) - start
 
 
@@ -146,9 +164,7 @@ def _values_after(items: list[tuple[str, str | None]], at: int) -> list[str]:
                 return found
             start += 1
     if first == "EMPTY_DICT":  # a map of credentials ({"credentials": {"prod": a, "dev": b}}): its values
-        if second == "MARK":
-            return _strings_until(items, at + 3, ("SETITEMS",), between=_INSIDE_A_LIST)[1::2]
-        return _strings_until(items, at + 2, ("SETITEM",))[1:2]
+        return _map_values(items, at + 3 if second == "MARK" else at + 2)
     if first == "EMPTY_LIST":  # protocol 2+: a list of one is EMPTY_LIST, the item, APPEND
         return _strings_until(items, at + 2, ("APPEND",))[:1]
     if first == "MARK" and second == "LIST":  # protocol 0: MARK, LIST, then each item and APPEND
@@ -254,9 +270,10 @@ _LARGEST_IMAGE = 64 * 2**20  # bytes of a database built from a log's pages: a p
 
 def database_with_log(database: bytes, log: bytes) -> bytes | None:
     """``database`` (a SQLite file's bytes, or nothing) with every page its write-ahead log ``log`` holds written in,
-    in the log's order: the rows written since the last checkpoint, which stand only in the log (committed or not,
-    checksums unread: a reader that learns wants every row); None when ``log`` is no write-ahead log or the result
-    is no database (a log whose first page is neither in it nor in ``database``).
+    in the log's order, up to the first frame of an earlier generation (a log is reused from its start after a
+    checkpoint, its salt changed): the rows written since the last checkpoint, which stand only in the log
+    (committed or not, checksums unread: a reader that learns wants every row); None when ``log`` is no
+    write-ahead log or the result is no database (a log whose first page is neither in it nor in ``database``).
 
     >>> import sqlite3, tempfile; folder = Path(tempfile.mkdtemp()); database = sqlite3.connect(folder / "runs.db")
     >>> _ = database.execute("pragma journal_mode = wal"); _ = database.execute("pragma wal_autocheckpoint = 0")
@@ -270,10 +287,15 @@ def database_with_log(database: bytes, log: bytes) -> bytes | None:
     if size < 512 or size > 65536 or size & (size - 1):
         return None
     image = bytearray(database[:_LARGEST_IMAGE])
-    for at in range(_WAL_HEADER, len(log) - _FRAME_HEADER - size + 1, _FRAME_HEADER + size):
+    frames = range(_WAL_HEADER, len(log) - _FRAME_HEADER - size + 1, _FRAME_HEADER + size)
+    # a log grows its database by no more pages than it holds: a frame numbered past that is no page of it
+    largest = min(_LARGEST_IMAGE, len(image) + len(frames) * size)
+    for at in frames:
+        if log[at + 8:at + 16] != log[16:24]:  # a frame of an earlier generation (the log is reused, not cut)
+            break
         number = int.from_bytes(log[at:at + 4], "big")
         start = (number - 1) * size
-        if number == 0 or start + size > _LARGEST_IMAGE:
+        if number == 0 or start + size > largest:
             continue
         if len(image) < start + size:
             image.extend(bytes(start + size - len(image)))
@@ -363,7 +385,7 @@ def _read_database(data: bytes) -> list[str]:
     database = sqlite3.connect(":memory:")
     database.text_factory = bytes  # a cell that is not UTF-8 is read, not an error that ends the table
     try:
-        if data[18:20] == b"\x02\x02":  # a WAL-mode header: SQLite opens a copy in memory only in rollback mode
+        if 2 in data[18:20]:  # a WAL-mode header: SQLite opens a copy in memory only in rollback mode
             data = data[:18] + b"\x01\x01" + data[20:]
         database.deserialize(data)
         database.set_progress_handler(stop_when_spent, 10_000)

@@ -35,14 +35,15 @@ _SET_COOKIE = re.compile(r"(?im)^[ \t]*set-cookie:[ \t]*[^=;\s]+=([^;\s]+)")
 _BLOCK_SCALAR = re.compile(r"^([ \t]*)(?:-[ \t]+)?([\"']?)([A-Za-z_][\w.-]*)\2[ \t]*:[ \t]*(?:[!&][^\s]*[ \t]+){0,2}"
                            r"[|>](?:[+-]?[0-9]?|[0-9][+-])(?:[ \t]+#[^\r\n]*)?[ \t]*\r?\n"
                            r"((?:[ \t]*\r?\n)*(?:\1[ \t]+[^\r\n]*(?:\r?\n|\Z)){1,64})", re.M)
-_LISTED_BELOW = re.compile(r"^([ \t]*)([\"']?)([A-Za-z_][\w.-]*)\2[ \t]*(?::|=[ \t]*\[)[ \t]*\r?\n"
-                           r"((?:\1[ \t]*(?:-[ \t]+)?[^\r\n:]*?,?[ \t]*\r?\n){1,256})", re.M)
-_LIST_ITEM = re.compile(r"""^[ \t]*(?:-[ \t]+([^\s"'#][^\r\n#]*?)|-?[ \t]*(["'])([^"'\r\n]+)\2[ \t]*,?)[ \t]*(?:#.*)?$""")
+_LIST_HEADER = re.compile(r"^([ \t]*)([\"']?)([A-Za-z_][\w.-]{0,80})\2[ \t]*(?::|=[ \t]*\[)[ \t]*\r?$", re.M)
+_MOST_ITEMS = 256  # lines of a list read below its name
 _MULTILINE_STRING = re.compile(r"""^[ \t]*([\"']?)([A-Za-z_][\w.-]*)\1[ \t]*=[ \t]*('''|\"\"\")\\?\r?\n?"""
                                r"""((?:(?!\3).){1,4096}?)\3""", re.M | re.S)
 # Hadoop's <property>: its name and value in either order, perhaps with a description, a comment, CDATA, a
 # namespace prefix, in any case; or as attributes (<property name="N" value="V"/>)
-_XML_BLOCK = re.compile(r"(?is)<(?:[\w-]+:)?property\b[^>]*>(.{0,4000}?)</(?:[\w-]+:)?property\s*>")
+_XML_START = re.compile(r"(?i)<(?:[\w-]{1,40}:)?property\b[^<>]{0,1000}>")
+_XML_END = re.compile(r"(?i)</(?:[\w-]{1,40}:)?property\s*>")
+_MOST_PROPERTIES = 10_000  # <property> elements read in one text
 _XML_FIELD = re.compile(r"(?is)<(?:[\w-]+:)?(name|key|value)\s*>\s*(?:<!\[CDATA\[(.*?)\]\]>|([^<]*?))\s*"
                         r"</(?:[\w-]+:)?\1\s*>")
 _XML_COMMENT = re.compile(r"(?s)<!--.*?-->")
@@ -55,8 +56,10 @@ _XML_ATTRIBUTES = re.compile(r"""(?is)<(?:[\w-]+:)?property\s+(?:name|key)\s*=\s
 _TABLE_HEADER = re.compile(r"(?im)^(?=[^\n]{0,2000}(?:pass|secret|token|key|cred|auth|pwd))[^\n]{0,2000}[,;\t|][^\n]*$")
 _MOST_TABLE_ROWS = 100_000  # rows read below one header
 # A value of several words, unquoted, to the end of its line ("password = Xk9v horse7 Qp2zt", INI, .env, YAML)
-_PHRASE_ASSIGNMENT = re.compile(r"^[ \t]*(?:export[ \t]+)?([\"']?)([A-Za-z_][\w.-]*)\1[ \t]*(?::=|=|:)[ \t]*"
-                                r"([^\s\"'#|>\[{][^\r\n#]{0,200}?)[ \t]*(?:[ \t]#[^\r\n]*)?\r?$", re.M)
+# (each word free of quotes, brackets, calls and variables: "getpass.getpass('Password: ')" is code, not a value)
+_PHRASE_ASSIGNMENT = re.compile(r"^[ \t]*(?:export[ \t]+)?([\"']?)([A-Za-z_][\w.-]{0,80})\1[ \t]*(?::=|=|:)[ \t]*"
+                                r"([^\s\"'#|>\[\]{}()<>,;=$!&*`]+(?:[ \t][^\s\"'#|>\[\]{}()<>,;=$!&*`]+){1,20})"
+                                r"[ \t]*(?:[ \t]#[^\r\n]*)?\r?$", re.M)
 _COLUMN_NAME = re.compile(r"[A-Za-z_][\w .-]{0,63}")
 _BLOCK_INDICATOR = re.compile(r"[|>](?:[+-]?[0-9]?|[0-9][+-])")  # "password: |": the value is on the lines below
 # A shell's trace of the commands it runs (set -x, bash -x): "+ mysql -pX", "++ curl -u u:X".
@@ -110,9 +113,9 @@ def output_secrets(text: str) -> list[str]:
     found += [match[1] for match in _SET_COOKIE.finditer(text)]
     for match in _PHRASE_ASSIGNMENT.finditer(text):  # an unquoted passphrase: the whole rest of its line
         phrase = match[3].strip()
-        if credential_name(match[2], option=True) and " " in phrase and not all(
-                _ordinary_word(word) for word in phrase.split()) and not _BLOCK_INDICATOR.match(phrase):
-            found.append(phrase)
+        if credential_name(match[2], option=True) and any(character.isdigit() for character in phrase) and not all(
+                _ordinary_word(word) for word in phrase.split()):
+            found.append(phrase)  # (a digit among its words: "set via ENV_VAR" is a note, not a passphrase)
     for name, value in _written_below(text):
         if credential_name(name, option=True) or (name.isupper() and secret_variable(name)):
             found.append(value)
@@ -192,22 +195,25 @@ def _written_below(text: str) -> list[tuple[str, str]]:
 
     >>> _written_below("db:\\n  password: |\\n    Yb-7x9w\\nkey = \'\'\'\\nTm-2k8q\\n\'\'\'\\n<name>fs.s3a.secret.key</name><value>Xe-4p</value>")
     [('password', 'Yb-7x9w'), ('key', 'Tm-2k8q'), ('fs.s3a.secret.key', 'Xe-4p')]
-    >>> _written_below('api_keys = [\\n  "Ak-1x9z",\\n  "Ak-2y8w",\\n]\\ntokens:\\n  - Tk-3v7u\\n')
-    [('api_keys', 'Ak-1x9z'), ('api_keys', 'Ak-2y8w'), ('tokens', 'Tk-3v7u')]
+    >>> _written_below('api_keys = [\\n  "Ak-1x9z",\\n  "Ak-2y8w",\\n]\\npasswords:\\n  - Pw-3v7u\\ntokens:\\n  - tokenizer\\n')
+    [('api_keys', 'Ak-1x9z'), ('api_keys', 'Ak-2y8w'), ('passwords', 'Pw-3v7u')]
     """
     found = []
     for match in _BLOCK_SCALAR.finditer(text):
         found += [(match[3], line.strip()) for line in match[4].splitlines() if line.strip()]
-    for match in _LISTED_BELOW.finditer(text):
-        for line in match[4].splitlines():
-            item = _LIST_ITEM.match(line)
-            if item and (item[1] or item[3]):
-                found.append((match[3], (item[1] or item[3]).strip()))
+    for header in _LIST_HEADER.finditer(text):
+        if credential_name(header[3], option=True):
+            found += [(header[3], item) for item in _items_below(text, header.end(), header[1])]
     for match in _MULTILINE_STRING.finditer(text):
         found += [(match[2], line.strip()) for line in match[4].splitlines() if line.strip()]
-    for block in _XML_BLOCK.finditer(text):
+    for number, start in enumerate(_XML_START.finditer(text)):
+        end = _XML_END.search(text, start.end(), start.end() + 4000)
+        if number >= _MOST_PROPERTIES:
+            break
+        if end is None:
+            continue
         fields = {}
-        for field in _XML_FIELD.finditer(_XML_COMMENT.sub("", block[1])):
+        for field in _XML_FIELD.finditer(_XML_COMMENT.sub("", text[start.end():end.start()])):
             fields.setdefault("value" if field[1].lower() == "value" else "name",
                               (field[2] if field[2] is not None else field[3]).strip())
         if fields.get("name") and fields.get("value"):
@@ -215,6 +221,42 @@ def _written_below(text: str) -> list[tuple[str, str]]:
     found += [(match[1], match[2]) for match in _XML_ATTRIBUTES.finditer(text)]
     found += [(match[1], match[2]) for match in _XML_PAIR.finditer(text)]
     return [(name, value) for name, value in found if _kept_value(value) and not _BLOCK_INDICATOR.fullmatch(value)]
+
+
+def _items_below(text: str, at: int, indent: str) -> list[str]:
+    """The items of a YAML list (``- X``) or a TOML array (``"X",``) written one per line from ``text[at:]`` (the
+    line after a name), as deep as the name or deeper, up to the first other line (a TOML array's ``]``)."""
+    found: list[str] = []
+    for _ in range(_MOST_ITEMS):
+        start = at + 1
+        end = text.find("\n", start)
+        line = text[start:end if end >= 0 else len(text)].rstrip("\r")
+        at = end if end >= 0 else len(text)
+        stripped = line.strip()
+        if not line.startswith(indent) or not stripped or len(line) > 1000:
+            break
+        if stripped.startswith("- "):
+            item = stripped[2:].split(" #", 1)[0].strip().strip("\"'")
+        elif stripped[:1] in "\"'" and stripped.rstrip(",").strip()[-1:] == stripped[:1]:
+            item = stripped.rstrip(",").strip()[1:-1]
+        else:
+            break
+        found.append(item)
+        if end < 0:
+            break
+    return found
+
+
+def _csv_rows(rows, delimiter: str):
+    """The rows :mod:`csv` reads from ``rows``, up to the first it cannot (a field past its length limit)."""
+    import csv
+
+    reader = csv.reader(rows, delimiter=delimiter)
+    while True:
+        try:
+            yield next(reader)
+        except (StopIteration, csv.Error):
+            return
 
 
 def _table_column_secrets(text: str) -> list[str]:
@@ -238,8 +280,13 @@ def _table_column_secrets(text: str) -> list[str]:
         if line_of <= read_to:  # a row of a table already read
             continue
         line = header[0].lstrip("\ufeff")  # a spreadsheet's export starts with a byte order mark
+        if len(line) > 65536:  # a record holding a long text, not a table's header
+            continue
         delimiter = max(",;\t|", key=line.count)
-        names = [name.strip().strip("\"'") for name in next(csv.reader([line], delimiter=delimiter), [])]
+        try:  # (a field longer than the csv module's limit raises csv.Error: no header)
+            names = [name.strip().strip("\"'") for name in next(csv.reader([line], delimiter=delimiter), [])]
+        except csv.Error:
+            continue
         if sum(1 for name in names if name) < 2 or not names[-1] \
                 or not all(not name or _COLUMN_NAME.fullmatch(name) for name in names):
             # a header names two columns or more, and nothing else (pandas leaves the index's name empty); a line
@@ -251,7 +298,7 @@ def _table_column_secrets(text: str) -> list[str]:
         lines = text.split("\n") if lines is None else lines
         read_to = line_of
         rows = (lines[number] for number in range(line_of + 1, min(len(lines), line_of + 1 + _MOST_TABLE_ROWS)))
-        for cells in csv.reader(rows, delimiter=delimiter):
+        for cells in _csv_rows(rows, delimiter):
             if len(cells) != len(names):
                 break
             read_to += 1

@@ -17,6 +17,7 @@ is reported.
 """
 from __future__ import annotations
 
+import csv
 import os
 import re
 import shutil
@@ -86,7 +87,7 @@ def scrub_folder(folder: Path, secrets: list[str]) -> Scrubbed:
 # What a damaged file no reader expected may raise out of a file's scrub (its other errors, OSError, are met by
 # making it writable or removing it): the file is named, and every other file of the folder still scrubbed
 _DAMAGED_FILE_ERRORS = (ValueError, ArithmeticError, EOFError, RuntimeError, NotImplementedError, LookupError,
-                        TypeError, AttributeError)
+                        TypeError, AttributeError, csv.Error)
 
 MAX_DEPTH = 64
 """How deep a unit's folder may nest folders: deeper ones (a path past the system's length limit cannot even be
@@ -226,8 +227,9 @@ def _named_in_files(paths: list[Path], secrets: list[str]) -> list[str]:
                 continue
             data = path.read_bytes()
             found.update(dict.fromkeys(named_in_file(path.name, data)))
-            if data.startswith(WAL_MAGIC):  # a SQLite log: the rows it holds, read with its database's pages
-                found.update(dict.fromkeys(named_in_sqlite(database_with_log(database_beside(path), data))))
+            database = database_beside(path) if data.startswith(WAL_MAGIC) else b""
+            if database:  # a SQLite log beside its database: the rows it holds, read with the database's pages
+                found.update(dict.fromkeys(named_in_sqlite(database_with_log(database, data))))
         except (OSError, *_DAMAGED_FILE_ERRORS):  # the file's own scrub names it
             continue
     return [secret for secret in found if secret not in secrets]

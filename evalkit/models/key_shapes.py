@@ -118,11 +118,13 @@ KEY_SHAPES = [
     # AWS access key ids: long-term (AKIA) and temporary (ASIA, from STS)
     (re.compile(r"\b(AKIA|ASIA)[0-9A-Z]{16}\b"), r"\1***"),
     # the same keys glued to a name by "_", "-" or "." (a scores file run_hf_<key>.jsonl, a folder f_AKIA<id>): in
-    # their strict forms only, so a folder such as "bert_hf_checkpoint_final" stays
+    # their strict forms only (random: digits among the letters, both cases), so "bert_hf_checkpoint_final",
+    # "REGION_ASIAPACIFIC" or "results_sk-learn-v2" stay
     (re.compile(r"(?<=[_.\-])(hf|ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}(?![A-Za-z0-9])"), r"\1_***"),
-    (re.compile(r"(?<=[_.\-])(AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Z])"), r"\1***"),
+    (re.compile(r"(?<=[_.\-])(AKIA|ASIA)(?=[A-Z2-7]{0,15}[2-7])[A-Z2-7]{16}(?![0-9A-Z])"), r"\1***"),
     (re.compile(r"(?<=[_.\-])AIza[0-9A-Za-z_\-]{35}"), "AIza***"),
-    (re.compile(r"(?<=[_.])sk-(?:proj-|ant-)?[A-Za-z0-9_\-]{20,}"), "sk-***"),
+    (re.compile(r"(?<=[_.])sk-(?:proj-|ant-)?(?=[A-Za-z_\-]{0,80}[0-9])(?=[a-z0-9_\-]{0,80}[A-Z])[A-Za-z0-9_\-]{20,}"),
+     "sk-***"),
     # a Slack webhook's secret and a Telegram bot's token, in free text as in a URL
     (re.compile(r"(hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/)[A-Za-z0-9]+"), r"\1***"),
     (re.compile(r"(/bot\d{5,}:)[A-Za-z0-9_\-]{30,}"), r"\1***"),

@@ -212,15 +212,15 @@ def test_bad_arguments_and_output_folders_are_refused_with_a_message(tmp_path, c
     (out / "work" / "notes.txt").write_text("the teacher's notes")
     assert main(["course", "grade", str(folder), "--out", str(out), "--trusted"]) == 2
     assert "pass --replace" in capsys.readouterr().err and (out / "work" / "notes.txt").is_file()
-    # --replace removes a previous grading only: a teacher's own "work" folder or a "grades.csv" that is a folder
-    # is no grading's, and stays
+    # --replace removes a previous grading only: a teacher's own "work" folder, a "grades.csv" that is a folder or
+    # a gradebook of that name is no grading's, and stays; an interrupted grading (work/ alone) is one
     assert main(["course", "grade", str(folder), "--out", str(out), "--trusted", "--replace"]) == 2
-    assert "work is not what a grading writes" in capsys.readouterr().err
+    assert "work/notes.txt is not what a grading writes" in capsys.readouterr().err
     (out / "work" / "notes.txt").unlink()
     (out / "work" / "0001").mkdir()
     (out / "work" / "0001" / "chapter1.tex").write_text("my only copy")
     assert main(["course", "grade", str(folder), "--out", str(out), "--trusted", "--replace"]) == 2
-    assert "work is not what" in capsys.readouterr().err
+    assert "work/0001/chapter1.tex is not what" in capsys.readouterr().err
     (out / "work" / "0001" / "chapter1.tex").unlink()
     (out / "grades.csv").mkdir()
     (out / "grades.csv" / "notes.txt").write_text("the teacher's notes")
@@ -235,18 +235,18 @@ def test_bad_arguments_and_output_folders_are_refused_with_a_message(tmp_path, c
     assert "grades.csv is not what a grading writes" in capsys.readouterr().err
     assert (out / "grades.csv").read_text() == "student,points\nann,3\n"
     (out / "grades.csv").unlink()
+    (out / "grades.html").write_text("<p>my page</p>")  # a page of that name, with no grading's table beside it
+    assert main(["course", "grade", str(folder), "--out", str(out), "--trusted", "--replace"]) == 2
+    assert "grades.html is not what a grading writes" in capsys.readouterr().err
+    (out / "grades.html").unlink()
     (out / "mine.txt").write_text("other")
     assert main(["course", "grade", str(folder), "--out", str(out), "--trusted", "--replace"]) == 2
     assert "holds other files (mine.txt)" in capsys.readouterr().err
     (out / "mine.txt").unlink()
-    assert main(["course", "grade", str(folder), "--out", str(out), "--trusted", "--replace"]) == 2
-    assert "work is not what a grading writes" in capsys.readouterr().err  # no tables beside it: no grading's
-    (out / "work" / "0001" / "executed.ipynb").unlink()
-    (out / "work" / "0001").rmdir()
-    (out / "work").rmdir()
-    assert main(["course", "grade", str(folder), "--out", str(out), "--trusted"]) == 0
+    assert main(["course", "grade", str(folder), "--out", str(out), "--trusted", "--replace"]) == 0  # interrupted
+    assert not (out / "work" / "0001").exists() and (out / "grades.csv").is_file()
     (out / "work" / "0001").mkdir(parents=True, exist_ok=True)
-    (out / "work" / "0001" / "executed.ipynb").write_text("{}")  # a grading's, beside its three tables
+    (out / "work" / "0001" / "executed.ipynb").write_text("{}")  # a grading's, beside its tables
     assert main(["course", "grade", str(folder), "--out", str(out), "--trusted", "--replace"]) == 0
     assert not (out / "work" / "0001").exists() and (out / "grades.csv").is_file()
 

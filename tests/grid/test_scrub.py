@@ -747,3 +747,42 @@ def test_named_credentials_in_many_configuration_forms_are_learned_and_ordinary_
 
     long = [f"Ak-{number:05d}x9z" for number in range(1000)] + [values[25]]  # two batches of APPENDS
     assert named_in_pickle(pickle.dumps({"api_keys": long}, protocol=4)) == long
+
+
+def test_a_long_record_code_assignments_and_a_reused_sqlite_log_are_read_right(tmp_path):
+    """A JSON Lines record with a 200 KB field and a token count (read as a table's header, its field past the
+    csv module's limit) no longer stops the whole scrub; assignments in code (``password = getpass(...)``) teach
+    nothing; a SQLite log reused after a checkpoint is read up to its first frame of an earlier generation (the
+    stale frames hid the new row); a pickled map's values pair with their keys past a None."""
+    import json
+    import pickle
+    import sqlite3
+
+    from evalkit.grid.named_values import named_in_pickle
+
+    (tmp_path / "data.jsonl").write_text(json.dumps({"id": 1, "tokens": 512, "image": "A" * 200_000}) + "\n")
+    code = ('api_key = os.environ.get("OPENAI_API_KEY", "")\npassword = getpass.getpass("Password: ")\n'
+            "secret_key = settings.SECRET_KEY or default_key()\npassphrase: set via ENV_VAR\n")
+    (tmp_path / "train.py").write_text(code)
+    database = sqlite3.connect(tmp_path / "runs.db")
+    database.execute("pragma journal_mode = wal")
+    database.execute("create table kv (k text, v text)")
+    database.executemany("insert into kv values (?, ?)", [(f"run{number}", "x" * 50) for number in range(200)])
+    database.commit()
+    database.execute("pragma wal_checkpoint(passive)")
+    database.execute("insert into kv values ('password', 'Qm7vT2xR9kL4wZpB')")
+    database.commit()
+    kept = {name: (tmp_path / name).read_bytes() for name in ("runs.db", "runs.db-wal")}
+    database.close()
+    for name, data in kept.items():
+        (tmp_path / name).write_bytes(data)
+    (tmp_path / "run.log").write_text("used Qm7vT2xR9kL4wZpB\n")
+    scrubbed = scrub_folder(tmp_path, [])
+    assert "Qm7vT2xR9kL4wZpB" in scrubbed.learned and not scrubbed.kept
+    assert b"Qm7vT2xR9kL4wZpB" not in (tmp_path / "run.log").read_bytes()
+    # (the code is masked where it stands by the redaction's shapes; nothing of it is learned for other files)
+    assert not [value for value in scrubbed.learned if any(word in value for word in ("environ", "getpass",
+                                                                                      "settings", "via"))]
+    values = {"credentials": {"prod": None, "prod_db_primary": "Xk9vQ2pL7mZ3", "retries": 3,
+                              "staging_replica": "Yp3rT8wQ1nB6"}}
+    assert named_in_pickle(pickle.dumps(values, protocol=4)) == ["Xk9vQ2pL7mZ3", "Yp3rT8wQ1nB6"]

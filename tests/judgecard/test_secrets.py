@@ -372,6 +372,8 @@ def test_keys_glued_to_a_name_or_cut_by_shortening_are_masked(tmp_path):
         scores, index=False)
     assert key[3:] not in ScoresJudge(str(scores), "score_judge").name
     assert redact("cards/f_AKIAIOSFODNN7EXAMPLE/card.json") == "cards/f_AKIA***/card.json"
-    assert redact("bert_hf_checkpoint_final_2024") == "bert_hf_checkpoint_final_2024"
+    for ordinary in ("bert_hf_checkpoint_final_2024", "REGION_ASIAPACIFICNORTHEAST",
+                     "results_sk-learn-logistic-regression-v2.csv"):
+        assert redact(ordinary) == ordinary
     long = "judge " + "x" * 100 + " sk-proj-AbCdEfGhIjKlMnOpQrStUv1234567890 ?token=Qm7vT2xR9kL4zzA"
     assert not any(piece in shortened(long, 60) for piece in ("AbCdEf", "567890", "R9kL4zz"))
