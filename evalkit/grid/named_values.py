@@ -30,9 +30,9 @@ __all__ = ["pickle_strings", "named_in_pickle", "named_in_sqlite", "database_bes
 _STRING_ARGUMENT = re.compile(r"[^\x00-\x1f\x7f]{2,}")  # a name or a value, not a one-letter global or memo key
 _SMALLEST_SECRET = 8  # characters: what a file named for a credential holds at least to be taken as one
 _LARGEST_SECRET = 4096  # bytes: a file named for a credential that holds more is a document, read as any other
-# a value stored whole: no quotes or brackets, words parted by single spaces (a passphrase), 8 to 4096 characters
-_WHOLE_VALUE = re.compile(r"(?=.{8,4096}\Z)[^\s\"'<>{}\[\],;\x00-\x1f\x7f-\x9f]+(?: [^\s\"'<>{}\[\],;\x00-\x1f\x7f-\x9f]+)*",
-                          re.S)
+# a value stored whole (a pickle's string, a SQLite cell, a file named for a credential): any characters but
+# control ones, words parted by single spaces (a passphrase), 8 to 4096 characters
+_STORED_VALUE = re.compile(r"(?=.{8,4096}\Z)[^\s\x00-\x1f\x7f-\x9f]+(?: [^\s\x00-\x1f\x7f-\x9f]+)*", re.S)
 
 
 _PUTS = ("PUT", "BINPUT", "LONG_BINPUT")
@@ -163,8 +163,10 @@ def _values_after(items: list[tuple[str, str | None]], at: int) -> list[str]:
             if not batch or start >= len(items) or items[start][0] != "MARK":
                 return found
             start += 1
-    if first == "EMPTY_DICT":  # a map of credentials ({"credentials": {"prod": a, "dev": b}}): its values
-        return _map_values(items, at + 3 if second == "MARK" else at + 2)
+    if first == "EMPTY_DICT" and second == "MARK":  # a map of credentials ({"credentials": {"prod": a, ...}})
+        return _map_values(items, at + 3)
+    if first == "EMPTY_DICT" and at + 4 < len(items) and items[at + 4][0] == "SETITEM":  # a map of one pair
+        return _map_values(items, at + 2)
     if first == "EMPTY_LIST":  # protocol 2+: a list of one is EMPTY_LIST, the item, APPEND
         return _strings_until(items, at + 2, ("APPEND",))[:1]
     if first == "MARK" and second == "LIST":  # protocol 0: MARK, LIST, then each item and APPEND
@@ -202,7 +204,7 @@ def named_in_pickle(data: bytes) -> list[str]:
                                   _holds_credentials(name) and _CREDENTIALS_MAP.search(name)
                                   and at + 1 < len(items) and items[at + 1][0] == "EMPTY_DICT"))
                               for value in _values_after(items, at)
-                              if _WHOLE_VALUE.fullmatch(value) and not _ordinary_word(value)))
+                              if _STORED_VALUE.fullmatch(value) and not _ordinary_word(value)))
 
 
 def _stem(name: str) -> str:
@@ -240,7 +242,7 @@ def file_named_secret(name: str, data: bytes, *, member: bool = False) -> list[s
             values = [data.decode(encoding).lstrip("\ufeff").strip()]
         except UnicodeDecodeError:
             return []
-    return [value for value in values if _WHOLE_VALUE.fullmatch(value)]
+    return [value for value in values if _STORED_VALUE.fullmatch(value)]
 
 
 def database_beside(log: Path) -> bytes:
@@ -344,9 +346,9 @@ def _read_table(database: sqlite3.Connection, table: str, rows_left: int, found:
         found += [value for value in named_in_strings(texts) if len(value) >= _SMALLEST_SECRET]
         # a key-value row whose value is a passphrase of several words, by a name that names only credentials
         found += [value for name, value in zip(texts, texts[1:])
-                  if credential_column(name) and _WHOLE_VALUE.fullmatch(value) and not _ordinary_word(value)]
+                  if credential_column(name) and _STORED_VALUE.fullmatch(value) and not _ordinary_word(value)]
         found += [cell for cell, named in zip(cells, named_columns)
-                  if named and cell is not None and _WHOLE_VALUE.fullmatch(cell)]
+                  if named and cell is not None and _STORED_VALUE.fullmatch(cell)]
     return read
 
 

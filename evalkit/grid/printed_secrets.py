@@ -17,7 +17,8 @@ _PRINTED_ASSIGNMENT = re.compile(r"""^[ \t]*(?:export[ \t]+|set[ \t]+|-[ \t]+)?:
                                  r"""(["']?)([A-Za-z_][\w.-]*)\1[ \t]*(?::=|=>|[:=])[ \t]*(["']?)([^"'\s#,]+)\3[ \t,]*(?:#.*)?$""", re.M)
 _PRINTED_ROW = re.compile(r"^[ \t]*(?:setenv[ \t]+)?([A-Za-z_][\w.-]*)[ \t]+(\S+)[ \t]*$", re.M)
 # A row of a table a database client prints: MySQL's "| password | X |", psql's " password | X".
-_TABLE_ROW = re.compile(r"^[ \t]*\|?[ \t]*([A-Za-z_][\w.-]*)[ \t]*\|[ \t]*([^\s|]+)[ \t]*\|?[ \t]*$", re.M)
+# (possessive: two runs of blanks around an optional bar cannot split one run between them, which was quadratic)
+_TABLE_ROW = re.compile(r"^[ \t]*+\|?[ \t]*+([A-Za-z_][\w.-]*)[ \t]*+\|[ \t]*+([^\s|]+)[ \t]*+\|?[ \t]*$", re.M)
 # A name of a few words before its value: "API Key: X", "Client secret = X".
 _SPACED_NAME = re.compile(r"^[ \t]*([A-Za-z][A-Za-z0-9]*(?:[ \t][A-Za-z][A-Za-z0-9]*){1,3})[ \t]*[:=][ \t]*(\S+)[ \t]*$",
                           re.M)
@@ -35,7 +36,8 @@ _SET_COOKIE = re.compile(r"(?im)^[ \t]*set-cookie:[ \t]*[^=;\s]+=([^;\s]+)")
 _BLOCK_SCALAR = re.compile(r"^([ \t]*)(?:-[ \t]+)?([\"']?)([A-Za-z_][\w.-]*)\2[ \t]*:[ \t]*(?:[!&][^\s]*[ \t]+){0,2}"
                            r"[|>](?:[+-]?[0-9]?|[0-9][+-])(?:[ \t]+#[^\r\n]*)?[ \t]*\r?\n"
                            r"((?:[ \t]*\r?\n)*(?:\1[ \t]+[^\r\n]*(?:\r?\n|\Z)){1,64})", re.M)
-_LIST_HEADER = re.compile(r"^([ \t]*)([\"']?)([A-Za-z_][\w.-]{0,80})\2[ \t]*(?::|=[ \t]*\[)[ \t]*\r?$", re.M)
+_LIST_HEADER = re.compile(r"^([ \t]*+)([\"']?)([A-Za-z_][\w.-]{0,80})\2[ \t]*+(?::|=[ \t]*+\[)[ \t]*+(?:#[^\r\n]*)?\r?$",
+                          re.M)
 _MOST_ITEMS = 256  # lines of a list read below its name
 _MULTILINE_STRING = re.compile(r"""^[ \t]*([\"']?)([A-Za-z_][\w.-]*)\1[ \t]*=[ \t]*('''|\"\"\")\\?\r?\n?"""
                                r"""((?:(?!\3).){1,4096}?)\3""", re.M | re.S)
@@ -46,6 +48,7 @@ _XML_END = re.compile(r"(?i)</(?:[\w-]{1,40}:)?property\s*>")
 _MOST_PROPERTIES = 10_000  # <property> elements read in one text
 _XML_FIELD = re.compile(r"(?is)<(?:[\w-]+:)?(name|key|value)\s*>\s*(?:<!\[CDATA\[(.*?)\]\]>|([^<]*?))\s*"
                         r"</(?:[\w-]+:)?\1\s*>")
+_XML_PLAIN_FIELD = re.compile(r"(?is)<(?:[\w-]+:)?(name|key|value)\s*>\s*()([^<]*?)\s*</(?:[\w-]+:)?\1\s*>")
 _XML_COMMENT = re.compile(r"(?s)<!--.*?-->")
 _XML_PAIR = re.compile(r"(?i)<name>\s*([^<>\s]+)\s*</name>\s*(?:<description>[^<>]*</description>\s*)?"
                        r"<value>\s*([^<>\s]+)\s*</value>")  # a pair outside a <property> element
@@ -202,20 +205,24 @@ def _written_below(text: str) -> list[tuple[str, str]]:
     for match in _BLOCK_SCALAR.finditer(text):
         found += [(match[3], line.strip()) for line in match[4].splitlines() if line.strip()]
     for header in _LIST_HEADER.finditer(text):
-        if credential_name(header[3], option=True):
+        if credential_column(header[3]):  # a name that names only credentials ("auth:" lists methods)
             found += [(header[3], item) for item in _items_below(text, header.end(), header[1])]
     for match in _MULTILINE_STRING.finditer(text):
         found += [(match[2], line.strip()) for line in match[4].splitlines() if line.strip()]
-    for number, start in enumerate(_XML_START.finditer(text)):
-        end = _XML_END.search(text, start.end(), start.end() + 4000)
-        if number >= _MOST_PROPERTIES:
+    at = 0
+    for _ in range(_MOST_PROPERTIES):  # elements read one after another, never one inside another's stretch
+        start = _XML_START.search(text, at)
+        end = _XML_END.search(text, start.end(), start.end() + 4000) if start else None
+        if start is None:
             break
+        at = end.end() if end else start.end()
         if end is None:
             continue
+        block = _XML_COMMENT.sub("", text[start.end():end.start()])
         fields = {}
-        for field in _XML_FIELD.finditer(_XML_COMMENT.sub("", text[start.end():end.start()])):
+        for field in (_XML_FIELD if "]]>" in block else _XML_PLAIN_FIELD).finditer(block):
             fields.setdefault("value" if field[1].lower() == "value" else "name",
-                              (field[2] if field[2] is not None else field[3]).strip())
+                              (field[2] or field[3] or "").strip())
         if fields.get("name") and fields.get("value"):
             found.append((fields["name"], fields["value"]))
     found += [(match[1], match[2]) for match in _XML_ATTRIBUTES.finditer(text)]
@@ -235,10 +242,10 @@ def _items_below(text: str, at: int, indent: str) -> list[str]:
         stripped = line.strip()
         if not line.startswith(indent) or not stripped or len(line) > 1000:
             break
-        if stripped.startswith("- "):
+        if stripped.startswith(("- ", "-\t")):
             item = stripped[2:].split(" #", 1)[0].strip().strip("\"'")
-        elif stripped[:1] in "\"'" and stripped.rstrip(",").strip()[-1:] == stripped[:1]:
-            item = stripped.rstrip(",").strip()[1:-1]
+        elif stripped[:1] in "\"'" and stripped[1:].find(stripped[0]) > 0:  # "X", and perhaps a comment
+            item = stripped[1:1 + stripped[1:].find(stripped[0])]
         else:
             break
         found.append(item)

@@ -786,3 +786,30 @@ def test_a_long_record_code_assignments_and_a_reused_sqlite_log_are_read_right(t
     values = {"credentials": {"prod": None, "prod_db_primary": "Xk9vQ2pL7mZ3", "retries": 3,
                               "staging_replica": "Yp3rT8wQ1nB6"}}
     assert named_in_pickle(pickle.dumps(values, protocol=4)) == ["Xk9vQ2pL7mZ3", "Yp3rT8wQ1nB6"]
+
+
+def test_stored_values_with_punctuation_and_lists_with_comments_are_learned(tmp_path):
+    """A password with punctuation (``Tr0ub4dor&3{prod}``, ``Qm7v,T2xR9kL4``) stored whole in a pickle, a SQLite
+    credential column or a file named for one is learned; so are list items under a commented header, after a
+    tab, or followed by a comment; an ``auth:`` list of methods and an empty map before a setting teach nothing."""
+    import pickle
+    import sqlite3
+
+    from evalkit.grid.named_values import named_in_pickle
+    from evalkit.grid.printed_secrets import output_secrets
+
+    stored = ["Tr0ub4dor&3{prod}", "Qm7v,T2xR9kL4", "Pa[ss]w0rd-2024x"]
+    (tmp_path / "c.pkl").write_bytes(pickle.dumps({"password": stored[0]}, protocol=4))
+    with sqlite3.connect(tmp_path / "u.db") as database:
+        database.execute("create table u (name text, api_token text)")
+        database.execute("insert into u values ('ann', ?)", (stored[1],))
+    database.close()
+    (tmp_path / "db_password").write_text(stored[2] + "\n")
+    (tmp_path / "run.log").write_text("used " + " ".join(stored) + "\n")
+    scrubbed = scrub_folder(tmp_path, [])
+    assert set(stored) <= set(scrubbed.learned)
+    assert not [value for value in stored if value in (tmp_path / "run.log").read_text()]
+    assert output_secrets("api_keys: # prod\n  - Qm7vT2xR9kL4\n  -\tXk9vQ2pL7mZ3\n") == ["Qm7vT2xR9kL4", "Xk9vQ2pL7mZ3"]
+    assert output_secrets('api_keys = [ # keys\n  "Qm7vT2xR9kL4", # prod\n]\n') == ["Qm7vT2xR9kL4"]
+    assert output_secrets("auth:\n  - oauth2-client\n  - basic-auth-v2\n") == []
+    assert named_in_pickle(pickle.dumps({"passwords": {}, "model": "gpt2-medium-v2"}, protocol=4)) == []
