@@ -17,7 +17,7 @@ import numpy as np
 from numpy.lib import format as npy_format
 
 from evalkit.models import redact
-from evalkit.models.key_shapes import _KEY_PREFIX
+from evalkit.models.url_path_keys import _KEY_PREFIX
 from evalkit.models.redaction import _ordinary_word
 from evalkit.grid.credential_names import credential_name
 from evalkit.grid.printed_secrets import output_secrets
