@@ -23,10 +23,12 @@ _TABLE_ROW = re.compile(r"^[ \t]*+\|?[ \t]*+([A-Za-z_][\w.-]*)[ \t]*+\|[ \t]*+([
 _SPACED_NAME = re.compile(r"^[ \t]*([A-Za-z][A-Za-z0-9]*(?:[ \t][A-Za-z][A-Za-z0-9]*){1,3})[ \t]*[:=][ \t]*(\S+)[ \t]*$",
                           re.M)
 # Named values in printed records: {"name": "DB_PASSWORD", "value": "X"} and "- name: X / value: Y" (Kubernetes
-# env lists), <add key="ApiKey" value="X"/> (NuGet, .NET config), <password>X</password>, Set-Cookie headers.
+# env lists), <add key="ApiKey" value="X"/> (NuGet, .NET config; name= and single quotes too, either order),
+# <password>X</password>, Set-Cookie headers.
 _NAME_VALUE = (re.compile(r'"name"\s*:\s*"([^"]+)"\s*,\s*"value"\s*:\s*"([^"]*)"'),
                re.compile(r"""(?m)^[ \t]*-?[ \t]*name:[ \t]*["']?([\w.-]+)["']?[ \t]*\n[ \t]*value:[ \t]*["']?([^"'\s]+)"""),
-               re.compile(r'\bkey\s*=\s*"([^"]+)"\s+value\s*=\s*"([^"]*)"'),
+               re.compile(r"""\b(?:key|name)\s*=\s*(["'])(?P<name>[^"']+)\1\s+value\s*=\s*(["'])(?P<value>[^"']*)\3"""),
+               re.compile(r"""\bvalue\s*=\s*(["'])(?P<value>[^"']*)\1\s+(?:key|name)\s*=\s*(["'])(?P<name>[^"']+)\3"""),
                re.compile(r"<([A-Za-z_][\w.-]*)>([^<\s]+)</\1>"),
                re.compile(r"""<[A-Za-z_][\w.-]*\s+(?:key|name)\s*=\s*["']([^"']+)["'][^>]*>([^<\s]+)</"""))
 _SET_COOKIE = re.compile(r"(?im)^[ \t]*set-cookie:[ \t]*[^=;\s]+=([^;\s]+)")
@@ -110,9 +112,10 @@ def output_secrets(text: str) -> list[str]:
                 found.append(value)
     for pattern in _NAME_VALUE:
         for match in pattern.finditer(text):
-            if (credential_name(match[1], option=True) or secret_variable(match[1])) and match[2] \
-                    and match[2] != MASK and not _ordinary_word(match[2]):
-                found.append(match[2])
+            name, value = (match["name"], match["value"]) if "name" in pattern.groupindex else (match[1], match[2])
+            if (credential_name(name, option=True) or secret_variable(name)) and value \
+                    and value != MASK and not _ordinary_word(value):
+                found.append(value)
     found += [match[1] for match in _SET_COOKIE.finditer(text)]
     for match in _PHRASE_ASSIGNMENT.finditer(text):  # an unquoted passphrase: the whole rest of its line
         phrase = match[3].strip()

@@ -813,3 +813,17 @@ def test_stored_values_with_punctuation_and_lists_with_comments_are_learned(tmp_
     assert output_secrets('api_keys = [ # keys\n  "Qm7vT2xR9kL4", # prod\n]\n') == ["Qm7vT2xR9kL4"]
     assert output_secrets("auth:\n  - oauth2-client\n  - basic-auth-v2\n") == []
     assert named_in_pickle(pickle.dumps({"passwords": {}, "model": "gpt2-medium-v2"}, protocol=4)) == []
+
+
+def test_dotnet_and_hadoop_attributes_name_their_value_in_either_order(tmp_path):
+    """``<add name="DbPassword" value="X"/>``, single quotes, and a Hadoop property whose ``value`` attribute comes
+    before its ``name`` are learned and masked in a log that repeats them; an ordinary setting is not."""
+    values = ["Qm7vT2xR9kL4", "Xk9vQ2pL7mZ3", "Yp3rT8wQ1nB6"]
+    (tmp_path / "web.config").write_text(f'<add name="DbPassword" value="{values[0]}"/>\n'
+                                         f"<add key='ApiKey' value='{values[1]}'/>\n"
+                                         '<add name="LogLevel" value="Information"/>\n')
+    (tmp_path / "core-site.xml").write_text(f'<property value="{values[2]}" name="fs.s3a.secret.key"/>\n')
+    (tmp_path / "run.log").write_text("used " + " ".join(values) + " at Information level\n")
+    scrubbed = scrub_folder(tmp_path, [])
+    assert set(values) <= set(scrubbed.learned) and "Information" not in scrubbed.learned
+    assert (tmp_path / "run.log").read_text() == "used *** *** *** at Information level\n"
