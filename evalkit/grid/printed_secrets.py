@@ -106,9 +106,7 @@ def output_secrets(text: str) -> list[str]:
             name, value = match[name_group], match[value_group]
             if _BLOCK_INDICATOR.fullmatch(value):
                 continue  # a YAML block scalar's value stands on the lines below (:func:`_written_below`)
-            if (credential_name(name, option=True) or (name.isupper() and secret_variable(name))) and value != MASK \
-                    and not _ordinary_word(value) and not value.isdigit() and value.lower() not in ("null", "none",
-                                                                                                 "true", "false"):
+            if (credential_name(name, option=True) or (name.isupper() and secret_variable(name))) and _kept_value(value):
                 found.append(value)
     for pattern in _NAME_VALUE:
         for match in pattern.finditer(text):
