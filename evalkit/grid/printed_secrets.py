@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from evalkit.models.key_shapes import NAMED_SHAPES
+from evalkit.models.named_fields import mask_named_fields
 from evalkit.models.redaction import MASK, _ordinary_word, secret_variable
 from evalkit.grid.text_secrets import _JSON_FIELD, _PLACEHOLDER, _json_fields, _templated, _text_secrets, _words
 from evalkit.grid.credential_names import _holds_credentials, _secret_option, credential_column, credential_name
@@ -19,14 +21,27 @@ _PRINTED_ROW = re.compile(r"^[ \t]*(?:setenv[ \t]+)?([A-Za-z_][\w.-]*)[ \t]+(\S+
 # A row of a table a database client prints: MySQL's "| password | X |", psql's " password | X".
 # (possessive: two runs of blanks around an optional bar cannot split one run between them, which was quadratic)
 _TABLE_ROW = re.compile(r"^[ \t]*+\|?[ \t]*+([A-Za-z_][\w.-]*)[ \t]*+\|[ \t]*+([^\s|]+)[ \t]*+\|?[ \t]*$", re.M)
-# A name of a few words before its value: "API Key: X", "Client secret = X".
-_SPACED_NAME = re.compile(r"^[ \t]*([A-Za-z][A-Za-z0-9]*(?:[ \t][A-Za-z][A-Za-z0-9]*){1,3})[ \t]*[:=][ \t]*(\S+)[ \t]*$",
-                          re.M)
+# A name of a few words before its value: "API Key: X", "Client secret = X", '"api key": "X"' (quoted).
+_SPACED_NAME = re.compile(r"""^[ \t]*+(["']?)([A-Za-z][A-Za-z0-9]*(?:[ \t][A-Za-z][A-Za-z0-9]*){1,3})\1[ \t]*[:=][ \t]*"""
+                          r"""(["']?)([^\s"']+)\3[ \t,]*$""", re.M)
+# A list written on its name's line: YAML's "api_keys: [A, B]", a TOML array "api_keys = ['A',\n 'B']" whose
+# items go on over lines (read up to its closing bracket, never across another bracket or brace)
+_FLOW_LIST = re.compile(r"""^[ \t]*+(["']?)([A-Za-z_][\w.-]{0,80})\1[ \t]*+[:=][ \t]*+\[([^\[\]{}]{1,65536}+)\]""", re.M)
+# A call given a credential's name and then its value: os.environ.setdefault("DB_PASSWORD", "X"), os.putenv,
+# monkeypatch.setenv, a config's set("db", "password", "X")
+# (the name is the call's first argument, or its second after a section's name)
+_CALL_PAIR = re.compile(r"""\(\s*+(?:(["'])[\w.-]{0,200}+\1\s*+,\s*+)?(["'])([A-Za-z_][\w.-]{0,80})\2\s*+,\s*+"""
+                        r"""(["'])([^"'\r\n]{4,4096}+)\4\s*+[,)]""")
+_IDENTIFIER = re.compile(r"[a-z]+(?:_[a-z]+)+|[A-Z]+(?:_[A-Z]+)+")  # a name in a list of names: "base_url"
+# Code where a value would stand: a name or a path of names (settings.SECRET_KEY, db_password), perhaps called or
+# subscripted (getpass.getpass(, tokens[i]); each name without a digit, in one case, capitalised words or snake case
+_NAME = r"(?:[a-z]+(?:_[a-z]+)*|[A-Z]+(?:_[A-Z]+)*|[a-z]+(?:[A-Z][a-z]+)+|_+[a-z]+(?:_[a-z]+)*)"
+_CODE = re.compile(rf"{_NAME}(?:\.{_NAME})*(?:[(\[].*)?", re.S)
 # Named values in printed records: {"name": "DB_PASSWORD", "value": "X"} and "- name: X / value: Y" (Kubernetes
 # env lists), <add key="ApiKey" value="X"/> (NuGet, .NET config; name= and single quotes too, either order),
 # <password>X</password>, Set-Cookie headers.
 _NAME_VALUE = (re.compile(r'"name"\s*:\s*"([^"]+)"\s*,\s*"value"\s*:\s*"([^"]*)"'),
-               re.compile(r"""(?m)^[ \t]*-?[ \t]*name:[ \t]*["']?([\w.-]+)["']?[ \t]*\n[ \t]*value:[ \t]*["']?([^"'\s]+)"""),
+               re.compile(r"""(?m)^[ \t]*+(?:-[ \t]*+)?name:[ \t]*["']?([\w.-]+)["']?[ \t]*\n[ \t]*value:[ \t]*["']?([^"'\s]+)"""),
                re.compile(r"""\b(?:key|name)\s*=\s*(["'])(?P<name>[^"']+)\1\s+value\s*=\s*(["'])(?P<value>[^"']*)\3"""),
                re.compile(r"""\bvalue\s*=\s*(["'])(?P<value>[^"']*)\1\s+(?:key|name)\s*=\s*(["'])(?P<name>[^"']+)\3"""),
                re.compile(r"<([A-Za-z_][\w.-]*)>([^<\s]+)</\1>"),
@@ -65,6 +80,9 @@ _MOST_TABLE_ROWS = 100_000  # rows read below one header
 _PHRASE_ASSIGNMENT = re.compile(r"^[ \t]*(?:export[ \t]+)?([\"']?)([A-Za-z_][\w.-]{0,80})\1[ \t]*(?::=|=|:)[ \t]*"
                                 r"([^\s\"'#|>\[\]{}()<>,;=$!&*`]+(?:[ \t][^\s\"'#|>\[\]{}()<>,;=$!&*`]+){1,20})"
                                 r"[ \t]*(?:[ \t]#[^\r\n]*)?\r?$", re.M)
+# A row of two cells, a name and its value: a key-value table's "password,X" (comma, semicolon, tab or bar)
+_NAME_VALUE_ROW = re.compile(r"""^[ \t]*+(["']?)([A-Za-z_][\w.-]{0,80})\1[ \t]*+[,;\t|][ \t]*+(["']?)"""
+                             r"""([^"'\r\n,;\t|]{1,4096}+)\3[ \t]*+\r?$""", re.M)
 _COLUMN_NAME = re.compile(r"[A-Za-z_][\w .-]{0,63}")
 _BLOCK_INDICATOR = re.compile(r"[|>](?:[+-]?[0-9]?|[0-9][+-])")  # "password: |": the value is on the lines below
 # A shell's trace of the commands it runs (set -x, bash -x): "+ mysql -pX", "++ curl -u u:X".
@@ -101,7 +119,7 @@ def output_secrets(text: str) -> list[str]:
         text = _TERMINAL_CODE.sub("", text)  # a coloured log: its fields read as the terminal shows them
     found = _json_fields(text)[0] + _text_secrets(text)[0]
     for pattern, name_group, value_group in ((_PRINTED_ASSIGNMENT, 2, 4), (_PRINTED_ROW, 1, 2), (_TABLE_ROW, 1, 2),
-                                             (_SPACED_NAME, 1, 2)):
+                                             (_SPACED_NAME, 2, 4)):
         for match in pattern.finditer(text):
             name, value = match[name_group], match[value_group]
             if _BLOCK_INDICATOR.fullmatch(value):
@@ -116,14 +134,23 @@ def output_secrets(text: str) -> list[str]:
                 found.append(value)
     found += [match[1] for match in _SET_COOKIE.finditer(text)]
     for match in _PHRASE_ASSIGNMENT.finditer(text):  # an unquoted passphrase: the whole rest of its line
-        phrase = match[3].strip()
-        if credential_name(match[2], option=True) and any(character.isdigit() for character in phrase) and not all(
-                _ordinary_word(word) for word in phrase.split()):
-            found.append(phrase)  # (a digit among its words: "set via ENV_VAR" is a note, not a passphrase)
+        if credential_name(match[2], option=True) and _passphrase(match[3].strip()):
+            found.append(match[3].strip())
+    for match in _NAME_VALUE_ROW.finditer(text):
+        value = match[4].strip()
+        if (credential_name(match[2], option=True) or (match[2].isupper() and secret_variable(match[2]))) \
+                and _kept_value(value) and (not re.search(r"\s", value) or _passphrase(value)):
+            found.append(value)
     for name, value in _written_below(text):
         if credential_name(name, option=True) or (name.isupper() and secret_variable(name)):
             found.append(value)
     found += _table_column_secrets(text)
+    for match in _FLOW_LIST.finditer(text):
+        if credential_column(match[2]):
+            found += [item for item in _flow_items(match[3]) if _kept_value(item)]
+    found += [match[5] for match in _CALL_PAIR.finditer(text) if (credential_name(match[3], option=True) or (
+        match[3].isupper() and secret_variable(match[3]))) and _kept_value(match[5]) and not _IDENTIFIER.fullmatch(match[5])]
+    found += _masked_named_values(text)
     for match in _TRACE.finditer(text):
         found += _scan(_words(match[1]))[0]
     for block in _PRIVATE_KEY_BLOCK.finditer(text):  # its body; an armour header ("Version: GnuPG") stays
@@ -132,7 +159,9 @@ def output_secrets(text: str) -> list[str]:
     found += [match[2] for match in _PRINTED_OPTION.finditer(text) if _secret_option(match[1])
               and not match[2].startswith("-") and not _ordinary_word(match[2]) and not _templated(match[2])]
     # (a YAML block's marker or a list's opening bracket read as a value by a line's reading is none)
-    return [value for value in dict.fromkeys(found) if value and value != MASK
+    # (code where a value would stand, "password = db_password", is no value: learned, its pieces would mask
+    # every "password" of the unit's files)
+    return [value for value in dict.fromkeys(found) if value and value != MASK and not _CODE.fullmatch(value)
             and not (len(value) <= 3 and not any(character.isalnum() for character in value))]
 
 
@@ -185,11 +214,62 @@ def _record_secrets(text: str) -> list[str]:
     return found
 
 
+def _passphrase(phrase: str) -> bool:
+    """Whether ``phrase``, words under a credential's name, is a passphrase: a digit among words that are not all
+    ordinary ones ("set via ENV_VAR" is a note, "correct horse 9 battery" a passphrase)."""
+    return any(character.isdigit() for character in phrase) and not all(_ordinary_word(word) for word in phrase.split())
+
+
 def _kept_value(value: str) -> bool:
     """Whether ``value``, found under a credential's name, is one to mask: not empty, the mask, one ordinary word,
     a number, or a JSON literal (``password: null``, ``token: required``)."""
     return bool(value) and value != MASK and not _ordinary_word(value) and not value.isdigit() \
         and value.lower() not in ("null", "none", "true", "false", "~")
+
+
+def _masked_named_values(text: str) -> list[str]:
+    """The values the redaction's named shapes (:data:`evalkit.models.key_shapes.NAMED_SHAPES`) and
+    :func:`evalkit.models.named_fields.mask_named_fields` mask where they stand in ``text`` (a YAML value on the
+    line below its name, a flow map's field, a netrc line, ``DB_PASSWORD=X`` inside a JSON string), so the scrub
+    learns each form the redaction reads: the masked text's pieces between its masks are laid over
+    ``text`` in order, each at its first place (the earliest such reading exists whenever any does), and each gap
+    is a masked value. Words with no digit among them ("set via ENV_VAR") are no value.
+
+    >>> _masked_named_values("db: {user: ann, password: Zq8v-Lm3p}\\nmachine h login bob password Yt7u-Kp2q\\n")
+    ['Zq8v-Lm3p', 'Yt7u-Kp2q']
+    >>> _masked_named_values("passphrase: set via ENV_VAR"), _masked_named_values("passphrase: correct horse 9 staple")
+    ([], ['correct horse 9 staple'])
+    """
+    masked = text
+    for pattern, replacement in NAMED_SHAPES:
+        masked = pattern.sub(replacement, masked)
+    masked = mask_named_fields(masked)
+    if masked == text:
+        return []
+    pieces = masked.split(MASK)
+    last_at = len(text) - len(pieces[-1])
+    if not text.startswith(pieces[0]) or not text.endswith(pieces[-1]) or last_at < len(pieces[0]):
+        return []
+    found, at = [], len(pieces[0])
+    for piece in pieces[1:-1]:
+        place = text.find(piece, at, last_at)
+        if place < 0:
+            return []  # (not a masking of values in place: nothing read)
+        found.append(text[at:place])
+        at = place + len(piece)
+    found.append(text[at:last_at])
+    return [value for value in found if _kept_value(value)
+            and (not re.search(r"\s", value.strip()) or _passphrase(value))]
+
+
+def _flow_items(items: str) -> list[str]:
+    """The items of a list written between brackets (``A, 'B', "C"``), over one line or several, comments left out.
+
+    >>> _flow_items(" 'Ak-1x9z', # first\\n  Ak-2y8w ,\\n")
+    ['Ak-1x9z', 'Ak-2y8w']
+    """
+    lines = (line.split(" #", 1)[0] if not line.lstrip().startswith("#") else "" for line in items.splitlines())
+    return [item.strip().strip("\"'") for line in lines for item in line.split(",") if item.strip().strip("\"'")]
 
 
 def _written_below(text: str) -> list[tuple[str, str]]:
@@ -310,7 +390,8 @@ def _table_column_secrets(text: str) -> list[str]:
             if len(cells) != len(names):
                 break
             read_to += 1
-            # a value is one word (a Markdown table's "---" rule and a sentence with a comma are not values)
+            # a value is one word or a passphrase (a Markdown table's "---" rule and a sentence are not values)
             found += [cells[index].strip() for index in columns if _kept_value(cells[index].strip())
-                      and not re.search(r"\s", cells[index].strip()) and cells[index].strip(" -:")]
+                      and (not re.search(r"\s", cells[index].strip()) or _passphrase(cells[index].strip()))
+                      and cells[index].strip(" -:")]
     return found

@@ -10,10 +10,10 @@ from evalkit.models.redaction import (MASK, _HOST_LIKE, _NOT_NEXT_URL, _basic_va
                                       secret_variable)
 from evalkit.grid.credential_names import _URL, _credential_header, credential_name
 
-_HEADER = re.compile(r"\s*([A-Za-z][\w-]*)\s*:\s*(\S.*)", re.DOTALL)
+_HEADER = re.compile(r"\s*+([A-Za-z][\w-]*+)\s*+:\s*+(\S.*)", re.DOTALL)
 _SCHEME = re.compile(r"(?i)(bearer|basic|token|digest|negotiate|apikey)\s+(\S.*)", re.DOTALL)
 # A field of a JSON (or Python) object: "name": "value" (escapes read), 'name': 'value' or "name": 1234.
-_JSON_FIELD = re.compile(r"""(["'])([^"'\s:{}]+)\1\s*:\s*(?:(["'])((?:\\.|(?!\3)[^\\])*)\3|([^\s,}\]"'\[{][^\s,}\]"']*))""")
+_JSON_FIELD = re.compile(r"""(["'])([^"'\s:{}]+(?: [^"'\s:{}]+){0,3})\1\s*:\s*(?:(["'])((?:\\.|(?!\3)[^\\])*)\3|([^\s,}\]"'\[{][^\s,}\]"']*))""")
 # A field whose value is a list ("creds": ["a", "b"]): each of its strings.
 _JSON_LIST = re.compile(r"""(["'])([^"'\s:{}]+)\1\s*:\s*\[([^\[\]{}]*)\]""")
 _QUOTED = re.compile(r"""(["'])((?:\\.|(?!\1)[^\\])*)\1""")
@@ -147,7 +147,7 @@ _AUTHORIZATION = re.compile(r"(?i)\b(?:proxy-)?authorization\s*[:=]\s*(?:(?:bear
 _BEARER = re.compile(r"(?i)(?:^|(?<=[\s:=]))(?:bearer\s+(?!-)([^\s'\"]{4,})|basic\s+([A-Za-z0-9+/]{8,}={0,2})(?![^\s'\"]))")
 _SCHEMES = ("bearer", "basic", "token", "digest", "negotiate", "apikey")
 # An argument after which the next one is the header's value: "Authorization:", "Authorization: Bearer".
-_AUTHORIZATION_END = re.compile(r"(?i).*\b(?:proxy-)?authorization\s*[:=]?\s*(?:bearer|basic|token)?")
+_AUTHORIZATION_END = re.compile(r"(?i).*\b(?:proxy-)?authorization\s*+(?:[:=]\s*+)?(?:bearer|basic|token)?")
 
 
 # A URL whose password holds an unencoded "/" (postgres://me:pa/ss@db/app): a URL parser ends the host at that

@@ -29,6 +29,11 @@ _CREDENTIAL_WORDS = frozenset({"password", "passwd", "passwords", "pwd", "pw", "
                                "jwt", "pat", "apikey", "sig", "signature", "webhook", "dsn", "psk", "assertion",
                                "authkey", "authz", "bearer", "cookie", "cookies", "sas", "hmac", "otp", "totp",
                                "pin", "connstr"})
+# TOKENS names credentials after one of these words (api_tokens, ACCESS_TOKENS); alone, or after "max", "special",
+# "prompt", it counts a model's tokens.
+_TOKEN_OWNERS = frozenset({"api", "access", "auth", "bearer", "refresh", "oauth", "session", "csrf", "id", "personal",
+                           "deploy", "service", "bot", "secret", "client", "app", "admin", "github", "gitlab", "hf",
+                           "npm", "pypi", "slack", "discord", "webhook", "jwt", "security", "sts"})
 # A first word that makes the name a one-time credential (mfa_code, totp_seed, otp_value).
 _ONE_TIME_WORDS = frozenset({"mfa", "otp", "totp", "hotp"})
 # Credential words for a command-line option or a header only (a parameter or a result named "session" or
@@ -98,8 +103,9 @@ def credential_name(name: str, *, option: bool = False) -> bool:
     ...     "--max-tokens", "--key-file", "--password-file", "--password-stdin", "--cookie-jar", "--auth-type",
     ...     "--no-password", "--sort-key", "--bypass", "--token-limit", "--db-url")]
     [False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False]
-    >>> [credential_name(n) for n in ("pat", "hf_token", "creds", "webhook", "session", "pass_rate", "cookie")]
-    [True, True, True, True, False, False, True]
+    >>> [credential_name(n) for n in ("pat", "hf_token", "creds", "webhook", "session", "pass_rate", "cookie",
+    ...     "api_tokens", "special_tokens")]
+    [True, True, True, True, False, False, True, True, False]
     """
     words = name_words(name)
     if not words or words[0] in _SWITCH_WORDS:
@@ -119,6 +125,8 @@ def credential_name(name: str, *, option: bool = False) -> bool:
     last = words[-1]
     if last == "keys" and len(words) > 1:
         last = "key"  # api_keys
+    if last == "tokens" and len(words) > 1 and words[-2] in _TOKEN_OWNERS:
+        return True
     if len(words) > 1 and last == "id" and words[-2] in ("secret", "session"):
         return option or words[-2] == "secret"
     if last in _CREDENTIAL_WORDS or (option and last in _OPTION_WORDS):

@@ -11,9 +11,10 @@ import re
 from evalkit.models.command_shapes import COMMAND_SHAPES
 from evalkit.models.url_path_keys import path_parameters, path_secrets
 
-__all__ = ["KEY_SHAPES", "path_secrets", "path_parameters", "secret_variable"]
+__all__ = ["KEY_SHAPES", "NAMED_SHAPES", "path_secrets", "path_parameters", "secret_variable"]
 
-KEY_SHAPES = [
+# Values a name, an option, a command or a header introduces (password=..., --token ..., Authorization: ...)
+NAMED_SHAPES = [
     # a PEM private key's body, raw or with its line breaks written as "\n" in JSON (its headers' single dashes
     # included; read up to the next "--", at most 16 KB on)
     (re.compile(r"(-----BEGIN [A-Z ]{0,40}PRIVATE KEY(?: BLOCK)?-----)(?:[^-]|-(?!-)){1,16384}"
@@ -95,6 +96,10 @@ KEY_SHAPES = [
                 r"(?:[A-Za-z][\w.-]{0,30}\s+)?[^\"\s,}]+"), r"\1***"),
     # a cookie header's value, whole (a session id by any name)
     (re.compile(r"(?i)(\b(?:set-)?cookie\"?\s*:\s*\"?)[^\"\r\n]+"), r"\1***"),
+]
+# ... and, after them, keys known by their own shape wherever they stand (sk-..., hf_..., AKIA...)
+KEY_SHAPES = [
+    *NAMED_SHAPES,
     (re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}"), "sk-***"),
     (re.compile(r"\b(hf|ghp|gho|ghu|ghs|ghr|github_pat|glpat)_[A-Za-z0-9_\-]{16,}"), r"\1_***"),
     # GitLab (glpat-), Groq, Replicate, xAI, Perplexity, LangSmith, NVIDIA, Docker Hub, Notion, Stripe webhooks,

@@ -20,12 +20,12 @@ __all__ = ["mask_named_fields"]
 
 # A name (bare or quoted, a subscript's closing "]" allowed: os.environ['X'] = ...), an assignment (=, :, :=, =>,
 # <-) and a value, bare or in one to three quotes; the value read to a blank, a quote or a separator, however long.
-_NAMED_VALUE = re.compile(r"""(?<![\w.\-$@])(["']?)([A-Za-z_][\w.\-]{0,80})\1[ \t]*\]?[ \t]*(?::=|=>|<-|[:=])[ \t]*"""
+_NAMED_VALUE = re.compile(r"""(?<![\w.\-$@])(["']?)([A-Za-z_][\w.\-]{0,80})\1[ \t]*+(?:\][ \t]*+)?(?::=|=>|<-|[:=])[ \t]*+"""
                           r"""(["']{0,3})([^\s"'`,;&|}\]\\<>]{4,}+)""")
 # A command's option and its value written as items of a list: "--token", "V"
 _LISTED_OPTION = re.compile(r"""(["'])(--?[A-Za-z][\w-]{0,60})\1[ \t]*,[ \t]*(["'])([^"'\s]{4,}+)\3""")
 # A line that names its value in a few words: "API key: V", "Client secret = V".
-_SPACED_NAME = re.compile(r"(?m)^[ \t]*([A-Za-z][A-Za-z0-9]*(?:[ \t][A-Za-z][A-Za-z0-9]*){1,3})[ \t]*[:=][ \t]*"
+_SPACED_NAME = re.compile(r"(?m)^[ \t]*+([A-Za-z][A-Za-z0-9]*+(?:[ \t][A-Za-z][A-Za-z0-9]*+){1,3})[ \t]*+[:=][ \t]*+"
                           r"([^\s\"'`]{4,}+)[ \t]*$")
 _SETX = re.compile(r"""(?i)\bsetx[ \t]+([A-Za-z_]\w{0,80})[ \t]+(["']?)([^\s"']{4,}+)\2""")
 # Values that are no credential: a number, a date or a version, a switch, nothing, a placeholder.

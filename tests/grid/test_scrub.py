@@ -827,3 +827,45 @@ def test_dotnet_and_hadoop_attributes_name_their_value_in_either_order(tmp_path)
     scrubbed = scrub_folder(tmp_path, [])
     assert set(values) <= set(scrubbed.learned) and "Information" not in scrubbed.learned
     assert (tmp_path / "run.log").read_text() == "used *** *** *** at Information level\n"
+
+
+def test_every_form_the_redaction_masks_where_it_stands_is_learned_for_the_other_files(tmp_path):
+    """A value under a credential's name that the redaction masks where it stands (a YAML value on the next
+    line, a flow map, an INI continuation, a one-line netrc, a compose ``environment`` list in JSON, a JSON value
+    holding ``{prod}``) is learned too, and so are the forms no reader took: a quoted key with a space, flow
+    lists and a TOML array opening on its name's line, a CSV ``name,value`` table and a passphrase cell,
+    ``os.environ.setdefault``, ``os.putenv``, a config's ``set`` and a plural ``api_tokens``: a log that repeats
+    each value bare loses it. Code and names where a value would stand teach nothing."""
+    values = [f"Wq8zP{number}xK3mR7vT" for number in range(16)]
+    forms = {
+        "app.yaml": f"db:\n  password:\n    {values[0]}\n  pool: {{user: ann, password: {values[1]}}}\n",
+        "setup.cfg": f"[db]\npassword =\n    {values[2]}\n",
+        "netrc": f"machine api.example.com login bob password {values[3]}\n",
+        "compose.json": f'{{"services": {{"a": {{"environment": ["DB_PASSWORD={values[4]}", "X=1"]}}}}}}\n',
+        "settings.json": f'{{"password": "Tr{{prod}}{values[5]}", "api key": "{values[6]}"}}\n',
+        "keys.yaml": f"api_keys: [{values[7]}, '{values[8]}']\napi_tokens: [{values[9]}]\n",
+        "keys.toml": f'api_keys = ["{values[10]}", # first\n  "{values[11]}"]\n',
+        "vars.csv": f'name,value\npassword,{values[12]}\nuser,ann\n',
+        "users.csv": f'user,password\nbob,"correct horse 9 {values[13]}"\n',
+        "run.py": f'os.environ.setdefault("DB_PASSWORD", "{values[14]}")\nos.putenv("HF_TOKEN", "{values[15]}")\n'
+                  f'config.set("db", "password", "{values[0]}")\n',
+    }
+    for name, text in forms.items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "stdout.txt").write_text(" ".join(values) + "\n")
+    clean = {"notebook.py": 'api_key = os.environ["OPENAI_API_KEY"]\ntoken = tokens[i]\npassword: db_password\n'
+                            "secret_key = settings.SECRET_KEY\nmax_tokens: [64, 128]\n"
+                            'special_tokens = ["<s>", "</s>"]\nvalue = row.get("token", "default")\n'
+                            "argv ['--password', 'literal', '--seed', '1']\n",
+             "params.csv": "name,value\nlr,0.001\ntokenizer,gpt2\n"}
+    for name, text in clean.items():
+        (tmp_path / name).write_text(text)
+    scrubbed = scrub_folder(tmp_path, [])
+    missed = [value for value in values if not any(value in learned for learned in scrubbed.learned)]
+    assert not missed
+    assert not [learned for learned in scrubbed.learned if not any(value in learned for value in values)]
+    for path in tmp_path.iterdir():
+        assert not [value for value in values if value in path.read_text()], (path.name, path.read_text())
+    # (code is masked where it stands, not learned: the argument list keeps its "--password")
+    assert "argv ['--password', 'literal', '--seed', '1']" in (tmp_path / "notebook.py").read_text()
+    assert (tmp_path / "params.csv").read_text() == clean["params.csv"]
