@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["out_folder", "readable_as_umask_allows"]
+__all__ = ["current_umask", "out_folder", "readable_as_umask_allows"]
 
 
 def out_folder(path: str | Path, *, option: str = "--out") -> Path:
@@ -33,6 +33,17 @@ def out_folder(path: str | Path, *, option: str = "--out") -> Path:
     return folder
 
 
+def current_umask() -> int:
+    """The process's umask (read by setting it, so set back at once).
+
+    >>> umask = os.umask(0o027); current_umask() == 0o027 and os.umask(umask) == 0o027
+    True
+    """
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
+
+
 def readable_as_umask_allows(folder: Path) -> None:
     """Give the weights files (``*.safetensors``) a model's ``save_pretrained`` wrote in ``folder`` the mode the
     user's umask allows a new file (``0644`` under ``022``): safetensors writes them private (``0600``) whatever
@@ -48,8 +59,7 @@ def readable_as_umask_allows(folder: Path) -> None:
     >>> oct(private.stat().st_mode & 0o777)
     '0o600'
     """
-    umask = os.umask(0)
-    os.umask(umask)
+    umask = current_umask()
     for path in Path(folder).glob("*.safetensors"):
         if path.is_file() and not path.is_symlink():
             path.chmod(0o666 & ~umask)

@@ -63,9 +63,10 @@ _MULTILINE_STRING = re.compile(r"""^[ \t]*([\"']?)([A-Za-z_][\w.-]*)\1[ \t]*=[ \
 _XML_START = re.compile(r"(?i)<(?:[\w-]{1,40}:)?property\b[^<>]{0,1000}>")
 _XML_END = re.compile(r"(?i)</(?:[\w-]{1,40}:)?property\s*>")
 _MOST_PROPERTIES = 10_000  # <property> elements read in one text
-_XML_FIELD = re.compile(r"(?is)<(?:[\w-]+:)?(name|key|value)\s*>\s*(?:<!\[CDATA\[(.*?)\]\]>|([^<]*?))\s*"
-                        r"</(?:[\w-]+:)?\1\s*>")
-_XML_PLAIN_FIELD = re.compile(r"(?is)<(?:[\w-]+:)?(name|key|value)\s*>\s*()([^<]*?)\s*</(?:[\w-]+:)?\1\s*>")
+# (a field's text or its CDATA; the CDATA form read only where a block holds one: its lazy scan costs time)
+_XML_FIELD_FORM = r"(?is)<(?:[\w-]+:)?(name|key|value)\s*>\s*(?:{cdata}([^<]*?))\s*</(?:[\w-]+:)?\1\s*>"
+_XML_FIELD = re.compile(_XML_FIELD_FORM.format(cdata=r"<!\[CDATA\[(.*?)\]\]>|"))
+_XML_PLAIN_FIELD = re.compile(_XML_FIELD_FORM.format(cdata="()"))
 _XML_COMMENT = re.compile(r"(?s)<!--.*?-->")
 _XML_PAIR = re.compile(r"(?i)<name>\s*([^<>\s]+)\s*</name>\s*(?:<description>[^<>]*</description>\s*)?"
                        r"<value>\s*([^<>\s]+)\s*</value>")  # a pair outside a <property> element

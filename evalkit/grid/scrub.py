@@ -226,20 +226,21 @@ def _named_in_files(paths: list[Path], secrets: list[str]) -> list[str]:
             if path.is_symlink() or not path.is_file() or not 0 < path.stat().st_size <= _TEXT_BYTES:
                 continue
             data = path.read_bytes()
-            found.update(dict.fromkeys(named_in_file(path.name, data)))
+            # (a SQLite log beside its database: the rows it holds, read with the database's pages)
             database = database_beside(path) if data.startswith(WAL_MAGIC) else b""
-            if database:  # a SQLite log beside its database: the rows it holds, read with the database's pages
-                found.update(dict.fromkeys(named_in_sqlite(database_with_log(database, data))))
+            found.update(dict.fromkeys(named_in_file(path.name, data, database=database)))
         except (OSError, *_DAMAGED_FILE_ERRORS):  # the file's own scrub names it
             continue
     return [secret for secret in found if secret not in secrets]
 
 
-def named_in_file(name: str, data: bytes, *, depth: int = 0, budget: list[int] | None = None) -> list[str]:
+def named_in_file(name: str, data: bytes, *, depth: int = 0, budget: list[int] | None = None,
+                  database: bytes = b"") -> list[str]:
     """The credentials a file named ``name`` names (:func:`named_in_data`) or holds as a file named for one
     (Docker's ``/run/secrets/db_password``), and those of every file its archive or compressed stream holds, read
-    the same way down to :data:`MAX_NESTING` archives deep and up to 16 MB inflated in all (an archive's member counts as named for a credential only by a name that names only
-    credentials: an ``.npz`` array saved as ``key`` holds ordinary data as often).
+    the same way down to :data:`MAX_NESTING` archives deep and up to 16 MB inflated in all (an archive's member
+    counts as named for a credential only by a name that names only credentials: an ``.npz`` array saved as
+    ``key`` holds ordinary data as often). A SQLite log is read with the pages of its ``database``, when given.
 
     >>> import gzip, io, tarfile; written = io.BytesIO()
     >>> with tarfile.open(fileobj=written, mode="w") as archive:
@@ -249,7 +250,7 @@ def named_in_file(name: str, data: bytes, *, depth: int = 0, budget: list[int] |
     ['Qm7vT2xR9kL4']
     """
     budget = [_TEXT_BYTES] if budget is None else budget
-    found = [*named_in_data(data), *file_named_secret(name, data, member=depth > 0)]
+    found = [*named_in_data(data, database=database), *file_named_secret(name, data, member=depth > 0)]
     if depth < MAX_NESTING:
         for inner_name, content in inner_contents(data, budget):  # each piece taken from the one budget
             if content:
@@ -257,7 +258,7 @@ def named_in_file(name: str, data: bytes, *, depth: int = 0, budget: list[int] |
     return list(dict.fromkeys(found))
 
 
-def named_in_data(data: bytes) -> list[str]:
+def named_in_data(data: bytes, *, database: bytes = b"") -> list[str]:
     """The credentials ``data`` names (:func:`evalkit.grid.printed_secrets.output_secrets`: a ``password = X``
     line, a ``"token": "X"`` field), in any reading of it as text and, where it may be binary or hold wide text,
     in its strings: a file of a unit, or what its command printed.
@@ -274,8 +275,8 @@ def named_in_data(data: bytes) -> list[str]:
                   if len(value) >= SHORTEST_MASKED]
     found += named_in_pickle(data)  # a pickle's key and value, opcodes between them (protocol 0: text lines)
     found += named_in_sqlite(data)  # a table's key and value, or a column named for a credential
-    if data.startswith(WAL_MAGIC):  # a SQLite log alone (in an archive, say): the pages it holds
-        found += named_in_sqlite(database_with_log(b"", data))
+    if data.startswith(WAL_MAGIC):  # a SQLite log: its pages over its ``database``'s, or alone (in an archive, say)
+        found += named_in_sqlite(database_with_log(database, data))
     return list(dict.fromkeys(found))
 
 

@@ -17,7 +17,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from evalkit.data.folders import readable_as_umask_allows
+from evalkit.data.folders import current_umask, readable_as_umask_allows
 
 __all__ = ["cache_dir", "default_lm_path", "default_encoder_path", "smollm2_gguf_file", "quiet_model_loading",
            "plain_progress_bars"]
@@ -122,11 +122,9 @@ def default_lm_path() -> Path:
     # Convert into a temporary folder and rename it into place, so an interrupted conversion never
     # leaves a half-written model behind.
     staging = Path(tempfile.mkdtemp(prefix=target.name + ".", dir=target.parent))
-    umask = os.umask(0)
-    os.umask(umask)
     # mkdtemp makes a private folder (0700); the model is as readable as any folder the user makes (a shared
     # cache, or a graded run under another user, reads it).
-    staging.chmod(0o777 & ~umask)
+    staging.chmod(0o777 & ~current_umask())
     try:
         _convert_gguf(gguf, staging)
         (staging / "evalkit-source.json").write_text(json.dumps(
