@@ -9,6 +9,7 @@ from evalkit.models.key_shapes import NAMED_SHAPES
 from evalkit.models.named_fields import mask_named_fields
 from evalkit.models.redaction import MASK, _ordinary_word, secret_variable
 from evalkit.grid.text_secrets import _JSON_FIELD, _PLACEHOLDER, _json_fields, _templated, _text_secrets, _words
+from evalkit.models.credential_names import name_words
 from evalkit.grid.credential_names import _holds_credentials, _secret_option, credential_column, credential_name
 from evalkit.grid.command_secrets import _scan
 
@@ -32,6 +33,7 @@ _FLOW_LIST = re.compile(r"""^[ \t]*+(["']?)([A-Za-z_][\w.-]{0,80})\1[ \t]*+[:=][
 # (the name is the call's first argument, or its second after a section's name)
 _CALL_PAIR = re.compile(r"""\(\s*+(?:(["'])[\w.-]{0,200}+\1\s*+,\s*+)?(["'])([A-Za-z_][\w.-]{0,80})\2\s*+,\s*+"""
                         r"""(["'])([^"'\r\n]{4,4096}+)\4\s*+[,)]""")
+_SPECIAL_TOKEN = re.compile(r"<\|?[\w.:/-]{1,40}\|?>|\[[A-Za-z_]{2,12}\]")  # a tokenizer's "<|endoftext|>", "[PAD]"
 _IDENTIFIER = re.compile(r"[a-z]+(?:_[a-z]+)+|[A-Z]+(?:_[A-Z]+)+")  # a name in a list of names: "base_url"
 # Code where a value would stand: a name or a path of names (settings.SECRET_KEY, db_password), perhaps called or
 # subscripted (getpass.getpass(, tokens[i]); each name without a digit, in one case, capitalised words or snake case
@@ -118,14 +120,14 @@ def output_secrets(text: str) -> list[str]:
     """
     if "\x1b[" in text:
         text = _TERMINAL_CODE.sub("", text)  # a coloured log: its fields read as the terminal shows them
-    found = _json_fields(text)[0] + _text_secrets(text)[0]
+    found = _json_fields(text, lone_key=False)[0] + _text_secrets(text, lone_key=False)[0]
     for pattern, name_group, value_group in ((_PRINTED_ASSIGNMENT, 2, 4), (_PRINTED_ROW, 1, 2), (_TABLE_ROW, 1, 2),
                                              (_SPACED_NAME, 2, 4)):
         for match in pattern.finditer(text):
             name, value = match[name_group], match[value_group]
             if _BLOCK_INDICATOR.fullmatch(value):
                 continue  # a YAML block scalar's value stands on the lines below (:func:`_written_below`)
-            if (credential_name(name, option=True) or (name.isupper() and secret_variable(name))) and _kept_value(value):
+            if _names_credential(name) and _kept_value(value):
                 found.append(value)
     for pattern in _NAME_VALUE:
         for match in pattern.finditer(text):
@@ -135,22 +137,19 @@ def output_secrets(text: str) -> list[str]:
                 found.append(value)
     found += [match[1] for match in _SET_COOKIE.finditer(text)]
     for match in _PHRASE_ASSIGNMENT.finditer(text):  # an unquoted passphrase: the whole rest of its line
-        if credential_name(match[2], option=True) and _passphrase(match[3].strip()):
+        if _names_credential(match[2]) and _passphrase(match[3].strip()):
             found.append(match[3].strip())
     for match in _NAME_VALUE_ROW.finditer(text):
         value = match[4].strip()
-        if (credential_name(match[2], option=True) or (match[2].isupper() and secret_variable(match[2]))) \
-                and _kept_value(value) and (not re.search(r"\s", value) or _passphrase(value)):
+        if _names_credential(match[2]) and _kept_value(value) and (not re.search(r"\s", value) or _passphrase(value)):
             found.append(value)
-    for name, value in _written_below(text):
-        if credential_name(name, option=True) or (name.isupper() and secret_variable(name)):
-            found.append(value)
+    found += [value for name, value in _written_below(text) if _names_credential(name)]
     found += _table_column_secrets(text)
     for match in _FLOW_LIST.finditer(text):
         if credential_column(match[2]):
             found += [item for item in _flow_items(match[3]) if _kept_value(item)]
-    found += [match[5] for match in _CALL_PAIR.finditer(text) if (credential_name(match[3], option=True) or (
-        match[3].isupper() and secret_variable(match[3]))) and _kept_value(match[5]) and not _IDENTIFIER.fullmatch(match[5])]
+    found += [match[5] for match in _CALL_PAIR.finditer(text) if _names_credential(match[3]) and _kept_value(match[5])
+              and not _IDENTIFIER.fullmatch(match[5])]
     found += _masked_named_values(text)
     for match in _TRACE.finditer(text):
         found += _scan(_words(match[1]))[0]
@@ -162,8 +161,21 @@ def output_secrets(text: str) -> list[str]:
     # (a YAML block's marker or a list's opening bracket read as a value by a line's reading is none)
     # (code where a value would stand, "password = db_password", is no value: learned, its pieces would mask
     # every "password" of the unit's files)
+    # nor is a tokenizer's special token ("<|endoftext|>", "[PAD]")
     return [value for value in dict.fromkeys(found) if value and value != MASK and not _CODE.fullmatch(value)
-            and not (len(value) <= 3 and not any(character.isalnum() for character in value))]
+            and not _SPECIAL_TOKEN.fullmatch(value) and not (len(value) <= 3 and not any(character.isalnum() for character in value))]
+
+
+def _names_credential(name: str) -> bool:
+    """Whether a name a program printed a value under names a credential: an option's or a field's name
+    (:func:`credential_name`) other than a lone ``key`` (a record's id, a map's key), or an environment variable's.
+
+    >>> [_names_credential(n) for n in ("db_password", "API_KEY", "DB_PASS", "key", "max_tokens")]
+    [True, True, True, False, False]
+    """
+    if name_words(name) == ["key"]:
+        return False
+    return credential_name(name, option=True) or (name.isupper() and secret_variable(name))
 
 
 def _object_fields(text: str) -> dict[str, str]:

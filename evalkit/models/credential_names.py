@@ -34,6 +34,9 @@ _CREDENTIAL_WORDS = frozenset({"password", "passwd", "passwords", "pwd", "pw", "
 _TOKEN_OWNERS = frozenset({"api", "access", "auth", "bearer", "refresh", "oauth", "session", "csrf", "id", "personal",
                            "deploy", "service", "bot", "secret", "client", "app", "admin", "github", "gitlab", "hf",
                            "npm", "pypi", "slack", "discord", "webhook", "jwt", "security", "sts"})
+# TOKEN is a tokenizer's special token after one of these words (eos_token, pad_token: "<|endoftext|>", "[PAD]")
+_TOKENIZER_ROLES = frozenset({"eos", "bos", "pad", "unk", "sep", "cls", "mask", "sos", "eot", "start", "end",
+                              "special", "additional", "sentinel", "image", "audio", "video", "boi", "eoi", "im"})
 # A first word that makes the name a one-time credential (mfa_code, totp_seed, otp_value).
 _ONE_TIME_WORDS = frozenset({"mfa", "otp", "totp", "hotp"})
 # Credential words for a command-line option or a header only (a parameter or a result named "session" or
@@ -104,8 +107,8 @@ def credential_name(name: str, *, option: bool = False) -> bool:
     ...     "--no-password", "--sort-key", "--bypass", "--token-limit", "--db-url")]
     [False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False]
     >>> [credential_name(n) for n in ("pat", "hf_token", "creds", "webhook", "session", "pass_rate", "cookie",
-    ...     "api_tokens", "special_tokens")]
-    [True, True, True, True, False, False, True, True, False]
+    ...     "api_tokens", "special_tokens", "eos_token")]
+    [True, True, True, True, False, False, True, True, False, False]
     """
     words = name_words(name)
     if not words or words[0] in _SWITCH_WORDS:
@@ -127,6 +130,8 @@ def credential_name(name: str, *, option: bool = False) -> bool:
         last = "key"  # api_keys
     if last == "tokens" and len(words) > 1 and words[-2] in _TOKEN_OWNERS:
         return True
+    if last == "token" and len(words) > 1 and words[-2] in _TOKENIZER_ROLES:
+        return False
     if len(words) > 1 and last == "id" and words[-2] in ("secret", "session"):
         return option or words[-2] == "secret"
     if last in _CREDENTIAL_WORDS or (option and last in _OPTION_WORDS):

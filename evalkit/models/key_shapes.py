@@ -27,7 +27,8 @@ NAMED_SHAPES = [
     (re.compile(r"(Private-MAC:\s*)[0-9a-fA-F]{16,}"), r"\1***"),
     (re.compile(r"(\\?\"(?:d|p|q|dp|dq|qi|k)\\?\"\s*:\s*\\?\")[A-Za-z0-9_\-]{20,}"), r"\1***"),
     # the token after Bearer/Basic, unless it is one ordinary word ("a basic reply", "the bearer of news")
-    (re.compile(r"\b((?i:bearer|basic))\s+(?!-)(?!(?:[A-Z]?[a-z]{1,12}|[A-Z]{1,12})(?![^\s\"',;]))[^\s\"',;]+"),
+    # (on its line: "token_type: bearer" then a new line starts another field)
+    (re.compile(r"\b((?i:bearer|basic))[ \t]+(?!-)(?!(?:[A-Z]?[a-z]{1,12}|[A-Z]{1,12})(?![^\s\"',;]))[^\s\"',;]+"),
      r"\1 ***"),
     # XML settings holding a credential (before key="..." below reads the setting's name as a key)
     (re.compile(r"(?i)(<add\s+key\s*=\s*[\"'][^\"'<>]{0,60}(?:key|token|secret|password|passwd|pwd|credential)"

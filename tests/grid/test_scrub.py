@@ -869,3 +869,27 @@ def test_every_form_the_redaction_masks_where_it_stands_is_learned_for_the_other
     # (code is masked where it stands, not learned: the argument list keeps its "--password")
     assert "argv ['--password', 'literal', '--seed', '1']" in (tmp_path / "notebook.py").read_text()
     assert (tmp_path / "params.csv").read_text() == clean["params.csv"]
+
+
+def test_record_ids_special_tokens_and_a_token_type_teach_the_scrub_nothing(tmp_path):
+    """A JSON Lines file whose records are named by ``"key"``, a tokenizer's special tokens (``eos_token``,
+    ``<|endoftext|>``), an OAuth ``token_type: bearer`` followed by another field, and a results table that
+    repeats the same ids are ordinary data: nothing is learned and every file keeps its bytes."""
+    import json
+    import pickle
+
+    files = {
+        "items.jsonl": "".join(json.dumps({"key": f"item-{number:04d}", "score": number % 5}) + "\n"
+                               for number in range(20)),
+        "tokenizer_config.json": json.dumps({"eos_token": "<|endoftext|>", "bos_token": "<|im_start|>",
+                                             "pad_token": "[PAD]", "unk_token": "<unk>"}),
+        "oauth.yaml": "token_type: bearer\nauth_method: oauth2\nitems:\n  - key: item-0003\n",
+        "results.csv": "key,score,note\nitem-0003,3,<|endoftext|> kept\nitem-0004,4,auth_method:\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "special.pkl").write_bytes(pickle.dumps({"eos_token": "<|endoftext|>", "pad_token": "[PAD]"}))
+    kept = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
+    scrubbed = scrub_folder(tmp_path, [])
+    assert not scrubbed.learned
+    assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == kept
