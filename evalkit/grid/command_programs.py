@@ -76,7 +76,7 @@ _PROGRAMS = (_CURL | _MYSQL | _HTTPIE | _ARCHIVERS | set(_PASSWORD_OPTIONS) | se
 # -pVALUE for another program (a wrapper passing it on) is a password when VALUE looks like one: at least 6
 # characters, letters and digits, no "/" or ":" (-p8080:80, -pthread, -pedantic, -pno:cacheprovider and
 # Java-style options such as -projectId stay).
-_ATTACHED_PASSWORD = re.compile(r"(?=[^/:]*?[A-Za-z])(?=[^/:]*?\d)[^/:\s]{6,}")  # a letter and a digit
+_ATTACHED_PASSWORD = re.compile(r"(?=[^/:\s]*?[A-Za-z])(?=[^/:\s]*?\d)[^/:\s]{6,}")  # a letter and a digit
 # Where a shell line starts another command: the next word is a program.
 _SEPARATORS = frozenset({";", "&&", "||", "|", "|&", "&", "(", ")", ";;"})
 # Options whose value is "user:password", for any program, and for curl and HTTPie only.

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from evalkit.models.key_shapes import NAMED_SHAPES
+from evalkit.models.key_shapes import NAMED_SHAPES, PRIVATE_KEY_SHAPES, PROSE_SHAPES
 from evalkit.models.named_fields import mask_named_fields
 from evalkit.models.redaction import MASK, _ordinary_word, secret_variable
 from evalkit.grid.text_secrets import _JSON_FIELD, _PLACEHOLDER, _json_fields, _templated, _text_secrets, _words
@@ -28,17 +28,19 @@ _SPACED_NAME = re.compile(r"""^[ \t]*+(["']?)([A-Za-z][A-Za-z0-9]*(?:[ \t][A-Za-
 # A list written on its name's line: YAML's "api_keys: [A, B]", a TOML array "api_keys = ['A',\n 'B']" whose
 # items go on over lines (read up to its closing bracket, never across another bracket or brace)
 _FLOW_LIST = re.compile(r"""^[ \t]*+(["']?)([A-Za-z_][\w.-]{0,80})\1[ \t]*+[:=][ \t]*+\[([^\[\]{}]{1,65536}+)\]""", re.M)
-# A call given a credential's name and then its value: os.environ.setdefault("DB_PASSWORD", "X"), os.putenv,
-# monkeypatch.setenv, a config's set("db", "password", "X")
-# (the name is the call's first argument, or its second after a section's name)
-_CALL_PAIR = re.compile(r"""\(\s*+(?:(["'])[\w.-]{0,200}+\1\s*+,\s*+)?(["'])([A-Za-z_][\w.-]{0,80})\2\s*+,\s*+"""
-                        r"""(["'])([^"'\r\n]{4,4096}+)\4\s*+[,)]""")
+# A setter given a credential's name and then its value: os.environ.setdefault("DB_PASSWORD", "X"), os.putenv,
+# monkeypatch.setenv, a config's set("db", "password", "X") (the name is the first string argument, or the second
+# after a section's name; a getter's default, os.getenv("API_KEY", "sk-placeholder"), is no value)
+_CALL_PAIR = re.compile(r"""\b(?:set\w*|put\w*|\w*set(?:env|default))\(\s*+(?:(["'])[\w.-]{0,200}+\1\s*+,\s*+)?"""
+                        r"""(["'])([A-Za-z_][\w.-]{0,80})\2\s*+,\s*+(["'])([^"'\r\n]{4,4096}+)\4\s*+[,)]""")
+_LEARNED_SHAPES = [shape for shape in NAMED_SHAPES if shape not in PROSE_SHAPES + PRIVATE_KEY_SHAPES]
+# The name a value follows (key="db.host", password: X): a lone "key" names a setting, not a key
+_NAME_BEFORE = re.compile(r"""([A-Za-z_][\w.-]{0,80})["']?[ \t]*(?::=|<-|=>?|:)[ \t]*["']?$""")
 _SPECIAL_TOKEN = re.compile(r"<\|?[\w.:/-]{1,40}\|?>|\[[A-Za-z_]{2,12}\]")  # a tokenizer's "<|endoftext|>", "[PAD]"
 _IDENTIFIER = re.compile(r"[a-z]+(?:_[a-z]+)+|[A-Z]+(?:_[A-Z]+)+")  # a name in a list of names: "base_url"
-# Code where a value would stand: a name or a path of names (settings.SECRET_KEY, db_password), perhaps called or
-# subscripted (getpass.getpass(, tokens[i]); each name without a digit, in one case, capitalised words or snake case
-_NAME = r"(?:[a-z]+(?:_[a-z]+)*|[A-Z]+(?:_[A-Z]+)*|[a-z]+(?:[A-Z][a-z]+)+|_+[a-z]+(?:_[a-z]+)*)"
-_CODE = re.compile(rf"{_NAME}(?:\.{_NAME})*(?:[(\[].*)?", re.S)
+# Code where a value would stand (:func:`_is_code`): a name or a path of names, and a call or a subscript
+_REFERENCE = re.compile(r"[A-Za-z_]+(?:[._][A-Za-z_]+)+")
+_CALLED = re.compile(r"([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)[(\[](\S?)")
 # Named values in printed records: {"name": "DB_PASSWORD", "value": "X"} and "- name: X / value: Y" (Kubernetes
 # env lists), <add key="ApiKey" value="X"/> (NuGet, .NET config; name= and single quotes too, either order),
 # <password>X</password>, Set-Cookie headers.
@@ -141,7 +143,8 @@ def output_secrets(text: str) -> list[str]:
             found.append(match[3].strip())
     for match in _NAME_VALUE_ROW.finditer(text):
         value = match[4].strip()
-        if _names_credential(match[2]) and _kept_value(value) and (not re.search(r"\s", value) or _passphrase(value)):
+        if (credential_column(match[2]) or (match[2].isupper() and secret_variable(match[2]))) and _kept_value(value) \
+                and (not re.search(r"\s", value) or _passphrase(value)):  # (a lone "key", "auth", "token" names data)
             found.append(value)
     found += [value for name, value in _written_below(text) if _names_credential(name)]
     found += _table_column_secrets(text)
@@ -149,7 +152,7 @@ def output_secrets(text: str) -> list[str]:
         if credential_column(match[2]):
             found += [item for item in _flow_items(match[3]) if _kept_value(item)]
     found += [match[5] for match in _CALL_PAIR.finditer(text) if _names_credential(match[3]) and _kept_value(match[5])
-              and not _IDENTIFIER.fullmatch(match[5])]
+              and not _IDENTIFIER.fullmatch(match[5]) and (" " not in match[5].strip() or _passphrase(match[5]))]
     found += _masked_named_values(text)
     for match in _TRACE.finditer(text):
         found += _scan(_words(match[1]))[0]
@@ -162,7 +165,9 @@ def output_secrets(text: str) -> list[str]:
     # (code where a value would stand, "password = db_password", is no value: learned, its pieces would mask
     # every "password" of the unit's files)
     # nor is a tokenizer's special token ("<|endoftext|>", "[PAD]")
-    return [value for value in dict.fromkeys(found) if value and value != MASK and not _CODE.fullmatch(value)
+    # nor is a value holding a mask (what was read is masked) or a credential's name and its sign ("password=")
+    return [value for value in dict.fromkeys(found) if value and MASK not in value and not _is_code(value)
+            and not (value[-1] in ":=" and credential_name(value.rstrip(":=")))
             and not _SPECIAL_TOKEN.fullmatch(value) and not (len(value) <= 3 and not any(character.isalnum() for character in value))]
 
 
@@ -227,6 +232,23 @@ def _record_secrets(text: str) -> list[str]:
     return found
 
 
+def _is_code(value: str) -> bool:
+    """Whether a value read under a credential's name is code standing where a value would: a reference to a name
+    that names a credential (``db_password``, ``settings.SECRET_KEY``), or a call or a subscript of a dotted or
+    snake-case name, or of a variable (``getpass.getpass(``, ``jax.random.PRNGKey(42)``, ``tokens[i]``). Learned,
+    its pieces would mask every "password" of a unit's files; a password with brackets (``hunter(2)``) is none.
+
+    >>> [_is_code(v) for v in ("db_password", "settings.SECRET_KEY", "tokens[i]", "jax.random.PRNGKey(42)")]
+    [True, True, True, True]
+    >>> [_is_code(v) for v in ("tiger_lily_moon", "correct.horse.battery", "hunter(2)", "abc[123]", "Zq8v-Lm3p")]
+    [False, False, False, False, False]
+    """
+    if _REFERENCE.fullmatch(value):
+        return any(credential_name(part) for part in value.split("."))
+    called = _CALLED.match(value)
+    return bool(called) and ("." in called[1] or "_" in called[1] or not called[2] or not called[2].isdigit())
+
+
 def _passphrase(phrase: str) -> bool:
     """Whether ``phrase``, words under a credential's name, is a passphrase: a digit among words that are not all
     ordinary ones ("set via ENV_VAR" is a note, "correct horse 9 battery" a passphrase)."""
@@ -235,18 +257,21 @@ def _passphrase(phrase: str) -> bool:
 
 def _kept_value(value: str) -> bool:
     """Whether ``value``, found under a credential's name, is one to mask: not empty, the mask, one ordinary word,
-    a number, or a JSON literal (``password: null``, ``token: required``)."""
-    return bool(value) and value != MASK and not _ordinary_word(value) and not value.isdigit() \
+    a number, a JSON literal (``password: null``, ``token: required``) or stars (``Password: ********``)."""
+    return bool(value) and value.strip("*") != "" and not _ordinary_word(value) and not value.isdigit() \
         and value.lower() not in ("null", "none", "true", "false", "~")
 
 
 def _masked_named_values(text: str) -> list[str]:
-    """The values the redaction's named shapes (:data:`evalkit.models.key_shapes.NAMED_SHAPES`) and
-    :func:`evalkit.models.named_fields.mask_named_fields` mask where they stand in ``text`` (a YAML value on the
-    line below its name, a flow map's field, a netrc line, ``DB_PASSWORD=X`` inside a JSON string), so the scrub
-    learns each form the redaction reads: the masked text's pieces between its masks are laid over
-    ``text`` in order, each at its first place (the earliest such reading exists whenever any does), and each gap
-    is a masked value. Words with no digit among them ("set via ENV_VAR") are no value.
+    """The values the redaction's named shapes (:data:`evalkit.models.key_shapes.NAMED_SHAPES`, not those read in
+    prose) and :func:`evalkit.models.named_fields.mask_named_fields` mask where they stand in ``text`` (a YAML
+    value on the line below its name, a flow map's field, a netrc line, ``DB_PASSWORD=X`` inside a JSON string),
+    so the scrub learns each form the redaction reads. The masked text's pieces between its masks are laid over
+    ``text`` twice, each piece at its first place from the left and at its last from the right: a piece found
+    at the same place both ways stands there in every reading, and a gap between two such pieces is a masked
+    value; a gap the readings disagree on (two masks parted by a blank, a value holding the next piece) teaches
+    nothing. Words with no digit among them ("set via ENV_VAR"), a flow list's opening and a lone ``key``'s value
+    (``<entry key="db.host">``: a setting's name) are no value.
 
     >>> _masked_named_values("db: {user: ann, password: Zq8v-Lm3p}\\nmachine h login bob password Yt7u-Kp2q\\n")
     ['Zq8v-Lm3p', 'Yt7u-Kp2q']
@@ -254,25 +279,43 @@ def _masked_named_values(text: str) -> list[str]:
     ([], ['correct horse 9 staple'])
     """
     masked = text
-    for pattern, replacement in NAMED_SHAPES:
+    for pattern, replacement in _LEARNED_SHAPES:
         masked = pattern.sub(replacement, masked)
     masked = mask_named_fields(masked)
     if masked == text:
         return []
     pieces = masked.split(MASK)
-    last_at = len(text) - len(pieces[-1])
-    if not text.startswith(pieces[0]) or not text.endswith(pieces[-1]) or last_at < len(pieces[0]):
-        return []
-    found, at = [], len(pieces[0])
+    if not text.startswith(pieces[0]) or not text.endswith(pieces[-1]) \
+            or len(text) - len(pieces[-1]) < len(pieces[0]):
+        return []  # (not a masking of values in place: nothing read)
+    lefts, at = [0], len(pieces[0])  # each piece's first place, after the one before it
     for piece in pieces[1:-1]:
-        place = text.find(piece, at, last_at)
+        place = text.find(piece, at, len(text) - len(pieces[-1]))
         if place < 0:
-            return []  # (not a masking of values in place: nothing read)
-        found.append(text[at:place])
+            return []
+        lefts.append(place)
         at = place + len(piece)
-    found.append(text[at:last_at])
-    return [value for value in found if _kept_value(value)
-            and (not re.search(r"\s", value.strip()) or _passphrase(value))]
+    rights, at = [len(text) - len(pieces[-1])], len(text) - len(pieces[-1])  # its last place, before the next
+    for piece in reversed(pieces[1:-1]):
+        place = text.rfind(piece, len(pieces[0]), at)
+        rights.append(place)
+        at = place
+    rights = [*reversed(rights)]
+    lefts.append(len(text) - len(pieces[-1]))
+    rights.insert(0, 0)
+    found = []
+    for index in range(len(pieces) - 1):
+        if lefts[index] != rights[index] or lefts[index + 1] != rights[index + 1]:
+            continue  # (the readings disagree on where this value starts or ends)
+        start = lefts[index] + len(pieces[index])
+        value = text[start:lefts[index + 1]].strip()
+        if value[-1:] in ")]}" and "([{"[")]}".index(value[-1])] not in value:
+            value = value[:-1]  # a usage line's "[--password PASSWORD]": the bracket closes the line's own
+        name = _NAME_BEFORE.search(text, max(0, start - 100), start)
+        if not (name and name_words(name[1]) == ["key"]):
+            found.append(value)
+    return [value for value in found if _kept_value(value) and value[:1] not in "[{"
+            and (not re.search(r"\s", value) or _passphrase(value))]
 
 
 def _flow_items(items: str) -> list[str]:

@@ -7,8 +7,8 @@ import json
 import re
 
 from evalkit.models.credential_names import name_words
-from evalkit.models.redaction import (MASK, _HOST_LIKE, _NOT_NEXT_URL, _basic_value, _ordinary_word, path_secrets,
-                                      secret_variable)
+from evalkit.models.redaction import (MASK, _HOST_LIKE, _NOT_NEXT_URL, _URL_START, _basic_value, _ordinary_word,
+                                      path_secrets, secret_variable)
 from evalkit.grid.credential_names import _URL, _credential_header, credential_name
 
 _HEADER = re.compile(r"\s*+([A-Za-z][\w-]*+)\s*+:\s*+(\S.*)", re.DOTALL)
@@ -156,12 +156,14 @@ _AUTHORIZATION_END = re.compile(r"(?i).*\b(?:proxy-)?authorization\s*+(?:[:=]\s*
 # "/", so its user-info is read here, up to the last "@" a host follows. The part before the ":" is no host
 # ("[::1]"), the password's first segment no port (https://h:8080/u/@me is a path) and holds no "@" (then the
 # user-info ends there, as a parser reads it).
-_SLASHED_USERINFO = re.compile(r"""\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:\[\]"'<>]*:"""
+# (the scheme read as the redaction reads it, 32 characters at most from each start: a long run of "a.a.a."
+# would otherwise be scanned to its end from every word in it)
+_SLASHED_USERINFO = re.compile(rf"""{_URL_START}[^\s/?#@:\[\]"'<>]*:"""
                                r"""((?!\d+/)[^\s?#"'<>/@]*/[^\s?#"'<>]*)"""
                                r"""@(?=[A-Za-z0-9\[][\w.\[\]:-]*(?:[/?#\s"'<>]|$))""")
 # ... and one whose password holds an "@" before its "/" (postgres://me:p@ss/w0rd@db/app): to the last "@" a host
 # name follows (redaction's reading of such an ambiguous URL).
-_AT_SLASHED_USERINFO = re.compile(r"""\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:\[\]"'<>]*:"""
+_AT_SLASHED_USERINFO = re.compile(rf"""{_URL_START}[^\s/?#@:\[\]"'<>]*:"""
                                   rf"""([^\s?#"'<>/]*@[^\s?#"'<>/@]*/(?:{_NOT_NEXT_URL}[^\s?#"'<>])*)"""
                                   rf"""@(?={_HOST_LIKE})""")
 

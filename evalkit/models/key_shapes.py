@@ -11,19 +11,34 @@ import re
 from evalkit.models.command_shapes import COMMAND_SHAPES
 from evalkit.models.url_path_keys import path_parameters, path_secrets
 
-__all__ = ["KEY_SHAPES", "NAMED_SHAPES", "path_secrets", "path_parameters", "secret_variable"]
+__all__ = ["KEY_SHAPES", "NAMED_SHAPES", "PRIVATE_KEY_SHAPES", "PROSE_SHAPES", "path_secrets", "path_parameters", "secret_variable"]
 
-# Values a name, an option, a command or a header introduces (password=..., --token ..., Authorization: ...)
-NAMED_SHAPES = [
-    # a PEM private key's body, raw or with its line breaks written as "\n" in JSON (its headers' single dashes
-    # included; read up to the next "--", at most 16 KB on)
+# A password, passphrase or secret named in prose whose value mixes letters and digits (passphrase S3cretPw9;
+# "secret sauce" stays), and a token-shaped value named in prose ("using token <v>"): read where they stand, never
+# learned as a unit's secrets (a log's "pass epoch_1" is a training pass)
+_PROSE_SECRET = (re.compile(r"(?i)(\b(?:password|passwd|passphrase|pass|secret|pwd|pw)[ \t]+)(?=[^\s\"',;]{0,200}\d)"
+                            r"(?=[^\s\"',;]{0,200}[a-z])(?![\d.]+[a-z]{1,3}(?![^\s\"',;]))"
+                            r"[^\s\"',;<>]{6,200}(?![^\s\"',;<>])"), r"\1***")
+_PROSE_TOKEN = (re.compile(r"(?i)(\b(?:token|api[ _-]?key|secret|password|passphrase)\s+)(?=[\w\-]{0,200}\d)"
+                           r"(?=[\w\-]{0,200}[a-z])[A-Za-z0-9_\-]{16,}(?![\w\-])"), r"\1***")
+PROSE_SHAPES = [_PROSE_SECRET, _PROSE_TOKEN]
+
+# A private key's body: a PEM block, raw or with its line breaks written as "\n" in JSON (its headers' single
+# dashes included; read up to the next "--", at most 16 KB on); one cut before its END line (its base64 body, to the
+# first character that is not one of it); a PuTTY key's private lines (masked where they stand; a unit's scrub
+# learns a key's lines by its own reader, which keeps an armour header's "Version: GnuPG v2")
+PRIVATE_KEY_SHAPES = [
     (re.compile(r"(-----BEGIN [A-Z ]{0,40}PRIVATE KEY(?: BLOCK)?-----)(?:[^-]|-(?!-)){1,16384}"
                 r"(-----END [A-Z ]{0,40}PRIVATE KEY(?: BLOCK)?-----)"),
      r"\1***\2"),
-    # ... and one cut before its END line (its base64 body, to the first character that is not one of it); a
-    # PuTTY key's private lines; a JSON web key's private members (d, p, q, dp, dq, qi; k of a symmetric key)
     (re.compile(r"(-----BEGIN [A-Z ]{0,40}PRIVATE KEY(?: BLOCK)?-----)(?>(?:\\[nr]|\s|[A-Za-z0-9+/=])+)"), r"\1***"),
     (re.compile(r"(Private-Lines:\s*\d+\s*)(?>(?:\\[nr]|\s|[A-Za-z0-9+/=])+)"), r"\1***"),
+]
+
+# Values a name, an option, a command or a header introduces (password=..., --token ..., Authorization: ...)
+NAMED_SHAPES = [
+    *PRIVATE_KEY_SHAPES,
+    # a PuTTY key's MAC; a JSON web key's private members (d, p, q, dp, dq, qi; k of a symmetric key)
     (re.compile(r"(Private-MAC:\s*)[0-9a-fA-F]{16,}"), r"\1***"),
     (re.compile(r"(\\?\"(?:d|p|q|dp|dq|qi|k)\\?\"\s*:\s*\\?\")[A-Za-z0-9_\-]{20,}"), r"\1***"),
     # the token after Bearer/Basic, unless it is one ordinary word ("a basic reply", "the bearer of news")
@@ -56,9 +71,7 @@ NAMED_SHAPES = [
     # a netrc line's password (machine h login bob password X), and a password, passphrase or secret named in
     # prose whose value mixes letters and digits (passphrase S3cretPw9; "secret sauce" stays)
     (re.compile(r"(?i)(\blogin[ \t]+\S+[ \t]+(?:password|passwd|passphrase|account)[ \t]+)[^\s\"']+"), r"\1***"),
-    (re.compile(r"(?i)(\b(?:password|passwd|passphrase|pass|secret|pwd|pw)[ \t]+)(?=[^\s\"',;]{0,200}\d)"
-                r"(?=[^\s\"',;]{0,200}[a-z])(?![\d.]+[a-z]{1,3}(?![^\s\"',;]))[^\s\"',;<>]{6,200}(?![^\s\"',;<>])"),
-     r"\1***"),
+    _PROSE_SECRET,
     # a Docker config's "auth" (base64 of user:password), in config.json and a .dockerconfigjson
     (re.compile(r"(\\?\"auth\\?\"\s*:\s*\\?\")[A-Za-z0-9+/]{8,}={0,2}(?=\\?\")"), r"\1***"),
     # an OAuth code or assertion in a form body (code=..., no "?" before it), 10 characters or more
@@ -72,8 +85,7 @@ NAMED_SHAPES = [
                 r"(?:\\?[\"'])?\s*:(?!=)\s*(?:\\?[\"'])?)(?!(?:bearer|basic)\s)"
                 r"(?![|>](?:[+-]?[0-9]?|[0-9][+-])(?:[ \t]+#[^\r\n]*)?[ \t]*(?:\r?\n|$))[^\"'\s,}\\\x1b]+"), r"\1***"),
     # a token-shaped value named in prose ("using token <v>"): 16+ letters, digits, "_" or "-", a digit among them
-    (re.compile(r"(?i)(\b(?:token|api[ _-]?key|secret|password|passphrase)\s+)(?=[\w\-]{0,200}\d)(?=[\w\-]{0,200}[a-z])"
-                r"[A-Za-z0-9_\-]{16,}(?![\w\-])"), r"\1***"),
+    _PROSE_TOKEN,
     # a credential given to a command-line option in free text (--api-key <v>, --token <v>)
     (re.compile(r"(?i)(--(?:api[_-]?key|token|password|passwd|pass|pw|pwd|passphrase|secret|access[_-]?token"
                 r"|auth[_-]?token)\s+)"

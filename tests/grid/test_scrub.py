@@ -893,3 +893,31 @@ def test_record_ids_special_tokens_and_a_token_type_teach_the_scrub_nothing(tmp_
     scrubbed = scrub_folder(tmp_path, [])
     assert not scrubbed.learned
     assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == kept
+
+
+@pytest.mark.parametrize("text, learned", [
+    ("DB_PASSWORD=supersecretvalue", ["supersecretvalue"]),
+    ("password: myDogSpot", ["myDogSpot"]),
+    ("secret: correct.horse.battery", ["correct.horse.battery"]),
+    ("client_secret = tiger_lily_moon", ["tiger_lily_moon"]),
+    ("password: hunter(2)", ["hunter(2)"]),
+    ("Authorization: Bearer  abc123xyzQ", ["abc123xyzQ"]),
+    ("api_keys: [Ak-1x9z, Ak-2y8w]", ["Ak-1x9z", "Ak-2y8w"]),
+    ("rng_key = jax.random.PRNGKey(42)", []),
+    ("password = db_password\nsecret_key = settings.SECRET_KEY\ntoken = tokens[i]", []),
+    ('st.text_input("Password", "enter your password")\nclean = text.replace("password", "word piece")', []),
+    ('os.getenv("API_KEY", "sk-placeholder")\nenv.get("SECRET", "changeme123")', []),
+    ('secrets: [prod-db, staging-9]\nauth: [oauth2, "saml-v2"]', []),
+    ("Starting pass epoch_1 / finished pass step-100\nstep 100 loss 2.31 secret 42abcdef lr 1e-4", []),
+    ("metric,value\nacc,0.9\nkey,train-split-1\nauth,oauth2-v2", []),
+    ("Password: ********", []),
+    ("\n*Authorization: Token token= key=login bob password abc123xx:password: password=", []),
+])
+def test_what_a_unit_writes_under_a_name_is_learned_only_where_it_is_a_value(text, learned):
+    """A password in letters only, with dots, underscores or brackets, is a value; code where a value would
+    stand (a name, a call, a subscript), a getter's default, prose, a training log's "pass epoch_1", a flow list
+    under a name that lists names, a key-value table's lone ``key`` or ``auth``, stars and a mask's neighbours
+    are none: learned, their 6-character pieces would mask every "password" of the unit's files."""
+    from evalkit.grid.printed_secrets import output_secrets
+
+    assert output_secrets(text) == learned
