@@ -212,6 +212,32 @@ def _stem(name: str) -> str:
     return name.rsplit("/", 1)[-1].split(".", 1)[0]
 
 
+_LARGEST_ARRAY = 16 * 2**20  # bytes of a NumPy file read for its fields (the scrub's limit for a text)
+
+
+def named_in_array(data: bytes) -> list[str]:
+    """The credentials a NumPy file of records holds in a field named for one (a structured array's
+    ``("password", "<U16")``), read by NumPy without pickles.
+
+    >>> import io, numpy as np; buffer = io.BytesIO()
+    >>> np.save(buffer, np.array([("ann", "Lb8Xq3Wz6Lp1")], dtype=[("user", "U8"), ("password", "U16")]))
+    >>> named_in_array(buffer.getvalue())
+    ['Lb8Xq3Wz6Lp1']
+    """
+    if not data.startswith(b"\x93NUMPY") or len(data) > _LARGEST_ARRAY:
+        return []
+    try:
+        records = np.load(io.BytesIO(data), allow_pickle=False)
+    except Exception:  # any malformed array: not read (the file's bytes are searched regardless)
+        return []
+    found: list[str] = []
+    for field in records.dtype.names or ():
+        if credential_column(field) and records.dtype[field].kind in "US":
+            found += [item.decode("utf-8", "replace") if isinstance(item, bytes) else str(item)
+                      for item in np.ravel(records[field]).tolist()]
+    return [value for value in found if _STORED_VALUE.fullmatch(value) and not _ordinary_word(value)]
+
+
 def file_named_secret(name: str, data: bytes, *, member: bool = False) -> list[str]:
     """What a file named for a credential holds, where it is one value: ``db_password`` holding ``Qm7vT2xR9kL4``,
     ``api_token.txt``, a NumPy file (``db_password.npy``) of one string. A file that holds more than one value

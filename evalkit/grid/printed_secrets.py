@@ -34,7 +34,7 @@ _FLOW_LIST = re.compile(r"""^[ \t]*+(["']?)([A-Za-z_][\w.-]{0,80})\1[ \t]*+[:=][
 _CALL_PAIR = re.compile(r"""\b(?:set\w*|put\w*|\w*set(?:env|default))\(\s*+(?:(["'])[\w.-]{0,200}+\1\s*+,\s*+)?"""
                         r"""(["'])([A-Za-z_][\w.-]{0,80})\2\s*+,\s*+(["'])([^"'\r\n]{4,4096}+)\4\s*+[,)]""")
 _LEARNED_SHAPES = [shape for shape in NAMED_SHAPES if shape not in PROSE_SHAPES + PRIVATE_KEY_SHAPES]
-# The name a value follows (key="db.host", password: X): a lone "key" names a setting, not a key
+# The name a value follows (key="db.host", password: X), judged as a printed name is (:func:`_names_credential`)
 _NAME_BEFORE = re.compile(r"""([A-Za-z_][\w.-]{0,80})["']?[ \t]*(?::=|<-|=>?|:)[ \t]*["']?$""")
 _SPECIAL_TOKEN = re.compile(r"<\|?[\w.:/-]{1,40}\|?>|\[[A-Za-z_]{2,12}\]")  # a tokenizer's "<|endoftext|>", "[PAD]"
 _IDENTIFIER = re.compile(r"[a-z]+(?:_[a-z]+)+|[A-Z]+(?:_[A-Z]+)+")  # a name in a list of names: "base_url"
@@ -45,11 +45,16 @@ _CALLED = re.compile(r"([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)[(\[](\S?)")
 # env lists), <add key="ApiKey" value="X"/> (NuGet, .NET config; name= and single quotes too, either order),
 # <password>X</password>, Set-Cookie headers.
 _NAME_VALUE = (re.compile(r'"name"\s*:\s*"([^"]+)"\s*,\s*"value"\s*:\s*"([^"]*)"'),
-               re.compile(r"""(?m)^[ \t]*+(?:-[ \t]*+)?name:[ \t]*["']?([\w.-]+)["']?[ \t]*\n[ \t]*value:[ \t]*["']?([^"'\s]+)"""),
+               re.compile(r"""(?m)^[ \t]*+(?:-[ \t]*+)?(?:name|key):[ \t]*["']?([\w.-]+)["']?[ \t]*\r?\n[ \t]*value:[ \t]*["']?([^"'\s]+)"""),
                re.compile(r"""\b(?:key|name)\s*=\s*(["'])(?P<name>[^"']+)\1\s+value\s*=\s*(["'])(?P<value>[^"']*)\3"""),
                re.compile(r"""\bvalue\s*=\s*(["'])(?P<value>[^"']*)\1\s+(?:key|name)\s*=\s*(["'])(?P<name>[^"']+)\3"""),
                re.compile(r"<([A-Za-z_][\w.-]*)>([^<\s]+)</\1>"),
                re.compile(r"""<[A-Za-z_][\w.-]*\s+(?:key|name)\s*=\s*["']([^"']+)["'][^>]*>([^<\s]+)</"""))
+# A name of one to three words and a token-like value inside a line of a log ("INFO Using API key: V for requests")
+_INLINE_NAME = re.compile(r"""(?<![\w-])((?:[A-Za-z][A-Za-z0-9]*+[ \t]){0,2}+[A-Za-z][\w-]*+)[ \t]*+[:=][ \t]*+"""
+                          r"""([^\s"'`,;]{8,200}+)(?![^\s"'`,;])""")
+# A pair written as a list of two strings: a headers list's ["X-Api-Key", "V"]
+_LISTED_PAIR = re.compile(r"""\[\s*+(["'])([A-Za-z_][\w.-]{0,80})\1\s*+,\s*+(["'])([^"'\r\n]{4,4096}+)\3\s*+\]""")
 _SET_COOKIE = re.compile(r"(?im)^[ \t]*set-cookie:[ \t]*[^=;\s]+=([^;\s]+)")
 # A value written on the lines below its name: a YAML block scalar ("password: |" then the indented value; a tag
 # or an anchor may stand before the marker, the name may be quoted), a YAML list or a TOML array of one item per
@@ -72,7 +77,7 @@ _XML_FIELD_FORM = r"(?is)<(?:[\w-]+:)?(name|key|value)\s*>\s*(?:{cdata}([^<]*?))
 _XML_FIELD = re.compile(_XML_FIELD_FORM.format(cdata=r"<!\[CDATA\[(.*?)\]\]>|"))
 _XML_PLAIN_FIELD = re.compile(_XML_FIELD_FORM.format(cdata="()"))
 _XML_COMMENT = re.compile(r"(?s)<!--.*?-->")
-_XML_PAIR = re.compile(r"(?i)<name>\s*([^<>\s]+)\s*</name>\s*(?:<description>[^<>]*</description>\s*)?"
+_XML_PAIR = re.compile(r"(?i)<(name|key)>\s*([^<>\s]+)\s*</\1>\s*(?:<description>[^<>]*</description>\s*)?"
                        r"<value>\s*([^<>\s]+)\s*</value>")  # a pair outside a <property> element
 _XML_ATTRIBUTES = re.compile(r"""(?is)<(?:[\w-]+:)?property\s+(?:name|key)\s*=\s*["']([^"']+)["']\s+value\s*=\s*"""
                              r"""["']([^"']+)["']""")
@@ -122,7 +127,7 @@ def output_secrets(text: str) -> list[str]:
     """
     if "\x1b[" in text:
         text = _TERMINAL_CODE.sub("", text)  # a coloured log: its fields read as the terminal shows them
-    found = _json_fields(text, lone_key=False)[0] + _text_secrets(text, lone_key=False)[0]
+    found = _json_fields(text, printed=True)[0] + _text_secrets(text, printed=True)[0]
     for pattern, name_group, value_group in ((_PRINTED_ASSIGNMENT, 2, 4), (_PRINTED_ROW, 1, 2), (_TABLE_ROW, 1, 2),
                                              (_SPACED_NAME, 2, 4)):
         for match in pattern.finditer(text):
@@ -138,6 +143,13 @@ def output_secrets(text: str) -> list[str]:
                     and value != MASK and not _ordinary_word(value):
                 found.append(value)
     found += [match[1] for match in _SET_COOKIE.finditer(text)]
+    for match in _INLINE_NAME.finditer(text):  # (a credential's name in its last words; a value of letters and digits)
+        words = match[1].split()
+        if any(_names_credential(" ".join(words[-count:])) for count in range(1, len(words) + 1)) \
+                and re.search(r"\d", match[2]) and re.search(r"[A-Za-z]", match[2]) and _kept_value(match[2]):
+            found.append(match[2].rstrip("."))
+    found += [match[4] for match in _LISTED_PAIR.finditer(text) if _names_credential(match[2]) and _kept_value(match[4])
+              and " " not in match[4].strip()]
     for match in _PHRASE_ASSIGNMENT.finditer(text):  # an unquoted passphrase: the whole rest of its line
         if _names_credential(match[2]) and _passphrase(match[3].strip()):
             found.append(match[3].strip())
@@ -147,7 +159,7 @@ def output_secrets(text: str) -> list[str]:
                 and (not re.search(r"\s", value) or _passphrase(value)):  # (a lone "key", "auth", "token" names data)
             found.append(value)
     found += [value for name, value in _written_below(text) if _names_credential(name)]
-    found += _table_column_secrets(text)
+    found += _table_column_secrets(text) + _json_table_secrets(text)
     for match in _FLOW_LIST.finditer(text):
         if credential_column(match[2]):
             found += [item for item in _flow_items(match[3]) if _kept_value(item)]
@@ -232,6 +244,47 @@ def _record_secrets(text: str) -> list[str]:
     return found
 
 
+_MOST_JSON_NODES = 1_000_000  # lists and maps walked in one JSON text
+_TOKEN_LIKE = re.compile(r"(?=[^\s]*\d)(?=[^\s]*[A-Za-z])[\w.~+/=-]{12,}")
+
+
+def _json_table_secrets(text: str) -> list[str]:
+    """The values of a table written as JSON with its column names apart from its rows
+    (``{"fields": ["user", "token"], "rows": [["bob", "X"]]}``, pandas' ``orient="split"``): in a map holding a list
+    of names, one naming a credential column, and a list of rows as long as it, each row's item in that column
+    (under a name that also names data, ``token``, an item of 12 letters and digits or more, both among them).
+
+    >>> _json_table_secrets('{"columns": ["user", "api_token"], "data": [["ann", "Nb8-Xq3W"], ["bob", null]]}')
+    ['Nb8-Xq3W']
+    """
+    stripped = text.strip()
+    if not stripped[:1] in ("{", "[") or '"' not in stripped:
+        return []
+    import json
+
+    try:
+        document = json.loads(stripped)
+    except (ValueError, RecursionError):
+        return []
+    found, waiting, walked = [], [document], 0
+    while waiting and walked < _MOST_JSON_NODES:
+        node = waiting.pop()
+        walked += 1
+        children = list(node.values()) if isinstance(node, dict) else node if isinstance(node, list) else []
+        waiting += [child for child in children if isinstance(child, (dict, list))]
+        if not isinstance(node, dict):
+            continue
+        for names in children:
+            if not (isinstance(names, list) and len(names) >= 2 and all(isinstance(name, str) for name in names)):
+                continue
+            columns = [index for index, name in enumerate(names) if _names_credential(name)]
+            for rows in children if columns else ():
+                if isinstance(rows, list) and all(isinstance(row, list) and len(row) == len(names) for row in rows):
+                    found += [row[index] for row in rows for index in columns if isinstance(row[index], str)
+                              and _kept_value(row[index]) and (credential_column(names[index]) or _TOKEN_LIKE.fullmatch(row[index]))]
+    return found
+
+
 def _is_code(value: str) -> bool:
     """Whether a value read under a credential's name is code standing where a value would: a reference to a name
     that names a credential (``db_password``, ``settings.SECRET_KEY``), or a call or a subscript of a dotted or
@@ -270,8 +323,8 @@ def _masked_named_values(text: str) -> list[str]:
     ``text`` twice, each piece at its first place from the left and at its last from the right: a piece found
     at the same place both ways stands there in every reading, and a gap between two such pieces is a masked
     value; a gap the readings disagree on (two masks parted by a blank, a value holding the next piece) teaches
-    nothing. Words with no digit among them ("set via ENV_VAR"), a flow list's opening and a lone ``key``'s value
-    (``<entry key="db.host">``: a setting's name) are no value.
+    nothing. Words with no digit among them ("set via ENV_VAR"), a flow list's opening and a value after a name
+    that names no credential as a printed name (``<entry key="db.host">``, ``"eval_key": X``) are no value.
 
     >>> _masked_named_values("db: {user: ann, password: Zq8v-Lm3p}\\nmachine h login bob password Yt7u-Kp2q\\n")
     ['Zq8v-Lm3p', 'Yt7u-Kp2q']
@@ -312,7 +365,7 @@ def _masked_named_values(text: str) -> list[str]:
         if value[-1:] in ")]}" and "([{"[")]}".index(value[-1])] not in value:
             value = value[:-1]  # a usage line's "[--password PASSWORD]": the bracket closes the line's own
         name = _NAME_BEFORE.search(text, max(0, start - 100), start)
-        if not (name and name_words(name[1]) == ["key"]):
+        if not name or _names_credential(name[1]):  # (a shape's "eval_key:" or "key=" names no credential here)
             found.append(value)
     return [value for value in found if _kept_value(value) and value[:1] not in "[{"
             and (not re.search(r"\s", value) or _passphrase(value))]
@@ -363,7 +416,7 @@ def _written_below(text: str) -> list[tuple[str, str]]:
         if fields.get("name") and fields.get("value"):
             found.append((fields["name"], fields["value"]))
     found += [(match[1], match[2]) for match in _XML_ATTRIBUTES.finditer(text)]
-    found += [(match[1], match[2]) for match in _XML_PAIR.finditer(text)]
+    found += [(match[2], match[3]) for match in _XML_PAIR.finditer(text)]
     return [(name, value) for name, value in found if _kept_value(value) and not _BLOCK_INDICATOR.fullmatch(value)]
 
 

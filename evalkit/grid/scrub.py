@@ -34,7 +34,7 @@ from evalkit.grid.compressed import (HEAD_BYTES, MAX_NESTING, NotReadWhole, comp
                                      zip_stored_entries)
 from evalkit.grid.binary_strings import SHORTEST_MASKED, mask_strings_in_place, named_in_binary, string_runs
 from evalkit.grid.printed_secrets import _TERMINAL_CODE, output_secrets
-from evalkit.grid.named_values import WAL_MAGIC, file_named_secret, named_in_pickle, named_in_sqlite, database_beside, database_with_log
+from evalkit.grid.named_values import WAL_MAGIC, file_named_secret, named_in_array, named_in_pickle, named_in_sqlite, database_beside, database_with_log
 
 __all__ = ["Scrubbed", "scrub_folder"]
 
@@ -274,6 +274,7 @@ def named_in_data(data: bytes, *, database: bytes = b"") -> list[str]:
         found += [value for value in output_secrets("\n".join(text for *_, text in runs)) + named_in_binary(data, runs)
                   if len(value) >= SHORTEST_MASKED]
     found += named_in_pickle(data)  # a pickle's key and value, opcodes between them (protocol 0: text lines)
+    found += named_in_array(data)  # a NumPy record's field named for a credential
     found += named_in_sqlite(data)  # a table's key and value, or a column named for a credential
     if data.startswith(WAL_MAGIC):  # a SQLite log: its pages over its ``database``'s, or alone (in an archive, say)
         found += named_in_sqlite(database_with_log(database, data))

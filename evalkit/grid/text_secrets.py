@@ -66,12 +66,12 @@ def _header(value: str) -> tuple[list[str], str]:
     return [match[2].strip()], f"{match[1]}: {MASK}"
 
 
-def _json_fields(text: str, *, lone_key: bool = True) -> tuple[list[str], str]:
+def _json_fields(text: str, *, printed: bool = False) -> tuple[list[str], str]:
     """The secrets of a JSON body (or a Python literal) written in an argument — the values of its fields named
     as credentials (:func:`credential_name`: ``token``, ``password``, ``api_key``,
     ``client_secret``, ``session``...), at any depth — and the text with them masked. A value with a
-    placeholder (``{pw}``), ``null``, ``true`` or ``false`` stays; so does a lone ``key``'s unless ``lone_key``
-    (a request body's ``"key"`` is an API key, a printed record's its id).
+    placeholder (``{pw}``), ``null``, ``true`` or ``false`` stays; so does a lone ``key``'s in what a program
+    ``printed`` (a request body's ``"key"`` is an API key, a printed record's its id).
 
     >>> _json_fields('{"token": "t0k-1234", "user": {"password":"pw-5678"}, "max_tokens": 9}')
     (['t0k-1234', 'pw-5678'], '{"token": "***", "user": {"password":"***"}, "max_tokens": 9}')
@@ -85,7 +85,7 @@ def _json_fields(text: str, *, lone_key: bool = True) -> tuple[list[str], str]:
     def mask(match: re.Match) -> str:
         group = 4 if match[3] else 5
         value = match[group]
-        if (not credential_name(match[2], option=True) or (not lone_key and name_words(match[2]) == ["key"]) or not value or value in ("null", "true", "false", MASK)
+        if (not credential_name(match[2], option=True) or (printed and name_words(match[2]) == ["key"]) or not value or value in ("null", "true", "false", MASK)
                 or _PLACEHOLDER.search(value)):
             return match[0]
         found.append(value)
@@ -181,11 +181,12 @@ def _slashed_passwords(text: str) -> list[tuple[int, int]]:
     return [match.span(1) for pattern in (_AT_SLASHED_USERINFO, _SLASHED_USERINFO) for match in pattern.finditer(text)]
 
 
-def _text_secrets(text: str, *, lone_key: bool = True) -> tuple[list[str], str]:
+def _text_secrets(text: str, *, printed: bool = False) -> tuple[list[str], str]:
     """The credentials written anywhere in one argument, whatever the program — ``name=value`` pieces whose name
     is a credential's (:func:`credential_name`), an ``Authorization`` value, a ``Bearer`` token, a ``Basic``
-    credential — and the argument with them masked; a lone ``key``'s value only with ``lone_key`` (a command's
-    ``key=X`` is a key, a printed record's ``"key": X`` its id).
+    credential — and the argument with them masked. In what a program ``printed`` a lone ``key`` names no
+    credential (a command's ``key=X`` is a key, a printed record's ``"key": X`` its id), nor does a lower-case
+    name an environment variable's reading would take (``"secret_santa": "alice"``).
 
     >>> _text_secrets("--from-literal=password=Pw-1234")
     (['Pw-1234'], '--from-literal=password=***')
@@ -199,7 +200,7 @@ def _text_secrets(text: str, *, lone_key: bool = True) -> tuple[list[str], str]:
     spans: list[tuple[int, int]] = []
     for match in _PIECE.finditer(text):
         if credential_name(match[1], option=True) and match[2] != MASK and match[2].lower() not in _SCHEMES \
-                and (lone_key or name_words(match[1]) != ["key"]):
+                and not (printed and name_words(match[1]) == ["key"]):
             spans.append(match.span(2))
     for pattern in _STATEMENT_SECRETS:
         for match in pattern.finditer(text):
@@ -211,8 +212,8 @@ def _text_secrets(text: str, *, lone_key: bool = True) -> tuple[list[str], str]:
         name = match[2] or match[3]
         if name.lower() == "key" and re.match(r"\s*(?:/?>|value\s*=)", text[match.end():]):
             continue  # <entry key="db.password">X</entry>, <add key="ApiKey" value="X"/>: the key is a name
-        if (credential_name(name, option=True) or secret_variable(name)) and match[5] != MASK \
-                and (lone_key or name_words(name) != ["key"]):
+        if (credential_name(name, option=True) or (secret_variable(name) and (name.isupper() or not printed))) \
+                and match[5] != MASK and not (printed and name_words(name) == ["key"]):
             spans.append(match.span(5))
     for match in _URL.finditer(text):  # a key in a URL's path, wherever the URL stands
         for key in path_secrets(match[0]):

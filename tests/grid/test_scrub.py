@@ -921,3 +921,32 @@ def test_what_a_unit_writes_under_a_name_is_learned_only_where_it_is_a_value(tex
     from evalkit.grid.printed_secrets import output_secrets
 
     assert output_secrets(text) == learned
+
+
+def test_pairs_lists_inline_log_names_json_tables_and_numpy_records_are_learned(tmp_path):
+    """A YAML list of ``key:``/``value:`` pairs, an XML ``<entry><key>password</key><value>X</value>``, a headers
+    list ``[["X-Api-Key", X]]``, a log line naming its key mid-line (``Using API key: X for requests``), a JSON
+    table with its column names apart from its rows, and a NumPy record array with a ``password`` field each name
+    a credential: learned, and a log repeating each value bare loses it. A result's ``key``, ``secret_santa`` and
+    ``eval_key`` fields teach nothing."""
+    import json
+
+    np = pytest.importorskip("numpy")
+    values = [f"Rc8Xq3Wz{number}Lp1Rm4" for number in range(7)]
+    (tmp_path / "deploy.yaml").write_text(f"env:\n  - key: DB_PASSWORD\n    value: {values[0]}\n")
+    (tmp_path / "conf.xml").write_text(f"<map><entry><key>password</key><value>{values[1]}</value></entry></map>\n")
+    (tmp_path / "request.json").write_text(json.dumps({"headers": [["Accept", "*/*"], ["X-Api-Key", values[2]]]}))
+    (tmp_path / "run.log").write_text(f"2026-12-07 INFO Using API key: {values[3]} for requests\n")
+    (tmp_path / "table.json").write_text(json.dumps({"fields": ["user", "api_token"], "rows": [["bob", values[4]]]}))
+    records = np.array([("ann", values[5]), ("bob", values[6])], dtype=[("user", "U8"), ("password", "U24")])
+    np.save(tmp_path / "users.npy", records)
+    (tmp_path / "bare.log").write_text(" ".join(values) + "\n")
+    result = {"key": "item-0042", "secret_santa": "alice", "eval_key": "mmlu/abstract_algebra"}
+    (tmp_path / "result.json").write_text(json.dumps(result))
+    scrubbed = scrub_folder(tmp_path, [])
+    assert set(values) <= set(scrubbed.learned)
+    for path in tmp_path.iterdir():
+        data = path.read_bytes()
+        assert not [value for value in values if value.encode() in data or value.encode("utf-32-le") in data], path
+    assert not set(result.values()) & set(scrubbed.learned)
+    assert json.loads((tmp_path / "result.json").read_text())["secret_santa"] == "alice"
