@@ -52,7 +52,7 @@ _NAME_VALUE = (re.compile(r'"name"\s*:\s*"([^"]+)"\s*,\s*"value"\s*:\s*"([^"]*)"
                re.compile(r"""<[A-Za-z_][\w.-]*\s+(?:key|name)\s*=\s*["']([^"']+)["'][^>]*>([^<\s]+)</"""))
 # A name of one to three words and a token-like value inside a line of a log ("INFO Using API key: V for requests")
 _INLINE_NAME = re.compile(r"""(?<![\w-])((?:[A-Za-z][A-Za-z0-9]*+[ \t]){0,2}+[A-Za-z][\w-]*+)[ \t]*+[:=][ \t]*+"""
-                          r"""([^\s"'`,;]{8,200}+)(?![^\s"'`,;])""")
+                          r"""([^\s"'`,;\[\]{}()<>]{8,200}+)(?![^\s"'`,;\[\]{}()<>])""")
 # A pair written as a list of two strings: a headers list's ["X-Api-Key", "V"]
 _LISTED_PAIR = re.compile(r"""\[\s*+(["'])([A-Za-z_][\w.-]{0,80})\1\s*+,\s*+(["'])([^"'\r\n]{4,4096}+)\3\s*+\]""")
 _SET_COOKIE = re.compile(r"(?im)^[ \t]*set-cookie:[ \t]*[^=;\s]+=([^;\s]+)")

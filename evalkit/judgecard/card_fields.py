@@ -299,7 +299,20 @@ def _refuse_non_numbers(row: Any, where: str) -> None:
 
 
 def _read_set_scores(entry: dict[str, Any], where: str) -> SetScores:
-    """One ``scores`` entry of a card's record, checked (see :func:`check_set_scores`)."""
+    """One ``scores`` entry of a card's record, checked (see :func:`check_set_scores`); an entry that is no map of
+    ``set``, ``item_ids`` and ``scores`` (lists) is refused naming the entry and its field.
+
+    >>> _read_set_scores({"set": "fed"}, "card.json, field 'scores[0]'")
+    Traceback (most recent call last):
+    ValueError: card.json, field 'scores[0]': no field 'item_ids' (each entry holds set, item_ids and scores)
+    """
+    if not isinstance(entry, dict):
+        raise ValueError(f"{where}: not a map of set, item_ids and scores")
+    for field in ("set", "item_ids", "scores"):
+        if field not in entry:
+            raise ValueError(f"{where}: no field '{field}' (each entry holds set, item_ids and scores)")
+        if field != "set" and not isinstance(entry[field], list):
+            raise ValueError(f"{where}.{field}: a list, not {type(entry[field]).__name__}")
     values = []
     for index, value in enumerate(entry["scores"]):
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):

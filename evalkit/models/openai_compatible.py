@@ -171,8 +171,9 @@ class OpenAICompatibleBackend:
         # A model named by a value copied from the environment's credentials is masked in the name; its digest
         # keeps it apart from other models.
         environment = environment_secrets()
-        # whole, escaped or a cut piece of one, or of the URL's own credentials (a password pasted into the name)
-        shown_model = mask_echoes(model, [*environment, *self._url_secrets])
+        # whole, escaped or a cut piece of one, or of the URL's own credentials (a password pasted into the name), and
+        # a key's known shape (the name is the call cache's backend column and the telemetry's)
+        shown_model = redact(model, [*environment, *self._url_secrets])
         apart = urlsplit(self._base_url).query + "".join(f"/{key}" for key in path_secrets(self._base_url))
         apart += f"\x00{model}" if shown_model != model else ""
         # ... and so is a URL holding one (a token from the environment pasted into the path, in no key's shape)

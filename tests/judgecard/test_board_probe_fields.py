@@ -75,6 +75,20 @@ def test_malformed_or_huge_notes_and_reasons_are_refused_naming_the_field(inputs
         Card.from_record({**record, **edit}, source="bad.json")
 
 
+@pytest.mark.parametrize("entry, field", [
+    ({"set": "fed"}, "'scores[0]': no field 'item_ids'"),
+    ({"set": "fed", "item_ids": ["a"]}, "'scores[0]': no field 'scores'"),
+    ({"set": "fed", "item_ids": "a", "scores": [1]}, "'scores[0]'.item_ids: a list"),
+    ("fed", "'scores[0]': not a map"),
+], ids=["no-ids", "no-scores", "ids-a-text", "a-text"])
+def test_a_scores_entry_missing_its_fields_is_refused_naming_the_entry_and_field(inputs, entry, field):
+    """A ``scores`` entry without its ``item_ids`` was refused as "no field 'scores'", a field the card holds."""
+    _, cards = inputs
+    record = json.loads(cards["good"].to_json())
+    with pytest.raises(ValueError, match=rf"^bad\.json, field {re.escape(field)}"):
+        Card.from_record({**record, "scores": [entry]}, source="bad.json")
+
+
 # --------------------------------------------------------------------------- a judge name's length
 
 def test_a_judge_name_over_the_cap_is_refused_by_file_and_field_and_the_others_are_ranked(

@@ -1336,3 +1336,26 @@ def test_a_key_file_named_in_a_url_path_and_a_password_after_a_block_marker_are_
     assert redact("https://h/token/Qm7vT2xR9kL4zz.txt") == "https://h/token/***"
     assert redact("password: |#Qm7vT2xR9kL4") == "password: ***"
     assert redact("db:\n  password: |2- # the key\n    x\n") == "db:\n  password: |2- # the key\n    x\n"
+
+
+def test_a_model_named_in_a_keys_shape_is_masked_in_the_backends_name_and_its_cache_rows(tmp_path):
+    """A model whose name holds a key's known shape (``gpt-AKIA...``, ``qwen-sk-proj-...``), with no secret in the
+    environment, is masked in the backend's name, which the call cache stores as its ``backend`` column; two such
+    models keep apart, and ordinary model names stay as they are."""
+    import sqlite3
+
+    from evalkit.models.cache import CallCache
+    from evalkit.models.openai_compatible import OpenAICompatibleBackend
+
+    keys = ("gpt-AKIAIOSFODNN7EXAMPLE", "qwen-sk-proj-Mdl4Kq8Zr2Xw7Ty5Ab3CdEf")
+    first, second = (OpenAICompatibleBackend(key, "http://127.0.0.1:9/v1", api_key_env=None) for key in keys)
+    assert "AKIAIOSFODNN7EXAMPLE" not in first.name and "Mdl4Kq8Zr2Xw7Ty5Ab3CdEf" not in second.name
+    assert first.name != OpenAICompatibleBackend("gpt-AKIAIOSFODNN7EXAMPLF", "http://127.0.0.1:9/v1",
+                                                 api_key_env=None).name
+    cache = CallCache(tmp_path / "calls.sqlite")
+    cache.put_many([("k1", first.name, "generate", {"text": "x"}), ("k2", second.name, "generate", {"text": "y"})])
+    cache.close()
+    stored = sqlite3.connect(tmp_path / "calls.sqlite").execute("select backend from calls").fetchall()
+    assert not [row for row in stored if "AKIAIOSFODNN7EXAMPLE" in row[0] or "Mdl4Kq8Zr2Xw7Ty5Ab3CdEf" in row[0]]
+    plain = OpenAICompatibleBackend("meta-llama/Llama-3.1-8B-Instruct", "http://127.0.0.1:9/v1", api_key_env=None)
+    assert plain.name == "openai:http://127.0.0.1:9/v1:meta-llama/Llama-3.1-8B-Instruct"
