@@ -136,20 +136,7 @@ def output_secrets(text: str) -> list[str]:
                 continue  # a YAML block scalar's value stands on the lines below (:func:`_written_below`)
             if _names_credential(name) and _kept_value(value):
                 found.append(value)
-    for pattern in _NAME_VALUE:
-        for match in pattern.finditer(text):
-            name, value = (match["name"], match["value"]) if "name" in pattern.groupindex else (match[1], match[2])
-            if (credential_name(name, option=True) or secret_variable(name)) and value \
-                    and value != MASK and not _ordinary_word(value):
-                found.append(value)
-    found += [match[1] for match in _SET_COOKIE.finditer(text)]
-    for match in _INLINE_NAME.finditer(text):  # (a credential's name in its last words; a value of letters and digits)
-        words = match[1].split()
-        if any(_names_credential(" ".join(words[-count:])) for count in range(1, len(words) + 1)) \
-                and re.search(r"\d", match[2]) and re.search(r"[A-Za-z]", match[2]) and _kept_value(match[2]):
-            found.append(match[2].rstrip("."))
-    found += [match[4] for match in _LISTED_PAIR.finditer(text) if _names_credential(match[2]) and _kept_value(match[4])
-              and " " not in match[4].strip()]
+    found += _paired_values(text) + [match[1] for match in _SET_COOKIE.finditer(text)]
     for match in _PHRASE_ASSIGNMENT.finditer(text):  # an unquoted passphrase: the whole rest of its line
         if _names_credential(match[2]) and _passphrase(match[3].strip()):
             found.append(match[3].strip())
@@ -163,8 +150,6 @@ def output_secrets(text: str) -> list[str]:
     for match in _FLOW_LIST.finditer(text):
         if credential_column(match[2]):
             found += [item for item in _flow_items(match[3]) if _kept_value(item)]
-    found += [match[5] for match in _CALL_PAIR.finditer(text) if _names_credential(match[3]) and _kept_value(match[5])
-              and not _IDENTIFIER.fullmatch(match[5]) and (" " not in match[5].strip() or _passphrase(match[5]))]
     found += _masked_named_values(text)
     for match in _TRACE.finditer(text):
         found += _scan(_words(match[1]))[0]
@@ -173,14 +158,49 @@ def output_secrets(text: str) -> list[str]:
     found += _record_secrets(text)
     found += [match[2] for match in _PRINTED_OPTION.finditer(text) if _secret_option(match[1])
               and not match[2].startswith("-") and not _ordinary_word(match[2]) and not _templated(match[2])]
-    # (a YAML block's marker or a list's opening bracket read as a value by a line's reading is none)
-    # (code where a value would stand, "password = db_password", is no value: learned, its pieces would mask
-    # every "password" of the unit's files)
-    # nor is a tokenizer's special token ("<|endoftext|>", "[PAD]")
-    # nor is a value holding a mask (what was read is masked) or a credential's name and its sign ("password=")
-    return [value for value in dict.fromkeys(found) if value and MASK not in value and not _is_code(value)
-            and not (value[-1] in ":=" and credential_name(value.rstrip(":=")))
-            and not _SPECIAL_TOKEN.fullmatch(value) and not (len(value) <= 3 and not any(character.isalnum() for character in value))]
+    return [value for value in dict.fromkeys(found) if _learnable(value)]
+
+
+def _learnable(value: str) -> bool:
+    """Whether a value read under a credential's name is one to learn: not code standing where a value would
+    (:func:`_is_code`: learned, its pieces would mask every "password" of a unit's files), a tokenizer's special
+    token, a value holding a mask (what was read is masked already), a credential's name and its sign
+    (``password=``), or three signs at most (a YAML block's marker, a list's opening bracket).
+
+    >>> [_learnable(v) for v in ("Zq8v-Lm3p", "db_password", "<|endoftext|>", "***-x", "password=", "|-")]
+    [True, False, False, False, False, False]
+    """
+    return bool(value) and MASK not in value and not _is_code(value) and not _SPECIAL_TOKEN.fullmatch(value) \
+        and not (value[-1] in ":=" and credential_name(value.rstrip(":="))) \
+        and not (len(value) <= 3 and not any(character.isalnum() for character in value))
+
+
+def _paired_values(text: str) -> list[str]:
+    """Values written beside a name that names a credential, as a pair: a record's ``{"name": N, "value": V}``,
+    ``<add key=N value=V/>``, ``<N>V</N>``; a headers list's ``["X-Api-Key", V]``; a setter's
+    ``os.environ.setdefault(N, V)``; a log line's ``Using API key: V for requests`` (a name of one to three words,
+    a value of letters and digits).
+
+    >>> _paired_values('[["X-Api-Key", "Hb8-Xq3W"]] os.putenv("HF_TOKEN", "hf-Tk-82x") INFO API key: Ge1Xq3Wz6 ok')
+    ['Hb8-Xq3W', 'hf-Tk-82x', 'Ge1Xq3Wz6']
+    """
+    found = []
+    for pattern in _NAME_VALUE:
+        for match in pattern.finditer(text):
+            name, value = (match["name"], match["value"]) if "name" in pattern.groupindex else (match[1], match[2])
+            if (credential_name(name, option=True) or secret_variable(name)) and value \
+                    and value != MASK and not _ordinary_word(value):
+                found.append(value)
+    found += [match[4] for match in _LISTED_PAIR.finditer(text) if _names_credential(match[2]) and _kept_value(match[4])
+              and " " not in match[4].strip()]
+    found += [match[5] for match in _CALL_PAIR.finditer(text) if _names_credential(match[3]) and _kept_value(match[5])
+              and not _IDENTIFIER.fullmatch(match[5]) and (" " not in match[5].strip() or _passphrase(match[5]))]
+    for match in _INLINE_NAME.finditer(text):  # (a credential's name in its last words)
+        words = match[1].split()
+        if any(_names_credential(" ".join(words[-count:])) for count in range(1, len(words) + 1)) \
+                and re.search(r"\d", match[2]) and re.search(r"[A-Za-z]", match[2]) and _kept_value(match[2]):
+            found.append(match[2].rstrip("."))
+    return found
 
 
 def _names_credential(name: str) -> bool:
