@@ -7,6 +7,7 @@ import re
 
 from evalkit.models.key_shapes import NAMED_SHAPES, PRIVATE_KEY_SHAPES, PROSE_SHAPES
 from evalkit.models.named_fields import mask_named_fields
+from evalkit.models.secret_blocks import secret_data_texts
 from evalkit.models.redaction import MASK, _ordinary_word, secret_variable
 from evalkit.grid.text_secrets import _JSON_FIELD, _PLACEHOLDER, _json_fields, _templated, _text_secrets, _words
 from evalkit.models.credential_names import name_words
@@ -34,13 +35,16 @@ _FLOW_LIST = re.compile(r"""^[ \t]*+(["']?)([A-Za-z_][\w.-]{0,80})\1[ \t]*+[:=][
 _CALL_PAIR = re.compile(r"""\b(?:set\w*|put\w*|\w*set(?:env|default))\(\s*+(?:(["'])[\w.-]{0,200}+\1\s*+,\s*+)?"""
                         r"""(["'])([A-Za-z_][\w.-]{0,80})\2\s*+,\s*+(["'])([^"'\r\n]{4,4096}+)\4\s*+[,)]""")
 _LEARNED_SHAPES = [shape for shape in NAMED_SHAPES if shape not in PROSE_SHAPES + PRIVATE_KEY_SHAPES]
-# The name a value follows (key="db.host", password: X), judged as a printed name is (:func:`_names_credential`)
+# The name a value follows (key="db.host", password: X)
 _NAME_BEFORE = re.compile(r"""([A-Za-z_][\w.-]{0,80})["']?[ \t]*(?::=|<-|=>?|:)[ \t]*["']?$""")
+# a variable a template or a YAML tag fills in, or a YAML anchor or alias standing for a value
+_TEMPLATE = re.compile(r"\$\{|\$\(|\{\{|\{%|^![A-Za-z]|^[&*][\w.-]+$")
 _SPECIAL_TOKEN = re.compile(r"<\|?[\w.:/-]{1,40}\|?>|\[[A-Za-z_]{2,12}\]")  # a tokenizer's "<|endoftext|>", "[PAD]"
 _IDENTIFIER = re.compile(r"[a-z]+(?:_[a-z]+)+|[A-Z]+(?:_[A-Z]+)+")  # a name in a list of names: "base_url"
 # Code where a value would stand (:func:`_is_code`): a name or a path of names, and a call or a subscript
-_REFERENCE = re.compile(r"[A-Za-z_]+(?:[._][A-Za-z_]+)+")
-_CALLED = re.compile(r"([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)[(\[](\S?)")
+_REFERENCE = re.compile(r"_*+[A-Za-z]++(?:[._]++[A-Za-z]++)++")  # (possessive: no split of "a_a_a..." tried twice)
+_CALLED = re.compile(r"(_*+[A-Za-z]++(?:[._]++[A-Za-z]++)*+)([(\[])(.*)", re.S)
+_ARGUMENT = re.compile(r"""\s*(?:[A-Za-z_][\w.]*|(["'])[^"']*\1)?\s*""")  # a call's or subscript's own: x, "k", none
 # Named values in printed records: {"name": "DB_PASSWORD", "value": "X"} and "- name: X / value: Y" (Kubernetes
 # env lists), <add key="ApiKey" value="X"/> (NuGet, .NET config; name= and single quotes too, either order),
 # <password>X</password>, Set-Cookie headers.
@@ -53,6 +57,7 @@ _NAME_VALUE = (re.compile(r'"name"\s*:\s*"([^"]+)"\s*,\s*"value"\s*:\s*"([^"]*)"
 # A name of one to three words and a token-like value inside a line of a log ("INFO Using API key: V for requests")
 _INLINE_NAME = re.compile(r"""(?<![\w-])((?:[A-Za-z][A-Za-z0-9]*+[ \t]){0,2}+[A-Za-z][\w-]*+)[ \t]*+[:=][ \t]*+"""
                           r"""([^\s"'`,;\[\]{}()<>]{8,200}+)(?![^\s"'`,;\[\]{}()<>])""")
+_NAME_TAILS = frozenset({"provided", "given", "used", "supplied", "received", "sent", "is", "was", "value"})
 # A pair written as a list of two strings: a headers list's ["X-Api-Key", "V"]
 _LISTED_PAIR = re.compile(r"""\[\s*+(["'])([A-Za-z_][\w.-]{0,80})\1\s*+,\s*+(["'])([^"'\r\n]{4,4096}+)\3\s*+\]""")
 _SET_COOKIE = re.compile(r"(?im)^[ \t]*set-cookie:[ \t]*[^=;\s]+=([^;\s]+)")
@@ -65,6 +70,11 @@ _BLOCK_SCALAR = re.compile(r"^([ \t]*)(?:-[ \t]+)?([\"']?)([A-Za-z_][\w.-]*)\2[ 
 _LIST_HEADER = re.compile(r"^([ \t]*+)([\"']?)([A-Za-z_][\w.-]{0,80})\2[ \t]*+(?::|=[ \t]*+\[)[ \t]*+(?:#[^\r\n]*)?\r?$",
                           re.M)
 _MOST_ITEMS = 256  # lines of a list read below its name
+# A value kept under its name's "value:" field a few lines below (a run's config: "openai_api_key:", "  desc: null",
+# "  value: V"), perhaps behind a YAML anchor or tag
+_NESTED_VALUE = re.compile(r"""^([ \t]*+)(["']?)([A-Za-z_][\w.-]{0,80})\2[ \t]*+:[ \t]*+\r?\n"""
+                           r"""(?:\1[ \t]++(?!value[ \t]*:)[^\r\n]*+\r?\n){0,8}+\1[ \t]++value[ \t]*+:[ \t]*+"""
+                           r"""(?:[&!][^\s]*+[ \t]++){0,2}+(["']?)([^\s"'#]++)\4""", re.M)
 _MULTILINE_STRING = re.compile(r"""^[ \t]*([\"']?)([A-Za-z_][\w.-]*)\1[ \t]*=[ \t]*('''|\"\"\")\\?\r?\n?"""
                                r"""((?:(?!\3).){1,4096}?)\3""", re.M | re.S)
 # Hadoop's <property>: its name and value in either order, perhaps with a description, a comment, CDATA, a
@@ -151,6 +161,8 @@ def output_secrets(text: str) -> list[str]:
         if credential_column(match[2]):
             found += [item for item in _flow_items(match[3]) if _kept_value(item)]
     found += _masked_named_values(text)
+    for decoded in secret_data_texts(text):  # a Secret's data: its value, or what a file of settings it holds names
+        found += output_secrets(decoded) if "\n" in decoded else [decoded] if _kept_value(decoded) else []
     for match in _TRACE.finditer(text):
         found += _scan(_words(match[1]))[0]
     for block in _PRIVATE_KEY_BLOCK.finditer(text):  # its body; an armour header ("Version: GnuPG") stays
@@ -164,13 +176,16 @@ def output_secrets(text: str) -> list[str]:
 def _learnable(value: str) -> bool:
     """Whether a value read under a credential's name is one to learn: not code standing where a value would
     (:func:`_is_code`: learned, its pieces would mask every "password" of a unit's files), a tokenizer's special
-    token, a value holding a mask (what was read is masked already), a credential's name and its sign
+    token, stars or a value after a mask (what was read is masked already), a template's variable
+    (``${DB_PASSWORD}``, ``{{secrets.HF}}``, ``$(PW)``, a YAML ``!ENV`` tag, anchor or alias), a credential's name and its sign
     (``password=``), or three signs at most (a YAML block's marker, a list's opening bracket).
 
-    >>> [_learnable(v) for v in ("Zq8v-Lm3p", "db_password", "<|endoftext|>", "***-x", "password=", "|-")]
-    [True, False, False, False, False, False]
+    >>> [_learnable(v) for v in ("Zq8v-Lm3p", "ab***cd9", "db_password", "<|endoftext|>", "***-x", "password=", "|-",
+    ...                          "${DB_PASSWORD}", "!ENV DB_PASS1")]
+    [True, True, False, False, False, False, False, False, False]
     """
-    return bool(value) and MASK not in value and not _is_code(value) and not _SPECIAL_TOKEN.fullmatch(value) \
+    return bool(value.strip("*")) and not value.startswith(MASK) and not _is_code(value) \
+        and not _SPECIAL_TOKEN.fullmatch(value) and not _TEMPLATE.search(value) \
         and not (value[-1] in ":=" and credential_name(value.rstrip(":="))) \
         and not (len(value) <= 3 and not any(character.isalnum() for character in value))
 
@@ -178,41 +193,45 @@ def _learnable(value: str) -> bool:
 def _paired_values(text: str) -> list[str]:
     """Values written beside a name that names a credential, as a pair: a record's ``{"name": N, "value": V}``,
     ``<add key=N value=V/>``, ``<N>V</N>``; a headers list's ``["X-Api-Key", V]``; a setter's
-    ``os.environ.setdefault(N, V)``; a log line's ``Using API key: V for requests`` (a name of one to three words,
-    a value of letters and digits).
+    ``os.environ.setdefault(N, V)``; a log line's ``Using API key: V for requests`` or ``API key provided: V.`` (a
+    name of one to three words, not by a word that also names data, ``token``; a value of 12 letters, digits and
+    ``_.~+/=-`` or more, both letters and digits among them).
 
-    >>> _paired_values('[["X-Api-Key", "Hb8-Xq3W"]] os.putenv("HF_TOKEN", "hf-Tk-82x") INFO API key: Ge1Xq3Wz6 ok')
-    ['Hb8-Xq3W', 'hf-Tk-82x', 'Ge1Xq3Wz6']
+    >>> _paired_values('[["X-Api-Key", "Hb8-Xq3W"]] os.putenv("HF_TOKEN", "hf-Tk-82x") INFO API key: Ge1Xq3Wz6Lp1 ok')
+    ['Hb8-Xq3W', 'hf-Tk-82x', 'Ge1Xq3Wz6Lp1']
     """
     found = []
     for pattern in _NAME_VALUE:
         for match in pattern.finditer(text):
             name, value = (match["name"], match["value"]) if "name" in pattern.groupindex else (match[1], match[2])
-            if (credential_name(name, option=True) or secret_variable(name)) and value \
+            if (credential_column(name) or (name.isupper() and secret_variable(name))) and value \
                     and value != MASK and not _ordinary_word(value):
                 found.append(value)
-    found += [match[4] for match in _LISTED_PAIR.finditer(text) if _names_credential(match[2]) and _kept_value(match[4])
+    found += [match[4] for match in _LISTED_PAIR.finditer(text) if credential_column(match[2]) and _kept_value(match[4])
               and " " not in match[4].strip()]
     found += [match[5] for match in _CALL_PAIR.finditer(text) if _names_credential(match[3]) and _kept_value(match[5])
               and not _IDENTIFIER.fullmatch(match[5]) and (" " not in match[5].strip() or _passphrase(match[5]))]
-    for match in _INLINE_NAME.finditer(text):  # (a credential's name in its last words)
+    for match in _INLINE_NAME.finditer(text):  # (a credential's name in its last words, perhaps before "provided")
         words = match[1].split()
-        if any(_names_credential(" ".join(words[-count:])) for count in range(1, len(words) + 1)) \
-                and re.search(r"\d", match[2]) and re.search(r"[A-Za-z]", match[2]) and _kept_value(match[2]):
-            found.append(match[2].rstrip("."))
+        words = words[:-1] if len(words) > 1 and words[-1].lower() in _NAME_TAILS else words
+        value = match[2].rstrip(".")
+        if any(credential_column(" ".join(words[-count:])) for count in range(1, len(words) + 1)) \
+                and _TOKEN_LIKE.fullmatch(value):
+            found.append(value)
     return found
 
 
 def _names_credential(name: str) -> bool:
-    """Whether a name a program printed a value under names a credential: an option's or a field's name
-    (:func:`credential_name`) other than a lone ``key`` (a record's id, a map's key), or an environment variable's.
+    """Whether a name a program printed a value under names a credential: a field's name (:func:`credential_name`;
+    an option's ``session`` alone is a log's, ``Session: run-01``) other than a lone ``key`` (a record's id, a
+    map's key), or an environment variable's.
 
     >>> [_names_credential(n) for n in ("db_password", "API_KEY", "DB_PASS", "key", "max_tokens")]
     [True, True, True, False, False]
     """
     if name_words(name) == ["key"]:
         return False
-    return credential_name(name, option=True) or (name.isupper() and secret_variable(name))
+    return credential_name(name) or (name.isupper() and secret_variable(name))
 
 
 def _object_fields(text: str) -> dict[str, str]:
@@ -265,14 +284,14 @@ def _record_secrets(text: str) -> list[str]:
 
 
 _MOST_JSON_NODES = 1_000_000  # lists and maps walked in one JSON text
-_TOKEN_LIKE = re.compile(r"(?=[^\s]*\d)(?=[^\s]*[A-Za-z])[\w.~+/=-]{12,}")
+_TOKEN_LIKE = re.compile(r"(?=[^\s]*\d)(?=[^\s]*[A-Za-z])[\w.~+/=-]{12,200}")  # letters and digits, both
 
 
 def _json_table_secrets(text: str) -> list[str]:
     """The values of a table written as JSON with its column names apart from its rows
     (``{"fields": ["user", "token"], "rows": [["bob", "X"]]}``, pandas' ``orient="split"``): in a map holding a list
-    of names, one naming a credential column, and a list of rows as long as it, each row's item in that column
-    (under a name that also names data, ``token``, an item of 12 letters and digits or more, both among them).
+    of names, one naming a credential column (not by a word that also names data: ``token``, ``auth``), and a list
+    of rows as long as it, each row's item in that column.
 
     >>> _json_table_secrets('{"columns": ["user", "api_token"], "data": [["ann", "Nb8-Xq3W"], ["bob", null]]}')
     ['Nb8-Xq3W']
@@ -294,32 +313,46 @@ def _json_table_secrets(text: str) -> list[str]:
         waiting += [child for child in children if isinstance(child, (dict, list))]
         if not isinstance(node, dict):
             continue
-        for names in children:
-            if not (isinstance(names, list) and len(names) >= 2 and all(isinstance(name, str) for name in names)):
+        tables: dict[int, list[list]] = {}  # the map's lists of rows, by their rows' width (read once)
+        for rows in children:
+            if isinstance(rows, list) and rows and isinstance(rows[0], list) and all(
+                    isinstance(row, list) and len(row) == len(rows[0]) for row in rows):
+                tables.setdefault(len(rows[0]), []).append(rows)
+        for names in children if tables else ():
+            if not (isinstance(names, list) and len(names) in tables and all(isinstance(name, str) for name in names)):
                 continue
-            columns = [index for index, name in enumerate(names) if _names_credential(name)]
-            for rows in children if columns else ():
-                if isinstance(rows, list) and all(isinstance(row, list) and len(row) == len(names) for row in rows):
-                    found += [row[index] for row in rows for index in columns if isinstance(row[index], str)
-                              and _kept_value(row[index]) and (credential_column(names[index]) or _TOKEN_LIKE.fullmatch(row[index]))]
+            columns = [index for index, name in enumerate(names) if credential_column(name)]
+            if columns:  # (each table read once, whatever names another list gives it)
+                found += [row[index] for rows in tables.pop(len(names)) for row in rows for index in columns
+                          if isinstance(row[index], str) and _kept_value(row[index])]
     return found
 
 
 def _is_code(value: str) -> bool:
     """Whether a value read under a credential's name is code standing where a value would: a reference to a name
-    that names a credential (``db_password``, ``settings.SECRET_KEY``), or a call or a subscript of a dotted or
-    snake-case name, or of a variable (``getpass.getpass(``, ``jax.random.PRNGKey(42)``, ``tokens[i]``). Learned,
-    its pieces would mask every "password" of a unit's files; a password with brackets (``hunter(2)``) is none.
+    that names a credential (``db_password``, ``settings.SECRET_KEY``), a call or a subscript of a dotted name
+    (``jax.random.PRNGKey(42)``, ``os.environ[``), or of a name of letters given a name, a text or nothing
+    (``tokens[i]``, ``len(x)``, ``read()``), an environment variable's name (``DB_PASS1``). Learned, its pieces
+    would mask every "password" of a unit's files. A
+    password with brackets is none: a digit in its name or its brackets (``hunter(2)``, ``Secr3t(pass)``).
 
     >>> [_is_code(v) for v in ("db_password", "settings.SECRET_KEY", "tokens[i]", "jax.random.PRNGKey(42)")]
     [True, True, True, True]
-    >>> [_is_code(v) for v in ("tiger_lily_moon", "correct.horse.battery", "hunter(2)", "abc[123]", "Zq8v-Lm3p")]
-    [False, False, False, False, False]
+    >>> [_is_code(v) for v in ("tiger_lily_moon", "correct.horse.battery", "hunter(2)", "abc[123]", "Secr3t(pass)",
+    ...                        "ab_cd[Zq8v", "Zq8v-Lm3p")]
+    [False, False, False, False, False, False, False]
     """
     if _REFERENCE.fullmatch(value):
         return any(credential_name(part) for part in value.split("."))
-    called = _CALLED.match(value)
-    return bool(called) and ("." in called[1] or "_" in called[1] or not called[2] or not called[2].isdigit())
+    if value.isupper() and "_" in value and secret_variable(value):
+        return True  # an environment variable's name (password: !ENV DB_PASS1)
+    called = _CALLED.fullmatch(value)  # a name of letters (no digit), then a bracket
+    if not called:
+        return False
+    closing = ")" if called[2] == "(" else "]"
+    inside = called[3][:-1] if called[3].endswith(closing) else called[3]
+    # dotted (os.environ[, getpass.getpass("Password: "), cut where a bracket opens, or holding a name or a text
+    return "." in called[1] or not called[3] or bool(_ARGUMENT.fullmatch(inside) and called[3].endswith(closing))
 
 
 def _passphrase(phrase: str) -> bool:
@@ -343,8 +376,10 @@ def _masked_named_values(text: str) -> list[str]:
     ``text`` twice, each piece at its first place from the left and at its last from the right: a piece found
     at the same place both ways stands there in every reading, and a gap between two such pieces is a masked
     value; a gap the readings disagree on (two masks parted by a blank, a value holding the next piece) teaches
-    nothing. Words with no digit among them ("set via ENV_VAR"), a flow list's opening and a value after a name
-    that names no credential as a printed name (``<entry key="db.host">``, ``"eval_key": X``) are no value.
+    nothing. Words with no digit among them ("set via ENV_VAR"), a flow list's opening, a comment after a value and a
+    value after one word that also names data (``key``, ``pass``, ``token``, ``session``) or a ``<word>_key`` that
+    names no credential (``<entry key="db.host">``, a training log's ``pass: 2of3``, ``"eval_key": X``) are no
+    value: the readers of whole lines take ``token: X`` where it stands alone.
 
     >>> _masked_named_values("db: {user: ann, password: Zq8v-Lm3p}\\nmachine h login bob password Yt7u-Kp2q\\n")
     ['Zq8v-Lm3p', 'Yt7u-Kp2q']
@@ -381,12 +416,16 @@ def _masked_named_values(text: str) -> list[str]:
         if lefts[index] != rights[index] or lefts[index + 1] != rights[index + 1]:
             continue  # (the readings disagree on where this value starts or ends)
         start = lefts[index] + len(pieces[index])
-        value = text[start:lefts[index + 1]].strip()
-        if value[-1:] in ")]}" and "([{"[")]}".index(value[-1])] not in value:
+        value = text[start:lefts[index + 1]].split(" #", 1)[0].strip()  # (a comment after it is none of it)
+        if not value:
+            continue
+        if value[-1] in ")]}" and "([{"[")]}".index(value[-1])] not in value:
             value = value[:-1]  # a usage line's "[--password PASSWORD]": the bracket closes the line's own
         name = _NAME_BEFORE.search(text, max(0, start - 100), start)
-        if not name or _names_credential(name[1]):  # (a shape's "eval_key:" or "key=" names no credential here)
-            found.append(value)
+        words = name_words(name[1]) if name else []
+        if (len(words) == 1 and not credential_column(name[1])) or (words[-1:] == ["key"] and not credential_name(name[1])):
+            continue  # a setting's key="db.host", a training "pass: 2of3", "Using token: 4096ctx1", "eval_key:"
+        found.append(value)
     return [value for value in found if _kept_value(value) and value[:1] not in "[{"
             and (not re.search(r"\s", value) or _passphrase(value))]
 
@@ -436,6 +475,7 @@ def _written_below(text: str) -> list[tuple[str, str]]:
         if fields.get("name") and fields.get("value"):
             found.append((fields["name"], fields["value"]))
     found += [(match[1], match[2]) for match in _XML_ATTRIBUTES.finditer(text)]
+    found += [(match[3], match[5]) for match in _NESTED_VALUE.finditer(text)]
     found += [(match[2], match[3]) for match in _XML_PAIR.finditer(text)]
     return [(name, value) for name, value in found if _kept_value(value) and not _BLOCK_INDICATOR.fullmatch(value)]
 

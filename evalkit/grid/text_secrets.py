@@ -186,7 +186,8 @@ def _text_secrets(text: str, *, printed: bool = False) -> tuple[list[str], str]:
     is a credential's (:func:`credential_name`), an ``Authorization`` value, a ``Bearer`` token, a ``Basic``
     credential — and the argument with them masked. In what a program ``printed`` a lone ``key`` names no
     credential (a command's ``key=X`` is a key, a printed record's ``"key": X`` its id), nor does a lower-case
-    name an environment variable's reading would take (``"secret_santa": "alice"``).
+    name an environment variable's reading would take (``"secret_santa": "alice"``) or an option's word alone
+    (``Session: run-01``).
 
     >>> _text_secrets("--from-literal=password=Pw-1234")
     (['Pw-1234'], '--from-literal=password=***')
@@ -199,7 +200,7 @@ def _text_secrets(text: str, *, printed: bool = False) -> tuple[list[str], str]:
     """
     spans: list[tuple[int, int]] = []
     for match in _PIECE.finditer(text):
-        if credential_name(match[1], option=True) and match[2] != MASK and match[2].lower() not in _SCHEMES \
+        if credential_name(match[1], option=not printed) and match[2] != MASK and match[2].lower() not in _SCHEMES \
                 and not (printed and name_words(match[1]) == ["key"]):
             spans.append(match.span(2))
     for pattern in _STATEMENT_SECRETS:
@@ -212,7 +213,7 @@ def _text_secrets(text: str, *, printed: bool = False) -> tuple[list[str], str]:
         name = match[2] or match[3]
         if name.lower() == "key" and re.match(r"\s*(?:/?>|value\s*=)", text[match.end():]):
             continue  # <entry key="db.password">X</entry>, <add key="ApiKey" value="X"/>: the key is a name
-        if (credential_name(name, option=True) or (secret_variable(name) and (name.isupper() or not printed))) \
+        if (credential_name(name, option=not printed) or (secret_variable(name) and (name.isupper() or not printed))) \
                 and match[5] != MASK and not (printed and name_words(name) == ["key"]):
             spans.append(match.span(5))
     for match in _URL.finditer(text):  # a key in a URL's path, wherever the URL stands

@@ -21,6 +21,7 @@ __all__ = ["mask_named_fields"]
 # A name (bare or quoted, a subscript's closing "]" allowed: os.environ['X'] = ...), an assignment (=, :, :=, =>,
 # <-) and a value, bare or in one to three quotes; the value read to a blank, a quote or a separator, however long.
 _NAMED_VALUE = re.compile(r"""(?<![\w.\-$@])(["']?)([A-Za-z_][\w.\-]{0,80})\1[ \t]*+(?:\][ \t]*+)?(?::=|=>|<-|[:=])[ \t]*+"""
+                          r"""(?:[&!][^\s"',\[\]{}]*+[ \t]++){0,2}+(?!\*[A-Za-z_][\w.-]*+(?:\s|$))"""
                           r"""(["']{0,3})([^\s"'`,;&|}\]\\<>]{4,}+)""")
 # A command's option and its value written as items of a list: "--token", "V"
 _LISTED_OPTION = re.compile(r"""(["'])(--?[A-Za-z][\w-]{0,60})\1[ \t]*,[ \t]*(["'])([^"'\s]{4,}+)\3""")

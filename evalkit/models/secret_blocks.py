@@ -87,6 +87,20 @@ def mask_secret_data(text: str) -> str:
     return _JSON_DATA.sub(json_block, _YAML_DATA.sub(yaml_block, text))
 
 
+def secret_data_texts(text: str) -> list[str]:
+    """The texts a Kubernetes Secret's ``data`` values encode (those :func:`mask_secret_data` masks), decoded: a
+    unit that writes one and its password elsewhere has both masked.
+
+    >>> secret_data_texts("kind: Secret\\ndata:\\n  db: cGFzc3dvcmQxMjM=\\n  size: 3\\n")
+    ['password123']
+    """
+    if "data" not in text and "Data" not in text:
+        return []
+    runs = [value[2] for block in _YAML_DATA.finditer(text) for value in _YAML_VALUE.finditer(block[2])]
+    runs += [value[2] for block in _JSON_DATA.finditer(text) for value in _JSON_VALUE.finditer(block[2])]
+    return [(_decoded_text(run) or "").strip() for run in runs if _encoded_text(run)]
+
+
 # A run of base64 (standard or URL-safe, padded or not) long enough to hold a credential's text.
 _BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{20,}={0,2}(?![A-Za-z0-9+/=_-])")
 

@@ -912,6 +912,14 @@ def test_record_ids_special_tokens_and_a_token_type_teach_the_scrub_nothing(tmp_
     ("metric,value\nacc,0.9\nkey,train-split-1\nauth,oauth2-v2", []),
     ("Password: ********", []),
     ("\n*Authorization: Token token= key=login bob password abc123xx:password: password=", []),
+    ('{"password": " "}\nDB_PASSWORD=Zq8vLm3pXy7\n', ["Zq8vLm3pXy7"]),
+    ("password: " + "a_" * 30 + "a9!\n", ["a_" * 30 + "a9!"]),
+    ("password: Secr3t(pass)\npassword: Zq8v[x]Lm3p\npassword: ab***cd9\n", ["Secr3t(pass)", "Zq8v[x]Lm3p", "ab***cd9"]),
+    ('{"fields": ["id", "token"], "rows": [["a2", "tokenizer123abc"]]}\n', []),
+    ("[rank0] Using token: 4096ctx1 for padding\nINFO Session: run-2024-01-01T12\nEpoch 1 pass: 2of3abc done\n", []),
+    ("- key: password\n  value: ${DB_PASSWORD}\nauth:\n  password: !ENV DB_PASS1\n  token: *tok\n", []),
+    ("password = Zq8vLm3pXy7 # prod\n", ["Zq8vLm3pXy7"]),
+    ("Incorrect API key provided: PT37QDHscOgbbVaRPvx5fPZ3MCG31C. You can find your API key", ["PT37QDHscOgbbVaRPvx5fPZ3MCG31C"]),
 ])
 def test_what_a_unit_writes_under_a_name_is_learned_only_where_it_is_a_value(text, learned):
     """A password in letters only, with dots, underscores or brackets, is a value; code where a value would
@@ -950,3 +958,33 @@ def test_pairs_lists_inline_log_names_json_tables_and_numpy_records_are_learned(
         assert not [value for value in values if value.encode() in data or value.encode("utf-32-le") in data], path
     assert not set(result.values()) & set(scrubbed.learned)
     assert json.loads((tmp_path / "result.json").read_text())["secret_santa"] == "alice"
+
+
+def test_yaml_anchors_tags_nested_values_and_secret_data_are_masked_learned_and_keep_the_yaml_loading(tmp_path):
+    """A credential behind a YAML anchor or tag (``hf_token: &tok V``, ``api_key: !!str V``, ``password: &p "V"``,
+    in a flow map, with the value on the next line), a run config's ``openai_api_key:`` / ``value: &key V`` and a
+    Kubernetes Secret's base64 ``data`` are masked where they stand and learned for a log repeating them bare; the
+    anchors, tags, aliases and other fields stay as they were."""
+    import base64
+
+    values = [f"Wq7Zr2Lx{number}Mv4Kp8Nt3Ys" for number in range(8)]
+    config = (f"defaults:\n  hf_token: &tok {values[0]}\ndb:\n  password: &p \"{values[1]}\"\n"
+              f"api_key: !!str {values[2]}\nserver: {{host: h, token: &t {values[3]}}}\n"
+              f"creds:\n  password: &pw {values[4]}  # prod\nbackup:\n  pass_copy: *pw\n  token: *tok\n"
+              f"nested:\n  secret: &s\n    {values[5]}\n"
+              f"openai_api_key:\n  desc: null\n  value: &key {values[6]}\n")
+    (tmp_path / "config.yaml").write_text(config)
+    (tmp_path / "secret.yaml").write_text("kind: Secret\ndata:\n  password: "
+                                          f"{base64.b64encode(values[7].encode()).decode()}\n")
+    (tmp_path / "bare.log").write_text(" ".join(values) + "\n")
+    scrubbed = scrub_folder(tmp_path, [])
+    assert set(values) <= set(scrubbed.learned)
+    for path in tmp_path.iterdir():
+        assert not [value for value in values if value in path.read_text()], (path.name, path.read_text())
+    scrubbed_config = (tmp_path / "config.yaml").read_text()
+    def names(text: str) -> list[str]:
+        return [line.split(":")[0] for line in text.splitlines() if ":" in line]
+
+    assert names(scrubbed_config) == names(config)
+    assert all(mark in scrubbed_config for mark in ("&tok", "&p", "!!str", "&t", "&pw", "*pw", "*tok", "&s", "&key",
+                                                    "desc: null"))
