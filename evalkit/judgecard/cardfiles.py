@@ -18,6 +18,9 @@ LINK = "a symbolic link"
 NOT_A_FILE = "not a regular file (a named pipe, a device or a socket): never opened"
 """Why the leaderboard skips a card.json that is no plain file: reading a named pipe waits for a writer forever."""
 
+NO_CARD = "no card.json in this folder or below it (a card of another name is read when it is given as a file)"
+"""Why the leaderboard names a folder it was given and read nothing from."""
+
 MAX_CARD_BYTES = 64 * 2**20
 """The largest card file the leaderboard reads (64 MiB): a card of every kit set, item by item, is a few MB."""
 
@@ -110,6 +113,8 @@ def card_files(entries: list[str]) -> tuple[list[Path], list[tuple[str, str]]]:
                     found.append(path)
         for path in sorted(found):
             take(path)
+        if not found and not any(path.startswith(str(entry)) for path, _ in skipped):
+            skip(entry, NO_CARD)
     return files, skipped
 
 

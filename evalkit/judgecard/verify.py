@@ -6,7 +6,8 @@ A card is a file anyone can edit, so the board trusts nothing it could recompute
 * every ``scores`` entry holds one finite score (or NaN: not scored) per item, each item once
   (:func:`~evalkit.judgecard.card_fields.check_set_scores`) — else the card is **refused**;
 * every row on a set the board holds is recomputed from the card's item scores and the set's human scores: its
-  ``n``, Pearson r, Spearman rho and Kendall tau must be what the card says (to 1e-9) — else the card is
+  ``n``, Pearson r, Spearman rho and Kendall tau, and its noise ceiling and share of it (from the set's ratings
+  of the items the card scored), must be what the card says (to 1e-9) — else the card is
   **refused**, naming the row's field, so no page of the board shows a correlation its scores do not give; rows
   on sets the board does not hold cannot be checked: they enter no column of the board, and a card page the
   board writes (:func:`~evalkit.judgecard.leaderboard.write_board_card`) names their sets without their
@@ -28,7 +29,7 @@ A card is a file anyone can edit, so the board trusts nothing it could recompute
   other checks, and that is a copy of the labels, not a judgement.
 
 >>> import pandas as pd
->>> from evalkit.judgecard.sets import HumanSet
+>>> from evalkit.judgecard.sets import HumanSet, noise_ceiling
 >>> items = pd.DataFrame({"item_id": ["a", "b", "c", "d"], "group": [0, 0, 1, 1], "score": [1.0, 2.0, 4.0, 3.0],
 ...                       "response": ["x"] * 4})
 >>> toy = HumanSet("toy", items, ("score",), None, "")
@@ -47,7 +48,7 @@ import pandas as pd
 from evalkit.stats import correlation
 from evalkit.judgecard.card import Card
 from evalkit.judgecard.card_fields import check_set_scores
-from evalkit.judgecard.sets import HumanSet
+from evalkit.judgecard.sets import HumanSet, noise_ceiling
 # The checks that scores are people's ratings copied live in rating_copies; NEAR_COPY* are part of this API too.
 from evalkit.judgecard.rating_copies import NEAR_COPY, NEAR_COPY_ITEMS, _one_rating_copied  # noqa: F401
 
@@ -192,6 +193,20 @@ def _aligned(card: Card, human_set: HumanSet, label: str) -> tuple[np.ndarray, n
     return scores[keep], human[keep]
 
 
+def _ceiling_and_share(card: Card, human_set: HumanSet, row) -> tuple[tuple[str, float, float], ...]:
+    """(name, the card's value, the board's) of a row's noise ceiling and share of it, computed as a card computes
+    them: the ceiling from the set's ratings of the items the card scored (none where the set keeps no ratings)."""
+    if human_set.ratings is None:
+        return ()
+    items = human_set.items
+    scored = items["item_id"].astype(str).map(card.set_scores(human_set.name)).to_numpy(dtype=float)
+    keep = ~(np.isnan(scored) | np.isnan(items[row.label].to_numpy(dtype=float)))
+    rated = human_set.ratings[human_set.ratings["item_id"].isin(set(items["item_id"][keep]))]
+    ceiling = noise_ceiling(rated, row.label).ceiling
+    share = row.pearson / ceiling if ceiling == ceiling and ceiling > 0 else float("nan")
+    return ("ceiling", row.ceiling, ceiling), ("share of the ceiling", row.share, share)
+
+
 def _same(given: float, value: float) -> bool:
     """Whether a row's ``given`` correlation is the ``value`` its scores give: both undefined, or equal
     to within :data:`_TOLERANCE` (a value that is not a number is never the same).
@@ -295,6 +310,10 @@ def _check_card(card: Card, human_sets: Mapping[str, HumanSet], where: str, *, s
             if not _same(given, value):
                 raise ValueError(f"{field}: {name} is {given!r} on the card but its item scores give {value!r}: "
                                  "the card's rows do not match its scores")
+        for name, given, value in _ceiling_and_share(card, human_set, row):
+            if not _same(given, value):
+                raise ValueError(f"{field}: {name} is {given!r} on the card but the set's ratings on its scored "
+                                 f"items give {value!r}: the card's rows do not match its scores")
     flags = []
     for name in sorted(scored & set(human_sets)):
         human_set = human_sets[name]

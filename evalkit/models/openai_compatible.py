@@ -172,8 +172,9 @@ class OpenAICompatibleBackend:
         # keeps it apart from other models.
         environment = environment_secrets()
         # whole, escaped or a cut piece of one, or of the URL's own credentials (a password pasted into the name), and
-        # a key's known shape (the name is the call cache's backend column and the telemetry's)
+        # a key's known shape (the name is the call cache's backend column; a reply echoing the name is masked too)
         shown_model = redact(model, [*environment, *self._url_secrets])
+        self._masked_model = [model] if shown_model != model else []
         apart = urlsplit(self._base_url).query + "".join(f"/{key}" for key in path_secrets(self._base_url))
         apart += f"\x00{model}" if shown_model != model else ""
         # ... and so is a URL holding one (a token from the environment pasted into the path, in no key's shape)
@@ -185,10 +186,8 @@ class OpenAICompatibleBackend:
         self.attempts = 0  # requests sent, retries included (for tests and telemetry)
         self._authorization(self._api_key())  # a conflict of credentials is refused now, not at the first call
 
-    max_retries = property(lambda self: self.retry.max_retries)
-    backoff_s = property(lambda self: self.retry.backoff_s)
-    timeout_s = property(lambda self: self.retry.timeout_s)
-    deadline_s = property(lambda self: self.retry.deadline_s)
+    max_retries, backoff_s = property(lambda self: self.retry.max_retries), property(lambda self: self.retry.backoff_s)
+    timeout_s, deadline_s = property(lambda self: self.retry.timeout_s), property(lambda self: self.retry.deadline_s)
 
     def __repr__(self) -> str:
         return f"OpenAICompatibleBackend({self.name!r})"
@@ -202,9 +201,9 @@ class OpenAICompatibleBackend:
         return (os.environ.get(self.api_key_env) or None) if self.api_key_env else None
 
     def _secrets(self) -> list[str]:
-        """What this backend masks in every message it builds: its own credentials and the environment's (an
-        endpoint may echo either in an error body)."""
-        return [*configured_secrets(self._base_url, self.api_key_env), *environment_secrets()]
+        """What this backend masks in every message it builds: its own credentials, the environment's and a model
+        name holding either or a key's shape (an endpoint may echo any of them in a reply or an error body)."""
+        return [*configured_secrets(self._base_url, self.api_key_env), *environment_secrets(), *self._masked_model]
 
     def _without_secrets(self, text: str) -> str:
         """A reply's text with the credentials it echoes masked, whole or cut (:func:`mask_echoes`): this

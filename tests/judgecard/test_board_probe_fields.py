@@ -216,3 +216,16 @@ def test_many_unmatched_lines_are_counted_and_the_first_few_named(tmp_path):
     assert note.startswith("s.jsonl: 9 lines match no item of the sets scored (own), either half, and were not "
                            "read: line 1 (item_id 'own0x'), line 2 (item_id 'own1x')")
     assert note.endswith("line 5 (item_id 'own4x'), and 4 more")
+
+
+def test_a_cards_folder_holding_no_card_json_is_named_not_passed_over(tmp_path):
+    """``--cards DIR`` whose card is saved as ``mycard.json`` was read as nothing, without a word."""
+    from evalkit.judgecard.cardfiles import NO_CARD, card_files
+
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "mycard.json").write_text("{}")
+    (tmp_path / "good" / "a").mkdir(parents=True)
+    (tmp_path / "good" / "a" / "card.json").write_text("{}")
+    files, skipped = card_files([str(tmp_path / "other"), str(tmp_path / "good"), str(tmp_path / "other" / "mycard.json")])
+    assert files == [tmp_path / "good" / "a" / "card.json", tmp_path / "other" / "mycard.json"]
+    assert skipped == [(str(tmp_path / "other"), NO_CARD)]

@@ -119,10 +119,17 @@ def _forged(card: Card) -> Card:
 def test_the_page_the_board_writes_shows_only_what_it_recomputes(inputs, tmp_path):
     """A card's share, ceiling, intervals and rows on sets the board does not hold were shown on its board page
     as written: the board's page recomputes every row from the item scores, names the sets it could not check,
-    and shows the notes escaped, as the author's text."""
+    and shows the notes escaped, as the author's text. A card whose ceiling or share is not what the set's ratings
+    give is refused before it is ranked; its intervals are the board's own resamples."""
     sets, _, cards = inputs
     honest, forged = cards["good"], _forged(cards["good"])
-    assert standings([forged, cards["weak"]], sets, bootstrap=20)[0].judge == "good"  # the checks pass
+    with pytest.raises(ValueError, match=r"field 'rows\[0\]' \(one/score\): ceiling is 0.123 on the card"):
+        standings([forged, cards["weak"]], sets, bootstrap=20)  # an edited ceiling is refused before ranking
+    share_only = replace(honest, rows=tuple(replace(row, share=0.95) for row in honest.rows))
+    with pytest.raises(ValueError, match=r"share of the ceiling is 0.95 on the card but the set's ratings"):
+        standings([share_only, cards["weak"]], sets, bootstrap=20)
+    intervals_only = replace(honest, rows=tuple(replace(row, pearson_low=0.777) for row in honest.rows))
+    assert standings([intervals_only, cards["weak"]], sets, bootstrap=20)[0].judge == "good"  # recomputed
     page = write_board_card(forged, sets, tmp_path / "cards" / "00", bootstrap=50, seed=0).read_text()
     for made_up in ("4.321", "0.123", "0.777", "0.654", "made up", "-0.555", "0.999", "9.876", "<script>"):
         assert made_up not in page, made_up

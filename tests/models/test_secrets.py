@@ -1340,8 +1340,8 @@ def test_a_key_file_named_in_a_url_path_and_a_password_after_a_block_marker_are_
 
 def test_a_model_named_in_a_keys_shape_is_masked_in_the_backends_name_and_its_cache_rows(tmp_path):
     """A model whose name holds a key's known shape (``gpt-AKIA...``, ``qwen-sk-proj-...``), with no secret in the
-    environment, is masked in the backend's name, which the call cache stores as its ``backend`` column; two such
-    models keep apart, and ordinary model names stay as they are."""
+    environment, is masked in the backend's name, which the call cache stores as its ``backend`` column, and in a
+    reply that echoes it; two such models keep apart, and ordinary model names stay as they are."""
     import sqlite3
 
     from evalkit.models.cache import CallCache
@@ -1359,3 +1359,9 @@ def test_a_model_named_in_a_keys_shape_is_masked_in_the_backends_name_and_its_ca
     assert not [row for row in stored if "AKIAIOSFODNN7EXAMPLE" in row[0] or "Mdl4Kq8Zr2Xw7Ty5Ab3CdEf" in row[0]]
     plain = OpenAICompatibleBackend("meta-llama/Llama-3.1-8B-Instruct", "http://127.0.0.1:9/v1", api_key_env=None)
     assert plain.name == "openai:http://127.0.0.1:9/v1:meta-llama/Llama-3.1-8B-Instruct"
+    # a reply echoing the name (the cache's value, a card's examples) masks it in any case and encoding
+    import base64
+
+    echo = second._without_secrets(f"I am {keys[1]} ({keys[1].upper()}, {base64.b64encode(keys[1].encode()).decode()})")
+    assert "Mdl4Kq8Zr2Xw7Ty5Ab3CdEf".lower() not in echo.lower() and base64.b64encode(keys[1].encode()).decode() not in echo
+    assert plain._without_secrets("I am meta-llama/Llama-3.1-8B-Instruct") == "I am meta-llama/Llama-3.1-8B-Instruct"
