@@ -38,12 +38,13 @@ _LEARNED_SHAPES = [shape for shape in NAMED_SHAPES if shape not in PROSE_SHAPES 
 # The name a value follows (key="db.host", password: X)
 _NAME_BEFORE = re.compile(r"""([A-Za-z_][\w.-]{0,80})["']?[ \t]*(?::=|<-|=>?|:)[ \t]*["']?$""")
 # a variable a template or a YAML tag fills in, or a YAML anchor or alias standing for a value
-_TEMPLATE = re.compile(r"\$\{|\$\(|\{\{|\{%|^![A-Za-z]|^[&*][\w.-]+$")
+_TEMPLATE = re.compile(r"\$\{|\$\(|\{\{|\{%|^!!?[A-Za-z]+\s|^[&*][A-Za-z_][A-Za-z_-]*$")
 _SPECIAL_TOKEN = re.compile(r"<\|?[\w.:/-]{1,40}\|?>|\[[A-Za-z_]{2,12}\]")  # a tokenizer's "<|endoftext|>", "[PAD]"
 _IDENTIFIER = re.compile(r"[a-z]+(?:_[a-z]+)+|[A-Z]+(?:_[A-Z]+)+")  # a name in a list of names: "base_url"
 # Code where a value would stand (:func:`_is_code`): a name or a path of names, and a call or a subscript
 _REFERENCE = re.compile(r"_*+[A-Za-z]++(?:[._]++[A-Za-z]++)++")  # (possessive: no split of "a_a_a..." tried twice)
 _CALLED = re.compile(r"(_*+[A-Za-z]++(?:[._]++[A-Za-z]++)*+)([(\[])(.*)", re.S)
+_VARIABLE = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z][A-Z0-9]*)+")  # an environment variable's name: DB_PASS1
 _ARGUMENT = re.compile(r"""\s*(?:[A-Za-z_][\w.]*|(["'])[^"']*\1)?\s*""")  # a call's or subscript's own: x, "k", none
 # Named values in printed records: {"name": "DB_PASSWORD", "value": "X"} and "- name: X / value: Y" (Kubernetes
 # env lists), <add key="ApiKey" value="X"/> (NuGet, .NET config; name= and single quotes too, either order),
@@ -74,7 +75,7 @@ _MOST_ITEMS = 256  # lines of a list read below its name
 # "  value: V"), perhaps behind a YAML anchor or tag
 _NESTED_VALUE = re.compile(r"""^([ \t]*+)(["']?)([A-Za-z_][\w.-]{0,80})\2[ \t]*+:[ \t]*+\r?\n"""
                            r"""(?:\1[ \t]++(?!value[ \t]*:)[^\r\n]*+\r?\n){0,8}+\1[ \t]++value[ \t]*+:[ \t]*+"""
-                           r"""(?:[&!][^\s]*+[ \t]++){0,2}+(["']?)([^\s"'#]++)\4""", re.M)
+                           r"""(?:(?:&[A-Za-z_][\w-]*+|!!?[A-Za-z]*+)[ \t]++){0,2}+(["']?)([^\s"'#]++)\4""", re.M)
 _MULTILINE_STRING = re.compile(r"""^[ \t]*([\"']?)([A-Za-z_][\w.-]*)\1[ \t]*=[ \t]*('''|\"\"\")\\?\r?\n?"""
                                r"""((?:(?!\3).){1,4096}?)\3""", re.M | re.S)
 # Hadoop's <property>: its name and value in either order, perhaps with a description, a comment, CDATA, a
@@ -344,7 +345,7 @@ def _is_code(value: str) -> bool:
     """
     if _REFERENCE.fullmatch(value):
         return any(credential_name(part) for part in value.split("."))
-    if value.isupper() and "_" in value and secret_variable(value):
+    if _VARIABLE.fullmatch(value) and secret_variable(value):
         return True  # an environment variable's name (password: !ENV DB_PASS1)
     called = _CALLED.fullmatch(value)  # a name of letters (no digit), then a bracket
     if not called:

@@ -113,7 +113,8 @@ def card_files(entries: list[str]) -> tuple[list[Path], list[tuple[str, str]]]:
                     found.append(path)
         for path in sorted(found):
             take(path)
-        if not found and not any(path.startswith(str(entry)) for path, _ in skipped):
+        top = Path(os.path.abspath(entry))  # (no link followed: a skipped link names its own place)
+        if not found and not any(top in Path(os.path.abspath(path)).parents for path, _ in skipped):
             skip(entry, NO_CARD)
     return files, skipped
 

@@ -6,8 +6,9 @@ A card is a file anyone can edit, so the board trusts nothing it could recompute
 * every ``scores`` entry holds one finite score (or NaN: not scored) per item, each item once
   (:func:`~evalkit.judgecard.card_fields.check_set_scores`) — else the card is **refused**;
 * every row on a set the board holds is recomputed from the card's item scores and the set's human scores: its
-  ``n``, Pearson r, Spearman rho and Kendall tau, and its noise ceiling and share of it (from the set's ratings
-  of the items the card scored), must be what the card says (to 1e-9) — else the card is
+  ``n``, Pearson r, Spearman rho and Kendall tau, and, where the card gives one and the set keeps ratings, its
+  noise ceiling and share of it (from the ratings of the items the card scored), must be what the card says (to
+  1e-9) — else the card is
   **refused**, naming the row's field, so no page of the board shows a correlation its scores do not give; rows
   on sets the board does not hold cannot be checked: they enter no column of the board, and a card page the
   board writes (:func:`~evalkit.judgecard.leaderboard.write_board_card`) names their sets without their
@@ -195,9 +196,10 @@ def _aligned(card: Card, human_set: HumanSet, label: str) -> tuple[np.ndarray, n
 
 def _ceiling_and_share(card: Card, human_set: HumanSet, row) -> tuple[tuple[str, float, float], ...]:
     """(name, the card's value, the board's) of a row's noise ceiling and share of it, computed as a card computes
-    them: the ceiling from the set's ratings of the items the card scored (none where the set keeps no ratings)."""
-    if human_set.ratings is None:
-        return ()
+    them: the ceiling from the set's ratings of the items the card scored. None where the set keeps no ratings of
+    the row's label, or the card gives no ceiling (made where the set kept none): the board shows its own."""
+    if human_set.ratings is None or row.label not in human_set.ratings.columns or row.ceiling != row.ceiling:
+        return ()  # (a card made where the set kept no ratings has no ceiling: its share is the board's own)
     items = human_set.items
     scored = items["item_id"].astype(str).map(card.set_scores(human_set.name)).to_numpy(dtype=float)
     keep = ~(np.isnan(scored) | np.isnan(items[row.label].to_numpy(dtype=float)))

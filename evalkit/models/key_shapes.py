@@ -52,20 +52,20 @@ NAMED_SHAPES = [
                 r"|private[_-]?key|client[_-]?secret))(?:\s[^<>]{0,200})?>)[^<]{1,4096}(?=</\2>)"), r"\1***"),
     # a quoted credential, whole to its closing quote (a password with spaces: password="correct horse")
     (re.compile(r"(?i)((?:api[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret|(?<![\w-])token"
-                r"|secret|password|passwd|passphrase|pwd|credential)(?:\\?[\"'])?\s*(?::=|<-|=>?|:)\s*(?:[&!][^\s\"',\[\]{}]*\s+){0,2}(\\?[\"']))"
+                r"|secret|password|passwd|passphrase|pwd|credential)(?:\\?[\"'])?\s*(?::=|<-|=>?|:)\s*(?:(?:&[A-Za-z_][\w-]*|!!?[A-Za-z]*)\s+){0,2}+(\\?[\"']))"
                 r"(?:(?!\2)[^\r\n]){1,200}(?=\2)"), r"\1***"),
     # an unquoted password or passphrase, to the end of its line (it may hold spaces: "passphrase: a b c")
     # (not a YAML block scalar's marker, "password: |": its value stands on the lines below, masked where it stands)
-    (re.compile(r"(?i)(\b(?:password|passwd|passphrase)[ \t]*(?::=|<-|[=:])[ \t]*(?:[&!][^\s\"',\[\]{}]*[ \t]+){0,2})(?![\"'\s\\])"
+    (re.compile(r"(?i)(\b(?:password|passwd|passphrase)[ \t]*(?::=|<-|[=:])[ \t]*(?:(?:&[A-Za-z_][\w-]*|!!?[A-Za-z]*)[ \t]+){0,2}+(?!\*[A-Za-z_][A-Za-z_-]*(?:\s|$)))(?![\"'\s\\])"
                 r"(?![|>](?:[+-]?[0-9]?|[0-9][+-])(?:[ \t]+#[^\r\n]*)?[ \t]*(?:\r?\n|$))[^\r\n\"'&;,}<>\\]{1,200}"),
      r"\1***"),
     (re.compile(r"(?i)((?:api[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret|token"
                 r"|secret|password|passwd|pwd|sig|signature|credential|session[_-]?id"
-                r"|(?<!mon)(?<!tur)(?<!don)(?<!hoc)(?<!joc)(?<!whis)key)\s*(?::=|<-|=>?)\s*(?:[&!][^\s\"',\[\]{}]*[ \t]+){0,2}[\"']?)(?:[^&\s\"',;\\]|\\(?![\"']))+"),
+                r"|(?<!mon)(?<!tur)(?<!don)(?<!hoc)(?<!joc)(?<!whis)key)\s*(?::=|<-|=>?)\s*(?:(?:&[A-Za-z_][\w-]*|!!?[A-Za-z]*)[ \t]+){0,2}+(?!\*[A-Za-z_][A-Za-z_-]*(?:\s|$))[\"']?)(?:[^&\s\"',;\\]|\\(?![\"']))+"),
      r"\1***"),  # (to a backslash that escapes a quote: the JSON text around it stays JSON)
     # a value named pass or pw, alone or as a name's last word (pass=X, DB_PASS=X, ROOT_PW: X), unless it is a
     # number, a flag or one ordinary word (pass=3, pass: ok, pw=true: a count or a switch)
-    (re.compile(r"(?i)((?<![A-Za-z0-9])(?:pass|pw)(?:\\?[\"'])?[ \t]*(?::=|<-|=>?|:)[ \t]*(?:[&!][^\s\"',\[\]{}]*[ \t]+){0,2}(?:\\?[\"'])?)"
+    (re.compile(r"(?i)((?<![A-Za-z0-9])(?:pass|pw)(?:\\?[\"'])?[ \t]*(?::=|<-|=>?|:)[ \t]*(?:(?:&[A-Za-z_][\w-]*|!!?[A-Za-z]*)[ \t]+){0,2}+(?!\*[A-Za-z_][A-Za-z_-]*(?:\s|$))(?:\\?[\"'])?)"
                 r"(?!(?:[\d./%:-]+|(?-i:[a-z]{1,12}|[A-Z][a-z]{0,11}|[A-Z]{1,12}))(?![^\s\"',;&\\]))[^&\s\"',;\\]+"),
      r"\1***"),
     # a netrc line's password (machine h login bob password X), and a password, passphrase or secret named in
@@ -82,9 +82,9 @@ NAMED_SHAPES = [
                 r"|[\w-]{0,40}subscription[_-]?key|x-goog-api-key|(?<![\w-])token|x-[\w-]{0,30}-token"
                 r"|(?:aws_)?secret_access_key|session[_-]?token|id[_-]?token|secret[_-]?key|bearer[_-]?token"
                 r"|x-auth-key|x-access-key|(?<![\w-])[a-z0-9]{2,30}_(?:api_)?key)"
-                r"(?:\\?[\"'])?\s*:(?!=)\s*(?:[&!][^\s\"',\[\]{}]*\s+){0,2}(?:\\?[\"'])?)(?!(?:bearer|basic)\s)"
+                r"(?:\\?[\"'])?\s*:(?!=)\s*(?:(?:&[A-Za-z_][\w-]*|!!?[A-Za-z]*)\s+){0,2}+(?:\\?[\"'])?)(?!(?:bearer|basic)\s)"
                 r"(?![|>](?:[+-]?[0-9]?|[0-9][+-])(?:[ \t]+#[^\r\n]*)?[ \t]*(?:\r?\n|$))"
-                r"(?![^\"'\s,}\\\x1b]*:(?:\s|$))(?!\*[A-Za-z_][\w.-]*(?:\s|$))[^\"'\s,}\\\x1b]+"), r"\1***"),
+                r"(?![^\"'\s,}\\\x1b]*:(?:\s|$))(?!\*[A-Za-z_][A-Za-z_-]*(?:\s|$))(?!-[ \t])[^\"'\s,}\\\x1b]+"), r"\1***"),
     # a token-shaped value named in prose ("using token <v>"): 16+ letters, digits, "_" or "-", a digit among them
     _PROSE_TOKEN,
     # a credential given to a command-line option in free text (--api-key <v>, --token <v>)

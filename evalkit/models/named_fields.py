@@ -20,8 +20,11 @@ __all__ = ["mask_named_fields"]
 
 # A name (bare or quoted, a subscript's closing "]" allowed: os.environ['X'] = ...), an assignment (=, :, :=, =>,
 # <-) and a value, bare or in one to three quotes; the value read to a blank, a quote or a separator, however long.
+# A YAML anchor or tag before the value is stepped over (token: &tok V, api_key: !!str V); an alias, or an anchor or
+# a tag alone at its line's end (the value below it), is no value.
 _NAMED_VALUE = re.compile(r"""(?<![\w.\-$@])(["']?)([A-Za-z_][\w.\-]{0,80})\1[ \t]*+(?:\][ \t]*+)?(?::=|=>|<-|[:=])[ \t]*+"""
-                          r"""(?:[&!][^\s"',\[\]{}]*+[ \t]++){0,2}+(?!\*[A-Za-z_][\w.-]*+(?:\s|$))"""
+                          r"""(?:(?:&[A-Za-z_][\w-]*+|!!?[A-Za-z]*+)[ \t]++){0,2}+"""
+                          r"""(?![*&][A-Za-z_][A-Za-z_-]*+(?:\s|$)|!!?[A-Za-z]*+(?:\s|$))"""
                           r"""(["']{0,3})([^\s"'`,;&|}\]\\<>]{4,}+)""")
 # A command's option and its value written as items of a list: "--token", "V"
 _LISTED_OPTION = re.compile(r"""(["'])(--?[A-Za-z][\w-]{0,60})\1[ \t]*,[ \t]*(["'])([^"'\s]{4,}+)\3""")

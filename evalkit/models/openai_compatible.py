@@ -14,7 +14,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from evalkit.models.base import BackendConfigError, BackendError, GenerationResult, LabelResult, Messages, _parsed_result
 from evalkit.models.redaction import (_basic_value, configured_secrets, environment_secrets, mask_echoes,
-                                     path_secrets, redact, url_credentials)
+                                     masked_parts, path_secrets, redact, url_credentials)
 from evalkit.models.cache import keyed_digest
 from evalkit.models.retry import RetryPolicy
 
@@ -174,7 +174,8 @@ class OpenAICompatibleBackend:
         # whole, escaped or a cut piece of one, or of the URL's own credentials (a password pasted into the name), and
         # a key's known shape (the name is the call cache's backend column; a reply echoing the name is masked too)
         shown_model = redact(model, [*environment, *self._url_secrets])
-        self._masked_model = [model] if shown_model != model else []
+        self._masked_model = ([] if shown_model == model else [model] if len(model) > 1000
+                              else masked_parts(model, shown_model))
         apart = urlsplit(self._base_url).query + "".join(f"/{key}" for key in path_secrets(self._base_url))
         apart += f"\x00{model}" if shown_model != model else ""
         # ... and so is a URL holding one (a token from the environment pasted into the path, in no key's shape)

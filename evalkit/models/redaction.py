@@ -113,6 +113,19 @@ def redact(text: str, secrets: Sequence[str] = ()) -> str:
 _ENCODED_LAYERS = 2  # base64 inside base64 (a .dockerconfigjson's "auth") is read this deep
 
 
+def masked_parts(text: str, masked: str) -> list[str]:
+    """The parts of a short ``text`` (a model's name) that its redaction ``masked`` replaced by masks: what to
+    mask where the text is echoed, without its ordinary parts (``gpt-4o-mini`` of a name that also holds a key).
+
+    >>> masked_parts("gpt-4o-mini?api_key=Zq8vLm3pWx9Qa1", redact("gpt-4o-mini?api_key=Zq8vLm3pWx9Qa1"))
+    ['Zq8vLm3pWx9Qa1']
+    """
+    import difflib
+
+    opcodes = difflib.SequenceMatcher(None, text, masked, autojunk=False).get_opcodes()
+    return [text[start:end] for kind, start, end, _, _ in opcodes if kind in ("replace", "delete") and end > start]
+
+
 def _redacted(text: str, secrets: Sequence[str], layers: int) -> str:
     """:func:`redact`, reading base64 runs of text ``layers`` deep."""
     # what the shapes and URL user-info show once escapes are decoded (a full-width "＠" in a URL's authority)

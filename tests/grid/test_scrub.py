@@ -920,6 +920,7 @@ def test_record_ids_special_tokens_and_a_token_type_teach_the_scrub_nothing(tmp_
     ("- key: password\n  value: ${DB_PASSWORD}\nauth:\n  password: !ENV DB_PASS1\n  token: *tok\n", []),
     ("password = Zq8vLm3pXy7 # prod\n", ["Zq8vLm3pXy7"]),
     ("Incorrect API key provided: PT37QDHscOgbbVaRPvx5fPZ3MCG31C. You can find your API key", ["PT37QDHscOgbbVaRPvx5fPZ3MCG31C"]),
+    ('password: "!Qaz2wsx3"\nDB_PASSWORD=*Zq8v-Lm3p\nsecret_key: HUNTER_2_PASS\n', ["!Qaz2wsx3", "*Zq8v-Lm3p", "HUNTER_2_PASS"]),
 ])
 def test_what_a_unit_writes_under_a_name_is_learned_only_where_it_is_a_value(text, learned):
     """A password in letters only, with dots, underscores or brackets, is a value; code where a value would

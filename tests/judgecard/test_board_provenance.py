@@ -248,3 +248,17 @@ def test_a_renamed_scaled_copy_with_a_row_on_a_set_the_board_does_not_rank_is_co
     lines = board_json(tmp_path / "board")
     assert len(lines) == 1 and lines[0]["judge"].startswith("good"), lines
     assert "mallory/card.json holds the same card as" in err
+
+
+def test_a_card_made_without_ratings_or_on_an_unrated_label_is_ranked_not_refused(inputs):
+    """A card made where the set kept no ratings has no ceiling (NaN) and no share: the board ranks it on its own
+    figures. A row whose label the ratings do not hold is not checked against them (it raised a KeyError that
+    stopped the whole board)."""
+    from evalkit.judgecard.verify import _ceiling_and_share
+
+    sets, _, cards = inputs
+    honest = cards["good"]
+    unrated = replace(honest, rows=tuple(replace(row, ceiling=float("nan"), share=float("nan")) for row in honest.rows))
+    assert standings([unrated, cards["weak"]], sets, bootstrap=20)[0].judge == "good"
+    row = honest.rows[0]
+    assert _ceiling_and_share(honest, sets[row.set], replace(row, label="not rated")) == ()

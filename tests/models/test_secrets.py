@@ -1365,3 +1365,31 @@ def test_a_model_named_in_a_keys_shape_is_masked_in_the_backends_name_and_its_ca
     echo = second._without_secrets(f"I am {keys[1]} ({keys[1].upper()}, {base64.b64encode(keys[1].encode()).decode()})")
     assert "Mdl4Kq8Zr2Xw7Ty5Ab3CdEf".lower() not in echo.lower() and base64.b64encode(keys[1].encode()).decode() not in echo
     assert plain._without_secrets("I am meta-llama/Llama-3.1-8B-Instruct") == "I am meta-llama/Llama-3.1-8B-Instruct"
+
+
+@pytest.mark.parametrize("text, shown", [
+    ("hf_token: &tok Wq7Zr2Lx9Mv4Kp8Nt3Ys", "hf_token: &tok ***"),
+    ("api_key: &k !!str Pk3Vb9Xr6Lq2Wz8Mx", "api_key: &k !!str ***"),
+    ('password: !!str "correct horse"', 'password: !!str "***"'),
+    ("api_key: !!str\n  Vq7Zx2Lm9Kp4Rt", "api_key: !!str\n  ***"),
+    ("server: {host: h, token: &t Rt6Yh2Zp8Kc4Nw7B}", "server: {host: h, token: &t ***}"),
+    ("password: *pw\ntoken: *tok", "password: *pw\ntoken: *tok"),
+    ("password: !Xk9pw5 tail", "password: ***"),
+    ("api_key: *Vq7Zx2Lm9Kp4Rt", "api_key: ***"),
+    ("secret:\n  key: abc\ntoken:\n  name: foo", "secret:\n  key: abc\ntoken:\n  name: foo"),
+])
+def test_a_yaml_anchor_tag_or_alias_is_kept_and_the_value_behind_it_masked(text, shown):
+    """A YAML anchor or tag before a credential's value was masked in its place and the value kept; an alias
+    (``*pw``) or a mapping key on the next line is no value. A password that starts with ``!`` or ``*`` and
+    holds a digit is a password."""
+    assert redact(text) == shown
+
+
+def test_a_reply_echoing_a_model_name_masks_only_its_credential_parts():
+    """A model named with a key (``gpt-4o-mini?api_key=K``) has only the key masked where a reply echoes it:
+    its ordinary parts (``gpt-4o-mini``) stay readable."""
+    from evalkit.models.openai_compatible import OpenAICompatibleBackend
+
+    model = OpenAICompatibleBackend("gpt-4o-mini?api_key=Zq8vLm3pWx9Qa1", "http://127.0.0.1:9/v1", api_key_env=None)
+    assert model._without_secrets("I am gpt-4o-mini-2024-07-18, key Zq8vLm3pWx9Qa1") == \
+        "I am gpt-4o-mini-2024-07-18, key ***"
