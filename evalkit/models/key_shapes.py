@@ -35,6 +35,12 @@ PRIVATE_KEY_SHAPES = [
     (re.compile(r"(Private-Lines:\s*\d+\s*)(?>(?:\\[nr]|\s|[A-Za-z0-9+/=])+)"), r"\1***"),
 ]
 
+# A YAML value's node properties, stepped over before it: up to two anchors (&tok) or tags (!!str, !ENV), on its
+# line (or before the next line's value); and an alias (*tok), which is no value
+_PROPERTIES = r"(?:(?:&[A-Za-z_][\w-]*|!!?[A-Za-z]*)[ \t]+){0,2}+"
+_PROPERTIES_TO_NEXT_LINE = r"(?:(?:&[A-Za-z_][\w-]*|!!?[A-Za-z]*)\s+){0,2}+"
+_NOT_AN_ALIAS = r"(?!\*[A-Za-z_][A-Za-z_-]*(?:\s|$))"
+
 # Values a name, an option, a command or a header introduces (password=..., --token ..., Authorization: ...)
 NAMED_SHAPES = [
     *PRIVATE_KEY_SHAPES,
@@ -52,20 +58,20 @@ NAMED_SHAPES = [
                 r"|private[_-]?key|client[_-]?secret))(?:\s[^<>]{0,200})?>)[^<]{1,4096}(?=</\2>)"), r"\1***"),
     # a quoted credential, whole to its closing quote (a password with spaces: password="correct horse")
     (re.compile(r"(?i)((?:api[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret|(?<![\w-])token"
-                r"|secret|password|passwd|passphrase|pwd|credential)(?:\\?[\"'])?\s*(?::=|<-|=>?|:)\s*(?:(?:&[A-Za-z_][\w-]*|!!?[A-Za-z]*)\s+){0,2}+(\\?[\"']))"
+                r"|secret|password|passwd|passphrase|pwd|credential)(?:\\?[\"'])?\s*(?::=|<-|=>?|:)\s*" + _PROPERTIES_TO_NEXT_LINE + r"(\\?[\"']))"
                 r"(?:(?!\2)[^\r\n]){1,200}(?=\2)"), r"\1***"),
     # an unquoted password or passphrase, to the end of its line (it may hold spaces: "passphrase: a b c")
     # (not a YAML block scalar's marker, "password: |": its value stands on the lines below, masked where it stands)
-    (re.compile(r"(?i)(\b(?:password|passwd|passphrase)[ \t]*(?::=|<-|[=:])[ \t]*(?:(?:&[A-Za-z_][\w-]*|!!?[A-Za-z]*)[ \t]+){0,2}+(?!\*[A-Za-z_][A-Za-z_-]*(?:\s|$)))(?![\"'\s\\])"
+    (re.compile(r"(?i)(\b(?:password|passwd|passphrase)[ \t]*(?::=|<-|[=:])[ \t]*" + _PROPERTIES + _NOT_AN_ALIAS + r")(?![\"'\s\\])"
                 r"(?![|>](?:[+-]?[0-9]?|[0-9][+-])(?:[ \t]+#[^\r\n]*)?[ \t]*(?:\r?\n|$))[^\r\n\"'&;,}<>\\]{1,200}"),
      r"\1***"),
     (re.compile(r"(?i)((?:api[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret|token"
                 r"|secret|password|passwd|pwd|sig|signature|credential|session[_-]?id"
-                r"|(?<!mon)(?<!tur)(?<!don)(?<!hoc)(?<!joc)(?<!whis)key)\s*(?::=|<-|=>?)\s*(?:(?:&[A-Za-z_][\w-]*|!!?[A-Za-z]*)[ \t]+){0,2}+(?!\*[A-Za-z_][A-Za-z_-]*(?:\s|$))[\"']?)(?:[^&\s\"',;\\]|\\(?![\"']))+"),
+                r"|(?<!mon)(?<!tur)(?<!don)(?<!hoc)(?<!joc)(?<!whis)key)\s*(?::=|<-|=>?)\s*" + _PROPERTIES + _NOT_AN_ALIAS + r"[\"']?)(?:[^&\s\"',;\\]|\\(?![\"']))+"),
      r"\1***"),  # (to a backslash that escapes a quote: the JSON text around it stays JSON)
     # a value named pass or pw, alone or as a name's last word (pass=X, DB_PASS=X, ROOT_PW: X), unless it is a
     # number, a flag or one ordinary word (pass=3, pass: ok, pw=true: a count or a switch)
-    (re.compile(r"(?i)((?<![A-Za-z0-9])(?:pass|pw)(?:\\?[\"'])?[ \t]*(?::=|<-|=>?|:)[ \t]*(?:(?:&[A-Za-z_][\w-]*|!!?[A-Za-z]*)[ \t]+){0,2}+(?!\*[A-Za-z_][A-Za-z_-]*(?:\s|$))(?:\\?[\"'])?)"
+    (re.compile(r"(?i)((?<![A-Za-z0-9])(?:pass|pw)(?:\\?[\"'])?[ \t]*(?::=|<-|=>?|:)[ \t]*" + _PROPERTIES + _NOT_AN_ALIAS + r"(?:\\?[\"'])?)"
                 r"(?!(?:[\d./%:-]+|(?-i:[a-z]{1,12}|[A-Z][a-z]{0,11}|[A-Z]{1,12}))(?![^\s\"',;&\\]))[^&\s\"',;\\]+"),
      r"\1***"),
     # a netrc line's password (machine h login bob password X), and a password, passphrase or secret named in
@@ -82,9 +88,9 @@ NAMED_SHAPES = [
                 r"|[\w-]{0,40}subscription[_-]?key|x-goog-api-key|(?<![\w-])token|x-[\w-]{0,30}-token"
                 r"|(?:aws_)?secret_access_key|session[_-]?token|id[_-]?token|secret[_-]?key|bearer[_-]?token"
                 r"|x-auth-key|x-access-key|(?<![\w-])[a-z0-9]{2,30}_(?:api_)?key)"
-                r"(?:\\?[\"'])?\s*:(?!=)\s*(?:(?:&[A-Za-z_][\w-]*|!!?[A-Za-z]*)\s+){0,2}+(?:\\?[\"'])?)(?!(?:bearer|basic)\s)"
+                r"(?:\\?[\"'])?\s*:(?!=)\s*" + _PROPERTIES_TO_NEXT_LINE + r"(?:\\?[\"'])?)(?!(?:bearer|basic)\s)"
                 r"(?![|>](?:[+-]?[0-9]?|[0-9][+-])(?:[ \t]+#[^\r\n]*)?[ \t]*(?:\r?\n|$))"
-                r"(?![^\"'\s,}\\\x1b]*:(?:\s|$))(?!\*[A-Za-z_][A-Za-z_-]*(?:\s|$))(?!-[ \t])[^\"'\s,}\\\x1b]+"), r"\1***"),
+                r"(?![^\"'\s,}\\\x1b]*:(?:\s|$))" + _NOT_AN_ALIAS + r"(?!-[ \t])[^\"'\s,}\\\x1b]+"), r"\1***"),
     # a token-shaped value named in prose ("using token <v>"): 16+ letters, digits, "_" or "-", a digit among them
     _PROSE_TOKEN,
     # a credential given to a command-line option in free text (--api-key <v>, --token <v>)
